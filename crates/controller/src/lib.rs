@@ -1,0 +1,10 @@
+//! `kubegen-controller`: the `image-police` controller, built like client-go's
+//! sample-controller on the generated clientset, listers and informers plus kubegen-workqueue.
+//!
+//! Work in progress: the pure policy modules come first.
+
+pub mod endpoints;
+pub mod flags;
+pub mod image_ref;
+pub mod metrics;
+pub mod policy;

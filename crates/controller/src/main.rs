@@ -1,0 +1,3 @@
+//! `image-police`: deletes Deployments that run images not on their namespace's WhiteList.
+
+fn main() {}
