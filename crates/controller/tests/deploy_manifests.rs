@@ -1,0 +1,176 @@
+//! Checks on deploy/: RBAC grants exactly what the controller uses, the Deployment is locked
+//! down, and the samples do what their comments promise under the real policy code.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kubegen_controller::policy::{Denial, Policy, RuleInput};
+use serde::Deserialize as _;
+use serde_yaml::Value;
+
+fn deploy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
+}
+
+fn documents(file: &str) -> Vec<Value> {
+    let path = deploy_dir().join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|doc| Value::deserialize(doc).unwrap_or_else(|e| panic!("{file}: {e}")))
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_sequence()
+        .map(|seq| {
+            seq.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// (kind, apiGroup, resource, verb) for every rule of every Role/ClusterRole.
+fn grants() -> BTreeSet<(String, String, String, String)> {
+    let mut out = BTreeSet::new();
+    for doc in documents("rbac.yaml") {
+        let kind = doc["kind"].as_str().unwrap_or_default().to_owned();
+        if kind != "Role" && kind != "ClusterRole" {
+            continue;
+        }
+        for rule in doc["rules"].as_sequence().into_iter().flatten() {
+            for group in strings(&rule["apiGroups"]) {
+                for resource in strings(&rule["resources"]) {
+                    for verb in strings(&rule["verbs"]) {
+                        out.insert((kind.clone(), group.clone(), resource.clone(), verb));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rbac_grants_exactly_the_verbs_the_controller_uses() {
+    let expected: BTreeSet<_> = [
+        ("ClusterRole", "police.example.com", "whitelists", "get"),
+        ("ClusterRole", "police.example.com", "whitelists", "list"),
+        ("ClusterRole", "police.example.com", "whitelists", "watch"),
+        (
+            "ClusterRole",
+            "police.example.com",
+            "whitelists/status",
+            "update",
+        ),
+        ("ClusterRole", "apps", "deployments", "get"),
+        ("ClusterRole", "apps", "deployments", "list"),
+        ("ClusterRole", "apps", "deployments", "watch"),
+        ("ClusterRole", "apps", "deployments", "delete"),
+        ("ClusterRole", "", "events", "create"),
+        ("ClusterRole", "", "events", "patch"),
+        ("Role", "coordination.k8s.io", "leases", "get"),
+        ("Role", "coordination.k8s.io", "leases", "create"),
+        ("Role", "coordination.k8s.io", "leases", "update"),
+    ]
+    .into_iter()
+    .map(|(k, g, r, v)| (k.to_owned(), g.to_owned(), r.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(grants(), expected);
+}
+
+#[test]
+fn lease_role_is_bound_only_in_the_controller_namespace() {
+    for doc in documents("rbac.yaml") {
+        if matches!(doc["kind"].as_str(), Some("Role" | "RoleBinding")) {
+            assert_eq!(
+                doc["metadata"]["namespace"].as_str(),
+                Some("image-police"),
+                "{doc:?}"
+            );
+        }
+        for subject in doc["subjects"].as_sequence().into_iter().flatten() {
+            assert_eq!(subject["name"].as_str(), Some("image-police"));
+            assert_eq!(subject["namespace"].as_str(), Some("image-police"));
+        }
+    }
+}
+
+#[test]
+fn deployment_is_locked_down_and_elects_a_leader() {
+    let docs = documents("deployment.yaml");
+    let deployment: Deployment =
+        serde_yaml::from_value(docs[0].clone()).unwrap_or_else(|e| panic!("{e}"));
+    let spec = deployment.spec.unwrap_or_default();
+    let pod = spec.template.spec.unwrap_or_default();
+    let pod_security = pod.security_context.unwrap_or_default();
+    assert_eq!(pod_security.run_as_non_root, Some(true));
+    assert_eq!(
+        pod_security.seccomp_profile.map(|p| p.type_),
+        Some("RuntimeDefault".to_owned())
+    );
+    assert_eq!(pod.service_account_name.as_deref(), Some("image-police"));
+    let container = &pod.containers[0];
+    let security = container.security_context.clone().unwrap_or_default();
+    assert_eq!(security.read_only_root_filesystem, Some(true));
+    assert_eq!(security.allow_privilege_escalation, Some(false));
+    assert_eq!(
+        security.capabilities.and_then(|c| c.drop),
+        Some(vec!["ALL".to_owned()])
+    );
+    let resources = container.resources.clone().unwrap_or_default();
+    assert!(resources.requests.is_some() && resources.limits.is_some());
+    let probe_path = |probe: Option<&k8s_openapi::api::core::v1::Probe>| {
+        probe
+            .and_then(|p| p.http_get.as_ref())
+            .and_then(|h| h.path.clone())
+    };
+    assert_eq!(
+        probe_path(container.liveness_probe.as_ref()).as_deref(),
+        Some("/healthz")
+    );
+    assert_eq!(
+        probe_path(container.readiness_probe.as_ref()).as_deref(),
+        Some("/readyz")
+    );
+    let args = container.args.clone().unwrap_or_default();
+    assert!(spec.replicas.unwrap_or(1) > 1);
+    assert!(
+        args.iter().any(|a| a == "--leader-elect"),
+        "replicas > 1 needs --leader-elect"
+    );
+    assert!(args.iter().any(|a| a == "--health-addr=0.0.0.0:8081"));
+}
+
+#[test]
+fn samples_hold_one_allowed_and_one_forbidden_deployment() {
+    let whitelist = &documents("samples/10-whitelist.yaml")[0];
+    let rules: Vec<(String, Vec<String>)> = whitelist["spec"]["images"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .map(|rule| {
+            (
+                rule["name"].as_str().unwrap_or_default().to_owned(),
+                strings(&rule["tags"]),
+            )
+        })
+        .collect();
+    let inputs = rules.iter().map(|(name, tags)| RuleInput { name, tags });
+    let policy = Policy::new(inputs, false).unwrap_or_else(|e| panic!("{e:?}"));
+
+    let load = |file: &str| -> Deployment {
+        serde_yaml::from_value(documents(file)[0].clone()).unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    assert_eq!(
+        policy.violations(&load("samples/20-allowed-deployment.yaml")),
+        vec![]
+    );
+    let forbidden = policy.violations(&load("samples/30-forbidden-deployment.yaml"));
+    assert_eq!(forbidden.len(), 1);
+    assert_eq!(forbidden[0].denial, Denial::NotListed);
+    assert_eq!(forbidden[0].image, "redis:7.4");
+}
