@@ -4,7 +4,9 @@
 //! Work in progress: the pure policy modules come first.
 
 pub mod endpoints;
+pub mod events;
 pub mod flags;
 pub mod image_ref;
 pub mod metrics;
+pub mod namespaces;
 pub mod policy;

@@ -1,0 +1,165 @@
+//! Building core/v1 Events: what `kubectl describe` and `kubectl get events` show people about
+//! the controller's actions.
+//!
+//! client-go has a whole `tools/record` package (broadcaster, aggregation of repeats into `count`,
+//! spam filter). image-police records at most two Events per deleted Deployment, so it builds
+//! each Event here and creates it directly; nothing needs aggregating. core/v1 Events (not
+//! `events.k8s.io/v1`) keep the controller compatible with Kubernetes 1.15+.
+//!
+//! # Differences from client-go's recorder
+//! - No aggregation or rate limiting; Events are created one by one and are best effort (a failed
+//!   Event is logged and counted, it never fails a reconcile).
+
+use std::borrow::Cow;
+
+use k8s_openapi::api::core::v1::{Event, EventSource};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube_core::Resource;
+
+/// The component name written into every Event's `source` and `reportingComponent`.
+pub const COMPONENT: &str = "image-police";
+/// The API server rejects Event messages longer than this many bytes.
+const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// `type` of an Event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// Routine information.
+    Normal,
+    /// Something a person should look at: here, a deleted Deployment.
+    Warning,
+}
+
+impl EventType {
+    fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// Builds Events attributed to one controller instance.
+#[derive(Clone, Debug)]
+pub struct EventBuilder {
+    /// `reportingInstance`: the replica's identity (pod name or host name).
+    instance: String,
+}
+
+impl EventBuilder {
+    /// A builder for Events reported by `instance`.
+    pub fn new(instance: &str) -> EventBuilder {
+        EventBuilder {
+            instance: instance.to_owned(),
+        }
+    }
+
+    /// An Event about `object`, in the object's namespace, at `now`.
+    ///
+    /// The name follows client-go (`<object name>.<unix nanoseconds in hex>`), so Events of one
+    /// object sort by time and two replicas practically never collide.
+    pub fn build<K>(
+        &self,
+        object: &K,
+        kind: EventType,
+        reason: &str,
+        message: &str,
+        now: &Time,
+    ) -> Event
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let involved = object.object_ref(&());
+        let object_name = involved.name.clone().unwrap_or_default();
+        let nanos = now.0.as_nanosecond();
+        Event {
+            metadata: ObjectMeta {
+                name: Some(format!("{object_name}.{nanos:x}")),
+                namespace: involved.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            involved_object: involved,
+            reason: Some(reason.to_owned()),
+            message: Some(truncate(message, MAX_MESSAGE_BYTES).into_owned()),
+            type_: Some(kind.as_str().to_owned()),
+            count: Some(1),
+            first_timestamp: Some(now.clone()),
+            last_timestamp: Some(now.clone()),
+            source: Some(EventSource {
+                component: Some(COMPONENT.to_owned()),
+                host: None,
+            }),
+            reporting_component: Some(COMPONENT.to_owned()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Event::default()
+        }
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `...`.
+fn truncate(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max - 3;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}...", &text[..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use k8s_openapi::api::apps::v1::Deployment;
+
+    use super::*;
+
+    fn deployment() -> Deployment {
+        Deployment {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("team".into()),
+                uid: Some("u-1".into()),
+                resource_version: Some("42".into()),
+                ..ObjectMeta::default()
+            },
+            ..Deployment::default()
+        }
+    }
+
+    #[test]
+    fn event_points_at_the_object_and_names_the_reporter() {
+        let now = Time(Timestamp::from_second(1_700_000_000).unwrap_or_else(|e| panic!("{e}")));
+        let event = EventBuilder::new("pod-a").build(
+            &deployment(),
+            EventType::Warning,
+            "DeletedForbiddenImage",
+            "gone",
+            &now,
+        );
+        assert_eq!(event.metadata.name.as_deref(), Some("web.17979cfe362a0000"));
+        assert_eq!(event.metadata.namespace.as_deref(), Some("team"));
+        let involved = &event.involved_object;
+        assert_eq!(involved.kind.as_deref(), Some("Deployment"));
+        assert_eq!(involved.api_version.as_deref(), Some("apps/v1"));
+        assert_eq!(involved.uid.as_deref(), Some("u-1"));
+        assert_eq!(event.type_.as_deref(), Some("Warning"));
+        assert_eq!(event.reason.as_deref(), Some("DeletedForbiddenImage"));
+        assert_eq!(event.reporting_instance.as_deref(), Some("pod-a"));
+        assert_eq!(
+            event.source.and_then(|s| s.component).as_deref(),
+            Some(COMPONENT)
+        );
+        assert_eq!(event.count, Some(1));
+    }
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(600);
+        let cut = truncate(&long, MAX_MESSAGE_BYTES);
+        assert!(cut.len() <= MAX_MESSAGE_BYTES);
+        assert!(cut.ends_with("..."));
+        assert_eq!(truncate("short", MAX_MESSAGE_BYTES), "short");
+    }
+}
