@@ -1,0 +1,282 @@
+//! The basic work queue: deduplicating, fair, and safe for many concurrent workers.
+//!
+//! Sits between an informer's event handlers (which [`Queue::add`] object keys) and a controller's
+//! workers (which [`Queue::get`], reconcile, then [`Queue::done`]). Mirrors client-go
+//! `util/workqueue/queue.go`.
+//!
+//! # Why not a channel?
+//! A controller is level-triggered: it needs to know *that* an object changed, not how often. Ten
+//! events for one Deployment that arrive while its key waits must be one reconcile, and two workers
+//! must never reconcile the same object at once (they would race on its writes). A channel gives
+//! neither; this queue gives both, through two sets:
+//! - *dirty*: keys that need processing. Adding a dirty key is a no-op (deduplication).
+//! - *processing*: keys a worker holds. A key added while it is processing stays dirty but is not
+//!   handed out; [`Queue::done`] puts it back in line, so the change is processed after the current
+//!   run, by one worker.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::metrics::{MetricsProvider, QueueMetrics};
+
+/// What a queue key must be: cheap to compare, hash and clone, and shareable across tasks.
+///
+/// Controllers use `String` ("namespace/name") or a small struct; any type with these bounds works
+/// (blanket implementation).
+pub trait Key: Hash + Eq + Clone + Send + Sync + 'static {}
+
+impl<K: Hash + Eq + Clone + Send + Sync + 'static> Key for K {}
+
+/// A deduplicating work queue: each key is processed by at most one worker at a time, and every
+/// add is followed by a processing run that starts after it.
+///
+/// Cheap to clone: clones share one queue.
+///
+/// # Guarantees
+/// - A key that is waiting is stored once; adding it again changes nothing (not even its place).
+/// - Keys are handed out in the order they entered the queue.
+/// - A key is never returned by [`get`](Queue::get) while another worker holds it (between its
+///   `get` and `done`).
+/// - A key added while it is processing is handed out again after [`done`](Queue::done).
+/// - After [`shut_down`](Queue::shut_down), every pending and future `get` returns `None`.
+///
+/// # Shutdown and still-queued keys
+/// Shutdown *discards* keys that are waiting: `get` returns `None` from the moment shutdown begins,
+/// even if keys were queued, and later adds are ignored. Keys being processed stay with their workers
+/// until `done`. Why: a controller's keys are level-triggered, and on the next start the informer's
+/// initial list enqueues every object again, so a discarded key loses no work; draining a backlog
+/// instead could make shutdown last arbitrarily long (a pod has a 30 s grace period).
+///
+/// # Differences from client-go
+/// client-go's `Get` keeps returning queued items after `ShutDown` until the queue is empty, and
+/// `ShutDownWithDrain` is documented as waiting for "all items" although it waits only for items
+/// being processed. Here both shutdowns discard waiting keys, and
+/// [`shut_down_with_drain`](Queue::shut_down_with_drain) waits for in-flight keys only, with a
+/// timeout.
+pub struct Queue<K> {
+    shared: Arc<Shared<K>>,
+}
+
+impl<K> Clone for Queue<K> {
+    fn clone(&self) -> Self {
+        Queue {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+struct Shared<K> {
+    state: Mutex<State<K>>,
+    /// Woken (one waiter) when a key becomes ready, and (all waiters) on shutdown.
+    ready: Notify,
+    /// Woken (all waiters) when the processing set becomes empty during shutdown.
+    idle: Notify,
+    metrics: Arc<dyn QueueMetrics>,
+}
+
+struct State<K> {
+    /// Keys that `get` may hand out, oldest first.
+    /// Invariant: each key at most once; every key is in `dirty` and not in `processing`.
+    ready: VecDeque<K>,
+    /// Keys that need processing, with the instant they were added (for queue latency).
+    /// Invariant: the keys of `dirty` that are not in `processing` are exactly the keys of `ready`.
+    dirty: HashMap<K, Instant>,
+    /// Keys held by a worker, with the instant its work started.
+    processing: HashMap<K, Instant>,
+    /// Set once by shutdown, never cleared. Invariant: when set, `ready` and `dirty` are empty.
+    shutting_down: bool,
+}
+
+impl<K: Key> Queue<K> {
+    /// Creates an empty queue whose metrics are labelled `name`.
+    pub fn new(name: &str, metrics: Arc<dyn MetricsProvider>) -> Self {
+        Queue {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    ready: VecDeque::new(),
+                    dirty: HashMap::new(),
+                    processing: HashMap::new(),
+                    shutting_down: false,
+                }),
+                ready: Notify::new(),
+                idle: Notify::new(),
+                metrics: metrics.queue_metrics(name),
+            }),
+        }
+    }
+
+    /// Marks `key` as needing processing.
+    ///
+    /// No-op if the key is already waiting or the queue is shutting down. If a worker holds the key,
+    /// it is handed out again after that worker's [`done`](Queue::done).
+    pub fn add(&self, key: K) {
+        let mut state = self.shared.state.lock();
+        if state.shutting_down || state.dirty.contains_key(&key) {
+            return;
+        }
+        self.shared.metrics.added();
+        let now = Instant::now();
+        if state.processing.contains_key(&key) {
+            state.dirty.insert(key, now);
+            return;
+        }
+        state.dirty.insert(key.clone(), now);
+        state.ready.push_back(key);
+        drop(state);
+        self.shared.ready.notify_one();
+    }
+
+    /// Waits for the next key and hands it to the caller, who must call [`done`](Queue::done) with
+    /// it when finished. Returns `None` once the queue is shutting down.
+    ///
+    /// Cancel-safe: dropping the future before it completes loses no key.
+    pub async fn get(&self) -> Option<K> {
+        loop {
+            // Register interest before looking, so an add between the look and the await wakes us.
+            let mut notified = pin!(self.shared.ready.notified());
+            notified.as_mut().enable();
+            {
+                let mut state = self.shared.state.lock();
+                if let Some(key) = state.ready.pop_front() {
+                    let now = Instant::now();
+                    let added = state.dirty.remove(&key).unwrap_or(now);
+                    state.processing.insert(key.clone(), now);
+                    self.shared.metrics.started(now - added, now);
+                    return Some(key);
+                }
+                if state.shutting_down {
+                    return None;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Tells the queue that processing of `key` (returned by [`get`](Queue::get)) has finished.
+    ///
+    /// If the key was added again meanwhile, it goes back in line now. No-op for a key that is not
+    /// being processed.
+    pub fn done(&self, key: &K) {
+        let mut state = self.shared.state.lock();
+        let Some(started) = state.processing.remove(key) else {
+            tracing::debug!("workqueue: done() for a key that is not being processed");
+            return;
+        };
+        self.shared.metrics.finished(started, started.elapsed());
+        if state.dirty.contains_key(key) {
+            state.ready.push_back(key.clone());
+            drop(state);
+            self.shared.ready.notify_one();
+        } else if state.shutting_down && state.processing.is_empty() {
+            drop(state);
+            self.shared.idle.notify_waiters();
+        }
+    }
+
+    /// The number of keys ready to be handed out now. Keys that were added while being processed
+    /// are not counted until their current run is done (as in client-go).
+    pub fn len(&self) -> usize {
+        self.shared.state.lock().ready.len()
+    }
+
+    /// Whether no key is ready to be handed out now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Starts shutdown: discards waiting keys, ignores later adds, and makes every pending and
+    /// future [`get`](Queue::get) return `None`. Workers holding keys may still call `done`.
+    /// Idempotent.
+    pub fn shut_down(&self) {
+        let mut state = self.shared.state.lock();
+        if !state.shutting_down {
+            state.shutting_down = true;
+            let discarded = state.dirty.len();
+            state.ready.clear();
+            state.dirty.clear();
+            if discarded > 0 {
+                tracing::debug!(discarded, "workqueue: shutdown discarded waiting keys");
+                self.shared.metrics.discarded(discarded);
+            }
+        }
+        drop(state);
+        self.shared.ready.notify_waiters();
+    }
+
+    /// Shuts down like [`shut_down`](Queue::shut_down), then waits until every key handed out has
+    /// been `done`, for at most `timeout`.
+    ///
+    /// Returns `true` if all in-flight keys were done in time, `false` on timeout (the workers keep
+    /// their keys; the queue stays shut down). Keys that were waiting, not in flight, are discarded
+    /// at once and never processed: see [the type docs](Queue#shutdown-and-still-queued-keys).
+    pub async fn shut_down_with_drain(&self, timeout: Duration) -> bool {
+        self.shut_down();
+        let drained = async {
+            loop {
+                let mut notified = pin!(self.shared.idle.notified());
+                notified.as_mut().enable();
+                if self.shared.state.lock().processing.is_empty() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(timeout, drained).await.is_ok()
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.state.lock().shutting_down
+    }
+
+    /// Whether `key` is waiting to be handed out (including a key added while it is processing).
+    pub(crate) fn is_waiting(&self, key: &K) -> bool {
+        self.shared.state.lock().dirty.contains_key(key)
+    }
+
+    /// Reports a scheduled retry to this queue's metrics.
+    pub(crate) fn record_retry(&self) {
+        self.shared.metrics.retried();
+    }
+
+    /// Panics if a documented invariant of the queue's state does not hold.
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        let state = self.shared.state.lock();
+        let mut seen = std::collections::HashSet::new();
+        for key in &state.ready {
+            assert!(seen.insert(key), "a key is in the ready list twice");
+            assert!(state.dirty.contains_key(key), "a ready key is not dirty");
+            assert!(
+                !state.processing.contains_key(key),
+                "a ready key is being processed"
+            );
+        }
+        let dirty_idle = state
+            .dirty
+            .keys()
+            .filter(|key| !state.processing.contains_key(*key));
+        assert_eq!(
+            dirty_idle.count(),
+            state.ready.len(),
+            "a dirty, idle key is not ready"
+        );
+        if state.shutting_down {
+            assert!(
+                state.ready.is_empty() && state.dirty.is_empty(),
+                "keys kept after shutdown"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;
