@@ -1,0 +1,14 @@
+//! kubegen-bench: measures kubegen against kube-rs and against the floors (raw transfer, pure
+//! serde decode) on the same in-process test server and the same data. Binaries only in spirit:
+//! this library is the shared harness of `informer-sync` and `watch-fanin`, not an API.
+//!
+//! See `docs/performance.md` for the method and the results.
+
+pub mod data;
+pub mod http;
+pub mod loader;
+pub mod measure;
+pub mod roles;
+pub mod runner;
+pub mod server;
+pub mod table;

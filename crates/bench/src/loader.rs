@@ -1,0 +1,94 @@
+//! Fills a test server with a dataset, as fast as the server accepts writes.
+//!
+//! Loading goes over plain HTTP with 32 requests in flight: it needs nothing from the server but
+//! its URL, so the same loader serves the benchmarks, the soak and a real cluster alike.
+
+use anyhow::{Result, bail};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream;
+use http::{Method, StatusCode};
+use serde::Serialize;
+
+use crate::data;
+use crate::http::RawClient;
+use crate::roles::Dataset;
+
+/// Requests in flight while loading.
+const CONCURRENCY: usize = 32;
+
+/// Creates `namespace` (an existing one is fine).
+pub async fn ensure_namespace(client: &RawClient, namespace: &str) -> Result<()> {
+    let body = serde_json::json!({
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
+    });
+    let (status, reply) = client
+        .send(
+            Method::POST,
+            "/api/v1/namespaces",
+            Bytes::from(body.to_string()),
+        )
+        .await?;
+    if status.is_success() || status == StatusCode::CONFLICT {
+        return Ok(());
+    }
+    bail!(
+        "creating namespace {namespace}: {status}: {}",
+        String::from_utf8_lossy(&reply)
+    )
+}
+
+/// Creates objects `0..count` of `dataset` in `namespace`. Objects that already exist count as
+/// created, so a rerun against the same server is cheap.
+pub async fn load(
+    client: &RawClient,
+    dataset: Dataset,
+    namespace: &str,
+    count: usize,
+) -> Result<()> {
+    ensure_namespace(client, namespace).await?;
+    let collection = dataset.collection(namespace);
+    match dataset {
+        Dataset::ConfigMaps => {
+            create_all(
+                client,
+                &collection,
+                (0..count).map(|i| data::config_map(namespace, i)),
+            )
+            .await
+        }
+        Dataset::Deployments => {
+            create_all(
+                client,
+                &collection,
+                (0..count).map(|i| data::deployment(namespace, i)),
+            )
+            .await
+        }
+    }
+}
+
+/// POSTs every object to `collection`, `CONCURRENCY` at a time.
+pub async fn create_all<T: Serialize>(
+    client: &RawClient,
+    collection: &str,
+    objects: impl Iterator<Item = T>,
+) -> Result<()> {
+    let bodies = objects.map(|object| serde_json::to_vec(&object).map(Bytes::from));
+    let mut results = stream::iter(bodies)
+        .map(|body| async move {
+            let (status, reply) = client.send(Method::POST, collection, body?).await?;
+            if status.is_success() || status == StatusCode::CONFLICT {
+                return Ok(());
+            }
+            bail!(
+                "POST {collection}: {status}: {}",
+                String::from_utf8_lossy(&reply)
+            )
+        })
+        .buffer_unordered(CONCURRENCY);
+    while let Some(result) = results.next().await {
+        result?;
+    }
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! What one measured client process costs: wall time, CPU, peak RSS and allocations.
+//!
+//! # Why each number comes from where it does
+//! - CPU: `CLOCK_PROCESS_CPUTIME_ID` (user + system, nanosecond resolution, all threads, including
+//!   threads that already exited); `/proc/self/stat` splits it into user and system, in clock ticks.
+//! - Memory: `VmHWM` (peak resident set) and `VmRSS` from `/proc/self/status`. A client runs in its
+//!   own process, so its peak is its own; the delta from the RSS at the start removes the runtime
+//!   and binary footprint.
+//! - Allocations: a counting global allocator ([`stats_alloc`]) that the bench binaries install
+//!   with `#[global_allocator] static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;`. Without
+//!   it, the allocation columns read zero.
+
+use std::time::{Duration, Instant};
+
+use rustix::time::{ClockId, clock_gettime};
+use serde::{Deserialize, Serialize};
+use stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// Linux clock ticks per second for `/proc/self/stat` (`USER_HZ`, fixed at 100 on every Linux ABI).
+const TICKS_PER_SECOND: u64 = 100;
+
+/// A point-in-time reading of this process's counters.
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    /// Monotonic time of the reading.
+    pub at: Instant,
+    /// Process CPU time (user + system).
+    pub cpu: Duration,
+    /// User CPU time, tick resolution.
+    pub user: Duration,
+    /// System CPU time, tick resolution.
+    pub sys: Duration,
+    /// Resident set now, KiB.
+    pub rss_kib: u64,
+    /// Peak resident set so far, KiB.
+    pub hwm_kib: u64,
+    /// Bytes ever allocated (including reallocation growth).
+    pub allocated: u64,
+    /// Bytes allocated and not yet freed.
+    pub live: i64,
+}
+
+impl Snapshot {
+    /// Reads all counters now.
+    pub fn take() -> Snapshot {
+        let (rss_kib, hwm_kib) = memory_kib();
+        let (user, sys) = user_sys();
+        let stats = INSTRUMENTED_SYSTEM.stats();
+        // `bytes_reallocated` is the net growth of reallocations (it may be negative).
+        let allocated = stats.bytes_allocated as i64;
+        let net_realloc = stats.bytes_reallocated as i64;
+        let freed = stats.bytes_deallocated as i64;
+        Snapshot {
+            at: Instant::now(),
+            cpu: process_cpu(),
+            user,
+            sys,
+            rss_kib,
+            hwm_kib,
+            allocated: (allocated + net_realloc.max(0)) as u64,
+            live: allocated + net_realloc - freed,
+        }
+    }
+}
+
+/// The cost of one measured phase, as the child process reports it to the runner.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Cost {
+    /// Objects the phase delivered.
+    pub objects: u64,
+    /// Wall time, milliseconds.
+    pub wall_ms: f64,
+    /// Process CPU (user + system), milliseconds.
+    pub cpu_ms: f64,
+    /// User CPU, milliseconds (10 ms resolution).
+    pub user_ms: f64,
+    /// System CPU, milliseconds (10 ms resolution).
+    pub sys_ms: f64,
+    /// Peak RSS minus RSS at the start, MiB.
+    pub peak_rss_delta_mib: f64,
+    /// Bytes allocated during the phase, MiB.
+    pub allocated_mib: f64,
+    /// Bytes still live at the end of the phase, MiB (what the cache holds, plus leftovers).
+    pub live_mib: f64,
+}
+
+impl Cost {
+    /// The cost between `start` and `end`, for `objects` delivered objects.
+    pub fn between(start: &Snapshot, end: &Snapshot, objects: u64) -> Cost {
+        const MIB: f64 = 1024.0 * 1024.0;
+        Cost {
+            objects,
+            wall_ms: millis(end.at.duration_since(start.at)),
+            cpu_ms: millis(end.cpu.saturating_sub(start.cpu)),
+            user_ms: millis(end.user.saturating_sub(start.user)),
+            sys_ms: millis(end.sys.saturating_sub(start.sys)),
+            peak_rss_delta_mib: end.hwm_kib.saturating_sub(start.rss_kib) as f64 / 1024.0,
+            allocated_mib: end.allocated.saturating_sub(start.allocated) as f64 / MIB,
+            live_mib: (end.live - start.live) as f64 / MIB,
+        }
+    }
+
+    /// Objects per second of wall time.
+    pub fn objects_per_second(&self) -> f64 {
+        if self.wall_ms <= 0.0 {
+            return 0.0;
+        }
+        self.objects as f64 * 1000.0 / self.wall_ms
+    }
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Process CPU time (user + system) of all threads, nanosecond resolution.
+pub fn process_cpu() -> Duration {
+    let spec = clock_gettime(ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(spec.tv_sec).unwrap_or(0),
+        u32::try_from(spec.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// `(VmRSS, VmHWM)` in KiB; zeros where `/proc` is unavailable.
+pub fn memory_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|value| value.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Resets `VmHWM` to the current RSS (Linux: write "5" to `/proc/self/clear_refs`), so that a
+/// phase's peak is measured from its own start. Returns whether the kernel accepted it.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// `(user, system)` CPU of this process from `/proc/self/stat`, tick resolution.
+fn user_sys() -> (Duration, Duration) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may contain spaces; the fields after its closing ')' are fixed.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the full line: 11 and 12 after the name.
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|value| value.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let to_duration = |ticks: u64| Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND);
+    (to_duration(ticks(11)), to_duration(ticks(12)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_reads_nonzero_memory_and_monotonic_cpu_on_linux() {
+        let first = Snapshot::take();
+        let mut spin = 0u64;
+        for value in 0..2_000_000u64 {
+            spin = spin.wrapping_add(value.rotate_left(3));
+        }
+        std::hint::black_box(spin);
+        let second = Snapshot::take();
+        assert!(first.rss_kib > 0);
+        assert!(second.hwm_kib >= second.rss_kib);
+        assert!(second.cpu > first.cpu);
+    }
+
+    #[test]
+    fn cost_between_computes_rates_and_deltas() {
+        let start = Snapshot::take();
+        let mut end = start;
+        end.at = start.at + Duration::from_millis(500);
+        end.cpu = start.cpu + Duration::from_millis(250);
+        end.allocated = start.allocated + 3 * 1024 * 1024;
+        let cost = Cost::between(&start, &end, 1_000);
+        assert!((cost.wall_ms - 500.0).abs() < 1e-6);
+        assert!((cost.cpu_ms - 250.0).abs() < 1e-6);
+        assert!((cost.allocated_mib - 3.0).abs() < 1e-9);
+        assert!((cost.objects_per_second() - 2_000.0).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,173 @@
+//! The measured clients. Each runs alone in a child process (see [`crate::runner`]) and reports one
+//! [`Cost`](crate::measure::Cost).
+//!
+//! | role      | what it does until "synced"                                                    |
+//! |-----------|---------------------------------------------------------------------------------|
+//! | `kubegen` | `SharedIndexInformer` over `kubegen-client`, until `has_synced()`               |
+//! | `kube-rs` | `kube_runtime::reflector` over `watcher` (page size 500), until `InitDone`      |
+//! | `floor`   | `serde_json` decode of the same list pages, fetched beforehand; decode timed only |
+//! | `raw`     | GET every list page and drop the bytes: the transfer cost, no decoding          |
+
+mod baseline;
+mod kube_rs;
+mod kubegen;
+
+use std::fmt::Debug;
+use std::str::FromStr;
+
+use anyhow::{Result, bail};
+use serde::de::DeserializeOwned;
+
+use crate::measure::Cost;
+
+pub use baseline::{floor, raw};
+
+/// Which client a child process measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// kubegen's informer.
+    Kubegen,
+    /// kube-rs's reflector.
+    KubeRs,
+    /// The serde_json decode floor.
+    Floor,
+    /// The raw transfer baseline.
+    Raw,
+}
+
+impl Role {
+    /// Every role, in table order.
+    pub const ALL: [Role; 4] = [Role::Raw, Role::Floor, Role::KubeRs, Role::Kubegen];
+
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Kubegen => "kubegen",
+            Role::KubeRs => "kube-rs",
+            Role::Floor => "floor",
+            Role::Raw => "raw",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = anyhow::Error;
+
+    fn from_str(value: &str) -> Result<Role> {
+        match value {
+            "kubegen" => Ok(Role::Kubegen),
+            "kube-rs" => Ok(Role::KubeRs),
+            "floor" => Ok(Role::Floor),
+            "raw" => Ok(Role::Raw),
+            other => bail!("unknown role {other:?} (kubegen, kube-rs, floor, raw)"),
+        }
+    }
+}
+
+/// Which object set a run lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dataset {
+    /// ~1 KiB ConfigMaps.
+    ConfigMaps,
+    /// Real-looking Deployments with managedFields.
+    Deployments,
+}
+
+impl Dataset {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dataset::ConfigMaps => "configmaps",
+            Dataset::Deployments => "deployments",
+        }
+    }
+
+    /// The namespaced collection path of this dataset in `namespace`.
+    pub fn collection(self, namespace: &str) -> String {
+        match self {
+            Dataset::ConfigMaps => format!("/api/v1/namespaces/{namespace}/configmaps"),
+            Dataset::Deployments => format!("/apis/apps/v1/namespaces/{namespace}/deployments"),
+        }
+    }
+}
+
+impl FromStr for Dataset {
+    type Err = anyhow::Error;
+
+    fn from_str(value: &str) -> Result<Dataset> {
+        match value {
+            "configmaps" => Ok(Dataset::ConfigMaps),
+            "deployments" => Ok(Dataset::Deployments),
+            other => bail!("unknown dataset {other:?} (configmaps, deployments)"),
+        }
+    }
+}
+
+/// Everything a child process needs to run one measurement.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// The client to measure.
+    pub role: Role,
+    /// Server URL, `http://host:port`.
+    pub url: String,
+    /// Objects to list.
+    pub dataset: Dataset,
+    /// Namespace holding them.
+    pub namespace: String,
+    /// How many objects the server holds; a run that sees another count fails.
+    pub expect: usize,
+    /// Apply `strip_managed_fields` (kubegen) or the equivalent `modify` (kube-rs).
+    pub strip_managed_fields: bool,
+}
+
+/// The object types a dataset decodes into, with everything both clients need.
+pub trait BenchObject:
+    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + serde::Serialize
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> BenchObject for K where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + serde::Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Runs `job` in this process and returns its cost.
+pub async fn run(job: &Job) -> Result<Cost> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    match (job.role, job.dataset) {
+        (Role::Raw, _) => raw(job).await,
+        (Role::Floor, Dataset::ConfigMaps) => floor::<ConfigMap>(job).await,
+        (Role::Floor, Dataset::Deployments) => floor::<Deployment>(job).await,
+        (Role::KubeRs, Dataset::ConfigMaps) => kube_rs::sync::<ConfigMap>(job).await,
+        (Role::KubeRs, Dataset::Deployments) => kube_rs::sync::<Deployment>(job).await,
+        (Role::Kubegen, Dataset::ConfigMaps) => kubegen::sync::<ConfigMap>(job).await,
+        (Role::Kubegen, Dataset::Deployments) => kubegen::sync::<Deployment>(job).await,
+    }
+}
+
+/// Fails when a client synced a different number of objects than the server holds: a benchmark of
+/// a client that dropped objects would measure nothing.
+fn check_count(role: Role, seen: usize, expect: usize) -> Result<()> {
+    if seen != expect {
+        bail!(
+            "{}: synced {seen} objects, the server holds {expect}",
+            role.as_str()
+        );
+    }
+    Ok(())
+}
