@@ -1,0 +1,291 @@
+//! [`Client`]: sends requests through a [`Transport`], with the policies that apply to every
+//! request whatever the transport: client-side rate limiting, `Retry-After` on 429, the request
+//! timeout, a `tracing` span, and the mapping of error responses to [`Error`].
+//!
+//! Mirrors client-go `rest/client.go` (`RESTClient`) and the retry half of `rest/request.go`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use tracing::Instrument;
+
+use crate::body::Body;
+use crate::config::Config;
+use crate::error::{Error, Result, from_error_response, parse_retry_after};
+use crate::rate_limit::TokenBucket;
+use crate::transport::HttpTransport;
+
+/// The one seam below [`Client`]: sends one request, returns the response with a streaming body.
+///
+/// The real implementation speaks HTTP(S) to an API server; a fake clientset or a test plugs in an
+/// in-process server here. The request URI is relative (path and query).
+///
+/// # Errors
+/// Only failures to get a response at all ([`Error::Connect`], [`Error::RequestFailed`]); HTTP
+/// error statuses are returned as responses and mapped to errors by the `Client`.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends `request` and resolves once the response headers have arrived.
+    fn send(
+        &self,
+        request: Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>>;
+}
+
+/// Error bodies larger than this are cut (a `Status` is a few hundred bytes).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Request policies of a [`Client`], set from its [`Config`].
+#[derive(Clone, Debug)]
+pub(crate) struct Policies {
+    /// Limit on one non-watch request, from sending to the last body byte.
+    pub(crate) timeout: Option<Duration>,
+    /// Added to a watch's `timeoutSeconds` to get its idle timeout.
+    pub(crate) watch_idle_margin: Duration,
+    /// Idle timeout of a watch without `timeoutSeconds`.
+    pub(crate) watch_idle_default: Duration,
+    /// Retries of an idempotent request answered with 429 and `Retry-After`.
+    pub(crate) max_429_retries: u32,
+    /// Longest `Retry-After` honoured; longer waits return the 429 to the caller.
+    pub(crate) max_retry_after: Duration,
+}
+
+impl Default for Policies {
+    fn default() -> Self {
+        Policies {
+            timeout: Some(Duration::from_secs(295)),
+            watch_idle_margin: Duration::from_secs(30),
+            watch_idle_default: Duration::from_secs(630),
+            max_429_retries: 5,
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A handle to one API server. Cheap to clone: all clones share one connection pool.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    transport: Arc<dyn Transport>,
+    default_namespace: String,
+    policies: Policies,
+    /// Client-side QPS limit; `None` (the default) leaves throttling to the server.
+    rate_limiter: Option<TokenBucket>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("default_namespace", &self.inner.default_namespace)
+            .field("policies", &self.inner.policies)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client speaking HTTP(S) to the server of `config`.
+    ///
+    /// # Errors
+    /// [`Error::Tls`] when the CA or client certificate in the config is unusable.
+    pub fn new(config: Config) -> Result<Client> {
+        let transport = HttpTransport::new(&config)?;
+        let rate_limiter = config.rate_limit.map(|r| TokenBucket::new(r.qps, r.burst));
+        let policies = Policies {
+            timeout: config.timeout,
+            ..Policies::default()
+        };
+        Ok(Client {
+            inner: Arc::new(Inner {
+                transport: Arc::new(transport),
+                default_namespace: config.default_namespace().to_owned(),
+                policies,
+                rate_limiter,
+            }),
+        })
+    }
+
+    /// A client over any transport (an in-process server, a fake), with default policies and no
+    /// client-side rate limit.
+    pub fn with_transport(transport: Arc<dyn Transport>, default_namespace: &str) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                transport,
+                default_namespace: default_namespace.to_owned(),
+                policies: Policies::default(),
+                rate_limiter: None,
+            }),
+        }
+    }
+
+    /// The namespace of the kubeconfig context (or the pod's namespace in-cluster).
+    pub fn default_namespace(&self) -> &str {
+        &self.inner.default_namespace
+    }
+
+    /// Total time requests have waited for the client-side rate limit (zero when it is off).
+    /// Export it as a counter to see whether [`Config::rate_limit`] is throttling you.
+    pub fn rate_limit_wait_total(&self) -> Duration {
+        self.inner
+            .rate_limiter
+            .as_ref()
+            .map_or(Duration::ZERO, TokenBucket::total_wait)
+    }
+
+    pub(crate) fn policies(&self) -> &Policies {
+        &self.inner.policies
+    }
+
+    /// Sends one request and returns a successful (2xx) response with its body still streaming.
+    ///
+    /// Waits for the client-side rate limit first (if configured), retries an idempotent request
+    /// (GET, PUT, DELETE) that the server rejected with 429 and a `Retry-After` of at most a
+    /// minute, and turns any non-2xx response into an [`Error`].
+    ///
+    /// # Errors
+    /// [`Error::Api`] / [`Error::HttpStatus`] for error statuses, transport errors otherwise.
+    pub async fn send(&self, request: Request<Bytes>) -> Result<Response<Body>> {
+        let verb = request.method().clone();
+        let path = request.uri().to_string();
+        let span = tracing::debug_span!(
+            "request",
+            verb = %verb,
+            path = %path,
+            status = tracing::field::Empty,
+            latency_ms = tracing::field::Empty,
+        );
+        self.send_in_span(request, &verb, &path)
+            .instrument(span)
+            .await
+    }
+
+    async fn send_in_span(
+        &self,
+        request: Request<Bytes>,
+        verb: &Method,
+        path: &str,
+    ) -> Result<Response<Body>> {
+        let started = tokio::time::Instant::now();
+        if let Some(limiter) = &self.inner.rate_limiter {
+            let waited = limiter.acquire().await;
+            if waited > Duration::from_millis(50) {
+                tracing::info!(
+                    waited_ms = waited.as_millis() as u64,
+                    "client-side rate limit delayed request"
+                );
+            }
+        }
+        let (parts, body) = request.into_parts();
+        let idempotent = matches!(
+            parts.method,
+            Method::GET | Method::HEAD | Method::PUT | Method::DELETE
+        );
+        let mut attempt = 0;
+        loop {
+            let mut request = Request::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.headers_mut() = parts.headers.clone();
+            let response = self.inner.transport.send(request).await;
+            let span = tracing::Span::current();
+            span.record("latency_ms", started.elapsed().as_millis() as u64);
+            let response = response?;
+            let status = response.status();
+            span.record("status", status.as_u16());
+            if status.is_success() {
+                return Ok(response);
+            }
+            let retry_after = parse_retry_after(response.headers());
+            let retry = match retry_after {
+                Some(wait)
+                    if status == http::StatusCode::TOO_MANY_REQUESTS
+                        && idempotent
+                        && attempt < self.inner.policies.max_429_retries
+                        && wait <= self.inner.policies.max_retry_after =>
+                {
+                    Some(wait)
+                }
+                _ => None,
+            };
+            if let Some(wait) = retry {
+                attempt += 1;
+                tracing::info!(
+                    attempt,
+                    wait_ms = wait.as_millis() as u64,
+                    "429 from server, retrying after Retry-After"
+                );
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            return Err(error_from_response(verb, path, response).await);
+        }
+    }
+
+    /// Sends a request and decodes the whole JSON response as `T`, within the request timeout.
+    pub(crate) async fn request_json<T: serde::de::DeserializeOwned>(
+        &self,
+        request: Request<Bytes>,
+    ) -> Result<T> {
+        let verb = request.method().to_string();
+        let url = request.uri().to_string();
+        self.with_timeout(&verb, &url, async {
+            let mut response = self.send(request).await?;
+            let bytes = read_body(response.body_mut(), &verb, &url).await?;
+            serde_json::from_slice(&bytes).map_err(|source| Error::Decode {
+                what: format!("response of {verb} {url}"),
+                excerpt: crate::error::excerpt(&bytes),
+                source,
+            })
+        })
+        .await
+    }
+
+    /// Runs `work` under the request timeout (if any).
+    pub(crate) async fn with_timeout<T>(
+        &self,
+        verb: &str,
+        url: &str,
+        work: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        match self.inner.policies.timeout {
+            None => work.await,
+            Some(after) => tokio::time::timeout(after, work).await.unwrap_or_else(|_| {
+                Err(Error::Timeout {
+                    verb: verb.to_owned(),
+                    url: url.to_owned(),
+                    after,
+                })
+            }),
+        }
+    }
+}
+
+/// Reads a whole (non-streaming) response body.
+pub(crate) async fn read_body(body: &mut Body, verb: &str, url: &str) -> Result<Vec<u8>> {
+    body.collect_limited(usize::MAX)
+        .await
+        .map_err(|e| Error::RequestFailed {
+            verb: verb.to_owned(),
+            url: url.to_owned(),
+            message: format!("reading response body: {e}"),
+        })
+}
+
+async fn error_from_response(verb: &Method, path: &str, response: Response<Body>) -> Error {
+    let (parts, mut body) = response.into_parts();
+    // A body that fails mid-way still leaves the status code to report.
+    let bytes = body
+        .collect_limited(MAX_ERROR_BODY)
+        .await
+        .unwrap_or_default();
+    from_error_response(verb.as_str(), path, parts.status, &parts.headers, &bytes)
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

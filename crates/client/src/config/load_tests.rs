@@ -1,0 +1,1 @@
+// Tests: see the parent module.

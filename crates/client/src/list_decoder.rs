@@ -1,0 +1,343 @@
+//! Streaming decode of a list response: items are parsed one by one as body chunks arrive.
+//!
+//! # Why
+//! A LIST of a big resource (10k pods) is tens of megabytes of JSON. Buffering the whole body and
+//! then decoding it (what kube-rs does, and client-go's default JSON path) keeps the raw body and
+//! the decoded list in memory together, and decoding starts only after the last byte arrived. Here a
+//! small byte scanner finds where each element of `items` begins and ends; each element is handed
+//! to `serde_json::from_slice` as soon as it is complete and its bytes are dropped. Peak memory is
+//! the decoded list plus one raw item, and decoding overlaps the transfer.
+//!
+//! # What the scanner understands
+//! Just enough JSON structure to find value boundaries: strings (with escapes, so braces inside
+//! strings do not count), nesting of objects and arrays, and scalars. It does not validate; each
+//! item and each top-level field is validated by serde_json when it is decoded. Top-level fields
+//! other than `items` (`kind`, `apiVersion`, `metadata`) are small and kept raw until the end, so
+//! `metadata` may come before or after `items`. A body whose `kind` is `Status` becomes
+//! [`Error::Api`].
+//!
+//! Mirrors the list half of client-go `rest/request.go` + `runtime` decoding; there is no streaming
+//! equivalent in client-go.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use kube_core::{ObjectList, Status, TypeMeta};
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result, excerpt};
+
+/// Where the scanner is in the top-level object.
+#[derive(Debug)]
+enum State {
+    /// Before the opening `{`.
+    Root,
+    /// After `{`: a key or `}`.
+    FirstKey,
+    /// After `,`: a key.
+    Key,
+    /// Inside a key string.
+    InKey { escaped: bool },
+    /// After a key: expecting `:`.
+    Colon,
+    /// After `:`: a value starts.
+    Value,
+    /// Inside `items: [`: an item or `]`.
+    FirstItem,
+    /// After `,` inside `items`: an item.
+    Item,
+    /// After an item: `,` or `]`.
+    AfterItem,
+    /// Copying one value into `capture` until its end.
+    Capture(Scan),
+    /// After a top-level value: `,` or `}`.
+    AfterValue,
+    /// After the closing `}`: only whitespace may follow.
+    Done,
+}
+
+/// What a captured value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// An element of `items`.
+    Item,
+    /// The value of the top-level key in `ListDecoder::key`.
+    Field,
+}
+
+/// Progress through one JSON value.
+#[derive(Debug)]
+struct Scan {
+    target: Target,
+    /// Open objects/arrays. Invariant: > 0 while inside a container value.
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// A number or literal: ends before the first delimiter, which is not part of it.
+    scalar: bool,
+}
+
+impl Scan {
+    /// Advances over `bytes`; returns how many belong to the value and whether it is complete.
+    fn advance(&mut self, bytes: &[u8]) -> (usize, bool) {
+        for (idx, &byte) in bytes.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return (idx + 1, true);
+                    }
+                }
+                continue;
+            }
+            if self.scalar {
+                if matches!(byte, b',' | b'}' | b']') || byte.is_ascii_whitespace() {
+                    return (idx, true);
+                }
+                continue;
+            }
+            match byte {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return (idx + 1, true);
+                    }
+                }
+                _ => {}
+            }
+        }
+        (bytes.len(), false)
+    }
+}
+
+/// Incremental decoder of one list body into an `ObjectList<K>`.
+///
+/// Feed it chunks with [`ListDecoder::feed`], then call [`ListDecoder::finish`].
+pub(crate) struct ListDecoder<K> {
+    state: State,
+    /// Raw bytes of the value being captured. Invariant: empty unless `state` is `Capture`.
+    capture: Vec<u8>,
+    /// The current top-level key (raw, as written between the quotes).
+    key: Vec<u8>,
+    /// Raw top-level fields other than `items`, in body order.
+    fields: Vec<(String, Vec<u8>)>,
+    /// Items decoded so far.
+    items: Vec<K>,
+    /// Body bytes consumed so far (for error positions).
+    offset: u64,
+    /// The request URL, for error messages.
+    url: String,
+}
+
+impl<K: DeserializeOwned + Clone> ListDecoder<K> {
+    /// A decoder for the list response of `url`.
+    pub(crate) fn new(url: &str) -> Self {
+        ListDecoder {
+            state: State::Root,
+            capture: Vec::new(),
+            key: Vec::new(),
+            fields: Vec::new(),
+            items: Vec::new(),
+            offset: 0,
+            url: url.to_owned(),
+        }
+    }
+
+    /// Consumes one chunk of the body, decoding every item it completes.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<()> {
+        let mut pos = 0;
+        while pos < chunk.len() {
+            if let State::Capture(scan) = &mut self.state {
+                let (used, complete) = scan.advance(&chunk[pos..]);
+                self.capture.extend_from_slice(&chunk[pos..pos + used]);
+                pos += used;
+                self.offset += used as u64;
+                if complete {
+                    self.end_capture()?;
+                }
+                continue;
+            }
+            if self.step(chunk[pos])? {
+                pos += 1;
+                self.offset += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles one byte outside a captured value. Returns false when the byte was not consumed
+    /// (it starts a value that is captured next).
+    fn step(&mut self, byte: u8) -> Result<bool> {
+        if let State::InKey { escaped } = &mut self.state {
+            if *escaped {
+                *escaped = false;
+            } else if byte == b'\\' {
+                *escaped = true;
+            } else if byte == b'"' {
+                self.state = State::Colon;
+                return Ok(true);
+            }
+            self.key.push(byte);
+            return Ok(true);
+        }
+        if byte.is_ascii_whitespace() {
+            return Ok(true);
+        }
+        self.state = match (&self.state, byte) {
+            (State::Root, b'{') => State::FirstKey,
+            (State::FirstKey, b'}') | (State::AfterValue, b'}') => State::Done,
+            (State::FirstKey | State::Key, b'"') => {
+                self.key.clear();
+                State::InKey { escaped: false }
+            }
+            (State::Colon, b':') => State::Value,
+            (State::Value, b'[') if self.key == b"items" => State::FirstItem,
+            (State::Value, _) => return Ok(self.start_capture(Target::Field, byte)),
+            (State::FirstItem, b']') | (State::AfterItem, b']') => State::AfterValue,
+            (State::FirstItem | State::Item, _) => {
+                return Ok(self.start_capture(Target::Item, byte));
+            }
+            (State::AfterItem, b',') => State::Item,
+            (State::AfterValue, b',') => State::Key,
+            (state, _) => {
+                return Err(self.malformed(&format!(
+                    "unexpected {:?} in state {state:?}",
+                    char::from(byte)
+                )));
+            }
+        };
+        Ok(true)
+    }
+
+    /// Switches to capturing a value that starts with `first` (not yet consumed).
+    fn start_capture(&mut self, target: Target, first: u8) -> bool {
+        let scalar = !matches!(first, b'{' | b'[' | b'"');
+        self.state = State::Capture(Scan {
+            target,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            scalar,
+        });
+        false
+    }
+
+    /// A captured value is complete: decode it (item) or keep it (top-level field).
+    fn end_capture(&mut self) -> Result<()> {
+        let State::Capture(scan) = &self.state else {
+            return Ok(());
+        };
+        match scan.target {
+            Target::Item => {
+                let item =
+                    serde_json::from_slice::<K>(&self.capture).map_err(|source| Error::Decode {
+                        what: format!("list item {} of {}", self.items.len(), self.url),
+                        excerpt: excerpt(&self.capture),
+                        source,
+                    })?;
+                self.items.push(item);
+                self.capture.clear();
+                self.state = State::AfterItem;
+            }
+            Target::Field => {
+                let key = String::from_utf8_lossy(&self.key).into_owned();
+                self.fields.push((key, std::mem::take(&mut self.capture)));
+                self.state = State::AfterValue;
+            }
+        }
+        Ok(())
+    }
+
+    fn malformed(&self, message: &str) -> Error {
+        Error::MalformedList {
+            url: self.url.clone(),
+            offset: self.offset,
+            message: message.to_owned(),
+        }
+    }
+
+    fn field(&self, name: &str) -> Option<&[u8]> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    fn decode_field<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
+        let Some(raw) = self.field(name) else {
+            return Ok(None);
+        };
+        serde_json::from_slice(raw)
+            .map(Some)
+            .map_err(|source| Error::Decode {
+                what: format!("list field {name} of {}", self.url),
+                excerpt: excerpt(raw),
+                source,
+            })
+    }
+
+    /// The body has ended: checks it was complete and assembles the list.
+    ///
+    /// # Errors
+    /// [`Error::MalformedList`] if the body ended inside the object, [`Error::Api`] if the body is
+    /// a `Status`, [`Error::Decode`] if `metadata` (or a non-array `items`) does not decode.
+    pub(crate) fn finish(self) -> Result<ObjectList<K>> {
+        if !matches!(self.state, State::Done) {
+            return Err(self.malformed("body ended before the list object was complete"));
+        }
+        let kind: Option<String> = self.decode_field("kind")?;
+        if kind.as_deref() == Some("Status") {
+            return Err(self.into_status_error());
+        }
+        if let Some(raw) = self.field("items")
+            && raw != b"null"
+        {
+            return Err(self.malformed("`items` is neither an array nor null"));
+        }
+        let metadata: ListMeta = self.decode_field("metadata")?.unwrap_or_default();
+        let api_version: Option<String> = self.decode_field("apiVersion")?;
+        let types = TypeMeta {
+            api_version: api_version.unwrap_or_else(|| "v1".to_owned()),
+            kind: kind.unwrap_or_else(|| "List".to_owned()),
+        };
+        Ok(ObjectList {
+            types,
+            metadata,
+            items: self.items,
+        })
+    }
+
+    fn into_status_error(self) -> Error {
+        let mut object = serde_json::Map::new();
+        for (key, raw) in &self.fields {
+            if let Ok(value) = serde_json::from_slice(raw) {
+                object.insert(key.clone(), value);
+            }
+        }
+        let status: Status = serde_json::from_value(object.into()).unwrap_or_default();
+        Error::Api {
+            verb: "GET".into(),
+            url: self.url,
+            status: Box::new(status),
+            retry_after: None,
+        }
+    }
+
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        if !matches!(self.state, State::Capture(_)) {
+            assert!(
+                self.capture.is_empty(),
+                "capture holds bytes outside a value"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "list_decoder_tests.rs"]
+mod tests;

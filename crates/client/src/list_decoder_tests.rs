@@ -1,0 +1,148 @@
+use super::*;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+/// A list body whose items carry the nastiest strings we can think of.
+const BODY: &str = r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"tok"},
+ "items":[
+  {"metadata":{"name":"a","namespace":"ns"},"data":{"k":"}{]["}},
+  {"metadata":{"name":"b"},"data":{"quote":"say \"}\" \\","unicode":"\u007d\u00e9"}},
+  {"metadata":{"name":"c"},"data":{}}
+ ]}"#;
+
+fn decode_chunks(chunks: &[&[u8]]) -> Result<ObjectList<ConfigMap>> {
+    let mut decoder = ListDecoder::<ConfigMap>::new("/api/v1/configmaps");
+    for chunk in chunks {
+        decoder.feed(chunk)?;
+        decoder.check_invariants();
+    }
+    decoder.finish()
+}
+
+fn names(list: &ObjectList<ConfigMap>) -> Vec<String> {
+    list.items
+        .iter()
+        .map(|i| i.metadata.name.clone().unwrap_or_default())
+        .collect()
+}
+
+fn data(list: &ObjectList<ConfigMap>, item: usize, key: &str) -> String {
+    list.items[item]
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn decodes_items_metadata_and_types() -> Result<()> {
+    let list = decode_chunks(&[BODY.as_bytes()])?;
+    assert_eq!(names(&list), ["a", "b", "c"]);
+    assert_eq!(data(&list, 0, "k"), "}{][");
+    assert_eq!(data(&list, 1, "quote"), "say \"}\" \\");
+    assert_eq!(data(&list, 1, "unicode"), "}\u{e9}");
+    assert_eq!(list.metadata.resource_version.as_deref(), Some("42"));
+    assert_eq!(list.metadata.continue_.as_deref(), Some("tok"));
+    assert_eq!(list.types.kind, "ConfigMapList");
+    Ok(())
+}
+
+#[test]
+fn split_at_every_byte_offset_gives_the_same_list() -> Result<()> {
+    let whole = decode_chunks(&[BODY.as_bytes()])?;
+    let bytes = BODY.as_bytes();
+    for cut in 0..=bytes.len() {
+        let split = decode_chunks(&[&bytes[..cut], &bytes[cut..]])?;
+        assert_eq!(split.items, whole.items, "cut at {cut}");
+        assert_eq!(split.metadata, whole.metadata, "cut at {cut}");
+    }
+    Ok(())
+}
+
+#[test]
+fn one_byte_chunks_give_the_same_list() -> Result<()> {
+    let whole = decode_chunks(&[BODY.as_bytes()])?;
+    let chunks: Vec<&[u8]> = BODY.as_bytes().chunks(1).collect();
+    assert_eq!(decode_chunks(&chunks)?.items, whole.items);
+    Ok(())
+}
+
+#[test]
+fn metadata_after_items_is_still_read() -> Result<()> {
+    let body = r#"{"items":[{"metadata":{"name":"x"}}],"metadata":{"resourceVersion":"7"},"kind":"ConfigMapList"}"#;
+    let list = decode_chunks(&[body.as_bytes()])?;
+    assert_eq!(names(&list), ["x"]);
+    assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
+    Ok(())
+}
+
+#[test]
+fn huge_item_split_into_many_chunks_is_decoded() -> Result<()> {
+    let big = "x{\\\"".repeat(300_000);
+    let body = format!(
+        r#"{{"items":[{{"metadata":{{"name":"big"}},"data":{{"v":"{big}"}}}},{{"metadata":{{"name":"small"}}}}]}}"#
+    );
+    let chunks: Vec<&[u8]> = body.as_bytes().chunks(16 * 1024 + 3).collect();
+    let list = decode_chunks(&chunks)?;
+    assert_eq!(names(&list), ["big", "small"]);
+    assert_eq!(data(&list, 0, "v").len(), 300_000 * 3);
+    Ok(())
+}
+
+#[test]
+fn null_or_empty_items_give_an_empty_list_with_defaults() -> Result<()> {
+    for body in [r#"{"items":null}"#, r#"{ "items" : [ ] }"#, "{}"] {
+        let list = decode_chunks(&[body.as_bytes()])?;
+        assert!(list.items.is_empty(), "{body}");
+        assert_eq!(list.types.kind, "List");
+        assert_eq!(list.types.api_version, "v1");
+    }
+    Ok(())
+}
+
+#[test]
+fn status_body_becomes_an_api_error() {
+    let body = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"continue token expired","reason":"Expired","code":410}"#;
+    let err = decode_chunks(&[body.as_bytes()]).expect_err("a Status is not a list");
+    assert!(err.is_gone(), "{err:?}");
+    assert_eq!(
+        err.status().map(|s| s.message.as_str()),
+        Some("continue token expired")
+    );
+}
+
+#[test]
+fn truncated_body_is_a_malformed_list_error() {
+    let cut = &BODY.as_bytes()[..BODY.len() / 2];
+    let err = decode_chunks(&[cut]).expect_err("truncated");
+    assert!(matches!(err, Error::MalformedList { .. }), "{err:?}");
+    assert!(err.to_string().contains("/api/v1/configmaps"), "{err}");
+}
+
+#[test]
+fn invalid_item_error_names_its_index() {
+    let body = r#"{"items":[{"metadata":{"name":"ok"}},{"metadata":{"name":5}}]}"#;
+    let err = decode_chunks(&[body.as_bytes()]).expect_err("bad item");
+    assert!(
+        err.to_string()
+            .starts_with("decoding list item 1 of /api/v1/configmaps"),
+        "{err}"
+    );
+}
+
+#[test]
+fn garbage_is_an_error_not_a_panic() {
+    for body in [
+        "<html>502</html>",
+        "[1,2]",
+        "{\"items\":{}}",
+        "{\"a\" 1}",
+        "{}}",
+        "{\"items\":[1 2]}",
+    ] {
+        assert!(
+            decode_chunks(&[body.as_bytes()]).is_err(),
+            "{body} accepted"
+        );
+    }
+}

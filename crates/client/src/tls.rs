@@ -1,0 +1,161 @@
+//! rustls client configuration from a kubeconfig's TLS settings (ring provider, never aws-lc-rs).
+//!
+//! Mirrors client-go `transport/transport.go` (`TLSConfigFor`).
+//!
+//! # Guarantees
+//! - When the config names a CA, only that CA is trusted (like client-go: the cluster CA replaces
+//!   the system roots, it does not extend them).
+//! - Certificate verification is skipped only when the kubeconfig says
+//!   `insecure-skip-tls-verify: true`; then any certificate is accepted and a warning is logged.
+//! - ALPN offers `h2` and `http/1.1`, so HTTP/2 is used when the server supports it.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::error::{Error, Result};
+
+/// TLS material and switches of one cluster/user pair.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct TlsSettings {
+    /// PEM bundle of the CA(s) to trust. `None`: no CA configured.
+    pub(crate) ca_pem: Option<Vec<u8>>,
+    /// Client certificate chain and key (PEM), for certificate authentication.
+    pub(crate) client_cert_pem: Option<(Vec<u8>, Vec<u8>)>,
+    /// `insecure-skip-tls-verify` from the kubeconfig.
+    pub(crate) insecure_skip_verify: bool,
+    /// `tls-server-name`: the name to verify instead of the URL's host.
+    pub(crate) server_name: Option<String>,
+}
+
+impl std::fmt::Debug for TlsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsSettings")
+            .field("ca", &self.ca_pem.as_ref().map(|_| "<pem>"))
+            .field(
+                "client_cert",
+                &self.client_cert_pem.as_ref().map(|_| "<pem>"),
+            )
+            .field("insecure_skip_verify", &self.insecure_skip_verify)
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the rustls config for `settings`.
+///
+/// # Errors
+/// [`Error::Tls`] when the CA bundle holds no usable certificate, the client key is unreadable,
+/// or no CA is configured for an https server whose verification is not skipped.
+pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls(format!("protocol versions: {e}")))?;
+    let builder = if settings.insecure_skip_verify {
+        tracing::warn!("insecure-skip-tls-verify is set: the server certificate is not verified");
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+    } else {
+        builder.with_root_certificates(root_store(settings.ca_pem.as_deref())?)
+    };
+    let mut config = match &settings.client_cert_pem {
+        Some((cert, key)) => {
+            let chain = certificates(cert, "client-certificate")?;
+            let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| {
+                Error::Tls(format!("client-key: no usable private key in PEM: {e}"))
+            })?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| Error::Tls(format!("client certificate/key pair: {e}")))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+fn certificates(pem: &[u8], field: &str) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::Tls(format!("{field}: invalid PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(Error::Tls(format!("{field}: no CERTIFICATE block in PEM")));
+    }
+    Ok(certs)
+}
+
+fn root_store(ca_pem: Option<&[u8]>) -> Result<RootCertStore> {
+    let Some(pem) = ca_pem else {
+        return Err(Error::Tls(
+            "no certificate-authority configured for an https server (system roots are not \
+             bundled); set certificate-authority(-data) or insecure-skip-tls-verify"
+                .into(),
+        ));
+    };
+    let mut store = RootCertStore::empty();
+    for cert in certificates(pem, "certificate-authority")? {
+        store
+            .add(cert)
+            .map_err(|e| Error::Tls(format!("certificate-authority: unusable certificate: {e}")))?;
+    }
+    Ok(store)
+}
+
+/// Accepts any server certificate; used only for `insecure-skip-tls-verify: true`. Signatures are
+/// still checked so the handshake itself is sound.
+#[derive(Debug)]
+struct NoVerification(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
