@@ -1,0 +1,250 @@
+//! [`ApiServer`]: the whole server without a socket. The HTTP listener, the fake clientset and tests
+//! all call [`ApiServer::handle`], so every path exercises the same logic.
+//!
+//! Mirrors kube-apiserver's handler chain in miniature: authentication, (injected) latency and
+//! faults, routing, then one handler per verb (apiserver `endpoints/handlers/*.go`).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use crate::body::{BoxBody, full};
+use crate::faults::Faults;
+use crate::handlers;
+use crate::options::ServerOptions;
+use crate::query::Query;
+use crate::registry::{Registry, ResourceDefinition};
+use crate::route::{self, Route, Target};
+use crate::status::ApiError;
+use crate::store::Store;
+use crate::{discovery, watch as watches};
+
+/// Everything behind the lock: objects, history and the resource table change together (a CRD
+/// create registers its resource atomically with storing the CRD).
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) store: Store,
+    pub(crate) registry: Registry,
+}
+
+impl State {
+    pub(crate) fn new(history_size: usize) -> State {
+        State {
+            store: Store::new(history_size),
+            registry: Registry::with_builtins(),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) options: ServerOptions,
+    pub(crate) state: Arc<Mutex<State>>,
+    /// Latest resourceVersion; watch tasks wait on it for new events.
+    pub(crate) changes: watch::Sender<u64>,
+    pub(crate) faults: Faults,
+    /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
+    pub(crate) address: Mutex<String>,
+}
+
+/// The server's logic without a socket: the same router the HTTP listener uses. Cheap to clone;
+/// clones share one store.
+///
+/// # Guarantees
+/// - Every request gets a response: failures are `Status` bodies, never panics or dropped
+///   connections.
+/// - Watch responses stream: the body yields one chunk per event as it happens.
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiServer {
+    /// A server with the built-in resources and the namespaces every cluster has (`default`,
+    /// `kube-system`, `kube-public`, `kube-node-lease`).
+    pub fn new(opts: ServerOptions) -> ApiServer {
+        let state = Arc::new(Mutex::new(State::new(opts.history_size)));
+        let api = ApiServer {
+            inner: Arc::new(Inner {
+                faults: Faults::new(state.clone()),
+                options: opts,
+                state,
+                changes: watch::Sender::new(0),
+                address: Mutex::new("127.0.0.1:6443".into()),
+            }),
+        };
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            handlers::namespace::create_initial(&api, ns);
+        }
+        api
+    }
+
+    /// Fault injection for requests handled by this server.
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Serves a resource without a CustomResourceDefinition object (what a fake clientset needs to
+    /// register its custom kinds). Replaces an existing definition with the same group, version
+    /// and plural; stored objects are kept.
+    pub fn register(&self, definition: ResourceDefinition) {
+        self.inner.state.lock().registry.insert(definition);
+    }
+
+    /// The newest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.state.lock().store.current_rv()
+    }
+
+    /// Handles one request. Watch responses stream (the body yields chunks as events happen).
+    pub async fn handle(&self, request: Request<Bytes>) -> Response<BoxBody> {
+        let method = request.method().clone();
+        let path = request.uri().path().to_string();
+        let response = match self.dispatch(request).await {
+            Ok(response) => response,
+            Err(error) => error_response(&error),
+        };
+        tracing::debug!(%method, %path, status = response.status().as_u16(), "handled");
+        response
+    }
+
+    async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
+        self.authenticate(&request)?;
+        let latency = self.inner.faults.latency();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let route = route::parse(request.uri().path(), &self.inner.state.lock().registry)?;
+        let query = Query::parse(request.uri().query());
+        match route {
+            Route::Resource(target) => self.resource(request, target, query).await,
+            other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
+            _ => Err(ApiError::method_not_supported(
+                crate::status::Qualified {
+                    group: "",
+                    resource: request.uri().path(),
+                },
+                request.method().as_str(),
+            )),
+        }
+    }
+
+    fn authenticate(&self, request: &Request<Bytes>) -> Result<(), ApiError> {
+        let Some(expected) = &self.inner.options.bearer_token else {
+            return Ok(());
+        };
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given == Some(expected.as_str()) {
+            Ok(())
+        } else {
+            Err(ApiError::unauthorized())
+        }
+    }
+
+    async fn resource(
+        &self,
+        request: Request<Bytes>,
+        target: Target,
+        query: Query,
+    ) -> Result<Response<BoxBody>, ApiError> {
+        let verb = verb_of(request.method(), &target, &query)?;
+        if !target.def.allows(verb) {
+            return Err(ApiError::method_not_supported(target.qualified(), verb));
+        }
+        let resource = match &target.subresource {
+            Some(sub) => format!("{}/{sub}", target.def.plural),
+            None => target.def.plural.clone(),
+        };
+        if let Some(error) = self.inner.faults.take_failure(verb, &resource) {
+            return Err(error);
+        }
+        let (parts, body) = request.into_parts();
+        match verb {
+            "get" => handlers::read::get(self, &target),
+            "list" => handlers::read::list(self, &target, &query).await,
+            "watch" => watches::start(self, &target, &query).await,
+            "create" => handlers::create::create(self, &target, &body),
+            "update" => handlers::update::update(self, &target, &body),
+            "patch" => handlers::update::patch(self, &target, &parts.headers, &body),
+            "delete" => handlers::delete::delete(self, &target, &body),
+            _ => handlers::delete::delete_collection(self, &target, &query),
+        }
+    }
+
+    /// Wakes watch tasks after a write.
+    pub(crate) fn notify(&self, rv: u64) {
+        self.inner.changes.send_replace(rv);
+    }
+}
+
+impl Target {
+    /// Group and plural for error messages.
+    pub(crate) fn qualified(&self) -> crate::status::Qualified<'_> {
+        crate::status::Qualified {
+            group: &self.def.group,
+            resource: &self.def.plural,
+        }
+    }
+}
+
+/// The Kubernetes verb of a request (apiserver `RequestInfoFactory`).
+fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static str, ApiError> {
+    let has_name = target.name.is_some();
+    let status = target.subresource.is_some();
+    let verb = match *method {
+        Method::GET if target.watch_path || query.flag("watch") => "watch",
+        Method::GET if has_name => "get",
+        Method::GET => "list",
+        Method::POST if !has_name => "create",
+        Method::PUT if has_name => "update",
+        Method::PATCH if has_name => "patch",
+        Method::DELETE if has_name && !status => "delete",
+        Method::DELETE if !has_name => "deletecollection",
+        _ => {
+            return Err(ApiError::method_not_supported(
+                target.qualified(),
+                method.as_str(),
+            ));
+        }
+    };
+    if status && !matches!(verb, "get" | "update" | "patch") {
+        return Err(ApiError::method_not_supported(target.qualified(), verb));
+    }
+    Ok(verb)
+}
+
+/// A JSON response.
+pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
+    with_json_type(Response::builder().status(code), full(body))
+}
+
+/// Adds the JSON content type and builds.
+pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
+    builder
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .unwrap_or_else(|_| Response::new(crate::body::full(Bytes::new())))
+}
+
+/// The `Status` response for an error.
+pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
+    let mut builder = Response::builder().status(error.code);
+    if let Some(seconds) = error.retry_after {
+        builder = builder.header(header::RETRY_AFTER, seconds.to_string());
+    }
+    with_json_type(builder, full(error.to_json()))
+}

@@ -1,0 +1,171 @@
+//! `create` (apiserver `endpoints/handlers/create.go`, `registry/rest/create.go` `BeforeCreate`).
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use rand::Rng;
+use serde_json::{Map, Value};
+
+use crate::api::{ApiServer, State};
+use crate::body::BoxBody;
+use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
+use crate::route::Target;
+use crate::status::{ApiError, cause};
+use crate::validation::{check_type_meta, name_causes};
+
+/// `POST .../<plural>`.
+pub(crate) fn create(
+    api: &ApiServer,
+    target: &Target,
+    body: &Bytes,
+) -> Result<Response<BoxBody>, ApiError> {
+    let def = &target.def;
+    if def.namespaced && target.namespace.is_none() {
+        return Err(ApiError::unknown_path());
+    }
+    let mut object = parse_object(body)?;
+    check_type_meta(&mut object, def)?;
+    let meta = metadata_mut(&mut object)?;
+    normalize_namespace(meta, target)?;
+    if meta
+        .get("resourceVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|rv| !rv.is_empty())
+    {
+        return Err(ApiError::unknown(
+            500,
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let mut state = api.inner.state.lock();
+    if let Some(ns) = &target.namespace {
+        namespace::check_writable(&state, target, ns, meta_name(meta))?;
+    }
+    let name = choose_name(&state, target, meta)?;
+    let causes = name_causes(def.name_rule, &name, "metadata.name");
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
+    }
+    let key = key_of(target, &name);
+    if state.store.get(&def.key(), &key).is_some() {
+        return Err(ApiError::already_exists(target.qualified(), &name));
+    }
+    stamp_new_metadata(metadata_mut(&mut object)?, &name, def.tracks_generation);
+    if def.status_subresource {
+        object.remove("status");
+    }
+    prepare_kind(target, &mut object)?;
+    let stored = state.store.insert(&def.key(), key, Value::Object(object));
+    if crd::is_crd(def) {
+        crd::register(&mut state, &stored.value);
+    }
+    api.notify(state.store.current_rv());
+    Ok(object_response(StatusCode::CREATED, &stored))
+}
+
+fn meta_name(meta: &Map<String, Value>) -> &str {
+    meta.get("name").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Checks the body's namespace against the URL and sets it (or clears it for cluster-scoped kinds).
+pub(crate) fn normalize_namespace(
+    meta: &mut Map<String, Value>,
+    target: &Target,
+) -> Result<(), ApiError> {
+    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
+    match &target.namespace {
+        Some(ns) if target.def.namespaced => {
+            if !given.is_empty() && given != ns {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            meta.insert("namespace".into(), ns.clone().into());
+        }
+        _ => {
+            meta.remove("namespace");
+        }
+    }
+    Ok(())
+}
+
+/// `metadata.name`, or a fresh one from `generateName` (5 random characters, as the real server).
+fn choose_name(
+    state: &State,
+    target: &Target,
+    meta: &mut Map<String, Value>,
+) -> Result<String, ApiError> {
+    let name = meta_name(meta).to_string();
+    if !name.is_empty() {
+        return Ok(name);
+    }
+    let prefix = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if prefix.is_empty() {
+        let required = cause(
+            "FieldValueRequired",
+            "metadata.name",
+            "Required value: name or generateName is required",
+        );
+        return Err(ApiError::invalid(
+            &target.def.group,
+            &target.def.kind,
+            "",
+            vec![required],
+        ));
+    }
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = rand::rng();
+    for _ in 0..16 {
+        let suffix: String = (0..5)
+            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+            .collect();
+        let candidate = format!("{}{suffix}", truncate(&prefix, 58));
+        if state
+            .store
+            .get(&target.def.key(), &key_of(target, &candidate))
+            .is_none()
+        {
+            meta.insert("name".into(), candidate.clone().into());
+            return Ok(candidate);
+        }
+    }
+    Err(ApiError::already_exists(target.qualified(), &prefix))
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max { s } else { &s[..max] }
+}
+
+/// uid, creationTimestamp and generation; drops fields clients may not set on create.
+fn stamp_new_metadata(meta: &mut Map<String, Value>, name: &str, generation: bool) {
+    meta.insert("name".into(), name.into());
+    meta.insert("uid".into(), uuid::Uuid::new_v4().to_string().into());
+    meta.insert("creationTimestamp".into(), now().into());
+    for field in [
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "resourceVersion",
+    ] {
+        meta.remove(field);
+    }
+    if generation {
+        meta.insert("generation".into(), 1.into());
+    } else {
+        meta.remove("generation");
+    }
+}
+
+/// Kind-specific defaults and validation (the registry strategies' `PrepareForCreate`).
+fn prepare_kind(target: &Target, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+    if crd::is_crd(&target.def) {
+        return crd::prepare(object);
+    }
+    if target.def.group.is_empty() && target.def.plural == "namespaces" {
+        namespace::prepare(object);
+    }
+    Ok(())
+}

@@ -1,0 +1,211 @@
+//! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`, registry
+//! `Store.Delete` with `BeforeDelete` and finalizer handling).
+//!
+//! An object with finalizers is not removed: it gets `deletionTimestamp` (and a generation bump)
+//! and disappears when an update removes its last finalizer (see `update.rs`).
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+use crate::api::{ApiServer, State, json_response};
+use crate::body::BoxBody;
+use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
+use crate::query::{ListParams, Query};
+use crate::registry::ResourceDefinition;
+use crate::route::Target;
+use crate::status::{ApiError, success_status};
+use crate::store::{ListQuery, ObjectKey, Stored};
+
+/// What a delete did.
+pub(crate) enum Outcome {
+    /// Finalizers remain: the object now carries `deletionTimestamp`.
+    Pending(Stored),
+    /// The object is gone; this is its last state.
+    Gone(Stored),
+}
+
+/// `DELETE .../<plural>/<name>`.
+pub(crate) fn delete(
+    api: &ApiServer,
+    target: &Target,
+    body: &Bytes,
+) -> Result<Response<BoxBody>, ApiError> {
+    let preconditions = parse_preconditions(body)?;
+    let mut state = api.inner.state.lock();
+    let (stored, key) = existing(&state, target)?;
+    let name = key.1.clone();
+    check_preconditions(target, &name, stored, &preconditions)?;
+    let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
+    let response = if namespace_delete {
+        let after = namespace::terminate(&mut state, &name);
+        match after {
+            Some(ns) => object_response(StatusCode::OK, &ns),
+            None => json_response(
+                StatusCode::OK,
+                success_status(target.qualified(), &name, ""),
+            ),
+        }
+    } else {
+        match delete_object(&mut state, &target.def, &key) {
+            Some(Outcome::Pending(now)) => object_response(StatusCode::ACCEPTED, &now),
+            Some(Outcome::Gone(last)) if target.def.delete_returns_object => {
+                object_response(StatusCode::OK, &last)
+            }
+            Some(Outcome::Gone(last)) => {
+                let uid = meta_str(&last.value, "uid");
+                json_response(
+                    StatusCode::OK,
+                    success_status(target.qualified(), &name, uid),
+                )
+            }
+            None => return Err(ApiError::not_found(target.qualified(), &name)),
+        }
+    };
+    api.notify(state.store.current_rv());
+    Ok(response)
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Default)]
+struct Preconditions {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+fn parse_preconditions(body: &Bytes) -> Result<Preconditions, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Preconditions::default());
+    }
+    let options: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+    })?;
+    let get = |field: &str| {
+        options
+            .pointer(&format!("/preconditions/{field}"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Ok(Preconditions {
+        uid: get("uid"),
+        resource_version: get("resourceVersion"),
+    })
+}
+
+fn check_preconditions(
+    target: &Target,
+    name: &str,
+    stored: &Stored,
+    pre: &Preconditions,
+) -> Result<(), ApiError> {
+    let uid = meta_str(&stored.value, "uid");
+    if let Some(want) = pre.uid.as_deref().filter(|w| *w != uid) {
+        let why =
+            format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}");
+        return Err(ApiError::conflict(target.qualified(), name, &why));
+    }
+    let rv = stored.rv.to_string();
+    if let Some(want) = pre.resource_version.as_deref().filter(|w| *w != rv) {
+        let why = format!(
+            "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
+        );
+        return Err(ApiError::conflict(target.qualified(), name, &why));
+    }
+    Ok(())
+}
+
+/// Deletes one object: marks it when finalizers remain, removes it otherwise (running the removal
+/// hooks). None when it does not exist.
+pub(crate) fn delete_object(
+    state: &mut State,
+    def: &ResourceDefinition,
+    key: &ObjectKey,
+) -> Option<Outcome> {
+    let stored = state.store.get(&def.key(), key)?.clone();
+    let has_finalizers = stored
+        .value
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    if !has_finalizers {
+        return remove(state, def, key).map(Outcome::Gone);
+    }
+    if stored
+        .value
+        .pointer("/metadata/deletionTimestamp")
+        .is_some()
+    {
+        return Some(Outcome::Pending(stored));
+    }
+    let mut next = (*stored.value).clone();
+    next["metadata"]["deletionTimestamp"] = now().into();
+    next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+    if let Some(generation) = next.pointer("/metadata/generation").and_then(Value::as_i64) {
+        next["metadata"]["generation"] = (generation + 1).into();
+    }
+    Some(Outcome::Pending(state.store.replace(
+        &def.key(),
+        key.clone(),
+        next,
+    )))
+}
+
+/// Removes an object for good and runs what must follow: a CRD takes its resource with it; a
+/// terminating namespace may now be empty.
+pub(crate) fn remove(
+    state: &mut State,
+    def: &ResourceDefinition,
+    key: &ObjectKey,
+) -> Option<Stored> {
+    let last = state.store.remove(&def.key(), key)?;
+    if crd::is_crd(def) {
+        crd::unregister(state, &last.value);
+    }
+    if def.namespaced {
+        namespace::finish_if_empty(state, &key.0);
+    }
+    Some(last)
+}
+
+/// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
+pub(crate) fn delete_collection(
+    api: &ApiServer,
+    target: &Target,
+    query: &Query,
+) -> Result<Response<BoxBody>, ApiError> {
+    let params = ListParams::parse(query, &target.def, false)?;
+    let mut state = api.inner.state.lock();
+    let keep = |s: &Stored| params.matches(&s.value);
+    let list_query = ListQuery {
+        namespace: target.namespace.as_deref(),
+        at: None,
+        after: None,
+        limit: None,
+        keep: &keep,
+    };
+    let (items, _) = state
+        .store
+        .list(&target.def.key(), &list_query)
+        .unwrap_or_default();
+    let mut deleted = Vec::with_capacity(items.len());
+    for item in items {
+        let key = (
+            meta_str(&item.value, "namespace").to_string(),
+            meta_str(&item.value, "name").to_string(),
+        );
+        match delete_object(&mut state, &target.def, &key) {
+            Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s.json),
+            None => {}
+        }
+    }
+    let rv = state.store.current_rv();
+    api.notify(rv);
+    drop(state);
+    let head =
+        crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), rv, None);
+    let body = crate::body::ListBody::boxed(head, deleted, Bytes::from_static(b"]}"));
+    Ok(crate::api::with_json_type(
+        Response::builder().status(StatusCode::OK),
+        body,
+    ))
+}

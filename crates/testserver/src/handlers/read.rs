@@ -1,0 +1,213 @@
+//! `get` and `list` (apiserver `endpoints/handlers/get.go`, registry `Store.List` and etcd3
+//! `GetList`), including pagination with continue tokens and resourceVersion semantics.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use http::{Response, StatusCode};
+
+use crate::api::{ApiServer, with_json_type};
+use crate::body::{BoxBody, ListBody};
+use crate::handlers::{existing, object_response};
+use crate::query::{ListParams, Query, RvMatch};
+use crate::route::Target;
+use crate::status::ApiError;
+use crate::store::{ListQuery, ObjectKey};
+
+/// `GET .../<plural>/<name>`.
+pub(crate) fn get(api: &ApiServer, target: &Target) -> Result<Response<BoxBody>, ApiError> {
+    let state = api.inner.state.lock();
+    let (stored, _) = existing(&state, target)?;
+    Ok(object_response(StatusCode::OK, stored))
+}
+
+const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// A decoded continue token: the snapshot resourceVersion (-1: latest) and the last key served.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ContinueToken {
+    pub(crate) rv: i64,
+    pub(crate) after: ObjectKey,
+}
+
+impl ContinueToken {
+    /// Encodes like the real server: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`.
+    pub(crate) fn encode(&self) -> String {
+        let start = if self.after.0.is_empty() {
+            format!("{}\u{0}", self.after.1)
+        } else {
+            format!("{}/{}\u{0}", self.after.0, self.after.1)
+        };
+        let json = serde_json::json!({"v": "meta.k8s.io/v1", "rv": self.rv, "start": start});
+        STANDARD.encode(json.to_string())
+    }
+
+    /// Decodes a token from [`ContinueToken::encode`].
+    ///
+    /// # Errors
+    /// 400 BadRequest for anything else.
+    pub(crate) fn decode(token: &str) -> Result<ContinueToken, ApiError> {
+        let bad = || ApiError::bad_request(format!("invalid continue token: {token}"));
+        let bytes = STANDARD.decode(token).map_err(|_| bad())?;
+        let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+        if json["v"] != "meta.k8s.io/v1" {
+            return Err(bad());
+        }
+        let rv = json["rv"].as_i64().ok_or_else(bad)?;
+        let start = json["start"].as_str().ok_or_else(bad)?;
+        let start = start.strip_suffix('\u{0}').unwrap_or(start);
+        let after = match start.split_once('/') {
+            Some((ns, name)) => (ns.to_string(), name.to_string()),
+            None => (String::new(), start.to_string()),
+        };
+        Ok(ContinueToken { rv, after })
+    }
+}
+
+/// Waits until the store reaches `rv`, or fails with 504 "Too large resource version" after the
+/// configured wait, like the watch cache's `waitUntilFreshAndBlock`.
+pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError> {
+    let mut changes = api.inner.changes.subscribe();
+    let wait: Duration = api.inner.options.too_large_rv_wait;
+    let reached = tokio::time::timeout(wait, changes.wait_for(|current| *current >= rv)).await;
+    match reached {
+        Ok(Ok(_)) => Ok(()),
+        _ => Err(ApiError::too_large_resource_version(
+            rv,
+            api.resource_version(),
+        )),
+    }
+}
+
+/// `GET .../<plural>` without `watch`.
+pub(crate) async fn list(
+    api: &ApiServer,
+    target: &Target,
+    query: &Query,
+) -> Result<Response<BoxBody>, ApiError> {
+    let params = ListParams::parse(query, &target.def, false)?;
+    let token = params
+        .continue_token
+        .as_deref()
+        .map(ContinueToken::decode)
+        .transpose()?;
+    // Legacy rule: a non-zero resourceVersion with a limit and no match means Exact.
+    let exact = params.rv_match == RvMatch::Exact
+        || (params.rv_match == RvMatch::Unset
+            && params.limit.is_some()
+            && params.resource_version.is_some_and(|v| v > 0));
+    if let Some(rv) = params.resource_version.filter(|v| *v > 0)
+        && rv > api.resource_version()
+    {
+        wait_for_rv(api, rv).await?;
+    }
+    let state = api.inner.state.lock();
+    let store = &state.store;
+    let at = match (&token, params.resource_version) {
+        (Some(t), _) if t.rv < 0 => None,
+        (Some(t), _) => Some(u64::try_from(t.rv).unwrap_or(0)),
+        (None, Some(rv)) if exact => Some(rv),
+        _ => None,
+    };
+    if let Some(at) = at
+        && at < store.compacted_rv()
+    {
+        return Err(match &token {
+            Some(t) => {
+                let mut e = ApiError::expired(EXPIRED_CONTINUE);
+                e.continue_token = Some(
+                    ContinueToken {
+                        rv: -1,
+                        after: t.after.clone(),
+                    }
+                    .encode(),
+                );
+                e
+            }
+            None => ApiError::expired("The resourceVersion for the provided list is too old."),
+        });
+    }
+    let keep = |s: &crate::store::Stored| params.selects_everything() || params.matches(&s.value);
+    let list_query = ListQuery {
+        namespace: target.namespace.as_deref(),
+        at,
+        after: token.as_ref().map(|t| &t.after),
+        limit: params.limit,
+        keep: &keep,
+    };
+    let (items, more) = store
+        .list(&target.def.key(), &list_query)
+        .map_err(|_| ApiError::expired("The resourceVersion for the provided list is too old."))?;
+    let list_rv = at.unwrap_or(store.current_rv());
+    drop(state);
+    let next = match (more, items.last()) {
+        (true, Some(last)) => {
+            let after = (
+                crate::handlers::meta_str(&last.value, "namespace").to_string(),
+                crate::handlers::meta_str(&last.value, "name").to_string(),
+            );
+            let rv = match token.as_ref() {
+                Some(t) if t.rv < 0 => -1,
+                _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
+            };
+            Some(ContinueToken { rv, after }.encode())
+        }
+        _ => None,
+    };
+    let head = list_head(
+        &target.def.kind,
+        &target.def.api_version(),
+        list_rv,
+        next.as_deref(),
+    );
+    let bodies = items.into_iter().map(|s| s.json).collect();
+    Ok(with_json_type(
+        Response::builder().status(StatusCode::OK),
+        ListBody::boxed(head, bodies, Bytes::from_static(b"]}")),
+    ))
+}
+
+/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
+pub(crate) fn list_head(kind: &str, api_version: &str, rv: u64, next: Option<&str>) -> Bytes {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("resourceVersion".into(), rv.to_string().into());
+    if let Some(next) = next {
+        metadata.insert("continue".into(), next.into());
+    }
+    let head = format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        serde_json::Value::from(format!("{kind}List")),
+        serde_json::Value::from(api_version),
+        serde_json::Value::Object(metadata)
+    );
+    Bytes::from(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        for after in [
+            ("ns".to_string(), "a.b".to_string()),
+            (String::new(), "node-1".to_string()),
+        ] {
+            let token = ContinueToken { rv: 42, after };
+            assert_eq!(ContinueToken::decode(&token.encode()).unwrap(), token);
+        }
+    }
+
+    #[test]
+    fn garbage_continue_tokens_are_bad_requests() {
+        for token in ["%%%", "aGVsbG8=", "eyJ2IjoieCJ9"] {
+            assert_eq!(
+                ContinueToken::decode(token).unwrap_err().code,
+                400,
+                "{token}"
+            );
+        }
+    }
+}

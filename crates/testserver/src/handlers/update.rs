@@ -1,0 +1,278 @@
+//! `update` and `patch`, on the main endpoint and on `/status` (apiserver
+//! `endpoints/handlers/{update,patch}.go`, registry `Store.Update`, `rest.BeforeUpdate`).
+//!
+//! Both verbs end in [`commit`], which applies the rules every update obeys: optimistic concurrency,
+//! immutable metadata, the status/spec split of the status subresource, generation bumps, no new
+//! finalizers on a terminating object, removal once the last finalizer is gone, and no write (and
+//! no event) when nothing changed.
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode, header};
+use serde_json::{Map, Value};
+
+use crate::api::{ApiServer, State};
+use crate::body::BoxBody;
+use crate::handlers::create::normalize_namespace;
+use crate::handlers::{crd, delete, existing, metadata_mut, object_response, parse_object};
+use crate::patch::{self, PatchKind};
+use crate::route::Target;
+use crate::status::{ApiError, cause};
+use crate::store::{ObjectKey, Stored};
+use crate::validation::check_type_meta;
+
+/// `PUT .../<plural>/<name>[/status]`.
+pub(crate) fn update(
+    api: &ApiServer,
+    target: &Target,
+    body: &Bytes,
+) -> Result<Response<BoxBody>, ApiError> {
+    let mut object = parse_object(body)?;
+    check_type_meta(&mut object, &target.def)?;
+    let url_name = target.name.clone().unwrap_or_default();
+    let meta = metadata_mut(&mut object)?;
+    let body_name = meta.get("name").and_then(Value::as_str).unwrap_or("");
+    if body_name != url_name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+        )));
+    }
+    normalize_namespace(meta, target)?;
+    let mut state = api.inner.state.lock();
+    let (old, key) = existing(&state, target)?;
+    let old = old.clone();
+    let stored = commit(&mut state, target, key, &old, object)?;
+    api.notify(state.store.current_rv());
+    Ok(object_response(StatusCode::OK, &stored))
+}
+
+/// `PATCH .../<plural>/<name>[/status]`.
+pub(crate) fn patch(
+    api: &ApiServer,
+    target: &Target,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<BoxBody>, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
+    let mut state = api.inner.state.lock();
+    let (old, key) = existing(&state, target)?;
+    let old = old.clone();
+    let patched = patch::apply(kind, &old.value, body, &target.def)?;
+    let Value::Object(mut object) = patched else {
+        return Err(ApiError::bad_request(
+            "the patched object is not a JSON object",
+        ));
+    };
+    check_type_meta(&mut object, &target.def)?;
+    let name = target.name.as_deref().unwrap_or_default();
+    let meta = metadata_mut(&mut object)?;
+    if meta.get("name").and_then(Value::as_str) != Some(name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            meta.get("name").and_then(Value::as_str).unwrap_or("")
+        )));
+    }
+    normalize_namespace(meta, target)?;
+    let stored = commit(&mut state, target, key, &old, object)?;
+    api.notify(state.store.current_rv());
+    Ok(object_response(StatusCode::OK, &stored))
+}
+
+/// Stores `incoming` as the next version of `old` under the update rules (see the module docs).
+/// Returns the stored version, or `old` itself when nothing changed.
+pub(crate) fn commit(
+    state: &mut State,
+    target: &Target,
+    key: ObjectKey,
+    old: &Stored,
+    incoming: Map<String, Value>,
+) -> Result<Stored, ApiError> {
+    let def = &target.def;
+    let name = key.1.clone();
+    check_preconditions(target, &name, old, &incoming)?;
+    let status_only = target.subresource.as_deref() == Some("status");
+    let mut next = merge_for_mode(old, incoming, status_only, def.status_subresource);
+    check_finalizers(target, &name, old, &next)?;
+    if def.tracks_generation && spec_changed(&old.value, &next, def.status_subresource) {
+        let generation = old
+            .value
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        next["metadata"]["generation"] = (generation + 1).into();
+    }
+    if crd::is_crd(def)
+        && !status_only
+        && let Some(object) = next.as_object_mut()
+    {
+        crd::prepare(object)?;
+    }
+    next["metadata"]["resourceVersion"] = old.rv.to_string().into();
+    if next == *old.value {
+        return Ok(old.clone());
+    }
+    let finished = next.pointer("/metadata/deletionTimestamp").is_some()
+        && next
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty());
+    if finished {
+        state.store.replace(&def.key(), key.clone(), next);
+        return delete::remove(state, def, &key)
+            .ok_or_else(|| ApiError::not_found(target.qualified(), &name));
+    }
+    let stored = state.store.replace(&def.key(), key, next);
+    if crd::is_crd(def) {
+        crd::register(state, &stored.value);
+    }
+    Ok(stored)
+}
+
+/// resourceVersion and uid in the body act as preconditions.
+fn check_preconditions(
+    target: &Target,
+    name: &str,
+    old: &Stored,
+    incoming: &Map<String, Value>,
+) -> Result<(), ApiError> {
+    let meta = incoming.get("metadata");
+    let field = |f: &str| {
+        meta.and_then(|m| m.get(f))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(rv) = field("resourceVersion") {
+        if rv.parse::<u64>().is_err() {
+            return Err(ApiError::bad_request(format!(
+                "invalid resourceVersion \"{rv}\""
+            )));
+        }
+        if rv != old.rv.to_string() {
+            return Err(ApiError::conflict(
+                target.qualified(),
+                name,
+                ApiError::MODIFIED,
+            ));
+        }
+    }
+    let old_uid = crate::handlers::meta_str(&old.value, "uid");
+    if let Some(uid) = field("uid").filter(|u| *u != old_uid) {
+        let why = format!(
+            "Precondition failed: UID in precondition: {uid}, UID in object meta: {old_uid}"
+        );
+        return Err(ApiError::conflict(target.qualified(), name, &why));
+    }
+    Ok(())
+}
+
+/// Metadata the server owns: copied from the old object whatever the client sent.
+const SERVER_OWNED: [&str; 6] = [
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "namespace",
+];
+
+fn merge_for_mode(
+    old: &Stored,
+    mut incoming: Map<String, Value>,
+    status_only: bool,
+    status_subresource: bool,
+) -> Value {
+    if status_only {
+        // The status endpoint changes status and nothing else.
+        let mut next = (*old.value).clone();
+        match (next.as_object_mut(), incoming.remove("status")) {
+            (Some(map), Some(status)) => {
+                map.insert("status".into(), status);
+            }
+            (Some(map), None) => {
+                map.remove("status");
+            }
+            _ => {}
+        }
+        return next;
+    }
+    let old_meta = old.value.get("metadata").and_then(Value::as_object);
+    if let Some(meta) = incoming.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in SERVER_OWNED {
+            match old_meta.and_then(|m| m.get(field)) {
+                Some(v) => meta.insert(field.into(), v.clone()),
+                None => meta.remove(field),
+            };
+        }
+    }
+    if status_subresource {
+        // The main endpoint ignores status changes when the status subresource exists.
+        match old.value.get("status") {
+            Some(status) => incoming.insert("status".into(), status.clone()),
+            None => incoming.remove("status"),
+        };
+    }
+    Value::Object(incoming)
+}
+
+fn check_finalizers(
+    target: &Target,
+    name: &str,
+    old: &Stored,
+    next: &Value,
+) -> Result<(), ApiError> {
+    if old.value.pointer("/metadata/deletionTimestamp").is_none() {
+        return Ok(());
+    }
+    let list = |v: &Value| -> Vec<String> {
+        v.pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = list(&old.value);
+    let added: Vec<String> = list(next)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    let message = format!(
+        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+        added
+            .iter()
+            .map(|f| format!("\"{f}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let def = &target.def;
+    Err(ApiError::invalid(
+        &def.group,
+        &def.kind,
+        name,
+        vec![cause("FieldValueForbidden", "metadata.finalizers", message)],
+    ))
+}
+
+/// Whether anything outside metadata (and outside status, when status is a subresource) changed.
+fn spec_changed(old: &Value, next: &Value, status_subresource: bool) -> bool {
+    let strip = |v: &Value| -> Value {
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("metadata");
+            if status_subresource {
+                map.remove("status");
+            }
+        }
+        v
+    };
+    strip(old) != strip(next)
+}

@@ -1,0 +1,43 @@
+//! Server configuration.
+
+use std::time::Duration;
+
+/// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves. Start from `Default` and set
+/// fields: `ServerOptions { tls: true, ..Default::default() }`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// Serve HTTPS with a freshly generated CA (see [`crate::TestServer::ca_pem`]).
+    pub tls: bool,
+    /// Require `Authorization: Bearer <token>`; other requests get 401.
+    pub bearer_token: Option<String>,
+    /// TCP port to bind on 127.0.0.1; 0 picks an ephemeral port.
+    pub port: u16,
+    /// How many change events are kept for watches and paginated lists. Requests at an older
+    /// resourceVersion get 410 Expired, like the real server after etcd compaction.
+    pub history_size: usize,
+    /// Interval of periodic BOOKMARK events on watches that asked for them (the real server sends
+    /// one about every minute).
+    pub bookmark_interval: Duration,
+    /// How long a read at a future resourceVersion waits before failing with 504 "Too large
+    /// resource version" (the real server waits 3 s).
+    pub too_large_rv_wait: Duration,
+    /// Whether `sendInitialEvents=true` watches are supported (the WatchList feature). When false the
+    /// server behaves like an older kube-apiserver that ignores the parameter, so clients' fallback
+    /// to list+watch can be tested.
+    pub streaming_list: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            tls: false,
+            bearer_token: None,
+            port: 0,
+            history_size: 10_000,
+            bookmark_interval: Duration::from_secs(60),
+            too_large_rv_wait: Duration::from_secs(1),
+            streaming_list: true,
+        }
+    }
+}

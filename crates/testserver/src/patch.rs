@@ -1,0 +1,335 @@
+//! Patch algorithms: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch
+//! for built-in kinds (apimachinery `pkg/util/strategicpatch`), as apiserver
+//! `endpoints/handlers/patch.go` applies them.
+//!
+//! # Strategic merge, the subset implemented
+//! Lists of named things merge element-wise by their merge key instead of being replaced:
+//! `containers`, `initContainers`, `ephemeralContainers`, `env`, `volumes`, `imagePullSecrets`
+//! (by `name`), `volumeMounts` (by `mountPath`), container `ports` (by `containerPort`), service
+//! `ports` (by `port`), `conditions` (by `type`), `ownerReferences` (by `uid`); `finalizers` is a
+//! merged set of strings. Directives: `$patch: delete` / `$patch: replace` on elements, maps and
+//! lists, and `$deleteFromPrimitiveList/<field>`. `$setElementOrder` is accepted and ignored.
+//! Other lists are replaced, as with a merge patch.
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use crate::registry::ResourceDefinition;
+use crate::status::{ApiError, Cause};
+
+/// The patch type, from the request's `Content-Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    Merge,
+    Json,
+    Strategic,
+}
+
+impl PatchKind {
+    /// Maps a content type.
+    ///
+    /// # Errors
+    /// 415 UnsupportedMediaType for server-side apply (not implemented), strategic merge on custom
+    /// resources and anything unknown; the message lists what is accepted.
+    pub(crate) fn from_content_type(
+        content_type: &str,
+        strategic_allowed: bool,
+    ) -> Result<PatchKind, ApiError> {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        match media {
+            "application/merge-patch+json" => Ok(PatchKind::Merge),
+            "application/json-patch+json" => Ok(PatchKind::Json),
+            "application/strategic-merge-patch+json" if strategic_allowed => {
+                Ok(PatchKind::Strategic)
+            }
+            _ if strategic_allowed => Err(ApiError::unsupported_media_type(
+                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+            )),
+            _ => Err(ApiError::unsupported_media_type(
+                "application/json-patch+json, application/merge-patch+json",
+            )),
+        }
+    }
+}
+
+/// Applies `body` to a copy of `original`.
+///
+/// # Errors
+/// 400 for a malformed patch document, 422 when a JSON patch operation cannot be applied.
+pub(crate) fn apply(
+    kind: PatchKind,
+    original: &Value,
+    body: &Bytes,
+    def: &ResourceDefinition,
+) -> Result<Value, ApiError> {
+    let mut doc = original.clone();
+    match kind {
+        PatchKind::Merge | PatchKind::Strategic => {
+            let patch: Value =
+                serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            if !patch.is_object() {
+                return Err(ApiError::bad_request(
+                    "json: cannot unmarshal into Go value of type map[string]interface {}",
+                ));
+            }
+            if kind == PatchKind::Merge {
+                json_patch::merge(&mut doc, &patch);
+            } else {
+                strategic_merge(&mut doc, &patch, &mut Vec::new());
+            }
+        }
+        PatchKind::Json => {
+            let ops: json_patch::Patch =
+                serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            json_patch::patch(&mut doc, &ops).map_err(|e| {
+                let message = e.to_string();
+                let mut err = ApiError::invalid(&def.group, &def.kind, "", Vec::new());
+                err.message = message.clone();
+                err.details = Default::default();
+                err.details.causes.push(Cause {
+                    reason: "UnexpectedServerResponse".into(),
+                    message,
+                    field: String::new(),
+                });
+                err
+            })?;
+        }
+    }
+    Ok(doc)
+}
+
+/// The merge key of a list field, given the path of keys leading to it.
+fn merge_key(field: &str, path: &[String]) -> Option<&'static str> {
+    match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets" => Some("name"),
+        "volumeMounts" | "volumeDevices" => Some("mountPath"),
+        "ports" if path.iter().any(|p| p.ends_with("ontainers")) => Some("containerPort"),
+        "ports" => Some("port"),
+        "conditions" => Some("type"),
+        "ownerReferences" => Some("uid"),
+        "hostAliases" => Some("ip"),
+        _ => None,
+    }
+}
+
+/// Lists of strings merged as sets.
+fn is_merged_set(field: &str) -> bool {
+    field == "finalizers"
+}
+
+/// Applies a strategic merge patch object to `doc` (which becomes an object if it was not).
+pub(crate) fn strategic_merge(doc: &mut Value, patch: &Value, path: &mut Vec<String>) {
+    let Some(patch_map) = patch.as_object() else {
+        *doc = patch.clone();
+        return;
+    };
+    if patch_map.get("$patch").and_then(Value::as_str) == Some("replace") {
+        *doc = Value::Object(strip_directives(patch_map));
+        return;
+    }
+    if !doc.is_object() {
+        *doc = Value::Object(Map::new());
+    }
+    let Some(target) = doc.as_object_mut() else {
+        return;
+    };
+    for (key, value) in patch_map {
+        if key == "$patch" || key.starts_with("$setElementOrder/") || key == "$retainKeys" {
+            continue;
+        }
+        if let Some(field) = key.strip_prefix("$deleteFromPrimitiveList/") {
+            let remove: Vec<&Value> = value
+                .as_array()
+                .map(|a| a.iter().collect())
+                .unwrap_or_default();
+            if let Some(list) = target.get_mut(field).and_then(Value::as_array_mut) {
+                list.retain(|v| !remove.contains(&v));
+            }
+            continue;
+        }
+        if value.is_null() || value.get("$patch").and_then(Value::as_str) == Some("delete") {
+            target.remove(key);
+            continue;
+        }
+        path.push(key.clone());
+        match value {
+            Value::Object(_) => strategic_merge(
+                target.entry(key.clone()).or_insert(Value::Null),
+                value,
+                path,
+            ),
+            Value::Array(items) => {
+                let existing = target.remove(key);
+                target.insert(key.clone(), merge_list(key, existing, items, path));
+            }
+            _ => {
+                target.insert(key.clone(), value.clone());
+            }
+        }
+        path.pop();
+    }
+}
+
+fn merge_list(
+    field: &str,
+    existing: Option<Value>,
+    patch: &[Value],
+    path: &mut Vec<String>,
+) -> Value {
+    let replace = patch
+        .iter()
+        .any(|v| v.get("$patch").and_then(Value::as_str) == Some("replace"));
+    let mut list = match existing {
+        Some(Value::Array(items)) if !replace => items,
+        _ => Vec::new(),
+    };
+    if is_merged_set(field) {
+        for item in patch {
+            if !list.contains(item) {
+                list.push(item.clone());
+            }
+        }
+        return Value::Array(list);
+    }
+    let Some(key) = merge_key(field, path) else {
+        return Value::Array(
+            patch
+                .iter()
+                .map(|v| {
+                    v.as_object()
+                        .map_or(v.clone(), |m| Value::Object(strip_directives(m)))
+                })
+                .collect(),
+        );
+    };
+    for item in patch {
+        if item.get("$patch").and_then(Value::as_str) == Some("replace") {
+            continue;
+        }
+        let id = item.get(key);
+        let position = list
+            .iter()
+            .position(|existing| id.is_some() && existing.get(key) == id);
+        let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
+        match (position, delete) {
+            (Some(i), true) => {
+                list.remove(i);
+            }
+            (None, true) => {}
+            (Some(i), false) => strategic_merge(&mut list[i], item, path),
+            (None, false) => {
+                let mut fresh = Value::Object(Map::new());
+                strategic_merge(&mut fresh, item, path);
+                list.push(fresh);
+            }
+        }
+    }
+    Value::Array(list)
+}
+
+fn strip_directives(map: &Map<String, Value>) -> Map<String, Value> {
+    map.iter()
+        .filter(|(k, _)| !k.starts_with('$'))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn smp(doc: Value, patch: Value) -> Value {
+        let mut doc = doc;
+        strategic_merge(&mut doc, &patch, &mut Vec::new());
+        doc
+    }
+
+    #[test]
+    fn containers_merge_by_name_instead_of_being_replaced() {
+        let doc = json!({"spec": {"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}});
+        let out = smp(
+            doc,
+            json!({"spec": {"containers": [{"name": "b", "image": "b:2"}]}}),
+        );
+        assert_eq!(
+            out,
+            json!({"spec": {"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}]}})
+        );
+    }
+
+    #[test]
+    fn patch_delete_directive_removes_a_keyed_element() {
+        let doc = json!({"env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]});
+        let out = smp(doc, json!({"env": [{"name": "A", "$patch": "delete"}]}));
+        assert_eq!(out, json!({"env": [{"name": "B", "value": "2"}]}));
+    }
+
+    #[test]
+    fn container_ports_key_on_container_port_and_service_ports_on_port() {
+        let pod = json!({"containers": [{"name": "c", "ports": [{"containerPort": 80, "name": "http"}]}]});
+        let out = smp(
+            pod,
+            json!({"containers": [{"name": "c", "ports": [{"containerPort": 443}]}]}),
+        );
+        assert_eq!(out["containers"][0]["ports"].as_array().unwrap().len(), 2);
+        let svc = json!({"spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
+        let out = smp(
+            svc,
+            json!({"spec": {"ports": [{"port": 80, "targetPort": 9090}]}}),
+        );
+        assert_eq!(
+            out,
+            json!({"spec": {"ports": [{"port": 80, "targetPort": 9090}]}})
+        );
+    }
+
+    #[test]
+    fn finalizers_merge_as_a_set_and_delete_from_primitive_list_removes() {
+        let doc = json!({"metadata": {"finalizers": ["a"]}});
+        let out = smp(doc, json!({"metadata": {"finalizers": ["b", "a"]}}));
+        assert_eq!(out, json!({"metadata": {"finalizers": ["a", "b"]}}));
+        let out = smp(
+            out,
+            json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}}),
+        );
+        assert_eq!(out, json!({"metadata": {"finalizers": ["b"]}}));
+    }
+
+    #[test]
+    fn unkeyed_lists_and_null_fields_behave_like_merge_patch() {
+        let doc = json!({"args": ["a", "b"], "x": 1, "m": {"k": "v"}});
+        let out = smp(
+            doc,
+            json!({"args": ["c"], "x": null, "m": {"$patch": "replace", "n": 2}}),
+        );
+        assert_eq!(out, json!({"args": ["c"], "m": {"n": 2}}));
+    }
+
+    #[test]
+    fn apply_and_unknown_types_are_unsupported_media_types() {
+        for ct in ["application/apply-patch+yaml", "application/json", ""] {
+            assert_eq!(
+                PatchKind::from_content_type(ct, true).unwrap_err().code,
+                415,
+                "{ct}"
+            );
+        }
+        assert_eq!(
+            PatchKind::from_content_type("application/strategic-merge-patch+json", false)
+                .unwrap_err()
+                .code,
+            415
+        );
+        assert_eq!(
+            PatchKind::from_content_type("application/merge-patch+json; charset=utf-8", false)
+                .unwrap(),
+            PatchKind::Merge
+        );
+    }
+}

@@ -1,0 +1,296 @@
+//! Query-string parsing and the list/watch options of metav1 `ListOptions`, validated like apiserver
+//! `pkg/apis/meta/internalversion/validation` does.
+
+use std::collections::HashMap;
+
+use crate::registry::ResourceDefinition;
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+
+/// Decoded query parameters (last value wins).
+#[derive(Debug, Default)]
+pub(crate) struct Query {
+    params: HashMap<String, String>,
+}
+
+impl Query {
+    /// Parses `a=b&c=d`, decoding `%XX` and `+` like Go's `url.ParseQuery`.
+    pub(crate) fn parse(raw: Option<&str>) -> Query {
+        let mut params = HashMap::new();
+        for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            params.insert(decode(k), decode(v));
+        }
+        Query { params }
+    }
+
+    /// A parameter, if present.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.params.get(key).map(String::as_str)
+    }
+
+    /// A boolean parameter (`true`/`1`), false when absent.
+    pub(crate) fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1"))
+    }
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(
+                    std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                    16,
+                ) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `resourceVersionMatch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RvMatch {
+    Unset,
+    NotOlderThan,
+    Exact,
+}
+
+/// The list/watch options of one request.
+#[derive(Debug)]
+pub(crate) struct ListParams {
+    pub(crate) labels: LabelSelector,
+    pub(crate) fields: FieldSelector,
+    /// None when absent or 0 (the real server treats 0 as "no limit").
+    pub(crate) limit: Option<usize>,
+    pub(crate) continue_token: Option<String>,
+    /// None when absent or empty.
+    pub(crate) resource_version: Option<u64>,
+    pub(crate) rv_match: RvMatch,
+    pub(crate) timeout_seconds: Option<u64>,
+    pub(crate) allow_bookmarks: bool,
+    pub(crate) send_initial_events: Option<bool>,
+}
+
+impl ListParams {
+    /// Parses and validates the options for `def`.
+    ///
+    /// # Errors
+    /// 400 for unparseable selectors or numbers, 422 (`ListOptions.meta.k8s.io "" is invalid`) for
+    /// forbidden combinations, as the real server.
+    pub(crate) fn parse(
+        query: &Query,
+        def: &ResourceDefinition,
+        watch: bool,
+    ) -> Result<ListParams, ApiError> {
+        ListParams::parse_for(query, def, watch, true)
+    }
+
+    /// Like [`ListParams::parse`]; with `streaming_list` false a watch ignores `sendInitialEvents`
+    /// and `resourceVersionMatch`, as a server without the WatchList feature does.
+    pub(crate) fn parse_for(
+        query: &Query,
+        def: &ResourceDefinition,
+        watch: bool,
+        streaming_list: bool,
+    ) -> Result<ListParams, ApiError> {
+        let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))?;
+        let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""), |f| {
+            def.selectable(f)
+        })?;
+        let number = |key: &str| -> Result<Option<u64>, ApiError> {
+            match query.get(key).filter(|v| !v.is_empty()) {
+                None => Ok(None),
+                Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+                    ApiError::bad_request(format!(
+                        "invalid value for {key}: strconv.ParseInt: parsing \"{v}\": invalid syntax"
+                    ))
+                }),
+            }
+        };
+        let limit = number("limit")?
+            .filter(|l| *l > 0)
+            .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+        let timeout_seconds = number("timeoutSeconds")?;
+        let rv_text = query.get("resourceVersion").filter(|v| !v.is_empty());
+        let resource_version = match rv_text {
+            None => None,
+            Some(v) => Some(v.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "Invalid value: \"{v}\": resourceVersion must be a non-negative integer"
+                ))
+            })?),
+        };
+        let rv_match = match query.get("resourceVersionMatch").unwrap_or("") {
+            "" => RvMatch::Unset,
+            "NotOlderThan" => RvMatch::NotOlderThan,
+            "Exact" => RvMatch::Exact,
+            other => {
+                return Err(ApiError::invalid_list_options(
+                    "resourceVersionMatch",
+                    &format!(
+                        "Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    ),
+                ));
+            }
+        };
+        let continue_token = query
+            .get("continue")
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        let mut send_initial_events = query
+            .get("sendInitialEvents")
+            .map(|v| v == "true" || v == "1");
+        let mut rv_match = rv_match;
+        if watch && !streaming_list {
+            send_initial_events = None;
+            rv_match = RvMatch::Unset;
+        }
+        let params = ListParams {
+            labels,
+            fields,
+            limit,
+            continue_token,
+            resource_version,
+            rv_match,
+            timeout_seconds,
+            allow_bookmarks: query.flag("allowWatchBookmarks"),
+            send_initial_events,
+        };
+        params.validate(rv_text, watch)?;
+        Ok(params)
+    }
+
+    fn validate(&self, rv_text: Option<&str>, watch: bool) -> Result<(), ApiError> {
+        let forbid = |field: &str, detail: &str| Err(ApiError::invalid_list_options(field, detail));
+        if self.continue_token.is_some() && rv_text.is_some() && rv_text != Some("0") {
+            return forbid(
+                "resourceVersion",
+                "specifying resource version is not allowed when using continue",
+            );
+        }
+        if self.rv_match != RvMatch::Unset {
+            if rv_text.is_none() && self.send_initial_events.is_none() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                );
+            }
+            if self.continue_token.is_some() {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                );
+            }
+            if self.rv_match == RvMatch::Exact && self.resource_version == Some(0) {
+                return forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                );
+            }
+        }
+        if let Some(send) = self.send_initial_events {
+            if !watch {
+                return forbid(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for list",
+                );
+            }
+            if self.rv_match != RvMatch::NotOlderThan {
+                return forbid(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                );
+            }
+            if send && !self.allow_bookmarks {
+                return forbid(
+                    "allowWatchBookmarks",
+                    "allowWatchBookmarks must be set when sendInitialEvents is set",
+                );
+            }
+        } else if watch && self.rv_match != RvMatch::Unset {
+            return forbid(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether a stored object passes both selectors.
+    pub(crate) fn matches(&self, object: &serde_json::Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object)
+    }
+
+    /// Whether there is no selector at all.
+    pub(crate) fn selects_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def() -> ResourceDefinition {
+        ResourceDefinition {
+            plural: "configmaps".into(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespaced: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn query_values_are_percent_and_plus_decoded() {
+        let q = Query::parse(Some("labelSelector=app%3Dweb%2Ctier+in+(a)&x=%zz&y=%4"));
+        assert_eq!(q.get("labelSelector"), Some("app=web,tier in (a)"));
+        assert_eq!(q.get("x"), Some("%zz"));
+        assert_eq!(q.get("y"), Some("%4"));
+    }
+
+    #[test]
+    fn rv_match_without_resource_version_is_invalid() {
+        let q = Query::parse(Some("resourceVersionMatch=NotOlderThan"));
+        let err = ListParams::parse(&q, &def(), false).unwrap_err();
+        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert_eq!(
+            err.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        );
+    }
+
+    #[test]
+    fn send_initial_events_requires_not_older_than_and_bookmarks() {
+        let q = Query::parse(Some(
+            "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        ));
+        assert_eq!(ListParams::parse(&q, &def(), true).unwrap_err().code, 422);
+        let q = Query::parse(Some("sendInitialEvents=true&allowWatchBookmarks=true"));
+        assert_eq!(ListParams::parse(&q, &def(), true).unwrap_err().code, 422);
+        let q = Query::parse(Some(
+            "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+        ));
+        assert!(ListParams::parse(&q, &def(), true).is_ok());
+    }
+
+    #[test]
+    fn limit_zero_means_no_limit() {
+        let q = Query::parse(Some("limit=0"));
+        assert_eq!(ListParams::parse(&q, &def(), false).unwrap().limit, None);
+    }
+}

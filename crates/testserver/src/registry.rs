@@ -1,0 +1,325 @@
+//! Which resources the server serves: the built-in kinds kubegen needs plus everything registered
+//! from a CustomResourceDefinition or [`crate::ApiServer::register`].
+//!
+//! Mirrors the role of kube-apiserver's REST storage map (one `genericregistry.Store` per
+//! group/version/resource) and of the apiextensions server's per-CRD handler: routing, discovery and
+//! validation all consult this table.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How `metadata.name` is validated for a kind (apimachinery `path.ValidatePathSegmentName` plus the
+/// kind's own rule).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameRule {
+    /// RFC 1123 subdomain (most kinds, all custom resources).
+    #[default]
+    Subdomain,
+    /// RFC 1123 label (namespaces).
+    Label,
+    /// RFC 1035 label (services).
+    Dns1035Label,
+    /// Any path-segment-safe name (events, which embed dots and colons).
+    PathSegment,
+}
+
+/// A served resource: what discovery reports and what the handlers need to know about a kind.
+///
+/// Build one with struct-update syntax from `ResourceDefinition::default()`; unset optional fields
+/// take the defaults the real server uses for a custom resource.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResourceDefinition {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// API version, e.g. `v1beta1`.
+    pub version: String,
+    /// Kind, e.g. `WhiteList`.
+    pub kind: String,
+    /// Plural resource name used in URLs, e.g. `whitelists`.
+    pub plural: String,
+    /// Singular name (discovery `singularName`); defaults to the lower-cased kind when empty.
+    pub singular: String,
+    /// Short names reported by discovery (`kubectl get wl`).
+    pub short_names: Vec<String>,
+    /// Categories reported by discovery (e.g. `all`).
+    pub categories: Vec<String>,
+    /// Namespaced (true) or cluster-scoped (false).
+    pub namespaced: bool,
+    /// Whether `<plural>/status` exists. When true the main endpoint ignores status changes and
+    /// `/status` changes only status, like the real server.
+    pub status_subresource: bool,
+    /// Whether `metadata.generation` is maintained (set to 1 on create, bumped on spec changes).
+    pub tracks_generation: bool,
+    /// Whether a delete returns the deleted object (custom resources, pods) instead of a `Status`.
+    pub delete_returns_object: bool,
+    /// Field selector labels allowed besides `metadata.name` and `metadata.namespace`, as dotted
+    /// JSON paths (`spec.nodeName`). Others are rejected with 400 like the real server.
+    pub selectable_fields: Vec<String>,
+    /// How names are validated.
+    pub name_rule: NameRule,
+    /// Whether strategic merge patches are accepted (built-in kinds); custom resources reject them
+    /// with 415 like the real server.
+    pub strategic_merge: bool,
+    /// Verbs reported by discovery and accepted by the router. Empty means all eight.
+    pub verbs: Vec<String>,
+}
+
+/// The eight standard verbs, in the order the real server's discovery lists them.
+pub(crate) const ALL_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+impl ResourceDefinition {
+    /// `group/version` or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// Storage/lookup key of this resource.
+    pub(crate) fn key(&self) -> ResourceKey {
+        ResourceKey::new(&self.group, &self.version, &self.plural)
+    }
+
+    /// Discovery `singularName`.
+    pub(crate) fn singular_name(&self) -> String {
+        if self.singular.is_empty() {
+            self.kind.to_lowercase()
+        } else {
+            self.singular.clone()
+        }
+    }
+
+    /// Verbs, defaulted.
+    pub(crate) fn verb_list(&self) -> Vec<String> {
+        if self.verbs.is_empty() {
+            ALL_VERBS.iter().map(|v| v.to_string()).collect()
+        } else {
+            self.verbs.clone()
+        }
+    }
+
+    /// Whether the router accepts `verb`.
+    pub(crate) fn allows(&self, verb: &str) -> bool {
+        self.verbs.is_empty() || self.verbs.iter().any(|v| v == verb)
+    }
+
+    /// Whether the field selector label is supported.
+    pub(crate) fn selectable(&self, field: &str) -> bool {
+        field == "metadata.name"
+            || field == "metadata.namespace"
+            || self.selectable_fields.iter().any(|f| f == field)
+    }
+}
+
+/// Group/version/plural: the identity of a served resource (and of its object collection).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ResourceKey(Arc<str>);
+
+impl ResourceKey {
+    pub(crate) fn new(group: &str, version: &str, plural: &str) -> ResourceKey {
+        ResourceKey(Arc::from(format!("{group}/{version}/{plural}")))
+    }
+}
+
+/// All served resources.
+///
+/// # Invariants
+/// - `by_key` keys equal `definition.key()` of their value.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    by_key: BTreeMap<ResourceKey, Arc<ResourceDefinition>>,
+}
+
+impl Registry {
+    /// A registry holding the built-in kinds.
+    pub(crate) fn with_builtins() -> Registry {
+        let mut registry = Registry::default();
+        for def in builtins() {
+            registry.insert(def);
+        }
+        registry
+    }
+
+    /// Adds or replaces a resource.
+    pub(crate) fn insert(&mut self, def: ResourceDefinition) {
+        self.by_key.insert(def.key(), Arc::new(def));
+    }
+
+    /// Removes a resource; returns whether it existed.
+    pub(crate) fn remove(&mut self, key: &ResourceKey) -> bool {
+        self.by_key.remove(key).is_some()
+    }
+
+    /// Looks up by group, version and plural.
+    pub(crate) fn get(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceDefinition>> {
+        self.by_key
+            .get(&ResourceKey::new(group, version, plural))
+            .cloned()
+    }
+
+    /// All resources, sorted by group/version/plural.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<ResourceDefinition>> {
+        self.by_key.values()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        for (key, def) in &self.by_key {
+            assert_eq!(*key, def.key());
+        }
+    }
+}
+
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+    status: bool,
+    generation: bool,
+}
+
+#[rustfmt::skip]
+const BUILTINS: &[Builtin] = &[
+    Builtin { group: "", version: "v1", kind: "Namespace", plural: "namespaces", short: &["ns"], namespaced: false, status: true, generation: false },
+    Builtin { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", short: &["cm"], namespaced: true, status: false, generation: false },
+    Builtin { group: "", version: "v1", kind: "Secret", plural: "secrets", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "", version: "v1", kind: "Pod", plural: "pods", short: &["po"], namespaced: true, status: true, generation: true },
+    Builtin { group: "", version: "v1", kind: "Service", plural: "services", short: &["svc"], namespaced: true, status: true, generation: false },
+    Builtin { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", short: &["sa"], namespaced: true, status: false, generation: false },
+    Builtin { group: "", version: "v1", kind: "Node", plural: "nodes", short: &["no"], namespaced: false, status: true, generation: false },
+    Builtin { group: "", version: "v1", kind: "Event", plural: "events", short: &["ev"], namespaced: true, status: false, generation: false },
+    Builtin { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", short: &["ev"], namespaced: true, status: false, generation: false },
+    Builtin { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", short: &["deploy"], namespaced: true, status: true, generation: true },
+    Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
+];
+
+/// Extra field selectors the real server supports for some built-ins.
+fn builtin_fields(group: &str, plural: &str) -> Vec<String> {
+    let fields: &[&str] = match (group, plural) {
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        ("", "events") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        ("events.k8s.io", "events") => &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "reason",
+            "reportingController",
+            "type",
+        ],
+        ("", "secrets") => &["type"],
+        ("", "namespaces") => &["status.phase"],
+        ("", "nodes") => &["spec.unschedulable"],
+        _ => &[],
+    };
+    fields.iter().map(|f| f.to_string()).collect()
+}
+
+fn builtins() -> impl Iterator<Item = ResourceDefinition> {
+    BUILTINS.iter().map(|b| ResourceDefinition {
+        group: b.group.into(),
+        version: b.version.into(),
+        kind: b.kind.into(),
+        plural: b.plural.into(),
+        singular: b.kind.to_lowercase(),
+        short_names: b.short.iter().map(|s| s.to_string()).collect(),
+        categories: match b.plural {
+            "pods" | "services" | "deployments" => vec!["all".into()],
+            _ => Vec::new(),
+        },
+        namespaced: b.namespaced,
+        status_subresource: b.status,
+        tracks_generation: b.generation,
+        delete_returns_object: b.plural == "pods",
+        selectable_fields: builtin_fields(b.group, b.plural),
+        name_rule: match b.plural {
+            "namespaces" => NameRule::Label,
+            "services" => NameRule::Dns1035Label,
+            "events" => NameRule::PathSegment,
+            _ => NameRule::Subdomain,
+        },
+        strategic_merge: true,
+        verbs: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_include_every_kind_the_issue_lists() {
+        let registry = Registry::with_builtins();
+        registry.check_invariants();
+        for (group, plural) in [
+            ("", "namespaces"),
+            ("", "configmaps"),
+            ("", "secrets"),
+            ("", "pods"),
+            ("", "services"),
+            ("", "nodes"),
+            ("", "events"),
+            ("events.k8s.io", "events"),
+            ("apps", "deployments"),
+            ("coordination.k8s.io", "leases"),
+            ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ] {
+            assert!(
+                registry.get(group, "v1", plural).is_some(),
+                "{group}/{plural}"
+            );
+        }
+    }
+
+    #[test]
+    fn remove_forgets_the_resource() {
+        let mut registry = Registry::with_builtins();
+        let key = ResourceKey::new("", "v1", "configmaps");
+        assert!(registry.remove(&key));
+        assert!(registry.get("", "v1", "configmaps").is_none());
+        registry.check_invariants();
+    }
+}

@@ -1,0 +1,185 @@
+//! URL routing: which endpoint a request path names, following the real server's URL layout
+//! (apiserver `endpoints/installer.go`, `request/requestinfo.go`).
+
+use std::sync::Arc;
+
+use crate::registry::{Registry, ResourceDefinition};
+use crate::status::ApiError;
+
+/// A resource endpoint: collection, object or subresource.
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    pub(crate) def: Arc<ResourceDefinition>,
+    /// From the URL (`/namespaces/<ns>/...`); None for cluster-scoped or all-namespaces requests.
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: Option<String>,
+    /// Only `status` is served.
+    pub(crate) subresource: Option<String>,
+    /// Legacy `/watch/` path prefix.
+    pub(crate) watch_path: bool,
+}
+
+/// Every endpoint the server has.
+#[derive(Clone, Debug)]
+pub(crate) enum Route {
+    Version,
+    Health,
+    /// `/api`
+    CoreVersions,
+    /// `/apis`
+    GroupList,
+    /// `/apis/<group>`
+    Group(String),
+    /// `/api/v1`, `/apis/<group>/<version>`
+    ResourceList(String, String),
+    Resource(Target),
+}
+
+/// Resolves a path against the registry.
+///
+/// # Errors
+/// 404 with the real server's generic body for anything not served.
+pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        ["version"] => Ok(Route::Version),
+        ["healthz" | "readyz" | "livez"] => Ok(Route::Health),
+        ["api"] => Ok(Route::CoreVersions),
+        ["api", "v1"] => Ok(Route::ResourceList(String::new(), "v1".into())),
+        ["api", "v1", rest @ ..] => resource("", "v1", rest, registry),
+        ["apis"] => Ok(Route::GroupList),
+        ["apis", group] if registry.all().any(|d| d.group == *group) => {
+            Ok(Route::Group(group.to_string()))
+        }
+        ["apis", group, version]
+            if registry
+                .all()
+                .any(|d| d.group == *group && d.version == *version) =>
+        {
+            Ok(Route::ResourceList(group.to_string(), version.to_string()))
+        }
+        ["apis", group, version, rest @ ..] if !group.is_empty() => {
+            resource(group, version, rest, registry)
+        }
+        _ => Err(ApiError::unknown_path()),
+    }
+}
+
+fn resource(
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    registry: &Registry,
+) -> Result<Route, ApiError> {
+    let (watch_path, rest) = match rest {
+        ["watch", tail @ ..] => (true, tail),
+        _ => (false, rest),
+    };
+    let namespace_subresource =
+        group.is_empty() && rest.len() == 3 && matches!(rest[2], "status" | "finalize");
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() && !namespace_subresource => {
+            (Some(ns.to_string()), tail)
+        }
+        _ => (None, rest),
+    };
+    let (plural, name, subresource) = match rest {
+        [plural] => (*plural, None, None),
+        [plural, name] => (*plural, Some(name.to_string()), None),
+        [plural, name, sub] => (*plural, Some(name.to_string()), Some(sub.to_string())),
+        _ => return Err(ApiError::unknown_path()),
+    };
+    let def = registry
+        .get(group, version, plural)
+        .ok_or_else(ApiError::unknown_path)?;
+    if namespace.is_some() && !def.namespaced {
+        return Err(ApiError::unknown_path());
+    }
+    if subresource
+        .as_deref()
+        .is_some_and(|s| s != "status" || !def.status_subresource)
+    {
+        return Err(ApiError::unknown_path());
+    }
+    Ok(Route::Resource(Target {
+        def,
+        namespace,
+        name,
+        subresource,
+        watch_path,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(path: &str) -> Target {
+        match parse(path, &Registry::with_builtins()).unwrap() {
+            Route::Resource(t) => t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn namespaced_object_paths_split_into_parts() {
+        let t = target("/apis/apps/v1/namespaces/ns/deployments/web/status");
+        assert_eq!(t.def.plural, "deployments");
+        assert_eq!(
+            (
+                t.namespace.as_deref(),
+                t.name.as_deref(),
+                t.subresource.as_deref()
+            ),
+            (Some("ns"), Some("web"), Some("status"))
+        );
+    }
+
+    #[test]
+    fn namespace_objects_are_not_mistaken_for_namespaced_paths() {
+        let t = target("/api/v1/namespaces/ns");
+        assert_eq!(
+            (
+                t.def.plural.as_str(),
+                t.name.as_deref(),
+                t.namespace.as_deref()
+            ),
+            ("namespaces", Some("ns"), None)
+        );
+        let t = target("/api/v1/namespaces/ns/status");
+        assert_eq!(
+            (t.name.as_deref(), t.subresource.as_deref()),
+            (Some("ns"), Some("status"))
+        );
+        let t = target("/api/v1/namespaces/ns/configmaps");
+        assert_eq!(
+            (
+                t.def.plural.as_str(),
+                t.namespace.as_deref(),
+                t.name.as_deref()
+            ),
+            ("configmaps", Some("ns"), None)
+        );
+    }
+
+    #[test]
+    fn unknown_resources_and_subresources_are_404() {
+        let registry = Registry::with_builtins();
+        for path in [
+            "/api/v1/widgets",
+            "/apis/apps/v1/namespaces/a/configmaps",
+            "/api/v1/namespaces/a/configmaps/x/status",
+            "/apis/nope/v1",
+            "/x",
+        ] {
+            assert_eq!(parse(path, &registry).unwrap_err().code, 404, "{path}");
+        }
+    }
+
+    #[test]
+    fn legacy_watch_prefix_is_recognised() {
+        let t = target("/api/v1/watch/namespaces/ns/configmaps");
+        assert!(t.watch_path);
+        assert_eq!(t.namespace.as_deref(), Some("ns"));
+    }
+}

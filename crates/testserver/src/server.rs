@@ -1,0 +1,224 @@
+//! [`TestServer`]: an [`ApiServer`] behind a real socket on 127.0.0.1 (HTTP/1.1 and HTTP/2, plain
+//! or TLS), plus a kubeconfig pointing at it. Dropping it closes the listener and every connection,
+//! which ends open watch streams.
+
+use std::convert::Infallible;
+use std::path::Path;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use crate::api::ApiServer;
+use crate::error::Error;
+use crate::faults::Faults;
+use crate::options::ServerOptions;
+use crate::tls;
+
+/// A running API server on 127.0.0.1. Shuts down on drop.
+///
+/// ```no_run
+/// # async fn demo() {
+/// let server = kubegen_testserver::TestServer::start().await;
+/// let kubeconfig = server.kubeconfig_yaml(); // point any client at it
+/// # }
+/// ```
+pub struct TestServer {
+    api: ApiServer,
+    url: String,
+    ca_pem: Option<String>,
+    token: Option<String>,
+    /// Set to true on drop; every connection task watches it.
+    shutdown: watch::Sender<bool>,
+    accept: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestServer {
+    /// Plain HTTP on an ephemeral port.
+    ///
+    /// # Panics
+    /// If no port on 127.0.0.1 can be bound (a broken test environment).
+    pub async fn start() -> TestServer {
+        TestServer::start_with(ServerOptions::default()).await
+    }
+
+    /// With options (TLS, bearer token, history size, ...).
+    ///
+    /// # Panics
+    /// If the socket cannot be bound or TLS cannot be set up; use [`TestServer::try_start`] to get
+    /// the error instead.
+    pub async fn start_with(opts: ServerOptions) -> TestServer {
+        match TestServer::try_start(opts).await {
+            Ok(server) => server,
+            Err(e) => panic!("kubegen-testserver failed to start: {e}"),
+        }
+    }
+
+    /// Like [`TestServer::start_with`], returning setup errors.
+    ///
+    /// # Errors
+    /// [`Error::BindFailed`], [`Error::TlsSetupFailed`].
+    pub async fn try_start(opts: ServerOptions) -> Result<TestServer, Error> {
+        let port = opts.port;
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|source| Error::BindFailed { port, source })?;
+        let address = listener
+            .local_addr()
+            .map_err(|source| Error::BindFailed { port, source })?;
+        let tls = if opts.tls {
+            Some(tls::generate()?)
+        } else {
+            None
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let token = opts.bearer_token.clone();
+        let api = ApiServer::new(opts);
+        *api.inner.address.lock() = address.to_string();
+        let (shutdown, stop) = watch::channel(false);
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let acceptor = tls.map(|t| t.acceptor);
+        let accept = tokio::spawn(accept_loop(listener, api.clone(), acceptor, stop));
+        tracing::info!(url = %format!("{scheme}://{address}"), "kubegen-testserver listening");
+        Ok(TestServer {
+            api,
+            url: format!("{scheme}://{address}"),
+            ca_pem,
+            token,
+            shutdown,
+            accept,
+        })
+    }
+
+    /// The base URL, e.g. `http://127.0.0.1:43121`.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// A complete kubeconfig (cluster, user, context `kubegen-testserver`, namespace `default`)
+    /// with the CA data in TLS mode and the token when one is required.
+    pub fn kubeconfig_yaml(&self) -> String {
+        let mut cluster = serde_json::json!({"server": self.url});
+        if let Some(pem) = &self.ca_pem {
+            use base64::Engine;
+            cluster["certificate-authority-data"] =
+                base64::engine::general_purpose::STANDARD.encode(pem).into();
+        }
+        let user = match &self.token {
+            Some(token) => serde_json::json!({"token": token}),
+            None => serde_json::json!({}),
+        };
+        let name = "kubegen-testserver";
+        let config = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": cluster}],
+            "users": [{"name": name, "user": user}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
+            "current-context": name,
+            "preferences": {},
+        });
+        serde_yaml::to_string(&config).unwrap_or_default()
+    }
+
+    /// Writes [`TestServer::kubeconfig_yaml`] to `path`.
+    ///
+    /// # Errors
+    /// The underlying write error.
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
+    }
+
+    /// The CA certificate (PEM) in TLS mode.
+    pub fn ca_pem(&self) -> Option<String> {
+        self.ca_pem.clone()
+    }
+
+    /// Fault injection.
+    pub fn faults(&self) -> &Faults {
+        self.api.faults()
+    }
+
+    /// The in-process request handler behind the socket (shares the store).
+    pub fn api(&self) -> ApiServer {
+        self.api.clone()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.send_replace(true);
+        self.accept.abort();
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    api: ApiServer,
+    tls: Option<TlsAcceptor>,
+    stop: watch::Receiver<bool>,
+) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (api, tls, mut stop) = (api.clone(), tls.clone(), stop.clone());
+        tokio::spawn(async move {
+            let served = async {
+                match tls {
+                    Some(acceptor) => match acceptor.accept(stream).await {
+                        Ok(stream) => serve(stream, api).await,
+                        Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                    },
+                    None => serve(stream, api).await,
+                }
+            };
+            tokio::select! {
+                () = served => {}
+                _ = stop.wait_for(|stopped| *stopped) => {}
+            }
+        });
+    }
+}
+
+async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, api: ApiServer) {
+    let service = service_fn(move |request: http::Request<Incoming>| {
+        let api = api.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let bytes = match body.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(_) => Bytes::new(),
+            };
+            Ok::<_, Infallible>(api.handle(http::Request::from_parts(parts, bytes)).await)
+        }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    if let Err(e) = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .await
+    {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
+}

@@ -1,0 +1,374 @@
+//! `Status` error bodies, shaped exactly like kube-apiserver's (apimachinery
+//! `pkg/api/errors/errors.go`).
+//!
+//! Every failure a handler can produce is an [`ApiError`]; the router turns it into an HTTP response
+//! whose body is a `meta/v1 Status` with the same fields, field order, reasons, codes and message
+//! wording as the real server, so client error predicates (`is_not_found`, `is_conflict`, ...) and
+//! logged messages behave identically against this test double.
+
+use bytes::Bytes;
+use serde::Serialize;
+
+/// One field-level cause inside `details.causes` (apimachinery `StatusCause`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct Cause {
+    /// Machine-readable cause, e.g. `FieldValueInvalid`.
+    pub(crate) reason: String,
+    /// Human-readable description.
+    pub(crate) message: String,
+    /// The offending field path, e.g. `metadata.name`; omitted when empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) field: String,
+}
+
+/// `details` of a `Status` (apimachinery `StatusDetails`). Empty fields are omitted like Go's
+/// `omitempty`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Details {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) group: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) kind: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) uid: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) causes: Vec<Cause>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) retry_after_seconds: Option<u64>,
+}
+
+impl Details {
+    fn is_empty(&self) -> bool {
+        *self == Details::default()
+    }
+}
+
+/// A failed request: HTTP code, `reason`, message and details, rendered as a `Status` body.
+///
+/// Constructors are named after apimachinery's `errors.New*` helpers so a reader can compare.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    pub(crate) code: u16,
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
+    pub(crate) details: Box<Details>,
+    /// `metadata.continue` of the Status (only the expired-continue 410 carries one).
+    pub(crate) continue_token: Option<String>,
+    /// Value of a `Retry-After` header, in seconds.
+    pub(crate) retry_after: Option<u64>,
+}
+
+/// Group and plural resource of the object an error is about, as the real server reports them in
+/// `details.group` / `details.kind` (which holds the *resource*, e.g. `configmaps`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Qualified<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) resource: &'a str,
+}
+
+impl Qualified<'_> {
+    /// `configmaps` or `deployments.apps`, the prefix of most messages.
+    fn display(&self) -> String {
+        if self.group.is_empty() {
+            self.resource.to_string()
+        } else {
+            format!("{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: String) -> ApiError {
+        ApiError {
+            code,
+            reason,
+            message,
+            details: Box::default(),
+            continue_token: None,
+            retry_after: None,
+        }
+    }
+
+    fn with_target(mut self, what: Qualified<'_>, name: &str) -> ApiError {
+        self.details.name = name.to_string();
+        self.details.group = what.group.to_string();
+        self.details.kind = what.resource.to_string();
+        self
+    }
+
+    /// 404 `configmaps "x" not found`.
+    pub(crate) fn not_found(what: Qualified<'_>, name: &str) -> ApiError {
+        let message = format!("{} \"{name}\" not found", what.display());
+        ApiError::new(404, "NotFound", message).with_target(what, name)
+    }
+
+    /// 404 for a URL that names no registered resource (the real server's generic 404 body).
+    pub(crate) fn unknown_path() -> ApiError {
+        let mut e = ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource".into(),
+        );
+        e.details.causes.push(Cause {
+            reason: "UnexpectedServerResponse".into(),
+            message: "404 page not found".into(),
+            field: String::new(),
+        });
+        e
+    }
+
+    /// 409 `configmaps "x" already exists`.
+    pub(crate) fn already_exists(what: Qualified<'_>, name: &str) -> ApiError {
+        let message = format!("{} \"{name}\" already exists", what.display());
+        ApiError::new(409, "AlreadyExists", message).with_target(what, name)
+    }
+
+    /// 409 optimistic-concurrency failure (stale resourceVersion or failed precondition).
+    pub(crate) fn conflict(what: Qualified<'_>, name: &str, why: &str) -> ApiError {
+        let message = format!(
+            "Operation cannot be fulfilled on {} \"{name}\": {why}",
+            what.display()
+        );
+        ApiError::new(409, "Conflict", message).with_target(what, name)
+    }
+
+    /// The `why` of a stale-resourceVersion conflict, worded like the real server.
+    pub(crate) const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
+
+    /// 422 `Kind "name" is invalid: field: Invalid value: ...`, one cause per field error.
+    pub(crate) fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> ApiError {
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let joined: Vec<String> = causes
+            .iter()
+            .map(|c| {
+                if c.field.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}: {}", c.field, c.message)
+                }
+            })
+            .collect();
+        let summary = if joined.len() == 1 {
+            joined[0].clone()
+        } else {
+            format!("[{}]", joined.join(", "))
+        };
+        let message = format!("{qualified} \"{name}\" is invalid: {summary}");
+        let mut e = ApiError::new(422, "Invalid", message);
+        e.details = Box::new(Details {
+            name: name.to_string(),
+            group: group.to_string(),
+            kind: kind.to_string(),
+            causes,
+            ..Details::default()
+        });
+        e
+    }
+
+    /// 422 for invalid list/watch query options (`ListOptions.meta.k8s.io "" is invalid: ...`).
+    pub(crate) fn invalid_list_options(field: &str, detail: &str) -> ApiError {
+        let cause = Cause {
+            reason: "FieldValueForbidden".into(),
+            message: format!("Forbidden: {detail}"),
+            field: field.into(),
+        };
+        ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![cause])
+    }
+
+    /// 400 with a free-form message.
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(400, "BadRequest", message.into())
+    }
+
+    /// 405 for a verb the resource does not support.
+    pub(crate) fn method_not_supported(what: Qualified<'_>, action: &str) -> ApiError {
+        let message = format!(
+            "{action} is not supported on resources of kind \"{}\"",
+            what.display()
+        );
+        let mut e = ApiError::new(405, "MethodNotAllowed", message);
+        e.details.group = what.group.to_string();
+        e.details.kind = what.resource.to_string();
+        e
+    }
+
+    /// 415 for a patch type or body format the server does not accept.
+    pub(crate) fn unsupported_media_type(accepted: &str) -> ApiError {
+        let message = format!(
+            "the body of the request was in an unknown format - accepted media types include: {accepted}"
+        );
+        ApiError::new(415, "UnsupportedMediaType", message)
+    }
+
+    /// 410 `Expired` (too old resourceVersion or continue token).
+    pub(crate) fn expired(message: impl Into<String>) -> ApiError {
+        ApiError::new(410, "Expired", message.into())
+    }
+
+    /// 504 "Too large resource version", with the `ResourceVersionTooLarge` cause clients test for.
+    pub(crate) fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        let message =
+            format!("Timeout: Too large resource version: {requested}, current: {current}");
+        let mut e = ApiError::new(504, "Timeout", message);
+        e.details.causes.push(Cause {
+            reason: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            field: String::new(),
+        });
+        e.details.retry_after_seconds = Some(1);
+        e
+    }
+
+    /// 401 for a missing or wrong bearer token.
+    pub(crate) fn unauthorized() -> ApiError {
+        ApiError::new(401, "Unauthorized", "Unauthorized".into())
+    }
+
+    /// 403 with a free-form message (e.g. writes into a terminating namespace).
+    pub(crate) fn forbidden(what: Qualified<'_>, name: &str, why: &str) -> ApiError {
+        let message = format!("{} \"{name}\" is forbidden: {why}", what.display());
+        ApiError::new(403, "Forbidden", message).with_target(what, name)
+    }
+
+    /// 429 with `Retry-After`, as API Priority and Fairness sends it.
+    pub(crate) fn too_many_requests(retry_after: u64) -> ApiError {
+        let mut e = ApiError::new(
+            429,
+            "TooManyRequests",
+            "Too many requests, please try again later.".into(),
+        );
+        e.details.retry_after_seconds = Some(retry_after);
+        e.retry_after = Some(retry_after);
+        e
+    }
+
+    /// A plain storage error the real server passes through without a reason (`StatusReasonUnknown`).
+    pub(crate) fn unknown(code: u16, message: impl Into<String>) -> ApiError {
+        ApiError::new(code, "", message.into())
+    }
+
+    /// 500 with a free-form message.
+    pub(crate) fn internal(message: impl Into<String>) -> ApiError {
+        let message = format!("Internal error occurred: {}", message.into());
+        let mut e = ApiError::new(500, "InternalError", message.clone());
+        e.details.causes.push(Cause {
+            reason: String::new(),
+            message,
+            field: String::new(),
+        });
+        e
+    }
+
+    /// 503 with a free-form message.
+    pub(crate) fn service_unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(503, "ServiceUnavailable", message.into())
+    }
+
+    /// The `Status` object as JSON bytes (also used inside watch `ERROR` events).
+    pub(crate) fn to_json(&self) -> Bytes {
+        #[derive(Serialize)]
+        struct ListMeta<'a> {
+            #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+            continue_token: Option<&'a str>,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Status<'a> {
+            kind: &'static str,
+            api_version: &'static str,
+            metadata: ListMeta<'a>,
+            status: &'static str,
+            message: &'a str,
+            #[serde(skip_serializing_if = "str::is_empty")]
+            reason: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            details: Option<&'a Details>,
+            code: u16,
+        }
+        let status = Status {
+            kind: "Status",
+            api_version: "v1",
+            metadata: ListMeta {
+                continue_token: self.continue_token.as_deref(),
+            },
+            status: "Failure",
+            message: &self.message,
+            reason: self.reason,
+            details: (!self.details.is_empty()).then_some(&*self.details),
+            code: self.code,
+        };
+        // Serializing plain structs of strings and integers cannot fail.
+        Bytes::from(serde_json::to_vec(&status).unwrap_or_default())
+    }
+}
+
+/// The `Status` a successful delete returns for kinds that do not return the deleted object.
+pub(crate) fn success_status(what: Qualified<'_>, name: &str, uid: &str) -> Bytes {
+    let body = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": name, "group": what.group, "kind": what.resource, "uid": uid},
+    });
+    Bytes::from(body.to_string())
+}
+
+/// A field error cause: `reason` is the apimachinery `field.ErrorType` (e.g. `FieldValueInvalid`),
+/// `message` the text after the field path.
+pub(crate) fn cause(reason: &str, field: &str, message: impl Into<String>) -> Cause {
+    Cause {
+        reason: reason.into(),
+        message: message.into(),
+        field: field.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_body_matches_real_server_shape() {
+        let e = ApiError::not_found(
+            Qualified {
+                group: "",
+                resource: "configmaps",
+            },
+            "x",
+        );
+        let body: serde_json::Value = serde_json::from_slice(&e.to_json()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "configmaps \"x\" not found", "reason": "NotFound",
+                "details": {"name": "x", "kind": "configmaps"}, "code": 404
+            })
+        );
+    }
+
+    #[test]
+    fn invalid_message_joins_multiple_causes_in_brackets() {
+        let causes = vec![
+            cause(
+                "FieldValueRequired",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            ),
+            cause("FieldValueInvalid", "spec.x", "Invalid value: 1: bad"),
+        ];
+        let e = ApiError::invalid("apps", "Deployment", "d", causes);
+        assert_eq!(
+            e.message,
+            "Deployment.apps \"d\" is invalid: [metadata.name: Required value: name or generateName is required, spec.x: Invalid value: 1: bad]"
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! Watch streams: newline-delimited JSON events over a chunked response, served from the store's
+//! event history (apiserver `storage/cacher/cache_watcher.go`, `endpoints/handlers/watch.go`).
+//!
+//! # Lifecycle of one watch
+//! 1. Resolve the start: no resourceVersion or "0" sends the current state as synthetic `ADDED`
+//!    events; `sendInitialEvents=true` does the same and then a BOOKMARK annotated
+//!    `k8s.io/initial-events-end: "true"`; a resourceVersion N replays history after N, or sends the
+//!    real server's 410 `ERROR` event when N was compacted away.
+//! 2. A task per watch (a plain loop) waits for new resourceVersions, bookmark ticks, fault
+//!    controls, the timeout or the client going away, and writes each event into the body channel.
+//! 3. Selectors are evaluated on the new and previous object: leaving the selection is sent as
+//!    `DELETED` (the previous object at the new resourceVersion), entering as `ADDED`.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::{Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::api::{ApiServer, with_json_type};
+use crate::body::{BoxBody, ChannelBody};
+use crate::handlers::read::wait_for_rv;
+use crate::query::{ListParams, Query};
+use crate::route::Target;
+use crate::selectors::FieldSelector;
+use crate::status::ApiError;
+use crate::store::{Event, EventType, ListQuery, Stored};
+
+/// Everything a watch task needs, fixed when the watch starts.
+struct Watcher {
+    api: ApiServer,
+    target: Target,
+    params: ListParams,
+    /// Restricts events to one object (legacy `/watch/<plural>/<name>` or `?watch` on an item).
+    name: Option<FieldSelector>,
+    tx: mpsc::Sender<Bytes>,
+    /// Invariant: every event of the resource with rv <= cursor was already considered.
+    cursor: u64,
+}
+
+/// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
+pub(crate) async fn start(
+    api: &ApiServer,
+    target: &Target,
+    query: &Query,
+) -> Result<Response<BoxBody>, ApiError> {
+    let streaming_supported = api.inner.options.streaming_list;
+    let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
+    let name = match &target.name {
+        Some(n) => Some(FieldSelector::parse(&format!("metadata.name={n}"), |_| {
+            true
+        })?),
+        None => None,
+    };
+    let streaming = params.send_initial_events == Some(true);
+    if let Some(rv) = params.resource_version.filter(|rv| *rv > 0 && streaming)
+        && rv > api.resource_version()
+    {
+        wait_for_rv(api, rv).await?;
+    }
+    let (tx, rx) = mpsc::channel(256);
+    let mut watcher = Watcher {
+        api: api.clone(),
+        target: target.clone(),
+        params,
+        name,
+        tx,
+        cursor: 0,
+    };
+    let synthetic = streaming
+        || matches!(watcher.params.resource_version, None | Some(0))
+            && watcher.params.send_initial_events.is_none();
+    let initial = {
+        let state = api.inner.state.lock();
+        let store = &state.store;
+        if synthetic {
+            let keep = |s: &Stored| watcher.passes(&s.value);
+            let query = ListQuery {
+                namespace: target.namespace.as_deref(),
+                at: None,
+                after: None,
+                limit: None,
+                keep: &keep,
+            };
+            let items = store
+                .list(&target.def.key(), &query)
+                .map(|(items, _)| items)
+                .unwrap_or_default();
+            watcher.cursor = store.current_rv();
+            Initial::Objects(items)
+        } else {
+            let rv = watcher.params.resource_version.unwrap_or(0);
+            if rv == 0 {
+                watcher.cursor = store.current_rv();
+                Initial::Objects(Vec::new())
+            } else if rv < store.compacted_rv() {
+                Initial::TooOld(rv, store.compacted_rv())
+            } else {
+                watcher.cursor = rv;
+                Initial::Objects(Vec::new())
+            }
+        }
+    };
+    tokio::spawn(async move { watcher.run(initial, streaming).await });
+    Ok(with_json_type(
+        Response::builder().status(StatusCode::OK),
+        ChannelBody::boxed(rx),
+    ))
+}
+
+enum Initial {
+    Objects(Vec<Stored>),
+    /// (requested, oldest available)
+    TooOld(u64, u64),
+}
+
+/// One `{"type":..,"object":..}` line.
+fn line(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    out.freeze()
+}
+
+impl Watcher {
+    fn passes(&self, object: &Value) -> bool {
+        self.params.matches(object) && self.name.as_ref().is_none_or(|n| n.matches(object))
+    }
+
+    async fn send(&self, chunk: Bytes) -> bool {
+        self.tx.send(chunk).await.is_ok()
+    }
+
+    fn bookmark(&self, initial_events_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": self.cursor.to_string()});
+        if initial_events_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({"kind": self.target.def.kind, "apiVersion": self.target.def.api_version(), "metadata": metadata});
+        line("BOOKMARK", object.to_string().as_bytes())
+    }
+
+    fn bookmarks_wanted(&self) -> bool {
+        self.params.allow_bookmarks && self.api.inner.faults.bookmarks_enabled()
+    }
+
+    /// The event as this watcher must see it, if at all.
+    fn translate(&self, event: &Event) -> Option<Bytes> {
+        if self
+            .target
+            .namespace
+            .as_ref()
+            .is_some_and(|ns| *ns != event.key.0)
+        {
+            return None;
+        }
+        let now = self.passes(&event.object.value);
+        let before = event.prev.as_ref().is_some_and(|p| self.passes(&p.value));
+        match (event.kind, now, before) {
+            (EventType::Added | EventType::Deleted, true, _) => {
+                Some(line(event.kind.as_str(), &event.object.json))
+            }
+            (EventType::Modified, true, true) => Some(line("MODIFIED", &event.object.json)),
+            (EventType::Modified, true, false) => Some(line("ADDED", &event.object.json)),
+            (EventType::Modified, false, true) => {
+                // Left the selection: the previous state, stamped with this event's resourceVersion.
+                let prev = event.prev.as_ref()?;
+                let gone = Stored::new((*prev.value).clone(), event.rv);
+                Some(line("DELETED", &gone.json))
+            }
+            _ => None,
+        }
+    }
+
+    /// Sends events after the cursor. False when the stream must end.
+    async fn deliver(&mut self) -> bool {
+        let fetched = self
+            .api
+            .inner
+            .state
+            .lock()
+            .store
+            .events_after(&self.target.def.key(), self.cursor);
+        match fetched {
+            Ok((events, scanned)) => {
+                for event in &events {
+                    if let Some(chunk) = self.translate(event)
+                        && !self.send(chunk).await
+                    {
+                        return false;
+                    }
+                }
+                self.cursor = self.cursor.max(scanned);
+                true
+            }
+            Err(compacted) => {
+                // This watcher fell behind the history (e.g. stalled): end it as the real server does.
+                let _ = self.send(too_old(self.cursor, compacted.oldest)).await;
+                false
+            }
+        }
+    }
+
+    async fn run(mut self, initial: Initial, streaming: bool) {
+        match initial {
+            Initial::TooOld(requested, oldest) => {
+                let _ = self.send(too_old(requested, oldest)).await;
+                return;
+            }
+            Initial::Objects(items) => {
+                for item in items {
+                    if !self.send(line("ADDED", &item.json)).await {
+                        return;
+                    }
+                }
+                if streaming && !self.send(self.bookmark(true)).await {
+                    return;
+                }
+            }
+        }
+        self.follow().await;
+    }
+
+    async fn follow(&mut self) {
+        let mut changes = self.api.inner.changes.subscribe();
+        let mut control = self.api.inner.faults.watch_control();
+        let started = *control.borrow_and_update();
+        let mut bookmark_generation = started.bookmark_generation;
+        let period = self
+            .api
+            .inner
+            .options
+            .bookmark_interval
+            .max(Duration::from_millis(10));
+        let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+        let deadline = self
+            .params
+            .timeout_seconds
+            .map(|s| Instant::now() + Duration::from_secs(s));
+        loop {
+            let current = *control.borrow_and_update();
+            if current.drop_generation != started.drop_generation {
+                return;
+            }
+            if !current.stalled {
+                if !self.deliver().await {
+                    return;
+                }
+                if current.bookmark_generation != bookmark_generation
+                    && self.bookmarks_wanted()
+                    && !self.send(self.bookmark(false)).await
+                {
+                    return;
+                }
+                bookmark_generation = current.bookmark_generation;
+            }
+            tokio::select! {
+                _ = self.tx.closed() => return,
+                _ = sleep_until(deadline) => return,
+                changed = changes.changed() => if changed.is_err() { return },
+                changed = control.changed() => if changed.is_err() { return },
+                _ = ticker.tick() => {
+                    if !current.stalled && self.bookmarks_wanted() && !self.send(self.bookmark(false)).await {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The real server's `ERROR` event for a watch from a compacted resourceVersion.
+fn too_old(requested: u64, oldest: u64) -> Bytes {
+    let status = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
+    line("ERROR", &status.to_json())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_old_event_is_a_410_expired_status() {
+        let chunk = too_old(3, 10);
+        let value: Value = serde_json::from_slice(&chunk).unwrap();
+        assert_eq!(value["type"], "ERROR");
+        assert_eq!(value["object"]["code"], 410);
+        assert_eq!(value["object"]["reason"], "Expired");
+        assert_eq!(
+            value["object"]["message"],
+            "too old resource version: 3 (10)"
+        );
+        assert!(chunk.ends_with(b"\n"));
+    }
+}
