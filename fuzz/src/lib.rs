@@ -1,0 +1,18 @@
+//! kubegen-fuzz: property-based fuzzing of the parsers that read bytes from outside the process.
+//!
+//! # Why proptest and not (only) cargo-fuzz
+//! cargo-fuzz needs a nightly toolchain and runs unbounded; these targets must also run in CI on
+//! stable, bounded and reproducible. So each target is a proptest in `tests/` that
+//! - generates *valid* inputs, mangles how they arrive (chunk boundaries anywhere, truncation,
+//!   byte flips) and asserts exact outcomes (decoded equals encoded; errors, never panics), and
+//! - throws arbitrary bytes at the parser and asserts only "no panic, no hang".
+//!
+//! CI runs the default 256 cases per property. A long local run: `PROPTEST_CASES=200000
+//! cargo nextest run --release -p kubegen-fuzz` (see `docs/performance.md` for the last run).
+//!
+//! Targets: the watch-stream decoder and the streaming list decoder (through
+//! `ResourceClient::watch`/`list` over a scripted [`Transport`](kubegen_client::Transport)), the
+//! kubeconfig parser (`Kubeconfig::parse`), and codegen's tag parser (through
+//! `kubegen_codegen::generate` on a generated `apis/` tree).
+
+pub mod chunked;
