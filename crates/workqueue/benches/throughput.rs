@@ -25,6 +25,9 @@ use tokio::sync::Notify;
 const ADDS: u64 = 400_000;
 /// Operations per single-operation scenario.
 const OPS: u64 = 200_000;
+/// Each measurement is repeated this often and the best run is reported: the machine is shared,
+/// and interference only ever makes a run slower.
+const RUNS: usize = 5;
 
 /// The two queue implementations under comparison, reduced to what the benchmark calls.
 trait BenchQueue: Clone + Send + Sync + 'static {
@@ -172,7 +175,9 @@ fn noop() -> Arc<dyn MetricsProvider> {
 }
 
 async fn throughput_table() {
-    println!("add -> get -> done cycles per second ({ADDS} adds, 2 runtime threads)");
+    println!(
+        "add -> get -> done cycles per second ({ADDS} adds, 2 runtime threads, best of {RUNS})"
+    );
     println!(
         "{:<34} {:>14} {:>14} {:>7}",
         "scenario", "Queue", "naive", "ratio"
@@ -185,15 +190,21 @@ async fn throughput_table() {
         ("heavy dedup (16 keys), 8 workers", 8, 16),
     ];
     for (name, workers, keys) in scenarios {
-        let ours = cycles(Queue::new("bench", noop()), workers, keys).await;
-        let naive = cycles(Naive::default(), workers, keys).await;
+        let (mut ours, mut naive) = (0.0_f64, 0.0_f64);
+        for _ in 0..RUNS {
+            ours = ours.max(cycles(Queue::new("bench", noop()), workers, keys).await);
+            naive = naive.max(cycles(Naive::default(), workers, keys).await);
+        }
         println!(
             "{name:<34} {ours:>14.0} {naive:>14.0} {:>7.2}",
             ours / naive
         );
     }
-    let prometheus: Arc<dyn MetricsProvider> = Arc::new(PrometheusMetrics::new());
-    let ours = cycles(Queue::new("bench", prometheus), 2, ADDS).await;
+    let mut ours = 0.0_f64;
+    for _ in 0..RUNS {
+        let prometheus: Arc<dyn MetricsProvider> = Arc::new(PrometheusMetrics::new());
+        ours = ours.max(cycles(Queue::new("bench", prometheus), 2, ADDS).await);
+    }
     println!(
         "{:<34} {ours:>14.0}",
         "distinct keys, 2 workers, Prometheus"
@@ -202,30 +213,36 @@ async fn throughput_table() {
 
 async fn per_op_table() {
     println!();
-    println!("cost per operation ({OPS} distinct keys, one thread)");
-    let queue = Queue::<u64>::new("bench", noop());
-    println!("{:<48} {:>8.0} ns", "Queue::add", per_op(|k| queue.add(k)));
-    let rl = RateLimitingQueue::new("bench", default_controller_rate_limiter(), noop());
-    let add_after = per_op(|k| rl.add_after(k, Duration::from_secs(60)));
-    println!(
-        "{:<48} {add_after:>8.0} ns",
-        "RateLimitingQueue::add_after (60 s)"
-    );
-    rl.shut_down();
-    let rl = RateLimitingQueue::new("bench", default_controller_rate_limiter(), noop());
-    let first = per_op(|k| rl.add_rate_limited(k));
-    println!(
-        "{:<48} {first:>8.0} ns",
-        "add_rate_limited, new key (limiter + heap)"
-    );
-    let dedup = per_op(|k| rl.add_rate_limited(k));
-    println!(
-        "{:<48} {dedup:>8.0} ns",
-        "add_rate_limited, key already scheduled"
-    );
-    let forget = per_op(|k| rl.forget(&k));
-    println!("{:<48} {forget:>8.0} ns", "forget");
-    rl.shut_down();
+    println!("cost per operation ({OPS} distinct keys, one thread, best of {RUNS})");
+    let mut best = [f64::INFINITY; 5];
+    for _ in 0..RUNS {
+        let queue = Queue::<u64>::new("bench", noop());
+        let rl = RateLimitingQueue::new("bench", default_controller_rate_limiter(), noop());
+        let delayed =
+            RateLimitingQueue::<u64>::new("bench", default_controller_rate_limiter(), noop());
+        let run = [
+            per_op(|k| queue.add(k)),
+            per_op(|k| delayed.add_after(k, Duration::from_secs(60))),
+            per_op(|k| rl.add_rate_limited(k)),
+            per_op(|k| rl.add_rate_limited(k)),
+            per_op(|k| rl.forget(&k)),
+        ];
+        for (best, ns) in best.iter_mut().zip(run) {
+            *best = best.min(ns);
+        }
+        rl.shut_down();
+        delayed.shut_down();
+    }
+    let names = [
+        "Queue::add (new key)",
+        "RateLimitingQueue::add_after (60 s, new key)",
+        "add_rate_limited, new key (limiter + heap)",
+        "add_rate_limited, key already scheduled",
+        "forget",
+    ];
+    for (name, ns) in names.iter().zip(best) {
+        println!("{name:<48} {ns:>8.0} ns");
+    }
 }
 
 fn main() {

@@ -46,6 +46,12 @@ pub trait QueueMetrics: Send + Sync {
     fn discarded(&self, count: usize);
     /// A delayed or rate-limited add was scheduled: `retries_total` +1.
     fn retried(&self);
+    /// Whether this sink uses the instants and durations it is given. When `false`, the queue skips
+    /// reading the clock (about 50 ns per read, three reads per key) and passes a fixed instant and
+    /// zero durations instead.
+    fn needs_time(&self) -> bool {
+        true
+    }
 }
 
 /// The default provider: records nothing.
@@ -71,4 +77,7 @@ impl QueueMetrics for NoopMetrics {
     fn finished(&self, _started: Instant, _worked: Duration) {}
     fn discarded(&self, _count: usize) {}
     fn retried(&self) {}
+    fn needs_time(&self) -> bool {
+        false
+    }
 }

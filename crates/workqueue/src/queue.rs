@@ -13,7 +13,11 @@
 //! - *processing*: keys a worker holds. A key added while it is processing stays dirty but is not
 //!   handed out; [`Queue::done`] puts it back in line, so the change is processed after the current
 //!   run, by one worker.
+//!
+//! Both sets live in one map from key to [`KeyState`], so each operation costs one hash lookup
+//! (two for a `done` that finishes a key).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::pin::pin;
@@ -79,35 +83,63 @@ struct Shared<K> {
     /// Woken (all waiters) when the processing set becomes empty during shutdown.
     idle: Notify,
     metrics: Arc<dyn QueueMetrics>,
+    /// Whether `metrics` needs timestamps; see [`Shared::now`].
+    timed: bool,
+    /// The instant the queue was created: what [`Shared::now`] returns when `timed` is false.
+    created: Instant,
+}
+
+impl<K> Shared<K> {
+    /// The current instant, or a fixed one when the metrics sink ignores time: reading the clock
+    /// would be more than a third of the cost of a queue operation.
+    fn now(&self) -> Instant {
+        if self.timed {
+            Instant::now()
+        } else {
+            self.created
+        }
+    }
 }
 
 struct State<K> {
     /// Keys that `get` may hand out, oldest first.
-    /// Invariant: each key at most once; every key is in `dirty` and not in `processing`.
+    /// Invariant: each key at most once, and exactly the keys that are dirty and not processing.
     ready: VecDeque<K>,
-    /// Keys that need processing, with the instant they were added (for queue latency).
-    /// Invariant: the keys of `dirty` that are not in `processing` are exactly the keys of `ready`.
-    dirty: HashMap<K, Instant>,
-    /// Keys held by a worker, with the instant its work started.
-    processing: HashMap<K, Instant>,
-    /// Set once by shutdown, never cleared. Invariant: when set, `ready` and `dirty` are empty.
+    /// Every key that is dirty, processing, or both. Invariant: no entry is neither.
+    keys: HashMap<K, KeyState>,
+    /// Number of processing keys. Invariant: equals the entries of `keys` with `processing_since`.
+    processing: usize,
+    /// Set once by shutdown, never cleared. Invariant: when set, no key is dirty and `ready` is
+    /// empty.
     shutting_down: bool,
+}
+
+/// Where one key stands.
+#[derive(Clone, Copy)]
+struct KeyState {
+    /// Set while the key needs processing ("dirty"): when it was added, for queue latency.
+    dirty_since: Option<Instant>,
+    /// Set while a worker holds the key ("processing"): when its work started.
+    processing_since: Option<Instant>,
 }
 
 impl<K: Key> Queue<K> {
     /// Creates an empty queue whose metrics are labelled `name`.
     pub fn new(name: &str, metrics: Arc<dyn MetricsProvider>) -> Self {
+        let metrics = metrics.queue_metrics(name);
         Queue {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     ready: VecDeque::new(),
-                    dirty: HashMap::new(),
-                    processing: HashMap::new(),
+                    keys: HashMap::new(),
+                    processing: 0,
                     shutting_down: false,
                 }),
                 ready: Notify::new(),
                 idle: Notify::new(),
-                metrics: metrics.queue_metrics(name),
+                timed: metrics.needs_time(),
+                created: Instant::now(),
+                metrics,
             }),
         }
     }
@@ -117,19 +149,32 @@ impl<K: Key> Queue<K> {
     /// No-op if the key is already waiting or the queue is shutting down. If a worker holds the key,
     /// it is handed out again after that worker's [`done`](Queue::done).
     pub fn add(&self, key: K) {
-        let mut state = self.shared.state.lock();
-        if state.shutting_down || state.dirty.contains_key(&key) {
+        let mut guard = self.shared.state.lock();
+        let state = &mut *guard;
+        if state.shutting_down {
             return;
         }
-        self.shared.metrics.added();
-        let now = Instant::now();
-        if state.processing.contains_key(&key) {
-            state.dirty.insert(key, now);
-            return;
+        match state.keys.entry(key) {
+            Entry::Occupied(mut entry) => {
+                let key_state = entry.get_mut();
+                if key_state.dirty_since.is_none() {
+                    // Processing: the key goes back in line when its worker calls `done`.
+                    key_state.dirty_since = Some(self.shared.now());
+                    self.shared.metrics.added();
+                }
+                return;
+            }
+            Entry::Vacant(entry) => {
+                state.ready.push_back(entry.key().clone());
+                let dirty_since = Some(self.shared.now());
+                entry.insert(KeyState {
+                    dirty_since,
+                    processing_since: None,
+                });
+                self.shared.metrics.added();
+            }
         }
-        state.dirty.insert(key.clone(), now);
-        state.ready.push_back(key);
-        drop(state);
+        drop(guard);
         self.shared.ready.notify_one();
     }
 
@@ -143,12 +188,30 @@ impl<K: Key> Queue<K> {
             let mut notified = pin!(self.shared.ready.notified());
             notified.as_mut().enable();
             {
-                let mut state = self.shared.state.lock();
+                let mut guard = self.shared.state.lock();
+                let state = &mut *guard;
                 if let Some(key) = state.ready.pop_front() {
-                    let now = Instant::now();
-                    let added = state.dirty.remove(&key).unwrap_or(now);
-                    state.processing.insert(key.clone(), now);
-                    self.shared.metrics.started(now - added, now);
+                    let now = self.shared.now();
+                    let processing_since = Some(now);
+                    let dirty_since = match state.keys.get_mut(&key) {
+                        Some(key_state) => {
+                            key_state.processing_since = processing_since;
+                            key_state.dirty_since.take()
+                        }
+                        None => {
+                            // Unreachable while the invariants hold; stay consistent anyway.
+                            let key_state = KeyState {
+                                dirty_since: None,
+                                processing_since,
+                            };
+                            state.keys.insert(key.clone(), key_state);
+                            None
+                        }
+                    };
+                    state.processing += 1;
+                    self.shared
+                        .metrics
+                        .started(now - dirty_since.unwrap_or(now), now);
                     return Some(key);
                 }
                 if state.shutting_down {
@@ -164,18 +227,28 @@ impl<K: Key> Queue<K> {
     /// If the key was added again meanwhile, it goes back in line now. No-op for a key that is not
     /// being processed.
     pub fn done(&self, key: &K) {
-        let mut state = self.shared.state.lock();
-        let Some(started) = state.processing.remove(key) else {
+        let mut guard = self.shared.state.lock();
+        let state = &mut *guard;
+        let Some(key_state) = state.keys.get_mut(key) else {
             tracing::debug!("workqueue: done() for a key that is not being processed");
             return;
         };
-        self.shared.metrics.finished(started, started.elapsed());
-        if state.dirty.contains_key(key) {
+        let Some(started) = key_state.processing_since.take() else {
+            tracing::debug!("workqueue: done() for a key that is not being processed");
+            return;
+        };
+        state.processing -= 1;
+        let worked = self.shared.now() - started;
+        self.shared.metrics.finished(started, worked);
+        if key_state.dirty_since.is_some() {
             state.ready.push_back(key.clone());
-            drop(state);
+            drop(guard);
             self.shared.ready.notify_one();
-        } else if state.shutting_down && state.processing.is_empty() {
-            drop(state);
+            return;
+        }
+        state.keys.remove(key);
+        if state.shutting_down && state.processing == 0 {
+            drop(guard);
             self.shared.idle.notify_waiters();
         }
     }
@@ -198,9 +271,12 @@ impl<K: Key> Queue<K> {
         let mut state = self.shared.state.lock();
         if !state.shutting_down {
             state.shutting_down = true;
-            let discarded = state.dirty.len();
+            let mut discarded = 0;
+            state.keys.retain(|_, key_state| {
+                discarded += usize::from(key_state.dirty_since.take().is_some());
+                key_state.processing_since.is_some()
+            });
             state.ready.clear();
-            state.dirty.clear();
             if discarded > 0 {
                 tracing::debug!(discarded, "workqueue: shutdown discarded waiting keys");
                 self.shared.metrics.discarded(discarded);
@@ -222,7 +298,7 @@ impl<K: Key> Queue<K> {
             loop {
                 let mut notified = pin!(self.shared.idle.notified());
                 notified.as_mut().enable();
-                if self.shared.state.lock().processing.is_empty() {
+                if self.shared.state.lock().processing == 0 {
                     return;
                 }
                 notified.await;
@@ -238,7 +314,11 @@ impl<K: Key> Queue<K> {
 
     /// Whether `key` is waiting to be handed out (including a key added while it is processing).
     pub(crate) fn is_waiting(&self, key: &K) -> bool {
-        self.shared.state.lock().dirty.contains_key(key)
+        let state = self.shared.state.lock();
+        state
+            .keys
+            .get(key)
+            .is_some_and(|key_state| key_state.dirty_since.is_some())
     }
 
     /// Reports a scheduled retry to this queue's metrics.
@@ -253,25 +333,37 @@ impl<K: Key> Queue<K> {
         let mut seen = std::collections::HashSet::new();
         for key in &state.ready {
             assert!(seen.insert(key), "a key is in the ready list twice");
-            assert!(state.dirty.contains_key(key), "a ready key is not dirty");
+            let key_state = state.keys.get(key).expect("a ready key has no state");
+            assert!(key_state.dirty_since.is_some(), "a ready key is not dirty");
             assert!(
-                !state.processing.contains_key(key),
+                key_state.processing_since.is_none(),
                 "a ready key is being processed"
             );
         }
-        let dirty_idle = state
-            .dirty
-            .keys()
-            .filter(|key| !state.processing.contains_key(*key));
+        let states = state.keys.values();
+        assert!(
+            states
+                .clone()
+                .all(|s| s.dirty_since.is_some() || s.processing_since.is_some())
+        );
+        let dirty_idle = states
+            .clone()
+            .filter(|s| s.dirty_since.is_some() && s.processing_since.is_none());
         assert_eq!(
             dirty_idle.count(),
             state.ready.len(),
             "a dirty, idle key is not ready"
         );
+        let processing = states
+            .clone()
+            .filter(|s| s.processing_since.is_some())
+            .count();
+        assert_eq!(processing, state.processing, "processing count is off");
         if state.shutting_down {
+            assert!(state.ready.is_empty(), "keys ready after shutdown");
             assert!(
-                state.ready.is_empty() && state.dirty.is_empty(),
-                "keys kept after shutdown"
+                states.clone().all(|s| s.dirty_since.is_none()),
+                "keys dirty after shutdown"
             );
         }
     }
