@@ -1,1 +1,65 @@
-//! Placeholder: being built.
+//! `kubegen-cache`: the informer machinery, kubegen's counterpart of client-go `tools/cache`.
+//!
+//! An *informer* gives a controller a local, always-up-to-date copy of one resource type and
+//! tells it about every change, while costing the API server one LIST and one long WATCH.
+//!
+//! ```text
+//! API server ──LIST (pages of 500) / WATCH──> Reflector          (reflector.rs)
+//!            ──Replace / Add / Update / Delete──> DeltaFifo      (delta_fifo.rs)
+//!            ──pop──> SharedIndexInformer: 1. Indexer (cache)    (informer.rs, indexer.rs)
+//!                                          2. notify handlers    (processor.rs, handler.rs)
+//! controller: handler enqueues "ns/name" → worker reads Lister  (lister.rs)
+//! ```
+//!
+//! Read `docs/informer-internals.md` for one object's trip through these pieces, and
+//! `examples/informer_trace.rs` to watch it happen.
+//!
+//! | client-go (`tools/cache`)              | kubegen-cache                         |
+//! |----------------------------------------|---------------------------------------|
+//! | `ListerWatcher`                        | [`ListWatch`], [`EventStream`]        |
+//! | `Reflector`                            | `reflector.rs` (internal, see docs)   |
+//! | `DeltaFIFO`, `Delta`, `Deltas`         | [`DeltaFifo`], [`Delta`], [`Deltas`]  |
+//! | `DeletedFinalStateUnknown`             | [`DeletedObject::Tombstone`]          |
+//! | `Indexer`, `ThreadSafeStore`           | [`Indexer`]                           |
+//! | `SharedIndexInformer`                  | [`SharedIndexInformer`]               |
+//! | `ResourceEventHandler(Funcs)`          | [`EventHandler`], [`HandlerFns`]      |
+//! | `FilteringResourceEventHandler`        | [`FilteringHandler`]                  |
+//! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
+//! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
+//! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
+
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod delta;
+mod delta_fifo;
+mod error;
+mod handler;
+mod indexer;
+mod informer;
+mod key;
+mod list_watch;
+mod lister;
+mod processor;
+mod reflector;
+#[cfg(test)]
+mod scripted;
+mod sync;
+#[cfg(test)]
+mod test_util;
+mod transform;
+
+pub use delta::{DeletedObject, Delta, Deltas};
+pub use delta_fifo::DeltaFifo;
+pub use error::Error;
+pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
+pub use indexer::{IndexFn, Indexer, Indexers, NAMESPACE_INDEX};
+pub use informer::{HandlerRegistration, InformerOptions, SharedIndexInformer};
+pub use key::ObjectKey;
+pub use list_watch::{
+    EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
+};
+pub use lister::{Lister, NamespaceLister};
+pub use reflector::{WATCH_DEADLINE_MARGIN, WatchErrorHandler};
+pub use sync::{Synced, wait_for_cache_sync};
+pub use transform::{Transform, strip_managed_fields};

@@ -1,0 +1,44 @@
+//! The crate's one error type.
+
+use std::time::Duration;
+
+/// Everything that can go wrong in `kubegen-cache` outside the reflector (whose list and watch
+/// failures are retried internally and reported through the watch-error hook as
+/// [`ListWatchError`](crate::ListWatchError)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `add_indexers` was given a name that is already registered.
+    #[error("indexer {name:?} already exists")]
+    IndexerConflict {
+        /// The conflicting index name.
+        name: String,
+    },
+    /// A query named an index that does not exist.
+    #[error("index {name:?} does not exist")]
+    IndexNotFound {
+        /// The unknown index name.
+        name: String,
+    },
+    /// `wait_for_cache_sync` was asked about an informer that was never started: it would
+    /// never sync, so waiting is a bug in the caller.
+    #[error("informer {name} was never started")]
+    NotStarted {
+        /// The informer's name.
+        name: String,
+    },
+    /// `wait_for_cache_sync` gave up.
+    #[error("caches not synced after {timeout:?}: {}", pending.join(", "))]
+    SyncTimeout {
+        /// How long we waited.
+        timeout: Duration,
+        /// Names of the informers that had not synced.
+        pending: Vec<String>,
+    },
+    /// The informer was shut down; it accepts no more handlers and will not run again.
+    #[error("informer {name} is shut down")]
+    ShutDown {
+        /// The informer's name.
+        name: String,
+    },
+}

@@ -1,0 +1,381 @@
+//! The shared informer: one list+watch per resource type, feeding one cache and many handlers.
+//!
+//! Mirrors client-go `tools/cache/shared_informer.go` (`sharedIndexInformer`,
+//! `HandleDeltas`/`processDeltas`) and the `controller.go` process loop.
+//!
+//! # The pipeline
+//! ```text
+//! ListWatch ─> Reflector ─Replace/Add/Update/Delete─> DeltaFifo ─pop─> handle_deltas:
+//!                                                                        1. update the Indexer
+//!                                                                        2. Processor::distribute
+//!                                                                             ├─> handler A (own task)
+//!                                                                             └─> handler B (own task)
+//! ```
+//! "Shared" means every controller component interested in a type uses the same informer
+//! (usually through a factory), so there is one watch and one copy of each object per process.
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use kube_core::Resource;
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tracing::trace;
+
+use crate::{
+    delta::{Delta, Deltas},
+    delta_fifo::DeltaFifo,
+    error::Error,
+    handler::EventHandler,
+    indexer::{Indexer, Indexers},
+    key::ObjectKey,
+    list_watch::ListWatch,
+    lister::Lister,
+    processor::{Notification, Processor, Progress},
+    reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
+    transform::Transform,
+};
+
+/// How an informer lists, watches, stores and resyncs.
+#[non_exhaustive]
+pub struct InformerOptions<K> {
+    /// Name used in traces and sync errors; defaults to the Rust type name.
+    pub name: String,
+    /// Default resync period of handlers added with `add_event_handler` (`ZERO`: no resync).
+    /// A resync replays the cache to handlers; it does not contact the API server.
+    pub resync: Duration,
+    /// Runs on every object before it is stored, e.g. [`strip_managed_fields`](crate::strip_managed_fields).
+    pub transform: Option<Transform<K>>,
+    /// Extra named indices, besides the built-in namespace index.
+    pub indexers: Indexers<K>,
+    /// LIST page size (`limit`). Default 500, as client-go.
+    pub page_size: u32,
+    /// Try a streaming list (`sendInitialEvents=true`) before falling back to paged lists.
+    /// Default false.
+    pub streaming_list: bool,
+    /// How long a streaming list may stay silent before we fall back to list + watch.
+    pub streaming_timeout: Duration,
+    /// Called with every list or watch failure (the reflector retries on its own).
+    pub watch_error_handler: Option<WatchErrorHandler>,
+}
+
+impl<K> Default for InformerOptions<K> {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            resync: Duration::ZERO,
+            transform: None,
+            indexers: Indexers::new(),
+            page_size: 500,
+            streaming_list: false,
+            streaming_timeout: Duration::from_secs(10),
+            watch_error_handler: None,
+        }
+    }
+}
+
+type ReflectorTask =
+    Box<dyn FnOnce(watch::Receiver<bool>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// One reflector + DeltaFIFO + indexer for a resource type, shared by any number of handlers.
+///
+/// # Guarantees
+/// - For each popped key, the indexer is updated first, then handlers are notified: a handler
+///   that reads the lister sees at least the state it is notified about.
+/// - Add vs update is decided by the indexer (was the key cached?), not by the event type, so
+///   a relist delivers updates for known objects and adds for new ones.
+/// - Update notifications say whether they are resyncs (`on_resync`): a `Sync` delta, or a
+///   relist that found the same resourceVersion. Resyncs go only to handlers whose own resync
+///   period is due.
+/// - A handler added after start first receives an `on_add` for every cached object, and never
+///   a notification that overlaps them (delta processing pauses while it registers).
+///
+/// # Differences from client-go
+/// - `add_event_handler` on a shut-down informer returns [`Error::ShutDown`] (client-go too),
+///   and the informer cannot be restarted (client-go neither, silently).
+/// - Handlers get `Arc<K>` and typed [`DeletedObject`](crate::DeletedObject)s, no type switches.
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+struct Inner<K> {
+    name: String,
+    default_resync: Duration,
+    indexer: Indexer<K>,
+    fifo: Arc<DeltaFifo<K>>,
+    processor: Processor<K>,
+    /// Held while a popped key is handled and while a handler registers, so a new handler's
+    /// initial adds and the next notifications never overlap (client-go's `blockDeltas`).
+    block_deltas: Mutex<()>,
+    /// The reflector's run future, taken by the first `run`.
+    reflector: Mutex<Option<ReflectorTask>>,
+    started: AtomicBool,
+    /// Turns true on shutdown.
+    stop: watch::Sender<bool>,
+}
+
+/// A handler's registration: its own sync state, and the handle to remove it.
+pub struct HandlerRegistration {
+    id: u64,
+    progress: Arc<Progress>,
+    informer_synced: Arc<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl HandlerRegistration {
+    /// Whether the informer has synced and this handler has processed every notification
+    /// queued up to then, i.e. it has seen the whole initial list (client-go 1.27's
+    /// `ResourceEventHandlerRegistration.HasSynced`).
+    pub fn has_synced(&self) -> bool {
+        self.progress.has_synced((self.informer_synced)())
+    }
+}
+
+impl<K> SharedIndexInformer<K>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    /// An informer over `list_watch`. Nothing happens until [`run`](Self::run) or
+    /// [`start`](Self::start).
+    pub fn new(list_watch: impl ListWatch<K>, options: InformerOptions<K>) -> Self {
+        let name = if options.name.is_empty() {
+            std::any::type_name::<K>()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        } else {
+            options.name
+        };
+        let indexer = Indexer::new();
+        if let Err(err) = indexer.add_indexers(options.indexers) {
+            tracing::error!(informer = %name, %err, "ignoring indexers");
+        }
+        let fifo = Arc::new(DeltaFifo::new(indexer.clone()));
+        let config = ReflectorConfig {
+            name: name.clone(),
+            page_size: options.page_size,
+            streaming_list: options.streaming_list,
+            streaming_timeout: options.streaming_timeout,
+            transform: options.transform,
+            on_watch_error: options.watch_error_handler,
+        };
+        let reflector = Reflector::new(list_watch, Arc::clone(&fifo), config);
+        let task: ReflectorTask = Box::new(move |stop| Box::pin(reflector.run(stop)));
+        let inner = Inner {
+            name,
+            default_resync: options.resync,
+            indexer,
+            fifo,
+            processor: Processor::new(options.resync),
+            block_deltas: Mutex::new(()),
+            reflector: Mutex::new(Some(task)),
+            started: AtomicBool::new(false),
+            stop: watch::Sender::new(false),
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Registers `handler` with the informer's default resync period.
+    ///
+    /// # Errors
+    /// [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    pub fn add_event_handler(
+        &self,
+        handler: impl EventHandler<K>,
+    ) -> Result<HandlerRegistration, Error> {
+        self.add_event_handler_with_resync_period(handler, self.inner.default_resync)
+    }
+
+    /// Registers `handler` with its own resync period, adjusted by client-go's rules: at least
+    /// 1 s; before start, a period below the informer's check period lowers that check period;
+    /// after start, it is raised to the check period; an informer created with no resync
+    /// (`ZERO`) never resyncs any handler.
+    ///
+    /// # Errors
+    /// [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl EventHandler<K>,
+        resync: Duration,
+    ) -> Result<HandlerRegistration, Error> {
+        if *self.inner.stop.borrow() {
+            return Err(Error::ShutDown {
+                name: self.inner.name.clone(),
+            });
+        }
+        let _paused = self.inner.block_deltas.lock();
+        let cached = self.inner.indexer.list();
+        let (id, progress) = self.inner.processor.add(Arc::new(handler), resync, cached);
+        let fifo = Arc::clone(&self.inner.fifo);
+        Ok(HandlerRegistration {
+            id,
+            progress,
+            informer_synced: Arc::new(move || fifo.has_synced()),
+        })
+    }
+
+    /// Removes a handler; it receives nothing after its current notification. Returns false
+    /// if it was already removed.
+    pub fn remove_event_handler(&self, registration: &HandlerRegistration) -> bool {
+        self.inner.processor.remove(registration.id)
+    }
+
+    /// Adds named indices, indexing the objects already cached.
+    ///
+    /// # Errors
+    /// [`Error::IndexerConflict`] if a name is taken.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        self.inner.indexer.add_indexers(indexers)
+    }
+
+    /// The cache.
+    pub fn indexer(&self) -> Indexer<K> {
+        self.inner.indexer.clone()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::new(self.inner.indexer.clone())
+    }
+
+    /// Whether the first full list has been stored and handed to the handlers' buffers.
+    pub fn has_synced(&self) -> bool {
+        self.inner.fifo.has_synced()
+    }
+
+    /// Whether `run` (or `start`) was called.
+    pub fn has_started(&self) -> bool {
+        self.inner.started.load(Ordering::Acquire)
+    }
+
+    /// The informer's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Spawns [`run`](Self::run) onto the current tokio runtime.
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        self.inner.started.store(true, Ordering::Release);
+        let this = self.clone();
+        tokio::spawn(async move { this.run().await })
+    }
+
+    /// Runs the informer until [`shutdown`](Self::shutdown). A second call returns at once.
+    pub async fn run(&self) {
+        let Some(reflector) = self.inner.reflector.lock().take() else {
+            tracing::warn!(informer = %self.inner.name, "informer already started");
+            return;
+        };
+        if *self.inner.stop.borrow() {
+            return;
+        }
+        self.inner.started.store(true, Ordering::Release);
+        self.inner.processor.start();
+        let reflector = tokio::spawn(reflector(self.inner.stop.subscribe()));
+        let resync = {
+            let inner = Arc::clone(&self.inner);
+            let period = inner.processor.resync_check_period();
+            tokio::spawn(async move {
+                resync_loop(
+                    period,
+                    || inner.processor.should_resync(tokio::time::Instant::now()),
+                    || inner.fifo.resync(),
+                )
+                .await;
+            })
+        };
+        let inner = Arc::clone(&self.inner);
+        while let Some(()) = inner
+            .fifo
+            .pop(|key, deltas, initial| inner.handle_deltas(key, deltas, initial))
+            .await
+        {}
+        resync.abort();
+        let _ = reflector.await;
+    }
+
+    /// Stops the reflector, the process loop and every handler task. Idempotent.
+    pub fn shutdown(&self) {
+        self.inner.stop.send_replace(true);
+        self.inner.fifo.close();
+        self.inner.processor.stop();
+    }
+}
+
+impl<K: Send + Sync + 'static> Inner<K> {
+    /// client-go's `processDeltas`: for each delta, update the indexer, then notify.
+    fn handle_deltas(&self, key: ObjectKey, deltas: Deltas<K>, is_in_initial_list: bool)
+    where
+        K: Resource,
+    {
+        let _paused = self.block_deltas.lock();
+        for delta in deltas {
+            trace!(informer = %self.name, %key, delta = delta.type_name(), "index update");
+            let (obj, sync_type) = match delta {
+                Delta::Deleted(gone) => {
+                    self.indexer.remove(key.as_str());
+                    self.processor.distribute(Notification::Delete(gone), false);
+                    continue;
+                }
+                Delta::Added(obj) | Delta::Updated(obj) => (obj, SyncType::No),
+                Delta::Replaced(obj) => (obj, SyncType::IfSameVersion),
+                Delta::Sync(obj) => (obj, SyncType::Yes),
+            };
+            match self.indexer.insert(key.clone(), Arc::clone(&obj)) {
+                Some(old) => {
+                    let is_resync = match sync_type {
+                        SyncType::Yes => true,
+                        SyncType::No => false,
+                        SyncType::IfSameVersion => {
+                            old.meta().resource_version == obj.meta().resource_version
+                        }
+                    };
+                    self.processor.distribute(
+                        Notification::Update {
+                            old,
+                            new: obj,
+                            is_resync,
+                        },
+                        is_resync,
+                    );
+                }
+                None => self.processor.distribute(
+                    Notification::Add {
+                        obj,
+                        is_in_initial_list,
+                    },
+                    false,
+                ),
+            }
+        }
+    }
+}
+
+/// Whether an update is a resync: client-go treats a `Replaced` delta whose resourceVersion did
+/// not change as one, so a relist does not wake every handler for nothing.
+enum SyncType {
+    No,
+    Yes,
+    IfSameVersion,
+}
+
+#[cfg(test)]
+#[path = "informer_tests.rs"]
+mod tests;

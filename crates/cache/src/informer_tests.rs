@@ -1,0 +1,268 @@
+use std::sync::Mutex as StdMutex;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::*;
+use crate::{
+    delta::DeletedObject,
+    list_watch::ListWatchErrorKind,
+    scripted::{Script, Step, added, deleted, err, modified, page, status_410},
+    sync::wait_for_cache_sync,
+    test_util::rv,
+};
+
+/// Records every call as `verb name:rv`.
+#[derive(Default)]
+struct Recorder(StdMutex<Vec<String>>);
+
+impl Recorder {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn name(o: &ConfigMap) -> &str {
+    o.metadata.name.as_deref().unwrap_or_default()
+}
+
+impl EventHandler<ConfigMap> for Arc<Recorder> {
+    fn on_add(&self, obj: &Arc<ConfigMap>, initial: bool) {
+        let tag = if initial { " (initial)" } else { "" };
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("add {}:{}{tag}", name(obj), rv(obj)));
+    }
+    fn on_update(&self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("update {}:{}->{}", name(new), rv(old), rv(new)));
+    }
+    fn on_resync(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("resync {}:{}", name(new), rv(new)));
+    }
+    fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
+        let tag = if obj.is_tombstone() {
+            " (tombstone)"
+        } else {
+            ""
+        };
+        self.0.lock().unwrap().push(format!(
+            "delete {}:{}{tag}",
+            name(obj.object()),
+            rv(obj.object())
+        ));
+    }
+}
+
+fn informer(script: &Arc<Script>, resync: Duration) -> SharedIndexInformer<ConfigMap> {
+    let options = InformerOptions {
+        resync,
+        ..InformerOptions::default()
+    };
+    SharedIndexInformer::new(Arc::clone(script), options)
+}
+
+async fn settle(secs: u64) {
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn indexer_is_updated_then_handlers_notified() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![
+        modified("a", "11"),
+        deleted("b", "12"),
+        added("c", "13"),
+    ]));
+    let inf = informer(&script, Duration::ZERO);
+    let rec = Arc::new(Recorder::default());
+    let reg = inf.add_event_handler(Arc::clone(&rec)).unwrap();
+    assert!(!inf.has_synced() && !reg.has_synced());
+    inf.start();
+    settle(1).await;
+    assert!(inf.has_synced() && reg.has_synced());
+    // The watch events arrived before the first pop: `a`'s deltas were merged, and keep a's place.
+    assert_eq!(
+        rec.take(),
+        [
+            "add a:10 (initial)",
+            "update a:10->11",
+            "add b:10 (initial)",
+            "delete b:12",
+            "add c:13"
+        ]
+    );
+    let mut keys: Vec<_> = inf
+        .indexer()
+        .list_keys()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["ns/a", "ns/c"]);
+    inf.indexer().check_invariants();
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_notifies_changes_and_tombstones_but_not_unchanged_objects() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["same", "changed", "gone"], "10", None))
+        .watch(Ok(vec![Step::Pause(Duration::from_secs(1)), status_410()]))
+        .list(Ok({
+            let mut list = page(&["same", "new"], "20", None).unwrap();
+            list.items[0].metadata.resource_version = Some("10".into()); // unchanged object
+            list.items.push(crate::test_util::cm("ns", "changed", "15"));
+            list
+        }));
+    let inf = informer(&script, Duration::ZERO);
+    let rec = Arc::new(Recorder::default());
+    inf.add_event_handler(Arc::clone(&rec)).unwrap();
+    inf.start();
+    settle(5).await;
+    let mut after_relist = rec.take().split_off(3);
+    after_relist.sort();
+    assert_eq!(
+        after_relist,
+        [
+            "add new:20",
+            "delete gone:10 (tombstone)",
+            "update changed:10->15"
+        ]
+    );
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_handler_first_gets_every_cached_object() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::ZERO);
+    inf.start();
+    settle(1).await;
+    let rec = Arc::new(Recorder::default());
+    let reg = inf.add_event_handler(Arc::clone(&rec)).unwrap();
+    settle(1).await;
+    let mut calls = rec.take();
+    calls.sort();
+    assert_eq!(calls, ["add a:10 (initial)", "add b:10 (initial)"]);
+    assert!(reg.has_synced());
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn resync_reaches_only_handlers_that_asked_for_it() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::from_secs(10));
+    let resyncing = Arc::new(Recorder::default());
+    let quiet = Arc::new(Recorder::default());
+    inf.add_event_handler(Arc::clone(&resyncing)).unwrap();
+    inf.add_event_handler_with_resync_period(Arc::clone(&quiet), Duration::ZERO)
+        .unwrap();
+    inf.start();
+    settle(25).await;
+    assert_eq!(
+        resyncing.take(),
+        ["add a:10 (initial)", "resync a:10", "resync a:10"]
+    );
+    assert_eq!(quiet.take(), ["add a:10 (initial)"]);
+    assert_eq!(script.calls().len(), 2, "a resync is not a relist");
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn removed_handler_is_not_notified() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![Step::Event(kube_core::WatchEvent::Bookmark(
+        serde_json::from_value(serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": "11"}}))
+            .unwrap(),
+    ))]));
+    let inf = informer(&script, Duration::ZERO);
+    let rec = Arc::new(Recorder::default());
+    let reg = inf.add_event_handler(Arc::clone(&rec)).unwrap();
+    assert!(inf.remove_event_handler(&reg));
+    assert!(!inf.remove_event_handler(&reg));
+    inf.start();
+    settle(1).await;
+    assert!(rec.take().is_empty());
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_for_cache_sync_rules() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
+    let ready = informer(&script, Duration::ZERO);
+    let stuck = informer(&Arc::new(Script::default()), Duration::ZERO); // its list never answers
+    let never = informer(&Arc::new(Script::default()), Duration::ZERO);
+
+    let err = wait_for_cache_sync(Duration::from_secs(1), &[&ready, &never])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotStarted { .. }), "{err}");
+
+    ready.start();
+    stuck.start();
+    wait_for_cache_sync(Duration::from_secs(5), &[&ready])
+        .await
+        .unwrap();
+    let err = wait_for_cache_sync(Duration::from_secs(5), &[&ready, &stuck])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::SyncTimeout { pending, .. } if pending == &["ConfigMap"]),
+        "{err}"
+    );
+    ready.shutdown();
+    stuck.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_stops_run_and_rejects_new_handlers() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::ZERO);
+    let running = inf.start();
+    settle(1).await;
+    inf.shutdown();
+    tokio::time::timeout(Duration::from_secs(1), running)
+        .await
+        .expect("run returned")
+        .unwrap();
+    assert!(matches!(
+        inf.add_event_handler(Arc::new(Recorder::default())),
+        Err(Error::ShutDown { .. })
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_error_handler_and_indexers_options_apply() {
+    let script = Arc::new(Script::default());
+    script
+        .list(Err(err(ListWatchErrorKind::Other)))
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![]));
+    let errors = Arc::new(StdMutex::new(0));
+    let mut options = InformerOptions::default();
+    let seen = Arc::clone(&errors);
+    options.watch_error_handler = Some(Arc::new(move |_: &crate::ListWatchError| {
+        *seen.lock().unwrap() += 1
+    }));
+    let by_name: crate::IndexFn<ConfigMap> =
+        Arc::new(|o: &ConfigMap| o.metadata.name.iter().cloned().collect());
+    options.indexers.insert("name".into(), by_name);
+    options.transform = Some(Arc::new(crate::strip_managed_fields));
+    let inf = SharedIndexInformer::new(Arc::clone(&script), options);
+    inf.start();
+    settle(5).await;
+    assert_eq!(*errors.lock().unwrap(), 1);
+    assert_eq!(inf.lister().by_index("name", "a").len(), 1);
+    inf.shutdown();
+}

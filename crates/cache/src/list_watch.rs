@@ -1,0 +1,149 @@
+//! The seam between the cache and an API: list one page, open one watch.
+//!
+//! Mirrors client-go `tools/cache/listwatch.go` (`ListerWatcher`). The trait lives here, not in
+//! the HTTP client, so this crate does not depend on any transport: the `client` feature's
+//! [`ClientListWatch`](crate::ClientListWatch) implements it over `kubegen_client`, tests
+//! implement it with scripted in-memory responses.
+
+use std::{fmt, future::Future, time::Duration};
+
+use kube_core::{ObjectList, WatchEvent};
+
+/// One LIST request, as the reflector wants it sent.
+///
+/// Namespace, label and field selectors are not here: they are fixed per informer and are the
+/// implementor's business.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListRequest {
+    /// `resourceVersion`: `"0"` (any, e.g. the watch cache), a concrete version (not older than),
+    /// or `""` (a consistent read from etcd).
+    pub resource_version: String,
+    /// `limit` (page size); `None` asks for everything at once.
+    pub limit: Option<u32>,
+    /// `continue` token of the previous page.
+    pub continue_token: Option<String>,
+}
+
+/// One WATCH request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WatchRequest {
+    /// `resourceVersion` to watch from (events strictly after it).
+    pub resource_version: String,
+    /// `timeoutSeconds`: the server closes the watch cleanly after this long.
+    pub timeout_seconds: u32,
+    /// `allowWatchBookmarks`.
+    pub allow_watch_bookmarks: bool,
+    /// `sendInitialEvents` (streaming list): the server first sends the current state as
+    /// `Added` events, then a bookmark annotated `k8s.io/initial-events-end`. When set,
+    /// `resourceVersionMatch=NotOlderThan` must be sent too.
+    pub send_initial_events: bool,
+}
+
+/// What the reflector needs from an API server: list a page, open a watch.
+pub trait ListWatch<K: Clone>: Send + Sync + 'static {
+    /// The event stream of an open watch.
+    type Watch: EventStream<K>;
+
+    /// Lists one page of objects.
+    fn list(
+        &self,
+        req: &ListRequest,
+    ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send;
+
+    /// Opens a watch.
+    fn watch(
+        &self,
+        req: &WatchRequest,
+    ) -> impl Future<Output = Result<Self::Watch, ListWatchError>> + Send;
+}
+
+/// The events of one open watch.
+pub trait EventStream<K>: Send + 'static {
+    /// The next event; `None` when the server closed the watch cleanly. An `Err` ends the watch.
+    fn next_event(
+        &mut self,
+    ) -> impl Future<Output = Option<Result<WatchEvent<K>, ListWatchError>>> + Send;
+}
+
+/// Why a list or watch failed, reduced to what the reflector must decide on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListWatchErrorKind {
+    /// 410 Gone / reason `Expired`: the resourceVersion (or continue token) is too old.
+    Expired,
+    /// The requested resourceVersion is newer than the server's (a lagging apiserver).
+    ResourceVersionTooLarge,
+    /// 429: the server asks us to slow down.
+    TooManyRequests,
+    /// No response at all (connection refused or reset): the server is probably restarting.
+    Unavailable,
+    /// The request was rejected as invalid (400/422): e.g. a server that does not support
+    /// streaming lists.
+    Invalid,
+    /// Anything else.
+    Other,
+}
+
+/// A failed list or watch, classified by [`ListWatchErrorKind`].
+#[derive(Clone, Debug)]
+pub struct ListWatchError {
+    kind: ListWatchErrorKind,
+    message: String,
+    retry_after: Option<Duration>,
+}
+
+impl ListWatchError {
+    /// An error of `kind` described by `message`.
+    pub fn new(kind: ListWatchErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Adds the server's `Retry-After`.
+    pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// Classifies a watch `ERROR` event's Status (410 → `Expired`, 429 → `TooManyRequests`, ...).
+    pub fn from_status(status: &kube_core::Status) -> Self {
+        let kind = match (status.code, status.reason.as_str()) {
+            (410, _) | (_, "Expired" | "Gone") => ListWatchErrorKind::Expired,
+            (429, _) | (_, "TooManyRequests") => ListWatchErrorKind::TooManyRequests,
+            (400 | 422, _) | (_, "BadRequest" | "Invalid") => ListWatchErrorKind::Invalid,
+            _ => ListWatchErrorKind::Other,
+        };
+        Self::new(
+            kind,
+            format!("{} ({}): {}", status.code, status.reason, status.message),
+        )
+    }
+
+    /// The classification.
+    pub fn kind(&self) -> ListWatchErrorKind {
+        self.kind
+    }
+
+    /// The human-readable description.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// How long the server asked us to wait, if it did.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for ListWatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ListWatchError {}

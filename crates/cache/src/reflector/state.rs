@@ -1,0 +1,74 @@
+//! The reflector's states. Each value says what the reflector will do on its next step.
+//!
+//! client-go encodes this state in the call stack of `ListAndWatch` (list, then loop on
+//! `watch`, return to re-list); kube-rs in a `watcher::State` enum stepped by a stream
+//! combinator. We keep kube-rs's idea of an explicit enum but step it from a plain `async fn`
+//! loop, so a debugger or a trace shows exactly one transition at a time.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// What the reflector does next.
+///
+/// ```text
+///            ┌────────── list ok ──────────┐
+///            │                             v
+///  ┌──> List{rv} ──err──> BackingOff ──> Watch <──── clean close / deadline ────┐
+///  │         ^                ^            │ watch opened                        │
+///  │         │                │            v                                     │
+///  │         └── 410/other ───┴────── Watching{..} ─── event: apply, stay ───────┘
+///  │                          ^            │ 429 / unavailable
+///  │                          └────────────┘ (BackingOff, then Watch again)
+///  └── StreamList (sendInitialEvents): Added… + initial-events-end bookmark → Watching,
+///      anything else → List (streaming disabled for this reflector)
+/// ```
+pub(crate) enum State<W> {
+    /// List everything, page by page, at `resource_version`, then `Replace` the store.
+    List {
+        /// `"0"` before the first sync, the last synced version afterwards, `""` after a 410
+        /// or "too large resource version".
+        resource_version: String,
+    },
+    /// Streaming list: a watch with `sendInitialEvents=true` whose initial `Added` events,
+    /// closed by the `k8s.io/initial-events-end` bookmark, replace the store; the same watch
+    /// then keeps running.
+    StreamList,
+    /// Open a watch from the last synced resourceVersion.
+    Watch,
+    /// A watch is open: apply its next event.
+    Watching(OpenWatch<W>),
+    /// Wait, then continue with `then`.
+    BackingOff {
+        /// How long to wait.
+        delay: Duration,
+        /// The state to enter afterwards.
+        then: Box<State<W>>,
+    },
+}
+
+/// An open watch and what we know about it.
+pub(crate) struct OpenWatch<W> {
+    /// The event stream.
+    pub(crate) stream: W,
+    /// When it was opened (a watch that ends within a second without events is suspicious).
+    pub(crate) opened: Instant,
+    /// The server promised to close it by `timeoutSeconds`; past this deadline (that plus a
+    /// margin) we assume the connection died silently and re-watch.
+    pub(crate) deadline: Instant,
+    /// Events received so far.
+    pub(crate) events: u64,
+}
+
+impl<W> State<W> {
+    /// The state's name, for traces.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Self::List { .. } => "List",
+            Self::StreamList => "StreamList",
+            Self::Watch => "Watch",
+            Self::Watching(_) => "Watching",
+            Self::BackingOff { .. } => "BackingOff",
+        }
+    }
+}

@@ -1,0 +1,403 @@
+use std::sync::Mutex as StdMutex;
+
+use futures_util::FutureExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::*;
+use crate::{
+    delta::{DeletedObject, Delta},
+    indexer::Indexer,
+    key::ObjectKey,
+    scripted::{Script, Step, added, bookmark, err, page, status_410},
+    test_util::rv,
+};
+
+fn config(streaming: bool) -> ReflectorConfig<ConfigMap> {
+    ReflectorConfig {
+        name: "configmaps".into(),
+        page_size: 500,
+        streaming_list: streaming,
+        streaming_timeout: Duration::from_secs(10),
+        transform: None,
+        on_watch_error: None,
+    }
+}
+
+/// Runs a reflector over `script` for `secs` of virtual time, with a consumer that pops the
+/// FIFO into an indexer (as the informer would) and logs `key Type:rv` per delta.
+async fn run(
+    script: &Arc<Script>,
+    config: ReflectorConfig<ConfigMap>,
+    secs: u64,
+) -> (Vec<String>, Indexer<ConfigMap>) {
+    let indexer = Indexer::new();
+    let fifo = Arc::new(DeltaFifo::new(indexer.clone()));
+    let log = Arc::new(StdMutex::new(Vec::new()));
+    let consumer = {
+        let (fifo, indexer, log) = (Arc::clone(&fifo), indexer.clone(), Arc::clone(&log));
+        tokio::spawn(async move {
+            while let Some(()) = fifo
+                .pop(|key, deltas, _| {
+                    for d in deltas {
+                        let tomb = matches!(d, Delta::Deleted(DeletedObject::Tombstone { .. }));
+                        log.lock().unwrap().push(format!(
+                            "{key} {}{}:{}",
+                            d.type_name(),
+                            if tomb { "~" } else { "" },
+                            rv(d.object())
+                        ));
+                        match d {
+                            Delta::Deleted(_) => drop(indexer.remove(key.as_str())),
+                            other => drop(indexer.insert(key.clone(), Arc::clone(other.object()))),
+                        }
+                    }
+                })
+                .await
+            {}
+        })
+    };
+    let (stop, stopped) = watch::channel(false);
+    let reflector =
+        tokio::spawn(Reflector::new(Arc::clone(script), Arc::clone(&fifo), config).run(stopped));
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    stop.send_replace(true);
+    reflector.await.unwrap();
+    fifo.close();
+    consumer.await.unwrap();
+    fifo.check_invariants();
+    let log = log.lock().unwrap().clone();
+    (log, indexer)
+}
+
+#[test]
+fn relist_resource_version_table() {
+    let fifo = Arc::new(DeltaFifo::new(Indexer::new()));
+    let mut r = Reflector::new(Arc::new(Script::default()), fifo, config(false));
+    // (last synced, unavailable) -> list resourceVersion
+    let table = [
+        (("", false), "0"),
+        (("42", false), "42"),
+        (("42", true), ""),
+        (("", true), ""),
+    ];
+    for ((last, unavailable), expected) in table {
+        r.last_synced_rv = last.into();
+        r.last_rv_unavailable = unavailable;
+        assert_eq!(
+            r.relist_resource_version(),
+            expected,
+            "last={last:?} unavailable={unavailable}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn resource_versions_advance_and_never_go_back() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![
+            added("b", "11"),
+            bookmark("15", false),
+            Step::Fail(err(ListWatchErrorKind::Other)),
+        ]))
+        .list(page(&["a", "b"], "20", None))
+        .watch(Ok(vec![status_410()]))
+        .list(page(&["a"], "30", None))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="10""#,
+            r#"list rv="15" limit=Some(500) continue=None"#, // other error: back off, relist at last RV
+            r#"watch rv="20""#,
+            r#"list rv="" limit=Some(500) continue=None"#, // 410: consistent read
+            r#"watch rv="30""#,
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_or_too_large_list_retries_with_consistent_read() {
+    for kind in [
+        ListWatchErrorKind::Expired,
+        ListWatchErrorKind::ResourceVersionTooLarge,
+    ] {
+        let script = Arc::new(Script::default());
+        script.list(Err(err(kind))).list(page(&[], "5", None));
+        run(&script, config(false), 10).await;
+        assert_eq!(
+            script.calls()[1],
+            r#"list rv="" limit=Some(500) continue=None"#,
+            "{kind:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn paged_list_follows_continue_tokens_into_one_replace() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a", "b"], "7", Some("c1")))
+        .list(page(&["c"], "7", None));
+    let (log, _) = run(&script, config(false), 1).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"list rv="" limit=Some(500) continue=Some("c1")"#,
+            r#"watch rv="7""#,
+        ]
+    );
+    assert_eq!(
+        log,
+        ["ns/a Replaced:7", "ns/b Replaced:7", "ns/c Replaced:7"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_continue_token_falls_back_to_full_list() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "7", Some("c1")))
+        .list(Err(err(ListWatchErrorKind::Expired)))
+        .list(page(&["a", "b"], "9", None));
+    let (log, _) = run(&script, config(false), 1).await;
+    assert_eq!(script.calls()[2], r#"list rv="0" limit=None continue=None"#);
+    assert_eq!(
+        log,
+        ["ns/a Replaced:9", "ns/b Replaced:9"],
+        "page-1 items are not kept"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_410_relists_with_empty_rv_and_emits_tombstones() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a", "b"], "10", None))
+        .watch(Ok(vec![added("c", "11"), status_410()]))
+        .list(page(&["a"], "20", None)) // b and c were deleted while we were not watching
+        .watch(Ok(vec![]));
+    let (log, indexer) = run(&script, config(false), 5).await;
+    assert_eq!(
+        script.calls()[2],
+        r#"list rv="" limit=Some(500) continue=None"#
+    );
+    let mut log = log;
+    log.sort();
+    assert_eq!(
+        log,
+        [
+            "ns/a Replaced:10",
+            "ns/a Replaced:20",
+            "ns/b Deleted~:10",
+            "ns/b Replaced:10",
+            "ns/c Added:11",
+            "ns/c Deleted~:11"
+        ]
+    );
+    assert_eq!(indexer.list_keys(), [ObjectKey::from("ns/a")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn clean_close_rewatches_without_relist() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![added("b", "11"), Step::End]))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 5).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="10""#,
+            r#"watch rv="11""#
+        ]
+    );
+    let times = script.times();
+    assert_eq!(times[2], times[1], "re-watch is immediate");
+}
+
+#[tokio::test(start_paused = true)]
+async fn too_many_requests_backs_off_and_rewatches_at_same_rv() {
+    let script = Arc::new(Script::default());
+    let throttled =
+        err(ListWatchErrorKind::TooManyRequests).with_retry_after(Some(Duration::from_secs(5)));
+    script
+        .list(page(&[], "10", None))
+        .watch(Err(throttled))
+        .watch(Err(err(ListWatchErrorKind::Unavailable)))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 60).await;
+    assert_eq!(
+        script.calls()[1..],
+        [r#"watch rv="10""#, r#"watch rv="10""#, r#"watch rv="10""#]
+    );
+    let t = script.times();
+    assert!(
+        t[2] - t[1] >= Duration::from_secs(5),
+        "Retry-After honoured: {:?}",
+        t[2] - t[1]
+    );
+    let second = t[3] - t[2];
+    assert!(
+        second >= Duration::from_millis(1600) && second <= Duration::from_millis(3200),
+        "doubled: {second:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_closing_at_once_backs_off() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&[], "10", None))
+        .watch(Ok(vec![Step::End]))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 10).await;
+    let t = script.times();
+    assert_eq!(script.calls().len(), 3);
+    assert!(t[2] - t[1] >= Duration::from_millis(800));
+}
+
+#[tokio::test(start_paused = true)]
+async fn silent_watch_is_abandoned_after_timeout_plus_margin() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&[], "10", None))
+        .watch(Ok(vec![]))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 700).await;
+    assert_eq!(
+        script.calls()[1..],
+        [r#"watch rv="10""#, r#"watch rv="10""#]
+    );
+    let t = script.times();
+    let lived = t[2] - t[1];
+    assert!(
+        lived >= Duration::from_secs(330) && lived <= Duration::from_secs(630),
+        "{lived:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_replaces_at_initial_events_end_and_keeps_watching() {
+    let script = Arc::new(Script::default());
+    script.watch(Ok(vec![
+        added("a", "3"),
+        added("b", "4"),
+        bookmark("9", true),
+        added("c", "10"),
+    ]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(script.calls(), [r#"watch rv="" initial-events"#]);
+    assert_eq!(log, ["ns/a Replaced:3", "ns/b Replaced:4", "ns/c Added:10"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_falls_back_to_list_when_server_ignores_it() {
+    // An old server ignores sendInitialEvents: it sends the Added events but no end bookmark.
+    let script = Arc::new(Script::default());
+    script
+        .watch(Ok(vec![added("a", "3")]))
+        .list(page(&["a"], "5", None))
+        .watch(Ok(vec![]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"watch rv="" initial-events"#,
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="5""#
+        ]
+    );
+    assert_eq!(log, ["ns/a Replaced:5"]);
+    let t = script.times();
+    assert_eq!(
+        t[1] - t[0],
+        Duration::from_secs(10),
+        "waited streaming_timeout after the last event"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_rejected_falls_back_at_once() {
+    let script = Arc::new(Script::default());
+    script
+        .watch(Err(err(ListWatchErrorKind::Invalid)))
+        .list(page(&[], "5", None))
+        .watch(Ok(vec![Step::Fail(err(ListWatchErrorKind::Other))]))
+        .list(page(&[], "6", None));
+    run(&script, config(true), 60).await;
+    let calls = script.calls();
+    assert_eq!(calls[1], r#"list rv="0" limit=Some(500) continue=None"#);
+    assert_eq!(
+        calls[3], r#"list rv="5" limit=Some(500) continue=None"#,
+        "streaming stays off"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn transform_runs_before_objects_reach_the_queue() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "1", None))
+        .watch(Ok(vec![added("b", "2")]));
+    let mut config = config(false);
+    config.transform = Some(Arc::new(|mut o: ConfigMap| {
+        o.metadata.resource_version = Some("transformed".into());
+        o
+    }));
+    let (log, _) = run(&script, config, 1).await;
+    assert_eq!(log, ["ns/a Replaced:transformed", "ns/b Added:transformed"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_error_hook_sees_every_failure() {
+    let script = Arc::new(Script::default());
+    script
+        .list(Err(err(ListWatchErrorKind::Other)))
+        .list(page(&[], "1", None))
+        .watch(Err(err(ListWatchErrorKind::TooManyRequests)));
+    let seen = Arc::new(StdMutex::new(Vec::new()));
+    let mut config = config(false);
+    let sink = Arc::clone(&seen);
+    config.on_watch_error = Some(Arc::new(move |e: &ListWatchError| {
+        sink.lock().unwrap().push(e.kind())
+    }));
+    run(&script, config, 10).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ListWatchErrorKind::Other,
+            ListWatchErrorKind::TooManyRequests
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn resync_loop_resyncs_only_when_a_handler_is_due() {
+    let ticks = Arc::new(StdMutex::new(0));
+    let due = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (t, d) = (Arc::clone(&ticks), Arc::clone(&due));
+    let task = tokio::spawn(resync_loop(
+        Duration::from_secs(10),
+        move || d.load(std::sync::atomic::Ordering::SeqCst),
+        move || *t.lock().unwrap() += 1,
+    ));
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert_eq!(*ticks.lock().unwrap(), 0);
+    due.store(true, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert_eq!(*ticks.lock().unwrap(), 2);
+    task.abort();
+    assert!(
+        resync_loop(Duration::ZERO, || true, || ())
+            .now_or_never()
+            .is_none(),
+        "zero period never resyncs"
+    );
+}
