@@ -1,5 +1,5 @@
 //! How a queue reports what it does: a small provider trait, a no-op default, and the event
-//! vocabulary the Prometheus exporter in [`crate::prometheus`] consumes.
+//! vocabulary the Prometheus exporter ([`PrometheusMetrics`](crate::PrometheusMetrics)) consumes.
 //!
 //! Mirrors client-go `util/workqueue/metrics.go`, with one simplification: client-go hands each queue
 //! seven separate metric objects (depth gauge, adds counter, two histograms, ...) and runs a 500 ms

@@ -45,7 +45,8 @@ impl<K: Hash + Eq + Clone + Send + Sync + 'static> Key for K {}
 ///
 /// # Guarantees
 /// - A key that is waiting is stored once; adding it again changes nothing (not even its place).
-/// - Keys are handed out in the order they entered the queue.
+/// - Keys are handed out in the order they became ready (a key added while processing becomes
+///   ready at its `done`).
 /// - A key is never returned by [`get`](Queue::get) while another worker holds it (between its
 ///   `get` and `done`).
 /// - A key added while it is processing is handed out again after [`done`](Queue::done).
@@ -59,11 +60,13 @@ impl<K: Hash + Eq + Clone + Send + Sync + 'static> Key for K {}
 /// instead could make shutdown last arbitrarily long (a pod has a 30 s grace period).
 ///
 /// # Differences from client-go
-/// client-go's `Get` keeps returning queued items after `ShutDown` until the queue is empty, and
-/// `ShutDownWithDrain` is documented as waiting for "all items" although it waits only for items
-/// being processed. Here both shutdowns discard waiting keys, and
-/// [`shut_down_with_drain`](Queue::shut_down_with_drain) waits for in-flight keys only, with a
-/// timeout.
+/// client-go's docs and code disagree: `ShutDown` is documented to make workers exit at once, yet
+/// its `Get` keeps handing out queued items until the queue is empty; `ShutDownWithDrain` is
+/// documented to wait until `Done` was called on all items in the queue, yet it waits only while
+/// some item is being processed (so it can return with items still queued), and without a
+/// timeout. Here both shutdowns discard waiting keys at once, and
+/// [`shut_down_with_drain`](Queue::shut_down_with_drain) waits for in-flight keys only, for at most
+/// its timeout.
 pub struct Queue<K> {
     shared: Arc<Shared<K>>,
 }

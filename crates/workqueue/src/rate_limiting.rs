@@ -65,9 +65,11 @@ impl<K: Key> RateLimitingQueue<K> {
     /// down. Two concurrent calls for the same key that is not waiting may both consult the limiter;
     /// in the worker loop only the worker holding the key calls this, so that does not arise.
     pub fn add_rate_limited(&self, key: K) {
+        // Scheduled first, then waiting: the timer moves a key from its schedule into the queue
+        // while holding the schedule lock, so a key in transit is seen in one place or the other.
         if self.queue.is_shutting_down()
-            || self.queue.queue().is_waiting(&key)
             || self.queue.is_scheduled(&key)
+            || self.queue.queue().is_waiting(&key)
         {
             return;
         }
