@@ -243,6 +243,12 @@ pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) ->
 /// The `Status` response for an error.
 pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
     let mut builder = Response::builder().status(error.code);
+    if error.plain_text {
+        return builder
+            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(full(Bytes::from(format!("{}\n", error.message))))
+            .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+    }
     if let Some(seconds) = error.retry_after {
         builder = builder.header(header::RETRY_AFTER, seconds.to_string());
     }

@@ -61,7 +61,8 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
         ["apis", group, version, rest @ ..] if !group.is_empty() => {
             resource(group, version, rest, registry)
         }
-        _ => Err(ApiError::unknown_path()),
+        ["api" | "apis", ..] => Err(ApiError::unknown_path()),
+        _ => Err(ApiError::page_not_found()),
     }
 }
 

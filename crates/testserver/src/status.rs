@@ -59,6 +59,11 @@ pub(crate) struct ApiError {
     pub(crate) continue_token: Option<String>,
     /// Value of a `Retry-After` header, in seconds.
     pub(crate) retry_after: Option<u64>,
+    /// Serialize `details` even when empty (`"details":{}`), as the real server does for unknown
+    /// resources.
+    pub(crate) empty_details: bool,
+    /// Answer with the plain-text `404 page not found` of a path outside the API.
+    pub(crate) plain_text: bool,
 }
 
 /// Group and plural resource of the object an error is about, as the real server reports them in
@@ -89,6 +94,8 @@ impl ApiError {
             details: Box::default(),
             continue_token: None,
             retry_after: None,
+            empty_details: false,
+            plain_text: false,
         }
     }
 
@@ -107,16 +114,16 @@ impl ApiError {
 
     /// 404 for a URL that names no registered resource (the real server's generic 404 body).
     pub(crate) fn unknown_path() -> ApiError {
-        let mut e = ApiError::new(
-            404,
-            "NotFound",
-            "the server could not find the requested resource".into(),
-        );
-        e.details.causes.push(Cause {
-            reason: "UnexpectedServerResponse".into(),
-            message: "404 page not found".into(),
-            field: String::new(),
-        });
+        let message = "the server could not find the requested resource";
+        let mut e = ApiError::new(404, "NotFound", message.into());
+        e.empty_details = true;
+        e
+    }
+
+    /// 404 for a path outside the API: plain text, like the real server's mux.
+    pub(crate) fn page_not_found() -> ApiError {
+        let mut e = ApiError::new(404, "NotFound", "404 page not found".into());
+        e.plain_text = true;
         e
     }
 
@@ -301,7 +308,7 @@ impl ApiError {
             status: "Failure",
             message: &self.message,
             reason: self.reason,
-            details: (!self.details.is_empty()).then_some(&*self.details),
+            details: (self.empty_details || !self.details.is_empty()).then_some(&*self.details),
             code: self.code,
         };
         // Serializing plain structs of strings and integers cannot fail.
@@ -311,12 +318,19 @@ impl ApiError {
 
 /// The `Status` a successful delete returns for kinds that do not return the deleted object.
 pub(crate) fn success_status(what: Qualified<'_>, name: &str, uid: &str) -> Bytes {
+    let details = Details {
+        name: name.to_string(),
+        group: what.group.to_string(),
+        kind: what.resource.to_string(),
+        uid: uid.to_string(),
+        ..Details::default()
+    };
     let body = serde_json::json!({
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Success",
-        "details": {"name": name, "group": what.group, "kind": what.resource, "uid": uid},
+        "details": details,
     });
     Bytes::from(body.to_string())
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
@@ -33,7 +33,7 @@ pub(crate) struct ContinueToken {
 }
 
 impl ContinueToken {
-    /// Encodes like the real server: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`.
+    /// Encodes like the real server: unpadded URL-safe base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`.
     pub(crate) fn encode(&self) -> String {
         let start = if self.after.0.is_empty() {
             format!("{}\u{0}", self.after.1)
@@ -41,7 +41,7 @@ impl ContinueToken {
             format!("{}/{}\u{0}", self.after.0, self.after.1)
         };
         let json = serde_json::json!({"v": "meta.k8s.io/v1", "rv": self.rv, "start": start});
-        STANDARD.encode(json.to_string())
+        URL_SAFE_NO_PAD.encode(json.to_string())
     }
 
     /// Decodes a token from [`ContinueToken::encode`].
@@ -50,7 +50,7 @@ impl ContinueToken {
     /// 400 BadRequest for anything else.
     pub(crate) fn decode(token: &str) -> Result<ContinueToken, ApiError> {
         let bad = || ApiError::bad_request(format!("invalid continue token: {token}"));
-        let bytes = STANDARD.decode(token).map_err(|_| bad())?;
+        let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
         let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
         if json["v"] != "meta.k8s.io/v1" {
             return Err(bad());

@@ -1,0 +1,165 @@
+//! List semantics through raw HTTP: selectors, pagination, resourceVersion matching.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use kubegen_testserver::ServerOptions;
+use serde_json::json;
+
+async fn seeded() -> Harness {
+    let h = start().await;
+    for (name, labels) in [
+        ("a", json!({"app": "web", "tier": "front"})),
+        ("b", json!({"app": "web", "tier": "back"})),
+        ("c", json!({"app": "db"})),
+        ("d", json!({})),
+    ] {
+        assert_eq!(h.http.post(CM, configmap(name, labels)).await.code, 201);
+    }
+    h
+}
+
+#[tokio::test]
+async fn label_selectors_support_every_operator() {
+    let h = seeded().await;
+    for (selector, want) in [
+        ("app%3Dweb", vec!["a", "b"]),
+        ("app%3D%3Dweb", vec!["a", "b"]),
+        ("app!%3Dweb", vec!["c", "d"]),
+        ("tier+in+(front,back)", vec!["a", "b"]),
+        ("tier+notin+(front)", vec!["b", "c", "d"]),
+        ("tier", vec!["a", "b"]),
+        ("!tier", vec!["c", "d"]),
+        ("app%3Dweb,tier%3Dback", vec!["b"]),
+    ] {
+        let list = h.http.get(&format!("{CM}?labelSelector={selector}")).await;
+        assert_eq!(names(&list.body), want, "{selector}");
+    }
+}
+
+#[tokio::test]
+async fn invalid_label_selectors_are_bad_requests() {
+    let h = seeded().await;
+    let reply = h.http.get(&format!("{CM}?labelSelector=app+in+web")).await;
+    assert_status(&reply, 400, "BadRequest");
+}
+
+#[tokio::test]
+async fn field_selectors_filter_by_name_and_namespace_and_reject_unknown_fields() {
+    let h = seeded().await;
+    let list = h.http.get(&format!("{CM}?fieldSelector=metadata.name%3Db")).await;
+    assert_eq!(names(&list.body), vec!["b"]);
+    let list = h.http.get("/api/v1/configmaps?fieldSelector=metadata.namespace!%3Ddefault").await;
+    assert_eq!(names(&list.body), Vec::<String>::new());
+    let reply = h.http.get(&format!("{CM}?fieldSelector=spec.color%3Dred")).await;
+    assert_status(&reply, 400, "BadRequest");
+    assert_eq!(reply.body["message"], "field label not supported: spec.color");
+}
+
+#[tokio::test]
+async fn list_across_namespaces_includes_every_namespace() {
+    let h = seeded().await;
+    h.http.post("/api/v1/namespaces", json!({"metadata": {"name": "other"}})).await;
+    h.http.post("/api/v1/namespaces/other/configmaps", configmap("z", json!({}))).await;
+    let all = h.http.get("/api/v1/configmaps").await.body;
+    assert_eq!(names(&all), vec!["a", "b", "c", "d", "z"]);
+    assert_eq!(names(&h.http.get(CM).await.body), vec!["a", "b", "c", "d"]);
+}
+
+#[tokio::test]
+async fn pages_are_served_from_the_first_pages_snapshot() {
+    let h = seeded().await;
+    let first = h.http.get(&format!("{CM}?limit=2")).await.body;
+    assert_eq!(names(&first), vec!["a", "b"]);
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    // Changes after the first page do not show up in later pages.
+    h.http.delete(&format!("{CM}/c")).await;
+    h.http.post(CM, configmap("e", json!({}))).await;
+    let second = h.http.get(&format!("{CM}?limit=2&continue={token}")).await.body;
+    assert_eq!(names(&second), vec!["c", "d"]);
+    assert_eq!(second["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+    let token = second["metadata"]["continue"].as_str();
+    if let Some(token) = token {
+        let third = h.http.get(&format!("{CM}?limit=2&continue={token}")).await.body;
+        assert_eq!(names(&third), Vec::<String>::new());
+        assert!(third["metadata"].get("continue").is_none());
+    }
+    let fresh = h.http.get(CM).await.body;
+    assert_eq!(names(&fresh), vec!["a", "b", "d", "e"]);
+}
+
+#[tokio::test]
+async fn the_last_page_has_no_continue_token() {
+    let h = seeded().await;
+    let page = h.http.get(&format!("{CM}?limit=4")).await.body;
+    assert_eq!(names(&page).len(), 4);
+    assert!(page["metadata"].get("continue").is_none(), "{page}");
+}
+
+#[tokio::test]
+async fn continue_tokens_expire_after_compaction() {
+    let h = seeded().await;
+    let first = h.http.get(&format!("{CM}?limit=1")).await.body;
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    h.http.post(CM, configmap("e", json!({}))).await;
+    h.server.faults().expire_history();
+    let reply = h.http.get(&format!("{CM}?limit=1&continue={token}")).await;
+    assert_status(&reply, 410, "Expired");
+    assert!(reply.body["message"].as_str().unwrap().starts_with("The provided continue parameter is too old"));
+    // The Status carries a token that continues inconsistently at the latest version.
+    let inconsistent = reply.body["metadata"]["continue"].as_str().unwrap();
+    let rest = h.http.get(&format!("{CM}?limit=10&continue={inconsistent}")).await.body;
+    assert_eq!(names(&rest), vec!["b", "c", "d", "e"]);
+}
+
+#[tokio::test]
+async fn exact_resource_version_lists_the_past_until_compacted() {
+    let h = seeded().await;
+    let before = h.server.api().resource_version();
+    h.http.delete(&format!("{CM}/a")).await;
+    let past = h.http.get(&format!("{CM}?resourceVersion={before}&resourceVersionMatch=Exact")).await.body;
+    assert_eq!(names(&past), vec!["a", "b", "c", "d"]);
+    assert_eq!(past["metadata"]["resourceVersion"], before.to_string());
+    h.server.faults().expire_history();
+    let reply = h.http.get(&format!("{CM}?resourceVersion={before}&resourceVersionMatch=Exact")).await;
+    assert_status(&reply, 410, "Expired");
+    assert_eq!(reply.body["message"], "The resourceVersion for the provided list is too old.");
+}
+
+#[tokio::test]
+async fn resource_version_zero_and_not_older_than_serve_current_state() {
+    let h = seeded().await;
+    let current = h.server.api().resource_version();
+    for query in ["resourceVersion=0", "resourceVersion=1&resourceVersionMatch=NotOlderThan", ""] {
+        let list = h.http.get(&format!("{CM}?{query}")).await.body;
+        assert_eq!(names(&list), vec!["a", "b", "c", "d"], "{query}");
+        assert_eq!(list["metadata"]["resourceVersion"], current.to_string());
+    }
+}
+
+#[tokio::test]
+async fn too_large_resource_version_times_out_like_the_real_server() {
+    let mut options = ServerOptions::default();
+    options.too_large_rv_wait = Duration::from_millis(50);
+    let h = start_with(options).await;
+    let reply = h.http.get(&format!("{CM}?resourceVersion=999999&resourceVersionMatch=NotOlderThan")).await;
+    assert_status(&reply, 504, "Timeout");
+    assert_eq!(reply.body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+    assert!(reply.body["message"].as_str().unwrap().starts_with("Timeout: Too large resource version: 999999, current: "));
+}
+
+#[tokio::test]
+async fn invalid_list_option_combinations_are_422() {
+    let h = seeded().await;
+    let reply = h.http.get(&format!("{CM}?resourceVersionMatch=Exact")).await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(reply.body["details"]["kind"], "ListOptions");
+    let reply = h.http.get(&format!("{CM}?resourceVersion=0&resourceVersionMatch=Exact")).await;
+    assert_status(&reply, 422, "Invalid");
+    let reply = h.http.get(&format!("{CM}?continue=abc&resourceVersion=5")).await;
+    assert_status(&reply, 422, "Invalid");
+    let reply = h.http.get(&format!("{CM}?continue=not-a-token")).await;
+    assert_status(&reply, 400, "BadRequest");
+}
