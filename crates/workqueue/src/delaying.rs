@@ -95,6 +95,9 @@ impl<K> Ord for Entry<K> {
 
 impl<K: Key> DelayingQueue<K> {
     /// Creates an empty queue whose metrics are labelled `name`, and spawns its timer task.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (the timer task needs one).
     pub fn new(name: &str, metrics: Arc<dyn MetricsProvider>) -> Self {
         let timer = Arc::new(Timer {
             queue: Queue::new(name, metrics),
@@ -125,6 +128,11 @@ impl<K: Key> DelayingQueue<K> {
         }
         let ready_at = Instant::now() + delay.min(MAX_DELAY);
         let mut schedule = self.timer.heap.lock();
+        // Checked again under the schedule lock: shutdown sets the flag before it clears the
+        // schedule, so no key can slip in after the clearing.
+        if queue.is_shutting_down() {
+            return;
+        }
         if let Some((existing, _)) = schedule.waiting.get(&key)
             && *existing <= ready_at
         {

@@ -148,3 +148,24 @@ async fn add_after_on_rate_limiting_queue_delays() {
     assert!(q.is_shutting_down());
     assert!(q.is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn deduplicated_rate_limited_add_counts_no_retry() {
+    let metrics = Arc::new(crate::PrometheusMetrics::new());
+    let q = RateLimitingQueue::new("rl", ItemExponentialBackoff::default(), metrics.clone());
+    q.add("a");
+    q.add_rate_limited("a");
+    let retries = |text: &str| {
+        let prefix = "workqueue_retries_total{name=\"rl\"} ";
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .map(str::to_owned);
+        line.expect("retries series")[prefix.len()..].to_owned()
+    };
+    assert_eq!(retries(&metrics.render()), "0");
+    q.add_rate_limited("b");
+    assert_eq!(retries(&metrics.render()), "1");
+    assert_eq!(q.num_requeues(&"a"), 0);
+    assert_eq!(q.num_requeues(&"b"), 1);
+}
