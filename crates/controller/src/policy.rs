@@ -7,8 +7,9 @@
 //! # Matching rules
 //! - Names are compared after normalization ([`ImageRef`]): `nginx`, `library/nginx` and
 //!   `docker.io/library/nginx` are the same image.
-//! - A rule with tags allows exactly those tags; a rule with an empty `tags` list allows every tag.
-//!   An image written without a tag runs `latest`, and is judged as `latest`.
+//! - A rule allows exactly the tags it lists; there is no wildcard (as the WhiteList API documents),
+//!   so a tag rule without tags is a configuration error. An image written without a tag runs
+//!   `latest`, and is judged as `latest`.
 //! - An image pinned by digest (`app@sha256:...`, with or without a tag) runs whatever the digest
 //!   names, which no tag rule can vouch for: it is allowed only by a rule whose name carries that
 //!   exact digest (`name: app@sha256:...`, no tags).
@@ -29,7 +30,7 @@ use crate::image_ref::{ImageRef, ImageRefError, parse_tag};
 pub struct RuleInput<'a> {
     /// Image name, optionally pinned by digest (`nginx`, `ghcr.io/a/b@sha256:...`).
     pub name: &'a str,
-    /// Allowed tags; empty allows every tag.
+    /// Allowed tags (required, except for digest rules).
     pub tags: &'a [String],
 }
 
@@ -37,22 +38,16 @@ pub struct RuleInput<'a> {
 ///
 /// # Invariants
 /// - Keys of `tags` and `digests` are normalized names ([`ImageRef::name`]).
+/// - Every tag set in `tags` is non-empty.
 /// - `allow_none` implies both maps are empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Policy {
-    /// Normalized name -> tags allowed for it.
-    tags: HashMap<String, TagSet>,
+    /// Normalized name -> tags allowed for it (several rules for one name are merged).
+    tags: HashMap<String, BTreeSet<String>>,
     /// Normalized name -> digests explicitly allowed for it.
     digests: HashMap<String, HashSet<String>>,
     /// The spec said "allow nothing" on purpose.
     allow_none: bool,
-}
-
-/// Tags allowed for one image name; several rules for one name are merged.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum TagSet {
-    Any,
-    Only(BTreeSet<String>),
 }
 
 /// Why a WhiteList's rules cannot be turned into a [`Policy`]. All problems of a list are
@@ -77,6 +72,14 @@ pub enum RuleError {
         "spec.images[{index}].name {name:?} has a tag; list tags under spec.images[{index}].tags"
     )]
     TagInName {
+        /// Index of the rule.
+        index: usize,
+        /// The name as written.
+        name: String,
+    },
+    /// A tag rule lists no tags, so it would allow nothing (there is no wildcard).
+    #[error("spec.images[{index}] ({name:?}) lists no tags; list every allowed tag (there is no wildcard)")]
+    NoTags {
         /// Index of the rule.
         index: usize,
         /// The name as written.
@@ -220,19 +223,14 @@ impl Policy {
         if image.tag().is_some() {
             return Err(RuleError::TagInName { index, name });
         }
+        if rule.tags.is_empty() {
+            return Err(RuleError::NoTags { index, name });
+        }
         let mut tags = BTreeSet::new();
         for tag in rule.tags {
             tags.insert(parse_tag(tag).map_err(|source| RuleError::InvalidTag { index, source })?);
         }
-        let entry = self
-            .tags
-            .entry(image.name())
-            .or_insert_with(|| TagSet::Only(BTreeSet::new()));
-        match (entry, tags.is_empty()) {
-            (entry, true) => *entry = TagSet::Any,
-            (TagSet::Only(existing), false) => existing.extend(tags),
-            (TagSet::Any, false) => {}
-        }
+        self.tags.entry(image.name()).or_default().extend(tags);
         Ok(())
     }
 
@@ -256,9 +254,8 @@ impl Policy {
         }
         match self.tags.get(&name) {
             None => Err(Denial::NotListed),
-            Some(TagSet::Any) => Ok(()),
-            Some(TagSet::Only(tags)) if tags.contains(image.effective_tag()) => Ok(()),
-            Some(TagSet::Only(_)) => Err(Denial::TagNotAllowed {
+            Some(tags) if tags.contains(image.effective_tag()) => Ok(()),
+            Some(_) => Err(Denial::TagNotAllowed {
                 tag: image.effective_tag().to_owned(),
             }),
         }
@@ -298,6 +295,7 @@ impl Policy {
         if self.allow_none {
             assert!(self.tags.is_empty() && self.digests.is_empty());
         }
+        assert!(self.tags.values().all(|tags| !tags.is_empty()));
         for name in self.tags.keys().chain(self.digests.keys()) {
             let parsed = ImageRef::parse(name).map(|i| i.name());
             assert_eq!(parsed.as_deref(), Ok(name.as_str()), "key not normalized");

@@ -59,15 +59,14 @@ fn image_without_tag_is_judged_as_latest() {
 }
 
 #[test]
-fn empty_tag_list_allows_every_tag() {
-    let p = policy(&[("ghcr.io/acme/app", &[])]);
-    assert_eq!(p.check("ghcr.io/acme/app"), Ok(()));
-    assert_eq!(p.check("ghcr.io/acme/app:v9"), Ok(()));
+fn tag_rule_without_tags_is_a_configuration_error() {
+    let expected = vec![RuleError::NoTags { index: 0, name: "ghcr.io/acme/app".into() }];
+    assert_eq!(build(&[("ghcr.io/acme/app", &[])], false), Err(expected));
 }
 
 #[test]
 fn unlisted_image_is_denied() {
-    let p = policy(&[("nginx", &[])]);
+    let p = policy(&[("nginx", &["1"])]);
     assert_eq!(p.check("redis:7"), Err(Denial::NotListed));
     // Same path on another registry is another image.
     assert_eq!(p.check("quay.io/library/nginx"), Err(Denial::NotListed));
@@ -78,15 +77,11 @@ fn rules_for_one_name_are_merged() {
     let p = policy(&[("nginx", &["1"]), ("docker.io/library/nginx", &["2"])]);
     assert_eq!(p.check("nginx:1"), Ok(()));
     assert_eq!(p.check("nginx:2"), Ok(()));
-    let any = policy(&[("nginx", &["1"]), ("nginx", &[])]);
-    assert_eq!(any.check("nginx:3"), Ok(()));
-    let any_first = policy(&[("nginx", &[]), ("nginx", &["1"])]);
-    assert_eq!(any_first.check("nginx:3"), Ok(()));
 }
 
 #[test]
-fn digest_is_denied_even_when_every_tag_is_allowed() {
-    let p = policy(&[("nginx", &[])]);
+fn digest_is_denied_even_when_its_tag_is_allowed() {
+    let p = policy(&[("nginx", &["1.25"])]);
     let image = format!("nginx@{SHA_A}");
     assert_eq!(
         p.check(&image),
@@ -120,7 +115,7 @@ fn explicitly_allowed_digest_matches_only_itself() {
 
 #[test]
 fn unparsable_image_is_denied_with_the_parse_error() {
-    let p = policy(&[("nginx", &[])]);
+    let p = policy(&[("nginx", &["1"])]);
     assert_eq!(
         p.check("NGINX"),
         Err(Denial::Unparsable(ImageRefError::InvalidName {
@@ -140,7 +135,7 @@ fn empty_list_is_a_configuration_error_unless_allow_none() {
 #[test]
 fn allow_none_with_images_is_a_configuration_error() {
     assert_eq!(
-        build(&[("nginx", &[])], true),
+        build(&[("nginx", &["1"])], true),
         Err(vec![RuleError::AllowNoneWithImages])
     );
 }
@@ -154,7 +149,7 @@ fn every_bad_rule_is_reported_at_once() {
             ("nginx:1.2", &[]),
             (&digest_rule, &["1"]),
             ("redis", &["-x"]),
-            ("ok", &[]),
+            ("ok", &["1"]),
         ],
         false,
     )
@@ -255,7 +250,7 @@ fn violations_cover_init_containers_first_and_skip_imageless_ones() {
 
 #[test]
 fn deployment_with_only_allowed_images_has_no_violations() {
-    let p = policy(&[("nginx", &["1.25"]), ("busybox", &[])]);
+    let p = policy(&[("nginx", &["1.25"]), ("busybox", &["1.36"])]);
     let d = deployment(
         &[("setup", Some("busybox:1.36"))],
         &[("web", Some("nginx:1.25"))],
