@@ -9,6 +9,7 @@
 use std::any::TypeId;
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use kube_core::{NamespaceResourceScope, Resource};
@@ -66,17 +67,17 @@ impl FakeClient {
     /// [`Error::SeedInvalid`] for an object that cannot be serialized or lacks its type or name or
     /// whose kind is not served; [`Error::SeedRejected`] when the server refuses it (e.g. it
     /// already exists).
-    pub async fn seed<T: Serialize>(&self, objects: impl IntoIterator<Item = T>) -> Result<()> {
+    pub fn seed<T: Serialize>(&self, objects: impl IntoIterator<Item = T>) -> Result<()> {
         for object in objects {
             let value = serde_json::to_value(&object).map_err(|e| Error::SeedInvalid {
                 reason: e.to_string(),
             })?;
-            self.seed_one(value).await?;
+            self.seed_one(value)?;
         }
         Ok(())
     }
 
-    async fn seed_one(&self, mut object: Value) -> Result<()> {
+    fn seed_one(&self, mut object: Value) -> Result<()> {
         let field = |object: &Value, pointer: &str| {
             object
                 .pointer(pointer)
@@ -92,7 +93,7 @@ impl FakeClient {
                 reason: format!("object needs apiVersion, kind and metadata.name: {object}"),
             });
         };
-        let served = self.discover(&api_version, &kind).await?;
+        let served = self.discover(&api_version, &kind)?;
         let prefix = if api_version.contains('/') {
             format!("/apis/{api_version}")
         } else {
@@ -107,20 +108,18 @@ impl FakeClient {
             {
                 meta.insert("namespace".to_owned(), Value::String(namespace.clone()));
             }
-            self.ensure_namespace(&namespace).await?;
+            self.ensure_namespace(&namespace)?;
             format!("{prefix}/namespaces/{namespace}/{}", served.plural)
         } else {
             format!("{prefix}/{}", served.plural)
         };
         let status = object.get("status").cloned().filter(|_| served.has_status);
-        let created = self
-            .call(
-                Method::POST,
-                &collection,
-                &object,
-                &format!("{kind} {name}"),
-            )
-            .await?;
+        let created = self.call(
+            Method::POST,
+            &collection,
+            &object,
+            &format!("{kind} {name}"),
+        )?;
         if let Some(status) = status {
             let mut with_status = created;
             with_status["status"] = status;
@@ -130,32 +129,28 @@ impl FakeClient {
                 &path,
                 &with_status,
                 &format!("{kind} {name} status"),
-            )
-            .await?;
+            )?;
         }
         Ok(())
     }
 
     /// Creates namespace `name` unless it exists: the server, like a real one, refuses objects in
     /// a missing namespace, and a fixture should not have to list every namespace it uses.
-    async fn ensure_namespace(&self, name: &str) -> Result<()> {
+    fn ensure_namespace(&self, name: &str) -> Result<()> {
         let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match self
-            .call(
-                Method::POST,
-                "/api/v1/namespaces",
-                &namespace,
-                &format!("Namespace {name}"),
-            )
-            .await
-        {
+        match self.call(
+            Method::POST,
+            "/api/v1/namespaces",
+            &namespace,
+            &format!("Namespace {name}"),
+        ) {
             Err(Error::SeedRejected { code: 409, .. }) | Ok(_) => Ok(()),
             Err(error) => Err(error),
         }
     }
 
     /// Finds plural, scope and status subresource of `kind` through the server's discovery.
-    async fn discover(&self, api_version: &str, kind: &str) -> Result<Served> {
+    fn discover(&self, api_version: &str, kind: &str) -> Result<Served> {
         let path = if api_version.contains('/') {
             format!("/apis/{api_version}")
         } else {
@@ -166,7 +161,6 @@ impl FakeClient {
         };
         let list = self
             .call(Method::GET, &path, &Value::Null, api_version)
-            .await
             .map_err(|_| not_served())?;
         let resources = list
             .get("resources")
@@ -187,7 +181,7 @@ impl FakeClient {
     }
 
     /// One request straight to the server (not recorded); the decoded JSON body on success.
-    async fn call(&self, method: Method, path: &str, body: &Value, what: &str) -> Result<Value> {
+    fn call(&self, method: Method, path: &str, body: &Value, what: &str) -> Result<Value> {
         let body = if body.is_null() {
             Bytes::new()
         } else {
@@ -201,9 +195,23 @@ impl FakeClient {
             .map_err(|e| Error::SeedInvalid {
                 reason: format!("{what}: {e}"),
             })?;
-        let response = self.api_server().handle(request).await;
+        // Creates, updates and discovery never wait inside the server (only watches, reads at a
+        // future resourceVersion and injected latency do), so the answer is ready on first poll.
+        let pending = || Error::SeedInvalid {
+            reason: format!("{what}: the server did not answer at once (latency injected?)"),
+        };
+        let response = self
+            .api_server()
+            .handle(request)
+            .now_or_never()
+            .ok_or_else(pending)?;
         let code = response.status();
-        let bytes = match response.into_body().collect().await {
+        let bytes = match response
+            .into_body()
+            .collect()
+            .now_or_never()
+            .ok_or_else(pending)?
+        {
             Ok(collected) => collected.to_bytes(),
             Err(never) => match never {},
         };

@@ -12,11 +12,11 @@ use kubegen_client::{
 };
 use kubegen_fake::{Action, Error, FakeClient, StatusSubresource, Verb};
 
-async fn fake() -> FakeClient {
+fn fake() -> FakeClient {
     let fake = FakeClient::new();
     fake.register::<WhiteList>(StatusSubresource::Enabled);
     let namespace = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
-    ok("seed namespace", fake.seed([namespace]).await);
+    ok("seed namespace", fake.seed([namespace]));
     fake
 }
 
@@ -38,7 +38,7 @@ fn ok<T, E: std::fmt::Display>(step: &str, result: Result<T, E>) -> T {
 
 #[tokio::test]
 async fn every_verb_is_recorded_with_its_target() {
-    let fake = fake().await;
+    let fake = fake();
     let api = whitelists(&fake, "team-a");
     let created = ok(
         "create",
@@ -112,7 +112,7 @@ async fn every_verb_is_recorded_with_its_target() {
 
 #[tokio::test]
 async fn reactor_conflict_short_circuits_the_update() {
-    let fake = fake().await;
+    let fake = fake();
     let api = whitelists(&fake, "team-a");
     let created = ok(
         "create",
@@ -141,7 +141,7 @@ async fn reactor_conflict_short_circuits_the_update() {
 
 #[tokio::test]
 async fn newest_reactor_wins_and_declining_reactors_pass_through() {
-    let fake = fake().await;
+    let fake = fake();
     let api = whitelists(&fake, "team-a");
     fake.prepend_reactor("get", "*", |action| {
         Some(Err(kubegen_fake::not_found(action)))
@@ -166,7 +166,7 @@ async fn newest_reactor_wins_and_declining_reactors_pass_through() {
 
 #[tokio::test]
 async fn watch_after_list_sees_objects_created_in_between() {
-    let fake = fake().await;
+    let fake = fake();
     let api = whitelists(&fake, "team-a");
     ok(
         "create",
@@ -221,7 +221,7 @@ async fn seeded_objects_keep_their_status_and_are_not_recorded() {
     fake.register::<WhiteList>(StatusSubresource::Enabled);
     let mut with_status = WhiteList::new("team-a", "wl", &["nginx"]);
     with_status.status = Some(WhiteListStatus { violations: 3 });
-    ok("seed", fake.seed([with_status]).await);
+    ok("seed", fake.seed([with_status]));
     let deployment: Deployment = ok(
         "parse",
         serde_json::from_value(serde_json::json!({
@@ -232,7 +232,7 @@ async fn seeded_objects_keep_their_status_and_are_not_recorded() {
                                   "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}
         })),
     );
-    ok("seed", fake.seed([deployment]).await);
+    ok("seed", fake.seed([deployment]));
     assert!(fake.actions().is_empty(), "seeding is not an action");
 
     let stored = ok(
@@ -247,21 +247,20 @@ async fn seeded_objects_keep_their_status_and_are_not_recorded() {
     ok("get", deployments.get("web", &GetOptions::default()).await);
 }
 
-#[tokio::test]
-async fn seeding_rejects_unserved_kinds_and_duplicates() {
+/// Plain `#[test]`: seeding needs no async runtime, so generated fake clientsets can seed in a
+/// synchronous constructor.
+#[test]
+fn seeding_rejects_unserved_kinds_and_duplicates() {
     let fake = FakeClient::new();
-    match fake.seed([WhiteList::new("team-a", "wl", &[])]).await {
+    match fake.seed([WhiteList::new("team-a", "wl", &[])]) {
         Err(Error::SeedInvalid { reason }) => {
             assert!(reason.contains("register it first"), "{reason}")
         }
         other => panic!("unregistered kind must be rejected, got {other:?}"),
     }
     fake.register::<WhiteList>(StatusSubresource::Enabled);
-    ok(
-        "seed",
-        fake.seed([WhiteList::new("team-a", "wl", &[])]).await,
-    );
-    match fake.seed([WhiteList::new("team-a", "wl", &[])]).await {
+    ok("seed", fake.seed([WhiteList::new("team-a", "wl", &[])]));
+    match fake.seed([WhiteList::new("team-a", "wl", &[])]) {
         Err(Error::SeedRejected { code, .. }) => assert_eq!(code, 409),
         other => panic!("duplicate must be rejected, got {other:?}"),
     }
