@@ -7,7 +7,8 @@
 //!   the system roots, it does not extend them).
 //! - Certificate verification is skipped only when the kubeconfig says
 //!   `insecure-skip-tls-verify: true`; then any certificate is accepted and a warning is logged.
-//! - ALPN offers `h2` and `http/1.1`, so HTTP/2 is used when the server supports it.
+//! - ALPN offers `h2` and `http/1.1` (set by the connector in `transport.rs`), so HTTP/2 is used
+//!   when the server supports it.
 
 use std::sync::Arc;
 
@@ -67,7 +68,7 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
     } else {
         builder.with_root_certificates(root_store(settings.ca_pem.as_deref())?)
     };
-    let mut config = match &settings.client_cert_pem {
+    let config = match &settings.client_cert_pem {
         Some((cert, key)) => {
             let chain = certificates(cert, "client-certificate")?;
             let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| {
@@ -79,7 +80,7 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
         }
         None => builder.with_no_client_auth(),
     };
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // ALPN (`h2`, `http/1.1`) is set by hyper-rustls from the enabled HTTP versions.
     Ok(config)
 }
 

@@ -108,9 +108,9 @@ impl HttpTransport {
 
     async fn send_one(&self, request: Request<Bytes>) -> Result<Response<Body>> {
         let verb = request.method().to_string();
-        let url = request.uri().to_string();
         let (mut parts, body) = request.into_parts();
         parts.uri = self.absolute(&parts.uri)?;
+        let url = parts.uri.to_string();
         if let Some(header) = self.auth.header().await? {
             parts.headers.insert(http::header::AUTHORIZATION, header);
         }
