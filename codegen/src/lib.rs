@@ -1,1 +1,166 @@
-//! Placeholder: being built.
+//! kubegen's code generator: annotated structs in `apis/` go in; API types, a typed clientset,
+//! listers, informers and CRD manifests come out. The Rust counterpart of code-generator's
+//! client-gen, lister-gen, informer-gen and deepcopy-gen, plus controller-gen's CRD generation.
+//!
+//! # Pipeline
+//! Fixed phases, each in its own module, so each can be read (and tested) alone:
+//! 1. **parse** (`parse.rs`, `types.rs`, `tags.rs`, `builtins.rs`): syn reads the files; tags are
+//!    parsed from the closed list; the result is the [`model`] (no syn types past this point).
+//! 2. **check** (`check/`): every semantic problem is collected, each with `file:line` and a hint.
+//!    Any problem stops the run before anything is written.
+//! 3. **emit** (`emit/`): pure functions from the model to `TokenStream`s; names come from
+//!    `names.rs`, `quote!` only interpolates.
+//! 4. **format**: prettyplease, then the boilerplate and `@generated` header.
+//! 5. **write** (`write.rs`): write changed files and delete stale ones, or `--check` and diff.
+//!
+//! ```no_run
+//! let config = kubegen_codegen::Config::load(std::path::Path::new("kubegen.toml"))?;
+//! let files = kubegen_codegen::generate(&config)?;
+//! let changes = kubegen_codegen::write(&config, &files)?;
+//! println!("{} files changed", changes.changed.len());
+//! # Ok::<(), kubegen_codegen::Error>(())
+//! ```
+
+use std::path::PathBuf;
+
+mod builtins;
+mod check;
+mod config;
+mod diag;
+mod emit;
+pub mod model;
+mod names;
+mod parse;
+mod tags;
+mod types;
+mod write;
+
+pub use config::{Config, Runtime};
+pub use diag::Diagnostic;
+pub use emit::Files;
+pub use write::Changes;
+
+/// Everything that can stop a generation run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `kubegen.toml` could not be read.
+    #[error("cannot read config {path}: {source}")]
+    ReadConfig {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `kubegen.toml` is not valid.
+    #[error("invalid config {path}: {message}")]
+    BadConfig {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The input has problems; nothing was written.
+    #[error("{} problem(s) in the API definitions:\n{}", .0.len(), render(.0))]
+    Invalid(Vec<Diagnostic>),
+    /// The boilerplate file could not be read.
+    #[error("cannot read boilerplate {path}: {source}")]
+    ReadBoilerplate {
+        /// The boilerplate file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A generated file could not be written or a stale one deleted.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A bug in kubegen: generated code that does not parse.
+    #[error("internal error (please report): {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The input problems, when the run failed because of them.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Error::Invalid(diagnostics) => diagnostics,
+            _ => &[],
+        }
+    }
+}
+
+fn render(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Parses and checks the input of `config` into the model.
+///
+/// # Errors
+/// [`Error::Invalid`] with every problem found.
+pub fn load_model(config: &Config) -> Result<model::Model, Error> {
+    let mut diags = diag::Diagnostics::default();
+    let mut model = model::Model {
+        packages: parse::packages(&config.resolve(&config.input), &config.input, &mut diags),
+        builtins: Vec::new(),
+    };
+    if let Some(list) = &config.builtins {
+        let full = config.resolve(list);
+        if full.exists() {
+            model.builtins = builtins::read(&full, list, &mut diags);
+        }
+    }
+    check::check(&mut model, &mut diags);
+    if diags.is_empty() {
+        Ok(model)
+    } else {
+        Err(Error::Invalid(diags.into_sorted()))
+    }
+}
+
+/// Runs parse, check, emit and format: returns every generated file (path relative to the root).
+///
+/// # Errors
+/// Input problems ([`Error::Invalid`]), an unreadable boilerplate, or an internal error.
+pub fn generate(config: &Config) -> Result<Files, Error> {
+    let model = load_model(config)?;
+    let boilerplate = match &config.boilerplate {
+        Some(path) => {
+            let full = config.resolve(path);
+            let text = std::fs::read_to_string(&full)
+                .map_err(|source| Error::ReadBoilerplate { path: full, source })?;
+            if text.is_empty() || text.ends_with('\n') {
+                text
+            } else {
+                format!("{text}\n")
+            }
+        }
+        None => String::new(),
+    };
+    let ctx = emit::EmitCtx {
+        config,
+        model: &model,
+        boilerplate,
+    };
+    emit::all(&ctx)
+}
+
+/// Writes `files` under the config root; deletes stale generated files under `config.output`.
+///
+/// # Errors
+/// [`Error::Write`] when a file cannot be written or deleted.
+pub fn write(config: &Config, files: &Files) -> Result<Changes, Error> {
+    write::write(&config.root, &config.output, files)
+}
+
+/// Compares `files` with the tree on disk; the returned [`Changes`] is empty when up to date.
+pub fn check(config: &Config, files: &Files) -> Changes {
+    write::check(&config.root, &config.output, files)
+}

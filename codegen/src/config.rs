@@ -1,0 +1,128 @@
+//! Where codegen reads from and writes to: `kubegen.toml` and its defaults.
+//!
+//! client-go's code-generator takes a dozen flags per generator; kubegen takes one small file
+//! (every key optional) so a project's `scripts/update-codegen.sh` is one line. The defaults are
+//! this repository's layout. Relative paths are relative to `root` (the directory of the file).
+//!
+//! ```toml
+//! input = "apis"                      # apis/<group>/<version>/*.rs
+//! builtins = "apis/builtins.toml"     # k8s-openapi kinds to cover (optional)
+//! output = "crates/generated"         # api/, clientset/, listers/, informers/ go here
+//! crd = "deploy/crd.yaml"             # CRD manifests (optional)
+//! boilerplate = "hack/boilerplate.rs.txt"
+//! crate_prefix = "kubegen"            # crate names: <prefix>-api, <prefix>-clientset, ...
+//! runtime = "workspace"               # or "path:../kubegen/crates" or "version:0.1.0"
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Everything a generation run needs to know.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Config {
+    /// Directory all other relative paths are resolved against (not read from the file).
+    #[serde(skip)]
+    pub root: PathBuf,
+    /// Input packages: `<input>/<group>/<version>/*.rs`.
+    pub input: PathBuf,
+    /// Built-in kinds list; skipped when absent from disk.
+    pub builtins: Option<PathBuf>,
+    /// Parent directory of the generated crates.
+    pub output: PathBuf,
+    /// CRD manifest file; `None` skips CRD generation.
+    pub crd: Option<PathBuf>,
+    /// License header prepended to every generated Rust file.
+    pub boilerplate: Option<PathBuf>,
+    /// Generated crate names are `<prefix>-api`, `<prefix>-clientset`, ...
+    pub crate_prefix: String,
+    /// How generated crates depend on kubegen's runtime and on third-party crates.
+    pub runtime: Runtime,
+}
+
+/// How the generated `Cargo.toml`s name their dependencies.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum Runtime {
+    /// `{ workspace = true }` for everything: the workspace pins all versions (this repository).
+    Workspace,
+    /// kubegen's runtime crates by path (the directory holding `client/`, `cache/`, `fake/`);
+    /// third-party crates by version.
+    Path(PathBuf),
+    /// kubegen's runtime crates by version from a registry.
+    Version(String),
+}
+
+impl TryFrom<String> for Runtime {
+    type Error = String;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        if value == "workspace" {
+            Ok(Runtime::Workspace)
+        } else if let Some(path) = value.strip_prefix("path:") {
+            Ok(Runtime::Path(PathBuf::from(path)))
+        } else if let Some(version) = value.strip_prefix("version:") {
+            Ok(Runtime::Version(version.to_owned()))
+        } else {
+            Err(format!(
+                "runtime `{value}`: expected `workspace`, `path:<dir>` or `version:<v>`"
+            ))
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            root: PathBuf::from("."),
+            input: PathBuf::from("apis"),
+            builtins: Some(PathBuf::from("apis/builtins.toml")),
+            output: PathBuf::from("crates/generated"),
+            crd: Some(PathBuf::from("deploy/crd.yaml")),
+            boilerplate: Some(PathBuf::from("hack/boilerplate.rs.txt")),
+            crate_prefix: "kubegen".to_owned(),
+            runtime: Runtime::Workspace,
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path` (a `kubegen.toml`); its directory becomes `root`.
+    ///
+    /// # Errors
+    /// The file cannot be read or is not valid config TOML.
+    pub fn load(path: &Path) -> Result<Config, crate::Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| crate::Error::ReadConfig {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut config: Config =
+            toml::from_str(&text).map_err(|error| crate::Error::BadConfig {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            })?;
+        config.root = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        if config.root.as_os_str().is_empty() {
+            config.root = PathBuf::from(".");
+        }
+        Ok(config)
+    }
+
+    /// `path` resolved against `root`.
+    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
+        self.root.join(path)
+    }
+
+    /// Name of one generated crate: `kubegen-api`.
+    pub(crate) fn crate_name(&self, part: &str) -> String {
+        format!("{}-{part}", self.crate_prefix)
+    }
+
+    /// Rust name of one generated crate: `kubegen_api`.
+    pub(crate) fn crate_ident(&self, part: &str) -> proc_macro2::Ident {
+        crate::names::ident(&self.crate_name(part).replace('-', "_"))
+    }
+}

@@ -1,0 +1,262 @@
+//! The api crate: user types with derives and serde attributes, `<Kind>List` aliases, the
+//! k8s-openapi traits (which give kube-core's `Resource` through its blanket impl), and
+//! re-exports of the built-in kinds. Replaces deepcopy-gen (`derive(Clone)`) and the hand-written
+//! `types.go` + `register.go` of a client-go project.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{EmitCtx, Files, GroupVersionKey, doc_attrs, inner_doc_attrs};
+use crate::Error;
+use crate::model::{BuiltinPackage, Field, FieldType, Kind, Package, Scope, StructDef};
+use crate::names;
+
+/// Emits `crates/generated/api`.
+pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
+    let input = ctx.config.input.display();
+    let mut bodies: Vec<(GroupVersionKey, String, TokenStream)> = Vec::new();
+    for package in &ctx.model.packages {
+        let source = format!("{input}/{}/{}", package.module, package.version);
+        bodies.push((
+            (package.module.clone(), package.version.clone()),
+            source,
+            package_body(package),
+        ));
+    }
+    for builtin in &ctx.model.builtins {
+        bodies.push((
+            (builtin.module.clone(), builtin.version.clone()),
+            ctx.builtins_source(),
+            builtin_body(builtin),
+        ));
+    }
+    let doc = " API types: the structs of `apis/` with serde and `Resource` impls, plus the \
+built-in kinds re-exported from k8s-openapi.\n\n Paths follow `<group module>::<version>::<Kind>`, \
+e.g. `police::v1beta1::WhiteList` or `apps::v1::Deployment`. Objects are plain data: \
+`Clone` replaces client-go's deepcopy-gen.";
+    super::module_tree(ctx, "api", doc, TokenStream::new(), bodies, files)
+}
+
+fn package_body(package: &Package) -> TokenStream {
+    let doc = format!(" `{}/{}`.", package.group, package.version);
+    let separator = if package.docs.is_empty() {
+        quote!()
+    } else {
+        quote!(#![doc = ""])
+    };
+    let inner_docs = inner_doc_attrs(&package.docs);
+    let structs = package.structs.iter().map(|def| {
+        let kind = package.kinds.iter().find(|kind| kind.name == def.name);
+        struct_tokens(def, kind)
+    });
+    quote! {
+        #![doc = #doc]
+        #separator
+        #inner_docs
+        #(#structs)*
+    }
+}
+
+fn struct_tokens(def: &StructDef, kind: Option<&Kind>) -> TokenStream {
+    let name = names::ident(&def.name);
+    let docs = if def.docs.is_empty() {
+        let line = format!(" `{}`.", def.name);
+        quote!(#[doc = #line])
+    } else {
+        doc_attrs(&def.docs)
+    };
+    let fields = def.fields.iter().map(field_tokens);
+    // Kinds write `apiVersion` and `kind` on serialization, so their Serialize is generated below.
+    let derives = if kind.is_some() {
+        quote!(#[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize)])
+    } else {
+        quote!(#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)])
+    };
+    let kind_impls = kind.map(|kind| kind_tokens(def, kind));
+    quote! {
+        #docs
+        #derives
+        #[serde(rename_all = "camelCase")]
+        pub struct #name {
+            #(#fields)*
+        }
+        #kind_impls
+    }
+}
+
+fn field_tokens(field: &Field) -> TokenStream {
+    let name = names::ident(&field.name);
+    let ty = rust_type(&field.ty);
+    let docs = if field.docs.is_empty() {
+        let line = if field.name == "metadata" {
+            " Standard object metadata.".to_owned()
+        } else {
+            format!(" `{}`.", field.json_name)
+        };
+        quote!(#[doc = #line])
+    } else {
+        doc_attrs(&field.docs)
+    };
+    let serde = match serde_skip(field) {
+        Some(skip) => quote!(#[serde(default, skip_serializing_if = #skip)]),
+        None if defaults_when_absent(field) => quote!(#[serde(default)]),
+        None => quote!(),
+    };
+    quote! {
+        #docs
+        #serde
+        pub #name: #ty,
+    }
+}
+
+/// The `skip_serializing_if` predicate of a field, if it has one.
+fn serde_skip(field: &Field) -> Option<&'static str> {
+    match &field.ty {
+        FieldType::Option(_) => Some("Option::is_none"),
+        FieldType::Vec(_) if field.markers.optional => Some("Vec::is_empty"),
+        FieldType::Map(_) if field.markers.optional => {
+            Some("::std::collections::BTreeMap::is_empty")
+        }
+        _ => None,
+    }
+}
+
+/// Lists and maps tolerate absence when read (servers drop empty lists), as do `+kubegen:optional`
+/// scalars; `metadata` too, as an object in a watch event may lack it.
+fn defaults_when_absent(field: &Field) -> bool {
+    field.markers.optional
+        || matches!(
+            field.ty,
+            FieldType::Vec(_) | FieldType::Map(_) | FieldType::ObjectMeta
+        )
+}
+
+/// The Rust spelling of a field type in generated code.
+pub(super) fn rust_type(ty: &FieldType) -> TokenStream {
+    match ty {
+        FieldType::String => quote!(::std::string::String),
+        FieldType::Bool => quote!(bool),
+        FieldType::I32 => quote!(i32),
+        FieldType::I64 => quote!(i64),
+        FieldType::F64 => quote!(f64),
+        FieldType::Quantity => quote!(::k8s_openapi::apimachinery::pkg::api::resource::Quantity),
+        FieldType::IntOrString => {
+            quote!(::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString)
+        }
+        FieldType::Time => quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time),
+        FieldType::ObjectMeta => {
+            quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+        }
+        FieldType::Option(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::option::Option<#inner>)
+        }
+        FieldType::Vec(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::vec::Vec<#inner>)
+        }
+        FieldType::Map(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
+        }
+        FieldType::Named(name) => {
+            let name = names::ident(name);
+            quote!(#name)
+        }
+    }
+}
+
+/// `Serialize` (with `apiVersion`/`kind` first, like k8s-openapi's types), the k8s-openapi traits
+/// and the list alias of one kind.
+fn kind_tokens(def: &StructDef, kind: &Kind) -> TokenStream {
+    let name = names::ident(&kind.name);
+    let list = names::for_kind(kind).list;
+    let (api_version, group, kind_name, version, plural) = (
+        kind.api_version(),
+        &kind.group,
+        &kind.name,
+        &kind.version,
+        &kind.plural,
+    );
+    let list_kind = format!("{}List", kind.name);
+    let scope = match kind.scope {
+        Scope::Namespaced => quote!(::k8s_openapi::NamespaceResourceScope),
+        Scope::Cluster => quote!(::k8s_openapi::ClusterResourceScope),
+    };
+    let field_count = def.fields.len() + 2;
+    let writes = def.fields.iter().map(|field| {
+        let (ident, json) = (names::ident(&field.name), &field.json_name);
+        match serde_skip(field) {
+            Some(skip) => {
+                let skip: syn::Path = syn::parse_str(skip).unwrap_or_else(|_| syn::parse_quote!(Option::is_none));
+                quote! {
+                    if #skip(&self.#ident) { state.skip_field(#json)?; } else { state.serialize_field(#json, &self.#ident)?; }
+                }
+            }
+            None => quote!(state.serialize_field(#json, &self.#ident)?;),
+        }
+    });
+    let list_doc = format!(" A list of `{}`, as returned by `list`.", kind.name);
+    quote! {
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                use ::serde::ser::SerializeStruct as _;
+                let mut state = serializer.serialize_struct(#kind_name, #field_count)?;
+                state.serialize_field("apiVersion", <Self as ::k8s_openapi::Resource>::API_VERSION)?;
+                state.serialize_field("kind", <Self as ::k8s_openapi::Resource>::KIND)?;
+                #(#writes)*
+                state.end()
+            }
+        }
+        impl ::k8s_openapi::Resource for #name {
+            const API_VERSION: &'static str = #api_version;
+            const GROUP: &'static str = #group;
+            const KIND: &'static str = #kind_name;
+            const VERSION: &'static str = #version;
+            const URL_PATH_SEGMENT: &'static str = #plural;
+            type Scope = #scope;
+        }
+        impl ::k8s_openapi::ListableResource for #name {
+            const LIST_KIND: &'static str = #list_kind;
+        }
+        impl ::k8s_openapi::Metadata for #name {
+            type Ty = ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+            fn metadata(&self) -> &Self::Ty {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut Self::Ty {
+                &mut self.metadata
+            }
+        }
+        #[doc = #list_doc]
+        pub type #list = ::kube_core::ObjectList<#name>;
+    }
+}
+
+fn builtin_body(builtin: &BuiltinPackage) -> TokenStream {
+    let module = names::ident(&builtin.module);
+    let version = names::ident(&builtin.version);
+    let api_version = if builtin.group.is_empty() {
+        builtin.version.clone()
+    } else {
+        format!("{}/{}", builtin.group, builtin.version)
+    };
+    let doc = format!(
+        " `{api_version}`: built-in kinds re-exported from `k8s_openapi::api::{}::{}`.",
+        builtin.module, builtin.version
+    );
+    let kinds = builtin.kinds.iter().map(|kind| names::ident(&kind.name));
+    let lists = builtin.kinds.iter().map(|kind| {
+        let (ty, list) = (names::ident(&kind.name), names::for_kind(kind).list);
+        let doc = format!(" A list of `{}`, as returned by `list`.", kind.name);
+        quote! {
+            #[doc = #doc]
+            pub type #list = ::kube_core::ObjectList<#ty>;
+        }
+    });
+    quote! {
+        #![doc = #doc]
+        pub use ::k8s_openapi::api::#module::#version::{#(#kinds),*};
+        #(#lists)*
+    }
+}

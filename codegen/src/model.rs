@@ -1,0 +1,327 @@
+//! The model: what `apis/` says, with every syn type gone.
+//!
+//! The parser builds it, the checker validates it, the emitters only read it. Keeping syn out of
+//! here means an emitter cannot accidentally depend on how the user spelled something, only on what
+//! it means. Mirrors the `types.Package`/`types.Type` universe that code-generator's gengo builds.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// Where something was written: a path relative to the input root's parent (`apis/police/...`)
+/// and a 1-based line. Every diagnostic points at one of these.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    /// Display path, e.g. `apis/police/v1beta1/white_list.rs`.
+    pub file: PathBuf,
+    /// 1-based line number; 0 when the whole file is meant.
+    pub line: usize,
+}
+
+/// Everything codegen knows: the user's API packages and the built-in kinds it should cover.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    /// One entry per `apis/<group>/<version>/`, sorted by (module, version).
+    pub packages: Vec<Package>,
+    /// Built-in (k8s-openapi) kinds, grouped per group/version, sorted by (module, version).
+    pub builtins: Vec<BuiltinPackage>,
+}
+
+/// One API group version written by the user: `apis/<module>/<version>/`.
+#[derive(Clone, Debug)]
+pub struct Package {
+    /// Rust module name of the group (the directory name), e.g. `police`.
+    pub module: String,
+    /// API version, e.g. `v1beta1`.
+    pub version: String,
+    /// API group from `+groupName=`, e.g. `police.example.com`.
+    pub group: String,
+    /// `apis/<module>/<version>/mod.rs`.
+    pub location: Location,
+    /// Doc lines of the package (tag lines removed).
+    pub docs: Vec<String>,
+    /// Every struct of the package, in file order (files sorted by name).
+    pub structs: Vec<StructDef>,
+    /// The structs that are API kinds (carry a `+genclient` tag), in the same order.
+    pub kinds: Vec<Kind>,
+}
+
+/// A plain struct of an API package (a kind, its spec, status or any nested type).
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    /// Type name, e.g. `WhiteListSpec`.
+    pub name: String,
+    /// Doc lines (tag lines removed).
+    pub docs: Vec<String>,
+    /// Fields in declaration order.
+    pub fields: Vec<Field>,
+    /// Where the struct is declared.
+    pub location: Location,
+    /// Type tags as written, with their lines; the checker turns them into a [`Kind`].
+    pub(crate) tags: Vec<(crate::tags::Tag, Location)>,
+}
+
+/// One named field of a struct.
+#[derive(Clone, Debug)]
+pub struct Field {
+    /// Rust field name without `r#`, e.g. `type_` or `allow_none`.
+    pub name: String,
+    /// Whether the user wrote a raw identifier (`r#type`).
+    pub raw: bool,
+    /// JSON name, computed like serde's `rename_all = "camelCase"`.
+    pub json_name: String,
+    /// Doc lines (tag lines removed).
+    pub docs: Vec<String>,
+    /// The field's type.
+    pub ty: FieldType,
+    /// Validation and defaulting markers.
+    pub markers: FieldMarkers,
+    /// Where the field is declared.
+    pub location: Location,
+}
+
+/// The closed set of field types codegen understands (see `types.rs` for the accepted spellings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    /// `String`.
+    String,
+    /// `bool`.
+    Bool,
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+    /// `f64`.
+    F64,
+    /// k8s-openapi `Quantity`.
+    Quantity,
+    /// k8s-openapi `IntOrString`.
+    IntOrString,
+    /// k8s-openapi `Time`.
+    Time,
+    /// k8s-openapi `ObjectMeta` (only valid as a kind's `metadata`).
+    ObjectMeta,
+    /// `Option<T>`.
+    Option(Box<FieldType>),
+    /// `Vec<T>`.
+    Vec(Box<FieldType>),
+    /// `BTreeMap<String, T>`.
+    Map(Box<FieldType>),
+    /// Another struct of the same package.
+    Named(String),
+}
+
+impl FieldType {
+    /// The type inside `Option`, or the type itself.
+    pub fn without_option(&self) -> &FieldType {
+        match self {
+            FieldType::Option(inner) => inner,
+            other => other,
+        }
+    }
+}
+
+/// Validation, defaulting and requiredness markers of one field (`+kubegen:validation:*` ...).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FieldMarkers {
+    /// `minimum=`.
+    pub minimum: Option<f64>,
+    /// `maximum=`.
+    pub maximum: Option<f64>,
+    /// `pattern=`.
+    pub pattern: Option<String>,
+    /// `enum=a;b;c`.
+    pub enum_values: Vec<String>,
+    /// `minLength=`.
+    pub min_length: Option<u64>,
+    /// `maxLength=`.
+    pub max_length: Option<u64>,
+    /// `minItems=`.
+    pub min_items: Option<u64>,
+    /// `maxItems=`.
+    pub max_items: Option<u64>,
+    /// `+kubegen:default=<json>`, kept as the JSON text the user wrote.
+    pub default: Option<String>,
+    /// `+kubegen:required` (only meaningful on `Option` fields: none allowed, the checker says so).
+    pub required: bool,
+    /// `+kubegen:optional`: a non-`Option` field that may be absent (`#[serde(default)]`).
+    pub optional: bool,
+}
+
+/// Whether a kind lives in a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// `namespaces/{ns}/<plural>`.
+    Namespaced,
+    /// `/<plural>` (`+genclient:nonNamespaced`).
+    Cluster,
+}
+
+/// The client-go verbs a typed client can offer, in client-go's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verb {
+    /// `create`.
+    Create,
+    /// `update`.
+    Update,
+    /// `updateStatus` (also gives `patch_status`).
+    UpdateStatus,
+    /// `delete`.
+    Delete,
+    /// `deleteCollection`.
+    DeleteCollection,
+    /// `get`.
+    Get,
+    /// `list`.
+    List,
+    /// `watch`.
+    Watch,
+    /// `patch`.
+    Patch,
+}
+
+impl Verb {
+    /// Every verb, in client-go's order.
+    pub const ALL: [Verb; 9] = [
+        Verb::Create,
+        Verb::Update,
+        Verb::UpdateStatus,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Watch,
+        Verb::Patch,
+    ];
+
+    /// The spelling used in tags (`onlyVerbs=get,list`).
+    pub fn tag_name(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::UpdateStatus => "updateStatus",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deleteCollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Patch => "patch",
+        }
+    }
+
+    /// Parses a tag spelling.
+    pub fn from_tag(name: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|verb| verb.tag_name() == name)
+    }
+}
+
+/// A `+genclient:method=...` extension: one extra typed-client method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomMethod {
+    /// Method name as written (`GetScale`); emitted in snake case.
+    pub name: String,
+    /// The verb it performs (`get`, `create`, `update` or `patch`).
+    pub verb: Verb,
+    /// Subresource path segment, e.g. `scale`.
+    pub subresource: Option<String>,
+    /// Request body type (`create`/`update`), a package type or `k8s_openapi::...` path.
+    pub input: Option<String>,
+    /// Response type, a package type or `k8s_openapi::...` path.
+    pub result: Option<String>,
+    /// Where the tag was written.
+    pub location: Location,
+}
+
+/// One `+kubegen:printcolumn:...` marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintColumn {
+    /// Column header.
+    pub name: String,
+    /// OpenAPI type: string, integer, number, boolean or date.
+    pub type_: String,
+    /// JSONPath into the object.
+    pub json_path: String,
+    /// Optional description.
+    pub description: Option<String>,
+    /// Optional format (e.g. `date-time`).
+    pub format: Option<String>,
+    /// 0 shows in the default view, higher only with `-o wide`.
+    pub priority: Option<i64>,
+}
+
+/// A user kind (a CRD) or a built-in kind (from k8s-openapi).
+#[derive(Clone, Debug)]
+pub struct Kind {
+    /// Kind name, e.g. `WhiteList`.
+    pub name: String,
+    /// Rust module of the group, e.g. `police`, `core`.
+    pub module: String,
+    /// API group, `""` for the legacy core group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+    /// Verbs the typed client offers (empty with `+genclient:noVerbs`).
+    pub verbs: BTreeSet<Verb>,
+    /// Whether the kind has a `status` field and no `+genclient:noStatus`.
+    pub has_status: bool,
+    /// Lower-case plural (the URL segment), e.g. `whitelists`.
+    pub plural: String,
+    /// Lower-case singular.
+    pub singular: String,
+    /// Short names (`kubectl get wl`).
+    pub short_names: Vec<String>,
+    /// Categories (`kubectl get all`).
+    pub categories: Vec<String>,
+    /// Additional printer columns.
+    pub print_columns: Vec<PrintColumn>,
+    /// Custom methods.
+    pub methods: Vec<CustomMethod>,
+    /// Where the kind is declared.
+    pub location: Location,
+    /// Whether it is a k8s-openapi built-in (no CRD, no type emitted, re-exported instead).
+    pub builtin: bool,
+}
+
+impl Kind {
+    /// Whether the kind has `verb`.
+    pub fn has(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
+
+    /// The collection path with placeholders, e.g.
+    /// `/apis/police.example.com/v1beta1/namespaces/{namespace}/whitelists`.
+    pub fn collection_path(&self) -> String {
+        let prefix = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match self.scope {
+            Scope::Namespaced => format!("{prefix}/namespaces/{{namespace}}/{}", self.plural),
+            Scope::Cluster => format!("{prefix}/{}", self.plural),
+        }
+    }
+
+    /// `apiVersion` value, e.g. `police.example.com/v1beta1` or `v1`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+/// Built-in kinds of one group version, re-exported from `k8s_openapi::api::<module>::<version>`.
+#[derive(Clone, Debug)]
+pub struct BuiltinPackage {
+    /// Module name (`core`, `apps`, `events`), also the k8s-openapi module.
+    pub module: String,
+    /// API group (`""`, `apps`, `events.k8s.io`).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kinds, sorted by name.
+    pub kinds: Vec<Kind>,
+}

@@ -1,0 +1,437 @@
+//! The closed list of tags codegen understands, and their parser.
+//!
+//! Tags are doc-comment lines that start with `+`, as in code-generator (`// +genclient`). Unlike
+//! gengo, which silently ignores tags it does not know, every `+genclient*` / `+kubegen*` /
+//! `+groupName` line must parse into [`Tag`], and any other `+...` line is an error too: a typo such
+//! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
+
+use crate::model::{CustomMethod, Location, PrintColumn, Verb};
+
+/// Where a tag may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// `//!` in `apis/<group>/<version>/mod.rs`.
+    Package,
+    /// `///` on a struct.
+    Type,
+    /// `///` on a field.
+    Field,
+}
+
+impl Placement {
+    fn describe(self) -> &'static str {
+        match self {
+            Placement::Package => "a package (`//!` in mod.rs)",
+            Placement::Type => "a struct",
+            Placement::Field => "a field",
+        }
+    }
+}
+
+/// One parsed tag.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tag {
+    /// `+groupName=police.example.com` (package).
+    GroupName(String),
+    /// `+genclient` (type).
+    GenClient,
+    /// `+genclient:nonNamespaced` (type).
+    NonNamespaced,
+    /// `+genclient:noStatus` (type).
+    NoStatus,
+    /// `+genclient:noVerbs` (type).
+    NoVerbs,
+    /// `+genclient:readonly` (type): get, list, watch only.
+    ReadOnly,
+    /// `+genclient:onlyVerbs=get,list` (type).
+    OnlyVerbs(Vec<Verb>),
+    /// `+genclient:skipVerbs=deleteCollection` (type).
+    SkipVerbs(Vec<Verb>),
+    /// `+genclient:method=Name,verb=get,subresource=scale,input=T,result=T` (type).
+    Method(CustomMethod),
+    /// `+kubegen:plural=` (type).
+    Plural(String),
+    /// `+kubegen:singular=` (type).
+    Singular(String),
+    /// `+kubegen:shortNames=a,b` (type).
+    ShortNames(Vec<String>),
+    /// `+kubegen:categories=a,b` (type).
+    Categories(Vec<String>),
+    /// `+kubegen:printcolumn:name=..,type=..,jsonPath=..` (type).
+    PrintColumn(PrintColumn),
+    /// `+kubegen:validation:<rule>=<value>` (field).
+    Validation(Validation),
+    /// `+kubegen:default=<json>` (field).
+    Default(String),
+    /// `+kubegen:required` (field).
+    Required,
+    /// `+kubegen:optional` (field).
+    Optional,
+}
+
+/// One `+kubegen:validation:` rule.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Validation {
+    /// `minimum=`.
+    Minimum(f64),
+    /// `maximum=`.
+    Maximum(f64),
+    /// `pattern=`.
+    Pattern(String),
+    /// `enum=a;b`.
+    Enum(Vec<String>),
+    /// `minLength=`.
+    MinLength(u64),
+    /// `maxLength=`.
+    MaxLength(u64),
+    /// `minItems=`.
+    MinItems(u64),
+    /// `maxItems=`.
+    MaxItems(u64),
+}
+
+/// A tag that could not be parsed: what is wrong and how to fix it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct TagError {
+    pub(crate) message: String,
+    pub(crate) hint: String,
+}
+
+fn err(message: String, hint: &str) -> TagError {
+    TagError {
+        message,
+        hint: hint.to_owned(),
+    }
+}
+
+const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespaced, \
++genclient:noStatus, +genclient:noVerbs, +genclient:readonly, +genclient:onlyVerbs=, \
++genclient:skipVerbs=, +genclient:method=, +kubegen:plural=, +kubegen:singular=, \
++kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:";
+const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{minimum,maximum,pattern,\
+enum,minLength,maxLength,minItems,maxItems}=, +kubegen:default=, +kubegen:required, \
++kubegen:optional";
+const VERBS_HINT: &str = "verbs are: create, update, updateStatus, delete, deleteCollection, get, \
+list, watch, patch";
+
+/// Parses one tag line (starting with `+`) written at `placement`.
+pub(crate) fn parse(
+    line: &str,
+    placement: Placement,
+    location: &Location,
+) -> Result<Tag, TagError> {
+    let tag = parse_any(line.trim(), location)?;
+    let expected = match &tag {
+        Tag::GroupName(_) => Placement::Package,
+        Tag::Validation(_) | Tag::Default(_) | Tag::Required | Tag::Optional => Placement::Field,
+        _ => Placement::Type,
+    };
+    if expected == placement {
+        Ok(tag)
+    } else {
+        Err(err(
+            format!(
+                "tag `{}` is not allowed on {}",
+                line.trim(),
+                placement.describe()
+            ),
+            &format!("this tag belongs on {}", expected.describe()),
+        ))
+    }
+}
+
+fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
+    let (name, value) = match line.split_once('=') {
+        Some((name, value)) => (name, Some(value.trim())),
+        None => (line, None),
+    };
+    let flag = |tag: Tag| match value {
+        None => Ok(tag),
+        Some(_) => Err(err(
+            format!("tag `{name}` takes no value"),
+            "write it without `=...`",
+        )),
+    };
+    let need = || match value {
+        Some(v) if !v.is_empty() => Ok(v),
+        _ => Err(err(
+            format!("tag `{name}` needs a value"),
+            "write it as `tag=value`",
+        )),
+    };
+    match name {
+        "+groupName" => Ok(Tag::GroupName(need()?.to_owned())),
+        "+genclient" => flag(Tag::GenClient),
+        "+genclient:nonNamespaced" => flag(Tag::NonNamespaced),
+        "+genclient:noStatus" => flag(Tag::NoStatus),
+        "+genclient:noVerbs" => flag(Tag::NoVerbs),
+        "+genclient:readonly" => flag(Tag::ReadOnly),
+        "+genclient:onlyVerbs" => Ok(Tag::OnlyVerbs(verbs(need()?)?)),
+        "+genclient:skipVerbs" => Ok(Tag::SkipVerbs(verbs(need()?)?)),
+        "+genclient:method" => Ok(Tag::Method(method(need()?, location)?)),
+        "+kubegen:plural" => Ok(Tag::Plural(need()?.to_owned())),
+        "+kubegen:singular" => Ok(Tag::Singular(need()?.to_owned())),
+        "+kubegen:shortNames" => Ok(Tag::ShortNames(list(need()?))),
+        "+kubegen:categories" => Ok(Tag::Categories(list(need()?))),
+        "+kubegen:default" => Ok(Tag::Default(need()?.to_owned())),
+        "+kubegen:required" => flag(Tag::Required),
+        "+kubegen:optional" => flag(Tag::Optional),
+        _ => {
+            if let Some(rest) = line.strip_prefix("+kubegen:printcolumn:") {
+                return Ok(Tag::PrintColumn(print_column(rest)?));
+            }
+            if let Some(rule) = name.strip_prefix("+kubegen:validation:") {
+                return Ok(Tag::Validation(validation(rule, need()?)?));
+            }
+            let hint = if name.starts_with("+kubegen:validation") || name.starts_with("+kubegen:d")
+            {
+                FIELD_TAGS_HINT
+            } else {
+                TYPE_TAGS_HINT
+            };
+            Err(err(format!("unknown tag `{line}`"), hint))
+        }
+    }
+}
+
+/// `a, b` or `a;b` -> `["a", "b"]`.
+fn list(value: &str) -> Vec<String> {
+    value
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn verbs(value: &str) -> Result<Vec<Verb>, TagError> {
+    list(value)
+        .iter()
+        .map(|name| {
+            Verb::from_tag(name).ok_or_else(|| err(format!("unknown verb `{name}`"), VERBS_HINT))
+        })
+        .collect()
+}
+
+/// Splits `k=v,k=v` into pairs; values may contain `=` but not `,`.
+fn pairs(value: &str) -> Result<Vec<(&str, &str)>, TagError> {
+    value
+        .split(',')
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| {
+                    err(
+                        format!("expected `key=value`, found `{pair}`"),
+                        "separate pairs with `,`",
+                    )
+                })
+        })
+        .collect()
+}
+
+fn method(value: &str, location: &Location) -> Result<CustomMethod, TagError> {
+    let mut parts = value.splitn(2, ',');
+    let name = parts.next().unwrap_or_default().trim().to_owned();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(err(
+            format!("custom method name `{name}` is not an UpperCamelCase identifier"),
+            "write e.g. `+genclient:method=GetScale,verb=get,subresource=scale,result=Scale`",
+        ));
+    }
+    let mut method = CustomMethod {
+        name,
+        verb: Verb::Get,
+        subresource: None,
+        input: None,
+        result: None,
+        location: location.clone(),
+    };
+    let mut verb = None;
+    for (key, val) in pairs(parts.next().unwrap_or_default())? {
+        match key {
+            "verb" => {
+                verb = Some(Verb::from_tag(val).ok_or_else(|| {
+                    err(format!("unknown verb `{val}` in custom method"), VERBS_HINT)
+                })?)
+            }
+            "subresource" => method.subresource = Some(val.to_owned()),
+            "input" => method.input = Some(val.to_owned()),
+            "result" => method.result = Some(val.to_owned()),
+            other => {
+                return Err(err(
+                    format!("unknown custom method key `{other}`"),
+                    "keys are: verb, subresource, input, result",
+                ));
+            }
+        }
+    }
+    method.verb = verb.ok_or_else(|| {
+        err(
+            "custom method without `verb=`".to_owned(),
+            "add e.g. `,verb=get`",
+        )
+    })?;
+    Ok(method)
+}
+
+fn print_column(value: &str) -> Result<PrintColumn, TagError> {
+    let mut column = PrintColumn {
+        name: String::new(),
+        type_: String::new(),
+        json_path: String::new(),
+        description: None,
+        format: None,
+        priority: None,
+    };
+    for (key, val) in pairs(value)? {
+        match key {
+            "name" => column.name = val.to_owned(),
+            "type" => column.type_ = val.to_owned(),
+            "jsonPath" => column.json_path = val.to_owned(),
+            "description" => column.description = Some(val.to_owned()),
+            "format" => column.format = Some(val.to_owned()),
+            "priority" => {
+                column.priority = Some(val.parse().map_err(|_| {
+                    err(
+                        format!("printcolumn priority `{val}` is not an integer"),
+                        "use 0 or 1",
+                    )
+                })?)
+            }
+            other => {
+                return Err(err(
+                    format!("unknown printcolumn key `{other}`"),
+                    "keys are: name, type, jsonPath, description, format, priority",
+                ));
+            }
+        }
+    }
+    if column.name.is_empty() || column.type_.is_empty() || column.json_path.is_empty() {
+        return Err(err(
+            "printcolumn needs `name`, `type` and `jsonPath`".to_owned(),
+            "e.g. `+kubegen:printcolumn:name=Age,type=date,jsonPath=.metadata.creationTimestamp`",
+        ));
+    }
+    const TYPES: [&str; 5] = ["string", "integer", "number", "boolean", "date"];
+    if !TYPES.contains(&column.type_.as_str()) {
+        return Err(err(
+            format!(
+                "printcolumn type `{}` is not an OpenAPI column type",
+                column.type_
+            ),
+            "types are: string, integer, number, boolean, date",
+        ));
+    }
+    Ok(column)
+}
+
+fn validation(rule: &str, value: &str) -> Result<Validation, TagError> {
+    let number = |value: &str| {
+        value.parse::<f64>().map_err(|_| {
+            err(
+                format!("`{rule}` value `{value}` is not a number"),
+                "write e.g. `=1`",
+            )
+        })
+    };
+    let count = |value: &str| {
+        value.parse::<u64>().map_err(|_| {
+            err(
+                format!("`{rule}` value `{value}` is not a non-negative integer"),
+                "write e.g. `=1`",
+            )
+        })
+    };
+    Ok(match rule {
+        "minimum" => Validation::Minimum(number(value)?),
+        "maximum" => Validation::Maximum(number(value)?),
+        "pattern" => Validation::Pattern(value.to_owned()),
+        "enum" => Validation::Enum(list(value)),
+        "minLength" => Validation::MinLength(count(value)?),
+        "maxLength" => Validation::MaxLength(count(value)?),
+        "minItems" => Validation::MinItems(count(value)?),
+        "maxItems" => Validation::MaxItems(count(value)?),
+        other => {
+            return Err(err(
+                format!("unknown validation rule `{other}`"),
+                FIELD_TAGS_HINT,
+            ));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc() -> Location {
+        Location {
+            file: "apis/x/v1/mod.rs".into(),
+            line: 3,
+        }
+    }
+
+    #[test]
+    fn parses_only_verbs_in_order_written() {
+        let tag = parse("+genclient:onlyVerbs=get, list", Placement::Type, &loc());
+        assert_eq!(tag, Ok(Tag::OnlyVerbs(vec![Verb::Get, Verb::List])));
+    }
+
+    #[test]
+    fn rejects_misspelled_genclient_tag() {
+        let error = parse("+genclient:nonNamespace", Placement::Type, &loc())
+            .expect_err("must be rejected");
+        assert_eq!(error.message, "unknown tag `+genclient:nonNamespace`");
+    }
+
+    #[test]
+    fn rejects_field_tag_on_type() {
+        let error =
+            parse("+kubegen:required", Placement::Type, &loc()).expect_err("must be rejected");
+        assert_eq!(
+            error.message,
+            "tag `+kubegen:required` is not allowed on a struct"
+        );
+    }
+
+    #[test]
+    fn parses_printcolumn_with_equals_in_json_path() {
+        let tag = parse(
+            "+kubegen:printcolumn:name=Ready,type=string,jsonPath=.status.conditions[?(@.type==\"Ready\")].status",
+            Placement::Type,
+            &loc(),
+        );
+        let Ok(Tag::PrintColumn(column)) = tag else {
+            panic!("{tag:?}")
+        };
+        assert_eq!(
+            column.json_path,
+            ".status.conditions[?(@.type==\"Ready\")].status"
+        );
+    }
+
+    #[test]
+    fn parses_custom_method() {
+        let tag = parse(
+            "+genclient:method=GetScale,verb=get,subresource=scale,result=Scale",
+            Placement::Type,
+            &loc(),
+        );
+        let Ok(Tag::Method(method)) = tag else {
+            panic!("{tag:?}")
+        };
+        assert_eq!(
+            (method.verb, method.subresource.as_deref()),
+            (Verb::Get, Some("scale"))
+        );
+        assert_eq!(method.result.as_deref(), Some("Scale"));
+    }
+
+    #[test]
+    fn rejects_non_numeric_minimum() {
+        let error = parse("+kubegen:validation:minimum=one", Placement::Field, &loc())
+            .expect_err("must be rejected");
+        assert_eq!(error.message, "`minimum` value `one` is not a number");
+    }
+}
