@@ -60,7 +60,8 @@ impl FakeClient {
     }
 
     /// Stores `objects` (each must carry `apiVersion`, `kind` and `metadata.name`; namespaced
-    /// objects without a namespace go to `default`). Namespaces the objects live in are created
+    /// objects without a namespace go to `default`; to seed several kinds in one call pass
+    /// `serde_json::Value`s). Namespaces the objects live in are created
     /// when missing. Not recorded as actions.
     ///
     /// # Errors

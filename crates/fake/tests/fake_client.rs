@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{WhiteList, WhiteListStatus};
+use common::{Cluster, WhiteList, WhiteListStatus};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::WatchEvent;
 use kubegen_client::{
@@ -264,4 +264,31 @@ fn seeding_rejects_unserved_kinds_and_duplicates() {
         Err(Error::SeedRejected { code, .. }) => assert_eq!(code, 409),
         other => panic!("duplicate must be rejected, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn cluster_scoped_kinds_are_served_without_a_namespace() {
+    let fake = FakeClient::new();
+    fake.register::<Cluster>(StatusSubresource::Disabled);
+    ok("seed", fake.seed([Cluster::new("prod")]));
+    let clusters = ResourceClient::<Cluster>::cluster(fake.client());
+    ok(
+        "create",
+        clusters
+            .create(&Cluster::new("staging"), &CreateOptions::default())
+            .await,
+    );
+    let listed = ok("list", clusters.list(&ListOptions::default()).await);
+    let mut names: Vec<String> = listed
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["prod", "staging"]);
+    assert_eq!(
+        summary(&fake.actions()),
+        ["create clusters", "list clusters"]
+    );
+    assert!(fake.actions().iter().all(|a| a.namespace.is_none()));
 }

@@ -256,6 +256,45 @@ async fn leader_stops_when_renewal_fails_past_the_renew_deadline() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn leader_that_finds_another_holder_stops_at_once() {
+    let fake = FakeClient::new();
+    let a = start(&fake, config("a"));
+    time_until(Duration::from_secs(1), || a.elector.is_leader()).await;
+    // Someone overwrites the lease (e.g. an operator or a misconfigured replica).
+    let api = ResourceClient::<Lease>::namespaced(fake.client(), NAMESPACE);
+    let mut stolen = match api.get(LOCK, &GetOptions::default()).await {
+        Ok(lease) => lease,
+        Err(error) => panic!("{error}"),
+    };
+    if let Some(spec) = stolen.spec.as_mut() {
+        spec.holder_identity = Some("intruder".to_owned());
+    }
+    if let Err(error) = api
+        .update(&stolen, &kubegen_client::UpdateOptions::default())
+        .await
+    {
+        panic!("{error}");
+    }
+    let stolen_at = Instant::now();
+    // The next renewal conflicts, re-reads, sees the intruder: no waiting for the renew deadline.
+    assert_eq!(outcome(a.task).await, RunOutcome::LeadershipLost);
+    assert!(
+        stolen_at.elapsed() <= Duration::from_secs(2),
+        "stopped after {:?}",
+        stolen_at.elapsed()
+    );
+    assert_eq!(
+        a.recorder.events(),
+        ["leader a", "started", "leader intruder", "stopped"]
+    );
+    assert_eq!(
+        lease(&fake).await.holder_identity,
+        "intruder",
+        "the loser never overwrites"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_second_run_of_the_same_elector_is_rejected() {
     let fake = FakeClient::new();
     let a = start(&fake, config("a"));

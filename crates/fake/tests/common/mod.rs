@@ -71,3 +71,49 @@ impl Resource for WhiteList {
         &mut self.metadata
     }
 }
+
+/// A cluster-scoped custom kind without status (clusterprovisioner.example.com/v1alpha1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cluster {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: ObjectMeta,
+}
+
+impl Cluster {
+    pub fn new(name: &str) -> Cluster {
+        Cluster {
+            api_version: "clusterprovisioner.example.com/v1alpha1".to_owned(),
+            kind: "Cluster".to_owned(),
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                ..ObjectMeta::default()
+            },
+        }
+    }
+}
+
+impl Resource for Cluster {
+    type DynamicType = ();
+    type Scope = kube_core::ClusterResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Cluster".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        "clusterprovisioner.example.com".into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1alpha1".into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "clusters".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
