@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 use std::path::Path;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -163,6 +164,8 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
+        // End watch streams cleanly first, so clients see a normal end of stream, not a reset.
+        self.api.faults().drop_watches();
         self.shutdown.send_replace(true);
         self.accept.abort();
     }
@@ -183,26 +186,29 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let (api, tls, mut stop) = (api.clone(), tls.clone(), stop.clone());
+        let (api, tls, stop) = (api.clone(), tls.clone(), stop.clone());
         tokio::spawn(async move {
-            let served = async {
-                match tls {
-                    Some(acceptor) => match acceptor.accept(stream).await {
-                        Ok(stream) => serve(stream, api).await,
-                        Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                    },
-                    None => serve(stream, api).await,
-                }
-            };
-            tokio::select! {
-                () = served => {}
-                _ = stop.wait_for(|stopped| *stopped) => {}
+            match tls {
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(stream) => serve(stream, api, stop).await,
+                    Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                },
+                None => serve(stream, api, stop).await,
             }
         });
     }
 }
 
-async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, api: ApiServer) {
+/// How long a closing connection may take to finish its in-flight responses.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Serves one connection until the client closes it or the server stops; on stop, in-flight
+/// responses (watches end cleanly, see `Drop`) get `DRAIN` to finish.
+async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
+    api: ApiServer,
+    mut stop: watch::Receiver<bool>,
+) {
     let service = service_fn(move |request: http::Request<Incoming>| {
         let api = api.clone();
         async move {
@@ -215,10 +221,16 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(stream: S, ap
         }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
-    if let Err(e) = builder
-        .serve_connection(TokioIo::new(stream), service)
-        .await
-    {
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        _ = async { stop.wait_for(|stopped| *stopped).await.map(|_| ()) } => {
+            connection.as_mut().graceful_shutdown();
+            tokio::time::timeout(DRAIN, connection).await.unwrap_or(Ok(()))
+        }
+    };
+    if let Err(e) = result {
         tracing::debug!(error = %e, "connection ended with an error");
     }
 }

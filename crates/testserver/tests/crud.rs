@@ -1,6 +1,8 @@
 //! Storage semantics through raw HTTP: create/get/update/patch/delete, resourceVersions,
 //! generation, the status subresource, finalizers, namespaces.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;
@@ -26,7 +28,10 @@ async fn create_fills_server_owned_metadata() {
     assert_eq!(meta["namespace"], "default");
     assert_eq!(meta["uid"].as_str().unwrap().len(), 36);
     assert!(meta["creationTimestamp"].as_str().unwrap().ends_with('Z'));
-    assert!(meta.get("generation").is_none(), "configmaps have no generation");
+    assert!(
+        meta.get("generation").is_none(),
+        "configmaps have no generation"
+    );
     let d = h.http.post(DEPLOY, deployment("d")).await.body;
     assert_eq!(d["metadata"]["generation"], 1);
     assert!(rv(&d) > rv(&cm), "one global, increasing resourceVersion");
@@ -51,7 +56,10 @@ async fn get_of_a_missing_object_is_not_found_naming_group_and_resource() {
     let reply = h.http.get(&format!("{DEPLOY}/nope")).await;
     assert_status(&reply, 404, "NotFound");
     assert_eq!(reply.body["message"], "deployments.apps \"nope\" not found");
-    assert_eq!(reply.body["details"], json!({"name": "nope", "group": "apps", "kind": "deployments"}));
+    assert_eq!(
+        reply.body["details"],
+        json!({"name": "nope", "group": "apps", "kind": "deployments"})
+    );
 }
 
 #[tokio::test]
@@ -92,7 +100,10 @@ async fn update_without_resource_version_is_unconditional_and_no_op_keeps_the_ve
     let updated = h.http.put(&format!("{CM}/a"), body).await;
     assert_eq!(updated.code, 200);
     assert!(rv(&updated.body) > rv(&v1));
-    assert_eq!(updated.body["metadata"]["uid"], v1["metadata"]["uid"], "uid survives updates");
+    assert_eq!(
+        updated.body["metadata"]["uid"], v1["metadata"]["uid"],
+        "uid survives updates"
+    );
 }
 
 #[tokio::test]
@@ -122,16 +133,27 @@ async fn status_subresource_splits_status_from_the_rest() {
     let mut status_write = main.clone();
     status_write["status"] = json!({"observedGeneration": 1});
     status_write["spec"]["replicas"] = json!(9);
-    let status = h.http.put(&format!("{DEPLOY}/d/status"), status_write).await.body;
+    let status = h
+        .http
+        .put(&format!("{DEPLOY}/d/status"), status_write)
+        .await
+        .body;
     assert_eq!(status["status"], json!({"observedGeneration": 1}));
     assert_eq!(status["spec"]["replicas"], 1);
     assert_eq!(status["metadata"]["generation"], 1);
     let patched = h
         .http
-        .patch(&format!("{DEPLOY}/d/status"), "application/merge-patch+json", json!({"status": {"readyReplicas": 1}}))
+        .patch(
+            &format!("{DEPLOY}/d/status"),
+            "application/merge-patch+json",
+            json!({"status": {"readyReplicas": 1}}),
+        )
         .await
         .body;
-    assert_eq!(patched["status"], json!({"observedGeneration": 1, "readyReplicas": 1}));
+    assert_eq!(
+        patched["status"],
+        json!({"observedGeneration": 1, "readyReplicas": 1})
+    );
 }
 
 #[tokio::test]
@@ -140,14 +162,24 @@ async fn merge_and_json_patches_apply() {
     h.http.post(CM, configmap("a", json!({"x": "1"}))).await;
     let merged = h
         .http
-        .patch(&format!("{CM}/a"), "application/merge-patch+json", json!({"metadata": {"labels": {"x": null, "y": "2"}}}))
+        .patch(
+            &format!("{CM}/a"),
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"x": null, "y": "2"}}}),
+        )
         .await;
     assert_eq!(merged.body["metadata"]["labels"], json!({"y": "2"}));
     let ops = json!([{"op": "add", "path": "/data/n", "value": "v"}, {"op": "remove", "path": "/data/k"}]);
-    let patched = h.http.patch(&format!("{CM}/a"), "application/json-patch+json", ops).await;
+    let patched = h
+        .http
+        .patch(&format!("{CM}/a"), "application/json-patch+json", ops)
+        .await;
     assert_eq!(patched.body["data"], json!({"n": "v"}));
     let failing = json!([{"op": "test", "path": "/data/n", "value": "other"}]);
-    let reply = h.http.patch(&format!("{CM}/a"), "application/json-patch+json", failing).await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/a"), "application/json-patch+json", failing)
+        .await;
     assert_status(&reply, 422, "Invalid");
 }
 
@@ -156,7 +188,10 @@ async fn patch_with_a_stale_resource_version_conflicts() {
     let h = start().await;
     h.http.post(CM, configmap("a", json!({}))).await;
     let body = json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "x"}});
-    let reply = h.http.patch(&format!("{CM}/a"), "application/merge-patch+json", body).await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/a"), "application/merge-patch+json", body)
+        .await;
     assert_status(&reply, 409, "Conflict");
 }
 
@@ -165,21 +200,48 @@ async fn strategic_merge_merges_containers_by_name() {
     let h = start().await;
     h.http.post(DEPLOY, deployment("d")).await;
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox:2"}]}}}});
-    let reply = h.http.patch(&format!("{DEPLOY}/d"), "application/strategic-merge-patch+json", patch).await;
+    let reply = h
+        .http
+        .patch(
+            &format!("{DEPLOY}/d"),
+            "application/strategic-merge-patch+json",
+            patch,
+        )
+        .await;
     assert_eq!(reply.code, 200, "{}", reply.body);
     let containers = &reply.body["spec"]["template"]["spec"]["containers"];
-    assert_eq!(containers, &json!([{"name": "main", "image": "nginx:1"}, {"name": "side", "image": "busybox:2"}]));
+    assert_eq!(
+        containers,
+        &json!([{"name": "main", "image": "nginx:1"}, {"name": "side", "image": "busybox:2"}])
+    );
     assert_eq!(reply.body["metadata"]["generation"], 2);
     let delete = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "$patch": "delete"}]}}}});
-    let reply = h.http.patch(&format!("{DEPLOY}/d"), "application/strategic-merge-patch+json", delete).await;
-    assert_eq!(reply.body["spec"]["template"]["spec"]["containers"], json!([{"name": "side", "image": "busybox:2"}]));
+    let reply = h
+        .http
+        .patch(
+            &format!("{DEPLOY}/d"),
+            "application/strategic-merge-patch+json",
+            delete,
+        )
+        .await;
+    assert_eq!(
+        reply.body["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "side", "image": "busybox:2"}])
+    );
 }
 
 #[tokio::test]
 async fn apply_patches_are_unsupported_media_type() {
     let h = start().await;
     h.http.post(CM, configmap("a", json!({}))).await;
-    let reply = h.http.patch(&format!("{CM}/a"), "application/apply-patch+yaml", json!({})).await;
+    let reply = h
+        .http
+        .patch(
+            &format!("{CM}/a"),
+            "application/apply-patch+yaml",
+            json!({}),
+        )
+        .await;
     assert_status(&reply, 415, "UnsupportedMediaType");
     assert_eq!(
         reply.body["message"],
@@ -198,7 +260,8 @@ async fn delete_returns_a_success_status_for_configmaps_and_the_object_for_pods(
                "details": {"name": "a", "kind": "configmaps", "uid": cm["metadata"]["uid"]}})
     );
     assert_eq!(h.http.get(&format!("{CM}/a")).await.code, 404);
-    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
+    let pod =
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
     h.http.post("/api/v1/namespaces/default/pods", pod).await;
     let reply = h.http.delete("/api/v1/namespaces/default/pods/p").await;
     assert_eq!((reply.code, &reply.body["kind"]), (200, &json!("Pod")));
@@ -211,22 +274,43 @@ async fn finalizers_hold_a_deleted_object_until_removed() {
     let mut body = configmap("a", json!({}));
     body["metadata"]["finalizers"] = json!(["example.com/hold"]);
     h.http.post(CM, body).await;
-    let mut watch = h.http.watch(&format!("{CM}?watch=1&resourceVersion={}", h.server.api().resource_version())).await;
+    let mut watch = h
+        .http
+        .watch(&format!(
+            "{CM}?watch=1&resourceVersion={}",
+            h.server.api().resource_version()
+        ))
+        .await;
     let reply = h.http.delete(&format!("{CM}/a")).await;
     assert_eq!(reply.code, 202);
     assert!(reply.body["metadata"]["deletionTimestamp"].is_string());
-    assert_eq!(summary(&watch.next().await.unwrap()), ("MODIFIED".into(), "a".into()));
+    assert_eq!(
+        summary(&watch.next().await.unwrap()),
+        ("MODIFIED".into(), "a".into())
+    );
     let still = h.http.get(&format!("{CM}/a")).await;
     assert_eq!(still.code, 200);
     // No new finalizers on a terminating object.
     let add = json!({"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}});
-    let reply = h.http.patch(&format!("{CM}/a"), "application/merge-patch+json", add).await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/a"), "application/merge-patch+json", add)
+        .await;
     assert_status(&reply, 422, "Invalid");
     let clear = json!({"metadata": {"finalizers": null}});
-    let reply = h.http.patch(&format!("{CM}/a"), "application/merge-patch+json", clear).await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/a"), "application/merge-patch+json", clear)
+        .await;
     assert_eq!(reply.code, 200);
-    assert_eq!(summary(&watch.next().await.unwrap()), ("MODIFIED".into(), "a".into()));
-    assert_eq!(summary(&watch.next().await.unwrap()), ("DELETED".into(), "a".into()));
+    assert_eq!(
+        summary(&watch.next().await.unwrap()),
+        ("MODIFIED".into(), "a".into())
+    );
+    assert_eq!(
+        summary(&watch.next().await.unwrap()),
+        ("DELETED".into(), "a".into())
+    );
     assert_eq!(h.http.get(&format!("{CM}/a")).await.code, 404);
 }
 
@@ -234,10 +318,24 @@ async fn finalizers_hold_a_deleted_object_until_removed() {
 async fn delete_preconditions_are_checked() {
     let h = start().await;
     h.http.post(CM, configmap("a", json!({}))).await;
-    let options = json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "other"}});
-    let reply = h.http.send("DELETE", &format!("{CM}/a"), "application/json", options.to_string().into()).await;
+    let options =
+        json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "other"}});
+    let reply = h
+        .http
+        .send(
+            "DELETE",
+            &format!("{CM}/a"),
+            "application/json",
+            options.to_string().into(),
+        )
+        .await;
     assert_status(&reply, 409, "Conflict");
-    assert!(reply.body["message"].as_str().unwrap().contains("Precondition failed: UID in precondition: other"));
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("Precondition failed: UID in precondition: other")
+    );
 }
 
 #[tokio::test]
@@ -254,7 +352,13 @@ async fn delete_collection_removes_only_selected_objects() {
 #[tokio::test]
 async fn namespaced_writes_need_an_existing_namespace() {
     let h = start().await;
-    let reply = h.http.post("/api/v1/namespaces/nope/configmaps", configmap("a", json!({}))).await;
+    let reply = h
+        .http
+        .post(
+            "/api/v1/namespaces/nope/configmaps",
+            configmap("a", json!({})),
+        )
+        .await;
     assert_status(&reply, 404, "NotFound");
     assert_eq!(reply.body["message"], "namespaces \"nope\" not found");
 }
@@ -262,7 +366,9 @@ async fn namespaced_writes_need_an_existing_namespace() {
 #[tokio::test]
 async fn deleting_a_namespace_terminates_it_and_removes_its_content() {
     let h = start().await;
-    h.http.post("/api/v1/namespaces", json!({"metadata": {"name": "team"}})).await;
+    h.http
+        .post("/api/v1/namespaces", json!({"metadata": {"name": "team"}}))
+        .await;
     let path = "/api/v1/namespaces/team/configmaps";
     h.http.post(path, configmap("plain", json!({}))).await;
     let mut held = configmap("held", json!({}));
@@ -274,9 +380,24 @@ async fn deleting_a_namespace_terminates_it_and_removes_its_content() {
     assert_eq!(names(&h.http.get(path).await.body), vec!["held"]);
     let reply = h.http.post(path, configmap("new", json!({}))).await;
     assert_status(&reply, 403, "Forbidden");
-    assert!(reply.body["message"].as_str().unwrap().contains("because it is being terminated"));
-    h.http.patch(&format!("{path}/held"), "application/merge-patch+json", json!({"metadata": {"finalizers": null}})).await;
-    assert_eq!(h.http.get("/api/v1/namespaces/team").await.code, 404, "an empty terminating namespace goes away");
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("because it is being terminated")
+    );
+    h.http
+        .patch(
+            &format!("{path}/held"),
+            "application/merge-patch+json",
+            json!({"metadata": {"finalizers": null}}),
+        )
+        .await;
+    assert_eq!(
+        h.http.get("/api/v1/namespaces/team").await.code,
+        404,
+        "an empty terminating namespace goes away"
+    );
 }
 
 #[tokio::test]
@@ -286,7 +407,10 @@ async fn resource_version_on_create_is_rejected() {
     body["metadata"]["resourceVersion"] = json!("5");
     let reply = h.http.post(CM, body).await;
     assert_status(&reply, 500, "");
-    assert_eq!(reply.body["message"], "resourceVersion should not be set on objects to be created");
+    assert_eq!(
+        reply.body["message"],
+        "resourceVersion should not be set on objects to be created"
+    );
 }
 
 #[tokio::test]

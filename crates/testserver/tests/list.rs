@@ -1,5 +1,7 @@
 //! List semantics through raw HTTP: selectors, pagination, resourceVersion matching.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;
@@ -49,20 +51,39 @@ async fn invalid_label_selectors_are_bad_requests() {
 #[tokio::test]
 async fn field_selectors_filter_by_name_and_namespace_and_reject_unknown_fields() {
     let h = seeded().await;
-    let list = h.http.get(&format!("{CM}?fieldSelector=metadata.name%3Db")).await;
+    let list = h
+        .http
+        .get(&format!("{CM}?fieldSelector=metadata.name%3Db"))
+        .await;
     assert_eq!(names(&list.body), vec!["b"]);
-    let list = h.http.get("/api/v1/configmaps?fieldSelector=metadata.namespace!%3Ddefault").await;
+    let list = h
+        .http
+        .get("/api/v1/configmaps?fieldSelector=metadata.namespace!%3Ddefault")
+        .await;
     assert_eq!(names(&list.body), Vec::<String>::new());
-    let reply = h.http.get(&format!("{CM}?fieldSelector=spec.color%3Dred")).await;
+    let reply = h
+        .http
+        .get(&format!("{CM}?fieldSelector=spec.color%3Dred"))
+        .await;
     assert_status(&reply, 400, "BadRequest");
-    assert_eq!(reply.body["message"], "field label not supported: spec.color");
+    assert_eq!(
+        reply.body["message"],
+        "field label not supported: spec.color"
+    );
 }
 
 #[tokio::test]
 async fn list_across_namespaces_includes_every_namespace() {
     let h = seeded().await;
-    h.http.post("/api/v1/namespaces", json!({"metadata": {"name": "other"}})).await;
-    h.http.post("/api/v1/namespaces/other/configmaps", configmap("z", json!({}))).await;
+    h.http
+        .post("/api/v1/namespaces", json!({"metadata": {"name": "other"}}))
+        .await;
+    h.http
+        .post(
+            "/api/v1/namespaces/other/configmaps",
+            configmap("z", json!({})),
+        )
+        .await;
     let all = h.http.get("/api/v1/configmaps").await.body;
     assert_eq!(names(&all), vec!["a", "b", "c", "d", "z"]);
     assert_eq!(names(&h.http.get(CM).await.body), vec!["a", "b", "c", "d"]);
@@ -77,12 +98,23 @@ async fn pages_are_served_from_the_first_pages_snapshot() {
     // Changes after the first page do not show up in later pages.
     h.http.delete(&format!("{CM}/c")).await;
     h.http.post(CM, configmap("e", json!({}))).await;
-    let second = h.http.get(&format!("{CM}?limit=2&continue={token}")).await.body;
+    let second = h
+        .http
+        .get(&format!("{CM}?limit=2&continue={token}"))
+        .await
+        .body;
     assert_eq!(names(&second), vec!["c", "d"]);
-    assert_eq!(second["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+    assert_eq!(
+        second["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
     let token = second["metadata"]["continue"].as_str();
     if let Some(token) = token {
-        let third = h.http.get(&format!("{CM}?limit=2&continue={token}")).await.body;
+        let third = h
+            .http
+            .get(&format!("{CM}?limit=2&continue={token}"))
+            .await
+            .body;
         assert_eq!(names(&third), Vec::<String>::new());
         assert!(third["metadata"].get("continue").is_none());
     }
@@ -107,10 +139,19 @@ async fn continue_tokens_expire_after_compaction() {
     h.server.faults().expire_history();
     let reply = h.http.get(&format!("{CM}?limit=1&continue={token}")).await;
     assert_status(&reply, 410, "Expired");
-    assert!(reply.body["message"].as_str().unwrap().starts_with("The provided continue parameter is too old"));
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The provided continue parameter is too old")
+    );
     // The Status carries a token that continues inconsistently at the latest version.
     let inconsistent = reply.body["metadata"]["continue"].as_str().unwrap();
-    let rest = h.http.get(&format!("{CM}?limit=10&continue={inconsistent}")).await.body;
+    let rest = h
+        .http
+        .get(&format!("{CM}?limit=10&continue={inconsistent}"))
+        .await
+        .body;
     assert_eq!(names(&rest), vec!["b", "c", "d", "e"]);
 }
 
@@ -119,20 +160,38 @@ async fn exact_resource_version_lists_the_past_until_compacted() {
     let h = seeded().await;
     let before = h.server.api().resource_version();
     h.http.delete(&format!("{CM}/a")).await;
-    let past = h.http.get(&format!("{CM}?resourceVersion={before}&resourceVersionMatch=Exact")).await.body;
+    let past = h
+        .http
+        .get(&format!(
+            "{CM}?resourceVersion={before}&resourceVersionMatch=Exact"
+        ))
+        .await
+        .body;
     assert_eq!(names(&past), vec!["a", "b", "c", "d"]);
     assert_eq!(past["metadata"]["resourceVersion"], before.to_string());
     h.server.faults().expire_history();
-    let reply = h.http.get(&format!("{CM}?resourceVersion={before}&resourceVersionMatch=Exact")).await;
+    let reply = h
+        .http
+        .get(&format!(
+            "{CM}?resourceVersion={before}&resourceVersionMatch=Exact"
+        ))
+        .await;
     assert_status(&reply, 410, "Expired");
-    assert_eq!(reply.body["message"], "The resourceVersion for the provided list is too old.");
+    assert_eq!(
+        reply.body["message"],
+        "The resourceVersion for the provided list is too old."
+    );
 }
 
 #[tokio::test]
 async fn resource_version_zero_and_not_older_than_serve_current_state() {
     let h = seeded().await;
     let current = h.server.api().resource_version();
-    for query in ["resourceVersion=0", "resourceVersion=1&resourceVersionMatch=NotOlderThan", ""] {
+    for query in [
+        "resourceVersion=0",
+        "resourceVersion=1&resourceVersionMatch=NotOlderThan",
+        "",
+    ] {
         let list = h.http.get(&format!("{CM}?{query}")).await.body;
         assert_eq!(names(&list), vec!["a", "b", "c", "d"], "{query}");
         assert_eq!(list["metadata"]["resourceVersion"], current.to_string());
@@ -144,21 +203,45 @@ async fn too_large_resource_version_times_out_like_the_real_server() {
     let mut options = ServerOptions::default();
     options.too_large_rv_wait = Duration::from_millis(50);
     let h = start_with(options).await;
-    let reply = h.http.get(&format!("{CM}?resourceVersion=999999&resourceVersionMatch=NotOlderThan")).await;
+    let reply = h
+        .http
+        .get(&format!(
+            "{CM}?resourceVersion=999999&resourceVersionMatch=NotOlderThan"
+        ))
+        .await;
     assert_status(&reply, 504, "Timeout");
-    assert_eq!(reply.body["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
-    assert!(reply.body["message"].as_str().unwrap().starts_with("Timeout: Too large resource version: 999999, current: "));
+    assert_eq!(
+        reply.body["details"]["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Timeout: Too large resource version: 999999, current: ")
+    );
 }
 
 #[tokio::test]
 async fn invalid_list_option_combinations_are_422() {
     let h = seeded().await;
-    let reply = h.http.get(&format!("{CM}?resourceVersionMatch=Exact")).await;
+    let reply = h
+        .http
+        .get(&format!("{CM}?resourceVersionMatch=Exact"))
+        .await;
     assert_status(&reply, 422, "Invalid");
     assert_eq!(reply.body["details"]["kind"], "ListOptions");
-    let reply = h.http.get(&format!("{CM}?resourceVersion=0&resourceVersionMatch=Exact")).await;
+    let reply = h
+        .http
+        .get(&format!(
+            "{CM}?resourceVersion=0&resourceVersionMatch=Exact"
+        ))
+        .await;
     assert_status(&reply, 422, "Invalid");
-    let reply = h.http.get(&format!("{CM}?continue=abc&resourceVersion=5")).await;
+    let reply = h
+        .http
+        .get(&format!("{CM}?continue=abc&resourceVersion=5"))
+        .await;
     assert_status(&reply, 422, "Invalid");
     let reply = h.http.get(&format!("{CM}?continue=not-a-token")).await;
     assert_status(&reply, 400, "BadRequest");

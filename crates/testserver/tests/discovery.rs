@@ -1,0 +1,213 @@
+//! Discovery and CustomResourceDefinitions through raw HTTP.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use kubegen_testserver::ResourceDefinition;
+use serde_json::{Value, json};
+
+fn crd(scope: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "whitelists.police.example.com"},
+        "spec": {
+            "group": "police.example.com",
+            "scope": scope,
+            "names": {"plural": "whitelists", "singular": "whitelist", "kind": "WhiteList", "listKind": "WhiteListList", "shortNames": ["wl"]},
+            "versions": [{"name": "v1beta1", "served": true, "storage": true, "subresources": {"status": {}},
+                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    })
+}
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const WL: &str = "/apis/police.example.com/v1beta1/namespaces/default/whitelists";
+
+fn resource<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+}
+
+#[tokio::test]
+async fn version_reports_a_real_looking_kubernetes_version() {
+    let h = start().await;
+    let v = h.http.get("/version").await.body;
+    assert_eq!(
+        (v["major"].as_str(), v["minor"].as_str()),
+        (Some("1"), Some("34"))
+    );
+    assert!(v["gitVersion"].as_str().unwrap().starts_with("v1.34."));
+    assert_eq!(v["platform"], "linux/amd64");
+}
+
+#[tokio::test]
+async fn core_discovery_lists_resources_with_verbs_short_names_and_subresources() {
+    let h = start().await;
+    let api = h.http.get("/api").await.body;
+    assert_eq!(
+        (api["kind"].as_str(), api["versions"].clone()),
+        (Some("APIVersions"), json!(["v1"]))
+    );
+    let v1 = h.http.get("/api/v1").await.body;
+    assert_eq!(v1["kind"], "APIResourceList");
+    assert_eq!(v1["groupVersion"], "v1");
+    let cm = resource(&v1, "configmaps").unwrap();
+    assert_eq!(
+        cm,
+        &json!({"name": "configmaps", "singularName": "configmap", "namespaced": true, "kind": "ConfigMap",
+                "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+                "shortNames": ["cm"]})
+    );
+    let status = resource(&v1, "pods/status").unwrap();
+    assert_eq!(status["verbs"], json!(["get", "patch", "update"]));
+    assert_eq!(resource(&v1, "nodes").unwrap()["namespaced"], false);
+}
+
+#[tokio::test]
+async fn group_discovery_lists_groups_and_their_resources() {
+    let h = start().await;
+    let groups = h.http.get("/apis").await.body;
+    assert_eq!(groups["kind"], "APIGroupList");
+    let apps = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "apps")
+        .unwrap();
+    assert_eq!(
+        apps["preferredVersion"],
+        json!({"groupVersion": "apps/v1", "version": "v1"})
+    );
+    assert_eq!(h.http.get("/apis/apps").await.body["kind"], "APIGroup");
+    let list = h.http.get("/apis/apps/v1").await.body;
+    assert_eq!(
+        resource(&list, "deployments").unwrap()["shortNames"],
+        json!(["deploy"])
+    );
+    assert!(resource(&list, "deployments/status").is_some());
+    for path in [
+        "/apis/coordination.k8s.io/v1",
+        "/apis/events.k8s.io/v1",
+        "/apis/apiextensions.k8s.io/v1",
+    ] {
+        assert_eq!(h.http.get(path).await.code, 200, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn creating_a_crd_serves_its_resource_and_marks_it_established() {
+    let h = start().await;
+    let created = h.http.post(CRDS, crd("Namespaced")).await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    let conditions = created.body["status"]["conditions"].as_array().unwrap();
+    for kind in ["Established", "NamesAccepted"] {
+        let c = conditions.iter().find(|c| c["type"] == kind).unwrap();
+        assert_eq!(c["status"], "True", "{kind}");
+    }
+    assert_eq!(created.body["status"]["acceptedNames"]["kind"], "WhiteList");
+    let list = h.http.get("/apis/police.example.com/v1beta1").await.body;
+    let wl = resource(&list, "whitelists").unwrap();
+    assert_eq!(
+        (wl["kind"].as_str(), wl["shortNames"].clone()),
+        (Some("WhiteList"), json!(["wl"]))
+    );
+    assert!(resource(&list, "whitelists/status").is_some());
+    let obj = json!({"apiVersion": "police.example.com/v1beta1", "kind": "WhiteList", "metadata": {"name": "w"},
+                     "spec": {"images": ["nginx"]}, "status": {"ignored": true}});
+    let made = h.http.post(WL, obj).await;
+    assert_eq!(made.code, 201, "{}", made.body);
+    assert_eq!(made.body["metadata"]["generation"], 1);
+    assert!(made.body.get("status").is_none(), "status is a subresource");
+    let reply = h
+        .http
+        .patch(
+            &format!("{WL}/w"),
+            "application/strategic-merge-patch+json",
+            json!({}),
+        )
+        .await;
+    assert_status(&reply, 415, "UnsupportedMediaType");
+}
+
+#[tokio::test]
+async fn deleting_a_crd_removes_its_resource_and_objects() {
+    let h = start().await;
+    h.http.post(CRDS, crd("Namespaced")).await;
+    let obj = json!({"apiVersion": "police.example.com/v1beta1", "kind": "WhiteList", "metadata": {"name": "w"}});
+    h.http.post(WL, obj).await;
+    let mut watch = h
+        .http
+        .watch(&format!(
+            "{WL}?watch=1&resourceVersion={}",
+            h.server.api().resource_version()
+        ))
+        .await;
+    assert_eq!(
+        h.http
+            .delete(&format!("{CRDS}/whitelists.police.example.com"))
+            .await
+            .code,
+        200
+    );
+    assert_eq!(
+        summary(&watch.next().await.unwrap()),
+        ("DELETED".into(), "w".into())
+    );
+    assert_status(&h.http.get(WL).await, 404, "NotFound");
+    assert_eq!(
+        h.http.get("/apis/police.example.com/v1beta1").await.code,
+        404
+    );
+    // Re-creating starts empty.
+    h.http.post(CRDS, crd("Namespaced")).await;
+    assert_eq!(names(&h.http.get(WL).await.body), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn invalid_crds_are_rejected_with_causes() {
+    let h = start().await;
+    let mut bad = crd("Sideways");
+    bad["metadata"]["name"] = json!("wrong");
+    let reply = h.http.post(CRDS, bad).await;
+    assert_status(&reply, 422, "Invalid");
+    let fields: Vec<&str> = reply.body["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, vec!["spec.scope", "metadata.name"]);
+}
+
+#[tokio::test]
+async fn registered_definitions_are_served_without_a_crd_object() {
+    let h = start().await;
+    let mut def = ResourceDefinition::default();
+    def.group = "example.com".into();
+    def.version = "v1".into();
+    def.kind = "Widget".into();
+    def.plural = "widgets".into();
+    def.namespaced = false;
+    def.tracks_generation = true;
+    h.server.api().register(def);
+    let created = h
+        .http
+        .post(
+            "/apis/example.com/v1/widgets",
+            json!({"metadata": {"name": "w"}, "spec": {}}),
+        )
+        .await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    assert_eq!(created.body["kind"], "Widget");
+    assert_eq!(created.body["apiVersion"], "example.com/v1");
+    let list = h.http.get("/apis/example.com/v1").await.body;
+    assert_eq!(
+        resource(&list, "widgets").unwrap()["singularName"],
+        "widget"
+    );
+}

@@ -1,0 +1,53 @@
+//! Time-driven watch behaviour (periodic bookmarks, `timeoutSeconds`) on virtual time, through the
+//! in-process `ApiServer::handle` (a socket would need real sleeps).
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use kubegen_testserver::{ApiServer, BoxBody, ServerOptions};
+use serde_json::Value;
+
+fn get(path: &str) -> http::Request<Bytes> {
+    http::Request::builder()
+        .uri(path)
+        .body(Bytes::new())
+        .unwrap()
+}
+
+async fn next_event(body: &mut BoxBody) -> Option<Value> {
+    let frame = body.frame().await?.unwrap();
+    let data = frame.into_data().unwrap();
+    Some(serde_json::from_slice(&data).unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn periodic_bookmarks_follow_the_configured_interval() {
+    let mut options = ServerOptions::default();
+    options.bookmark_interval = Duration::from_secs(60);
+    let api = ApiServer::new(options);
+    let rv = api.resource_version();
+    let path = format!(
+        "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion={rv}"
+    );
+    let mut body = api.handle(get(&path)).await.into_body();
+    let started = tokio::time::Instant::now();
+    let event = next_event(&mut body).await.unwrap();
+    assert_eq!(event["type"], "BOOKMARK");
+    assert_eq!(started.elapsed(), Duration::from_secs(60));
+    let event = next_event(&mut body).await.unwrap();
+    assert_eq!(event["type"], "BOOKMARK");
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_seconds_ends_the_stream() {
+    let api = ApiServer::new(ServerOptions::default());
+    let path = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30&resourceVersion=1";
+    let mut body = api.handle(get(path)).await.into_body();
+    let started = tokio::time::Instant::now();
+    assert!(next_event(&mut body).await.is_none());
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+}
