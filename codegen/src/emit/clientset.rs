@@ -42,6 +42,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
         }
     });
     let lib = quote! {
+        #![doc = " The crate's root type."]
         /// Typed clients for every generated API group version, over one shared [`kubegen_client::Client`].
         ///
         /// Mirrors client-go's `kubernetes.Clientset`. Cheap to clone; clones share the connection.
@@ -66,7 +67,14 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     };
     let doc = " Typed clientset: `Clientset::new(client).police_v1beta1().white_lists(\"ns\").get(..)`.\n\n \
 Generated from `apis/` by kubegen; every method delegates to `kubegen_client::ResourceClient`.";
-    super::module_tree(ctx, "clientset", doc, lib, bodies, files)
+    super::module_tree(
+        ctx,
+        "clientset",
+        doc,
+        Some(("clientset", "Clientset", lib)),
+        bodies,
+        files,
+    )
 }
 
 fn api_version(gv: &GroupVersion<'_>) -> String {

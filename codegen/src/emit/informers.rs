@@ -52,6 +52,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
         }
     });
     let lib = quote! {
+        #![doc = " The crate's root type."]
         /// Shared informers for every generated kind, one per type, over one client.
         ///
         /// Mirrors client-go's `informers.SharedInformerFactory`. Request the informers you need
@@ -79,12 +80,32 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
                 self.inner.start()
             }
 
+            /// Waits until every started informer has synced, or `timeout` passes.
+            ///
+            /// # Errors
+            /// An informer did not sync in time, or was requested but never started.
+            pub async fn wait_for_cache_sync(&self, timeout: ::std::time::Duration) -> ::std::result::Result<(), ::kubegen_cache::Error> {
+                self.inner.wait_for_cache_sync(timeout).await
+            }
+
+            /// Stops every informer this factory started.
+            pub async fn shutdown(&self) {
+                self.inner.shutdown().await
+            }
+
             #(#accessors)*
         }
     };
     let doc = " Typed shared informers: `SharedInformerFactory::new(client, options).police_v1beta1().white_lists()`.\n\n \
 Generated from `apis/` by kubegen; delegates to `kubegen_cache::InformerFactory` and `SharedIndexInformer`.";
-    super::module_tree(ctx, "informers", doc, lib, bodies, files)
+    super::module_tree(
+        ctx,
+        "informers",
+        doc,
+        Some(("factory", "SharedInformerFactory", lib)),
+        bodies,
+        files,
+    )
 }
 
 /// Crate names the informers refer to.

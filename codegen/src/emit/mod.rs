@@ -122,12 +122,14 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
 /// Writes the module tree of one generated crate: `lib.rs` (crate docs + one skipped module per
 /// group), `<module>.rs` per group, `<module>/<version>.rs` per group version from `bodies`.
 ///
-/// `extra_lib` is appended to `lib.rs` (re-exports, the clientset struct, ...).
+/// `root` is an optional crate-root module `(module, item, tokens)` (the `Clientset` struct, the
+/// factory): written to `src/<module>.rs` and re-exported, so `lib.rs` stays trivially formatted
+/// (rustfmt formats `lib.rs` itself; every other generated file sits under `#[rustfmt::skip]`).
 pub(crate) fn module_tree(
     ctx: &EmitCtx<'_>,
     part: &str,
     crate_doc: &str,
-    extra_lib: TokenStream,
+    root: Option<(&str, &str, TokenStream)>,
     bodies: Vec<(GroupVersionKey, String, TokenStream)>,
     files: &mut Files,
 ) -> Result<(), Error> {
@@ -160,6 +162,22 @@ pub(crate) fn module_tree(
             pub mod #ident;
         });
     }
+    let extra_lib = match root {
+        Some((module, item, tokens)) => {
+            let source = input.clone();
+            files.insert(
+                src.join(format!("{module}.rs")),
+                ctx.rust_file(&source, tokens)?,
+            );
+            let (module, item) = (crate::names::ident(module), crate::names::ident(item));
+            quote! {
+                #[rustfmt::skip]
+                mod #module;
+                pub use #module::#item;
+            }
+        }
+        None => TokenStream::new(),
+    };
     let doc_lines: Vec<String> = crate_doc
         .split('\n')
         .map(|line| line.trim().to_owned())

@@ -32,62 +32,6 @@ pub mod police;
 /// The `samplecrd` API group.
 #[rustfmt::skip]
 pub mod samplecrd;
-/// Typed clients for every generated API group version, over one shared [`kubegen_client::Client`].
-///
-/// Mirrors client-go's `kubernetes.Clientset`. Cheap to clone; clones share the connection.
-#[derive(Clone, Debug)]
-pub struct Clientset {
-    client: ::kubegen_client::Client,
-}
-impl Clientset {
-    /// A clientset over `client` (real HTTP, or any `Transport` such as the fake's).
-    pub fn new(client: ::kubegen_client::Client) -> Self {
-        Clientset { client }
-    }
-    /// The underlying client, for requests no generated method covers.
-    pub fn client(&self) -> &::kubegen_client::Client {
-        &self.client
-    }
-    /// Clients for the kinds of `apps/v1`.
-    pub fn apps_v1(&self) -> crate::apps::v1::AppsV1Client {
-        crate::apps::v1::AppsV1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `batch/v1`.
-    pub fn batch_v1(&self) -> crate::batch::v1::BatchV1Client {
-        crate::batch::v1::BatchV1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `cloudnative.example.com/v1alpha1`.
-    pub fn cloudnative_v1alpha1(
-        &self,
-    ) -> crate::cloudnative::v1alpha1::CloudnativeV1alpha1Client {
-        crate::cloudnative::v1alpha1::CloudnativeV1alpha1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `clusterprovisioner.example.com/v1alpha1`.
-    pub fn clusterprovisioner_v1alpha1(
-        &self,
-    ) -> crate::clusterprovisioner::v1alpha1::ClusterprovisionerV1alpha1Client {
-        crate::clusterprovisioner::v1alpha1::ClusterprovisionerV1alpha1Client::new(
-            self.client.clone(),
-        )
-    }
-    /// Clients for the kinds of `coordination.k8s.io/v1`.
-    pub fn coordination_v1(&self) -> crate::coordination::v1::CoordinationV1Client {
-        crate::coordination::v1::CoordinationV1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `v1`.
-    pub fn core_v1(&self) -> crate::core::v1::CoreV1Client {
-        crate::core::v1::CoreV1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `events.k8s.io/v1`.
-    pub fn events_v1(&self) -> crate::events::v1::EventsV1Client {
-        crate::events::v1::EventsV1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `police.example.com/v1beta1`.
-    pub fn police_v1beta1(&self) -> crate::police::v1beta1::PoliceV1beta1Client {
-        crate::police::v1beta1::PoliceV1beta1Client::new(self.client.clone())
-    }
-    /// Clients for the kinds of `samplecrd.example.com/v1`.
-    pub fn samplecrd_v1(&self) -> crate::samplecrd::v1::SamplecrdV1Client {
-        crate::samplecrd::v1::SamplecrdV1Client::new(self.client.clone())
-    }
-}
+#[rustfmt::skip]
+mod clientset;
+pub use clientset::Clientset;
