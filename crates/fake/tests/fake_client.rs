@@ -60,9 +60,14 @@ async fn every_verb_is_recorded_with_its_target() {
         api.update(&created, &UpdateOptions::default()).await,
     );
     let patch = Patch::Merge(serde_json::json!({"spec": {"images": ["redis:7"]}}));
-    ok(
+    let mut patched = ok(
         "patch",
         api.patch("wl", &patch, &PatchOptions::default()).await,
+    );
+    patched.status = Some(WhiteListStatus { violations: 1 });
+    ok(
+        "update_status",
+        api.update_status(&patched, &UpdateOptions::default()).await,
     );
     ok("delete", api.delete("wl", &DeleteOptions::default()).await);
     ok(
@@ -81,6 +86,7 @@ async fn every_verb_is_recorded_with_its_target() {
             "watch whitelists team-a",
             "update whitelists team-a/wl",
             "patch whitelists team-a/wl",
+            "update whitelists/status team-a/wl",
             "delete whitelists team-a/wl",
             "delete-collection whitelists team-a",
         ]
@@ -105,6 +111,14 @@ async fn every_verb_is_recorded_with_its_target() {
     assert_eq!(
         actions[5].patch_type.as_deref(),
         Some("application/merge-patch+json")
+    );
+    assert_eq!(actions[6].subresource.as_deref(), Some("status"));
+    assert_eq!(
+        actions[6]
+            .body
+            .as_ref()
+            .map(|b| b["status"]["violations"].clone()),
+        Some(1.into())
     );
     fake.clear_actions();
     assert!(fake.actions().is_empty());

@@ -36,8 +36,9 @@ pub struct LeaderElectionConfig {
     pub renew_deadline: Duration,
     /// Pause between attempts to acquire or renew.
     pub retry_period: Duration,
-    /// On shutdown, release the lease (empty holder, 1 s duration) so a successor need not wait for
-    /// it to expire. Only safe if the caller stops all leader work before `run` returns.
+    /// When `run` ends, release the lease (empty holder, 1 s duration) so a successor need not wait
+    /// for it to expire. Only safe if all leader work has stopped by then: resolve the shutdown
+    /// future passed to `run` only after draining (client-go puts the same duty on the caller).
     pub release_on_cancel: bool,
 }
 
