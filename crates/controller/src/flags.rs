@@ -76,6 +76,19 @@ pub struct Flags {
     #[arg(long, env = "POD_NAME")]
     pub leader_elect_identity: Option<String>,
 
+    /// How long standby replicas wait, after the leader's last renewal they observed, before
+    /// taking the Lease over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub leader_elect_lease_duration: Duration,
+
+    /// How long the leader keeps retrying a failing renewal before it stops working.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub leader_elect_renew_deadline: Duration,
+
+    /// Pause between attempts to acquire or renew the Lease.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub leader_elect_retry_period: Duration,
+
     /// Address of the Prometheus endpoint (`/metrics`); empty disables it.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_addr: String,
@@ -175,6 +188,9 @@ mod tests {
             "0.0.0.0:8080".parse().ok()
         );
         assert_eq!(flags.leader_elect_lease_name, "image-police");
+        assert_eq!(flags.leader_elect_lease_duration, Duration::from_secs(15));
+        assert_eq!(flags.leader_elect_renew_deadline, Duration::from_secs(10));
+        assert_eq!(flags.leader_elect_retry_period, Duration::from_secs(2));
     }
 
     #[test]

@@ -45,6 +45,8 @@ struct Inner {
     reconcile_error: AtomicU64,
     deployments_deleted: AtomicU64,
     events_failed: AtomicU64,
+    /// Reconciles running right now.
+    in_flight: AtomicU64,
     leader: AtomicBool,
     /// Cumulative bucket counts. Invariant: `histogram.counts[i] <= histogram.counts[i + 1]`
     /// and the last count equals `reconcile_success + reconcile_error` once a reconcile is recorded.
@@ -60,8 +62,31 @@ struct Histogram {
 }
 
 impl Metrics {
-    /// Records one finished reconcile.
+    /// Marks the start of a reconcile; [`observe_reconcile`](Self::observe_reconcile) ends it.
+    pub fn reconcile_started(&self) {
+        self.inner.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many reconciles are running right now.
+    pub fn in_flight(&self) -> u64 {
+        self.inner.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// How many reconciles have finished, successfully or not.
+    pub fn reconciles_finished(&self) -> u64 {
+        self.inner.reconcile_success.load(Ordering::Relaxed)
+            + self.inner.reconcile_error.load(Ordering::Relaxed)
+    }
+
+    /// Records one finished reconcile (started with [`reconcile_started`](Self::reconcile_started)).
     pub fn observe_reconcile(&self, outcome: Outcome, took: Duration) {
+        // Saturating: a reconcile observed without a start must not wrap the gauge.
+        let _ = self
+            .inner
+            .in_flight
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(1))
+            });
         let counter = match outcome {
             Outcome::Success => &self.inner.reconcile_success,
             Outcome::Error => &self.inner.reconcile_error,
@@ -216,7 +241,10 @@ mod tests {
     #[test]
     fn reconciles_are_counted_by_result_and_bucketed_cumulatively() {
         let metrics = Metrics::default();
+        metrics.reconcile_started();
+        assert_eq!(metrics.in_flight(), 1);
         metrics.observe_reconcile(Outcome::Success, Duration::from_millis(3));
+        assert_eq!(metrics.in_flight(), 0);
         metrics.check_invariants();
         metrics.observe_reconcile(Outcome::Success, Duration::from_millis(30));
         metrics.observe_reconcile(Outcome::Error, Duration::from_secs(20));

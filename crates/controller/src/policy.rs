@@ -78,7 +78,9 @@ pub enum RuleError {
         name: String,
     },
     /// A tag rule lists no tags, so it would allow nothing (there is no wildcard).
-    #[error("spec.images[{index}] ({name:?}) lists no tags; list every allowed tag (there is no wildcard)")]
+    #[error(
+        "spec.images[{index}] ({name:?}) lists no tags; list every allowed tag (there is no wildcard)"
+    )]
     NoTags {
         /// Index of the rule.
         index: usize,

@@ -60,7 +60,10 @@ fn image_without_tag_is_judged_as_latest() {
 
 #[test]
 fn tag_rule_without_tags_is_a_configuration_error() {
-    let expected = vec![RuleError::NoTags { index: 0, name: "ghcr.io/acme/app".into() }];
+    let expected = vec![RuleError::NoTags {
+        index: 0,
+        name: "ghcr.io/acme/app".into(),
+    }];
     assert_eq!(build(&[("ghcr.io/acme/app", &[])], false), Err(expected));
 }
 

@@ -1,0 +1,203 @@
+//! The controller loop: informer events in, `namespace/name` keys through a rate-limited
+//! workqueue, workers calling [`Reconciler::reconcile`]. The counterpart of sample-controller's
+//! `controller.go`; every piece of machinery comes from kubegen-cache and kubegen-workqueue.
+//!
+//! # Which events enqueue what
+//! - WhiteList added or deleted: its own key. Updated: its key only if `metadata.generation`
+//!   changed ([`generation_changed`]), so the controller's own status writes do not loop.
+//! - Deployment added, or updated with a new generation (its pod template changed): the keys of
+//!   every WhiteList in its namespace, looked up in the WhiteList cache's namespace index (no
+//!   scan). Deployment status churn (replica counts) enqueues nothing. Deletions enqueue nothing:
+//!   a deleted Deployment cannot violate anything.
+//!
+//! # Shutdown
+//! [`Controller::run_workers`] returns when its `stop` future completes: the queue stops handing
+//! out keys, in-flight reconciles get `drain_timeout` to finish, still-queued keys are dropped
+//! (the next leader's initial list re-enqueues every WhiteList anyway).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kubegen_api::police::v1beta1::WhiteList;
+use kubegen_cache::{
+    DeletedObject, HandlerFns, HandlerRegistration, NAMESPACE_INDEX, ObjectKey,
+    SharedIndexInformer, Synced, UpdateFilter, generation_changed, wait_for_cache_sync,
+};
+use kubegen_workqueue::{MetricsProvider, RateLimitingQueue, default_controller_rate_limiter};
+
+use crate::error::Error;
+use crate::metrics::{Metrics, Outcome};
+use crate::reconcile::Reconciler;
+
+/// Name of the workqueue, as it appears in the `workqueue_*` metrics.
+pub const QUEUE_NAME: &str = "image-police";
+
+/// Informer handlers, a workqueue and the reconciler, wired together.
+pub struct Controller {
+    /// Keys of WhiteLists to reconcile.
+    queue: RateLimitingQueue<String>,
+    /// What a worker runs per key.
+    reconciler: Reconciler,
+    /// Handler registrations; synced once each handler has seen its informer's initial list.
+    registrations: Vec<HandlerRegistration>,
+    /// Counts reconcile outcomes and durations.
+    metrics: Metrics,
+}
+
+impl Controller {
+    /// Registers the event handlers on both informers (which must share the caches `reconciler`
+    /// reads) and creates the queue.
+    ///
+    /// # Errors
+    /// [`Error::HandlerRegistrationFailed`] if an informer was already shut down.
+    pub fn new(
+        whitelists: &SharedIndexInformer<WhiteList>,
+        deployments: &SharedIndexInformer<Deployment>,
+        reconciler: Reconciler,
+        queue_metrics: Arc<dyn MetricsProvider>,
+    ) -> Result<Controller, Error> {
+        let queue =
+            RateLimitingQueue::new(QUEUE_NAME, default_controller_rate_limiter(), queue_metrics);
+        let whitelist_handler = {
+            let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
+            HandlerFns::<WhiteList>::new()
+                .on_add(move |list, _| on_add.add(ObjectKey::of(list.as_ref()).as_str().to_owned()))
+                .on_update(move |_, list| {
+                    on_update.add(ObjectKey::of(list.as_ref()).as_str().to_owned())
+                })
+                .on_delete(move |gone: &DeletedObject<WhiteList>| {
+                    on_delete.add(ObjectKey::of(gone.object().as_ref()).as_str().to_owned());
+                })
+        };
+        let deployment_handler = {
+            let (on_add, on_update) = (
+                namespace_enqueuer(&queue, whitelists),
+                namespace_enqueuer(&queue, whitelists),
+            );
+            HandlerFns::<Deployment>::new()
+                .on_add(move |deployment, _| on_add(deployment))
+                .on_update(move |_, deployment| on_update(deployment))
+        };
+        let register_failed = |source| Error::HandlerRegistrationFailed { source };
+        let registrations = vec![
+            whitelists
+                .add_event_handler(UpdateFilter::new(generation_changed, whitelist_handler))
+                .map_err(register_failed)?,
+            deployments
+                .add_event_handler(UpdateFilter::new(generation_changed, deployment_handler))
+                .map_err(register_failed)?,
+        ];
+        let metrics = reconciler.metrics.clone();
+        Ok(Controller {
+            queue,
+            reconciler,
+            registrations,
+            metrics,
+        })
+    }
+
+    /// The queue, for tests and for metrics.
+    pub fn queue(&self) -> &RateLimitingQueue<String> {
+        &self.queue
+    }
+
+    /// Waits until both handlers have seen their informer's initial list.
+    ///
+    /// # Errors
+    /// [`Error::CacheSyncFailed`] on timeout.
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), Error> {
+        let synced: Vec<&dyn Synced> = self
+            .registrations
+            .iter()
+            .map(|r| r as &dyn Synced)
+            .collect();
+        wait_for_cache_sync(timeout, &synced)
+            .await
+            .map_err(|source| Error::CacheSyncFailed { source })
+    }
+
+    /// Runs `workers` workers until `stop` completes, then drains: no new keys are handed out
+    /// and in-flight reconciles get `drain_timeout`. Returns whether they all finished in time.
+    pub async fn run_workers(
+        &self,
+        workers: usize,
+        stop: impl Future<Output = ()>,
+        drain_timeout: Duration,
+    ) -> bool {
+        let mut handles = Workers(
+            (0..workers)
+                .map(|_| {
+                    let (queue, reconciler, metrics) = (
+                        self.queue.clone(),
+                        self.reconciler.clone(),
+                        self.metrics.clone(),
+                    );
+                    tokio::spawn(worker(queue, reconciler, metrics))
+                })
+                .collect(),
+        );
+        tracing::info!(workers, "workers started");
+        stop.await;
+        tracing::info!("stopping: draining in-flight reconciles");
+        let drained = self.queue.shut_down_with_drain(drain_timeout).await;
+        if drained {
+            for handle in std::mem::take(&mut handles.0) {
+                let _ = handle.await;
+            }
+        }
+        tracing::info!(drained, "workers stopped");
+        drained
+    }
+}
+
+/// Worker tasks, aborted when dropped: if the future running them is dropped (leadership ended,
+/// the caller gave up), no reconcile may keep running unsupervised.
+struct Workers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.0.iter().for_each(tokio::task::JoinHandle::abort);
+    }
+}
+
+/// A closure enqueuing every WhiteList of a Deployment's namespace, via the namespace index.
+fn namespace_enqueuer(
+    queue: &RateLimitingQueue<String>,
+    whitelists: &SharedIndexInformer<WhiteList>,
+) -> impl Fn(&Arc<Deployment>) + Send + Sync + 'static {
+    let (queue, cache) = (queue.clone(), whitelists.indexer());
+    move |deployment| {
+        let Some(namespace) = deployment.metadata.namespace.as_deref() else {
+            return;
+        };
+        for key in cache
+            .index_keys(NAMESPACE_INDEX, namespace)
+            .unwrap_or_default()
+        {
+            queue.add(key.as_str().to_owned());
+        }
+    }
+}
+
+/// One worker: take a key, reconcile, tell the rate limiter, mark done; until shutdown.
+async fn worker(queue: RateLimitingQueue<String>, reconciler: Reconciler, metrics: Metrics) {
+    while let Some(key) = queue.get().await {
+        metrics.reconcile_started();
+        let started = Instant::now();
+        let result = reconciler.reconcile(&key).await;
+        match result {
+            Ok(()) => {
+                metrics.observe_reconcile(Outcome::Success, started.elapsed());
+                queue.forget(&key);
+            }
+            Err(error) => {
+                metrics.observe_reconcile(Outcome::Error, started.elapsed());
+                tracing::warn!(key, error = %error, cause = ?std::error::Error::source(&error).map(ToString::to_string), "reconcile failed; requeued");
+                queue.add_rate_limited(key.clone());
+            }
+        }
+        queue.done(&key);
+    }
+}

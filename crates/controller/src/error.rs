@@ -1,0 +1,60 @@
+//! The errors that stop the controller (as opposed to [`ReconcileError`](crate::reconcile::ReconcileError),
+//! which only requeues one key). Each variant names the step that failed.
+
+/// Why `image-police` could not start or keep running.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The kubeconfig or in-cluster configuration could not be loaded.
+    #[error("loading the client configuration failed")]
+    ConfigLoadFailed {
+        /// The client's error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// The HTTP client could not be built (TLS material, proxy...).
+    #[error("building the API client failed")]
+    ClientBuildFailed {
+        /// The client's error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// An informer refused the event handler (it was already shut down).
+    #[error("registering an informer event handler failed")]
+    HandlerRegistrationFailed {
+        /// The cache's error.
+        #[source]
+        source: kubegen_cache::Error,
+    },
+    /// The informer caches did not fill within `--cache-sync-timeout`.
+    #[error("waiting for the informer caches to sync failed")]
+    CacheSyncFailed {
+        /// The cache's error (names the informers that lag).
+        #[source]
+        source: kubegen_cache::Error,
+    },
+    /// Leader election could not be configured or failed.
+    #[error("leader election failed")]
+    LeaderElectionFailed {
+        /// The elector's error.
+        #[source]
+        source: kubegen_leaderelection::Error,
+    },
+    /// This replica lost the leader Lease; it exits so it restarts as a clean candidate.
+    #[error("lost the leader Lease")]
+    LeadershipLost,
+    /// `--metrics-addr` or `--health-addr` is not `ip:port`.
+    #[error("{addr:?} is not an ip:port address")]
+    InvalidAddress {
+        /// The flag's value.
+        addr: String,
+    },
+    /// A listener for `--metrics-addr` or `--health-addr` could not be bound.
+    #[error("binding {addr} failed")]
+    BindFailed {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,267 @@
+//! Creating the objects of YAML manifests (deploy/crd.yaml, deploy/samples/) through the typed
+//! client: what `kubectl create -f` does, for the few kinds `--embedded` and the e2e tests need.
+//!
+//! The kinds are dispatched by `apiVersion`/`kind` to typed clients rather than through discovery,
+//! so an unexpected kind is an error naming the file, not a silent skip. Objects that already exist
+//! are left as they are, so installing twice (a real cluster used by several test runs) is fine.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube_core::Resource;
+use kubegen_api::police::v1beta1::WhiteList;
+use kubegen_client::{Client, CreateOptions, GetOptions, ResourceClient};
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Why a manifest could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The file could not be read or parsed, or holds a kind this module does not create.
+    #[error("{}: {reason}", file.display())]
+    Unreadable {
+        /// The manifest file.
+        file: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The API server refused an object.
+    #[error("{}: creating {object} failed", file.display())]
+    Rejected {
+        /// The manifest file.
+        file: PathBuf,
+        /// `Kind namespace/name` of the object.
+        object: String,
+        /// The API error (boxed: it is large and rare).
+        #[source]
+        source: Box<kubegen_client::Error>,
+    },
+    /// A CustomResourceDefinition did not become Established in time.
+    #[error("CustomResourceDefinition {name} was not Established within {timeout:?}")]
+    NotEstablished {
+        /// The CRD's name.
+        name: String,
+        /// How long we waited.
+        timeout: Duration,
+    },
+}
+
+/// How long a created CRD may take to be served.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Creates every object of every `*.yaml` file in `paths` (files, or directories read in name
+/// order), in order; returns one `Kind namespace/name` line per object created now.
+///
+/// # Errors
+/// The first [`ManifestError`].
+pub async fn apply(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>, ManifestError> {
+    let mut created = Vec::new();
+    for file in yaml_files(paths)? {
+        for document in documents(&file)? {
+            if let Some(line) = create(client, &file, document).await? {
+                created.push(line);
+            }
+        }
+    }
+    Ok(created)
+}
+
+fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let unreadable = |e: std::io::Error| ManifestError::Unreadable {
+            file: path.clone(),
+            reason: e.to_string(),
+        };
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(unreadable)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml")
+            })
+            .collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    Ok(files)
+}
+
+fn documents(file: &Path) -> Result<Vec<Value>, ManifestError> {
+    let unreadable = |reason: String| ManifestError::Unreadable {
+        file: file.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| unreadable(e.to_string()))?;
+    let mut out = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(&text) {
+        let value = Value::deserialize(document).map_err(|e| unreadable(e.to_string()))?;
+        if !value.is_null() {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+async fn create(
+    client: &Client,
+    file: &Path,
+    document: Value,
+) -> Result<Option<String>, ManifestError> {
+    let api_version = document["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let kind = document["kind"].as_str().unwrap_or_default().to_owned();
+    match (api_version.as_str(), kind.as_str()) {
+        ("v1", "Namespace") => create_typed::<Namespace>(client, file, document).await,
+        ("apps/v1", "Deployment") => create_typed::<Deployment>(client, file, document).await,
+        ("police.example.com/v1beta1", "WhiteList") => {
+            create_typed::<WhiteList>(client, file, document).await
+        }
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
+            let created =
+                create_typed::<CustomResourceDefinition>(client, file, document.clone()).await?;
+            let name = document["metadata"]["name"].as_str().unwrap_or_default();
+            wait_established(client, name).await?;
+            Ok(created)
+        }
+        _ => Err(ManifestError::Unreadable {
+            file: file.to_path_buf(),
+            reason: format!("unsupported object {api_version} {kind}"),
+        }),
+    }
+}
+
+async fn create_typed<K>(
+    client: &Client,
+    file: &Path,
+    document: Value,
+) -> Result<Option<String>, ManifestError>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let object: K = serde_json::from_value(document).map_err(|e| ManifestError::Unreadable {
+        file: file.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let namespace = object.meta().namespace.clone();
+    let name = object.meta().name.clone().unwrap_or_default();
+    let described = match &namespace {
+        Some(ns) => format!("{} {ns}/{name}", K::kind(&())),
+        None => format!("{} {name}", K::kind(&())),
+    };
+    let resources = match &namespace {
+        Some(ns) => ResourceClient::<K>::namespaced(client.clone(), ns),
+        None => ResourceClient::<K>::cluster(client.clone()),
+    };
+    match resources.create(&object, &CreateOptions::default()).await {
+        Ok(_) => Ok(Some(described)),
+        Err(error) if error.is_already_exists() => Ok(None),
+        Err(source) => Err(ManifestError::Rejected {
+            file: file.to_path_buf(),
+            object: described,
+            source: Box::new(source),
+        }),
+    }
+}
+
+/// Polls the CRD until its `Established` condition is `True`: only then does the server serve it.
+async fn wait_established(client: &Client, name: &str) -> Result<(), ManifestError> {
+    let crds = ResourceClient::<CustomResourceDefinition>::cluster(client.clone());
+    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
+    loop {
+        if let Ok(crd) = crds.get(name, &GetOptions::default()).await {
+            let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+            if conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+            {
+                return Ok(());
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ManifestError::NotEstablished {
+                name: name.to_owned(),
+                timeout: ESTABLISH_TIMEOUT,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kubegen_testserver::TestServer;
+
+    use super::*;
+
+    fn client_for(server: &TestServer) -> Client {
+        crate::embedded::client_for(server).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn deploy(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../deploy")
+            .join(path)
+    }
+
+    #[tokio::test]
+    async fn crds_and_samples_install_once_and_again_without_error() {
+        let server = TestServer::start().await;
+        let client = client_for(&server);
+        let paths = [deploy("crd.yaml"), deploy("samples")];
+        let created = apply(&client, &paths)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            created.contains(&"WhiteList police-demo/allowed-images".to_owned()),
+            "{created:?}"
+        );
+        assert!(
+            created.contains(&"Deployment police-demo/cache-forbidden".to_owned()),
+            "{created:?}"
+        );
+        let again = apply(&client, &paths)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again, Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn an_unknown_kind_is_an_error_naming_the_file() {
+        let dir =
+            std::env::temp_dir().join(format!("image-police-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.join("x.yaml");
+        std::fs::write(&file, "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let server = TestServer::start().await;
+        let client = client_for(&server);
+        let error = apply(&client, std::slice::from_ref(&file))
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("x.yaml") && error.contains("unsupported object v1 Secret"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,313 @@
+//! One reconcile of one WhiteList: the controller's business logic, between the workqueue (which
+//! hands out `namespace/name` keys) and the API (deletions, Events, status). The counterpart of
+//! sample-controller's `syncHandler`.
+//!
+//! # Steps
+//! 1. Read the WhiteList from the informer cache. Gone: nothing to do (its Deployments are no
+//!    longer policed by it; other WhiteLists of the namespace have their own keys).
+//! 2. In a protected namespace ([`ProtectedNamespaces`]): report it in status, touch nothing.
+//! 3. Invalid spec ([`RuleError`]): report every problem in status, touch nothing. No requeue: the
+//!    fix is a spec edit, which bumps `generation` and enqueues the key again.
+//! 4. Otherwise judge every Deployment of the namespace against the union of the namespace's
+//!    valid WhiteLists (so adding a second list can only allow more, and two lists never fight),
+//!    delete each offender (precondition: its uid, so a re-created Deployment of the same name is never hit),
+//!    and record a Warning Event on the Deployment and on the WhiteList.
+//! 5. Write the status computed by [`next_status`], only if it changed.
+//!
+//! # Errors and retries
+//! A failed deletion or status write returns an error so the worker requeues the key with
+//! backoff; deletions that did succeed are not repeated (the Deployments are gone). A status
+//! write that conflicts (the cached WhiteList is stale) is retried the same way, on a fresher
+//! cache. Events are best effort: a failure is logged and counted, never retried.
+//!
+//! # Known limit
+//! If a status write fails after deletions, those deletions are missing from
+//! `status.lastViolations` (the Events still record them): the next reconcile no longer sees the
+//! deleted Deployments.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
+use kubegen_cache::{Indexer, NAMESPACE_INDEX};
+
+use crate::events::{EventBuilder, EventType};
+use crate::metrics::Metrics;
+use crate::namespaces::ProtectedNamespaces;
+use crate::policy::{ContainerViolation, Policy, RuleError, RuleInput};
+use crate::status::{Readiness, next_status, status_differs, violation_record};
+use crate::writer::Writer;
+
+/// Reason of the Event recorded on a deleted Deployment.
+pub const REASON_DELETED: &str = "DeletedForbiddenImage";
+/// Reason of the Event recorded on the WhiteList that caused a deletion.
+pub const REASON_ENFORCED: &str = "DeploymentDeleted";
+
+/// Why a reconcile must be retried.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// Deleting an offending Deployment failed (other than "already gone").
+    #[error("deleting Deployment {namespace}/{name} failed")]
+    DeleteFailed {
+        /// Namespace of the Deployment.
+        namespace: String,
+        /// Name of the Deployment.
+        name: String,
+        /// The API error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// Writing the WhiteList's status failed (a conflict means the cache was stale).
+    #[error("updating status of WhiteList {key} failed")]
+    StatusUpdateFailed {
+        /// `namespace/name` of the WhiteList.
+        key: String,
+        /// The API error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+}
+
+impl ReconcileError {
+    /// Whether the API answered 409 Conflict (stale cache; the retry will see a newer object).
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            ReconcileError::DeleteFailed { source, .. }
+            | ReconcileError::StatusUpdateFailed { source, .. } => source.is_conflict(),
+        }
+    }
+}
+
+/// Everything a reconcile reads and writes. Cheap to clone; shared by all workers.
+#[derive(Clone)]
+pub struct Reconciler {
+    /// The WhiteList informer's cache.
+    pub(crate) whitelists: Indexer<WhiteList>,
+    /// The Deployment informer's cache.
+    pub(crate) deployments: Indexer<Deployment>,
+    /// API writes: deletions, Events, status.
+    pub(crate) writer: Writer,
+    /// Namespaces not to act in.
+    pub(crate) protected: ProtectedNamespaces,
+    /// Builds the Events recorded for each deletion.
+    pub(crate) events: EventBuilder,
+    /// Where outcomes are counted.
+    pub(crate) metrics: Metrics,
+}
+
+/// The policy a WhiteList's own spec describes.
+///
+/// # Errors
+/// Every problem of the spec.
+pub fn spec_policy(spec: &WhiteListSpec) -> Result<Policy, Vec<RuleError>> {
+    let rules = spec.images.iter().map(|rule| RuleInput {
+        name: &rule.name,
+        tags: &rule.tags,
+    });
+    Policy::new(rules, spec.allow_none.unwrap_or(false))
+}
+
+impl Reconciler {
+    /// Reconciles the WhiteList with key `namespace/name`.
+    ///
+    /// # Errors
+    /// A [`ReconcileError`] when a deletion or the status write failed; the caller requeues.
+    pub async fn reconcile(&self, key: &str) -> Result<(), ReconcileError> {
+        let Some((namespace, _)) = key.split_once('/') else {
+            tracing::warn!(key, "ignoring a key that is not namespace/name");
+            return Ok(());
+        };
+        let Some(whitelist) = self.whitelists.get_by_key(key) else {
+            tracing::debug!(key, "WhiteList is gone; nothing to do");
+            return Ok(());
+        };
+        let now = Time(Timestamp::now());
+        let mut first_error = None;
+        let (readiness, handled) = if self.protected.contains(namespace) {
+            (
+                Readiness::ProtectedNamespace(namespace.to_owned()),
+                Vec::new(),
+            )
+        } else {
+            match spec_policy(&whitelist.spec) {
+                Err(problems) => (Readiness::InvalidSpec(join(&problems)), Vec::new()),
+                Ok(own) => {
+                    let policy = self.namespace_policy(namespace).unwrap_or(own);
+                    let (handled, error) = self.enforce(&whitelist, namespace, &policy, &now).await;
+                    first_error = error;
+                    (Readiness::Enforcing, handled)
+                }
+            }
+        };
+        if let Err(error) = self
+            .write_status(key, &whitelist, &readiness, handled, &now)
+            .await
+        {
+            // A status failure after a deletion failure: report the deletion, it matters more.
+            return Err(first_error.unwrap_or(error));
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// The union of all valid WhiteLists of `namespace`, read through the namespace index.
+    fn namespace_policy(&self, namespace: &str) -> Option<Policy> {
+        let lists = self.whitelists.by_index(NAMESPACE_INDEX, namespace).ok()?;
+        let valid: Vec<&Arc<WhiteList>> = lists
+            .iter()
+            .filter(|list| spec_policy(&list.spec).is_ok())
+            .collect();
+        let rules = valid.iter().flat_map(|list| {
+            list.spec.images.iter().map(|rule| RuleInput {
+                name: &rule.name,
+                tags: &rule.tags,
+            })
+        });
+        let allow_none = valid.iter().all(|list| list.spec.images.is_empty());
+        Policy::new(rules, allow_none).ok()
+    }
+
+    /// Deletes every offending Deployment of `namespace`; returns the violations handled and the
+    /// first deletion error, if any (the others are logged).
+    async fn enforce(
+        &self,
+        whitelist: &WhiteList,
+        namespace: &str,
+        policy: &Policy,
+        now: &Time,
+    ) -> (Vec<Violation>, Option<ReconcileError>) {
+        let mut deployments = self
+            .deployments
+            .by_index(NAMESPACE_INDEX, namespace)
+            .unwrap_or_default();
+        deployments.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        let mut handled = Vec::new();
+        let mut first_error = None;
+        for deployment in deployments {
+            if deployment.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let found = policy.violations(&deployment);
+            if found.is_empty() {
+                continue;
+            }
+            let name = deployment.metadata.name.clone().unwrap_or_default();
+            let uid = deployment.metadata.uid.clone();
+            match self.writer.delete_deployment(namespace, &name, uid).await {
+                Ok(true) => {}
+                Ok(false) => continue, // already gone, or replaced by a new object
+                Err(source) => {
+                    tracing::warn!(namespace, deployment = name, error = %source, "delete failed");
+                    let error = ReconcileError::DeleteFailed {
+                        namespace: namespace.to_owned(),
+                        name,
+                        source,
+                    };
+                    first_error.get_or_insert(error);
+                    continue;
+                }
+            }
+            self.metrics.deployment_deleted();
+            tracing::info!(
+                namespace,
+                deployment = name,
+                "deleted Deployment running a denied image"
+            );
+            self.record_deletion(whitelist, &deployment, &found, now)
+                .await;
+            handled.extend(found.iter().map(|v| violation_record(&name, v, now)));
+        }
+        (handled, first_error)
+    }
+
+    async fn record_deletion(
+        &self,
+        whitelist: &WhiteList,
+        deployment: &Deployment,
+        found: &[ContainerViolation],
+        now: &Time,
+    ) {
+        let list_name = whitelist.metadata.name.as_deref().unwrap_or_default();
+        let deployment_name = deployment.metadata.name.as_deref().unwrap_or_default();
+        let offenses = found
+            .iter()
+            .map(|v| {
+                format!(
+                    "container {:?} runs {:?} ({}: {})",
+                    v.container,
+                    v.image,
+                    v.denial.reason(),
+                    v.denial
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let on_deployment = format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
+        let on_whitelist = format!("Deleted Deployment {deployment_name:?}: {offenses}");
+        let events = [
+            self.events.build(
+                deployment,
+                EventType::Warning,
+                REASON_DELETED,
+                &on_deployment,
+                now,
+            ),
+            self.events.build(
+                whitelist,
+                EventType::Warning,
+                REASON_ENFORCED,
+                &on_whitelist,
+                now,
+            ),
+        ];
+        for event in events {
+            if let Err(error) = self.writer.create_event(&event).await {
+                self.metrics.event_failed();
+                tracing::warn!(%error, reason = event.reason.as_deref(), "recording an Event failed");
+            }
+        }
+    }
+
+    async fn write_status(
+        &self,
+        key: &str,
+        whitelist: &WhiteList,
+        readiness: &Readiness,
+        handled: Vec<Violation>,
+        now: &Time,
+    ) -> Result<(), ReconcileError> {
+        let previous = whitelist.status.as_ref();
+        let next = next_status(
+            previous,
+            whitelist.metadata.generation,
+            readiness,
+            handled,
+            now,
+        );
+        if !status_differs(previous, &next) {
+            return Ok(());
+        }
+        let mut updated = whitelist.clone();
+        updated.status = Some(next);
+        self.writer
+            .update_whitelist_status(&updated)
+            .await
+            .map_err(|source| ReconcileError::StatusUpdateFailed {
+                key: key.to_owned(),
+                source,
+            })
+    }
+}
+
+fn join(problems: &[RuleError]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+#[path = "reconcile_tests.rs"]
+mod tests;

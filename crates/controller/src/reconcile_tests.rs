@@ -1,0 +1,417 @@
+//! Fixture tests in sample-controller's style: seed objects into a fake API, fill the informer
+//! caches from it, run one reconcile, and assert the exact actions the controller sent.
+
+use std::sync::Arc;
+
+use kube_core::Resource;
+use kubegen_cache::ObjectKey;
+use kubegen_client::{ListOptions, ResourceClient};
+use kubegen_fake::{Action, FakeClient, StatusSubresource, conflict, internal_error};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::events::EventBuilder;
+use crate::metrics::Metrics;
+use crate::namespaces::ProtectedNamespaces;
+use crate::writer::Writer;
+
+const OWN_NAMESPACE: &str = "image-police";
+
+fn whitelist(namespace: &str, name: &str, images: Value) -> Value {
+    json!({
+        "apiVersion": "police.example.com/v1beta1", "kind": "WhiteList",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"images": images},
+    })
+}
+
+fn deployment(namespace: &str, name: &str, init: &[&str], images: &[&str]) -> Value {
+    let containers = |prefix: &str, list: &[&str]| -> Vec<Value> {
+        list.iter()
+            .enumerate()
+            .map(|(i, image)| json!({"name": format!("{prefix}{i}"), "image": image}))
+            .collect()
+    };
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"initContainers": containers("init", init), "containers": containers("c", images)},
+            },
+        },
+    })
+}
+
+struct Fixture {
+    fake: FakeClient,
+    reconciler: Reconciler,
+}
+
+async fn list_all<K>(fake: &FakeClient) -> Indexer<K>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let indexer = Indexer::new();
+    let list = ResourceClient::<K>::all_namespaces(fake.client())
+        .list(&ListOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("list: {e}"));
+    for item in list.items {
+        indexer.insert(ObjectKey::of(&item), Arc::new(item));
+    }
+    indexer
+}
+
+impl Fixture {
+    async fn new(objects: Vec<Value>) -> Fixture {
+        let fake = FakeClient::new();
+        fake.register::<WhiteList>(StatusSubresource::Enabled);
+        fake.seed(objects).unwrap_or_else(|e| panic!("seed: {e}"));
+        let reconciler = Reconciler {
+            whitelists: Indexer::new(),
+            deployments: Indexer::new(),
+            writer: Writer::new(fake.client()),
+            protected: ProtectedNamespaces::new(OWN_NAMESPACE, false),
+            events: EventBuilder::new("test-replica"),
+            metrics: Metrics::default(),
+        };
+        let mut fixture = Fixture { fake, reconciler };
+        fixture.sync_caches().await;
+        fixture
+    }
+
+    /// Refills the caches from the fake server, as the informers would, and forgets the reads.
+    async fn sync_caches(&mut self) {
+        self.reconciler.whitelists = list_all(&self.fake).await;
+        self.reconciler.deployments = list_all(&self.fake).await;
+        self.fake.clear_actions();
+    }
+
+    fn actions(&self) -> Vec<String> {
+        self.fake
+            .actions()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn action(&self, index: usize) -> Action {
+        self.fake.actions()[index].clone()
+    }
+
+    async fn stored_whitelist(&self, namespace: &str, name: &str) -> WhiteList {
+        ResourceClient::<WhiteList>::namespaced(self.fake.client(), namespace)
+            .get(name, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("get: {e}"))
+    }
+}
+
+fn ready(whitelist: &WhiteList) -> (String, Option<String>) {
+    let status = whitelist.status.clone().unwrap_or_default();
+    let condition = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .cloned()
+        .unwrap_or_default();
+    (condition.status, condition.reason)
+}
+
+async fn ok(fixture: &Fixture, key: &str) {
+    fixture
+        .reconciler
+        .reconcile(key)
+        .await
+        .unwrap_or_else(|e| panic!("reconcile: {e}"));
+}
+
+fn expected_deletion(namespace: &str, deployment: &str, whitelist: &str) -> Vec<String> {
+    vec![
+        format!("delete deployments {namespace}/{deployment}"),
+        format!("create events {namespace}"),
+        format!("create events {namespace}"),
+        format!("update whitelists/status {namespace}/{whitelist}"),
+    ]
+}
+
+#[tokio::test]
+async fn allowed_images_delete_nothing_and_report_ready() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "web", &[], &["nginx:1.25"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), vec!["update whitelists/status team/wl"]);
+    let stored = fixture.stored_whitelist("team", "wl").await;
+    assert_eq!(ready(&stored), ("True".into(), Some("Enforcing".into())));
+    let status = stored.status.unwrap_or_default();
+    assert_eq!(status.observed_generation, stored.metadata.generation);
+    assert_eq!(status.violations_handled, Some(0));
+}
+
+#[tokio::test]
+async fn forbidden_image_deletes_the_deployment_records_events_and_status() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "bad", &[], &["redis:7"]),
+        deployment("team", "good", &[], &["nginx:1.25"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "bad", "wl"));
+
+    let uid = fixture
+        .reconciler
+        .deployments
+        .get_by_key("team/bad")
+        .and_then(|d| d.metadata.uid.clone());
+    let delete = fixture.action(0);
+    assert_eq!(
+        delete
+            .body
+            .as_ref()
+            .and_then(|b| b.pointer("/preconditions/uid"))
+            .and_then(Value::as_str),
+        uid.as_deref()
+    );
+    assert_eq!(
+        delete
+            .body
+            .as_ref()
+            .and_then(|b| b.get("propagationPolicy")),
+        Some(&json!("Background"))
+    );
+    let involved = |i: usize| {
+        fixture
+            .action(i)
+            .body
+            .and_then(|b| b.pointer("/involvedObject/kind").cloned())
+    };
+    assert_eq!(involved(1), Some(json!("Deployment")));
+    assert_eq!(involved(2), Some(json!("WhiteList")));
+    assert_eq!(
+        fixture
+            .action(1)
+            .body
+            .and_then(|b| b.get("reason").cloned()),
+        Some(json!(REASON_DELETED))
+    );
+
+    let status = fixture
+        .stored_whitelist("team", "wl")
+        .await
+        .status
+        .unwrap_or_default();
+    assert_eq!(status.violations_handled, Some(1));
+    let violation = &status.last_violations[0];
+    assert_eq!(
+        (
+            violation.deployment.as_str(),
+            violation.image.as_str(),
+            violation.reason.as_str()
+        ),
+        ("bad", "redis:7", "ImageNotListed")
+    );
+    assert_eq!(
+        fixture
+            .reconciler
+            .metrics
+            .render()
+            .lines()
+            .find(|l| l.starts_with("image_police_deployments_deleted_total ")),
+        Some("image_police_deployments_deleted_total 1")
+    );
+}
+
+#[tokio::test]
+async fn tag_mismatch_is_forbidden() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "old", &[], &["nginx:1.24"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "old", "wl"));
+    let status = fixture
+        .stored_whitelist("team", "wl")
+        .await
+        .status
+        .unwrap_or_default();
+    assert_eq!(status.last_violations[0].reason, "TagNotAllowed");
+}
+
+#[tokio::test]
+async fn init_container_with_a_denied_image_is_forbidden() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "sneaky", &["busybox:1.36"], &["nginx:1.25"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "sneaky", "wl"));
+    let status = fixture
+        .stored_whitelist("team", "wl")
+        .await
+        .status
+        .unwrap_or_default();
+    assert_eq!(status.last_violations[0].container, "init0 (init)");
+}
+
+#[tokio::test]
+async fn image_without_tag_is_judged_as_latest() {
+    let fixture = Fixture::new(vec![
+        whitelist("pinned", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("pinned", "untagged", &[], &["nginx"]),
+        whitelist(
+            "floating",
+            "wl",
+            json!([{"name": "nginx", "tags": ["latest"]}]),
+        ),
+        deployment("floating", "untagged", &[], &["nginx"]),
+    ])
+    .await;
+    ok(&fixture, "pinned/wl").await;
+    ok(&fixture, "floating/wl").await;
+    let mut expected = expected_deletion("pinned", "untagged", "wl");
+    expected.push("update whitelists/status floating/wl".into());
+    assert_eq!(fixture.actions(), expected);
+}
+
+#[tokio::test]
+async fn protected_namespace_is_reported_and_left_alone() {
+    let fixture = Fixture::new(vec![
+        whitelist(
+            OWN_NAMESPACE,
+            "wl",
+            json!([{"name": "nginx", "tags": ["1.25"]}]),
+        ),
+        deployment(OWN_NAMESPACE, "controller", &[], &["image-police:0.1.0"]),
+        whitelist(
+            "kube-system",
+            "wl",
+            json!([{"name": "nginx", "tags": ["1.25"]}]),
+        ),
+        deployment("kube-system", "coredns", &[], &["coredns/coredns:1.11"]),
+    ])
+    .await;
+    ok(&fixture, &format!("{OWN_NAMESPACE}/wl")).await;
+    ok(&fixture, "kube-system/wl").await;
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            format!("update whitelists/status {OWN_NAMESPACE}/wl"),
+            "update whitelists/status kube-system/wl".to_owned()
+        ]
+    );
+    let stored = fixture.stored_whitelist("kube-system", "wl").await;
+    assert_eq!(
+        ready(&stored),
+        ("False".into(), Some("ProtectedNamespace".into()))
+    );
+}
+
+#[tokio::test]
+async fn deleted_whitelist_does_nothing() {
+    let fixture = Fixture::new(vec![deployment("team", "bad", &[], &["redis:7"])]).await;
+    ok(&fixture, "team/gone").await;
+    assert_eq!(fixture.actions(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn status_conflict_is_returned_for_requeue() {
+    let fixture = Fixture::new(vec![whitelist(
+        "team",
+        "wl",
+        json!([{"name": "nginx", "tags": ["1.25"]}]),
+    )])
+    .await;
+    fixture
+        .fake
+        .prepend_reactor("update", "whitelists/status", |action| {
+            Some(Err(conflict(action)))
+        });
+    let error = fixture.reconciler.reconcile("team/wl").await.err();
+    assert!(
+        matches!(&error, Some(ReconcileError::StatusUpdateFailed { key, .. }) if key == "team/wl"),
+        "{error:?}"
+    );
+    assert!(error.is_some_and(|e| e.is_conflict()));
+}
+
+#[tokio::test]
+async fn failed_delete_is_returned_but_status_is_still_written() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "bad", &[], &["redis:7"]),
+    ])
+    .await;
+    fixture
+        .fake
+        .prepend_reactor("delete", "deployments", |action| {
+            Some(Err(internal_error(action, "etcd down")))
+        });
+    let error = fixture.reconciler.reconcile("team/wl").await.err();
+    assert!(
+        matches!(error, Some(ReconcileError::DeleteFailed { ref name, .. }) if name == "bad"),
+        "{error:?}"
+    );
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            "delete deployments team/bad",
+            "update whitelists/status team/wl"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn idle_reconcile_writes_nothing() {
+    let mut fixture = Fixture::new(vec![whitelist(
+        "team",
+        "wl",
+        json!([{"name": "nginx", "tags": ["1.25"]}]),
+    )])
+    .await;
+    ok(&fixture, "team/wl").await;
+    fixture.sync_caches().await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn empty_list_without_allow_none_is_a_configuration_error() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([])),
+        deployment("team", "any", &[], &["redis:7"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(fixture.actions(), vec!["update whitelists/status team/wl"]);
+    let stored = fixture.stored_whitelist("team", "wl").await;
+    assert_eq!(ready(&stored), ("False".into(), Some("InvalidSpec".into())));
+}
+
+#[tokio::test]
+async fn a_second_whitelist_in_the_namespace_allows_more() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "web", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        whitelist("team", "cache", json!([{"name": "redis", "tags": ["7"]}])),
+        deployment("team", "redis", &[], &["redis:7"]),
+        deployment("team", "mysql", &[], &["mysql:8"]),
+    ])
+    .await;
+    ok(&fixture, "team/web").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "mysql", "web"));
+}
