@@ -35,6 +35,16 @@ pub struct DelayingQueue<K> {
     timer: Arc<Timer<K>>,
 }
 
+impl<K> std::fmt::Debug for DelayingQueue<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheduled = self.timer.heap.lock().waiting.len();
+        f.debug_struct("DelayingQueue")
+            .field("queue", &self.timer.queue)
+            .field("scheduled", &scheduled)
+            .finish()
+    }
+}
+
 impl<K> Clone for DelayingQueue<K> {
     fn clone(&self) -> Self {
         DelayingQueue {

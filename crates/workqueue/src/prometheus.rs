@@ -112,6 +112,7 @@ const FAMILIES: [Family; 7] = [
 /// - Output is deterministic: queues appear sorted by name.
 #[derive(Default)]
 pub struct PrometheusMetrics {
+    /// One entry per queue name, sorted so rendering is deterministic.
     queues: Mutex<BTreeMap<String, Arc<QueueSeries>>>,
 }
 
@@ -190,6 +191,15 @@ impl PrometheusMetrics {
                 write_value(out, metric, name, (family.value)(snapshot));
             }
         }
+    }
+}
+
+impl std::fmt::Debug for PrometheusMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let queues = self.queues.lock();
+        f.debug_struct("PrometheusMetrics")
+            .field("queues", &queues.keys().collect::<Vec<_>>())
+            .finish()
     }
 }
 

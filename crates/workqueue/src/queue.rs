@@ -71,6 +71,18 @@ pub struct Queue<K> {
     shared: Arc<Shared<K>>,
 }
 
+impl<K> std::fmt::Debug for Queue<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.state.lock();
+        f.debug_struct("Queue")
+            .field("name", &self.shared.name)
+            .field("ready", &state.ready.len())
+            .field("processing", &state.processing)
+            .field("shutting_down", &state.shutting_down)
+            .finish()
+    }
+}
+
 impl<K> Clone for Queue<K> {
     fn clone(&self) -> Self {
         Queue {
@@ -80,6 +92,8 @@ impl<K> Clone for Queue<K> {
 }
 
 struct Shared<K> {
+    /// The queue's name, as given to its metrics; shown by `Debug`.
+    name: String,
     state: Mutex<State<K>>,
     /// Woken (one waiter) when a key becomes ready, and (all waiters) on shutdown.
     ready: Notify,
@@ -132,6 +146,7 @@ impl<K: Key> Queue<K> {
         let metrics = metrics.queue_metrics(name);
         Queue {
             shared: Arc::new(Shared {
+                name: name.to_string(),
                 state: Mutex::new(State {
                     ready: VecDeque::new(),
                     keys: HashMap::new(),

@@ -36,6 +36,14 @@ pub struct RateLimitingQueue<K> {
     limiter: Arc<dyn RateLimiter<K>>,
 }
 
+impl<K> std::fmt::Debug for RateLimitingQueue<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimitingQueue")
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<K> Clone for RateLimitingQueue<K> {
     fn clone(&self) -> Self {
         RateLimitingQueue {

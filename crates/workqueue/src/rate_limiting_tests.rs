@@ -169,3 +169,16 @@ async fn deduplicated_rate_limited_add_counts_no_retry() {
     assert_eq!(q.num_requeues(&"a"), 0);
     assert_eq!(q.num_requeues(&"b"), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn debug_shows_name_and_sizes() {
+    let (q, _) = counting_queue();
+    q.add("a");
+    q.add_after("b", MS);
+    let text = format!("{q:?}");
+    assert_eq!(
+        text,
+        "RateLimitingQueue { queue: DelayingQueue { queue: Queue { name: \"test\", ready: 1, \
+         processing: 0, shutting_down: false }, scheduled: 1 }, .. }"
+    );
+}

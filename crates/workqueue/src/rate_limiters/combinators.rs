@@ -48,6 +48,7 @@ impl<K: 'static> RateLimiter<K> for MaxOf<K> {
 ///
 /// Use case: exponential backoff with a high cap protects the API server, but some keys must be
 /// retried at least every few minutes (a certificate about to expire).
+#[derive(Debug)]
 pub struct WithMaxWait<R> {
     inner: R,
     max_wait: Duration,

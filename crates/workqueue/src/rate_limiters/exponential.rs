@@ -18,6 +18,7 @@ use crate::queue::Key;
 /// # Guarantees
 /// - Delays never decrease until [`forget`](RateLimiter::forget): when `2^n` or the product
 ///   overflows, the delay saturates to `max`, never to a wrapped tiny value.
+#[derive(Debug)]
 pub struct ItemExponentialBackoff<K> {
     base: Duration,
     max: Duration,

@@ -13,6 +13,7 @@ use crate::queue::Key;
 ///
 /// Use case: a condition that usually clears quickly (a dependent object not created yet) deserves
 /// a few quick retries, but polling it forever at that pace would waste API calls.
+#[derive(Debug)]
 pub struct ItemFastSlow<K> {
     fast: Duration,
     slow: Duration,

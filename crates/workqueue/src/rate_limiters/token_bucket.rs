@@ -23,6 +23,7 @@ use super::RateLimiter;
 ///
 /// Tokens are counted with integer nanoseconds on Tokio's clock, so delays are exact and tests can
 /// use paused time.
+#[derive(Debug)]
 pub struct TokenBucket {
     /// Time to refill one token.
     interval: Duration,
