@@ -49,6 +49,22 @@ pub trait EventHandler<K>: Send + Sync + 'static {
     }
 }
 
+/// A shared handler is a handler: register `Arc::clone(&h)` and keep `h` to inspect it.
+impl<K, H: EventHandler<K>> EventHandler<K> for std::sync::Arc<H> {
+    fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
+        (**self).on_add(obj, is_in_initial_list);
+    }
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
+        (**self).on_update(old, new);
+    }
+    fn on_resync(&self, old: &Arc<K>, new: &Arc<K>) {
+        (**self).on_resync(old, new);
+    }
+    fn on_delete(&self, obj: &DeletedObject<K>) {
+        (**self).on_delete(obj);
+    }
+}
+
 type AddFn<K> = Box<dyn Fn(&Arc<K>, bool) + Send + Sync>;
 type UpdateFn<K> = Box<dyn Fn(&Arc<K>, &Arc<K>) + Send + Sync>;
 type DeleteFn<K> = Box<dyn Fn(&DeletedObject<K>) + Send + Sync>;
@@ -235,7 +251,7 @@ mod tests {
 
     #[derive(Default)]
     struct Recorder(Mutex<Vec<String>>);
-    impl EventHandler<ConfigMap> for Arc<Recorder> {
+    impl EventHandler<ConfigMap> for Recorder {
         fn on_add(&self, obj: &Arc<ConfigMap>, _: bool) {
             self.0
                 .lock()

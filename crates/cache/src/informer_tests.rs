@@ -25,7 +25,7 @@ fn name(o: &ConfigMap) -> &str {
     o.metadata.name.as_deref().unwrap_or_default()
 }
 
-impl EventHandler<ConfigMap> for Arc<Recorder> {
+impl EventHandler<ConfigMap> for Recorder {
     fn on_add(&self, obj: &Arc<ConfigMap>, initial: bool) {
         let tag = if initial { " (initial)" } else { "" };
         self.0

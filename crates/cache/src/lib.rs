@@ -31,9 +31,13 @@
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+#[cfg(feature = "client")]
+mod client_adapter;
 mod delta;
 mod delta_fifo;
 mod error;
+#[cfg(feature = "client")]
+mod factory;
 mod handler;
 mod indexer;
 mod informer;
@@ -49,9 +53,13 @@ mod sync;
 mod test_util;
 mod transform;
 
+#[cfg(feature = "client")]
+pub use client_adapter::{ClientListWatch, ClientWatch, classify};
 pub use delta::{DeletedObject, Delta, Deltas};
 pub use delta_fifo::DeltaFifo;
 pub use error::Error;
+#[cfg(feature = "client")]
+pub use factory::{FactoryOptions, InformerFactory, MetaTransform, TweakListOptions};
 pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
 pub use indexer::{IndexFn, Indexer, Indexers, NAMESPACE_INDEX};
 pub use informer::{HandlerRegistration, InformerOptions, SharedIndexInformer};

@@ -177,6 +177,7 @@ where
 
     /// Lists all pages at `resource_version` and replaces the store with the result.
     async fn list(&mut self, resource_version: String) -> State<L::Watch> {
+        debug!(reflector = %self.config.name, rv = %resource_version, "listing");
         let mut items: Vec<Arc<K>> = Vec::new();
         let mut req = ListRequest {
             resource_version: resource_version.clone(),

@@ -1,0 +1,253 @@
+//! One shared informer per resource type, created on demand (feature `client`).
+//!
+//! Mirrors client-go `informers/factory.go` (`sharedInformerFactory`), the generic part of it:
+//! the generated `SharedInformerFactory` only adds typed accessors
+//! (`f.police_v1beta1().white_lists()`) that call [`InformerFactory::informer`].
+//!
+//! # Why a factory?
+//! Several parts of one controller often watch the same type. Each must get the *same*
+//! informer, or the process would hold two caches and two watches. The factory is the registry
+//! that makes "give me the Deployment informer" idempotent.
+
+use std::{
+    any::{Any, TypeId},
+    collections::HashMap,
+    fmt::Debug,
+    sync::Arc,
+    time::Duration,
+};
+
+use k8s_openapi::ClusterResourceScope;
+use kube_core::{ObjectMeta, Resource};
+use kubegen_client::{Client, ListOptions, ResourceClient};
+use parking_lot::Mutex;
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::{
+    client_adapter::ClientListWatch,
+    error::Error,
+    informer::{InformerOptions, SharedIndexInformer},
+    sync::{Synced, wait_for_cache_sync},
+    transform::Transform,
+};
+
+/// Adjusts the list/watch options of every informer (label and field selectors).
+pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+
+/// A transform for any type: rewrites the object's metadata before it is stored.
+pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+
+/// How a factory builds its informers.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct FactoryOptions {
+    /// Restrict namespaced types to one namespace (`None`: all namespaces). Cluster-scoped
+    /// types ignore it.
+    pub namespace: Option<String>,
+    /// Applied to the list/watch options of every informer (selectors).
+    pub tweak_list_options: Option<TweakListOptions>,
+    /// Default resync period of every informer (`ZERO`: none).
+    pub default_resync: Duration,
+    /// Metadata transform for every type, e.g. `|m| m.managed_fields = None`.
+    pub transform: Option<MetaTransform>,
+    /// Per-type resync periods, set with [`FactoryOptions::resync_for`].
+    per_type_resync: HashMap<TypeId, Duration>,
+    /// Per-type transforms (`Transform<K>` behind `Any`), set with [`FactoryOptions::transform_for`].
+    per_type_transform: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl FactoryOptions {
+    /// Resync period for the informer of `K`, overriding `default_resync`.
+    pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
+        self.per_type_resync.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Transform for the informer of `K`; runs after the metadata `transform`.
+    pub fn transform_for<K: 'static>(mut self, transform: Transform<K>) -> Self {
+        self.per_type_transform
+            .insert(TypeId::of::<K>(), Arc::new(transform));
+        self
+    }
+}
+
+/// What the factory needs from an informer without knowing its type.
+trait ErasedInformer: Synced {
+    fn start(&self);
+    fn shutdown(&self);
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<K: Resource + Clone + Send + Sync + 'static> ErasedInformer for SharedIndexInformer<K> {
+    fn start(&self) {
+        SharedIndexInformer::start(self);
+    }
+    fn shutdown(&self) {
+        SharedIndexInformer::shutdown(self);
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct Entry {
+    informer: Arc<dyn ErasedInformer>,
+    started: bool,
+}
+
+/// Creates and owns one [`SharedIndexInformer`] per resource type. Cheap to clone.
+///
+/// # Guarantees
+/// - `informer::<K>()` returns the same informer every time for a given `K`.
+/// - `start()` starts only the informers requested so far and not yet started; call it again
+///   after requesting more (client-go's rule).
+/// - `shutdown()` stops every informer it started.
+#[derive(Clone)]
+pub struct InformerFactory {
+    inner: Arc<FactoryInner>,
+}
+
+struct FactoryInner {
+    client: Client,
+    options: FactoryOptions,
+    informers: Mutex<HashMap<TypeId, Entry>>,
+}
+
+impl InformerFactory {
+    /// A factory whose informers list and watch through `client`.
+    pub fn new(client: Client, options: FactoryOptions) -> Self {
+        let inner = FactoryInner {
+            client,
+            options,
+            informers: Mutex::new(HashMap::new()),
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The shared informer for `K`, created on first request.
+    pub fn informer<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Serialize
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: 'static,
+    {
+        let mut informers = self.inner.informers.lock();
+        let existing = informers.get(&TypeId::of::<K>());
+        if let Some(informer) =
+            existing.and_then(|e| e.informer.as_any().downcast_ref::<SharedIndexInformer<K>>())
+        {
+            return informer.clone();
+        }
+        let informer = self.build::<K>();
+        let entry = Entry {
+            informer: Arc::new(informer.clone()),
+            started: false,
+        };
+        informers.insert(TypeId::of::<K>(), entry);
+        informer
+    }
+
+    fn build<K>(&self) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Serialize
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+        K::Scope: 'static,
+    {
+        let options = &self.inner.options;
+        let client = self.inner.client.clone();
+        let cluster_scoped = TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>();
+        let resources = match (&options.namespace, cluster_scoped) {
+            (_, true) => ResourceClient::cluster(client),
+            (Some(ns), false) => ResourceClient::namespaced(client, ns),
+            (None, false) => ResourceClient::all_namespaces(client),
+        };
+        let mut base = ListOptions::default();
+        if let Some(tweak) = &options.tweak_list_options {
+            tweak(&mut base);
+        }
+        let id = TypeId::of::<K>();
+        let mut informer_options = InformerOptions {
+            name: K::plural(&()).into_owned(),
+            resync: options
+                .per_type_resync
+                .get(&id)
+                .copied()
+                .unwrap_or(options.default_resync),
+            ..InformerOptions::default()
+        };
+        informer_options.transform = combined_transform::<K>(
+            options.transform.clone(),
+            options
+                .per_type_transform
+                .get(&id)
+                .and_then(|t| t.downcast_ref::<Transform<K>>().cloned()),
+        );
+        SharedIndexInformer::new(ClientListWatch::new(resources, base), informer_options)
+    }
+
+    /// Starts every informer requested so far that is not running yet. Needs a tokio runtime.
+    pub fn start(&self) {
+        for entry in self.inner.informers.lock().values_mut() {
+            if !entry.started {
+                entry.informer.start();
+                entry.started = true;
+            }
+        }
+    }
+
+    /// Waits until every started informer has synced.
+    ///
+    /// # Errors
+    /// [`Error::SyncTimeout`] naming the informers still syncing after `timeout`.
+    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), Error> {
+        let started: Vec<Arc<dyn ErasedInformer>> = {
+            let informers = self.inner.informers.lock();
+            informers
+                .values()
+                .filter(|e| e.started)
+                .map(|e| Arc::clone(&e.informer))
+                .collect()
+        };
+        let synced: Vec<&dyn Synced> = started.iter().map(|i| i.as_ref() as &dyn Synced).collect();
+        wait_for_cache_sync(timeout, &synced).await
+    }
+
+    /// Shuts down every informer. The factory can still hand out (dead) informers afterwards.
+    pub async fn shutdown(&self) {
+        for entry in self.inner.informers.lock().values() {
+            entry.informer.shutdown();
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+fn combined_transform<K: Resource + 'static>(
+    meta: Option<MetaTransform>,
+    typed: Option<Transform<K>>,
+) -> Option<Transform<K>> {
+    match (meta, typed) {
+        (None, typed) => typed,
+        (Some(meta), None) => Some(Arc::new(move |mut obj: K| {
+            meta(obj.meta_mut());
+            obj
+        })),
+        (Some(meta), Some(typed)) => Some(Arc::new(move |mut obj: K| {
+            meta(obj.meta_mut());
+            typed(obj)
+        })),
+    }
+}

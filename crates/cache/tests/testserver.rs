@@ -1,0 +1,412 @@
+//! The informer against the in-process API server: real HTTP, real paging, real watches, and
+//! injected faults. Real time (sockets), so every wait is "until condition, at most N seconds".
+#![allow(clippy::unwrap_used)]
+
+use std::{
+    collections::BTreeMap,
+    future::Future,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use futures_util::future::join_all;
+use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use kubegen_cache::{
+    ClientListWatch, DeletedObject, EventHandler, FactoryOptions, InformerFactory, InformerOptions,
+    ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, SharedIndexInformer, WatchRequest,
+    wait_for_cache_sync,
+};
+use kubegen_client::{
+    Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
+    UpdateOptions,
+};
+use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
+use parking_lot::Mutex;
+
+/// Counts the reflector's calls and remembers each list's resourceVersion.
+struct Counting<L> {
+    inner: L,
+    list_rvs: Arc<Mutex<Vec<String>>>,
+    watches: Arc<AtomicUsize>,
+}
+
+impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
+    type Watch = L::Watch;
+
+    fn list(
+        &self,
+        req: &ListRequest,
+    ) -> impl Future<Output = Result<ObjectList<ConfigMap>, ListWatchError>> + Send {
+        if req.continue_token.is_none() {
+            self.list_rvs.lock().push(req.resource_version.clone());
+        }
+        self.inner.list(req)
+    }
+
+    fn watch(
+        &self,
+        req: &WatchRequest,
+    ) -> impl Future<Output = Result<Self::Watch, ListWatchError>> + Send {
+        self.watches.fetch_add(1, Ordering::SeqCst);
+        self.inner.watch(req)
+    }
+}
+
+/// Counts notifications.
+#[derive(Default)]
+struct Counts {
+    adds: AtomicUsize,
+    updates: AtomicUsize,
+    deletes: AtomicUsize,
+    tombstones: Mutex<Vec<String>>,
+}
+
+impl EventHandler<ConfigMap> for Counts {
+    fn on_add(&self, _: &Arc<ConfigMap>, _: bool) {
+        self.adds.fetch_add(1, Ordering::SeqCst);
+    }
+    fn on_update(&self, _: &Arc<ConfigMap>, _: &Arc<ConfigMap>) {
+        self.updates.fetch_add(1, Ordering::SeqCst);
+    }
+    fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
+        self.deletes.fetch_add(1, Ordering::SeqCst);
+        if let DeletedObject::Tombstone { key, .. } = obj {
+            self.tombstones.lock().push(key.to_string());
+        }
+    }
+}
+
+struct Harness {
+    server: TestServer,
+    configmaps: ResourceClient<ConfigMap>,
+    informer: SharedIndexInformer<ConfigMap>,
+    list_rvs: Arc<Mutex<Vec<String>>>,
+    watches: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
+    errors: Arc<Mutex<Vec<ListWatchErrorKind>>>,
+}
+
+impl Harness {
+    async fn start(server_options: ServerOptions, streaming: bool, seed: usize) -> Harness {
+        let server = TestServer::start_with(server_options).await;
+        let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+        let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+        for chunk in (0..seed).collect::<Vec<_>>().chunks(100) {
+            let names: Vec<String> = chunk.iter().map(|i| format!("cm-{i:05}")).collect();
+            join_all(names.iter().map(|name| create(&configmaps, name))).await;
+        }
+        let list_rvs = Arc::new(Mutex::new(Vec::new()));
+        let watches = Arc::new(AtomicUsize::new(0));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let list_watch = Counting {
+            inner: ClientListWatch::new(
+                ResourceClient::all_namespaces(client),
+                ListOptions::default(),
+            ),
+            list_rvs: Arc::clone(&list_rvs),
+            watches: Arc::clone(&watches),
+        };
+        let sink = Arc::clone(&errors);
+        let mut options = InformerOptions::default();
+        options.streaming_list = streaming;
+        options.streaming_timeout = Duration::from_secs(2);
+        options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
+            sink.lock().push(e.kind())
+        }));
+        let informer = SharedIndexInformer::new(list_watch, options);
+        let counts = Arc::new(Counts::default());
+        let registration = informer.add_event_handler(Arc::clone(&counts)).unwrap();
+        informer.start();
+        // The informer syncs when the list is stored; the handler when it has seen all of it.
+        wait_for_cache_sync(Duration::from_secs(60), &[&informer, &registration])
+            .await
+            .unwrap();
+        Harness {
+            server,
+            configmaps,
+            informer,
+            list_rvs,
+            watches,
+            counts,
+            errors,
+        }
+    }
+
+    fn lists(&self) -> usize {
+        self.list_rvs.lock().len()
+    }
+
+    /// The cache as `key -> resourceVersion`.
+    fn cache(&self) -> BTreeMap<String, String> {
+        self.informer
+            .indexer()
+            .list()
+            .iter()
+            .map(|o| (key(o), rv(o)))
+            .collect()
+    }
+
+    /// The server's state as `key -> resourceVersion`.
+    async fn server_state(&self) -> BTreeMap<String, String> {
+        let list = self.configmaps.list(&ListOptions::default()).await.unwrap();
+        list.items.iter().map(|o| (key(o), rv(o))).collect()
+    }
+}
+
+fn key(o: &ConfigMap) -> String {
+    format!(
+        "{}/{}",
+        o.metadata.namespace.as_deref().unwrap_or_default(),
+        o.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn rv(o: &ConfigMap) -> String {
+    o.metadata.resource_version.clone().unwrap_or_default()
+}
+
+async fn create(cms: &ResourceClient<ConfigMap>, name: &str) -> ConfigMap {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("v".to_owned(), "0".to_owned())])),
+        ..ConfigMap::default()
+    };
+    cms.create(&cm, &CreateOptions::default()).await.unwrap()
+}
+
+/// Polls `cond` every 20 ms for at most `secs` seconds.
+async fn eventually(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initial_sync_of_thousands_of_objects_across_pages() {
+    let h = Harness::start(ServerOptions::default(), false, 2500).await;
+    assert_eq!(h.informer.indexer().len(), 2500);
+    assert_eq!(h.counts.adds.load(Ordering::SeqCst), 2500);
+    assert_eq!(*h.list_rvs.lock(), ["0"], "one paged list");
+    assert_eq!(h.cache(), h.server_state().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_watch_is_resumed_without_relist() {
+    let h = Harness::start(ServerOptions::default(), false, 10).await;
+    let watches = h.watches.load(Ordering::SeqCst);
+    h.server.faults().drop_watches();
+    eventually("re-watch", 10, || {
+        h.watches.load(Ordering::SeqCst) > watches
+    })
+    .await;
+    create(&h.configmaps, "after-drop").await;
+    eventually("new object cached", 10, || {
+        h.informer
+            .lister()
+            .get(Some("default"), "after-drop")
+            .is_some()
+    })
+    .await;
+    assert_eq!(h.lists(), 1, "no relist after a clean close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away() {
+    let h = Harness::start(ServerOptions::default(), false, 20).await;
+    h.server.faults().stall_watches(true);
+    for i in 0..5 {
+        h.configmaps
+            .delete(&format!("cm-{i:05}"), &DeleteOptions::default())
+            .await
+            .unwrap();
+    }
+    h.server.faults().expire_history();
+    h.server.faults().drop_watches();
+    h.server.faults().stall_watches(false);
+    eventually("relist", 20, || h.lists() >= 2).await;
+    eventually("tombstones", 10, || h.counts.tombstones.lock().len() == 5).await;
+    assert_eq!(
+        h.list_rvs.lock()[1],
+        "",
+        "relist after 410 is a consistent read"
+    );
+    let mut tombstones = h.counts.tombstones.lock().clone();
+    tombstones.sort();
+    assert_eq!(
+        tombstones,
+        (0..5)
+            .map(|i| format!("default/cm-{i:05}"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(h.cache(), h.server_state().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_requests_backs_off_then_rewatches() {
+    let h = Harness::start(ServerOptions::default(), false, 3).await;
+    let faults = h.server.faults();
+    // The client retries a 429 itself (5 times); the 6th reaches the reflector, which backs off.
+    let throttled = Failure::TooManyRequests {
+        retry_after_seconds: 0,
+    };
+    faults.fail_next(7, RequestMatch::any().verb("watch"), throttled);
+    let started = tokio::time::Instant::now();
+    faults.drop_watches();
+    create(&h.configmaps, "after-throttle").await;
+    let cached = || {
+        h.informer
+            .lister()
+            .get(Some("default"), "after-throttle")
+            .is_some()
+    };
+    eventually("recovered", 20, cached).await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(800),
+        "backed off at least 800 ms"
+    );
+    // (A watch dropped within 1 s of opening also counts as a failure: "closed at once".)
+    let throttles = h
+        .errors
+        .lock()
+        .iter()
+        .filter(|k| **k == ListWatchErrorKind::TooManyRequests)
+        .count();
+    assert_eq!(throttles, 1);
+    assert_eq!(h.lists(), 1, "429 re-watches, it does not relist");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_list_is_used_when_the_server_supports_it() {
+    let h = Harness::start(ServerOptions::default(), true, 600).await;
+    assert_eq!(h.lists(), 0, "no LIST at all");
+    assert_eq!(h.informer.indexer().len(), 600);
+    create(&h.configmaps, "later").await;
+    eventually("watch continues", 10, || h.informer.indexer().len() == 601).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_list_falls_back_when_the_server_does_not_support_it() {
+    let mut options = ServerOptions::default();
+    options.streaming_list = false;
+    let h = Harness::start(options, true, 600).await;
+    assert_eq!(h.lists(), 1, "fell back to one paged list");
+    assert_eq!(h.cache(), h.server_state().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_equals_server_after_random_churn() {
+    let h = Harness::start(ServerOptions::default(), false, 50).await;
+    let mut live: Vec<String> = (0..50).map(|i| format!("cm-{i:05}")).collect();
+    let mut next = 0;
+    for step in 0..400 {
+        let choice = rand::random_range(0..10);
+        if choice < 3 || live.is_empty() {
+            let name = format!("new-{next}");
+            next += 1;
+            create(&h.configmaps, &name).await;
+            live.push(name);
+        } else if choice < 7 {
+            let name = &live[rand::random_range(0..live.len())];
+            let mut cm = h.configmaps.get(name, &Default::default()).await.unwrap();
+            cm.data = Some(BTreeMap::from([("v".to_owned(), step.to_string())]));
+            h.configmaps
+                .update(&cm, &UpdateOptions::default())
+                .await
+                .unwrap();
+        } else {
+            let name = live.swap_remove(rand::random_range(0..live.len()));
+            h.configmaps
+                .delete(&name, &DeleteOptions::default())
+                .await
+                .unwrap();
+        }
+        if step % 97 == 0 {
+            h.server.faults().drop_watches();
+        }
+        if step == 250 {
+            h.server.faults().expire_history();
+            h.server.faults().drop_watches();
+        }
+    }
+    let want = h.server_state().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while h.cache() != want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "cache never converged"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        h.counts.adds.load(Ordering::SeqCst) - h.counts.deletes.load(Ordering::SeqCst),
+        want.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn factory_shares_informers_and_starts_only_requested_ones() {
+    use k8s_openapi::api::core::v1::Secret;
+
+    let server = TestServer::start().await;
+    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    create(&configmaps, "selected").await;
+    let mut other = create(&configmaps, "other").await;
+    other.metadata.labels = Some(BTreeMap::from([("skip".to_owned(), "yes".to_owned())]));
+    configmaps
+        .update(&other, &UpdateOptions::default())
+        .await
+        .unwrap();
+
+    let mut options = FactoryOptions::default();
+    options.namespace = Some("default".to_owned());
+    options.tweak_list_options = Some(Arc::new(|o: &mut ListOptions| {
+        o.label_selector = Some("!skip".into())
+    }));
+    options.transform = Some(Arc::new(|m: &mut ObjectMeta| m.managed_fields = None));
+    let factory = InformerFactory::new(
+        client,
+        options.resync_for::<ConfigMap>(Duration::from_secs(30)),
+    );
+    let first = factory.informer::<ConfigMap>();
+    let second = factory.informer::<ConfigMap>();
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(
+        first.has_synced() && second.has_synced(),
+        "one shared informer"
+    );
+    assert_eq!(
+        second.indexer().list_keys().len(),
+        1,
+        "label selector applied"
+    );
+    assert!(first.lister().get(Some("default"), "selected").is_some());
+
+    let late = factory.informer::<Secret>();
+    assert!(
+        !late.has_started(),
+        "requested after start(): not started until start() again"
+    );
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(late.has_synced());
+    factory.shutdown().await;
+}
