@@ -2,8 +2,14 @@
 
 use std::time::Duration;
 
-/// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves. Start from `Default` and set
-/// fields: `ServerOptions { tls: true, ..Default::default() }`.
+/// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves.
+///
+/// The struct is `#[non_exhaustive]` so options can be added; start from `Default` and assign:
+/// ```
+/// let mut options = kubegen_testserver::ServerOptions::default();
+/// options.tls = true;
+/// options.bearer_token = Some("token".into());
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerOptions {

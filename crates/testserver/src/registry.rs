@@ -26,10 +26,24 @@ pub enum NameRule {
 
 /// A served resource: what discovery reports and what the handlers need to know about a kind.
 ///
-/// Build one with struct-update syntax from `ResourceDefinition::default()`; unset optional fields
-/// take the defaults the real server uses for a custom resource.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
+/// Build one with struct-update syntax; unset fields take the behaviour the real server has for a
+/// custom resource (generation tracked, delete returns the object, no strategic merge, all verbs):
+/// ```
+/// use kubegen_testserver::ResourceDefinition;
+/// let whitelists = ResourceDefinition {
+///     group: "police.example.com".into(),
+///     version: "v1beta1".into(),
+///     kind: "WhiteList".into(),
+///     plural: "whitelists".into(),
+///     namespaced: true,
+///     status_subresource: true,
+///     ..Default::default()
+/// };
+/// assert_eq!(whitelists.api_version(), "police.example.com/v1beta1");
+/// ```
+/// (Not `#[non_exhaustive]` on purpose: the literal above is how fakes register their kinds;
+/// fields added later get defaults, so `..Default::default()` keeps working.)
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceDefinition {
     /// API group, `""` for the core group.
     pub group: String,
@@ -64,6 +78,28 @@ pub struct ResourceDefinition {
     pub strategic_merge: bool,
     /// Verbs reported by discovery and accepted by the router. Empty means all eight.
     pub verbs: Vec<String>,
+}
+
+impl Default for ResourceDefinition {
+    fn default() -> Self {
+        ResourceDefinition {
+            group: String::new(),
+            version: String::new(),
+            kind: String::new(),
+            plural: String::new(),
+            singular: String::new(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: false,
+            status_subresource: false,
+            tracks_generation: true,
+            delete_returns_object: true,
+            selectable_fields: Vec::new(),
+            name_rule: NameRule::Subdomain,
+            strategic_merge: false,
+            verbs: Vec::new(),
+        }
+    }
 }
 
 /// The eight standard verbs, in the order the real server's discovery lists them.
