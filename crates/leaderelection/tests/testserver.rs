@@ -109,6 +109,7 @@ async fn only_one_leads_and_the_other_takes_over_after_the_leader_dies() {
     }
     a.task.abort();
     let took = time_until(Duration::from_secs(10), || b.elector.is_leader()).await;
+    eprintln!("takeover after the leader died: {took:?} (lease 5 s)");
     // b waits a full lease from its last sighting of a's renewal (at most one retry old).
     assert!(
         took >= Duration::from_millis(4_500),
@@ -133,6 +134,7 @@ async fn released_lease_is_taken_over_immediately() {
         let _ = shutdown.send(());
     }
     let took = time_until(Duration::from_secs(10), || b.elector.is_leader()).await;
+    eprintln!("takeover after release: {took:?}");
     assert!(
         took <= Duration::from_millis(2_000),
         "release should hand over within a retry or two, took {took:?}"
@@ -162,6 +164,9 @@ async fn leader_stops_when_lease_updates_fail_past_the_deadline() {
     );
     let outcome = a.task.await;
     let lasted = failing_since.elapsed();
+    eprintln!(
+        "leadership lasted {lasted:?} after lease updates began failing (renew deadline 3 s)"
+    );
     assert!(
         matches!(outcome, Ok(Ok(RunOutcome::LeadershipLost))),
         "{outcome:?}"
