@@ -187,13 +187,13 @@ async fn invalid_crds_are_rejected_with_causes() {
 #[tokio::test]
 async fn registered_definitions_are_served_without_a_crd_object() {
     let h = start().await;
-    let mut def = ResourceDefinition::default();
-    def.group = "example.com".into();
-    def.version = "v1".into();
-    def.kind = "Widget".into();
-    def.plural = "widgets".into();
-    def.namespaced = false;
-    def.tracks_generation = true;
+    let def = ResourceDefinition {
+        group: "example.com".into(),
+        version: "v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+        ..Default::default()
+    };
     h.server.api().register(def);
     let created = h
         .http
