@@ -45,17 +45,18 @@ impl FakeClient {
         K::Scope: 'static,
     {
         let namespaced = TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>();
-        // `ResourceDefinition` is non-exhaustive: fill a default field by field.
-        let mut definition = ResourceDefinition::default();
-        definition.group = K::group(&()).into_owned();
-        definition.version = K::version(&()).into_owned();
-        definition.kind = K::kind(&()).into_owned();
-        definition.plural = K::plural(&()).into_owned();
-        definition.namespaced = namespaced;
-        definition.status_subresource = status == StatusSubresource::Enabled;
-        // What the real server does for every custom resource.
-        definition.tracks_generation = true;
-        definition.delete_returns_object = true;
+        let definition = ResourceDefinition {
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            namespaced,
+            status_subresource: status == StatusSubresource::Enabled,
+            // What the real server does for every custom resource.
+            tracks_generation: true,
+            delete_returns_object: true,
+            ..ResourceDefinition::default()
+        };
         self.api_server().register(definition);
     }
 
