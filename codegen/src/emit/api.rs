@@ -34,7 +34,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
 built-in kinds re-exported from k8s-openapi.\n\n Paths follow `<group module>::<version>::<Kind>`, \
 e.g. `police::v1beta1::WhiteList` or `apps::v1::Deployment`. Objects are plain data: \
 `Clone` replaces client-go's deepcopy-gen.";
-    super::module_tree(ctx, "api", doc, None, bodies, files)
+    super::module_tree(ctx, "api", doc, Vec::new(), bodies, files)
 }
 
 fn package_body(package: &Package) -> TokenStream {

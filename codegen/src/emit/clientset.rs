@@ -71,7 +71,16 @@ Generated from `apis/` by kubegen; every method delegates to `kubegen_client::Re
         ctx,
         "clientset",
         doc,
-        Some(("clientset", "Clientset", lib)),
+        vec![
+            super::RootModule {
+                name: "clientset",
+                reexport: Some("Clientset"),
+                doc: "",
+                feature: None,
+                tokens: lib,
+            },
+            super::fake::root(ctx),
+        ],
         bodies,
         files,
     )

@@ -102,7 +102,13 @@ Generated from `apis/` by kubegen; delegates to `kubegen_cache::InformerFactory`
         ctx,
         "informers",
         doc,
-        Some(("factory", "SharedInformerFactory", lib)),
+        vec![super::RootModule {
+            name: "factory",
+            reexport: Some("SharedInformerFactory"),
+            doc: "",
+            feature: None,
+            tokens: lib,
+        }],
         bodies,
         files,
     )

@@ -35,7 +35,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     let doc = " Typed listers: read objects from an informer's local cache.\n\n \
 Generated from `apis/` by kubegen; every method delegates to `kubegen_cache::Lister`. \
 Get one from the informers crate: `factory.police_v1beta1().white_lists().lister()`.";
-    super::module_tree(ctx, "listers", doc, None, bodies, files)
+    super::module_tree(ctx, "listers", doc, Vec::new(), bodies, files)
 }
 
 fn group_version(gv: &GroupVersion<'_>, api: &Ident) -> TokenStream {

@@ -110,7 +110,6 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     let mut files = Files::new();
     api::emit(ctx, &mut files)?;
     clientset::emit(ctx, &mut files)?;
-    fake::emit(ctx, &mut files)?;
     listers::emit(ctx, &mut files)?;
     informers::emit(ctx, &mut files)?;
     if let Some(crd_path) = &ctx.config.crd {
@@ -122,14 +121,14 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
 /// Writes the module tree of one generated crate: `lib.rs` (crate docs + one skipped module per
 /// group), `<module>.rs` per group, `<module>/<version>.rs` per group version from `bodies`.
 ///
-/// `root` is an optional crate-root module `(module, item, tokens)` (the `Clientset` struct, the
-/// factory): written to `src/<module>.rs` and re-exported, so `lib.rs` stays trivially formatted
-/// (rustfmt formats `lib.rs` itself; every other generated file sits under `#[rustfmt::skip]`).
+/// `roots` are crate-root modules (the `Clientset` struct, the factory, the fake): each is written
+/// to `src/<name>.rs`, so `lib.rs` stays trivially formatted (rustfmt formats `lib.rs` itself;
+/// every other generated file sits under `#[rustfmt::skip]`).
 pub(crate) fn module_tree(
     ctx: &EmitCtx<'_>,
     part: &str,
     crate_doc: &str,
-    root: Option<(&str, &str, TokenStream)>,
+    roots: Vec<RootModule>,
     bodies: Vec<(GroupVersionKey, String, TokenStream)>,
     files: &mut Files,
 ) -> Result<(), Error> {
@@ -162,22 +161,36 @@ pub(crate) fn module_tree(
             pub mod #ident;
         });
     }
-    let extra_lib = match root {
-        Some((module, item, tokens)) => {
-            let source = input.clone();
-            files.insert(
-                src.join(format!("{module}.rs")),
-                ctx.rust_file(&source, tokens)?,
-            );
-            let (module, item) = (crate::names::ident(module), crate::names::ident(item));
-            quote! {
-                #[rustfmt::skip]
-                mod #module;
-                pub use #module::#item;
+    let mut extra_lib = TokenStream::new();
+    for root in roots {
+        files.insert(
+            src.join(format!("{}.rs", root.name)),
+            ctx.rust_file(&input, root.tokens)?,
+        );
+        let module = crate::names::ident(root.name);
+        let cfg = root
+            .feature
+            .map(|feature| quote!(#[cfg(feature = #feature)]));
+        extra_lib.extend(match root.reexport {
+            Some(item) => {
+                let item = crate::names::ident(item);
+                quote! {
+                    #[rustfmt::skip]
+                    mod #module;
+                    pub use #module::#item;
+                }
             }
-        }
-        None => TokenStream::new(),
-    };
+            None => {
+                let doc = format!(" {}", root.doc);
+                quote! {
+                    #[doc = #doc]
+                    #cfg
+                    #[rustfmt::skip]
+                    pub mod #module;
+                }
+            }
+        });
+    }
     let doc_lines: Vec<String> = crate_doc
         .split('\n')
         .map(|line| line.trim().to_owned())
@@ -194,6 +207,20 @@ pub(crate) fn module_tree(
         manifest::cargo_toml(ctx, part),
     );
     Ok(())
+}
+
+/// A module at the crate root of a generated crate, outside the group tree.
+pub(crate) struct RootModule {
+    /// File and module name, e.g. `clientset`.
+    pub(crate) name: &'static str,
+    /// `Some(item)`: private module whose `item` is re-exported; `None`: a public module.
+    pub(crate) reexport: Option<&'static str>,
+    /// Doc line of a public module.
+    pub(crate) doc: &'static str,
+    /// Cargo feature gating a public module.
+    pub(crate) feature: Option<&'static str>,
+    /// The module's content.
+    pub(crate) tokens: TokenStream,
 }
 
 /// `(module, version)` of a group version body.

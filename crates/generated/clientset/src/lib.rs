@@ -35,3 +35,7 @@ pub mod samplecrd;
 #[rustfmt::skip]
 mod clientset;
 pub use clientset::Clientset;
+/// The generated fake clientset for tests (feature `fake`).
+#[cfg(feature = "fake")]
+#[rustfmt::skip]
+pub mod fake;
