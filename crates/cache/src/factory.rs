@@ -101,6 +101,8 @@ struct Entry {
 /// - `informer::<K>()` returns the same informer every time for a given `K`.
 /// - `start()` starts only the informers requested so far and not yet started; call it again
 ///   after requesting more (client-go's rule).
+/// - `wait_for_cache_sync` covers every informer requested, and fails fast on one that was
+///   requested but not started.
 /// - `shutdown()` stops every informer it started.
 #[derive(Clone)]
 pub struct InformerFactory {
@@ -209,20 +211,18 @@ impl InformerFactory {
         }
     }
 
-    /// Waits until every started informer has synced.
+    /// Waits until every informer requested so far has synced.
     ///
     /// # Errors
-    /// [`Error::SyncTimeout`] naming the informers still syncing after `timeout`.
+    /// - [`Error::NotStarted`] if an informer was requested after the last `start()`: it would
+    ///   never sync (client-go silently skips it; here it is reported, since it is a bug).
+    /// - [`Error::SyncTimeout`] naming the informers still syncing after `timeout`.
     pub async fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), Error> {
-        let started: Vec<Arc<dyn ErasedInformer>> = {
+        let requested: Vec<Arc<dyn ErasedInformer>> = {
             let informers = self.inner.informers.lock();
-            informers
-                .values()
-                .filter(|e| e.started)
-                .map(|e| Arc::clone(&e.informer))
-                .collect()
+            informers.values().map(|e| Arc::clone(&e.informer)).collect()
         };
-        let synced: Vec<&dyn Synced> = started.iter().map(|i| i.as_ref() as &dyn Synced).collect();
+        let synced: Vec<&dyn Synced> = requested.iter().map(|i| i.as_ref() as &dyn Synced).collect();
         wait_for_cache_sync(timeout, &synced).await
     }
 
