@@ -220,9 +220,15 @@ impl InformerFactory {
     pub async fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), Error> {
         let requested: Vec<Arc<dyn ErasedInformer>> = {
             let informers = self.inner.informers.lock();
-            informers.values().map(|e| Arc::clone(&e.informer)).collect()
+            informers
+                .values()
+                .map(|e| Arc::clone(&e.informer))
+                .collect()
         };
-        let synced: Vec<&dyn Synced> = requested.iter().map(|i| i.as_ref() as &dyn Synced).collect();
+        let synced: Vec<&dyn Synced> = requested
+            .iter()
+            .map(|i| i.as_ref() as &dyn Synced)
+            .collect();
         wait_for_cache_sync(timeout, &synced).await
     }
 
