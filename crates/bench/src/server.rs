@@ -1,22 +1,27 @@
 //! The server every benchmark talks to: an in-process kubegen-testserver, or an external URL.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 /// A running server, or the address of one someone else runs.
 pub enum Server {
+    /// Started here; stops when dropped.
+    InProcess(Box<kubegen_testserver::TestServer>),
     /// Given on the command line (`--url`).
     External(String),
 }
 
 impl Server {
-    /// Starts an in-process test server on an ephemeral port.
+    /// Starts an in-process test server (plain HTTP, 127.0.0.1, ephemeral port).
     pub async fn start() -> Result<Server> {
-        bail!("in-process test server not wired yet: pass --url")
+        Ok(Server::InProcess(Box::new(
+            kubegen_testserver::TestServer::start().await,
+        )))
     }
 
     /// Base URL, `http://host:port`.
     pub fn url(&self) -> String {
         match self {
+            Server::InProcess(server) => server.url(),
             Server::External(url) => url.clone(),
         }
     }
