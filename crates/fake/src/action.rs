@@ -57,7 +57,7 @@ impl fmt::Display for Verb {
 ///
 /// `Display` gives a one-line summary (`update whitelists/status team-a/wl`) that makes assertion
 /// failures in fixture tests readable.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Action {
     /// What was asked.
     pub verb: Verb,

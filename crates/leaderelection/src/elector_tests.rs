@@ -194,6 +194,8 @@ async fn dropped_leader_is_replaced_within_the_lease_duration() {
         ("b", 1)
     );
     assert_eq!(b.recorder.events(), ["leader a", "leader b", "started"]);
+    a.elector.check_invariants();
+    b.elector.check_invariants();
 }
 
 #[tokio::test(start_paused = true)]
@@ -219,6 +221,8 @@ async fn release_on_cancel_lets_the_next_candidate_take_over_at_once() {
         ("", 1)
     );
     let took = time_until(Duration::from_secs(15), || b.elector.is_leader()).await;
+    a.elector.check_invariants();
+    b.elector.check_invariants();
     assert!(
         took <= Duration::from_millis(4_500),
         "a released lease is taken within one retry: {took:?}"
