@@ -61,6 +61,31 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A non-negative integer parameter.
+fn number(query: &Query, key: &str) -> Result<Option<u64>, ApiError> {
+    match query.get(key).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+            ApiError::bad_request(format!(
+                "invalid value for {key}: strconv.ParseInt: parsing \"{v}\": invalid syntax"
+            ))
+        }),
+    }
+}
+
+fn rv_match(query: &Query) -> Result<RvMatch, ApiError> {
+    match query.get("resourceVersionMatch").unwrap_or("") {
+        "" => Ok(RvMatch::Unset),
+        "NotOlderThan" => Ok(RvMatch::NotOlderThan),
+        "Exact" => Ok(RvMatch::Exact),
+        other => Err(ApiError::unsupported_list_option(
+            "resourceVersionMatch",
+            other,
+            "\"Exact\", \"NotOlderThan\", \"\"",
+        )),
+    }
+}
+
 /// `resourceVersionMatch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RvMatch {
@@ -111,20 +136,10 @@ impl ListParams {
         let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""), |f| {
             def.selectable(f)
         })?;
-        let number = |key: &str| -> Result<Option<u64>, ApiError> {
-            match query.get(key).filter(|v| !v.is_empty()) {
-                None => Ok(None),
-                Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
-                    ApiError::bad_request(format!(
-                        "invalid value for {key}: strconv.ParseInt: parsing \"{v}\": invalid syntax"
-                    ))
-                }),
-            }
-        };
-        let limit = number("limit")?
+        let limit = number(query, "limit")?
             .filter(|l| *l > 0)
             .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
-        let timeout_seconds = number("timeoutSeconds")?;
+        let timeout_seconds = number(query, "timeoutSeconds")?;
         let rv_text = query.get("resourceVersion").filter(|v| !v.is_empty());
         let resource_version = match rv_text {
             None => None,
@@ -134,19 +149,7 @@ impl ListParams {
                 ))
             })?),
         };
-        let rv_match = match query.get("resourceVersionMatch").unwrap_or("") {
-            "" => RvMatch::Unset,
-            "NotOlderThan" => RvMatch::NotOlderThan,
-            "Exact" => RvMatch::Exact,
-            other => {
-                return Err(ApiError::invalid_list_options(
-                    "resourceVersionMatch",
-                    &format!(
-                        "Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
-                    ),
-                ));
-            }
-        };
+        let rv_match = rv_match(query)?;
         let continue_token = query
             .get("continue")
             .filter(|c| !c.is_empty())

@@ -189,6 +189,16 @@ impl ApiError {
         ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![cause])
     }
 
+    /// 422 for a list/watch option with an unsupported value.
+    pub(crate) fn unsupported_list_option(field: &str, value: &str, supported: &str) -> ApiError {
+        let cause = Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!("Unsupported value: \"{value}\": supported values: {supported}"),
+            field: field.into(),
+        };
+        ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![cause])
+    }
+
     /// 400 with a free-form message.
     pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(400, "BadRequest", message.into())

@@ -69,40 +69,7 @@ pub(crate) async fn start(
         tx,
         cursor: 0,
     };
-    let synthetic = streaming
-        || matches!(watcher.params.resource_version, None | Some(0))
-            && watcher.params.send_initial_events.is_none();
-    let initial = {
-        let state = api.inner.state.lock();
-        let store = &state.store;
-        if synthetic {
-            let keep = |s: &Stored| watcher.passes(&s.value);
-            let query = ListQuery {
-                namespace: target.namespace.as_deref(),
-                at: None,
-                after: None,
-                limit: None,
-                keep: &keep,
-            };
-            let items = store
-                .list(&target.def.key(), &query)
-                .map(|(items, _)| items)
-                .unwrap_or_default();
-            watcher.cursor = store.current_rv();
-            Initial::Objects(items)
-        } else {
-            let rv = watcher.params.resource_version.unwrap_or(0);
-            if rv == 0 {
-                watcher.cursor = store.current_rv();
-                Initial::Objects(Vec::new())
-            } else if rv < store.compacted_rv() {
-                Initial::TooOld(rv, store.compacted_rv())
-            } else {
-                watcher.cursor = rv;
-                Initial::Objects(Vec::new())
-            }
-        }
-    };
+    let initial = watcher.initial_state(streaming);
     tokio::spawn(async move { watcher.run(initial, streaming).await });
     Ok(with_json_type(
         Response::builder().status(StatusCode::OK),
@@ -128,6 +95,42 @@ fn line(kind: &str, object: &[u8]) -> Bytes {
 }
 
 impl Watcher {
+    /// Decides where the stream starts (see the module docs) and sets the cursor accordingly.
+    fn initial_state(&mut self, streaming: bool) -> Initial {
+        let synthetic = streaming
+            || matches!(self.params.resource_version, None | Some(0))
+                && self.params.send_initial_events.is_none();
+        let api = self.api.clone();
+        let state = api.inner.state.lock();
+        let store = &state.store;
+        if synthetic {
+            let keep = |s: &Stored| self.passes(&s.value);
+            let query = ListQuery {
+                namespace: self.target.namespace.as_deref(),
+                at: None,
+                after: None,
+                limit: None,
+                keep: &keep,
+            };
+            let items = store
+                .list(&self.target.def.key(), &query)
+                .map(|(items, _)| items);
+            self.cursor = store.current_rv();
+            return Initial::Objects(items.unwrap_or_default());
+        }
+        match self.params.resource_version.unwrap_or(0) {
+            0 => {
+                self.cursor = store.current_rv();
+                Initial::Objects(Vec::new())
+            }
+            rv if rv < store.compacted_rv() => Initial::TooOld(rv, store.compacted_rv()),
+            rv => {
+                self.cursor = rv;
+                Initial::Objects(Vec::new())
+            }
+        }
+    }
+
     fn passes(&self, object: &Value) -> bool {
         self.params.matches(object) && self.name.as_ref().is_none_or(|n| n.matches(object))
     }

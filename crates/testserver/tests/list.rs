@@ -246,3 +246,19 @@ async fn invalid_list_option_combinations_are_422() {
     let reply = h.http.get(&format!("{CM}?continue=not-a-token")).await;
     assert_status(&reply, 400, "BadRequest");
 }
+
+#[tokio::test]
+async fn unsupported_resource_version_match_names_the_supported_values() {
+    let h = seeded().await;
+    let reply = h
+        .http
+        .get(&format!(
+            "{CM}?resourceVersion=1&resourceVersionMatch=Newest"
+        ))
+        .await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        reply.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+    );
+}

@@ -10,11 +10,11 @@ use http::{Response, StatusCode};
 
 use crate::api::{ApiServer, with_json_type};
 use crate::body::{BoxBody, ListBody};
-use crate::handlers::{existing, object_response};
+use crate::handlers::{existing, meta_str, object_response};
 use crate::query::{ListParams, Query, RvMatch};
 use crate::route::Target;
 use crate::status::ApiError;
-use crate::store::{ListQuery, ObjectKey};
+use crate::store::{ListQuery, ObjectKey, Stored};
 
 /// `GET .../<plural>/<name>`.
 pub(crate) fn get(api: &ApiServer, target: &Target) -> Result<Response<BoxBody>, ApiError> {
@@ -93,11 +93,6 @@ pub(crate) async fn list(
         .as_deref()
         .map(ContinueToken::decode)
         .transpose()?;
-    // Legacy rule: a non-zero resourceVersion with a limit and no match means Exact.
-    let exact = params.rv_match == RvMatch::Exact
-        || (params.rv_match == RvMatch::Unset
-            && params.limit.is_some()
-            && params.resource_version.is_some_and(|v| v > 0));
     if let Some(rv) = params.resource_version.filter(|v| *v > 0)
         && rv > api.resource_version()
     {
@@ -105,31 +100,13 @@ pub(crate) async fn list(
     }
     let state = api.inner.state.lock();
     let store = &state.store;
-    let at = match (&token, params.resource_version) {
-        (Some(t), _) if t.rv < 0 => None,
-        (Some(t), _) => Some(u64::try_from(t.rv).unwrap_or(0)),
-        (None, Some(rv)) if exact => Some(rv),
-        _ => None,
-    };
+    let at = snapshot(&params, token.as_ref());
     if let Some(at) = at
         && at < store.compacted_rv()
     {
-        return Err(match &token {
-            Some(t) => {
-                let mut e = ApiError::expired(EXPIRED_CONTINUE);
-                e.continue_token = Some(
-                    ContinueToken {
-                        rv: -1,
-                        after: t.after.clone(),
-                    }
-                    .encode(),
-                );
-                e
-            }
-            None => ApiError::expired("The resourceVersion for the provided list is too old."),
-        });
+        return Err(compacted_error(token.as_ref()));
     }
-    let keep = |s: &crate::store::Stored| params.selects_everything() || params.matches(&s.value);
+    let keep = |s: &Stored| params.selects_everything() || params.matches(&s.value);
     let list_query = ListQuery {
         namespace: target.namespace.as_deref(),
         at,
@@ -142,20 +119,7 @@ pub(crate) async fn list(
         .map_err(|_| ApiError::expired("The resourceVersion for the provided list is too old."))?;
     let list_rv = at.unwrap_or(store.current_rv());
     drop(state);
-    let next = match (more, items.last()) {
-        (true, Some(last)) => {
-            let after = (
-                crate::handlers::meta_str(&last.value, "namespace").to_string(),
-                crate::handlers::meta_str(&last.value, "name").to_string(),
-            );
-            let rv = match token.as_ref() {
-                Some(t) if t.rv < 0 => -1,
-                _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
-            };
-            Some(ContinueToken { rv, after }.encode())
-        }
-        _ => None,
-    };
+    let next = next_token(more, items.last(), token.as_ref(), list_rv);
     let head = list_head(
         &target.def.kind,
         &target.def.api_version(),
@@ -167,6 +131,57 @@ pub(crate) async fn list(
         Response::builder().status(StatusCode::OK),
         ListBody::boxed(head, bodies, Bytes::from_static(b"]}")),
     ))
+}
+
+/// The resourceVersion a list is served at (None: the current state).
+fn snapshot(params: &ListParams, token: Option<&ContinueToken>) -> Option<u64> {
+    // Legacy rule: a non-zero resourceVersion with a limit and no match means Exact.
+    let exact = params.rv_match == RvMatch::Exact
+        || (params.rv_match == RvMatch::Unset
+            && params.limit.is_some()
+            && params.resource_version.is_some_and(|v| v > 0));
+    match (token, params.resource_version) {
+        (Some(t), _) if t.rv < 0 => None,
+        (Some(t), _) => Some(u64::try_from(t.rv).unwrap_or(0)),
+        (None, Some(rv)) if exact => Some(rv),
+        _ => None,
+    }
+}
+
+/// 410 for a snapshot older than the history: an expired continue token gets a token that
+/// continues (inconsistently) at the latest version, as the real server's Status carries.
+fn compacted_error(token: Option<&ContinueToken>) -> ApiError {
+    match token {
+        Some(t) => {
+            let mut e = ApiError::expired(EXPIRED_CONTINUE);
+            let fresh = ContinueToken {
+                rv: -1,
+                after: t.after.clone(),
+            };
+            e.continue_token = Some(fresh.encode());
+            e
+        }
+        None => ApiError::expired("The resourceVersion for the provided list is too old."),
+    }
+}
+
+/// The continue token of a page that has more after `last`.
+fn next_token(
+    more: bool,
+    last: Option<&Stored>,
+    token: Option<&ContinueToken>,
+    list_rv: u64,
+) -> Option<String> {
+    let last = last.filter(|_| more)?;
+    let after = (
+        meta_str(&last.value, "namespace").to_string(),
+        meta_str(&last.value, "name").to_string(),
+    );
+    let rv = match token {
+        Some(t) if t.rv < 0 => -1,
+        _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
+    };
+    Some(ContinueToken { rv, after }.encode())
 }
 
 /// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
