@@ -20,11 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
+use kube_core::Selector;
 use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_cache::{
-    DeletedObject, HandlerFns, HandlerRegistration, NAMESPACE_INDEX, ObjectKey,
-    SharedIndexInformer, Synced, UpdateFilter, generation_changed, wait_for_cache_sync,
+    DeletedObject, HandlerFns, HandlerRegistration, ObjectKey, SharedIndexInformer, Synced,
+    UpdateFilter, generation_changed, wait_for_cache_sync,
 };
+use kubegen_listers::police::v1beta1::WhiteListLister;
 use kubegen_workqueue::{MetricsProvider, RateLimitingQueue, default_controller_rate_limiter};
 
 use crate::error::Error;
@@ -162,21 +164,20 @@ impl Drop for Workers {
     }
 }
 
-/// A closure enqueuing every WhiteList of a Deployment's namespace, via the namespace index.
+/// A closure enqueuing every WhiteList of a Deployment's namespace, via the lister's namespace
+/// index.
 fn namespace_enqueuer(
     queue: &RateLimitingQueue<String>,
     whitelists: &SharedIndexInformer<WhiteList>,
 ) -> impl Fn(&Arc<Deployment>) + Send + Sync + 'static {
-    let (queue, cache) = (queue.clone(), whitelists.indexer());
+    let (queue, lister) = (queue.clone(), WhiteListLister::new(whitelists.lister()));
     move |deployment| {
         let Some(namespace) = deployment.metadata.namespace.as_deref() else {
             return;
         };
-        for key in cache
-            .index_keys(NAMESPACE_INDEX, namespace)
-            .unwrap_or_default()
-        {
-            queue.add(key.as_str().to_owned());
+        // The namespace lister reads the cache's namespace index: no scan of all WhiteLists.
+        for list in lister.white_lists(namespace).list(&Selector::default()) {
+            queue.add(ObjectKey::of(list.as_ref()).as_str().to_owned());
         }
     }
 }

@@ -1,7 +1,34 @@
-//! `kubegen-controller`: the `image-police` controller, built like client-go's
-//! sample-controller on the generated clientset, listers and informers plus kubegen-workqueue.
+//! `kubegen-controller`: the `image-police` controller. It deletes Deployments whose containers
+//! (or init containers) run images that the WhiteList of their namespace does not allow, records
+//! core/v1 Events about it, and reports what it did in the WhiteList's status.
 //!
-//! Work in progress: the pure policy modules come first.
+//! Built the way client-go's sample-controller is: the generated clientset, listers and informers
+//! plus kubegen-workqueue and kubegen-leaderelection do all the machinery; this crate holds only
+//! the policy, the reconcile, and the wiring.
+//!
+//! ```text
+//! WhiteList / Deployment informers (one SharedInformerFactory)
+//!   --handlers--> RateLimitingQueue of "namespace/name" WhiteList keys      controller.rs
+//!   --workers--> Reconciler::reconcile: listers -> Policy -> Writer          reconcile.rs
+//!                (delete Deployment, create Events, update WhiteList status)
+//! ```
+//!
+//! | client-go / sample-controller          | here                                    | file             |
+//! |----------------------------------------|-----------------------------------------|------------------|
+//! | `main.go` (flags, signals, informers)  | [`run::run`], `image-police` binary     | `run.rs`, `main.rs` |
+//! | `controller.go` `NewController`, `Run`, `runWorker` | [`controller::Controller`] | `controller.rs`  |
+//! | `controller.go` `syncHandler`          | [`reconcile::Reconciler::reconcile`]    | `reconcile.rs`   |
+//! | `updateFooStatus`                      | [`status::next_status`]                 | `status.rs`      |
+//! | `record.EventRecorder`                 | [`events::EventBuilder`] (no aggregation) | `events.rs`    |
+//! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
+//! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
+//! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
+//! | `healthz`, `/metrics`                  | [`endpoints`], [`metrics::Metrics`]     | `endpoints.rs`, `metrics.rs` |
+//!
+//! # Differences from sample-controller
+//! - Standby replicas sync their caches too (ready, warm), and only the Lease holder runs workers.
+//! - Status writes retry a 409 on a fresh read before requeueing, so violations are not lost.
+//! - `--embedded` runs everything against an in-process API server ([`embedded`]).
 
 pub mod controller;
 pub mod embedded;
@@ -15,5 +42,8 @@ pub mod metrics;
 pub mod namespaces;
 pub mod policy;
 pub mod reconcile;
+pub mod run;
 pub mod status;
 pub mod writer;
+
+pub use error::Error;

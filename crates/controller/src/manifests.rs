@@ -70,6 +70,19 @@ pub async fn apply(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>, Ma
     Ok(created)
 }
 
+/// Creates one object given as JSON (`apiVersion`, `kind`, `metadata`, ...), of a kind [`apply`]
+/// supports; returns its `Kind namespace/name`, or `None` if it already existed.
+///
+/// # Errors
+/// [`ManifestError::Unreadable`] for an unsupported kind or bad shape, [`ManifestError::Rejected`]
+/// when the server refuses it.
+pub async fn create_object(
+    client: &Client,
+    object: Value,
+) -> Result<Option<String>, ManifestError> {
+    create(client, Path::new("<inline>"), object).await
+}
+
 fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
     let mut files = Vec::new();
     for path in paths {

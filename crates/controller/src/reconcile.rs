@@ -17,11 +17,13 @@
 //! # Errors and retries
 //! A failed deletion or status write returns an error so the worker requeues the key with
 //! backoff; deletions that did succeed are not repeated (the Deployments are gone). A status
-//! write that conflicts (the cached WhiteList is stale) is retried the same way, on a fresher
-//! cache. Events are best effort: a failure is logged and counted, never retried.
+//! write that conflicts (the cache has not yet seen our own previous status write, typically) is
+//! first retried on a fresh GET of the WhiteList (client-go's `retry.RetryOnConflict` pattern),
+//! because the violations it carries would otherwise be lost; only a persisting conflict
+//! requeues. Events are best effort: a failure is logged and counted, never retried.
 //!
 //! # Known limit
-//! If a status write fails after deletions, those deletions are missing from
+//! If the status write still fails after deletions, those deletions are missing from
 //! `status.lastViolations` (the Events still record them): the next reconcile no longer sees the
 //! deleted Deployments.
 
@@ -30,8 +32,10 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube_core::Selector;
 use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
-use kubegen_cache::{Indexer, NAMESPACE_INDEX};
+use kubegen_listers::apps::v1::DeploymentLister;
+use kubegen_listers::police::v1beta1::WhiteListLister;
 
 use crate::events::{EventBuilder, EventType};
 use crate::metrics::Metrics;
@@ -42,6 +46,8 @@ use crate::writer::Writer;
 
 /// Reason of the Event recorded on a deleted Deployment.
 pub const REASON_DELETED: &str = "DeletedForbiddenImage";
+/// How often a conflicting status write is retried on a fresh read before the key is requeued.
+pub const STATUS_ATTEMPTS: usize = 3;
 /// Reason of the Event recorded on the WhiteList that caused a deletion.
 pub const REASON_ENFORCED: &str = "DeploymentDeleted";
 
@@ -84,9 +90,9 @@ impl ReconcileError {
 #[derive(Clone)]
 pub struct Reconciler {
     /// The WhiteList informer's cache.
-    pub(crate) whitelists: Indexer<WhiteList>,
+    pub(crate) whitelists: WhiteListLister,
     /// The Deployment informer's cache.
-    pub(crate) deployments: Indexer<Deployment>,
+    pub(crate) deployments: DeploymentLister,
     /// API writes: deletions, Events, status.
     pub(crate) writer: Writer,
     /// Namespaces not to act in.
@@ -153,7 +159,10 @@ impl Reconciler {
 
     /// The union of all valid WhiteLists of `namespace`, read through the namespace index.
     fn namespace_policy(&self, namespace: &str) -> Option<Policy> {
-        let lists = self.whitelists.by_index(NAMESPACE_INDEX, namespace).ok()?;
+        let lists = self
+            .whitelists
+            .white_lists(namespace)
+            .list(&Selector::default());
         let valid: Vec<&Arc<WhiteList>> = lists
             .iter()
             .filter(|list| spec_policy(&list.spec).is_ok())
@@ -179,8 +188,8 @@ impl Reconciler {
     ) -> (Vec<Violation>, Option<ReconcileError>) {
         let mut deployments = self
             .deployments
-            .by_index(NAMESPACE_INDEX, namespace)
-            .unwrap_or_default();
+            .deployments(namespace)
+            .list(&Selector::default());
         deployments.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let mut handled = Vec::new();
         let mut first_error = None;
@@ -269,6 +278,10 @@ impl Reconciler {
         }
     }
 
+    /// Writes the status if it changed. On a 409 Conflict (the cache lags behind our own previous
+    /// write, or someone else's) the WhiteList is read fresh from the API and the status
+    /// recomputed on top of it, up to [`STATUS_ATTEMPTS`] times: the violations this reconcile
+    /// handled must not be lost, since the deleted Deployments will not be seen again.
     async fn write_status(
         &self,
         key: &str,
@@ -277,26 +290,40 @@ impl Reconciler {
         handled: Vec<Violation>,
         now: &Time,
     ) -> Result<(), ReconcileError> {
-        let previous = whitelist.status.as_ref();
-        let next = next_status(
-            previous,
-            whitelist.metadata.generation,
-            readiness,
-            handled,
-            now,
-        );
-        if !status_differs(previous, &next) {
-            return Ok(());
+        let failed = |source| ReconcileError::StatusUpdateFailed {
+            key: key.to_owned(),
+            source,
+        };
+        // observedGeneration is the generation this reconcile judged, even if a fresh read is newer.
+        let generation = whitelist.metadata.generation;
+        let mut current = whitelist.clone();
+        for attempt in 1..=STATUS_ATTEMPTS {
+            let previous = current.status.as_ref();
+            let next = next_status(previous, generation, readiness, handled.clone(), now);
+            if !status_differs(previous, &next) {
+                return Ok(());
+            }
+            current.status = Some(next);
+            match self.writer.update_whitelist_status(&current).await {
+                Ok(()) => return Ok(()),
+                Err(error) if error.is_conflict() && attempt < STATUS_ATTEMPTS => {
+                    tracing::debug!(
+                        key,
+                        attempt,
+                        "status write conflicted; reading the WhiteList fresh"
+                    );
+                    let namespace = whitelist.metadata.namespace.as_deref().unwrap_or_default();
+                    let name = whitelist.metadata.name.as_deref().unwrap_or_default();
+                    match self.writer.get_whitelist(namespace, name).await {
+                        Ok(fresh) => current = fresh,
+                        Err(error) if error.is_not_found() => return Ok(()),
+                        Err(error) => return Err(failed(error)),
+                    }
+                }
+                Err(error) => return Err(failed(error)),
+            }
         }
-        let mut updated = whitelist.clone();
-        updated.status = Some(next);
-        self.writer
-            .update_whitelist_status(&updated)
-            .await
-            .map_err(|source| ReconcileError::StatusUpdateFailed {
-                key: key.to_owned(),
-                source,
-            })
+        Ok(())
     }
 }
 

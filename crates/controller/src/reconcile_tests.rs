@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use kube_core::Resource;
-use kubegen_cache::ObjectKey;
-use kubegen_client::{ListOptions, ResourceClient};
-use kubegen_fake::{Action, FakeClient, StatusSubresource, conflict, internal_error};
+use kubegen_cache::{Indexer, Lister, ObjectKey};
+use kubegen_client::{GetOptions, ListOptions};
+use kubegen_clientset::fake::Clientset as FakeClientset;
+use kubegen_fake::{Action, conflict, internal_error};
 use serde_json::{Value, json};
 
 use super::*;
@@ -46,59 +47,62 @@ fn deployment(namespace: &str, name: &str, init: &[&str], images: &[&str]) -> Va
 }
 
 struct Fixture {
-    fake: FakeClient,
+    clientset: FakeClientset,
     reconciler: Reconciler,
 }
 
-async fn list_all<K>(fake: &FakeClient) -> Indexer<K>
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + serde::Serialize
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
+/// A lister over a cache holding exactly `items`, as an informer would after its list.
+fn cache_of<K: Resource + Send + Sync + 'static>(items: Vec<K>) -> Lister<K> {
     let indexer = Indexer::new();
-    let list = ResourceClient::<K>::all_namespaces(fake.client())
-        .list(&ListOptions::default())
-        .await
-        .unwrap_or_else(|e| panic!("list: {e}"));
-    for item in list.items {
+    for item in items {
         indexer.insert(ObjectKey::of(&item), Arc::new(item));
     }
-    indexer
+    Lister::new(indexer)
 }
 
 impl Fixture {
     async fn new(objects: Vec<Value>) -> Fixture {
-        let fake = FakeClient::new();
-        fake.register::<WhiteList>(StatusSubresource::Enabled);
-        fake.seed(objects).unwrap_or_else(|e| panic!("seed: {e}"));
+        let clientset = FakeClientset::new(objects).unwrap_or_else(|e| panic!("seed: {e}"));
         let reconciler = Reconciler {
-            whitelists: Indexer::new(),
-            deployments: Indexer::new(),
-            writer: Writer::new(fake.client()),
+            whitelists: WhiteListLister::new(cache_of(Vec::new())),
+            deployments: DeploymentLister::new(cache_of(Vec::new())),
+            writer: Writer::new((*clientset).clone()),
             protected: ProtectedNamespaces::new(OWN_NAMESPACE, false),
             events: EventBuilder::new("test-replica"),
             metrics: Metrics::default(),
         };
-        let mut fixture = Fixture { fake, reconciler };
+        let mut fixture = Fixture {
+            clientset,
+            reconciler,
+        };
         fixture.sync_caches().await;
         fixture
     }
 
     /// Refills the caches from the fake server, as the informers would, and forgets the reads.
     async fn sync_caches(&mut self) {
-        self.reconciler.whitelists = list_all(&self.fake).await;
-        self.reconciler.deployments = list_all(&self.fake).await;
-        self.fake.clear_actions();
+        let all = ListOptions::default();
+        let whitelists = self
+            .clientset
+            .police_v1beta1()
+            .white_lists_all_namespaces()
+            .list(&all)
+            .await;
+        let deployments = self
+            .clientset
+            .apps_v1()
+            .deployments_all_namespaces()
+            .list(&all)
+            .await;
+        let whitelists = whitelists.unwrap_or_else(|e| panic!("list: {e}"));
+        let deployments = deployments.unwrap_or_else(|e| panic!("list: {e}"));
+        self.reconciler.whitelists = WhiteListLister::new(cache_of(whitelists.items));
+        self.reconciler.deployments = DeploymentLister::new(cache_of(deployments.items));
+        self.clientset.fake().clear_actions();
     }
 
     fn actions(&self) -> Vec<String> {
-        self.fake
+        self.clientset
             .actions()
             .iter()
             .map(ToString::to_string)
@@ -106,12 +110,13 @@ impl Fixture {
     }
 
     fn action(&self, index: usize) -> Action {
-        self.fake.actions()[index].clone()
+        self.clientset.actions()[index].clone()
     }
 
     async fn stored_whitelist(&self, namespace: &str, name: &str) -> WhiteList {
-        ResourceClient::<WhiteList>::namespaced(self.fake.client(), namespace)
-            .get(name, &Default::default())
+        let whitelists = self.clientset.police_v1beta1().white_lists(namespace);
+        whitelists
+            .get(name, &GetOptions::default())
             .await
             .unwrap_or_else(|e| panic!("get: {e}"))
     }
@@ -330,6 +335,36 @@ async fn deleted_whitelist_does_nothing() {
 }
 
 #[tokio::test]
+async fn status_conflict_is_retried_on_a_fresh_read_keeping_the_violations() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "bad", &[], &["redis:7"]),
+    ])
+    .await;
+    let conflicted = std::sync::atomic::AtomicBool::new(false);
+    fixture
+        .clientset
+        .fake()
+        .prepend_reactor("update", "whitelists/status", move |action| {
+            let first = !conflicted.swap(true, std::sync::atomic::Ordering::SeqCst);
+            first.then(|| Err(conflict(action)))
+        });
+    ok(&fixture, "team/wl").await;
+    let mut expected = expected_deletion("team", "bad", "wl");
+    expected.extend([
+        "get whitelists team/wl".to_owned(),
+        "update whitelists/status team/wl".to_owned(),
+    ]);
+    assert_eq!(fixture.actions(), expected);
+    let status = fixture
+        .stored_whitelist("team", "wl")
+        .await
+        .status
+        .unwrap_or_default();
+    assert_eq!(status.violations_handled, Some(1));
+}
+
+#[tokio::test]
 async fn status_conflict_is_returned_for_requeue() {
     let fixture = Fixture::new(vec![whitelist(
         "team",
@@ -338,7 +373,8 @@ async fn status_conflict_is_returned_for_requeue() {
     )])
     .await;
     fixture
-        .fake
+        .clientset
+        .fake()
         .prepend_reactor("update", "whitelists/status", |action| {
             Some(Err(conflict(action)))
         });
@@ -348,6 +384,8 @@ async fn status_conflict_is_returned_for_requeue() {
         "{error:?}"
     );
     assert!(error.is_some_and(|e| e.is_conflict()));
+    let (update, get) = ("update whitelists/status team/wl", "get whitelists team/wl");
+    assert_eq!(fixture.actions(), vec![update, get, update, get, update]);
 }
 
 #[tokio::test]
@@ -358,7 +396,8 @@ async fn failed_delete_is_returned_but_status_is_still_written() {
     ])
     .await;
     fixture
-        .fake
+        .clientset
+        .fake()
         .prepend_reactor("delete", "deployments", |action| {
             Some(Err(internal_error(action, "etcd down")))
         });

@@ -1,27 +1,26 @@
 //! The controller's writes to the API: delete a Deployment, create an Event, update a WhiteList's
-//! status. Reads never come here: they come from the informer caches.
+//! status, all through the generated clientset. Reads come from the informer caches (listers),
+//! except the fresh GET that retries a conflicting status write.
 //!
 //! Kept in one small type so reconcile code reads as intent (`delete_deployment`) and the RBAC
 //! rules in deploy/rbac.yaml can be checked against one list of calls.
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions;
 use kubegen_api::police::v1beta1::WhiteList;
-use kubegen_client::{
-    Client, CreateOptions, DeleteOptions, PropagationPolicy, ResourceClient, UpdateOptions,
-};
+use kubegen_client::{CreateOptions, DeleteOptions, GetOptions, PropagationPolicy, UpdateOptions};
+use kubegen_clientset::Clientset;
 
 /// API writes of image-police. Cheap to clone.
 #[derive(Clone)]
 pub struct Writer {
-    client: Client,
+    clientset: Clientset,
 }
 
 impl Writer {
-    /// Writes through `client`.
-    pub fn new(client: Client) -> Writer {
-        Writer { client }
+    /// Writes through `clientset`.
+    pub fn new(clientset: Clientset) -> Writer {
+        Writer { clientset }
     }
 
     /// Deletes Deployment `namespace/name` if its uid is still `uid` (a Deployment re-created
@@ -45,7 +44,7 @@ impl Writer {
                 resource_version: None,
             })
             .propagation_policy(PropagationPolicy::Background);
-        let deployments = ResourceClient::<Deployment>::namespaced(self.client.clone(), namespace);
+        let deployments = self.clientset.apps_v1().deployments(namespace);
         match deployments.delete(name, &options).await {
             Ok(()) => Ok(true),
             Err(error) if error.is_not_found() || error.is_conflict() => Ok(false),
@@ -59,11 +58,25 @@ impl Writer {
     /// The API error.
     pub async fn create_event(&self, event: &Event) -> Result<(), kubegen_client::Error> {
         let namespace = event.metadata.namespace.as_deref().unwrap_or("default");
-        let events = ResourceClient::<Event>::namespaced(self.client.clone(), namespace);
+        let events = self.clientset.core_v1().events(namespace);
         events
             .create(event, &CreateOptions::default())
             .await
             .map(drop)
+    }
+
+    /// Reads WhiteList `namespace/name` from the API server (not the cache): used only to retry a
+    /// status write that conflicted.
+    ///
+    /// # Errors
+    /// The API error.
+    pub async fn get_whitelist(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<WhiteList, kubegen_client::Error> {
+        let whitelists = self.clientset.police_v1beta1().white_lists(namespace);
+        whitelists.get(name, &GetOptions::default()).await
     }
 
     /// Writes `whitelist.status` through the `/status` subresource, guarded by the object's
@@ -76,7 +89,7 @@ impl Writer {
         whitelist: &WhiteList,
     ) -> Result<(), kubegen_client::Error> {
         let namespace = whitelist.metadata.namespace.as_deref().unwrap_or_default();
-        let whitelists = ResourceClient::<WhiteList>::namespaced(self.client.clone(), namespace);
+        let whitelists = self.clientset.police_v1beta1().white_lists(namespace);
         whitelists
             .update_status(whitelist, &UpdateOptions::default())
             .await

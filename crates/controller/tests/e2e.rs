@@ -1,0 +1,184 @@
+//! End-to-end tests: the binary's main loop ([`run`]) against a real API server protocol.
+//!
+//! Every scenario runs twice: against kubegen-testserver (always), and against a real cluster
+//! when `KUBEGEN_E2E_KUBECONFIG` names a kubeconfig (otherwise that variant prints why it is
+//! skipped). Each scenario applies deploy/crd.yaml itself and works in its own namespace.
+//!
+//! These tests talk to a server over HTTP, so they wait in real time, with generous deadlines;
+//! nothing asserts on exact timings except the documented takeover bound.
+
+mod harness;
+
+use std::time::{Duration, Instant};
+
+use harness::{Env, allowed_deployment, forbidden_deployment, whitelist};
+
+macro_rules! on_both_targets {
+    ($scenario:ident, $testserver:ident, $cluster:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $testserver() {
+            $scenario(Env::testserver().await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $cluster() {
+            match Env::cluster().await {
+                Some(env) => $scenario(env).await,
+                None => println!("skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"),
+            }
+        }
+    };
+}
+
+on_both_targets!(
+    forbidden_deployment_is_deleted_with_event_and_status,
+    forbidden_deployment_is_deleted_on_testserver,
+    forbidden_deployment_is_deleted_on_cluster
+);
+on_both_targets!(
+    only_the_leader_acts,
+    only_the_leader_acts_on_testserver,
+    only_the_leader_acts_on_cluster
+);
+on_both_targets!(
+    standby_takes_over_when_the_leader_dies,
+    standby_takes_over_on_testserver,
+    standby_takes_over_on_cluster
+);
+on_both_targets!(
+    shutdown_drains_in_flight_work_and_releases_the_lease,
+    shutdown_drains_on_testserver,
+    shutdown_drains_on_cluster
+);
+
+async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
+    let ns = env.namespace("deny").await;
+    env.create(whitelist(&ns)).await;
+    env.create(allowed_deployment(&ns, "web")).await;
+    let controller = env.start_controller("solo", false, &ns).await;
+    env.create(forbidden_deployment(&ns, "cache")).await;
+
+    env.wait_deployment_gone(&ns, "cache").await;
+    assert!(
+        env.deployment_exists(&ns, "web").await,
+        "the allowed Deployment must stay"
+    );
+    let events = env.wait_events(&ns, "DeletedForbiddenImage", 1).await;
+    assert_eq!(events[0].involved_object.name.as_deref(), Some("cache"));
+    let status = env
+        .wait_status(&ns, |s| s.violations_handled == Some(1))
+        .await;
+    assert_eq!(status.last_violations[0].deployment, "cache");
+    assert_eq!(status.last_violations[0].image, "redis:7.4");
+    let ready = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(ready.status, "True");
+    assert_eq!(controller.stop().await, Ok(()));
+    env.cleanup(&ns).await;
+}
+
+async fn only_the_leader_acts(env: Env) {
+    let ns = env.namespace("leader").await;
+    env.create(whitelist(&ns)).await;
+    let a = env.start_controller("a", true, &ns).await;
+    let b = env.start_controller("b", true, &ns).await;
+    let leader = env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
+    for i in 0..3 {
+        env.create(forbidden_deployment(&ns, &format!("bad-{i}")))
+            .await;
+    }
+    for i in 0..3 {
+        env.wait_deployment_gone(&ns, &format!("bad-{i}")).await;
+    }
+    let events = env.wait_events(&ns, "DeletedForbiddenImage", 3).await;
+    for event in &events {
+        assert_eq!(
+            event.reporting_instance, leader,
+            "an Event from the standby: {event:?}"
+        );
+    }
+    assert!(
+        a.metrics.reconciles_finished() == 0 || b.metrics.reconciles_finished() == 0,
+        "both replicas reconciled"
+    );
+    assert_eq!(a.stop().await, Ok(()));
+    assert_eq!(b.stop().await, Ok(()));
+    env.cleanup(&ns).await;
+}
+
+async fn standby_takes_over_when_the_leader_dies(env: Env) {
+    let ns = env.namespace("takeover").await;
+    env.create(whitelist(&ns)).await;
+    let first = env.start_controller("first", true, &ns).await;
+    env.wait_lease_holder(&ns, |holder| holder.is_some_and(|h| h.starts_with("first")))
+        .await;
+    let second = env.start_controller("second", true, &ns).await;
+
+    let killed = Instant::now();
+    first.kill(); // no release: the standby must wait for the lease to expire
+    env.wait_lease_holder(&ns, |holder| {
+        holder.is_some_and(|h| h.starts_with("second"))
+    })
+    .await;
+    let takeover = killed.elapsed();
+    println!(
+        "takeover after the leader died: {takeover:?} (lease duration {:?})",
+        harness::LEASE_DURATION
+    );
+    // Bound: the lease duration since the last renewal the standby saw, plus its acquire retries
+    // (with jitter) and our polling.
+    assert!(
+        takeover <= harness::LEASE_DURATION + harness::RETRY_PERIOD * 4,
+        "takeover took {takeover:?}"
+    );
+
+    env.create(forbidden_deployment(&ns, "late")).await;
+    env.wait_deployment_gone(&ns, "late").await;
+    let events = env.wait_events(&ns, "DeletedForbiddenImage", 1).await;
+    assert!(
+        events[0]
+            .reporting_instance
+            .as_deref()
+            .is_some_and(|i| i.starts_with("second"))
+    );
+    assert_eq!(second.stop().await, Ok(()));
+    env.cleanup(&ns).await;
+}
+
+async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
+    if !env.can_inject_latency() {
+        println!(
+            "skipped: needs the test server's latency injection to catch a reconcile in flight"
+        );
+        return;
+    }
+    let ns = env.namespace("drain").await;
+    env.create(whitelist(&ns)).await;
+    let controller = env.start_controller("drainer", true, &ns).await;
+    env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
+    // Slow enough to catch the reconcile in flight, fast enough for Lease renewals (1.5 s deadline).
+    env.set_latency(Duration::from_millis(200));
+    env.create(forbidden_deployment(&ns, "slow")).await;
+    controller.wait_in_flight().await;
+
+    let metrics = controller.metrics.clone();
+    assert_eq!(
+        controller.stop().await,
+        Ok(()),
+        "shutdown must drain cleanly"
+    );
+    env.set_latency(Duration::ZERO);
+    assert_eq!(metrics.in_flight(), 0);
+    assert!(metrics.reconciles_finished() >= 1);
+    assert!(
+        !env.deployment_exists(&ns, "slow").await,
+        "the in-flight reconcile was cut short"
+    );
+    let released = env.wait_lease_holder(&ns, |holder| holder.is_none()).await;
+    assert_eq!(released, None);
+    env.cleanup(&ns).await;
+}

@@ -1,0 +1,371 @@
+//! The e2e harness: a target API server (kubegen-testserver or a real cluster), objects to
+//! create, controllers to start, stop and kill, and polling helpers with deadlines.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser as _;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event, Namespace};
+use kubegen_api::police::v1beta1::{WhiteList, WhiteListStatus};
+use kubegen_client::{
+    Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
+};
+use kubegen_controller::endpoints::Health;
+use kubegen_controller::flags::Flags;
+use kubegen_controller::manifests;
+use kubegen_controller::metrics::Metrics;
+use kubegen_testserver::TestServer;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// Lease timings of the e2e controllers: short, so takeover tests take seconds.
+pub const LEASE_DURATION: Duration = Duration::from_secs(2);
+/// Renew deadline of the e2e controllers.
+pub const RENEW_DEADLINE: Duration = Duration::from_millis(1500);
+/// Retry period of the e2e controllers.
+pub const RETRY_PERIOD: Duration = Duration::from_millis(300);
+/// How long any wait may take before the test fails.
+const DEADLINE: Duration = Duration::from_secs(30);
+/// The name every scenario gives its WhiteList and the leader Lease.
+pub const WHITELIST: &str = "allowed-images";
+const LEASE: &str = "image-police";
+
+/// Where the scenario runs.
+pub struct Env {
+    /// The in-process server, when not on a real cluster.
+    server: Option<TestServer>,
+    kubeconfig: PathBuf,
+    /// Removed on drop when we wrote it.
+    owns_kubeconfig: bool,
+    client: Client,
+}
+
+impl Env {
+    /// A fresh kubegen-testserver with the CRDs installed.
+    pub async fn testserver() -> Env {
+        let server = TestServer::start().await;
+        let kubeconfig =
+            std::env::temp_dir().join(format!("image-police-e2e-{}.kubeconfig", unique()));
+        server
+            .write_kubeconfig(&kubeconfig)
+            .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+        let env = Env::connect(Some(server), kubeconfig, true).await;
+        env.install_crds().await;
+        env
+    }
+
+    /// The cluster named by `KUBEGEN_E2E_KUBECONFIG`, with the CRDs installed; `None` if unset.
+    pub async fn cluster() -> Option<Env> {
+        let kubeconfig = PathBuf::from(std::env::var_os("KUBEGEN_E2E_KUBECONFIG")?);
+        let env = Env::connect(None, kubeconfig, false).await;
+        env.install_crds().await;
+        Some(env)
+    }
+
+    async fn connect(
+        server: Option<TestServer>,
+        kubeconfig: PathBuf,
+        owns_kubeconfig: bool,
+    ) -> Env {
+        let mut load = LoadOptions::default();
+        load.kubeconfig_path = Some(kubeconfig.clone());
+        let config = Config::load(&load)
+            .await
+            .unwrap_or_else(|e| panic!("config: {e}"));
+        let client = Client::new(config).unwrap_or_else(|e| panic!("client: {e}"));
+        Env {
+            server,
+            kubeconfig,
+            owns_kubeconfig,
+            client,
+        }
+    }
+
+    async fn install_crds(&self) {
+        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crd.yaml");
+        manifests::apply(&self.client, &[crds])
+            .await
+            .unwrap_or_else(|e| panic!("crd.yaml: {e}"));
+    }
+
+    /// Creates a namespace unique to this scenario run.
+    pub async fn namespace(&self, scenario: &str) -> String {
+        let name = format!("e2e-{scenario}-{}", unique());
+        self.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+            .await;
+        name
+    }
+
+    /// Creates `object` (JSON with apiVersion and kind).
+    pub async fn create(&self, object: Value) {
+        manifests::create_object(&self.client, object)
+            .await
+            .unwrap_or_else(|e| panic!("create: {e}"));
+    }
+
+    /// Starts the binary's main loop on its own runtime, as if in its own process.
+    pub async fn start_controller(
+        &self,
+        name: &str,
+        leader_elect: bool,
+        namespace: &str,
+    ) -> Controller {
+        let kubeconfig = format!("--kubeconfig={}", self.kubeconfig.display());
+        let mut args = vec![
+            "image-police".to_owned(),
+            kubeconfig,
+            format!("--namespace={namespace}"),
+            "--own-namespace=image-police-e2e".to_owned(),
+            "--metrics-addr=".to_owned(),
+            "--health-addr=".to_owned(),
+            "--cache-sync-timeout=30s".to_owned(),
+            format!("--leader-elect-identity={name}-{}", unique()),
+            format!("--leader-elect-namespace={namespace}"),
+            format!(
+                "--leader-elect-lease-duration={}ms",
+                LEASE_DURATION.as_millis()
+            ),
+            format!(
+                "--leader-elect-renew-deadline={}ms",
+                RENEW_DEADLINE.as_millis()
+            ),
+            format!("--leader-elect-retry-period={}ms", RETRY_PERIOD.as_millis()),
+        ];
+        if leader_elect {
+            args.push("--leader-elect".to_owned());
+        }
+        let flags = Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"));
+        Controller::start(flags).await
+    }
+
+    /// Whether the target supports injected latency (only the test server does).
+    pub fn can_inject_latency(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// Delays every request to the test server by `latency` (no-op on a real cluster).
+    pub fn set_latency(&self, latency: Duration) {
+        if let Some(server) = &self.server {
+            server.faults().set_latency(latency);
+        }
+    }
+
+    /// Waits until Deployment `namespace/name` no longer exists.
+    pub async fn wait_deployment_gone(&self, namespace: &str, name: &str) {
+        poll(
+            &format!("Deployment {namespace}/{name} deleted"),
+            || async { (!self.deployment_exists(namespace, name).await).then_some(()) },
+        )
+        .await;
+    }
+
+    /// Whether Deployment `namespace/name` exists.
+    pub async fn deployment_exists(&self, namespace: &str, name: &str) -> bool {
+        let deployments = ResourceClient::<Deployment>::namespaced(self.client.clone(), namespace);
+        match deployments.get(name, &GetOptions::default()).await {
+            Ok(_) => true,
+            Err(error) if error.is_not_found() => false,
+            Err(error) => panic!("get deployment: {error}"),
+        }
+    }
+
+    /// Waits until `namespace` holds at least `count` Events with `reason`; returns them.
+    pub async fn wait_events(&self, namespace: &str, reason: &str, count: usize) -> Vec<Event> {
+        let events = ResourceClient::<Event>::namespaced(self.client.clone(), namespace);
+        poll(
+            &format!("{count} {reason} Events in {namespace}"),
+            || async {
+                let list = events.list(&ListOptions::default()).await.ok()?;
+                let matching: Vec<Event> = list
+                    .items
+                    .into_iter()
+                    .filter(|e| e.reason.as_deref() == Some(reason))
+                    .collect();
+                (matching.len() >= count).then_some(matching)
+            },
+        )
+        .await
+    }
+
+    /// Waits until the scenario's WhiteList status satisfies `done`; returns it.
+    pub async fn wait_status(
+        &self,
+        namespace: &str,
+        done: impl Fn(&WhiteListStatus) -> bool,
+    ) -> WhiteListStatus {
+        let whitelists = ResourceClient::<WhiteList>::namespaced(self.client.clone(), namespace);
+        poll("WhiteList status", || async {
+            let status = whitelists
+                .get(WHITELIST, &GetOptions::default())
+                .await
+                .ok()?
+                .status?;
+            done(&status).then_some(status)
+        })
+        .await
+    }
+
+    /// Waits until the leader Lease's holder satisfies `done` (`None`: no Lease or released).
+    pub async fn wait_lease_holder(
+        &self,
+        namespace: &str,
+        done: impl Fn(Option<&str>) -> bool,
+    ) -> Option<String> {
+        let leases = ResourceClient::<Lease>::namespaced(self.client.clone(), namespace);
+        poll("leader Lease holder", || async {
+            let holder = match leases.get(LEASE, &GetOptions::default()).await {
+                Ok(lease) => lease
+                    .spec
+                    .and_then(|s| s.holder_identity)
+                    .filter(|h| !h.is_empty()),
+                Err(error) if error.is_not_found() => None,
+                Err(_) => return None,
+            };
+            done(holder.as_deref()).then_some(holder)
+        })
+        .await
+    }
+
+    /// Deletes the scenario's namespace (best effort; matters on a shared cluster).
+    pub async fn cleanup(&self, namespace: &str) {
+        let namespaces = ResourceClient::<Namespace>::cluster(self.client.clone());
+        let _ = namespaces
+            .delete(namespace, &DeleteOptions::default())
+            .await;
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if self.owns_kubeconfig {
+            let _ = std::fs::remove_file(&self.kubeconfig);
+        }
+    }
+}
+
+/// One controller "process": its own runtime, so it can be killed without any cleanup.
+pub struct Controller {
+    runtime: tokio::runtime::Runtime,
+    stop: oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<Result<(), String>>,
+    /// The controller's metrics, shared with it.
+    pub metrics: Metrics,
+}
+
+impl Controller {
+    async fn start(flags: Flags) -> Controller {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (health, metrics) = (Health::default(), Metrics::default());
+        let ready = health.clone();
+        let shared = metrics.clone();
+        let done = runtime.spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            kubegen_controller::run::run(&flags, health, shared, shutdown)
+                .await
+                .map_err(|e| format!("{e:#}"))
+        });
+        poll("controller ready", || async {
+            ready.is_ready().then_some(())
+        })
+        .await;
+        Controller {
+            runtime,
+            stop,
+            done,
+            metrics,
+        }
+    }
+
+    /// Waits until a reconcile is running.
+    pub async fn wait_in_flight(&self) {
+        poll("a reconcile in flight", || async {
+            (self.metrics.in_flight() > 0).then_some(())
+        })
+        .await;
+    }
+
+    /// SIGTERM: asks the main loop to shut down and returns its result.
+    pub async fn stop(self) -> Result<(), String> {
+        let _ = self.stop.send(());
+        let result = match tokio::time::timeout(DEADLINE, self.done).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(format!("panicked: {join}")),
+            Err(_) => Err("did not stop in time".to_owned()),
+        };
+        self.runtime.shutdown_background();
+        result
+    }
+
+    /// SIGKILL: drops every task of the controller at once; nothing is released.
+    pub fn kill(self) {
+        self.runtime.shutdown_background();
+    }
+}
+
+/// Calls `attempt` every 50 ms until it returns `Some`, failing the test after [`DEADLINE`].
+async fn poll<T, F, Fut>(what: &str, mut attempt: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        if let Some(value) = attempt().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A lower-case suffix unique to this process and moment (valid in DNS-1123 names).
+fn unique() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!("{:x}{nanos:x}", std::process::id())
+}
+
+/// The scenario's WhiteList: nginx 1.27 only.
+pub fn whitelist(namespace: &str) -> Value {
+    json!({
+        "apiVersion": "police.example.com/v1beta1", "kind": "WhiteList",
+        "metadata": {"name": WHITELIST, "namespace": namespace},
+        "spec": {"images": [{"name": "nginx", "tags": ["1.27"]}]},
+    })
+}
+
+fn deployment(namespace: &str, name: &str, image: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "main", "image": image}]}},
+        },
+    })
+}
+
+/// A Deployment the scenario's WhiteList allows.
+pub fn allowed_deployment(namespace: &str, name: &str) -> Value {
+    deployment(namespace, name, "nginx:1.27")
+}
+
+/// A Deployment the scenario's WhiteList forbids (`redis:7.4`).
+pub fn forbidden_deployment(namespace: &str, name: &str) -> Value {
+    deployment(namespace, name, "redis:7.4")
+}
