@@ -239,6 +239,13 @@ fn check_method(package: &Package, kind: &Kind, method: &CustomMethod, diags: &m
             "custom methods support verb=get, create, update or patch",
         );
     }
+    if method.subresource.is_none() {
+        diags.error(
+            at,
+            format!("custom method `{}` has no `subresource=`", method.name),
+            "custom methods act on a subresource, e.g. `subresource=scale`; plain verbs are generated already",
+        );
+    }
     if method.verb == Verb::Patch && method.input.is_some() {
         diags.error(
             at,

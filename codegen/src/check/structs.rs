@@ -109,7 +109,7 @@ fn check_markers(field: &Field, diags: &mut Diagnostics) {
                     "`+kubegen:validation:{marker}` on field `{}`, which is not {wants}",
                     field.name
                 ),
-                format!("{marker} applies to {wants} fields only"),
+                format!("`{marker}` only applies to fields that are {wants}"),
             );
         }
     };

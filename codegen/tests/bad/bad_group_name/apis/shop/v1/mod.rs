@@ -1,0 +1,2 @@
+//! +groupName=shop.k8s.io
+mod types;

@@ -1,0 +1,6 @@
+/// An order.
+///
+/// +genclient
+pub struct Order {
+    pub metadata: ObjectMeta,
+}

@@ -1,0 +1,2 @@
+//! +groupName=Shop
+mod types;

@@ -1,0 +1,7 @@
+/// An order.
+///
+/// +genclient
+/// +genclient:onlyVerbs=get,updateStatus
+pub struct Order {
+    pub metadata: ObjectMeta,
+}

@@ -1,0 +1,7 @@
+/// An order.
+///
+/// +genclient
+/// +genclient:nonNamespace
+pub struct Order {
+    pub metadata: ObjectMeta,
+}

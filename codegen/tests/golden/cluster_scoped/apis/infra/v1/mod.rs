@@ -1,0 +1,2 @@
+//! +groupName=infra.example.com
+mod rack;

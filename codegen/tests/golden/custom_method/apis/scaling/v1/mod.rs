@@ -1,0 +1,2 @@
+//! +groupName=scaling.example.com
+mod worker_pool;

@@ -1,0 +1,2 @@
+//! +groupName=zoo.example.com
+mod animals;

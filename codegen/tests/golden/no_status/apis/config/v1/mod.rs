@@ -1,0 +1,2 @@
+//! +groupName=config.example.com
+mod setting;

@@ -1,0 +1,2 @@
+//! +groupName=audit.example.com
+mod record;
