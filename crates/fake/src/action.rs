@@ -262,6 +262,7 @@ fn percent_decode(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     fn request(method: Method, uri: &str, body: &str) -> Request<Bytes> {
         Request::builder()
@@ -382,6 +383,31 @@ mod tests {
                 None,
                 "{uri}"
             );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any resource path the client can build decodes back into its parts.
+        #[test]
+        fn resource_paths_round_trip(
+            group in proptest::option::of("[a-z]{1,8}(\\.[a-z]{1,8}){0,2}"),
+            namespace in proptest::option::of("[a-z0-9-]{1,12}"),
+            resource in "[a-z]{1,12}".prop_filter("the Namespace kind is covered above", |r| r != "namespaces"),
+            name in proptest::option::of("[a-z0-9.-]{1,12}"),
+            subresource in proptest::option::of("[a-z]{1,8}"),
+        ) {
+            let subresource = subresource.filter(|_| name.is_some());
+            let mut path = match &group {
+                Some(group) => format!("/apis/{group}/v1"),
+                None => "/api/v1".to_owned(),
+            };
+            for segment in [namespace.as_ref().map(|ns| format!("namespaces/{ns}")), Some(resource.clone()), name.clone(), subresource.clone()].into_iter().flatten() {
+                path.push('/');
+                path.push_str(&segment);
+            }
+            let parsed = ResourcePath::parse(&path);
+            let expected = ResourcePath { group: group.unwrap_or_default(), version: "v1".to_owned(), namespace, resource, name, subresource };
+            proptest::prop_assert_eq!(parsed, Some(expected));
         }
     }
 

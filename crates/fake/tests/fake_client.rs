@@ -306,3 +306,27 @@ async fn cluster_scoped_kinds_are_served_without_a_namespace() {
     );
     assert!(fake.actions().iter().all(|a| a.namespace.is_none()));
 }
+
+#[tokio::test]
+async fn reactor_can_fail_a_watch_with_410_gone() {
+    let fake = fake();
+    fake.prepend_reactor("watch", "whitelists", |_| {
+        let expired =
+            kube_core::Status::failure("too old resource version: 1 (5)", "Expired").with_code(410);
+        Some(Err(expired.boxed()))
+    });
+    match whitelists(&fake, "team-a")
+        .watch(&ListOptions::default().resource_version("1"))
+        .await
+    {
+        Err(error) => assert!(error.is_gone(), "{error}"),
+        Ok(_) => panic!("the reactor must fail the watch"),
+    }
+    assert_eq!(fake.actions().last().map(|a| a.verb), Some(Verb::Watch));
+    assert_eq!(
+        fake.actions()
+            .last()
+            .and_then(|a| a.query_param("resourceVersion")),
+        Some("1")
+    );
+}
