@@ -37,6 +37,29 @@ impl State {
             registry: Registry::with_builtins(),
         }
     }
+
+    /// Store and registry invariants, plus: every namespaced object lives in an existing namespace.
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        self.store.check_invariants();
+        self.registry.check_invariants();
+        let namespaces = crate::registry::ResourceKey::new("", "v1", "namespaces");
+        for def in self.registry.all().filter(|d| d.namespaced) {
+            for (ns, name) in self
+                .store
+                .collection(&def.key())
+                .into_iter()
+                .flat_map(|c| c.keys())
+            {
+                let ns_key = (String::new(), ns.clone());
+                assert!(
+                    self.store.get(&namespaces, &ns_key).is_some(),
+                    "{}/{ns}/{name} without namespace",
+                    def.plural
+                );
+            }
+        }
+    }
 }
 
 pub(crate) struct Inner {
@@ -253,4 +276,140 @@ pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
         builder = builder.header(header::RETRY_AFTER, seconds.to_string());
     }
     with_json_type(builder, full(error.to_json()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use serde_json::{Value, json};
+
+    async fn call(
+        api: &ApiServer,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Value,
+    ) -> (u16, Value) {
+        let bytes = if body.is_null() {
+            Bytes::new()
+        } else {
+            Bytes::from(body.to_string())
+        };
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(bytes)
+            .unwrap();
+        let response = api.handle(request).await;
+        let code = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        api.inner.state.lock().check_invariants();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// Drives every write path and checks the invariants after each request.
+    #[tokio::test]
+    async fn invariants_hold_after_every_kind_of_write() {
+        let api = ApiServer::new(ServerOptions::default());
+        api.inner.state.lock().check_invariants();
+        let json_ct = "application/json";
+        let merge = "application/merge-patch+json";
+        let crd = json!({
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "things", "kind": "Thing"},
+                     "versions": [{"name": "v1", "served": true, "storage": true}]},
+        });
+        let steps: Vec<(&str, &str, &str, Value, u16)> = vec![
+            (
+                "POST",
+                "/api/v1/namespaces",
+                json_ct,
+                json!({"metadata": {"name": "t"}}),
+                201,
+            ),
+            (
+                "POST",
+                "/api/v1/namespaces/t/configmaps",
+                json_ct,
+                json!({"metadata": {"name": "a", "finalizers": ["x/y"]}}),
+                201,
+            ),
+            (
+                "PUT",
+                "/api/v1/namespaces/t/configmaps/a",
+                json_ct,
+                json!({"metadata": {"name": "a", "finalizers": ["x/y"]}, "data": {"k": "v"}}),
+                200,
+            ),
+            (
+                "PATCH",
+                "/api/v1/namespaces/t/configmaps/a",
+                merge,
+                json!({"data": {"k": "w"}}),
+                200,
+            ),
+            (
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                json_ct,
+                crd,
+                201,
+            ),
+            (
+                "POST",
+                "/apis/example.com/v1/namespaces/t/things",
+                json_ct,
+                json!({"metadata": {"name": "th"}}),
+                201,
+            ),
+            ("DELETE", "/api/v1/namespaces/t", json_ct, Value::Null, 200),
+            (
+                "PATCH",
+                "/api/v1/namespaces/t/configmaps/a",
+                merge,
+                json!({"metadata": {"finalizers": null}}),
+                200,
+            ),
+            ("GET", "/api/v1/namespaces/t", json_ct, Value::Null, 404),
+            (
+                "DELETE",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.example.com",
+                json_ct,
+                Value::Null,
+                200,
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/default/configmaps",
+                json_ct,
+                Value::Null,
+                200,
+            ),
+        ];
+        for (method, path, content_type, body, want) in steps {
+            let (code, reply) = call(&api, method, path, content_type, body).await;
+            assert_eq!(code, want, "{method} {path}: {reply}");
+        }
+    }
+
+    #[tokio::test]
+    async fn handle_never_panics_on_odd_requests() {
+        let api = ApiServer::new(ServerOptions::default());
+        for (method, path) in [
+            ("GET", "/"),
+            ("GET", "/api/v1/namespaces/default/configmaps/a/b/c"),
+            ("OPTIONS", "/api/v1/pods"),
+            ("PUT", "/api/v1/pods"),
+            ("GET", "/apis//v1/x"),
+            ("GET", "/api/v1/namespaces//configmaps"),
+            ("POST", "/apis/apps/v1/deployments"),
+            ("GET", "/api/v1/watch"),
+        ] {
+            let (code, _) = call(&api, method, path, "application/json", Value::Null).await;
+            assert!((400..500).contains(&code), "{method} {path}: {code}");
+        }
+    }
 }
