@@ -1,0 +1,6 @@
+//! +groupName=shop.example.com
+//!
+//! The shop's API.
+
+mod order;
+mod region;
