@@ -256,7 +256,7 @@ where
         OpenWatch {
             stream,
             opened,
-            deadline,
+            deadline: Box::pin(tokio::time::sleep_until(deadline)),
             events: 0,
         }
     }
@@ -292,8 +292,14 @@ where
     }
 
     async fn next_event(&mut self, mut open: OpenWatch<L::Watch>) -> State<L::Watch> {
-        let event = match tokio::time::timeout_at(open.deadline, open.stream.next_event()).await {
-            Err(_) => {
+        // One timer per watch, not per event: `open.deadline` is polled, never re-armed.
+        let next = tokio::select! {
+            biased;
+            next = open.stream.next_event() => Ok(next),
+            () = &mut open.deadline => Err(()),
+        };
+        let event = match next {
+            Err(()) => {
                 debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "watch passed its deadline, re-watching");
                 return State::Watch;
             }

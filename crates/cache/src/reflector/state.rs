@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
+use std::pin::Pin;
+
+use tokio::time::{Instant, Sleep};
 
 /// What the reflector does next.
 ///
@@ -55,7 +57,7 @@ pub(crate) struct OpenWatch<W> {
     pub(crate) opened: Instant,
     /// The server promised to close it by `timeoutSeconds`; past this deadline (that plus a
     /// margin) we assume the connection died silently and re-watch.
-    pub(crate) deadline: Instant,
+    pub(crate) deadline: Pin<Box<Sleep>>,
     /// Events received so far.
     pub(crate) events: u64,
 }
