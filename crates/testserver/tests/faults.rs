@@ -164,3 +164,58 @@ async fn dropping_the_server_closes_the_listener_and_open_watches() {
     let refused = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await;
     assert!(refused.is_err(), "listener closed");
 }
+
+#[tokio::test]
+async fn http2_over_tls_serves_requests_and_streams_watches() {
+    let mut options = ServerOptions::default();
+    options.tls = true;
+    let server = TestServer::start_with(options).await;
+    let mut roots = rustls::RootCertStore::empty();
+    let der = rustls_pki_types::pem::PemObject::from_pem_slice(server.ca_pem().unwrap().as_bytes())
+        .unwrap();
+    roots.add(der).unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let port = server.url().rsplit(':').next().unwrap().to_string();
+    let tcp = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tls),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let uri = format!("{}{CM}?watch=1", server.url());
+    let watch = http::Request::get(&uri)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = sender.send_request(watch).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    let create = http::Request::post(format!("{}{CM}", server.url()))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            configmap("h2", json!({})).to_string(),
+        )))
+        .unwrap();
+    assert_eq!(sender.send_request(create).await.unwrap().status(), 201);
+    let frame = tokio::time::timeout(PATIENCE, body.frame())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let event: serde_json::Value = serde_json::from_slice(&frame.into_data().unwrap()).unwrap();
+    assert_eq!(summary(&event), ("ADDED".into(), "h2".into()));
+}
