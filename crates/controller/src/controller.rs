@@ -202,3 +202,7 @@ async fn worker(queue: RateLimitingQueue<String>, reconciler: Reconciler, metric
         queue.done(&key);
     }
 }
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

@@ -77,6 +77,15 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
         .cloned()
         .unwrap_or_default();
     assert_eq!(ready.status, "True");
+    let scrape = controller.metrics.render();
+    assert!(
+        scrape.contains("image_police_deployments_deleted_total 1"),
+        "{scrape}"
+    );
+    assert!(
+        scrape.contains("workqueue_adds_total{name=\"image-police\"}"),
+        "workqueue metrics missing:\n{scrape}"
+    );
     assert_eq!(controller.stop().await, Ok(()));
     env.cleanup(&ns).await;
 }

@@ -1,0 +1,186 @@
+//! Tests of the event wiring: which informer events put which keys on the queue. Informers run
+//! against the generated fake clientset (an in-process API server), so events really flow
+//! through list, watch and the handlers.
+
+use std::time::Duration;
+
+use kubegen_cache::FactoryOptions;
+use kubegen_client::{GetOptions, UpdateOptions};
+use kubegen_clientset::fake::Clientset as FakeClientset;
+use kubegen_informers::SharedInformerFactory;
+use kubegen_listers::apps::v1::DeploymentLister;
+use kubegen_listers::police::v1beta1::WhiteListLister;
+use kubegen_workqueue::NoopMetrics;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::events::EventBuilder;
+use crate::namespaces::ProtectedNamespaces;
+use crate::writer::Writer;
+
+fn whitelist(namespace: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "police.example.com/v1beta1", "kind": "WhiteList",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"images": [{"name": "nginx", "tags": ["1"]}]},
+    })
+}
+
+fn deployment(namespace: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}},
+    })
+}
+
+struct Wiring {
+    clientset: FakeClientset,
+    factory: SharedInformerFactory,
+    controller: Controller,
+}
+
+impl Wiring {
+    async fn start(objects: Vec<Value>) -> Wiring {
+        let clientset = FakeClientset::new(objects).unwrap_or_else(|e| panic!("seed: {e}"));
+        let factory =
+            SharedInformerFactory::new(clientset.fake().client(), FactoryOptions::default());
+        let (whitelists, deployments) = (
+            factory.police_v1beta1().white_lists(),
+            factory.apps_v1().deployments(),
+        );
+        let reconciler = Reconciler {
+            whitelists: WhiteListLister::new(whitelists.informer().lister()),
+            deployments: DeploymentLister::new(deployments.informer().lister()),
+            writer: Writer::new((*clientset).clone()),
+            protected: ProtectedNamespaces::new("image-police", false),
+            events: EventBuilder::new("test"),
+            metrics: Metrics::default(),
+        };
+        let controller = Controller::new(
+            &whitelists.informer(),
+            &deployments.informer(),
+            reconciler,
+            NoopMetrics::shared(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        factory.start();
+        controller
+            .wait_for_sync(Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        Wiring {
+            clientset,
+            factory,
+            controller,
+        }
+    }
+
+    /// Takes every queued key (in order), waiting up to 5 s for at least `at_least` of them.
+    async fn take(&self, at_least: usize) -> Vec<String> {
+        let queue = self.controller.queue();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while queue.len() < at_least && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut keys = Vec::new();
+        while !queue.is_empty() {
+            if let Some(key) = queue.get().await {
+                queue.done(&key);
+                keys.push(key);
+            }
+        }
+        keys
+    }
+
+    async fn touch_whitelist(&self, namespace: &str, name: &str, spec_change: bool) {
+        let client = self.clientset.police_v1beta1().white_lists(namespace);
+        let mut list = client
+            .get(name, &GetOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if spec_change {
+            list.spec.images[0].tags.push("2".into());
+            client
+                .update(&list, &UpdateOptions::default())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            list.status = Some(Default::default());
+            list.status.get_or_insert_default().violations_handled = Some(7);
+            client
+                .update_status(&list, &UpdateOptions::default())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn initial_list_enqueues_every_whitelist() {
+    let wiring = Wiring::start(vec![whitelist("a", "one"), whitelist("b", "two")]).await;
+    let mut keys = wiring.take(2).await;
+    keys.sort();
+    assert_eq!(keys, vec!["a/one", "b/two"]);
+    wiring.factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn deployment_events_enqueue_the_whitelists_of_their_namespace_only() {
+    let wiring = Wiring::start(vec![
+        whitelist("team", "x"),
+        whitelist("team", "y"),
+        whitelist("other", "z"),
+    ])
+    .await;
+    wiring.take(3).await;
+    let deployments = wiring.clientset.apps_v1().deployments("team");
+    let object =
+        serde_json::from_value(deployment("team", "web")).unwrap_or_else(|e| panic!("{e}"));
+    deployments
+        .create(&object, &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut keys = wiring.take(2).await;
+    keys.sort();
+    assert_eq!(keys, vec!["team/x", "team/y"]);
+    wiring.factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_writes_do_not_enqueue_but_spec_changes_do() {
+    let wiring = Wiring::start(vec![
+        whitelist("team", "quiet"),
+        whitelist("team", "barrier"),
+    ])
+    .await;
+    wiring.take(2).await;
+    wiring.touch_whitelist("team", "quiet", false).await;
+    // Same informer, same handler, in order: once the barrier's spec change is queued, the status
+    // write before it has been handled too.
+    wiring.touch_whitelist("team", "barrier", true).await;
+    assert_eq!(wiring.take(1).await, vec!["team/barrier"]);
+    wiring.touch_whitelist("team", "quiet", true).await;
+    assert_eq!(wiring.take(1).await, vec!["team/quiet"]);
+    wiring.factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn workers_drain_and_stop_when_asked() {
+    let wiring = Wiring::start(vec![whitelist("team", "wl")]).await;
+    let metrics = wiring.controller.reconciler.metrics.clone();
+    let stop = async {
+        while metrics.reconciles_finished() < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let drained = wiring
+        .controller
+        .run_workers(2, stop, Duration::from_secs(5))
+        .await;
+    assert!(drained);
+    assert!(wiring.controller.queue().is_shutting_down());
+    assert_eq!(metrics.in_flight(), 0);
+    wiring.factory.shutdown().await;
+}
