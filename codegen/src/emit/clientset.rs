@@ -202,11 +202,12 @@ fn typed_client(kind: &Kind, api: &proc_macro2::Ident) -> TokenStream {
     }
 }
 
-fn verb_method(kind: &Kind, verb: Verb, ty: &TokenStream) -> TokenStream {
+/// The summary line and HTTP route of a standard verb's doc comment.
+fn verb_doc(kind: &Kind, verb: Verb) -> (String, String) {
     let collection = kind.collection_path();
     let item = format!("{collection}/{{name}}");
     let kind_name = &kind.name;
-    let (summary, route) = match verb {
+    match verb {
         Verb::Get => (
             format!("Returns the `{kind_name}` named `name`."),
             format!("GET {item}"),
@@ -226,9 +227,13 @@ fn verb_method(kind: &Kind, verb: Verb, ty: &TokenStream) -> TokenStream {
             format!("POST {collection}"),
         ),
         Verb::Update => (
-            format!(
-                "Replaces the `{kind_name}` named by `obj.metadata.name`; its status is ignored."
-            ),
+            if kind.has_status {
+                format!(
+                    "Replaces the `{kind_name}` named by `obj.metadata.name`; its status is ignored (see `update_status`)."
+                )
+            } else {
+                format!("Replaces the `{kind_name}` named by `obj.metadata.name`.")
+            },
             format!("PUT {item}"),
         ),
         Verb::UpdateStatus => (
@@ -247,7 +252,11 @@ fn verb_method(kind: &Kind, verb: Verb, ty: &TokenStream) -> TokenStream {
             format!("Deletes the `{kind_name}` objects matching `list`."),
             format!("DELETE {collection}"),
         ),
-    };
+    }
+}
+
+fn verb_method(kind: &Kind, verb: Verb, ty: &TokenStream) -> TokenStream {
+    let (summary, route) = verb_doc(kind, verb);
     let doc = [format!(" {summary}"), String::new(), format!(" `{route}`")];
     let body = match verb {
         Verb::Get => quote! {

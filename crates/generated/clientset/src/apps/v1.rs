@@ -96,7 +96,7 @@ impl DaemonSetClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::DaemonSet> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `DaemonSet` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `DaemonSet` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/apps/v1/namespaces/{namespace}/daemonsets/{name}`
     pub async fn update(
@@ -213,7 +213,7 @@ impl DeploymentClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::Deployment> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Deployment` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Deployment` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/apps/v1/namespaces/{namespace}/deployments/{name}`
     pub async fn update(
@@ -330,7 +330,7 @@ impl ReplicaSetClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::ReplicaSet> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `ReplicaSet` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `ReplicaSet` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/apps/v1/namespaces/{namespace}/replicasets/{name}`
     pub async fn update(
@@ -447,7 +447,7 @@ impl StatefulSetClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::StatefulSet> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `StatefulSet` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `StatefulSet` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}`
     pub async fn update(

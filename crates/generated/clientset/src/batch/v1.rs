@@ -66,7 +66,7 @@ impl CronJobClient {
     ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::CronJob> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `CronJob` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `CronJob` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/batch/v1/namespaces/{namespace}/cronjobs/{name}`
     pub async fn update(
@@ -183,7 +183,7 @@ impl JobClient {
     ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::Job> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Job` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Job` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/batch/v1/namespaces/{namespace}/jobs/{name}`
     pub async fn update(

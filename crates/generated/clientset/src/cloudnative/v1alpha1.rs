@@ -57,7 +57,7 @@ impl VirtualMachineClient {
     ) -> ::kubegen_client::Result<::kubegen_api::cloudnative::v1alpha1::VirtualMachine> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `VirtualMachine` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `VirtualMachine` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/cloudnative.example.com/v1alpha1/namespaces/{namespace}/virtualmachines/{name}`
     pub async fn update(

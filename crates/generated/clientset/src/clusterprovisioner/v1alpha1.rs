@@ -54,7 +54,7 @@ impl ClusterClient {
     ) -> ::kubegen_client::Result<::kubegen_api::clusterprovisioner::v1alpha1::Cluster> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Cluster` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Cluster` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/clusterprovisioner.example.com/v1alpha1/clusters/{name}`
     pub async fn update(
@@ -158,7 +158,7 @@ impl KubeconfigClient {
     > {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Kubeconfig` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Kubeconfig` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/clusterprovisioner.example.com/v1alpha1/kubeconfigs/{name}`
     pub async fn update(

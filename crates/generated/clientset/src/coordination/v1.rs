@@ -51,7 +51,7 @@ impl LeaseClient {
     ) -> ::kubegen_client::Result<::kubegen_api::coordination::v1::Lease> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Lease` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Lease` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}`
     pub async fn update(

@@ -123,7 +123,7 @@ impl ConfigMapClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::ConfigMap> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `ConfigMap` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `ConfigMap` named by `obj.metadata.name`.
     ///
     /// `PUT /api/v1/namespaces/{namespace}/configmaps/{name}`
     pub async fn update(
@@ -219,7 +219,7 @@ impl EventClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Event> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Event` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Event` named by `obj.metadata.name`.
     ///
     /// `PUT /api/v1/namespaces/{namespace}/events/{name}`
     pub async fn update(
@@ -315,7 +315,7 @@ impl NamespaceClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Namespace> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Namespace` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Namespace` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /api/v1/namespaces/{name}`
     pub async fn update(
@@ -432,7 +432,7 @@ impl NodeClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Node> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Node` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Node` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /api/v1/nodes/{name}`
     pub async fn update(
@@ -549,7 +549,7 @@ impl PodClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Pod> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Pod` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Pod` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /api/v1/namespaces/{namespace}/pods/{name}`
     pub async fn update(
@@ -666,7 +666,7 @@ impl SecretClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Secret> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Secret` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Secret` named by `obj.metadata.name`.
     ///
     /// `PUT /api/v1/namespaces/{namespace}/secrets/{name}`
     pub async fn update(
@@ -762,7 +762,7 @@ impl ServiceClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Service> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Service` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Service` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /api/v1/namespaces/{namespace}/services/{name}`
     pub async fn update(

@@ -51,7 +51,7 @@ impl EventClient {
     ) -> ::kubegen_client::Result<::kubegen_api::events::v1::Event> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Event` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Event` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/events.k8s.io/v1/namespaces/{namespace}/events/{name}`
     pub async fn update(

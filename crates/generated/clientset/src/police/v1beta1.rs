@@ -51,7 +51,7 @@ impl WhiteListClient {
     ) -> ::kubegen_client::Result<::kubegen_api::police::v1beta1::WhiteList> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `WhiteList` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `WhiteList` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/police.example.com/v1beta1/namespaces/{namespace}/whitelists/{name}`
     pub async fn update(

@@ -51,7 +51,7 @@ impl NetworkClient {
     ) -> ::kubegen_client::Result<::kubegen_api::samplecrd::v1::Network> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Network` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Network` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/samplecrd.example.com/v1/namespaces/{namespace}/networks/{name}`
     pub async fn update(

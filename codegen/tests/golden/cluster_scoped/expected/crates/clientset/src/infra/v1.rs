@@ -40,7 +40,7 @@ impl RackClient {
     ) -> ::kubegen_client::Result<::kubegen_api::infra::v1::Rack> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Rack` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Rack` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/infra.example.com/v1/racks/{name}`
     pub async fn update(

@@ -49,7 +49,7 @@ impl WorkerPoolClient {
     ) -> ::kubegen_client::Result<::kubegen_api::scaling::v1::WorkerPool> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `WorkerPool` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `WorkerPool` named by `obj.metadata.name`; its status is ignored (see `update_status`).
     ///
     /// `PUT /apis/scaling.example.com/v1/namespaces/{namespace}/workerpools/{name}`
     pub async fn update(

@@ -57,7 +57,7 @@ impl MachineSetClient {
     > {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `MachineSet` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `MachineSet` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/cluster-provisioner.example.com/v1alpha1/namespaces/{namespace}/machinesets/{name}`
     pub async fn update(

@@ -79,7 +79,7 @@ impl FishClient {
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Fish> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Fish` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Fish` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/zoo.example.com/v1/namespaces/{namespace}/fish/{name}`
     pub async fn update(
@@ -175,7 +175,7 @@ impl ButterflyClient {
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Butterfly> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Butterfly` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Butterfly` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/zoo.example.com/v1/namespaces/{namespace}/butterflies/{name}`
     pub async fn update(
@@ -271,7 +271,7 @@ impl PersonClient {
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Person> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Person` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Person` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/zoo.example.com/v1/namespaces/{namespace}/people/{name}`
     pub async fn update(

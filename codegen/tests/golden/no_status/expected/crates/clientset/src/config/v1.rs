@@ -49,7 +49,7 @@ impl SettingClient {
     ) -> ::kubegen_client::Result<::kubegen_api::config::v1::Setting> {
         self.inner.create(obj, opts).await
     }
-    /// Replaces the `Setting` named by `obj.metadata.name`; its status is ignored.
+    /// Replaces the `Setting` named by `obj.metadata.name`.
     ///
     /// `PUT /apis/config.example.com/v1/namespaces/{namespace}/settings/{name}`
     pub async fn update(
