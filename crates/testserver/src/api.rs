@@ -184,6 +184,16 @@ impl ApiServer {
         target: Target,
         query: Query,
     ) -> Result<Response<BoxBody>, ApiError> {
+        let mut target = target;
+        target.dry_run = match query.get("dryRun") {
+            None | Some("") => false,
+            Some("All") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+                )));
+            }
+        };
         let verb = verb_of(request.method(), &target, &query)?;
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));

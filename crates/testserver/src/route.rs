@@ -17,6 +17,8 @@ pub(crate) struct Target {
     pub(crate) subresource: Option<String>,
     /// Legacy `/watch/` path prefix.
     pub(crate) watch_path: bool,
+    /// `dryRun=All`: validate and answer as usual, but store nothing.
+    pub(crate) dry_run: bool,
 }
 
 /// Every endpoint the server has.
@@ -108,6 +110,7 @@ fn resource(
         name,
         subresource,
         watch_path,
+        dry_run: false,
     }))
 }
 

@@ -51,6 +51,22 @@ impl Stored {
     }
 }
 
+impl Stored {
+    /// The same object without `metadata.resourceVersion` (a dry-run create was never stored).
+    pub(crate) fn without_resource_version(&self) -> Stored {
+        let mut value = (*self.value).clone();
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("resourceVersion");
+        }
+        let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        Stored {
+            value: Arc::new(value),
+            json,
+            rv: 0,
+        }
+    }
+}
+
 /// Watch event types stored in the history (bookmarks and errors are never stored).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EventType {

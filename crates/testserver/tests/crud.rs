@@ -422,3 +422,44 @@ async fn cluster_scoped_objects_have_no_namespace() {
     assert!(reply.body["metadata"].get("namespace").is_none());
     assert_eq!(h.http.get("/api/v1/nodes/n1").await.code, 200);
 }
+
+#[tokio::test]
+async fn dry_run_writes_answer_but_store_nothing() {
+    let h = start().await;
+    let before = h.server.api().resource_version();
+    let reply = h
+        .http
+        .post(&format!("{CM}?dryRun=All"), configmap("a", json!({})))
+        .await;
+    assert_eq!(reply.code, 201);
+    assert!(reply.body["metadata"]["uid"].is_string());
+    assert!(reply.body["metadata"].get("resourceVersion").is_none());
+    assert_eq!(h.http.get(&format!("{CM}/a")).await.code, 404);
+    let created = h.http.post(CM, configmap("a", json!({}))).await.body;
+    let patch = json!({"data": {"k": "dry"}});
+    let reply = h
+        .http
+        .patch(
+            &format!("{CM}/a?dryRun=All"),
+            "application/merge-patch+json",
+            patch,
+        )
+        .await;
+    assert_eq!(reply.body["data"]["k"], "dry");
+    assert_eq!(h.http.get(&format!("{CM}/a")).await.body, created);
+    assert_eq!(h.http.delete(&format!("{CM}/a?dryRun=All")).await.code, 200);
+    assert_eq!(h.http.delete(&format!("{CM}?dryRun=All")).await.code, 200);
+    assert_eq!(h.http.get(&format!("{CM}/a")).await.body, created);
+    assert_eq!(
+        h.server.api().resource_version(),
+        before + 1,
+        "only the real create was written"
+    );
+    assert_status(
+        &h.http
+            .post(&format!("{CM}?dryRun=Some"), configmap("b", json!({})))
+            .await,
+        400,
+        "BadRequest",
+    );
+}

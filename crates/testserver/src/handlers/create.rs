@@ -10,6 +10,7 @@ use crate::body::BoxBody;
 use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
 use crate::route::Target;
 use crate::status::{ApiError, cause};
+use crate::store::Stored;
 use crate::validation::{check_type_meta, name_causes};
 
 /// `POST .../<plural>`.
@@ -54,6 +55,13 @@ pub(crate) fn create(
         object.remove("status");
     }
     prepare_kind(target, &mut object)?;
+    if target.dry_run {
+        let preview = Stored::new(Value::Object(object), 0);
+        return Ok(object_response(
+            StatusCode::CREATED,
+            &preview.without_resource_version(),
+        ));
+    }
     let stored = state.store.insert(&def.key(), key, Value::Object(object));
     if crd::is_crd(def) {
         crd::register(&mut state, &stored.value);

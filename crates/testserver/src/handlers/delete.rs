@@ -36,6 +36,9 @@ pub(crate) fn delete(
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     check_preconditions(target, &name, stored, &preconditions)?;
+    if target.dry_run {
+        return Ok(dry_run_response(target, &name, stored));
+    }
     let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
     let response = if namespace_delete {
         let after = namespace::terminate(&mut state, &name);
@@ -64,6 +67,27 @@ pub(crate) fn delete(
     };
     api.notify(state.store.current_rv());
     Ok(response)
+}
+
+/// What a delete would answer, without deleting: objects with finalizers (and namespaces) would
+/// be marked (202), others removed.
+fn dry_run_response(target: &Target, name: &str, stored: &Stored) -> Response<BoxBody> {
+    let held = stored
+        .value
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    if held {
+        object_response(StatusCode::ACCEPTED, stored)
+    } else if target.def.delete_returns_object || target.def.plural == "namespaces" {
+        object_response(StatusCode::OK, stored)
+    } else {
+        let uid = meta_str(&stored.value, "uid");
+        json_response(
+            StatusCode::OK,
+            success_status(target.qualified(), name, uid),
+        )
+    }
 }
 
 /// `DeleteOptions.preconditions`.
@@ -189,6 +213,10 @@ pub(crate) fn delete_collection(
         .unwrap_or_default();
     let mut deleted = Vec::with_capacity(items.len());
     for item in items {
+        if target.dry_run {
+            deleted.push(item.json);
+            continue;
+        }
         let key = (
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),

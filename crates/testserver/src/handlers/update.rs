@@ -114,6 +114,9 @@ pub(crate) fn commit(
     if next == *old.value {
         return Ok(old.clone());
     }
+    if target.dry_run {
+        return Ok(Stored::new(next, old.rv));
+    }
     let finished = next.pointer("/metadata/deletionTimestamp").is_some()
         && next
             .pointer("/metadata/finalizers")
