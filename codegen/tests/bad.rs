@@ -98,3 +98,8 @@ fn binary_exits_non_zero_and_writes_nothing() {
         "nothing written"
     );
 }
+
+#[test]
+fn custom_methods_follow_client_gen_rules() {
+    rejected("custom_method_rules");
+}

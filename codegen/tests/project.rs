@@ -75,3 +75,46 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
             "--quiet",
         ]));
 }
+
+#[test]
+fn check_reports_drift_and_regeneration_deletes_files_of_removed_types() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let project = tempfile::tempdir().expect("temp dir");
+    let dir = project.path();
+    copy_dir(&repo.join("codegen/tests/fixture_project"), dir);
+    let kubegen = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kubegen"));
+        command.current_dir(dir).arg("--runtime=version:0.1.0");
+        command
+    };
+    run(&mut kubegen());
+    let clean = kubegen().arg("--check").output().expect("runs");
+    assert_eq!(clean.status.code(), Some(0));
+
+    let api = dir.join("generated/api/src/shop/v1.rs");
+    let edited = std::fs::read_to_string(&api)
+        .expect("generated")
+        .replace("A customer order.", "Edited.");
+    std::fs::write(&api, edited).expect("edit");
+    let drift = kubegen().arg("--check").output().expect("runs");
+    assert_eq!(drift.status.code(), Some(1));
+    let diff = String::from_utf8_lossy(&drift.stdout);
+    assert!(
+        diff.contains("-/// Edited.\n+/// A customer order.\n"),
+        "{diff}"
+    );
+
+    std::fs::remove_file(dir.join("apis/shop/v1/order.rs")).expect("remove a type");
+    std::fs::remove_file(dir.join("apis/shop/v1/region.rs")).expect("remove a type");
+    std::fs::remove_dir_all(dir.join("apis/shop")).expect("remove the group");
+    let out = run(&mut kubegen());
+    assert!(
+        out.contains("deleted stale generated/api/src/shop/v1.rs"),
+        "{out}"
+    );
+    assert!(!dir.join("generated/clientset/src/shop/v1.rs").exists());
+    assert!(
+        dir.join("generated/api/src/lib.rs").exists(),
+        "crate roots stay"
+    );
+}
