@@ -130,73 +130,73 @@ impl Metrics {
 
     /// The full scrape body.
     pub fn render(&self) -> String {
-        let inner = &self.inner;
         let mut out = String::new();
+        self.render_counters(&mut out);
+        self.render_histogram(&mut out);
+        self.render_gauges(&mut out);
+        for source in self.inner.sources.lock().iter() {
+            source(&mut out);
+        }
+        out
+    }
+
+    fn render_counters(&self, out: &mut String) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let inner = &self.inner;
+        let (success, error) = (load(&inner.reconcile_success), load(&inner.reconcile_error));
         family(
-            &mut out,
+            out,
             "image_police_reconcile_total",
             "counter",
             "Reconciles by result.",
         );
         sample(
-            &mut out,
+            out,
             "image_police_reconcile_total{result=\"success\"}",
-            inner.reconcile_success.load(Ordering::Relaxed),
+            success,
         );
-        sample(
-            &mut out,
-            "image_police_reconcile_total{result=\"error\"}",
-            inner.reconcile_error.load(Ordering::Relaxed),
-        );
-        family(
-            &mut out,
-            "image_police_reconcile_errors_total",
-            "counter",
-            "Reconciles that failed and were requeued.",
-        );
-        sample(
-            &mut out,
-            "image_police_reconcile_errors_total",
-            inner.reconcile_error.load(Ordering::Relaxed),
-        );
-        self.render_histogram(&mut out);
-        family(
-            &mut out,
-            "image_police_deployments_deleted_total",
-            "counter",
-            "Deployments deleted for running a denied image.",
-        );
-        sample(
-            &mut out,
-            "image_police_deployments_deleted_total",
-            inner.deployments_deleted.load(Ordering::Relaxed),
-        );
-        family(
-            &mut out,
-            "image_police_events_failed_total",
-            "counter",
-            "Events that could not be recorded.",
-        );
-        sample(
-            &mut out,
-            "image_police_events_failed_total",
-            inner.events_failed.load(Ordering::Relaxed),
-        );
-        family(
-            &mut out,
-            "image_police_leader",
-            "gauge",
-            "1 while this replica holds the leader Lease.",
-        );
-        sample(
-            &mut out,
-            "image_police_leader",
-            u64::from(inner.leader.load(Ordering::Relaxed)),
-        );
-        for source in inner.sources.lock().iter() {
-            source(&mut out);
+        sample(out, "image_police_reconcile_total{result=\"error\"}", error);
+        let counters = [
+            (
+                "image_police_reconcile_errors_total",
+                "Reconciles that failed and were requeued.",
+                error,
+            ),
+            (
+                "image_police_deployments_deleted_total",
+                "Deployments deleted for running a denied image.",
+                load(&inner.deployments_deleted),
+            ),
+            (
+                "image_police_events_failed_total",
+                "Events that could not be recorded.",
+                load(&inner.events_failed),
+            ),
+        ];
+        for (name, help, value) in counters {
+            family(out, name, "counter", help);
+            sample(out, name, value);
         }
-        out
+    }
+
+    fn render_gauges(&self, out: &mut String) {
+        let inner = &self.inner;
+        let gauges = [
+            (
+                "image_police_reconciles_in_flight",
+                "Reconciles running right now.",
+                inner.in_flight.load(Ordering::Relaxed),
+            ),
+            (
+                "image_police_leader",
+                "1 while this replica holds the leader Lease.",
+                u64::from(inner.leader.load(Ordering::Relaxed)),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            family(out, name, "gauge", help);
+            sample(out, name, value);
+        }
     }
 
     fn render_histogram(&self, out: &mut String) {

@@ -126,13 +126,14 @@ async fn serve_endpoints(
     Ok(servers)
 }
 
-async fn run_controller(
-    flags: &Flags,
-    stop: &Stop,
-    health: &Health,
-    metrics: Metrics,
-    queue_metrics: Arc<PrometheusMetrics>,
-) -> Result<(), Error> {
+/// What the controller runs with, resolved from the flags and the client configuration.
+struct Setup {
+    client: Client,
+    own_namespace: String,
+    identity: String,
+}
+
+async fn connect(flags: &Flags) -> Result<Setup, Error> {
     let mut load = LoadOptions::default();
     load.kubeconfig_path = flags.kubeconfig.clone();
     load.context = flags.context.clone();
@@ -149,12 +150,26 @@ async fn run_controller(
         .leader_elect_identity
         .clone()
         .unwrap_or_else(default_identity);
+    Ok(Setup {
+        client,
+        own_namespace,
+        identity,
+    })
+}
 
+/// One shared informer factory with the WhiteList and Deployment informers, and the controller
+/// whose handlers are registered on them (informers not started yet).
+fn build(
+    flags: &Flags,
+    setup: &Setup,
+    metrics: &Metrics,
+    queue_metrics: Arc<PrometheusMetrics>,
+) -> Result<(SharedInformerFactory, Controller), Error> {
     let mut options = FactoryOptions::default();
     options.namespace = flags.namespace.clone();
     // managedFields are never read here and can be half of an object's size.
     options.transform = Some(Arc::new(|meta| meta.managed_fields = None));
-    let factory = SharedInformerFactory::new(client.clone(), options);
+    let factory = SharedInformerFactory::new(setup.client.clone(), options);
     let (whitelists, deployments) = (
         factory.police_v1beta1().white_lists(),
         factory.apps_v1().deployments(),
@@ -162,9 +177,9 @@ async fn run_controller(
     let reconciler = Reconciler {
         whitelists: whitelists.lister(),
         deployments: deployments.lister(),
-        writer: Writer::new(Clientset::new(client.clone())),
-        protected: ProtectedNamespaces::new(&own_namespace, flags.allow_protected_namespaces),
-        events: EventBuilder::new(&identity),
+        writer: Writer::new(Clientset::new(setup.client.clone())),
+        protected: ProtectedNamespaces::new(&setup.own_namespace, flags.allow_protected_namespaces),
+        events: EventBuilder::new(&setup.identity),
         metrics: metrics.clone(),
     };
     let controller = Controller::new(
@@ -173,10 +188,23 @@ async fn run_controller(
         reconciler,
         queue_metrics,
     )?;
+    Ok((factory, controller))
+}
+
+async fn run_controller(
+    flags: &Flags,
+    stop: &Stop,
+    health: &Health,
+    metrics: Metrics,
+    queue_metrics: Arc<PrometheusMetrics>,
+) -> Result<(), Error> {
+    let setup = connect(flags).await?;
+    let (factory, controller) = build(flags, &setup, &metrics, queue_metrics)?;
     factory.start();
+    let scope = flags.namespace.as_deref().unwrap_or("<all>");
     tracing::info!(
-        namespace = flags.namespace.as_deref().unwrap_or("<all>"),
-        own_namespace,
+        namespace = scope,
+        own_namespace = setup.own_namespace,
         "waiting for caches"
     );
     let synced = tokio::select! {
@@ -187,31 +215,7 @@ async fn run_controller(
         Ok(()) if !*stop.0.borrow() => {
             health.set_ready(true);
             tracing::info!("caches synced");
-            if flags.leader_elect {
-                let lease_namespace = flags
-                    .leader_elect_namespace
-                    .as_deref()
-                    .unwrap_or(&own_namespace);
-                let mut election = LeaderElectionConfig::new(
-                    lease_namespace,
-                    &flags.leader_elect_lease_name,
-                    &identity,
-                );
-                election.release_on_cancel = true;
-                election.lease_duration = flags.leader_elect_lease_duration;
-                election.renew_deadline = flags.leader_elect_renew_deadline;
-                election.retry_period = flags.leader_elect_retry_period;
-                work_while_leading(&controller, flags, client, election, stop, &metrics).await
-            } else {
-                controller
-                    .run_workers(
-                        usize::from(flags.workers),
-                        stop.wait(),
-                        flags.shutdown_timeout,
-                    )
-                    .await;
-                Ok(())
-            }
+            work(&controller, flags, setup, stop, &metrics).await
         }
         Ok(()) => Ok(()),
         Err(error) => Err(error),
@@ -219,6 +223,40 @@ async fn run_controller(
     health.set_ready(false);
     factory.shutdown().await;
     result
+}
+
+/// Runs the workers: until shutdown, or (with `--leader-elect`) while holding the Lease.
+async fn work(
+    controller: &Controller,
+    flags: &Flags,
+    setup: Setup,
+    stop: &Stop,
+    metrics: &Metrics,
+) -> Result<(), Error> {
+    if !flags.leader_elect {
+        controller
+            .run_workers(
+                usize::from(flags.workers),
+                stop.wait(),
+                flags.shutdown_timeout,
+            )
+            .await;
+        return Ok(());
+    }
+    let lease_namespace = flags
+        .leader_elect_namespace
+        .as_deref()
+        .unwrap_or(&setup.own_namespace);
+    let mut election = LeaderElectionConfig::new(
+        lease_namespace,
+        &flags.leader_elect_lease_name,
+        &setup.identity,
+    );
+    election.release_on_cancel = true;
+    election.lease_duration = flags.leader_elect_lease_duration;
+    election.renew_deadline = flags.leader_elect_renew_deadline;
+    election.retry_period = flags.leader_elect_retry_period;
+    work_while_leading(controller, flags, setup.client, election, stop, metrics).await
 }
 
 /// Hands the leadership token from the elector's callback to the work loop.
