@@ -61,6 +61,8 @@ struct Store<K> {
     items: HashMap<ObjectKey, Arc<K>>,
     /// Index functions by index name. Invariant: same names as `indices`.
     indexers: HashMap<String, IndexFn<K>>,
+    /// Reads the namespace without allocating; set by `Indexer::new` for the built-in index.
+    namespace_of: Option<fn(&K) -> Option<&str>>,
     /// index name → index value → keys. Invariants: a key is in bucket `v` of index `i` exactly
     /// when `indexers[i](items[key])` contains `v`; buckets are never empty.
     indices: HashMap<String, HashMap<String, HashSet<ObjectKey>>>,
@@ -80,6 +82,7 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         let store = Store {
             items: HashMap::new(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
+            namespace_of: Some(|obj: &K| obj.meta().namespace.as_deref()),
             indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), HashMap::new())]),
         };
         Self {
@@ -132,6 +135,7 @@ impl<K> Indexer<K> {
             items,
             indexers,
             indices,
+            ..
         } = &mut *store;
         for (name, index_fn) in indexers.iter() {
             let index = indices.entry(name.clone()).or_default();
@@ -252,6 +256,34 @@ impl<K> Indexer<K> {
     }
 }
 
+/// The built-in namespace index, without allocating: every object passes here on every
+/// change, so this is the hot path of the indexer. `old`/`new` are `None` when there is no old
+/// or new object, `Some(None)` for a cluster-scoped one.
+fn update_namespace_index(
+    index: &mut HashMap<String, HashSet<ObjectKey>>,
+    key: &ObjectKey,
+    old: Option<Option<&str>>,
+    new: Option<Option<&str>>,
+) {
+    if old.is_some() && old == new {
+        return; // an update within the same namespace
+    }
+    if let Some(Some(ns)) = old
+        && let Some(bucket) = index.get_mut(ns)
+    {
+        bucket.remove(key);
+        if bucket.is_empty() {
+            index.remove(ns);
+        }
+    }
+    if let Some(Some(ns)) = new {
+        match index.get_mut(ns) {
+            Some(bucket) => drop(bucket.insert(key.clone())),
+            None => drop(index.insert(ns.to_owned(), HashSet::from([key.clone()]))),
+        }
+    }
+}
+
 impl<K> Store<K> {
     fn bucket(&self, index: &str, value: &str) -> Result<&HashSet<ObjectKey>, Error> {
         static EMPTY: std::sync::OnceLock<HashSet<ObjectKey>> = std::sync::OnceLock::new();
@@ -281,6 +313,13 @@ impl<K> Store<K> {
     /// Moves `key` from the buckets of `old` to those of `new`, touching only what changed.
     fn update_indices(&mut self, key: &ObjectKey, old: Option<&K>, new: Option<&K>) {
         for (name, index_fn) in &self.indexers {
+            if name == NAMESPACE_INDEX
+                && let (Some(namespace_of), Some(index)) =
+                    (self.namespace_of, self.indices.get_mut(name))
+            {
+                update_namespace_index(index, key, old.map(namespace_of), new.map(namespace_of));
+                continue;
+            }
             let old_values = old.map(|o| index_fn(o)).unwrap_or_default();
             let new_values = new.map(|n| index_fn(n)).unwrap_or_default();
             if old.is_some() && new.is_some() && old_values == new_values {
@@ -346,6 +385,16 @@ mod tests {
         names.sort();
         assert_eq!(names, ["a/one", "a/three"]);
         assert_eq!(idx.by_index(NAMESPACE_INDEX, "b").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn cluster_scoped_objects_stay_out_of_namespace_index() {
+        let idx = Indexer::new();
+        insert(&idx, cm("", "node-config", "1"));
+        insert(&idx, cm("", "node-config", "2"));
+        assert!(idx.index_values(NAMESPACE_INDEX).is_empty());
+        assert!(idx.remove("node-config").is_some());
+        idx.check_invariants();
     }
 
     #[test]
