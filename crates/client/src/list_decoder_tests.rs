@@ -146,3 +146,59 @@ fn garbage_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// Decode cost of the streaming decoder relative to `serde_json::from_slice` of the whole body
+/// (the floor). A measurement, not a timed assertion: run it in release with
+/// `cargo test --release -p kubegen-client --lib measure_ -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement; run in release with --ignored --nocapture"]
+fn measure_streaming_decode_against_the_serde_floor() -> Result<()> {
+    let filler = "v".repeat(900);
+    let items: Vec<String> = (0..10_000)
+        .map(|i| {
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"bench","uid":"00000000-0000-0000-0000-{i:012}","resourceVersion":"{i}","labels":{{"app":"bench","idx":"{i}"}}}},"data":{{"payload":"{filler}"}}}}"#
+            )
+        })
+        .collect();
+    let body = format!(
+        r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"10000"}},"items":[{}]}}"#,
+        items.join(",")
+    );
+    let rounds = 25;
+    let mut floor = std::time::Duration::MAX;
+    let mut streaming = std::time::Duration::MAX;
+    for _ in 0..rounds {
+        // Each result is dropped before the other decoder runs, so both start from the same heap.
+        let started = std::time::Instant::now();
+        let whole: ObjectList<ConfigMap> =
+            serde_json::from_slice(body.as_bytes()).map_err(|source| Error::Decode {
+                what: "floor".into(),
+                excerpt: String::new(),
+                source,
+            })?;
+        floor = floor.min(started.elapsed());
+        let expected = whole.items.len();
+        drop(whole);
+        let started = std::time::Instant::now();
+        let chunks: Vec<&[u8]> = body.as_bytes().chunks(chunk_size()).collect();
+        let list = decode_chunks(&chunks)?;
+        streaming = streaming.min(started.elapsed());
+        assert_eq!(list.items.len(), expected);
+    }
+    let mb = body.len() as f64 / 1e6;
+    println!(
+        "body {mb:.1} MB, 10k ConfigMaps: serde floor {floor:?} ({:.0} MB/s), streaming {streaming:?} ({:.0} MB/s), ratio {:.2}",
+        mb / floor.as_secs_f64(),
+        mb / streaming.as_secs_f64(),
+        streaming.as_secs_f64() / floor.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn chunk_size() -> usize {
+    std::env::var("CHUNK")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(16 * 1024)
+}
