@@ -254,9 +254,23 @@ fn builtin_body(builtin: &BuiltinPackage) -> TokenStream {
             pub type #list = ::kube_core::ObjectList<#ty>;
         }
     });
+    // A wrong scope in the built-ins list would give the typed client a wrong URL at runtime;
+    // these constants make it a compile error instead (the two PhantomData types must match).
+    let scope_checks = builtin.kinds.iter().map(|kind| {
+        let ty = names::ident(&kind.name);
+        let scope = match kind.scope {
+            Scope::Namespaced => quote!(::k8s_openapi::NamespaceResourceScope),
+            Scope::Cluster => quote!(::k8s_openapi::ClusterResourceScope),
+        };
+        quote! {
+            const _: ::std::marker::PhantomData<<#ty as ::k8s_openapi::Resource>::Scope> =
+                ::std::marker::PhantomData::<#scope>;
+        }
+    });
     quote! {
         #![doc = #doc]
         pub use ::k8s_openapi::api::#module::#version::{#(#kinds),*};
         #(#lists)*
+        #(#scope_checks)*
     }
 }

@@ -12,3 +12,15 @@ pub type DeploymentList = ::kube_core::ObjectList<Deployment>;
 pub type ReplicaSetList = ::kube_core::ObjectList<ReplicaSet>;
 /// A list of `StatefulSet`, as returned by `list`.
 pub type StatefulSetList = ::kube_core::ObjectList<StatefulSet>;
+const _: ::std::marker::PhantomData<<DaemonSet as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Deployment as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<ReplicaSet as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<StatefulSet as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;

@@ -8,3 +8,9 @@ pub use ::k8s_openapi::api::batch::v1::{CronJob, Job};
 pub type CronJobList = ::kube_core::ObjectList<CronJob>;
 /// A list of `Job`, as returned by `list`.
 pub type JobList = ::kube_core::ObjectList<Job>;
+const _: ::std::marker::PhantomData<<CronJob as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Job as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;

@@ -6,3 +6,6 @@
 pub use ::k8s_openapi::api::coordination::v1::Lease;
 /// A list of `Lease`, as returned by `list`.
 pub type LeaseList = ::kube_core::ObjectList<Lease>;
+const _: ::std::marker::PhantomData<<Lease as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;

@@ -20,3 +20,24 @@ pub type PodList = ::kube_core::ObjectList<Pod>;
 pub type SecretList = ::kube_core::ObjectList<Secret>;
 /// A list of `Service`, as returned by `list`.
 pub type ServiceList = ::kube_core::ObjectList<Service>;
+const _: ::std::marker::PhantomData<<ConfigMap as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Event as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Namespace as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::ClusterResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Node as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::ClusterResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Pod as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Secret as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
+const _: ::std::marker::PhantomData<<Service as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;

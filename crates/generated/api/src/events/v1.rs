@@ -6,3 +6,6 @@
 pub use ::k8s_openapi::api::events::v1::Event;
 /// A list of `Event`, as returned by `list`.
 pub type EventList = ::kube_core::ObjectList<Event>;
+const _: ::std::marker::PhantomData<<Event as ::k8s_openapi::Resource>::Scope> = ::std::marker::PhantomData::<
+    ::k8s_openapi::NamespaceResourceScope,
+>;
