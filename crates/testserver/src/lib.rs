@@ -34,15 +34,18 @@
 //! - Discovery (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`) and CRDs:
 //!   creating a CustomResourceDefinition serves its resource and marks it Established; deleting
 //!   it removes the resource and its objects.
-//! - Bearer-token authentication (401), TLS.
+//! - `dryRun=All` on every write: the response is computed, nothing is stored.
+//! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //!
 //! # Deliberately not reproduced
 //! No admission, RBAC, server-side apply (apply patches get 415), managedFields, field validation
 //! or pruning against OpenAPI schemas, defaulting of built-in specs, garbage collection of owned
 //! objects, graceful pod deletion, version conversion (each served version and the two Event APIs
 //! have separate storage), aggregated discovery, protobuf, or watch-cache pagination quirks (a
-//! `limit` is always honoured). A body without `apiVersion`/`kind` is accepted and completed from
-//! the URL where the real server would reject it.
+//! `limit` is always honoured), `/openapi/*`, `fieldValidation`, the namespace `/finalize`
+//! subresource or `remainingItemCount`. A body without `apiVersion`/`kind` is accepted and
+//! completed from the URL where the real server would reject it. A watch from a resourceVersion
+//! newer than the server's waits for it instead of failing.
 
 mod api;
 mod body;
