@@ -49,9 +49,18 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(path = %path.display(), "kubeconfig written");
     }
     println!("{}", server.url());
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    wait_for_signal().await?;
     tracing::info!("shutting down");
+    Ok(())
+}
+
+/// Ctrl-C, or SIGTERM (how containers and process supervisors stop a program).
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.context("waiting for Ctrl-C")?,
+        _ = term.recv() => {}
+    }
     Ok(())
 }
