@@ -312,6 +312,8 @@ where
     }
 
     /// Stops the reflector, the process loop and every handler task. Idempotent.
+    ///
+    /// Dropping every handle does *not* stop a started informer (its tasks hold it): call this.
     pub fn shutdown(&self) {
         self.inner.stop.send_replace(true);
         self.inner.fifo.close();
