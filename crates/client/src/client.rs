@@ -53,6 +53,15 @@ pub(crate) struct Policies {
     pub(crate) max_retry_after: Duration,
 }
 
+impl Policies {
+    /// How long to wait before retry number `attempt + 1` of a 429 answer with these headers;
+    /// `None` when there is no `Retry-After`, it is too long, or the retries are used up.
+    fn retry_wait(&self, headers: &http::HeaderMap, attempt: u32) -> Option<Duration> {
+        let wait = parse_retry_after(headers)?;
+        (attempt < self.max_429_retries && wait <= self.max_retry_after).then_some(wait)
+    }
+}
+
 impl Default for Policies {
     fn default() -> Self {
         Policies {
@@ -200,18 +209,9 @@ impl Client {
             if status.is_success() {
                 return Ok(response);
             }
-            let retry_after = parse_retry_after(response.headers());
-            let retry = match retry_after {
-                Some(wait)
-                    if status == http::StatusCode::TOO_MANY_REQUESTS
-                        && idempotent
-                        && attempt < self.inner.policies.max_429_retries
-                        && wait <= self.inner.policies.max_retry_after =>
-                {
-                    Some(wait)
-                }
-                _ => None,
-            };
+            let retry = (status == http::StatusCode::TOO_MANY_REQUESTS && idempotent)
+                .then(|| self.inner.policies.retry_wait(response.headers(), attempt))
+                .flatten();
             if let Some(wait) = retry {
                 attempt += 1;
                 tracing::info!(

@@ -90,10 +90,6 @@ impl Config {
             .source
             .clone()
             .unwrap_or_else(|| PathBuf::from("<kubeconfig>"));
-        let fail = |path: &Path, message: String| Error::Kubeconfig {
-            path: path.to_owned(),
-            message,
-        };
         let context_name = opts
             .context
             .clone()
@@ -107,67 +103,27 @@ impl Config {
         let context = kubeconfig
             .context(&context_name)
             .ok_or_else(|| fail(&source, format!("context {context_name:?} not found")))?;
-        let cluster = kubeconfig
-            .cluster(&context.context.cluster)
-            .ok_or_else(|| {
-                let message = format!(
-                    "context {context_name:?}: cluster {:?} not found",
-                    context.context.cluster
-                );
-                fail(&context.origin, message)
-            })?;
-        let at = |field: &str| format!("clusters[{}].cluster.{field}", cluster.name);
-        let c = &cluster.cluster;
-        if let Some(proxy) = &c.proxy_url {
-            return Err(fail(
-                &cluster.origin,
-                format!("{}: {proxy:?}: proxies are not supported", at("proxy-url")),
-            ));
-        }
-        let server = opts
-            .master_url
-            .clone()
-            .or_else(|| c.server.clone())
-            .filter(|s| !s.is_empty());
-        let server =
-            server.ok_or_else(|| fail(&cluster.origin, format!("{} is not set", at("server"))))?;
-        let url: http::Uri = server
-            .parse()
-            .map_err(|e| fail(&cluster.origin, format!("{} {server:?}: {e}", at("server"))))?;
-        if url.scheme().is_none() || url.host().is_none() {
-            return Err(fail(
-                &cluster.origin,
-                format!("{} {server:?}: needs scheme and host", at("server")),
-            ));
-        }
-        let ca_pem = pem_from(
-            &cluster.origin,
-            &at("certificate-authority"),
-            c.certificate_authority_data.as_deref(),
-            c.certificate_authority.as_deref(),
-        )?;
-        let mut config = Config::new(url);
-        config.default_namespace = context
-            .context
+        let ctx = &context.context;
+        let cluster = kubeconfig.cluster(&ctx.cluster).ok_or_else(|| {
+            let message = format!(
+                "context {context_name:?}: cluster {:?} not found",
+                ctx.cluster
+            );
+            fail(&context.origin, message)
+        })?;
+        let mut config = cluster_config(cluster, opts.master_url.as_deref())?;
+        config.default_namespace = ctx
             .namespace
             .clone()
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "default".into());
-        config.tls = TlsSettings {
-            ca_pem: ca_pem.clone(),
-            client_cert_pem: None,
-            insecure_skip_verify: c.insecure_skip_tls_verify,
-            server_name: c.tls_server_name.clone(),
-        };
-        if !context.context.user.is_empty() {
-            let user = kubeconfig.auth_info(&context.context.user).ok_or_else(|| {
-                let message = format!(
-                    "context {context_name:?}: user {:?} not found",
-                    context.context.user
-                );
+        if !ctx.user.is_empty() {
+            let user = kubeconfig.auth_info(&ctx.user).ok_or_else(|| {
+                let message = format!("context {context_name:?}: user {:?} not found", ctx.user);
                 fail(&context.origin, message)
             })?;
-            apply_user(&mut config, user, c, ca_pem.as_deref())?;
+            let ca_pem = config.tls.ca_pem.clone();
+            apply_user(&mut config, user, &cluster.cluster, ca_pem.as_deref())?;
         }
         Ok(config)
     }
@@ -193,6 +149,49 @@ impl Config {
         self.tls.ca_pem = Some(pem.into());
         self
     }
+}
+
+fn fail(path: &Path, message: String) -> Error {
+    Error::Kubeconfig {
+        path: path.to_owned(),
+        message,
+    }
+}
+
+/// Server URL and TLS settings of a kubeconfig cluster (`master_url` overrides `server`).
+fn cluster_config(cluster: &kubeconfig::NamedCluster, master_url: Option<&str>) -> Result<Config> {
+    let at = |field: &str| format!("clusters[{}].cluster.{field}", cluster.name);
+    let (c, origin) = (&cluster.cluster, &cluster.origin);
+    if let Some(proxy) = &c.proxy_url {
+        let message = format!("{}: {proxy:?}: proxies are not supported", at("proxy-url"));
+        return Err(fail(origin, message));
+    }
+    let server = master_url
+        .map(str::to_owned)
+        .or_else(|| c.server.clone())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| fail(origin, format!("{} is not set", at("server"))))?;
+    let url: http::Uri = server
+        .parse()
+        .map_err(|e| fail(origin, format!("{} {server:?}: {e}", at("server"))))?;
+    if url.scheme().is_none() || url.host().is_none() {
+        let message = format!("{} {server:?}: needs scheme and host", at("server"));
+        return Err(fail(origin, message));
+    }
+    let ca_pem = pem_from(
+        origin,
+        &at("certificate-authority"),
+        c.certificate_authority_data.as_deref(),
+        c.certificate_authority.as_deref(),
+    )?;
+    let mut config = Config::new(url);
+    config.tls = TlsSettings {
+        ca_pem,
+        client_cert_pem: None,
+        insecure_skip_verify: c.insecure_skip_tls_verify,
+        server_name: c.tls_server_name.clone(),
+    };
+    Ok(config)
 }
 
 /// Credentials of a kubeconfig user: client certificate, then token > tokenFile > exec.
