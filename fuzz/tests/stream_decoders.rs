@@ -218,8 +218,10 @@ proptest! {
         let body = list_body(&items, false, false);
         let keep = keep.index(body.len() - 1);
         let truncated = &body[..keep];
-        prop_assume!(!truncated.trim_ascii_end().ends_with(b"}"));
-        prop_assert!(list(truncated, &cuts).is_err());
+        // A cut right after a closing brace may still end an object; such cases prove nothing.
+        if !truncated.trim_ascii_end().ends_with(b"}") {
+            prop_assert!(list(truncated, &cuts).is_err());
+        }
     }
 
     /// Arbitrary bytes never panic the list decoder.

@@ -5,6 +5,7 @@
 //! See `docs/performance.md` for the method and the results.
 
 pub mod data;
+pub mod fanin;
 pub mod http;
 pub mod loader;
 pub mod measure;

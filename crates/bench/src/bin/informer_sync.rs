@@ -57,6 +57,10 @@ struct Args {
     /// Parent: measure each client this many times and keep the run with the median wall time.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Parent: load the data, print the server URL, serve for this many seconds and exit without
+    /// measuring (to profile one role by hand: `perf record informer-sync --role kubegen --url ..`).
+    #[arg(long)]
+    serve_secs: Option<u64>,
 }
 
 fn main() -> Result<()> {
@@ -102,6 +106,10 @@ async fn parent(args: Args) -> Result<()> {
             dataset.as_str(),
             started.elapsed()
         );
+        if args.serve_secs.is_some() {
+            println!("{} {namespace} {count} at {url}", dataset.as_str());
+            continue;
+        }
         let mut jobs: Vec<(String, Job)> = Role::ALL
             .iter()
             .map(|role| {
@@ -127,6 +135,9 @@ async fn parent(args: Args) -> Result<()> {
         let title = format!("{count} {} (page size 500)", dataset.as_str());
         print!("{}", render(&title, &rows));
         print!("{}", ratios(&rows, "kubegen"));
+    }
+    if let Some(secs) = args.serve_secs {
+        tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
     }
     Ok(())
 }
