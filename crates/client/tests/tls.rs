@@ -20,6 +20,9 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
+/// ALPN offer of a server that speaks both HTTP versions.
+const BOTH: &[&str] = &["h2", "http/1.1"];
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn ca(name: &str) -> Result<CertifiedIssuer<'static, KeyPair>, rcgen::Error> {
@@ -48,11 +51,13 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 /// Starts a TLS server answering every GET with a ConfigMap whose data tells what it saw: the
-/// HTTP version, the Authorization header and whether a client certificate was presented.
+/// HTTP version, the Authorization header and whether a client certificate was presented. `alpn`
+/// lists the protocols the server offers.
 async fn serve(
     cert_pem: &str,
     key_pem: &str,
     client_ca_pem: Option<&str>,
+    alpn: &[&str],
 ) -> Result<SocketAddr, Box<dyn std::error::Error>> {
     let certs =
         CertificateDer::pem_slice_iter(cert_pem.as_bytes()).collect::<Result<Vec<_>, _>>()?;
@@ -75,7 +80,7 @@ async fn serve(
         None => builder.with_no_client_auth(),
     };
     let mut config = builder.with_single_cert(certs, key)?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -152,7 +157,7 @@ async fn fetch(
 async fn right_ca_connects_over_http2_with_bearer_token() -> TestResult {
     let ca = ca("right")?;
     let (cert, key) = leaf(&ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
-    let addr = serve(&cert, &key, None).await?;
+    let addr = serve(&cert, &key, None, BOTH).await?;
     let ca_field = format!(", certificate-authority-data: {}", b64(&ca.pem()));
     let seen = fetch(config(&format!("https://{addr}"), &ca_field, "")?).await?;
     assert_eq!(seen["version"], "HTTP/2.0", "ALPN negotiated h2");
@@ -165,7 +170,7 @@ async fn right_ca_connects_over_http2_with_bearer_token() -> TestResult {
 async fn wrong_ca_fails_to_connect() -> TestResult {
     let (right, wrong) = (ca("right")?, ca("wrong")?);
     let (cert, key) = leaf(&right, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
-    let addr = serve(&cert, &key, None).await?;
+    let addr = serve(&cert, &key, None, BOTH).await?;
     let ca_field = format!(", certificate-authority-data: {}", b64(&wrong.pem()));
     let err = fetch(config(&format!("https://{addr}"), &ca_field, "")?)
         .await
@@ -179,7 +184,7 @@ async fn wrong_ca_fails_to_connect() -> TestResult {
 async fn client_certificate_authenticates() -> TestResult {
     let ca = ca("ca")?;
     let (cert, key) = leaf(&ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
-    let addr = serve(&cert, &key, Some(&ca.pem())).await?;
+    let addr = serve(&cert, &key, Some(&ca.pem()), BOTH).await?;
     let (client_cert, client_key) = leaf(&ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth)?;
     let ca_field = format!(", certificate-authority-data: {}", b64(&ca.pem()));
     let user = format!(
@@ -208,7 +213,7 @@ async fn tls_server_name_is_verified_instead_of_the_host() -> TestResult {
         &["kubernetes.internal"],
         ExtendedKeyUsagePurpose::ServerAuth,
     )?;
-    let addr = serve(&cert, &key, None).await?;
+    let addr = serve(&cert, &key, None, BOTH).await?;
     let ca_field = format!(", certificate-authority-data: {}", b64(&ca.pem()));
     let err = fetch(config(&format!("https://{addr}"), &ca_field, "")?)
         .await
@@ -230,7 +235,7 @@ async fn tls_server_name_is_verified_instead_of_the_host() -> TestResult {
 async fn insecure_skip_tls_verify_accepts_an_unknown_ca() -> TestResult {
     let ca = ca("unknown")?;
     let (cert, key) = leaf(&ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
-    let addr = serve(&cert, &key, None).await?;
+    let addr = serve(&cert, &key, None, BOTH).await?;
     let seen = fetch(config(
         &format!("https://{addr}"),
         ", insecure-skip-tls-verify: true",
@@ -249,5 +254,17 @@ async fn https_without_any_ca_is_refused_up_front() -> TestResult {
             .contains("no certificate-authority configured"),
         "{err}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn falls_back_to_http1_when_the_server_offers_no_h2() -> TestResult {
+    let ca = ca("ca")?;
+    let (cert, key) = leaf(&ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
+    let addr = serve(&cert, &key, None, &["http/1.1"]).await?;
+    let ca_field = format!(", certificate-authority-data: {}", b64(&ca.pem()));
+    let seen = fetch(config(&format!("https://{addr}"), &ca_field, "")?).await?;
+    assert_eq!(seen["version"], "HTTP/1.1");
+    assert_eq!(seen["auth"], "Bearer tok");
     Ok(())
 }
