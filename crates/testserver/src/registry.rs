@@ -318,7 +318,17 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             _ => NameRule::Subdomain,
         },
         strategic_merge: true,
-        verbs: Vec::new(),
+        // The real namespace storage has no DeleteCollection: namespaces go one at a time,
+        // through termination.
+        verbs: match b.plural {
+            "namespaces" => [
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ]
+            .iter()
+            .map(|v| v.to_string())
+            .collect(),
+            _ => Vec::new(),
+        },
     })
 }
 

@@ -463,3 +463,11 @@ async fn dry_run_writes_answer_but_store_nothing() {
         "BadRequest",
     );
 }
+
+#[tokio::test]
+async fn namespaces_cannot_be_deleted_as_a_collection() {
+    let h = start().await;
+    let reply = h.http.delete("/api/v1/namespaces").await;
+    assert_status(&reply, 405, "MethodNotAllowed");
+    assert_eq!(h.http.get("/api/v1/namespaces/default").await.code, 200);
+}
