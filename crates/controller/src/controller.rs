@@ -16,9 +16,11 @@
 //! (the next leader's initial list re-enqueues every WhiteList anyway).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::WhiteList;
@@ -187,15 +189,25 @@ async fn worker(queue: RateLimitingQueue<String>, reconciler: Reconciler, metric
     while let Some(key) = queue.get().await {
         metrics.reconcile_started();
         let started = Instant::now();
-        let result = reconciler.reconcile(&key).await;
+        // A panicking reconcile must not take the worker (and the key, never marked done) with it:
+        // it counts as a failure and is retried with backoff.
+        let result = AssertUnwindSafe(reconciler.reconcile(&key))
+            .catch_unwind()
+            .await;
         match result {
-            Ok(()) => {
+            Ok(Ok(())) => {
                 metrics.observe_reconcile(Outcome::Success, started.elapsed());
                 queue.forget(&key);
             }
-            Err(error) => {
+            Ok(Err(error)) => {
                 metrics.observe_reconcile(Outcome::Error, started.elapsed());
-                tracing::warn!(key, error = %error, cause = ?std::error::Error::source(&error).map(ToString::to_string), "reconcile failed; requeued");
+                let cause = std::error::Error::source(&error).map(ToString::to_string);
+                tracing::warn!(key, error = %error, cause = ?cause, "reconcile failed; requeued");
+                queue.add_rate_limited(key.clone());
+            }
+            Err(_panic) => {
+                metrics.observe_reconcile(Outcome::Error, started.elapsed());
+                tracing::error!(key, "reconcile panicked; requeued");
                 queue.add_rate_limited(key.clone());
             }
         }

@@ -184,3 +184,46 @@ async fn workers_drain_and_stop_when_asked() {
     assert_eq!(metrics.in_flight(), 0);
     wiring.factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_panicking_reconcile_is_retried_and_the_worker_survives() {
+    let wiring = Wiring::start(vec![whitelist("team", "wl")]).await;
+    let panicked = std::sync::atomic::AtomicBool::new(false);
+    wiring
+        .clientset
+        .fake()
+        .prepend_reactor("update", "whitelists/status", move |_| {
+            assert!(
+                panicked.swap(true, std::sync::atomic::Ordering::SeqCst),
+                "injected panic"
+            );
+            None
+        });
+    let metrics = wiring.controller.reconciler.metrics.clone();
+    let stop = async {
+        while metrics.reconciles_finished() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let run = wiring
+        .controller
+        .run_workers(1, stop, Duration::from_secs(5));
+    let drained = tokio::time::timeout(Duration::from_secs(10), run).await;
+    assert_eq!(drained, Ok(true), "the only worker died with the panic");
+    let stored = wiring
+        .clientset
+        .police_v1beta1()
+        .white_lists("team")
+        .get("wl", &GetOptions::default())
+        .await;
+    let status = stored
+        .unwrap_or_else(|e| panic!("{e}"))
+        .status
+        .unwrap_or_default();
+    assert_eq!(
+        status.violations_handled,
+        Some(0),
+        "the retry wrote the status"
+    );
+    wiring.factory.shutdown().await;
+}
