@@ -202,10 +202,12 @@ impl Client {
             *request.headers_mut() = parts.headers.clone();
             let response = self.inner.transport.send(request).await;
             let span = tracing::Span::current();
+            if let Ok(response) = &response {
+                span.record("status", response.status().as_u16());
+            }
             span.record("latency_ms", started.elapsed().as_millis() as u64);
             let response = response?;
             let status = response.status();
-            span.record("status", status.as_u16());
             if status.is_success() {
                 return Ok(response);
             }
