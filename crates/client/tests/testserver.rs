@@ -296,3 +296,31 @@ async fn in_process_transport_runs_the_same_verbs() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn exec_plugin_token_authenticates_requests() -> TestResult {
+    let mut opts = ServerOptions::default();
+    opts.bearer_token = Some("from-plugin".into());
+    let server = TestServer::start_with(opts).await;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("plugin.sh"),
+        r#"printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-plugin"}}'"#,
+    )?;
+    let kubeconfig = format!(
+        "current-context: t\n\
+         contexts: [{{name: t, context: {{cluster: c, user: u}}}}]\n\
+         clusters: [{{name: c, cluster: {{server: '{}'}}}}]\n\
+         users: [{{name: u, user: {{exec: {{apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['{}']}}}}}}]\n",
+        server.url(),
+        dir.path().join("plugin.sh").display()
+    );
+    let path = dir.path().join("config");
+    std::fs::write(&path, kubeconfig)?;
+    let config = Config::load(&LoadOptions::default().kubeconfig_path(&path)).await?;
+    let api = ResourceClient::<ConfigMap>::namespaced(Client::new(config)?, "default");
+    api.create(&configmap("a", "x"), &CreateOptions::default())
+        .await?;
+    assert_eq!(api.list(&ListOptions::default()).await?.items.len(), 1);
+    Ok(())
+}
