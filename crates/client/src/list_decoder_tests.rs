@@ -202,3 +202,62 @@ fn chunk_size() -> usize {
         .and_then(|c| c.parse().ok())
         .unwrap_or(16 * 1024)
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn list_body(values: &[String]) -> String {
+        let items: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                serde_json::json!({"metadata": {"name": format!("n{i}")}, "data": {"v": v}})
+                    .to_string()
+            })
+            .collect();
+        format!(
+            r#"{{"metadata":{{"resourceVersion":"1"}},"items":[{}]}}"#,
+            items.join(" ,\n")
+        )
+    }
+
+    proptest! {
+        /// Any string contents (quotes, braces, backslashes, unicode), any chunking: same list.
+        #[test]
+        fn chunking_never_changes_the_result(
+            values in proptest::collection::vec("[\"{}\\[\\]\\\\a-z\u{e9}\u{1F600} ]{0,40}", 0..8),
+            cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        ) {
+            let body = list_body(&values);
+            let bytes = body.as_bytes();
+            let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+            points.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut last = 0;
+            for p in points {
+                chunks.push(&bytes[last..p]);
+                last = p;
+            }
+            chunks.push(&bytes[last..]);
+            let list = decode_chunks(&chunks).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let decoded: Vec<String> = (0..values.len()).map(|i| data(&list, i, "v")).collect();
+            prop_assert_eq!(decoded, values);
+        }
+
+        /// Arbitrary bytes in arbitrary chunks: an error or a list, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200), cut in any::<prop::sample::Index>()) {
+            let at = cut.index(bytes.len() + 1);
+            let _ = decode_chunks(&[&bytes[..at], &bytes[at..]]);
+        }
+
+        /// Arbitrary bytes after a valid prefix exercise the inner states too.
+        #[test]
+        fn garbage_after_a_valid_prefix_never_panics(tail in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let mut body = br#"{"items":[{"metadata":{"name":"a"}},"#.to_vec();
+            body.extend_from_slice(&tail);
+            let _ = decode_chunks(&[&body]);
+        }
+    }
+}

@@ -157,3 +157,17 @@ async fn silent_connection_hits_the_idle_timeout() {
     assert_eq!(started.elapsed(), idle);
     assert!(stream.next().await.is_none());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Arbitrary bytes in arbitrary chunks: events or an error, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300), cut in any::<prop::sample::Index>()) {
+            let at = cut.index(bytes.len() + 1);
+            let _ = decode_all(&[&bytes[..at], &bytes[at..]]);
+        }
+    }
+}
