@@ -14,6 +14,11 @@
 //! is scanned byte by byte to find its end (strings, escapes, nesting) and copied into a capture
 //! buffer; its partial first attempt is the only wasted serde work.
 //!
+//! Measured (`measure_streaming_decode_against_the_serde_floor`, release, 10k ConfigMaps of ~1 KiB,
+//! 11.2 MB, on a loaded 2-core machine): 1.09-1.10x the time of `serde_json::from_slice` on the
+//! whole body with 16 KiB chunks, 1.07x with 64 KiB chunks, 1.03x as one chunk. The floor needs
+//! the whole body in memory first; this decoder never holds more than one raw item.
+//!
 //! # What the scanner understands
 //! Just enough JSON structure to find value boundaries: strings (with escapes, so braces inside
 //! strings do not count), nesting of objects and arrays, and scalars. It does not validate; each
