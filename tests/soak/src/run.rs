@@ -338,7 +338,9 @@ fn rv(object: &ConfigMap) -> String {
     object.metadata.resource_version.clone().unwrap_or_default()
 }
 
-/// Waits up to 60 s for the indexer and the handlers to match `truth`; records what still differs.
+/// Waits up to 120 s for the indexer and the handlers to match `truth`; records what still differs.
+/// Generous on purpose: a reflector that met errors just before the faults stopped may sit in its
+/// backoff (capped at 30 s, plus jitter) before it relists.
 async fn converge(
     informer: &SharedIndexInformer<ConfigMap>,
     recorder: &Recorder,
@@ -346,7 +348,7 @@ async fn converge(
     report: &mut SoakReport,
     quiet: Instant,
 ) {
-    let deadline = quiet + Duration::from_secs(60);
+    let deadline = quiet + Duration::from_secs(120);
     loop {
         let cache: HashMap<String, String> = informer
             .indexer()
