@@ -471,3 +471,14 @@ async fn namespaces_cannot_be_deleted_as_a_collection() {
     assert_status(&reply, 405, "MethodNotAllowed");
     assert_eq!(h.http.get("/api/v1/namespaces/default").await.code, 200);
 }
+
+#[tokio::test]
+async fn system_namespaces_may_not_be_deleted() {
+    let h = start().await;
+    let reply = h.http.delete("/api/v1/namespaces/default").await;
+    assert_status(&reply, 403, "Forbidden");
+    assert_eq!(
+        reply.body["message"],
+        "namespaces \"default\" is forbidden: this namespace may not be deleted"
+    );
+}

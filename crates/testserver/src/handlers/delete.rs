@@ -40,6 +40,11 @@ pub(crate) fn delete(
         return Ok(dry_run_response(target, &name, stored));
     }
     let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
+    if namespace_delete && matches!(name.as_str(), "default" | "kube-system" | "kube-public") {
+        // The NamespaceLifecycle admission plugin protects the system namespaces.
+        let why = "this namespace may not be deleted";
+        return Err(ApiError::forbidden(target.qualified(), &name, why));
+    }
     let response = if namespace_delete {
         let after = namespace::terminate(&mut state, &name);
         match after {
