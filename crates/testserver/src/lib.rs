@@ -38,14 +38,16 @@
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //!
 //! # Deliberately not reproduced
-//! No admission, RBAC, server-side apply (apply patches get 415), managedFields, field validation
-//! or pruning against OpenAPI schemas, defaulting of built-in specs, garbage collection of owned
-//! objects, graceful pod deletion, version conversion (each served version and the two Event APIs
-//! have separate storage), aggregated discovery, protobuf, or watch-cache pagination quirks (a
-//! `limit` is always honoured), `/openapi/*`, `fieldValidation`, the namespace `/finalize`
-//! subresource or `remainingItemCount`. A body without `apiVersion`/`kind` is accepted and
-//! completed from the URL where the real server would reject it. A watch from a resourceVersion
-//! newer than the server's waits for it instead of failing.
+//! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
+//! content, system namespaces cannot be deleted), no RBAC, no server-side apply (apply patches
+//! get 415), no managedFields, no field validation or pruning against OpenAPI schemas, no
+//! defaulting of built-in specs, no garbage collection of owned objects, no graceful pod
+//! deletion, no version conversion (each served version and the two Event APIs have separate
+//! storage), no aggregated discovery, protobuf, `/openapi/*`, `fieldValidation`, namespace
+//! `/finalize` or `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
+//! honoured). A body without `apiVersion`/`kind` is accepted and completed from the URL where the
+//! real server would reject it. A watch from a resourceVersion newer than the server's waits for
+//! it instead of failing.
 
 mod api;
 mod body;
