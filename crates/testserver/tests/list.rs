@@ -262,3 +262,24 @@ async fn unsupported_resource_version_match_names_the_supported_values() {
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""
     );
 }
+
+#[tokio::test]
+async fn kind_specific_field_selectors_are_supported() {
+    let h = start().await;
+    let pods = "/api/v1/namespaces/default/pods";
+    for (name, node) in [("p1", "n1"), ("p2", "n2")] {
+        let pod = json!({"metadata": {"name": name}, "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]}});
+        assert_eq!(h.http.post(pods, pod).await.code, 201);
+    }
+    let list = h
+        .http
+        .get(&format!("{pods}?fieldSelector=spec.nodeName%3Dn2"))
+        .await
+        .body;
+    assert_eq!(names(&list), vec!["p2"]);
+    let reply = h
+        .http
+        .get(&format!("{CM}?fieldSelector=spec.nodeName%3Dn2"))
+        .await;
+    assert_status(&reply, 400, "BadRequest");
+}
