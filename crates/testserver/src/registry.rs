@@ -247,6 +247,11 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "", version: "v1", kind: "Event", plural: "events", short: &["ev"], namespaced: true, status: false, generation: false },
     Builtin { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", short: &["ev"], namespaced: true, status: false, generation: false },
     Builtin { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", short: &["deploy"], namespaced: true, status: true, generation: true },
+    Builtin { group: "apps", version: "v1", kind: "ReplicaSet", plural: "replicasets", short: &["rs"], namespaced: true, status: true, generation: true },
+    Builtin { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", short: &["sts"], namespaced: true, status: true, generation: true },
+    Builtin { group: "apps", version: "v1", kind: "DaemonSet", plural: "daemonsets", short: &["ds"], namespaced: true, status: true, generation: true },
+    Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
+    Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
     Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
 ];
@@ -303,7 +308,8 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
         singular: b.kind.to_lowercase(),
         short_names: b.short.iter().map(|s| s.to_string()).collect(),
         categories: match b.plural {
-            "pods" | "services" | "deployments" => vec!["all".into()],
+            "pods" | "services" | "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+            | "jobs" | "cronjobs" => vec!["all".into()],
             _ => Vec::new(),
         },
         namespaced: b.namespaced,
@@ -350,6 +356,11 @@ mod tests {
             ("", "events"),
             ("events.k8s.io", "events"),
             ("apps", "deployments"),
+            ("apps", "replicasets"),
+            ("apps", "statefulsets"),
+            ("apps", "daemonsets"),
+            ("batch", "jobs"),
+            ("batch", "cronjobs"),
             ("coordination.k8s.io", "leases"),
             ("apiextensions.k8s.io", "customresourcedefinitions"),
         ] {
