@@ -202,12 +202,17 @@ fn check_names(
             && s.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     };
+    // The API server validates plural and singular as DNS-1035 labels (a letter first, no `-` at
+    // the end); they also become Rust identifiers, which cannot start with a digit.
+    let dns_1035_label = |s: &str| {
+        dns_label(s) && s.starts_with(|c: char| c.is_ascii_lowercase()) && !s.ends_with('-')
+    };
     for (what, value) in [("plural", plural), ("singular", singular)] {
-        if !dns_label(value) {
+        if !dns_1035_label(value) {
             diags.error(
                 at,
-                format!("{what} `{value}` of `{kind}` is not a lower-case DNS label"),
-                "use lower-case letters, digits and `-`",
+                format!("{what} `{value}` of `{kind}` is not a lower-case DNS-1035 label"),
+                "use lower-case letters, digits and `-`, starting with a letter",
             );
         }
     }
