@@ -1,6 +1,7 @@
 //! [`Client`]: sends requests through a [`Transport`], with the policies that apply to every
 //! request whatever the transport: client-side rate limiting, `Retry-After` on 429, the request
-//! timeout, a `tracing` span, and the mapping of error responses to [`Error`].
+//! timeout, a `tracing` span, request metrics ([`ClientMetrics`]), and the mapping of error
+//! responses to [`Error`].
 //!
 //! Mirrors client-go `rest/client.go` (`RESTClient`) and the retry half of `rest/request.go`.
 
@@ -16,6 +17,7 @@ use tracing::Instrument;
 use crate::body::Body;
 use crate::config::Config;
 use crate::error::{Error, Result, from_error_response, parse_retry_after};
+use crate::metrics::{AttemptGuard, ClientMetrics, DurationGuard};
 use crate::rate_limit::TokenBucket;
 use crate::transport::HttpTransport;
 
@@ -86,6 +88,8 @@ struct Inner {
     policies: Policies,
     /// Client-side QPS limit; `None` (the default) leaves throttling to the server.
     rate_limiter: Option<TokenBucket>,
+    /// Request counts and latencies, shared by all clones.
+    metrics: ClientMetrics,
 }
 
 impl std::fmt::Debug for Client {
@@ -109,18 +113,23 @@ impl Client {
             timeout: config.timeout,
             ..Policies::default()
         };
+        let host = config
+            .cluster_url()
+            .authority()
+            .map_or_else(String::new, ToString::to_string);
         Ok(Client {
             inner: Arc::new(Inner {
                 transport: Arc::new(transport),
                 default_namespace: config.default_namespace().to_owned(),
                 policies,
                 rate_limiter,
+                metrics: ClientMetrics::new(&host),
             }),
         })
     }
 
     /// A client over any transport (an in-process server, a fake), with default policies and no
-    /// client-side rate limit.
+    /// client-side rate limit. Its metrics have an empty `host` label.
     pub fn with_transport(transport: Arc<dyn Transport>, default_namespace: &str) -> Client {
         Client {
             inner: Arc::new(Inner {
@@ -128,6 +137,7 @@ impl Client {
                 default_namespace: default_namespace.to_owned(),
                 policies: Policies::default(),
                 rate_limiter: None,
+                metrics: ClientMetrics::new(""),
             }),
         }
     }
@@ -146,6 +156,11 @@ impl Client {
             .map_or(Duration::ZERO, TokenBucket::total_wait)
     }
 
+    /// Request counts and latencies of this client and all its clones, for a `/metrics` endpoint.
+    pub fn metrics(&self) -> ClientMetrics {
+        self.inner.metrics.clone()
+    }
+
     pub(crate) fn policies(&self) -> &Policies {
         &self.inner.policies
     }
@@ -154,7 +169,8 @@ impl Client {
     ///
     /// Waits for the client-side rate limit first (if configured), retries an idempotent request
     /// (GET, PUT, DELETE) that the server rejected with 429 and a `Retry-After` of at most a
-    /// minute, and turns any non-2xx response into an [`Error`].
+    /// minute, and turns any non-2xx response into an [`Error`]. Records every attempt and the
+    /// whole call's duration in [`Client::metrics`].
     ///
     /// # Errors
     /// [`Error::Api`] / [`Error::HttpStatus`] for error statuses, transport errors otherwise.
@@ -168,6 +184,7 @@ impl Client {
             status = tracing::field::Empty,
             latency_ms = tracing::field::Empty,
         );
+        let _duration = DurationGuard::start(&self.inner.metrics, &verb);
         self.send_in_span(request, &verb, &path)
             .instrument(span)
             .await
@@ -182,6 +199,7 @@ impl Client {
         let started = tokio::time::Instant::now();
         if let Some(limiter) = &self.inner.rate_limiter {
             let waited = limiter.acquire().await;
+            self.inner.metrics.observe_rate_limiter(verb, waited);
             if waited > Duration::from_millis(50) {
                 tracing::info!(
                     waited_ms = waited.as_millis() as u64,
@@ -200,7 +218,9 @@ impl Client {
             *request.method_mut() = parts.method.clone();
             *request.uri_mut() = parts.uri.clone();
             *request.headers_mut() = parts.headers.clone();
+            let attempt_guard = AttemptGuard::start(&self.inner.metrics, verb);
             let response = self.inner.transport.send(request).await;
+            attempt_guard.finish(response.as_ref().ok().map(Response::status));
             let span = tracing::Span::current();
             if let Ok(response) = &response {
                 span.record("status", response.status().as_u16());

@@ -17,6 +17,7 @@
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `flowcontrol.NewTokenBucketRateLimiter`     | [`RateLimit`]                          | `rate_limit.rs`              |
+//! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -34,6 +35,7 @@ mod client;
 pub mod config;
 mod error;
 mod list_decoder;
+mod metrics;
 mod options;
 mod rate_limit;
 mod request;
@@ -49,6 +51,7 @@ pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::Kubeconfig;
 pub use config::{Config, LoadOptions};
 pub use error::{Error, Result};
+pub use metrics::{ClientMetrics, DURATION_BUCKETS, NO_RESPONSE_CODE};
 pub use options::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, PropagationPolicy,
     ResourceVersionMatch, UpdateOptions,
