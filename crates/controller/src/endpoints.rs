@@ -4,13 +4,18 @@
 //! # Probe semantics
 //! - `/healthz` answers 200 while the process serves requests at all: the liveness probe restarts
 //!   a wedged process, nothing more. It does not depend on the API server, so an API outage does
-//!   not make kubelet kill every replica.
+//!   not make kubelet kill every replica. The one exception, as with client-go's
+//!   `leaderelection.HealthzAdaptor`: with `--leader-elect`, a replica that believes it leads but
+//!   has not renewed its Lease for longer than the lease duration plus a tolerance answers 500.
+//!   Another replica may already lead, so this one must not keep acting; a restart makes it a
+//!   fresh candidate. Followers, and an outage that also stops every other replica, are healthy.
 //! - `/readyz` answers 200 once the informer caches have synced and until shutdown begins. A
 //!   standby replica (not leader) syncs its caches too, so it is ready and takes over quickly.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -19,17 +24,53 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
 
-/// Readiness shared between the controller (which sets it) and the `/readyz` endpoint.
-#[derive(Clone, Debug, Default)]
+/// How much longer than the lease duration a leader may go without renewing before `/healthz`
+/// fails (the value client-go's controllers commonly give `HealthzAdaptor`).
+pub const LEADER_RENEWAL_TOLERANCE: Duration = Duration::from_secs(20);
+
+/// An extra liveness check consulted by `/healthz`: `Err(reason)` fails the probe.
+pub type LivenessCheck = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+/// Readiness and liveness shared between the controller (which sets them) and the `/readyz` and
+/// `/healthz` endpoints.
+#[derive(Clone, Default)]
 pub struct Health {
     ready: Arc<AtomicBool>,
+    /// Consulted by `/healthz` when set: the leader elector's renewal check while leader
+    /// election runs, `None` otherwise.
+    liveness: Arc<Mutex<Option<LivenessCheck>>>,
+}
+
+impl std::fmt::Debug for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Health")
+            .field("ready", &self.is_ready())
+            .field("liveness_check", &self.liveness.lock().is_some())
+            .finish()
+    }
 }
 
 impl Health {
+    /// Installs (or with `None` removes) the check that `/healthz` consults.
+    pub fn set_liveness_check(&self, check: Option<LivenessCheck>) {
+        *self.liveness.lock() = check;
+    }
+
+    /// What `/healthz` reports: `Ok` unless a liveness check is installed and fails.
+    ///
+    /// # Errors
+    /// The failing check's reason.
+    pub fn check_live(&self) -> Result<(), String> {
+        // Clone out of the lock: the check may take its own locks.
+        let check = self.liveness.lock().clone();
+        check.map_or(Ok(()), |check| check())
+    }
+
     /// Marks the controller ready (caches synced) or not (shutting down).
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::Relaxed);
@@ -68,7 +109,13 @@ impl Endpoints {
     /// Answers one request path. Pure, so tests need no socket.
     pub fn respond(&self, path: &str) -> (StatusCode, String) {
         match (path, &self.health, &self.metrics) {
-            ("/healthz" | "/livez", Some(_), _) => (StatusCode::OK, "ok\n".to_owned()),
+            ("/healthz" | "/livez", Some(health), _) => match health.check_live() {
+                Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
+                Err(reason) => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("unhealthy: {reason}\n"),
+                ),
+            },
             ("/readyz", Some(health), _) if health.is_ready() => {
                 (StatusCode::OK, "ok\n".to_owned())
             }
@@ -143,6 +190,42 @@ mod tests {
             endpoints.respond("/readyz").0,
             StatusCode::SERVICE_UNAVAILABLE
         );
+    }
+
+    #[test]
+    fn healthz_fails_while_the_liveness_check_fails() {
+        let health = Health::default();
+        let endpoints = Endpoints::health(health.clone());
+        let overdue = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&overdue);
+        health.set_liveness_check(Some(Arc::new(move || {
+            if flag.load(Ordering::Relaxed) {
+                Err("leader lease not renewed for 36s".to_owned())
+            } else {
+                Ok(())
+            }
+        })));
+        assert_eq!(
+            endpoints.respond("/healthz"),
+            (StatusCode::OK, "ok\n".to_owned())
+        );
+        overdue.store(true, Ordering::Relaxed);
+        assert_eq!(
+            endpoints.respond("/healthz"),
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unhealthy: leader lease not renewed for 36s\n".to_owned()
+            )
+        );
+        assert_eq!(
+            endpoints.respond("/livez").0,
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        // Readiness is a separate question.
+        health.set_ready(true);
+        assert_eq!(endpoints.respond("/readyz").0, StatusCode::OK);
+        health.set_liveness_check(None);
+        assert_eq!(endpoints.respond("/healthz").0, StatusCode::OK);
     }
 
     #[test]

@@ -3,12 +3,14 @@
 //!
 //! # Order of events
 //! 1. Serve `/healthz` and `/metrics` (liveness does not wait for anything).
-//! 2. Load the client configuration; build one shared informer factory with the WhiteList and
-//!    Deployment informers; register the controller's handlers; start the informers.
+//! 2. Load the client configuration; add the client's request metrics to `/metrics`; build one
+//!    shared informer factory with the WhiteList and Deployment informers; register the
+//!    controller's handlers; start the informers.
 //! 3. Wait for the caches (`--cache-sync-timeout`); then `/readyz` turns ready. Standby replicas
 //!    keep their caches warm too, so a takeover starts from a full cache.
 //! 4. Without `--leader-elect`, run the workers until shutdown. With it, run them only while
-//!    holding the Lease: when leadership is lost the workers stop at once and [`run`] returns
+//!    holding the Lease (and `/healthz` fails if this leader stops renewing; see
+//!    [`LEADER_RENEWAL_TOLERANCE`]): when leadership is lost the workers stop at once and [`run`] returns
 //!    [`Error::LeadershipLost`] so the process restarts as a fresh candidate (client-go's
 //!    controllers exit the same way).
 //! 5. On shutdown (SIGTERM): stop handing out keys, let in-flight reconciles finish
@@ -30,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::controller::Controller;
-use crate::endpoints::{Endpoints, Health};
+use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessCheck};
 use crate::error::Error;
 use crate::events::{COMPONENT, EventBuilder};
 use crate::flags::Flags;
@@ -199,6 +201,8 @@ async fn run_controller(
     queue_metrics: Arc<PrometheusMetrics>,
 ) -> Result<(), Error> {
     let setup = connect(flags).await?;
+    let client_metrics = setup.client.metrics();
+    metrics.add_source(Box::new(move |out| client_metrics.render_prometheus(out)));
     let (factory, controller) = build(flags, &setup, &metrics, queue_metrics)?;
     factory.start();
     let scope = flags.namespace.as_deref().unwrap_or("<all>");
@@ -215,7 +219,7 @@ async fn run_controller(
         Ok(()) if !*stop.0.borrow() => {
             health.set_ready(true);
             tracing::info!("caches synced");
-            work(&controller, flags, setup, stop, &metrics).await
+            work(&controller, flags, setup, stop, health, &metrics).await
         }
         Ok(()) => Ok(()),
         Err(error) => Err(error),
@@ -231,6 +235,7 @@ async fn work(
     flags: &Flags,
     setup: Setup,
     stop: &Stop,
+    health: &Health,
     metrics: &Metrics,
 ) -> Result<(), Error> {
     if !flags.leader_elect {
@@ -256,7 +261,22 @@ async fn work(
     election.lease_duration = flags.leader_elect_lease_duration;
     election.renew_deadline = flags.leader_elect_renew_deadline;
     election.retry_period = flags.leader_elect_retry_period;
-    work_while_leading(controller, flags, setup.client, election, stop, metrics).await
+    let elector = LeaderElector::new(setup.client, election)
+        .map_err(|source| Error::LeaderElectionFailed { source })?;
+    health.set_liveness_check(Some(leader_liveness(elector.clone())));
+    let result = work_while_leading(controller, flags, &elector, stop, metrics).await;
+    health.set_liveness_check(None);
+    result
+}
+
+/// `/healthz`'s check while leader election runs: fails when this replica leads but has not
+/// renewed for the lease duration plus [`LEADER_RENEWAL_TOLERANCE`].
+fn leader_liveness(elector: LeaderElector) -> LivenessCheck {
+    Arc::new(move || {
+        elector
+            .check_health(LEADER_RENEWAL_TOLERANCE)
+            .map_err(|error| error.to_string())
+    })
 }
 
 /// Hands the leadership token from the elector's callback to the work loop.
@@ -285,13 +305,10 @@ impl LeaderCallbacks for Callbacks {
 async fn work_while_leading(
     controller: &Controller,
     flags: &Flags,
-    client: Client,
-    election: LeaderElectionConfig,
+    elector: &LeaderElector,
     stop: &Stop,
     metrics: &Metrics,
 ) -> Result<(), Error> {
-    let elector = LeaderElector::new(client, election)
-        .map_err(|source| Error::LeaderElectionFailed { source })?;
     let (started, mut leadership) = mpsc::unbounded_channel();
     let callbacks = Callbacks {
         started,

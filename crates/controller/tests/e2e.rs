@@ -86,6 +86,18 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
         scrape.contains("workqueue_adds_total{name=\"image-police\"}"),
         "workqueue metrics missing:\n{scrape}"
     );
+    // The informers listed and watched, so the client counted successful GETs.
+    assert!(
+        scrape.lines().any(
+            |line| line.starts_with("rest_client_requests_total{code=\"200\",")
+                && line.contains("method=\"GET\"")
+        ),
+        "client request metrics missing:\n{scrape}"
+    );
+    assert!(
+        scrape.contains("# TYPE rest_client_request_duration_seconds histogram"),
+        "{scrape}"
+    );
     assert_eq!(controller.stop().await, Ok(()));
     env.cleanup(&ns).await;
 }
