@@ -4,11 +4,11 @@
 //! generated informers build one of these per type, and this file is the only place where the
 //! cache meets HTTP.
 
-use std::{fmt::Debug, future::Future};
+use std::future::Future;
 
-use kube_core::{ObjectList, Resource, WatchEvent};
-use kubegen_client::{ListOptions, ResourceClient, ResourceVersionMatch, WatchStream};
-use serde::{Serialize, de::DeserializeOwned};
+use kube_core::{ObjectList, WatchEvent};
+use kubegen_client::{ApiObject, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream};
+use serde::de::DeserializeOwned;
 
 use crate::list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
@@ -55,14 +55,7 @@ fn non_empty(rv: &str) -> Option<String> {
 
 impl<K> ListWatch<K> for ClientListWatch<K>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    K: ApiObject,
 {
     type Watch = ClientWatch<K>;
 

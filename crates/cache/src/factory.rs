@@ -12,16 +12,14 @@
 use std::{
     any::{Any, TypeId},
     collections::HashMap,
-    fmt::Debug,
     sync::Arc,
     time::Duration,
 };
 
 use k8s_openapi::ClusterResourceScope;
 use kube_core::{ObjectMeta, Resource};
-use kubegen_client::{Client, ListOptions, ResourceClient};
+use kubegen_client::{ApiObject, Client, ListOptions, ResourceClient};
 use parking_lot::Mutex;
-use serde::{Serialize, de::DeserializeOwned};
 
 use crate::{
     client_adapter::ClientListWatch,
@@ -131,14 +129,7 @@ impl InformerFactory {
     /// The shared informer for `K`, created on first request.
     pub fn informer<K>(&self) -> SharedIndexInformer<K>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Serialize
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: ApiObject,
         K::Scope: 'static,
     {
         let mut informers = self.inner.informers.lock();
@@ -159,14 +150,7 @@ impl InformerFactory {
 
     fn build<K>(&self) -> SharedIndexInformer<K>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Serialize
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: ApiObject,
         K::Scope: 'static,
     {
         let options = &self.inner.options;

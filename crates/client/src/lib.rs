@@ -57,7 +57,7 @@ pub use options::{
     ResourceVersionMatch, UpdateOptions,
 };
 pub use rate_limit::RateLimit;
-pub use resource_client::ResourceClient;
+pub use resource_client::{ApiObject, ResourceClient};
 pub use watch::WatchStream;
 
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.

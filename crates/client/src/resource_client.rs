@@ -20,6 +20,36 @@ use crate::options::{
 use crate::request::ResourcePath;
 use crate::watch::WatchStream;
 
+/// What the generic client needs of a kind: kube-core's static `Resource` description (group,
+/// version, plural known at compile time), JSON in both directions, and the usual bounds of a
+/// value shared across tasks.
+///
+/// Implemented automatically for every such type (the generated API types and k8s-openapi's); it
+/// exists so the bound is written once instead of at every generic use.
+pub trait ApiObject:
+    Resource<DynamicType = ()>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> ApiObject for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Typed access to one kind in one scope: a namespace, all namespaces, or the cluster.
 ///
 /// # Scopes
@@ -55,14 +85,7 @@ impl<K> std::fmt::Debug for ResourceClient<K> {
 
 impl<K> ResourceClient<K>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: ApiObject,
 {
     fn with_scope(client: Client, namespace: Option<&str>) -> Self {
         let path = ResourcePath::new(&K::group(&()), &K::version(&()), &K::plural(&()), namespace);

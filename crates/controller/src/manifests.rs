@@ -11,11 +11,9 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube_core::Resource;
 use kubegen_api::police::v1beta1::WhiteList;
-use kubegen_client::{Client, CreateOptions, GetOptions, ResourceClient};
+use kubegen_client::{ApiObject, Client, CreateOptions, GetOptions, ResourceClient};
 use serde::Deserialize as _;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Why a manifest could not be applied.
@@ -160,14 +158,7 @@ async fn create_typed<K>(
     document: Value,
 ) -> Result<Option<String>, ManifestError>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + serde::Serialize
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: ApiObject,
 {
     let object: K = serde_json::from_value(document).map_err(|e| ManifestError::Unreadable {
         file: file.to_path_buf(),
