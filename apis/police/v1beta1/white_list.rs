@@ -26,10 +26,13 @@ pub struct WhiteListSpec {
 
 /// One allowed image and the tags allowed for it.
 pub struct ImageRule {
-    /// Image name without tag or digest, e.g. `docker.io/library/nginx`.
+    /// Image name without tag, e.g. `docker.io/library/nginx`. To allow an image pinned by digest,
+    /// name the exact digest here (`docker.io/library/nginx@sha256:...`) and list no tags: digests
+    /// cannot be matched against tags.
     /// +kubegen:validation:minLength=1
     pub name: String,
-    /// Allowed tags; every allowed tag must be listed (there is no wildcard).
+    /// Allowed tags; every allowed tag must be listed (there is no wildcard). Empty only for a
+    /// digest rule.
     pub tags: Vec<String>,
 }
 

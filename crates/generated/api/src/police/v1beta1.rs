@@ -80,9 +80,12 @@ pub struct WhiteListSpec {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageRule {
-    /// Image name without tag or digest, e.g. `docker.io/library/nginx`.
+    /// Image name without tag, e.g. `docker.io/library/nginx`. To allow an image pinned by digest,
+    /// name the exact digest here (`docker.io/library/nginx@sha256:...`) and list no tags: digests
+    /// cannot be matched against tags.
     pub name: ::std::string::String,
-    /// Allowed tags; every allowed tag must be listed (there is no wildcard).
+    /// Allowed tags; every allowed tag must be listed (there is no wildcard). Empty only for a
+    /// digest rule.
     #[serde(default)]
     pub tags: ::std::vec::Vec<::std::string::String>,
 }
