@@ -170,12 +170,7 @@ impl Store {
         key: ObjectKey,
         value: Value,
     ) -> Stored {
-        self.rv += 1;
-        let stored = Stored::new(value, self.rv);
-        let collection = self.collections.entry(resource.clone()).or_default();
-        collection.insert(key.clone(), stored.clone());
-        self.record(resource, key, EventType::Added, stored.clone(), None);
-        stored
+        self.put(resource, key, value, EventType::Added)
     }
 
     /// Replaces an existing object and records `MODIFIED`.
@@ -185,11 +180,23 @@ impl Store {
         key: ObjectKey,
         value: Value,
     ) -> Stored {
+        self.put(resource, key, value, EventType::Modified)
+    }
+
+    /// Stores `value` at the next resourceVersion and records `event` (with the previous object,
+    /// if any, so selector transitions can be computed).
+    fn put(
+        &mut self,
+        resource: &ResourceKey,
+        key: ObjectKey,
+        value: Value,
+        event: EventType,
+    ) -> Stored {
         self.rv += 1;
         let stored = Stored::new(value, self.rv);
         let collection = self.collections.entry(resource.clone()).or_default();
         let prev = collection.insert(key.clone(), stored.clone());
-        self.record(resource, key, EventType::Modified, stored.clone(), prev);
+        self.record(resource, key, event, stored.clone(), prev);
         stored
     }
 
