@@ -1,12 +1,8 @@
 //! Watch semantics through raw HTTP: starting points, 410, bookmarks, streaming lists, selectors.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use kubegen_testserver::ServerOptions;
 use serde_json::json;
 

@@ -7,11 +7,9 @@
 //! These tests talk to a server over HTTP, so they wait in real time, with generous deadlines;
 //! nothing asserts on exact timings except the documented takeover bound.
 
-mod harness;
-
 use std::time::{Duration, Instant};
 
-use harness::{Env, allowed_deployment, forbidden_deployment, whitelist};
+use crate::harness::{Env, allowed_deployment, forbidden_deployment, whitelist};
 
 macro_rules! on_both_targets {
     ($scenario:ident, $testserver:ident, $cluster:ident) => {
@@ -148,12 +146,12 @@ async fn standby_takes_over_when_the_leader_dies(env: Env) {
     let takeover = killed.elapsed();
     println!(
         "takeover after the leader died: {takeover:?} (lease duration {:?})",
-        harness::LEASE_DURATION
+        crate::harness::LEASE_DURATION
     );
     // Bound: the lease duration since the last renewal the standby saw, plus its acquire retries
     // (with jitter) and our polling.
     assert!(
-        takeover <= harness::LEASE_DURATION + harness::RETRY_PERIOD * 4,
+        takeover <= crate::harness::LEASE_DURATION + crate::harness::RETRY_PERIOD * 4,
         "takeover took {takeover:?}"
     );
 

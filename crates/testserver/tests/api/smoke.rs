@@ -1,9 +1,5 @@
 //! The basic contract other crates depend on first: start, CRUD, list, watch, kubeconfig.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

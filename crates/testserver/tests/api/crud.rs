@@ -1,11 +1,7 @@
 //! Storage semantics through raw HTTP: create/get/update/patch/delete, resourceVersions,
 //! generation, the status subresource, finalizers, namespaces.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 const DEPLOY: &str = "/apis/apps/v1/namespaces/default/deployments";

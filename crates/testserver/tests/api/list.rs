@@ -1,12 +1,8 @@
 //! List semantics through raw HTTP: selectors, pagination, resourceVersion matching.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use kubegen_testserver::ServerOptions;
 use serde_json::json;
 

@@ -1,8 +1,4 @@
 //! The `kubegen-testserver` binary starts, writes a kubeconfig and prints its URL.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -25,7 +21,7 @@ async fn binary_prints_its_url_and_writes_a_kubeconfig() {
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let yaml = std::fs::read_to_string(&kubeconfig).unwrap();
     assert!(yaml.contains(&format!("server: {url}")), "{yaml}");
-    let reply = common::Http::new(&url)
+    let reply = crate::common::Http::new(&url)
         .get("/api/v1/namespaces/default")
         .await;
     assert_eq!(reply.code, 200);

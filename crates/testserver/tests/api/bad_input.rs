@@ -1,10 +1,6 @@
 //! Bad input gets the real server's codes and Status bodies, never a panic or a dropped connection.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

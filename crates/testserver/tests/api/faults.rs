@@ -1,14 +1,10 @@
 //! Fault injection, authentication, TLS and shutdown through raw HTTP.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::*;
+use crate::common::*;
 use http_body_util::{BodyExt, Full};
 use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
 use serde_json::json;

@@ -1,8 +1,6 @@
 //! Time-driven watch behaviour (periodic bookmarks, `timeoutSeconds`) on virtual time, through the
 //! in-process `ApiServer::handle` (a socket would need real sleeps).
 
-#![allow(clippy::unwrap_used)]
-
 use std::time::Duration;
 
 use bytes::Bytes;

@@ -1,10 +1,6 @@
 //! Discovery and CustomResourceDefinitions through raw HTTP.
 
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use kubegen_testserver::ResourceDefinition;
 use serde_json::{Value, json};
 

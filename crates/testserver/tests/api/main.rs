@@ -1,0 +1,16 @@
+//! The test server checked through its wire protocol, one module per area.
+//!
+//! One test binary per crate: each binary links the whole dependency graph, so one per file
+//! would multiply link time and disk use in CI for nothing.
+#![allow(clippy::unwrap_used)]
+
+mod bad_input;
+mod binary;
+mod common;
+mod crud;
+mod discovery;
+mod faults;
+mod list;
+mod smoke;
+mod watch;
+mod watch_timing;
