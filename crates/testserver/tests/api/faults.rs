@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crate::common::*;
+use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
 use serde_json::json;
