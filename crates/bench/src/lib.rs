@@ -8,6 +8,7 @@
 pub mod data;
 pub mod fanin;
 pub mod http;
+pub mod link;
 pub mod loader;
 pub mod measure;
 pub mod roles;

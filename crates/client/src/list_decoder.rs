@@ -12,7 +12,11 @@
 //! An item wholly inside one chunk (most of them: items are ~1-10 KiB, chunks ~16 KiB) is decoded
 //! straight from the chunk, with no scan and no copy. Only an item that straddles a chunk boundary
 //! is scanned byte by byte to find its end (strings, escapes, nesting) and copied into a capture
-//! buffer; its partial first attempt is the only wasted serde work.
+//! buffer. Which path an item takes is guessed from the size of the item before it: when fewer
+//! bytes are left in the chunk than that item had, the item most likely straddles, so it is
+//! scanned straight away instead of handed to serde_json to fail at the end of the chunk. Without
+//! that guess, a slow network (small chunks, big items) paid a wasted partial decode for nearly
+//! every item.
 //!
 //! Measured (`measure_streaming_decode_against_the_serde_floor`, release, 10k ConfigMaps of ~1 KiB,
 //! 11.2 MB, on a loaded 2-core machine): 1.09-1.10x the time of `serde_json::from_slice` on the
@@ -148,6 +152,8 @@ pub(crate) struct ListDecoder<K> {
     fields: Vec<(String, Vec<u8>)>,
     /// Items decoded so far.
     items: Vec<K>,
+    /// Raw size of the last item decoded: the guess for the next one (0 before the first).
+    last_item_len: usize,
     /// Body bytes consumed so far (for error positions).
     offset: u64,
     /// The request URL, for error messages.
@@ -163,6 +169,7 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
             key: Vec::new(),
             fields: Vec::new(),
             items: Vec::new(),
+            last_item_len: 0,
             offset: 0,
             url: url.to_owned(),
         }
@@ -204,12 +211,17 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
         if scan.target != Target::Item || scan.scalar {
             return Ok(None);
         }
+        // Too few bytes left for an item like the last one: it most likely continues.
+        if bytes.len() < self.last_item_len {
+            return Ok(None);
+        }
         let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<K>();
         match stream.next() {
             Some(Ok(item)) => {
                 self.items.push(item);
                 self.state = State::AfterItem;
-                Ok(Some(stream.byte_offset()))
+                self.last_item_len = stream.byte_offset();
+                Ok(Some(self.last_item_len))
             }
             // Incomplete: the scanner finds its end across chunks.
             Some(Err(e)) if e.is_eof() => Ok(None),
@@ -293,6 +305,7 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
                         source,
                     })?;
                 self.items.push(item);
+                self.last_item_len = self.capture.len();
                 self.capture.clear();
                 self.state = State::AfterItem;
             }

@@ -90,6 +90,27 @@ fn huge_item_split_into_many_chunks_is_decoded() -> Result<()> {
 }
 
 #[test]
+fn each_item_sets_the_size_guess_for_the_next() -> Result<()> {
+    let mut decoder = ListDecoder::<ConfigMap>::new("/api/v1/configmaps");
+    let first = r#"{"metadata":{"name":"first-item-is-long"}}"#;
+    decoder.feed(format!(r#"{{"items":[{first},"#).as_bytes())?;
+    assert_eq!(decoder.last_item_len, first.len(), "decoded in place");
+    // The next item arrives in pieces shorter than the guess: captured, then decoded.
+    let second = r#"{"metadata":{"name":"b"}}"#;
+    for piece in second.as_bytes().chunks(5) {
+        decoder.feed(piece)?;
+    }
+    assert_eq!(
+        decoder.last_item_len,
+        second.len(),
+        "decoded from the capture"
+    );
+    decoder.feed(b"]}")?;
+    assert_eq!(names(&decoder.finish()?), ["first-item-is-long", "b"]);
+    Ok(())
+}
+
+#[test]
 fn null_or_empty_items_give_an_empty_list_with_defaults() -> Result<()> {
     for body in [r#"{"items":null}"#, r#"{ "items" : [ ] }"#, "{}"] {
         let list = decode_chunks(&[body.as_bytes()])?;

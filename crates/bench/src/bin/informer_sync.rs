@@ -3,12 +3,15 @@
 //! ```text
 //! cargo run --release -p kubegen-bench --bin informer-sync -- --n 10000
 //! cargo run --release -p kubegen-bench --bin informer-sync -- --full      # 100k ConfigMaps
+//! cargo run --release -p kubegen-bench --bin informer-sync -- --link-mbit 1000   # over a paced link
+//! cargo run --release -p kubegen-bench --features mimalloc --bin informer-sync   # every client on mimalloc
 //! ```
 //!
 //! Without `--role` this is the parent: it starts an in-process test server (or uses `--url`),
 //! loads the data, then runs each client in its own child process and prints the tables. With
 //! `--role` it is such a child. See `docs/performance.md`.
 
+#[cfg(not(feature = "mimalloc"))]
 use std::alloc::System;
 
 use anyhow::{Context, Result};
@@ -17,11 +20,17 @@ use kubegen_bench::http::RawClient;
 use kubegen_bench::roles::{Dataset, Job, Role};
 use kubegen_bench::runner::{Runner, child_main};
 use kubegen_bench::table::{Row, ratios, render};
-use kubegen_bench::{loader, server};
+use kubegen_bench::{link, loader, server};
+#[cfg(not(feature = "mimalloc"))]
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
+#[cfg(not(feature = "mimalloc"))]
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Command line of both the parent and the children.
 #[derive(Parser, Debug)]
@@ -57,6 +66,13 @@ struct Args {
     /// Parent: measure each client this many times and keep the run with the median wall time.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Parent: put a simulated network link of this many Mbit/s between the clients and the server
+    /// (see `kubegen_bench::link`); without it the clients use loopback at full speed.
+    #[arg(long)]
+    link_mbit: Option<f64>,
+    /// Parent: round-trip time of the simulated link, in milliseconds.
+    #[arg(long, default_value_t = 2)]
+    link_rtt_ms: u64,
     /// Parent: load the data, print the server URL, serve for this many seconds and exit without
     /// measuring (to profile one role by hand: `perf record informer-sync --role kubegen --url ..`).
     #[arg(long)]
@@ -89,9 +105,20 @@ async fn parent(args: Args) -> Result<()> {
         Some(url) => server::Server::External(url.clone()),
         None => server::Server::start().await?,
     };
-    let url = server.url();
-    eprintln!("server: {url}");
-    let client = RawClient::new(&url);
+    let server_url = server.url();
+    eprintln!("server: {server_url}");
+    let client = RawClient::new(&server_url);
+    let link = match args.link_mbit {
+        Some(mbit) => Some(link::Link::start(&server_url, mbit, args.link_rtt_ms).await?),
+        None => None,
+    };
+    let (url, network) = match (&link, args.link_mbit) {
+        (Some(link), Some(mbit)) => (
+            link.url().to_owned(),
+            format!("{mbit} Mbit/s link, {} ms RTT", args.link_rtt_ms),
+        ),
+        _ => (server_url.clone(), "loopback".to_owned()),
+    };
     let runner = Runner::current()?;
     let mut sets = vec![(Dataset::ConfigMaps, "cm", configmaps)];
     if args.deployments > 0 {
@@ -132,7 +159,7 @@ async fn parent(args: Args) -> Result<()> {
                 Err(error) => eprintln!("{label}: FAILED: {error:#}"),
             }
         }
-        let title = format!("{count} {} (page size 500)", dataset.as_str());
+        let title = format!("{count} {} (page size 500, {network})", dataset.as_str());
         print!("{}", render(&title, &rows));
         print!("{}", ratios(&rows, "kubegen"));
     }
