@@ -11,7 +11,10 @@
 //! 4. Otherwise judge every Deployment of the namespace against the union of the namespace's
 //!    valid WhiteLists (so adding a second list can only allow more, and two lists never fight),
 //!    delete each offender (precondition: its uid, so a re-created Deployment of the same name is never hit),
-//!    and record a Warning Event on the Deployment and on the WhiteList.
+//!    and record a Warning Event on it; then one Warning Event on the WhiteList naming every
+//!    Deployment this reconcile deleted (one per reconcile, not per Deployment: a burst of
+//!    offenders would otherwise write as many Events about the same WhiteList, and Events named
+//!    after the WhiteList and the reconcile's timestamp would collide).
 //! 5. Write the status computed by [`next_status`], only if it changed.
 //!
 //! # Errors and retries
@@ -30,7 +33,6 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
@@ -48,8 +50,25 @@ use crate::writer::Writer;
 pub const REASON_DELETED: &str = "DeletedForbiddenImage";
 /// How often a conflicting status write is retried on a fresh read before the key is requeued.
 pub const STATUS_ATTEMPTS: usize = 3;
-/// Reason of the Event recorded on the WhiteList that caused a deletion.
+/// Reason of the Event recorded on the WhiteList that caused deletions.
 pub const REASON_ENFORCED: &str = "DeploymentDeleted";
+
+/// What a Deployment did wrong, for Event messages: `container "c0" runs "redis:7" (reason: why)`.
+fn offenses(found: &[ContainerViolation]) -> String {
+    found
+        .iter()
+        .map(|v| {
+            format!(
+                "container {:?} runs {:?} ({}: {})",
+                v.container,
+                v.image,
+                v.denial.reason(),
+                v.denial
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// Why a reconcile must be retried.
 #[derive(Debug, thiserror::Error)]
@@ -192,6 +211,7 @@ impl Reconciler {
             .list(&Selector::default());
         deployments.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let mut handled = Vec::new();
+        let mut deleted = Vec::new();
         let mut first_error = None;
         for deployment in deployments {
             if deployment.metadata.deletion_timestamp.is_some() {
@@ -223,58 +243,37 @@ impl Reconciler {
                 deployment = name,
                 "deleted Deployment running a denied image"
             );
-            self.record_deletion(whitelist, &deployment, &found, now)
+            let offenses = offenses(&found);
+            let list_name = whitelist.metadata.name.as_deref().unwrap_or_default();
+            let message = format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
+            self.record(deployment.as_ref(), REASON_DELETED, &message, now)
                 .await;
             handled.extend(found.iter().map(|v| violation_record(&name, v, now)));
+            deleted.push(format!("{name:?} ({offenses})"));
+        }
+        if !deleted.is_empty() {
+            let noun = if deleted.len() == 1 {
+                "Deployment"
+            } else {
+                "Deployments"
+            };
+            let message = format!("Deleted {} {noun}: {}", deleted.len(), deleted.join("; "));
+            self.record(whitelist, REASON_ENFORCED, &message, now).await;
         }
         (handled, first_error)
     }
 
-    async fn record_deletion(
-        &self,
-        whitelist: &WhiteList,
-        deployment: &Deployment,
-        found: &[ContainerViolation],
-        now: &Time,
-    ) {
-        let list_name = whitelist.metadata.name.as_deref().unwrap_or_default();
-        let deployment_name = deployment.metadata.name.as_deref().unwrap_or_default();
-        let offenses = found
-            .iter()
-            .map(|v| {
-                format!(
-                    "container {:?} runs {:?} ({}: {})",
-                    v.container,
-                    v.image,
-                    v.denial.reason(),
-                    v.denial
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let on_deployment = format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
-        let on_whitelist = format!("Deleted Deployment {deployment_name:?}: {offenses}");
-        let events = [
-            self.events.build(
-                deployment,
-                EventType::Warning,
-                REASON_DELETED,
-                &on_deployment,
-                now,
-            ),
-            self.events.build(
-                whitelist,
-                EventType::Warning,
-                REASON_ENFORCED,
-                &on_whitelist,
-                now,
-            ),
-        ];
-        for event in events {
-            if let Err(error) = self.writer.create_event(&event).await {
-                self.metrics.event_failed();
-                tracing::warn!(%error, reason = event.reason.as_deref(), "recording an Event failed");
-            }
+    /// Records a Warning Event about `object`; best effort (a failure is logged and counted).
+    async fn record<K>(&self, object: &K, reason: &str, message: &str, now: &Time)
+    where
+        K: kube_core::Resource<DynamicType = ()>,
+    {
+        let event = self
+            .events
+            .build(object, EventType::Warning, reason, message, now);
+        if let Err(error) = self.writer.create_event(&event).await {
+            self.metrics.event_failed();
+            tracing::warn!(%error, reason, "recording an Event failed");
         }
     }
 

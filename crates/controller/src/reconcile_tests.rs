@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::Event;
 use kube_core::Resource;
 use kubegen_cache::{Indexer, Lister, ObjectKey};
-use kubegen_client::{GetOptions, ListOptions};
+use kubegen_client::{GetOptions, ListOptions, ResourceClient};
 use kubegen_clientset::fake::Clientset as FakeClientset;
 use kubegen_fake::{Action, conflict, internal_error};
 use serde_json::{Value, json};
@@ -237,6 +238,71 @@ async fn forbidden_image_deletes_the_deployment_records_events_and_status() {
             .lines()
             .find(|l| l.starts_with("image_police_deployments_deleted_total ")),
         Some("image_police_deployments_deleted_total 1")
+    );
+}
+
+#[tokio::test]
+async fn several_offenders_get_one_event_each_and_one_summary_on_the_whitelist() {
+    let fixture = Fixture::new(vec![
+        whitelist("team", "wl", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "a", &[], &["redis:7"]),
+        deployment("team", "b", &[], &["mysql:8"]),
+        deployment("team", "c", &[], &["postgres:16"]),
+    ])
+    .await;
+    ok(&fixture, "team/wl").await;
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            "delete deployments team/a",
+            "create events team",
+            "delete deployments team/b",
+            "create events team",
+            "delete deployments team/c",
+            "create events team",
+            "create events team",
+            "update whitelists/status team/wl",
+        ]
+    );
+    // Every Event was stored: none collided on its name (all share the reconcile's timestamp).
+    let stored = ResourceClient::<Event>::namespaced(fixture.clientset.client().clone(), "team")
+        .list(&ListOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("list events: {e}"));
+    let mut reasons: Vec<_> = stored
+        .items
+        .iter()
+        .map(|e| e.reason.clone().unwrap_or_default())
+        .collect();
+    reasons.sort();
+    assert_eq!(
+        reasons,
+        [
+            REASON_DELETED,
+            REASON_DELETED,
+            REASON_DELETED,
+            REASON_ENFORCED
+        ]
+    );
+    let summary = stored
+        .items
+        .iter()
+        .find(|e| e.reason.as_deref() == Some(REASON_ENFORCED))
+        .and_then(|e| e.message.clone())
+        .unwrap_or_default();
+    assert!(
+        summary.starts_with("Deleted 3 Deployments: \"a\""),
+        "{summary}"
+    );
+    assert!(summary.contains("\"c\""), "{summary}");
+    assert!(
+        fixture
+            .reconciler
+            .metrics
+            .render()
+            .lines()
+            .any(|l| l == "image_police_events_failed_total 0"),
+        "no Event failed"
     );
 }
 
