@@ -11,6 +11,8 @@
 //!   Event is logged and counted, it never fails a reconcile).
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use k8s_openapi::api::core::v1::{Event, EventSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -44,6 +46,8 @@ impl EventType {
 pub struct EventBuilder {
     /// `reportingInstance`: the replica's identity (pod name or host name).
     instance: String,
+    /// The nanosecond stamp of the last Event name, shared by clones: names never repeat.
+    last_stamp: Arc<AtomicI64>,
 }
 
 impl EventBuilder {
@@ -51,13 +55,17 @@ impl EventBuilder {
     pub fn new(instance: &str) -> EventBuilder {
         EventBuilder {
             instance: instance.to_owned(),
+            last_stamp: Arc::new(AtomicI64::new(i64::MIN)),
         }
     }
 
     /// An Event about `object`, in the object's namespace, at `now`.
     ///
     /// The name follows client-go (`<object name>.<unix nanoseconds in hex>`), so Events of one
-    /// object sort by time and two replicas practically never collide.
+    /// object sort by time and two replicas practically never collide. Events built from the same
+    /// `now` (one reconcile deleting several Deployments records two Events per Deployment, and a
+    /// Deployment may share its WhiteList's name) get stamps one nanosecond apart: a repeated
+    /// name would be refused as AlreadyExists and the Event lost.
     pub fn build<K>(
         &self,
         object: &K,
@@ -71,7 +79,7 @@ impl EventBuilder {
     {
         let involved = object.object_ref(&());
         let object_name = involved.name.clone().unwrap_or_default();
-        let nanos = now.0.as_nanosecond();
+        let nanos = self.unique_stamp(now.0.as_nanosecond());
         Event {
             metadata: ObjectMeta {
                 name: Some(format!("{object_name}.{nanos:x}")),
@@ -92,6 +100,27 @@ impl EventBuilder {
             reporting_component: Some(COMPONENT.to_owned()),
             reporting_instance: Some(self.instance.clone()),
             ..Event::default()
+        }
+    }
+}
+
+impl EventBuilder {
+    /// `wanted`, or one past the last stamp handed out if that is not earlier.
+    fn unique_stamp(&self, wanted: i128) -> i64 {
+        // Nanoseconds since 1970 fit an i64 until the year 2262.
+        let wanted = i64::try_from(wanted).unwrap_or(i64::MAX);
+        let mut last = self.last_stamp.load(Ordering::Relaxed);
+        loop {
+            let stamp = wanted.max(last.saturating_add(1));
+            match self.last_stamp.compare_exchange_weak(
+                last,
+                stamp,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return stamp,
+                Err(current) => last = current,
+            }
         }
     }
 }
@@ -152,6 +181,30 @@ mod tests {
             Some(COMPONENT)
         );
         assert_eq!(event.count, Some(1));
+    }
+
+    #[test]
+    fn events_built_from_one_timestamp_get_distinct_names() {
+        let now = Time(Timestamp::from_second(1_700_000_000).unwrap_or_else(|e| panic!("{e}")));
+        let builder = EventBuilder::new("pod-a");
+        let clone = builder.clone();
+        let names: Vec<_> = [&builder, &clone, &builder]
+            .iter()
+            .map(|b| {
+                b.build(&deployment(), EventType::Warning, "R", "m", &now)
+                    .metadata
+                    .name
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "web.17979cfe362a0000",
+                "web.17979cfe362a0001",
+                "web.17979cfe362a0002"
+            ]
+        );
     }
 
     #[test]

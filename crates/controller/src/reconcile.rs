@@ -11,10 +11,7 @@
 //! 4. Otherwise judge every Deployment of the namespace against the union of the namespace's
 //!    valid WhiteLists (so adding a second list can only allow more, and two lists never fight),
 //!    delete each offender (precondition: its uid, so a re-created Deployment of the same name is never hit),
-//!    and record a Warning Event on it; then one Warning Event on the WhiteList naming every
-//!    Deployment this reconcile deleted (one per reconcile, not per Deployment: a burst of
-//!    offenders would otherwise write as many Events about the same WhiteList, and Events named
-//!    after the WhiteList and the reconcile's timestamp would collide).
+//!    and record a Warning Event on the Deployment and one on the WhiteList.
 //! 5. Write the status computed by [`next_status`], only if it changed.
 //!
 //! # Errors and retries
@@ -50,7 +47,7 @@ use crate::writer::Writer;
 pub const REASON_DELETED: &str = "DeletedForbiddenImage";
 /// How often a conflicting status write is retried on a fresh read before the key is requeued.
 pub const STATUS_ATTEMPTS: usize = 3;
-/// Reason of the Event recorded on the WhiteList that caused deletions.
+/// Reason of the Event recorded on the WhiteList that caused a deletion.
 pub const REASON_ENFORCED: &str = "DeploymentDeleted";
 
 /// What a Deployment did wrong, for Event messages: `container "c0" runs "redis:7" (reason: why)`.
@@ -211,7 +208,6 @@ impl Reconciler {
             .list(&Selector::default());
         deployments.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let mut handled = Vec::new();
-        let mut deleted = Vec::new();
         let mut first_error = None;
         for deployment in deployments {
             if deployment.metadata.deletion_timestamp.is_some() {
@@ -245,20 +241,14 @@ impl Reconciler {
             );
             let offenses = offenses(&found);
             let list_name = whitelist.metadata.name.as_deref().unwrap_or_default();
-            let message = format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
-            self.record(deployment.as_ref(), REASON_DELETED, &message, now)
+            let on_deployment =
+                format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
+            let on_whitelist = format!("Deleted Deployment {name:?}: {offenses}");
+            self.record(deployment.as_ref(), REASON_DELETED, &on_deployment, now)
+                .await;
+            self.record(whitelist, REASON_ENFORCED, &on_whitelist, now)
                 .await;
             handled.extend(found.iter().map(|v| violation_record(&name, v, now)));
-            deleted.push(format!("{name:?} ({offenses})"));
-        }
-        if !deleted.is_empty() {
-            let noun = if deleted.len() == 1 {
-                "Deployment"
-            } else {
-                "Deployments"
-            };
-            let message = format!("Deleted {} {noun}: {}", deleted.len(), deleted.join("; "));
-            self.record(whitelist, REASON_ENFORCED, &message, now).await;
         }
         (handled, first_error)
     }
