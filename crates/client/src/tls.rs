@@ -4,7 +4,10 @@
 //!
 //! # Guarantees
 //! - When the config names a CA, only that CA is trusted (like client-go: the cluster CA replaces
-//!   the system roots, it does not extend them).
+//!   the system roots, it does not extend them). When it names none, the platform's trust store is
+//!   used (`/etc/ssl/certs` and friends, `SSL_CERT_FILE`/`SSL_CERT_DIR`), as in client-go: clusters
+//!   behind a publicly trusted certificate (proxies, managed endpoints) need no CA in the
+//!   kubeconfig.
 //! - Certificate verification is skipped only when the kubeconfig says
 //!   `insecure-skip-tls-verify: true`; then any certificate is accepted and a warning is logged.
 //! - ALPN offers `h2` and `http/1.1` (set by the connector in `transport.rs`), so HTTP/2 is used
@@ -96,11 +99,9 @@ fn certificates(pem: &[u8], field: &str) -> Result<Vec<CertificateDer<'static>>>
 
 fn root_store(ca_pem: Option<&[u8]>) -> Result<RootCertStore> {
     let Some(pem) = ca_pem else {
-        return Err(Error::Tls(
-            "no certificate-authority configured for an https server (system roots are not \
-             bundled); set certificate-authority(-data) or insecure-skip-tls-verify"
-                .into(),
-        ));
+        let found = rustls_native_certs::load_native_certs();
+        let errors = found.errors.iter().map(ToString::to_string).collect();
+        return system_roots(found.certs, errors);
     };
     let mut store = RootCertStore::empty();
     for cert in certificates(pem, "certificate-authority")? {
@@ -108,6 +109,32 @@ fn root_store(ca_pem: Option<&[u8]>) -> Result<RootCertStore> {
             .add(cert)
             .map_err(|e| Error::Tls(format!("certificate-authority: unusable certificate: {e}")))?;
     }
+    Ok(store)
+}
+
+/// The platform's roots, for a cluster without a configured CA. Unparsable entries are skipped (a
+/// trust store often holds a few); finding none at all is an error that says where we looked.
+fn system_roots(certs: Vec<CertificateDer<'static>>, errors: Vec<String>) -> Result<RootCertStore> {
+    let mut store = RootCertStore::empty();
+    let (added, skipped) = store.add_parsable_certificates(certs);
+    if added == 0 {
+        let problems = if errors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", errors.join("; "))
+        };
+        return Err(Error::Tls(format!(
+            "no certificate-authority configured for an https server and no system root \
+             certificates found{problems}; set certificate-authority(-data), or \
+             insecure-skip-tls-verify, or SSL_CERT_FILE"
+        )));
+    }
+    tracing::debug!(
+        added,
+        skipped,
+        ?errors,
+        "no certificate-authority configured: using the system roots"
+    );
     Ok(store)
 }
 
@@ -158,5 +185,40 @@ impl ServerCertVerifier for NoVerification {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn throwaway_ca() -> CertificateDer<'static> {
+        let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+        let mut params =
+            rcgen::CertificateParams::new(Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).unwrap_or_else(|e| panic!("{e}"));
+        cert.der().clone()
+    }
+
+    #[test]
+    fn system_roots_skip_unparsable_entries() -> Result<()> {
+        let garbage = CertificateDer::from(vec![0x30, 0x03, 0x01, 0x01, 0x00]);
+        let store = system_roots(vec![garbage, throwaway_ca()], Vec::new())?;
+        assert_eq!(store.len(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn no_system_roots_is_an_error_that_says_what_was_tried() {
+        let err = system_roots(Vec::new(), vec!["/etc/ssl/certs: not found".to_owned()])
+            .expect_err("no roots");
+        let message = err.to_string();
+        assert!(
+            message.contains("no system root certificates found"),
+            "{message}"
+        );
+        assert!(message.contains("/etc/ssl/certs: not found"), "{message}");
+        assert!(message.contains("certificate-authority"), "{message}");
     }
 }
