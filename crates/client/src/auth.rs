@@ -71,7 +71,11 @@ impl Auth {
             Auth::None => return Ok(None),
             Auth::Token(token) => token.clone(),
             Auth::TokenFile(file) => file.token()?,
-            Auth::Exec(exec) => exec.token().await?,
+            // A certificate-only plugin authenticates through TLS (see `tls::ExecClientCert`).
+            Auth::Exec(exec) => match exec.token().await? {
+                Some(token) => token,
+                None => return Ok(None),
+            },
         };
         token.header().map(Some)
     }

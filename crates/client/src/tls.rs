@@ -10,15 +10,20 @@
 //!   kubeconfig.
 //! - Certificate verification is skipped only when the kubeconfig says
 //!   `insecure-skip-tls-verify: true`; then any certificate is accepted and a warning is logged.
+//! - A client certificate comes from the kubeconfig, or else from an exec credential plugin
+//!   ([`ExecClientCert`]): the plugin may hand out a new one whenever it runs, and every new
+//!   connection presents the latest (client-go rotates exec certificates per connection too).
 //! - ALPN offers `h2` and `http/1.1` (set by the connector in `transport.rs`), so HTTP/2 is used
 //!   when the server supports it.
 
 use std::sync::Arc;
 
+use rustls::client::ResolvesClientCert;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::error::{Error, Result};
@@ -54,12 +59,16 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Builds the rustls config for `settings`.
+/// Builds the rustls config for `settings`; `exec_cert` is the certificate slot of the user's exec
+/// plugin, used when the kubeconfig names no client certificate of its own.
 ///
 /// # Errors
 /// [`Error::Tls`] when the CA bundle holds no usable certificate, the client key is unreadable,
 /// or no CA is configured for an https server whose verification is not skipped.
-pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
+pub(crate) fn client_config(
+    settings: &TlsSettings,
+    exec_cert: Option<Arc<ExecClientCert>>,
+) -> Result<ClientConfig> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Tls(format!("protocol versions: {e}")))?;
@@ -71,8 +80,8 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
     } else {
         builder.with_root_certificates(root_store(settings.ca_pem.as_deref())?)
     };
-    let config = match &settings.client_cert_pem {
-        Some((cert, key)) => {
+    let config = match (&settings.client_cert_pem, exec_cert) {
+        (Some((cert, key)), _) => {
             let chain = certificates(cert, "client-certificate")?;
             let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| {
                 Error::Tls(format!("client-key: no usable private key in PEM: {e}"))
@@ -81,10 +90,77 @@ pub(crate) fn client_config(settings: &TlsSettings) -> Result<ClientConfig> {
                 .with_client_auth_cert(chain, key)
                 .map_err(|e| Error::Tls(format!("client certificate/key pair: {e}")))?
         }
-        None => builder.with_no_client_auth(),
+        (None, Some(exec_cert)) => builder.with_client_cert_resolver(exec_cert),
+        (None, None) => builder.with_no_client_auth(),
     };
     // ALPN (`h2`, `http/1.1`) is set by hyper-rustls from the enabled HTTP versions.
     Ok(config)
+}
+
+/// The client certificate an exec credential plugin returned last (`clientCertificateData` and
+/// `clientKeyData`). The plugin runs before a request is sent, so the slot is filled before the
+/// first handshake; a later run with a new certificate replaces it for new connections.
+#[derive(Debug, Default)]
+pub(crate) struct ExecClientCert {
+    current: parking_lot::RwLock<Option<InstalledCert>>,
+}
+
+/// A certificate in the slot, with the PEM pair it was built from (to skip rebuilding an unchanged
+/// one when the plugin runs again).
+#[derive(Debug)]
+struct InstalledCert {
+    cert_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+    key: Arc<CertifiedKey>,
+}
+
+impl ExecClientCert {
+    /// Installs a certificate chain and key (PEM) for the next handshakes.
+    ///
+    /// # Errors
+    /// [`Error::Tls`] when either PEM is unusable or the key does not belong to the certificate.
+    pub(crate) fn set(&self, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
+        if let Some(installed) = self.current.read().as_ref()
+            && installed.cert_pem == cert_pem
+            && installed.key_pem == key_pem
+        {
+            return Ok(());
+        }
+        let chain = certificates(cert_pem, "clientCertificateData")?;
+        let key = PrivateKeyDer::from_pem_slice(key_pem)
+            .map_err(|e| Error::Tls(format!("clientKeyData: no usable private key in PEM: {e}")))?;
+        let signing_key = provider()
+            .key_provider
+            .load_private_key(key)
+            .map_err(|e| Error::Tls(format!("clientKeyData: {e}")))?;
+        let certified = CertifiedKey::new(chain, signing_key);
+        certified
+            .keys_match()
+            .map_err(|e| Error::Tls(format!("clientCertificateData/clientKeyData: {e}")))?;
+        *self.current.write() = Some(InstalledCert {
+            cert_pem: cert_pem.to_vec(),
+            key_pem: key_pem.to_vec(),
+            key: Arc::new(certified),
+        });
+        Ok(())
+    }
+}
+
+impl ResolvesClientCert for ExecClientCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        self.current
+            .read()
+            .as_ref()
+            .map(|installed| Arc::clone(&installed.key))
+    }
+
+    fn has_certs(&self) -> bool {
+        self.current.read().is_some()
+    }
 }
 
 fn certificates(pem: &[u8], field: &str) -> Result<Vec<CertificateDer<'static>>> {

@@ -51,7 +51,11 @@ impl HttpTransport {
     pub(crate) fn new(config: &Config) -> Result<HttpTransport> {
         let base = config.cluster_url().clone();
         let tls_config = if base.scheme_str() == Some("https") {
-            tls::client_config(&config.tls)?
+            let exec_cert = match &config.auth {
+                Auth::Exec(exec) => Some(exec.client_cert()),
+                _ => None,
+            };
+            tls::client_config(&config.tls, exec_cert)?
         } else {
             // Plain http: no TLS handshake will happen; an empty trust store is never consulted.
             rustls::ClientConfig::builder_with_provider(Arc::new(

@@ -1,5 +1,5 @@
 //! Exec credential plugins (`users[].user.exec`): run a command, read an `ExecCredential` from its
-//! stdout, use its token until `expirationTimestamp`.
+//! stdout, use its token and/or client certificate until `expirationTimestamp`.
 //!
 //! Mirrors client-go `plugin/pkg/client/auth/exec/exec.go` for `client.authentication.k8s.io/v1`
 //! and `v1beta1` (how `aws eks get-token`, `gke-gcloud-auth-plugin`, `kubelogin` work).
@@ -12,19 +12,26 @@
 //!   when the server answers 401. Concurrent requests wait for one plugin run, not one each.
 //! - Failures name the command, its exit status and the start of its stderr, plus `installHint`
 //!   when the command does not exist.
+//! - A client certificate (`clientCertificateData` + `clientKeyData`, as Teleport or Pinniped hand
+//!   out) goes to [`ExecClientCert`], which new TLS connections present; a token, if any, is sent
+//!   as a bearer token. A client certificate in the kubeconfig itself takes precedence.
 //!
 //! # Differences from client-go
-//! Interactive plugins (reading a terminal) and plugins returning only a client certificate are not
-//! supported; both fail with a clear error.
+//! Interactive plugins (reading a terminal) are not supported and fail with a clear error. When
+//! the plugin's certificate changes, client-go closes the open connections; kubegen lets them
+//! finish and uses the new certificate for new ones.
 
 use std::time::Duration;
 
 use base64::Engine;
 use serde::Deserialize;
 
+use std::sync::Arc;
+
 use crate::auth::SecretToken;
 use crate::config::kubeconfig::Cluster;
 use crate::error::{Error, Result, excerpt};
+use crate::tls::ExecClientCert;
 
 /// A plugin that does not finish within this time is killed and reported.
 const PLUGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -84,12 +91,14 @@ struct CredentialStatus {
     token: Option<String>,
     expiration_timestamp: Option<jiff::Timestamp>,
     client_certificate_data: Option<String>,
+    client_key_data: Option<String>,
 }
 
-/// A token from the plugin and when it stops being valid.
+/// What the plugin handed out and when it stops being valid. Its certificate, if any, lives in
+/// the [`ExecClientCert`] slot.
 #[derive(Debug)]
 struct Credential {
-    token: SecretToken,
+    token: Option<SecretToken>,
     /// `None`: valid until the server rejects it.
     expires: Option<jiff::Timestamp>,
 }
@@ -102,6 +111,8 @@ pub(crate) struct ExecAuth {
     cluster: Option<serde_json::Value>,
     /// The last credential. Invariant: never holds an expired credential after `token()` returns.
     cached: tokio::sync::Mutex<Option<Credential>>,
+    /// Where the plugin's client certificate goes; the TLS config reads it.
+    client_cert: Arc<ExecClientCert>,
 }
 
 impl ExecAuth {
@@ -149,11 +160,18 @@ impl ExecAuth {
             config,
             cluster,
             cached: tokio::sync::Mutex::new(None),
+            client_cert: Arc::default(),
         })
     }
 
-    /// The current token, running the plugin if there is none or it expired.
-    pub(crate) async fn token(&self) -> Result<SecretToken> {
+    /// The slot the plugin's client certificates go to, for the TLS config.
+    pub(crate) fn client_cert(&self) -> Arc<ExecClientCert> {
+        Arc::clone(&self.client_cert)
+    }
+
+    /// The current token (`None` from a plugin that returns only a client certificate), running
+    /// the plugin if there is no credential or it expired.
+    pub(crate) async fn token(&self) -> Result<Option<SecretToken>> {
         let mut cached = self.cached.lock().await;
         if let Some(credential) = cached.as_ref()
             && credential
@@ -245,17 +263,35 @@ impl ExecAuth {
         let status = credential
             .status
             .ok_or_else(|| self.fail("ExecCredential has no status"))?;
-        match status.token.filter(|t| !t.is_empty()) {
-            Some(token) => Ok(Credential {
-                token: SecretToken::new(token),
-                expires: status.expiration_timestamp,
-            }),
-            None if status.client_certificate_data.is_some() => {
-                Err(self
-                    .fail("plugins returning client certificates are not supported, only tokens"))
+        let token = status.token.filter(|t| !t.is_empty()).map(SecretToken::new);
+        let certificate = match (status.client_certificate_data, status.client_key_data) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(
+                    self.fail("ExecCredential has clientCertificateData but no clientKeyData")
+                );
             }
-            None => Err(self.fail("ExecCredential status has no token")),
+            (None, Some(_)) => {
+                return Err(
+                    self.fail("ExecCredential has clientKeyData but no clientCertificateData")
+                );
+            }
+        };
+        if token.is_none() && certificate.is_none() {
+            return Err(
+                self.fail("ExecCredential status has neither a token nor a client certificate")
+            );
         }
+        if let Some((cert, key)) = certificate {
+            self.client_cert
+                .set(cert.as_bytes(), key.as_bytes())
+                .map_err(|e| self.fail(e.to_string()))?;
+        }
+        Ok(Credential {
+            token,
+            expires: status.expiration_timestamp,
+        })
     }
 }
 

@@ -63,6 +63,15 @@ impl Plugin {
 const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 
+/// The plugin's token, which the script always prints.
+async fn token(exec: &ExecAuth) -> Result<String> {
+    Ok(exec
+        .token()
+        .await?
+        .map(|t| t.expose().to_owned())
+        .unwrap_or_default())
+}
+
 fn auth(config: ExecConfig) -> ExecAuth {
     ExecAuth::new(config, &Cluster::default(), None).expect("valid exec config")
 }
@@ -71,8 +80,8 @@ fn auth(config: ExecConfig) -> ExecAuth {
 async fn token_without_expiry_is_cached() -> Result<()> {
     let plugin = Plugin::new(PLUGIN);
     let exec = auth(plugin.config(V1, ""));
-    assert_eq!(exec.token().await?.expose(), "tok-1");
-    assert_eq!(exec.token().await?.expose(), "tok-1");
+    assert_eq!(token(&exec).await?, "tok-1");
+    assert_eq!(token(&exec).await?, "tok-1");
     assert_eq!(plugin.runs(), 1);
     Ok(())
 }
@@ -82,7 +91,7 @@ async fn token_is_cached_until_expiration() -> Result<()> {
     let plugin = Plugin::new(PLUGIN);
     let exec = auth(plugin.config(V1BETA1, "2999-01-01T00:00:00Z"));
     exec.token().await?;
-    assert_eq!(exec.token().await?.expose(), "tok-1");
+    assert_eq!(token(&exec).await?, "tok-1");
     assert_eq!(plugin.runs(), 1);
     Ok(())
 }
@@ -91,8 +100,8 @@ async fn token_is_cached_until_expiration() -> Result<()> {
 async fn expired_token_runs_the_plugin_again() -> Result<()> {
     let plugin = Plugin::new(PLUGIN);
     let exec = auth(plugin.config(V1, "2000-01-01T00:00:00Z"));
-    assert_eq!(exec.token().await?.expose(), "tok-1");
-    assert_eq!(exec.token().await?.expose(), "tok-2");
+    assert_eq!(token(&exec).await?, "tok-1");
+    assert_eq!(token(&exec).await?, "tok-2");
     assert_eq!(plugin.runs(), 2);
     Ok(())
 }
@@ -103,7 +112,7 @@ async fn invalidate_after_401_runs_the_plugin_again() -> Result<()> {
     let exec = auth(plugin.config(V1, ""));
     exec.token().await?;
     exec.invalidate();
-    assert_eq!(exec.token().await?.expose(), "tok-2");
+    assert_eq!(token(&exec).await?, "tok-2");
     Ok(())
 }
 
@@ -162,6 +171,72 @@ async fn garbage_output_is_an_error_naming_the_plugin() {
         err.to_string().contains("stdout is not an ExecCredential"),
         "{err}"
     );
+}
+
+/// A plugin that prints `status` (a JSON object) as its ExecCredential's status.
+fn status_plugin(status: &serde_json::Value) -> Plugin {
+    let plugin = Plugin::new(r#"cat "$DIR/credential.json""#);
+    let credential =
+        serde_json::json!({"apiVersion": V1, "kind": "ExecCredential", "status": status});
+    std::fs::write(plugin.path("credential.json"), credential.to_string()).expect("write");
+    plugin
+}
+
+/// A self-signed client certificate and its key, as PEM.
+fn client_certificate() -> (String, String) {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let cert = rcgen::CertificateParams::new(vec!["client".to_owned()])
+        .expect("params")
+        .self_signed(&key)
+        .expect("certificate");
+    (cert.pem(), key.serialize_pem())
+}
+
+#[tokio::test]
+async fn certificate_only_plugin_fills_the_tls_slot_and_sends_no_token() -> Result<()> {
+    use rustls::client::ResolvesClientCert;
+    let (cert, key) = client_certificate();
+    let plugin =
+        status_plugin(&serde_json::json!({"clientCertificateData": cert, "clientKeyData": key}));
+    let exec = auth(plugin.config(V1, ""));
+    assert!(
+        !exec.client_cert().has_certs(),
+        "empty before the plugin ran"
+    );
+    assert!(exec.token().await?.is_none());
+    let resolved = exec.client_cert().resolve(&[], &[]).expect("a certificate");
+    assert_eq!(resolved.cert.len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn half_a_certificate_or_nothing_at_all_is_an_error() {
+    let (cert, key) = client_certificate();
+    for (status, expected) in [
+        (
+            serde_json::json!({"clientCertificateData": cert}),
+            "clientCertificateData but no clientKeyData",
+        ),
+        (
+            serde_json::json!({"clientKeyData": key}),
+            "clientKeyData but no clientCertificateData",
+        ),
+        (
+            serde_json::json!({"clientCertificateData": key, "clientKeyData": cert}),
+            "clientCertificateData",
+        ),
+        (
+            serde_json::json!({}),
+            "neither a token nor a client certificate",
+        ),
+    ] {
+        let plugin = status_plugin(&status);
+        let err = auth(plugin.config(V1, ""))
+            .token()
+            .await
+            .expect_err("unusable credential");
+        assert!(err.to_string().contains(expected), "{status}: {err}");
+    }
 }
 
 #[tokio::test]

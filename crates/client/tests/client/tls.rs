@@ -206,6 +206,45 @@ async fn client_certificate_authenticates() -> TestResult {
 }
 
 #[tokio::test]
+async fn exec_plugin_client_certificate_authenticates() -> TestResult {
+    let ca = ca("ca")?;
+    let (cert, key) = leaf(&ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth)?;
+    let addr = serve(&cert, &key, Some(&ca.pem()), BOTH).await?;
+    let (client_cert, client_key) = leaf(&ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth)?;
+    // A certificate-only plugin, as Teleport's and Pinniped's are: no token at all.
+    let dir = tempfile::tempdir()?;
+    let credential = serde_json::json!({
+        "apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+        "status": {"clientCertificateData": client_cert, "clientKeyData": client_key},
+    });
+    std::fs::write(dir.path().join("credential.json"), credential.to_string())?;
+    let script = dir.path().join("plugin.sh");
+    std::fs::write(
+        &script,
+        format!("cat '{}'", dir.path().join("credential.json").display()),
+    )?;
+    let yaml = format!(
+        "current-context: t\n\
+         contexts: [{{name: t, context: {{cluster: c, user: u}}}}]\n\
+         clusters: [{{name: c, cluster: {{server: 'https://{addr}', certificate-authority-data: {}}}}}]\n\
+         users: [{{name: u, user: {{exec: {{apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: ['{}']}}}}}}]\n",
+        b64(&ca.pem()),
+        script.display()
+    );
+    let config = Config::from_kubeconfig(
+        &Kubeconfig::parse(&yaml, Path::new("/test/kubeconfig"))?,
+        &LoadOptions::default(),
+    )?;
+    let seen = fetch(config).await?;
+    assert_eq!(seen["clientCert"], "true");
+    assert_eq!(
+        seen["auth"], "",
+        "no bearer token from a certificate-only plugin"
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn tls_server_name_is_verified_instead_of_the_host() -> TestResult {
     let ca = ca("ca")?;
     let (cert, key) = leaf(
