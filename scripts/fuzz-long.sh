@@ -7,7 +7,8 @@
 #
 # Targets: watch (watch-stream decoder), list (streaming list decoder), kubeconfig, codegen-tags.
 # A failing property stops its target; proptest prints the minimal input and saves it under
-# fuzz/proptest-regressions/ so the next CI run replays it.
+# fuzz/proptest-regressions/ so the next CI run replays it. Every round rebuilds from the working
+# tree, so run it on a checkout nobody is editing (a `git clone` of the commit under test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
