@@ -7,10 +7,12 @@ cd "$(dirname "$0")/.."
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cargo run --quiet --package kubegen-codegen --bin kubegen -- --config kubegen.toml \
-  --output "$tmp/crates/generated" --crd "$tmp/deploy/crd.yaml" >/dev/null
+  --output "$tmp/crates/generated" --crd "$tmp/deploy/crd.yaml" \
+  --crd-v1beta1 "$tmp/deploy/crd-v1beta1.yaml" >/dev/null
 status=0
 diff -ru --exclude=target crates/generated "$tmp/crates/generated" || status=1
 diff -u deploy/crd.yaml "$tmp/deploy/crd.yaml" || status=1
+diff -u deploy/crd-v1beta1.yaml "$tmp/deploy/crd-v1beta1.yaml" || status=1
 if [ "$status" -ne 0 ]; then
   echo "generated code is out of date: run scripts/update-codegen.sh and commit the result" >&2
   exit 1

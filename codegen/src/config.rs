@@ -9,6 +9,7 @@
 //! builtins = "apis/builtins.toml"     # k8s-openapi kinds to cover (optional)
 //! output = "crates/generated"         # api/, clientset/, listers/, informers/ go here
 //! crd = "deploy/crd.yaml"             # CRD manifests (optional)
+//! crd_v1beta1 = "deploy/crd-v1beta1.yaml"  # the same CRDs for API servers < 1.16 (off unless set)
 //! boilerplate = "hack/boilerplate.rs.txt"
 //! crate_prefix = "kubegen"            # crate names: <prefix>-api, <prefix>-clientset, ...
 //! runtime = "workspace"               # or "path:../kubegen/crates" or "version:0.1.0"
@@ -34,6 +35,10 @@ pub struct Config {
     pub output: PathBuf,
     /// CRD manifest file; `None` skips CRD generation.
     pub crd: Option<PathBuf>,
+    /// The same CRDs as apiextensions.k8s.io/v1beta1, for API servers older than 1.16 (which do
+    /// not serve v1); `None` (the default) skips it. Off by default so that projects which only
+    /// target 1.16+ do not get a file they did not ask for.
+    pub crd_v1beta1: Option<PathBuf>,
     /// License header prepended to every generated Rust file.
     pub boilerplate: Option<PathBuf>,
     /// Generated crate names are `<prefix>-api`, `<prefix>-clientset`, ...
@@ -80,6 +85,7 @@ impl Default for Config {
             builtins: Some(PathBuf::from("apis/builtins.toml")),
             output: PathBuf::from("crates/generated"),
             crd: Some(PathBuf::from("deploy/crd.yaml")),
+            crd_v1beta1: None,
             boilerplate: Some(PathBuf::from("hack/boilerplate.rs.txt")),
             crate_prefix: "kubegen".to_owned(),
             runtime: Runtime::Workspace,

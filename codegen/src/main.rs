@@ -30,6 +30,9 @@ struct Args {
     /// CRD manifest path.
     #[arg(long)]
     crd: Option<PathBuf>,
+    /// Path of the same CRDs as apiextensions.k8s.io/v1beta1, for API servers older than 1.16.
+    #[arg(long)]
+    crd_v1beta1: Option<PathBuf>,
     /// License header file.
     #[arg(long)]
     boilerplate: Option<PathBuf>,
@@ -74,6 +77,9 @@ fn run(args: Args) -> Result<ExitCode, Error> {
     }
     if let Some(crd) = args.crd {
         config.crd = Some(crd);
+    }
+    if let Some(crd_v1beta1) = args.crd_v1beta1 {
+        config.crd_v1beta1 = Some(crd_v1beta1);
     }
     if let Some(boilerplate) = args.boilerplate {
         config.boilerplate = Some(boilerplate);

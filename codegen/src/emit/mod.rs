@@ -18,6 +18,7 @@ use crate::model::{Kind, Model};
 mod api;
 mod clientset;
 mod crd;
+mod crd_v1beta1;
 mod fake;
 mod informers;
 mod listers;
@@ -114,6 +115,9 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     informers::emit(ctx, &mut files)?;
     if let Some(crd_path) = &ctx.config.crd {
         files.insert(crd_path.clone(), crd::emit(ctx)?);
+    }
+    if let Some(crd_path) = &ctx.config.crd_v1beta1 {
+        files.insert(crd_path.clone(), crd_v1beta1::emit(ctx)?);
     }
     Ok(files)
 }

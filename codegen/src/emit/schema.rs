@@ -171,6 +171,50 @@ fn type_schema(package: &Package, ty: &FieldType) -> Value {
     }
 }
 
+/// A `default` that [`remove_defaults`] took out of a schema.
+#[derive(Debug, PartialEq)]
+pub(super) struct RemovedDefault {
+    /// Where the field sits, e.g. `.spec.workers` (`[*]` for list items, `.*` for map values).
+    pub(super) path: String,
+    /// The default value that was removed.
+    pub(super) value: Value,
+}
+
+/// Removes every `default` from a schema built by [`kind_schema`] and returns what it removed, in
+/// schema order. For API servers that cannot apply defaults (before 1.16).
+///
+/// It follows the schema's structure (`properties`, `items`, `additionalProperties`) instead of
+/// deleting every `default` key, so a *property* named `default` stays.
+pub(super) fn remove_defaults(schema: &mut Value) -> Vec<RemovedDefault> {
+    let mut removed = Vec::new();
+    remove_defaults_at(schema, String::new(), &mut removed);
+    removed
+}
+
+fn remove_defaults_at(schema: &mut Value, path: String, removed: &mut Vec<RemovedDefault>) {
+    let Value::Mapping(node) = schema else {
+        return;
+    };
+    if let Some(value) = node.remove("default") {
+        removed.push(RemovedDefault {
+            path: path.clone(),
+            value,
+        });
+    }
+    if let Some(Value::Mapping(properties)) = node.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            let name = name.as_str().unwrap_or_default();
+            remove_defaults_at(property, format!("{path}.{name}"), removed);
+        }
+    }
+    if let Some(items) = node.get_mut("items") {
+        remove_defaults_at(items, format!("{path}[*]"), removed);
+    }
+    if let Some(values) = node.get_mut("additionalProperties") {
+        remove_defaults_at(values, format!("{path}.*"), removed);
+    }
+}
+
 fn struct_schema(package: &Package, def: &StructDef) -> Value {
     let mut properties = Mapping::new();
     let mut required = Vec::new();
@@ -189,4 +233,43 @@ fn struct_schema(package: &Package, def: &StructDef) -> Value {
         insert(&mut schema, "required", Value::Sequence(required));
     }
     schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Value {
+        serde_yaml::from_str(text).expect("test YAML parses")
+    }
+
+    #[test]
+    fn a_property_named_default_is_not_a_default() {
+        let mut schema = yaml(
+            "{type: object, properties: {default: {type: string, default: x},
+              tags: {type: array, items: {type: string, default: y}},
+              labels: {type: object, additionalProperties: {type: string, default: z}}}}",
+        );
+        let removed = remove_defaults(&mut schema);
+        assert_eq!(
+            schema,
+            yaml(
+                "{type: object, properties: {default: {type: string},
+                  tags: {type: array, items: {type: string}},
+                  labels: {type: object, additionalProperties: {type: string}}}}"
+            )
+        );
+        let paths: Vec<(&str, &Value)> = removed
+            .iter()
+            .map(|r| (r.path.as_str(), &r.value))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                (".default", &Value::from("x")),
+                (".tags[*]", &Value::from("y")),
+                (".labels.*", &Value::from("z")),
+            ]
+        );
+    }
 }

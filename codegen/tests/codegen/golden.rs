@@ -14,6 +14,7 @@ fn config(case: &str) -> Config {
     config.builtins = None;
     config.output = PathBuf::from("expected/crates");
     config.crd = Some(PathBuf::from("expected/crd.yaml"));
+    config.crd_v1beta1 = Some(PathBuf::from("expected/crd-v1beta1.yaml"));
     config.boilerplate = None;
     config
 }

@@ -1,0 +1,475 @@
+//! `deploy/crd-v1beta1.yaml`: the CRDs of `crd.yaml` as apiextensions.k8s.io/v1beta1, for API
+//! servers older than 1.16, which do not serve apiextensions.k8s.io/v1 (v1beta1 is served from 1.7
+//! until 1.21). controller-gen's `crd:crdVersions=v1beta1`, for the same [`Crd`] as the v1 file.
+//!
+//! # Differences from the v1 layout
+//! - `spec.version` names the storage version. The server requires it to equal
+//!   `spec.versions[0].name`, so the storage version is listed first, the others follow in v1 order.
+//! - The schema (`validation`), `subresources` and `additionalPrinterColumns` sit at the top of
+//!   `spec` when every version has the same one, and per version otherwise: the server rejects
+//!   per-version values that are all identical, and top-level and per-version values together.
+//! - Printer columns spell their path key `JSONPath`, not `jsonPath`.
+//! - `preserveUnknownFields: false`: unknown fields are pruned as v1 always does (1.15+, needs the
+//!   structural schema kubegen emits). v1beta1 would keep them by default.
+//! - No `default`s: defaulting needs 1.16, a 1.15 server rejects them (feature gate off), and from
+//!   1.17 a CRD with defaults must be created through v1. The file's head comment lists every
+//!   default removed, so users know which fields to set themselves.
+//!
+//! `x-kubernetes-int-or-string` stays (1.15+). Every other keyword kubegen emits (`type`, `format`,
+//! `description`, `properties`, `required`, `items`, `additionalProperties`, `anyOf`, `enum`,
+//! `minimum`/`maximum`, `minLength`/`maxLength`, `minItems`/`maxItems`, `pattern`) 1.15 knows.
+
+use std::fmt::Write as _;
+
+use serde_yaml::Value;
+
+use super::EmitCtx;
+use super::crd::{self, Crd, crds, printer_columns, status_subresource};
+use super::schema::{RemovedDefault, insert, map, remove_defaults};
+use crate::Error;
+
+/// Says what the file is for, under the `@generated` line.
+const INTRO: &str = "\
+# The CRDs of the apiextensions.k8s.io/v1 manifest as apiextensions.k8s.io/v1beta1, for API servers
+# older than 1.16 (and at least 1.15). Newer servers take the v1 manifest.
+";
+
+/// The whole v1beta1 multi-document YAML file.
+pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
+    let mut removed = Vec::new();
+    let documents: Vec<Value> = crds(ctx)
+        .iter()
+        .map(|crd| document(crd, &mut removed))
+        .collect();
+    let mut out = crd::header(ctx);
+    out.push_str(INTRO);
+    out.push_str(&defaults_note(&removed)?);
+    for document in &documents {
+        crd::push_document(&mut out, document)?;
+    }
+    Ok(out)
+}
+
+/// A default left out of the file: on which CRD, in which versions, at which field.
+struct RemovedFrom {
+    /// The CRD's name.
+    crd: String,
+    /// The versions whose schema had it, in v1 order.
+    versions: Vec<String>,
+    /// The field and the value.
+    default: RemovedDefault,
+}
+
+/// One CRD in the v1beta1 layout; records the defaults it leaves out in `removed`.
+fn document(crd: &Crd<'_>, removed: &mut Vec<RemovedFrom>) -> Value {
+    // The storage version first (`spec.version` must name versions[0]), then the rest in v1 order.
+    let storage = crd.versions.iter().position(|v| v.storage).unwrap_or(0);
+    let order: Vec<usize> = std::iter::once(storage)
+        .chain((0..crd.versions.len()).filter(|&i| i != storage))
+        .collect();
+    let mut entries: Vec<Value> = order
+        .iter()
+        .map(|&i| {
+            let version = &crd.versions[i];
+            map([
+                ("name", Value::from(version.name)),
+                ("served", Value::Bool(true)),
+                ("storage", Value::Bool(version.storage)),
+            ])
+        })
+        .collect();
+    let mut top_level = Vec::new();
+    for (top_key, version_key, values) in per_version_settings(crd, removed) {
+        match placement(&values) {
+            Placement::Nowhere => {}
+            Placement::TopLevel(value) => top_level.push((top_key, value.clone())),
+            Placement::PerVersion => {
+                for (entry, &i) in entries.iter_mut().zip(&order) {
+                    if let Some(value) = &values[i] {
+                        insert(entry, version_key, value.clone());
+                    }
+                }
+            }
+        }
+    }
+    let mut document = crd::document("apiextensions.k8s.io/v1beta1", crd);
+    if let Some(spec) = document.get_mut("spec") {
+        insert(spec, "version", Value::from(crd.versions[storage].name));
+        insert(spec, "versions", Value::Sequence(entries));
+        for (key, value) in top_level {
+            insert(spec, key, value);
+        }
+        // Pruning needs a schema for every version; a kind always has one (its struct).
+        if crd.versions.iter().all(|version| version.schema.is_some()) {
+            insert(spec, "preserveUnknownFields", Value::Bool(false));
+        }
+    }
+    document
+}
+
+/// Per setting, its top-level key, its per-version key and each version's value (v1 order):
+/// the schema without defaults, the status subresource, the printer columns.
+fn per_version_settings(
+    crd: &Crd<'_>,
+    removed: &mut Vec<RemovedFrom>,
+) -> [(&'static str, &'static str, Vec<Option<Value>>); 3] {
+    let mut schemas = Vec::new();
+    for version in &crd.versions {
+        let schema = version.schema.clone().map(|mut schema| {
+            for default in remove_defaults(&mut schema) {
+                record(removed, &crd.name, version.name, default);
+            }
+            map([("openAPIV3Schema", schema)])
+        });
+        schemas.push(schema);
+    }
+    let subresources = crd
+        .versions
+        .iter()
+        .map(|version| version.status.then(status_subresource));
+    let columns = crd.versions.iter().map(|version| {
+        (!version.columns.is_empty()).then(|| printer_columns(version.columns, "JSONPath"))
+    });
+    [
+        ("validation", "schema", schemas),
+        ("subresources", "subresources", subresources.collect()),
+        (
+            "additionalPrinterColumns",
+            "additionalPrinterColumns",
+            columns.collect(),
+        ),
+    ]
+}
+
+/// Adds `default` to `removed`, merging it with the same default of another version of `crd`.
+fn record(removed: &mut Vec<RemovedFrom>, crd: &str, version: &str, default: RemovedDefault) {
+    match removed
+        .iter_mut()
+        .find(|seen| seen.crd == crd && seen.default == default)
+    {
+        Some(seen) => seen.versions.push(version.to_owned()),
+        None => removed.push(RemovedFrom {
+            crd: crd.to_owned(),
+            versions: vec![version.to_owned()],
+            default,
+        }),
+    }
+}
+
+/// Where a per-version setting goes in the v1beta1 layout.
+#[derive(Debug, PartialEq)]
+enum Placement<'a> {
+    /// No version has it.
+    Nowhere,
+    /// Every version has this same value: `spec.<key>`.
+    TopLevel(&'a Value),
+    /// Versions differ: `spec.versions[].<key>`, on the versions that have one.
+    PerVersion,
+}
+
+fn placement(values: &[Option<Value>]) -> Placement<'_> {
+    match values.first() {
+        Some(Some(first)) if values.iter().all(|value| value.as_ref() == Some(first)) => {
+            Placement::TopLevel(first)
+        }
+        _ if values.iter().all(Option::is_none) => Placement::Nowhere,
+        _ => Placement::PerVersion,
+    }
+}
+
+/// The head comment listing the defaults left out; empty when there were none.
+fn defaults_note(removed: &[RemovedFrom]) -> Result<String, Error> {
+    if removed.is_empty() {
+        return Ok(String::new());
+    }
+    let mut note = String::from(
+        "# API servers before 1.16 do not apply defaults, so this file has none. Set these fields\n\
+         # yourself on such servers (CRD, versions, field: default):\n",
+    );
+    for entry in removed {
+        let value = serde_json::to_string(&entry.default.value)
+            .map_err(|error| Error::Internal(format!("default does not serialize: {error}")))?;
+        let _ = writeln!(
+            note,
+            "#   {} {} {}: {value}",
+            entry.crd,
+            entry.versions.join(","),
+            entry.default.path
+        );
+    }
+    Ok(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize as _;
+
+    use super::*;
+    use crate::config::Config;
+
+    /// Generates (v1 file, v1beta1 file) from `files` (paths under `apis/`).
+    fn generate(files: &[(&str, &str)]) -> (String, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (path, text) in files {
+            let full = dir.path().join("apis").join(path);
+            std::fs::create_dir_all(full.parent().expect("has a parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        }
+        let config = Config {
+            root: dir.path().to_path_buf(),
+            builtins: None,
+            boilerplate: None,
+            ..Config::default()
+        };
+        let model = crate::load_model(&config).expect("test input is valid");
+        let ctx = EmitCtx {
+            config: &config,
+            model: &model,
+            boilerplate: String::new(),
+        };
+        let v1 = crd::emit(&ctx).expect("v1 emits");
+        let v1beta1 = emit(&ctx).expect("v1beta1 emits");
+        assert_eq!(v1beta1, emit(&ctx).expect("v1beta1 emits"), "deterministic");
+        (v1, v1beta1)
+    }
+
+    fn documents(text: &str) -> Vec<Value> {
+        serde_yaml::Deserializer::from_str(text)
+            .map(|document| Value::deserialize(document).expect("valid YAML"))
+            .collect()
+    }
+
+    /// The only document of a one-CRD file.
+    fn only(text: &str) -> Value {
+        let mut documents = documents(text);
+        assert_eq!(documents.len(), 1);
+        documents.remove(0)
+    }
+
+    fn yaml(text: &str) -> Value {
+        serde_yaml::from_str(text).expect("test YAML parses")
+    }
+
+    const GROUP: &str = "//! +groupName=fleet.example.com\nmod ship;\n";
+
+    /// A kind with a status subresource, two printer columns and a defaulted field.
+    const SHIP: &str = "\
+/// A ship.
+///
+/// +genclient
+/// +kubegen:printcolumn:name=Crew,type=integer,jsonPath=.spec.crew
+/// +kubegen:printcolumn:name=Port,type=string,jsonPath=.status.port,priority=1
+pub struct Ship {
+    pub metadata: ObjectMeta,
+    /// Wanted.
+    pub spec: ShipSpec,
+    /// Observed.
+    pub status: Option<ShipStatus>,
+}
+
+/// Wanted.
+pub struct ShipSpec {
+    /// Crew size.
+    /// +kubegen:default=3
+    pub crew: i32,
+    /// Cargo hold.
+    pub hold: Option<IntOrString>,
+}
+
+/// Observed.
+pub struct ShipStatus {
+    /// Where it is.
+    pub port: Option<String>,
+}
+";
+
+    /// An older version of the same kind: another schema, no status, no columns.
+    const SHIP_V1ALPHA1: &str = "\
+/// A ship.
+///
+/// +genclient
+pub struct Ship {
+    pub metadata: ObjectMeta,
+    /// Wanted.
+    pub spec: ShipSpec,
+}
+
+/// Wanted.
+pub struct ShipSpec {
+    /// Crew size.
+    /// +kubegen:default=3
+    pub crew: i32,
+}
+";
+
+    fn one_version() -> (String, String) {
+        generate(&[("fleet/v1/mod.rs", GROUP), ("fleet/v1/ship.rs", SHIP)])
+    }
+
+    /// v1alpha1 and v1beta1: the storage version (v1beta1) comes second in package order.
+    fn two_versions() -> (String, String) {
+        generate(&[
+            ("fleet/v1alpha1/mod.rs", GROUP),
+            ("fleet/v1alpha1/ship.rs", SHIP_V1ALPHA1),
+            ("fleet/v1beta1/mod.rs", GROUP),
+            ("fleet/v1beta1/ship.rs", SHIP),
+        ])
+    }
+
+    #[test]
+    fn metadata_names_scope_and_group_match_the_v1_file() {
+        let (v1, v1beta1) = two_versions();
+        let (v1, v1beta1) = (only(&v1), only(&v1beta1));
+        assert_eq!(v1beta1["apiVersion"], "apiextensions.k8s.io/v1beta1");
+        assert_eq!(v1beta1["kind"], "CustomResourceDefinition");
+        assert_eq!(v1beta1["metadata"], v1["metadata"]);
+        for key in ["group", "names", "scope"] {
+            assert_eq!(v1beta1["spec"][key], v1["spec"][key], "spec.{key}");
+        }
+    }
+
+    #[test]
+    fn storage_version_is_spec_version_and_listed_first() {
+        let (v1, v1beta1) = two_versions();
+        let v1_versions = &only(&v1)["spec"]["versions"];
+        assert_eq!(v1_versions[0]["name"], "v1alpha1", "v1 keeps package order");
+        let spec = &only(&v1beta1)["spec"];
+        assert_eq!(spec["version"], "v1beta1");
+        let flags: Vec<Value> = spec["versions"]
+            .as_sequence()
+            .expect("versions is a list")
+            .iter()
+            .map(|entry| {
+                let flag = |key: &str| entry[key].clone();
+                map([
+                    ("name", flag("name")),
+                    ("served", flag("served")),
+                    ("storage", flag("storage")),
+                ])
+            })
+            .collect();
+        assert_eq!(
+            Value::Sequence(flags),
+            yaml(
+                "[{name: v1beta1, served: true, storage: true},
+                  {name: v1alpha1, served: true, storage: false}]"
+            )
+        );
+    }
+
+    #[test]
+    fn shared_schema_status_and_columns_sit_at_the_top_level() {
+        let (v1_text, v1beta1_text) = one_version();
+        let (v1, v1beta1) = (only(&v1_text), only(&v1beta1_text));
+        let spec = &v1beta1["spec"];
+        let entry = &spec["versions"][0];
+        assert_eq!(entry, &yaml("{name: v1, served: true, storage: true}"));
+        let mut schema = v1["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
+        remove_defaults(&mut schema);
+        assert_eq!(spec["validation"]["openAPIV3Schema"], schema);
+        assert_eq!(spec["subresources"], yaml("{status: {}}"));
+        assert_eq!(
+            spec["additionalPrinterColumns"],
+            yaml(
+                "[{name: Crew, type: integer, JSONPath: .spec.crew},
+                  {name: Port, type: string, JSONPath: .status.port, priority: 1}]"
+            )
+        );
+        assert!(!v1beta1_text.contains("jsonPath"), "{v1beta1_text}");
+    }
+
+    #[test]
+    fn differing_versions_keep_schema_status_and_columns_per_version() {
+        let (v1, v1beta1) = two_versions();
+        let (v1, v1beta1) = (only(&v1), only(&v1beta1));
+        let spec = &v1beta1["spec"];
+        for key in ["validation", "subresources", "additionalPrinterColumns"] {
+            assert_eq!(spec.get(key), None, "no top-level {key}");
+        }
+        let (beta, alpha) = (&spec["versions"][0], &spec["versions"][1]);
+        let mut beta_schema = v1["spec"]["versions"][1]["schema"].clone();
+        remove_defaults(&mut beta_schema["openAPIV3Schema"]);
+        assert_eq!(beta["schema"], beta_schema);
+        assert_eq!(beta["subresources"], yaml("{status: {}}"));
+        assert_eq!(
+            beta["additionalPrinterColumns"][0]["JSONPath"],
+            ".spec.crew"
+        );
+        assert!(alpha["schema"]["openAPIV3Schema"]["properties"]["spec"].is_mapping());
+        assert_eq!(alpha.get("subresources"), None);
+        assert_eq!(alpha.get("additionalPrinterColumns"), None);
+    }
+
+    #[test]
+    fn versions_differing_only_in_defaults_share_the_top_level_schema() {
+        let without_default = SHIP.replace("    /// +kubegen:default=3\n", "");
+        let (_, v1beta1) = generate(&[
+            ("fleet/v1beta1/mod.rs", GROUP),
+            ("fleet/v1beta1/ship.rs", &without_default),
+            ("fleet/v1/mod.rs", GROUP),
+            ("fleet/v1/ship.rs", SHIP),
+        ]);
+        let spec = &only(&v1beta1)["spec"];
+        assert!(spec["validation"]["openAPIV3Schema"].is_mapping());
+        assert_eq!(spec["subresources"], yaml("{status: {}}"));
+        assert_eq!(spec["versions"][0].get("schema"), None);
+        assert_eq!(spec["versions"][1].get("schema"), None);
+    }
+
+    #[test]
+    fn unknown_fields_are_pruned() {
+        let (_, v1beta1) = one_version();
+        assert_eq!(
+            only(&v1beta1)["spec"]["preserveUnknownFields"],
+            Value::Bool(false)
+        );
+    }
+
+    #[test]
+    fn defaults_are_removed_and_listed_in_the_head_comment() {
+        let (v1, v1beta1) = two_versions();
+        assert!(v1.contains("default: 3"), "v1 keeps defaults");
+        assert!(!v1beta1.contains("default:"), "{v1beta1}");
+        let head: Vec<&str> = v1beta1.lines().take_while(|l| *l != "---").collect();
+        assert_eq!(
+            head,
+            [
+                "# @generated by kubegen from apis. DO NOT EDIT.",
+                "# The CRDs of the apiextensions.k8s.io/v1 manifest as apiextensions.k8s.io/v1beta1, for API servers",
+                "# older than 1.16 (and at least 1.15). Newer servers take the v1 manifest.",
+                "# API servers before 1.16 do not apply defaults, so this file has none. Set these fields",
+                "# yourself on such servers (CRD, versions, field: default):",
+                "#   ships.fleet.example.com v1alpha1,v1beta1 .spec.crew: 3",
+            ]
+        );
+    }
+
+    #[test]
+    fn without_defaults_the_head_comment_lists_none() {
+        let plain = SHIP.replace("    /// +kubegen:default=3\n", "");
+        let (_, v1beta1) = generate(&[("fleet/v1/mod.rs", GROUP), ("fleet/v1/ship.rs", &plain)]);
+        assert!(!v1beta1.contains("do not apply defaults"), "{v1beta1}");
+    }
+
+    #[test]
+    fn int_or_string_is_kept() {
+        let (_, v1beta1) = one_version();
+        let schema = &only(&v1beta1)["spec"]["validation"]["openAPIV3Schema"];
+        let hold = &schema["properties"]["spec"]["properties"]["hold"];
+        assert_eq!(hold["x-kubernetes-int-or-string"], Value::Bool(true));
+        assert_eq!(hold["anyOf"], yaml("[{type: integer}, {type: string}]"));
+    }
+
+    #[test]
+    fn placement_follows_the_identical_per_version_rule() {
+        let a = Some(Value::from("a"));
+        let b = Some(Value::from("b"));
+        assert_eq!(placement(&[None, None]), Placement::Nowhere);
+        assert_eq!(
+            placement(&[a.clone(), a.clone()]),
+            Placement::TopLevel(&Value::from("a"))
+        );
+        assert_eq!(placement(&[a.clone(), b]), Placement::PerVersion);
+        assert_eq!(placement(&[a, None]), Placement::PerVersion);
+    }
+}
