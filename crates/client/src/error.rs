@@ -86,6 +86,19 @@ pub enum Error {
         /// The idle timeout that expired.
         after: Duration,
     },
+    /// The body of an open watch broke mid-stream: connection reset, unexpected EOF, an HTTP/2
+    /// GOAWAY, stream reset or keepalive-ping timeout. The stream ends after this error.
+    ///
+    /// The watch is over, but nothing is wrong with the resourceVersion it had reached: open a
+    /// new watch from the last version seen, as client-go does (its `StreamWatcher` treats
+    /// `IsProbableEOF` and timeouts as the watch ending, not as a failure that needs a relist).
+    #[error("watch {url}: stream broke: {message}")]
+    WatchInterrupted {
+        /// Path and query of the watch.
+        url: String,
+        /// The cause, flattened into text (it includes the full cause chain).
+        message: String,
+    },
     /// A response body could not be decoded.
     #[error("decoding {what}: {source} (near: {excerpt})")]
     Decode {

@@ -11,6 +11,10 @@
 //!   and the stream ends. Nothing here panics on server input.
 //! - A stream that delivers no bytes for its idle timeout yields [`Error::WatchIdle`]: a silently
 //!   dead TCP connection is noticed instead of waiting forever.
+//! - A body that fails mid-stream (reset, unexpected EOF, HTTP/2 ping timeout) yields
+//!   [`Error::WatchInterrupted`], distinct from a malformed event ([`Error::WatchDecode`]): the
+//!   first means "re-watch from the last resourceVersion", the second that the server sent
+//!   something we cannot understand.
 
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -193,13 +197,30 @@ impl<K: DeserializeOwned> WatchStream<K> {
         match next {
             None => Ok(None),
             Some(Ok(chunk)) => Ok(Some(chunk)),
-            Some(Err(e)) => Err(Error::RequestFailed {
-                verb: "GET".into(),
+            // Once the response has started, a failing body is always the connection going away
+            // (hyper reports resets, truncated chunks, GOAWAY and ping timeouts here), never a
+            // problem with the request: report it as the watch ending, not as a failed request.
+            Some(Err(e)) => Err(Error::WatchInterrupted {
                 url: url.clone(),
-                message: format!("watch stream broke: {e}"),
+                message: cause_chain(e.as_ref()),
             }),
         }
     }
+}
+
+/// `error: cause: cause ...`, skipping causes already quoted by their parent.
+fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]

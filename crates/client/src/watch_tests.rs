@@ -158,6 +158,50 @@ async fn silent_connection_hits_the_idle_timeout() {
     assert!(stream.next().await.is_none());
 }
 
+/// A body that yields `chunk`, then fails like a connection reset by the peer.
+struct ResetAfter(Option<bytes::Bytes>);
+impl http_body::Body for ResetAfter {
+    type Data = bytes::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<std::result::Result<http_body::Frame<bytes::Bytes>, Self::Error>>>
+    {
+        std::task::Poll::Ready(Some(match self.0.take() {
+            Some(chunk) => Ok(http_body::Frame::data(chunk)),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "connection reset by peer",
+            )),
+        }))
+    }
+}
+
+#[tokio::test]
+async fn broken_body_is_an_interrupted_watch_not_a_failed_request() {
+    // Half an event is buffered when the connection dies: it is dropped, not decoded.
+    let body = event("ADDED", "a") + r#"{"type":"ADDED","obj"#;
+    let mut stream = WatchStream::<ConfigMap>::new(
+        Body::new(ResetAfter(Some(body.into()))),
+        "/w?watch=true",
+        None,
+    );
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(WatchEvent::Added(_)))
+    ));
+    let next = stream.next().await;
+    match &next {
+        Some(Err(Error::WatchInterrupted { url, message })) => {
+            assert_eq!(url, "/w?watch=true");
+            assert!(message.contains("connection reset by peer"), "{message}");
+        }
+        other => panic!("expected WatchInterrupted, got {other:?}"),
+    }
+    assert!(stream.next().await.is_none(), "the stream ends after it");
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
