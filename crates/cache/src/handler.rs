@@ -233,7 +233,17 @@ impl<K: Send + Sync + 'static, H: EventHandler<K>> EventHandler<K> for UpdateFil
 /// The API server bumps `generation` on spec changes only (for resources with a status
 /// subresource), so status and metadata-only writes return false. Objects without a generation
 /// fall back to comparing `resourceVersion`, i.e. every real change counts.
+///
+/// An "update" whose two sides have different `metadata.uid`s is a different object: it was
+/// deleted and re-created under the same name while the watch was down, and a relist reports
+/// the pair as an update. Its `generation` restarts at 1 and may well equal the old one, so a
+/// uid change always counts as a change.
 pub fn generation_changed<K: Resource>(old: &K, new: &K) -> bool {
+    if let (Some(old_uid), Some(new_uid)) = (&old.meta().uid, &new.meta().uid)
+        && old_uid != new_uid
+    {
+        return true;
+    }
     match (old.meta().generation, new.meta().generation) {
         (Some(a), Some(b)) => a != b,
         _ => old.meta().resource_version != new.meta().resource_version,
@@ -313,6 +323,29 @@ mod tests {
         assert!(
             generation_changed(&cm("ns", "x", "1"), &cm("ns", "x", "2")),
             "no generation: RV decides"
+        );
+    }
+
+    #[test]
+    fn generation_changed_sees_a_recreated_object_with_the_same_generation() {
+        let with = |rv: &str, uid: Option<&str>| {
+            let mut o = cm("ns", "x", rv);
+            o.metadata.generation = Some(1);
+            o.metadata.uid = uid.map(str::to_owned);
+            o
+        };
+        let old = with("1", Some("uid-1"));
+        assert!(
+            generation_changed(&old, &with("9", Some("uid-2"))),
+            "deleted and re-created: a new object"
+        );
+        assert!(
+            !generation_changed(&old, &with("2", Some("uid-1"))),
+            "same object, status write"
+        );
+        assert!(
+            !generation_changed(&old, &with("2", None)),
+            "a missing uid proves nothing"
         );
     }
 
