@@ -31,15 +31,27 @@ impl<K> ClientListWatch<K> {
 }
 
 /// Maps a client error onto what the reflector decides on.
+///
+/// A watch body that breaks ([`Error::WatchInterrupted`](kubegen_client::Error::WatchInterrupted))
+/// or goes silent ([`Error::WatchIdle`](kubegen_client::Error::WatchIdle)) is
+/// [`Interrupted`](ListWatchErrorKind::Interrupted): re-watch from the last resourceVersion. A
+/// malformed event ([`Error::WatchDecode`](kubegen_client::Error::WatchDecode)) stays `Other`:
+/// the server sent something we cannot apply, so back off and relist.
 pub fn classify(err: &kubegen_client::Error) -> ListWatchError {
+    use kubegen_client::Error;
     let kind = if err.is_gone() {
         ListWatchErrorKind::Expired
     } else if err.is_resource_version_too_large() {
         ListWatchErrorKind::ResourceVersionTooLarge
     } else if err.is_too_many_requests() {
         ListWatchErrorKind::TooManyRequests
-    } else if err.is_connect() || matches!(err, kubegen_client::Error::WatchIdle { .. }) {
+    } else if err.is_connect() {
         ListWatchErrorKind::Unavailable
+    } else if matches!(
+        err,
+        Error::WatchInterrupted { .. } | Error::WatchIdle { .. }
+    ) {
+        ListWatchErrorKind::Interrupted
     } else if matches!(err.code(), Some(400 | 422)) {
         ListWatchErrorKind::Invalid
     } else {
@@ -101,5 +113,41 @@ where
 {
     async fn next_event(&mut self) -> Option<Result<WatchEvent<K>, ListWatchError>> {
         self.0.next().await.map(|r| r.map_err(|e| classify(&e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kubegen_client::Error;
+
+    use super::*;
+
+    #[test]
+    fn broken_or_silent_watch_streams_are_interrupted_but_malformed_events_are_not() {
+        let url = "/api/v1/configmaps?watch=true".to_owned();
+        let broken = Error::WatchInterrupted {
+            url: url.clone(),
+            message: "connection reset by peer".into(),
+        };
+        let idle = Error::WatchIdle {
+            url: url.clone(),
+            after: Duration::from_secs(330),
+        };
+        let malformed = Error::WatchDecode {
+            url: url.clone(),
+            line: 3,
+            excerpt: "garbage".into(),
+            source: serde_json::from_str::<u8>("garbage").unwrap_err(),
+        };
+        let refused = Error::Connect {
+            url,
+            message: "connection refused".into(),
+        };
+        assert_eq!(classify(&broken).kind(), ListWatchErrorKind::Interrupted);
+        assert_eq!(classify(&idle).kind(), ListWatchErrorKind::Interrupted);
+        assert_eq!(classify(&malformed).kind(), ListWatchErrorKind::Other);
+        assert_eq!(classify(&refused).kind(), ListWatchErrorKind::Unavailable);
     }
 }

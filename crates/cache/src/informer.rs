@@ -55,12 +55,24 @@ pub struct InformerOptions<K> {
     pub transform: Option<Transform<K>>,
     /// Extra named indices, besides the built-in namespace index.
     pub indexers: Indexers<K>,
-    /// LIST page size (`limit`). Default 500, as client-go.
+    /// LIST page size (`limit`), client-go's `Reflector.WatchListPageSize`.
+    ///
+    /// `0` (the default) lets the reflector choose, as client-go does when it is unset: pages
+    /// of 500 for the first list and for consistent reads, but *no* `limit` when relisting
+    /// from a saved resourceVersion, so the API server's watch cache serves the relist instead
+    /// of etcd (a version plus a limit is an exact read from etcd, which fails with 410 once
+    /// the version is compacted). If the first list came back in pages, the watch cache is off
+    /// for this resource and relists keep paging.
+    ///
+    /// Any other value is sent with every list, relists included: set it only when the server
+    /// is known to page from etcd anyway.
     pub page_size: u32,
     /// Try a streaming list (`sendInitialEvents=true`) before falling back to paged lists.
     /// Default false.
     pub streaming_list: bool,
-    /// How long a streaming list may stay silent before we fall back to list + watch.
+    /// How long the whole initial phase of a streaming list may take, up to its
+    /// `k8s.io/initial-events-end` bookmark, before we fall back to list + watch for good.
+    /// Default 10 s; raise it for large collections.
     pub streaming_timeout: Duration,
     /// Called with every list or watch failure (the reflector retries on its own).
     pub watch_error_handler: Option<WatchErrorHandler>,
@@ -73,7 +85,7 @@ impl<K> Default for InformerOptions<K> {
             resync: Duration::ZERO,
             transform: None,
             indexers: Indexers::new(),
-            page_size: 500,
+            page_size: 0,
             streaming_list: false,
             streaming_timeout: Duration::from_secs(10),
             watch_error_handler: None,
@@ -124,7 +136,8 @@ struct Inner<K> {
     block_deltas: Mutex<()>,
     /// The reflector's run future, taken by the first `run`.
     reflector: Mutex<Option<ReflectorTask>>,
-    started: AtomicBool,
+    /// Set by `run`/`start`; shared with the handler registrations, which report it.
+    started: Arc<AtomicBool>,
     /// Turns true on shutdown.
     stop: watch::Sender<bool>,
 }
@@ -134,9 +147,23 @@ pub struct HandlerRegistration {
     id: u64,
     progress: Arc<Progress>,
     informer_synced: Arc<dyn Fn() -> bool + Send + Sync>,
+    /// The informer's `started` flag: a registration on an informer never started never syncs.
+    informer_started: Arc<AtomicBool>,
+    /// The informer's name, for sync errors.
+    informer_name: String,
 }
 
 impl HandlerRegistration {
+    /// Whether the informer this handler is registered with was started.
+    pub(crate) fn informer_started(&self) -> bool {
+        self.informer_started.load(Ordering::Acquire)
+    }
+
+    /// The name of the informer this handler is registered with.
+    pub(crate) fn informer_name(&self) -> &str {
+        &self.informer_name
+    }
+
     /// Whether the informer has synced and this handler has processed every notification
     /// queued up to then, i.e. it has seen the whole initial list (client-go 1.27's
     /// `ResourceEventHandlerRegistration.HasSynced`).
@@ -168,7 +195,7 @@ where
         let fifo = Arc::new(DeltaFifo::new(indexer.clone()));
         let config = ReflectorConfig {
             name: name.clone(),
-            page_size: options.page_size,
+            page_size: (options.page_size != 0).then_some(options.page_size),
             streaming_list: options.streaming_list,
             streaming_timeout: options.streaming_timeout,
             transform: options.transform,
@@ -184,7 +211,7 @@ where
             processor: Processor::new(options.resync),
             block_deltas: Mutex::new(()),
             reflector: Mutex::new(Some(task)),
-            started: AtomicBool::new(false),
+            started: Arc::new(AtomicBool::new(false)),
             stop: watch::Sender::new(false),
         };
         Self {
@@ -228,6 +255,8 @@ where
             id,
             progress,
             informer_synced: Arc::new(move || fifo.has_synced()),
+            informer_started: Arc::clone(&self.inner.started),
+            informer_name: self.inner.name.clone(),
         })
     }
 

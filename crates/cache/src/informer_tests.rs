@@ -225,6 +225,27 @@ async fn wait_for_cache_sync_rules() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn wait_for_cache_sync_on_a_registration_of_a_never_started_informer_says_so() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::ZERO);
+    let reg = inf.add_event_handler(Recorder::default()).unwrap();
+    let err = wait_for_cache_sync(Duration::from_secs(5), &[&reg])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::NotStarted { name } if name == "ConfigMap (handler registration)"),
+        "{err}"
+    );
+
+    inf.start();
+    wait_for_cache_sync(Duration::from_secs(5), &[&reg])
+        .await
+        .unwrap();
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
 async fn shutdown_stops_run_and_rejects_new_handlers() {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));

@@ -61,7 +61,8 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
 
 /// The events of one open watch.
 pub trait EventStream<K>: Send + 'static {
-    /// The next event; `None` when the server closed the watch cleanly. An `Err` ends the watch.
+    /// The next event; `None` when the server closed the watch cleanly. An `Err` ends the watch;
+    /// a broken connection should be reported as [`ListWatchErrorKind::Interrupted`].
     fn next_event(
         &mut self,
     ) -> impl Future<Output = Option<Result<WatchEvent<K>, ListWatchError>>> + Send;
@@ -79,6 +80,11 @@ pub enum ListWatchErrorKind {
     TooManyRequests,
     /// No response at all (connection refused or reset): the server is probably restarting.
     Unavailable,
+    /// An open watch's stream broke mid-way (connection reset, unexpected EOF, HTTP/2 ping or
+    /// idle timeout). The watch is over but its resourceVersion is still good: the reflector
+    /// opens a new watch from it, without a relist (client-go: `IsProbableEOF` / `IsTimeout`
+    /// on a watch stream end the watch like a clean close).
+    Interrupted,
     /// The request was rejected as invalid (400/422): e.g. a server that does not support
     /// streaming lists.
     Invalid,

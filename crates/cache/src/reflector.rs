@@ -13,18 +13,40 @@
 //! - The list resourceVersion never goes back in time: `"0"` first, then the last version
 //!   synced (by a list, an event or a bookmark), `""` (a consistent read) after a 410 or a
 //!   "too large resource version" error.
-//! - A watch that ends cleanly is re-opened from the last version without a relist.
+//! - A watch that ends cleanly, or whose connection breaks mid-stream
+//!   ([`ListWatchErrorKind::Interrupted`]), is re-opened from the last version without a relist.
 //! - Every transition is a `tracing` debug event carrying the resourceVersion.
 //!
+//! # Page size: when a list sends `limit`
+//! On a real API server a list with a concrete resourceVersion *and* a `limit` (and no
+//! `resourceVersionMatch`) is an *Exact* read served from etcd, which fails with 410 once that
+//! version is compacted (after about five minutes). Without `limit` the same list means "not
+//! older than" and the watch cache serves it. So, as client-go's `list` does:
+//! - [`InformerOptions::page_size`](crate::InformerOptions::page_size) `0` (the default) is
+//!   client-go's unset `WatchListPageSize`: pages of 500 (the pager's default) for lists at
+//!   `"0"` and `""`, and **no** `limit` for relists at a saved version, unless the first list
+//!   (at `"0"`) came back paginated, which means the watch cache is off for this resource and
+//!   every list goes to etcd anyway: then we keep paging.
+//! - A non-zero `page_size` is an explicit `WatchListPageSize`: every list sends it.
+//! - At `"0"` the limit is sent although the watch cache ignores it, so a server without a
+//!   watch cache still pages.
+//!
 //! # Differences from client-go
-//! - After a 410 on a *watch* we relist with `""` directly; client-go first retries its last
-//!   version, which the server has just told us is gone, and only falls back after a second 410.
+//! - After a 410 on a *watch* we relist with `""` (a consistent read from etcd), as DESIGN
+//!   asks. client-go relists from its last version instead: a watch 410 says the *events*
+//!   after that version are gone, not that a list "not older than" it cannot be served, so the
+//!   watch cache usually answers that relist; client-go falls back to `""` only if the list
+//!   itself fails with 410 or "too large resource version". Ours costs one etcd read per expired
+//!   watch and can never be answered by a lagging watch cache.
 //! - A watch that outlives its `timeoutSeconds` by [`WATCH_DEADLINE_MARGIN`] is abandoned and
 //!   re-opened (no relist): the connection is assumed dead.
-//! - A streaming list that fails falls back to paged lists for the rest of the reflector's life.
+//! - A streaming list that fails, or does not reach its `k8s.io/initial-events-end` bookmark
+//!   within `streaming_timeout`, falls back to paged lists for the rest of the reflector's life.
 
 mod backoff;
+mod initial_set;
 mod state;
+mod streaming;
 
 use std::{sync::Arc, time::Duration};
 
@@ -55,18 +77,21 @@ pub const WATCH_DEADLINE_MARGIN: Duration = Duration::from_secs(30);
 /// A watch closing this fast without any event is treated as a failure (backoff), so a server
 /// that closes watches at once cannot make us spin.
 const SHORT_WATCH: Duration = Duration::from_secs(1);
-/// The bookmark annotation that ends the initial events of a streaming list.
-const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+/// Page size when none was set explicitly (client-go's `pager.defaultPageSize`).
+pub(crate) const DEFAULT_PAGE_SIZE: u32 = 500;
 
 /// Reflector settings, filled from the informer's options.
 pub(crate) struct ReflectorConfig<K> {
     /// Name for traces (usually the resource's plural).
     pub(crate) name: String,
-    /// List page size (`limit`).
-    pub(crate) page_size: u32,
+    /// An explicit list page size (client-go's `WatchListPageSize`): sent with every list.
+    /// `None`: [`DEFAULT_PAGE_SIZE`], left out where the watch cache can serve the list (see the
+    /// module doc).
+    pub(crate) page_size: Option<u32>,
     /// Try the streaming list first.
     pub(crate) streaming_list: bool,
-    /// How long a streaming list may go without an event before we fall back to listing.
+    /// How long the initial phase of a streaming list may take, up to its
+    /// `k8s.io/initial-events-end` bookmark, before we fall back to list + watch.
     pub(crate) streaming_timeout: Duration,
     pub(crate) transform: Option<Transform<K>>,
     pub(crate) on_watch_error: Option<WatchErrorHandler>,
@@ -81,6 +106,9 @@ pub(crate) struct Reflector<K, L> {
     last_synced_rv: String,
     /// Set by a 410 / too-large error: the next list must be a consistent read (`""`).
     last_rv_unavailable: bool,
+    /// Set for good once a list at `"0"` came back in pages: the watch cache does not serve
+    /// this resource, so relists keep paging (client-go's `paginatedResult`).
+    paginated_result: bool,
     backoff: Backoff,
 }
 
@@ -96,6 +124,7 @@ where
             config,
             last_synced_rv: String::new(),
             last_rv_unavailable: false,
+            paginated_result: false,
             backoff: Backoff::default(),
         }
     }
@@ -139,6 +168,20 @@ where
         }
     }
 
+    /// The `limit` of the first page of a list at `resource_version` (see the module doc).
+    pub(crate) fn list_limit(&self, resource_version: &str) -> Option<u32> {
+        match self.config.page_size {
+            Some(explicit) => Some(explicit),
+            None if self.paginated_result => Some(DEFAULT_PAGE_SIZE),
+            // "": etcd pages anyway; "0": the watch cache ignores the limit, etcd honours it.
+            None if resource_version.is_empty() || resource_version == "0" => {
+                Some(DEFAULT_PAGE_SIZE)
+            }
+            // A saved version without a limit is "not older than": served by the watch cache.
+            None => None,
+        }
+    }
+
     fn relist_state(&self) -> State<L::Watch> {
         if self.config.streaming_list {
             State::StreamList
@@ -179,9 +222,10 @@ where
     async fn list(&mut self, resource_version: String) -> State<L::Watch> {
         debug!(reflector = %self.config.name, rv = %resource_version, "listing");
         let mut items: Vec<Arc<K>> = Vec::new();
+        let mut paginated = false;
         let mut req = ListRequest {
             resource_version: resource_version.clone(),
-            limit: Some(self.config.page_size),
+            limit: self.list_limit(&resource_version),
             continue_token: None,
         };
         let list_rv = loop {
@@ -209,6 +253,7 @@ where
             items.extend(page.items.into_iter().map(|obj| self.transform(obj)));
             match continue_token {
                 Some(token) => {
+                    paginated = true;
                     req.continue_token = Some(token);
                     req.resource_version.clear(); // the token pins the version
                 }
@@ -219,6 +264,11 @@ where
         self.fifo.replace(items);
         self.last_synced_rv = list_rv;
         self.last_rv_unavailable = false;
+        // Only a list at "0" tells us about the watch cache: a list at "" comes from etcd and
+        // pages even when the cache would serve later relists (client-go decides the same way).
+        if resource_version == "0" && paginated {
+            self.paginated_result = true;
+        }
         State::Watch
     }
 
@@ -276,9 +326,11 @@ where
     fn watch_failed(&mut self, err: &ListWatchError) -> State<L::Watch> {
         self.report("watch", err);
         match err.kind() {
-            ListWatchErrorKind::TooManyRequests | ListWatchErrorKind::Unavailable => {
-                self.back_off(err, State::Watch)
-            }
+            // `Interrupted` comes from an open stream (see `next_event`); should a ListWatch
+            // report it when opening, the version is still good: wait and re-watch.
+            ListWatchErrorKind::TooManyRequests
+            | ListWatchErrorKind::Unavailable
+            | ListWatchErrorKind::Interrupted => self.back_off(err, State::Watch),
             ListWatchErrorKind::Expired | ListWatchErrorKind::ResourceVersionTooLarge => {
                 self.last_rv_unavailable = true;
                 debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "resource version expired, relisting");
@@ -303,17 +355,11 @@ where
                 debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "watch passed its deadline, re-watching");
                 return State::Watch;
             }
-            Ok(None) if open.events == 0 && open.opened.elapsed() < SHORT_WATCH => {
-                let err = ListWatchError::new(
-                    ListWatchErrorKind::Other,
-                    "watch closed at once without events",
-                );
-                self.report("watch", &err);
-                return self.back_off(&err, State::Watch);
-            }
-            Ok(None) => {
-                debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "watch closed, re-watching");
-                return State::Watch;
+            Ok(None) => return self.watch_ended(&open, None),
+            // The connection broke, not the watch: like a clean close (client-go's
+            // StreamWatcher ends the watch on a probable EOF or timeout), no relist.
+            Ok(Some(Err(err))) if err.kind() == ListWatchErrorKind::Interrupted => {
+                return self.watch_ended(&open, Some(&err));
             }
             Ok(Some(Err(err))) => return self.watch_failed(&err),
             Ok(Some(Ok(event))) => event,
@@ -323,6 +369,31 @@ where
             Ok(()) => State::Watching(open),
             Err(err) => self.watch_failed(&err),
         }
+    }
+
+    /// A watch ended, cleanly or `interrupted` by a broken connection: re-watch from the last
+    /// version at once, or after a backoff if it ended at once without any event, so a server
+    /// or proxy that drops every watch cannot make us spin.
+    fn watch_ended(
+        &mut self,
+        open: &OpenWatch<L::Watch>,
+        interrupted: Option<&ListWatchError>,
+    ) -> State<L::Watch> {
+        if open.events == 0 && open.opened.elapsed() < SHORT_WATCH {
+            let err = interrupted.cloned().unwrap_or_else(|| {
+                ListWatchError::new(
+                    ListWatchErrorKind::Other,
+                    "watch closed at once without events",
+                )
+            });
+            self.report("watch", &err);
+            return self.back_off(&err, State::Watch);
+        }
+        if let Some(err) = interrupted {
+            self.report("watch", err);
+        }
+        debug!(reflector = %self.config.name, rv = %self.last_synced_rv, interrupted = interrupted.is_some(), "watch ended, re-watching");
+        State::Watch
     }
 
     /// Applies one watch event to the store and advances the last synced resourceVersion.
@@ -356,74 +427,6 @@ where
         }
         debug!(reflector = %self.config.name, rv = %self.last_synced_rv, event, "watch event");
         self.transform(obj)
-    }
-
-    /// Streaming list: collect the initial `Added` events until the end bookmark, `Replace`,
-    /// and keep the watch. Any failure falls back to a paged list, for good.
-    async fn stream_list(&mut self) -> State<L::Watch> {
-        let req = self.watch_request(true);
-        let mut open = match self.list_watch.watch(&req).await {
-            Ok(stream) => Self::open(stream, &req),
-            Err(err) => return self.streaming_failed(&err),
-        };
-        let mut items: Vec<Arc<K>> = Vec::new();
-        loop {
-            let event =
-                match tokio::time::timeout(self.config.streaming_timeout, open.stream.next_event())
-                    .await
-                {
-                    Ok(Some(Ok(event))) => event,
-                    Ok(Some(Err(err))) => return self.streaming_failed(&err),
-                    Ok(None) => {
-                        return self.streaming_failed(&ListWatchError::new(
-                            ListWatchErrorKind::Other,
-                            "closed before initial-events-end",
-                        ));
-                    }
-                    Err(_) => {
-                        return self.streaming_failed(&ListWatchError::new(
-                            ListWatchErrorKind::Other,
-                            "no initial-events-end bookmark in time",
-                        ));
-                    }
-                };
-            open.events += 1;
-            match event {
-                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    items.push(self.transform(obj))
-                }
-                WatchEvent::Deleted(obj) => {
-                    let key = crate::key::ObjectKey::of(&obj);
-                    items.retain(|o| crate::key::ObjectKey::of(o.as_ref()) != key);
-                }
-                WatchEvent::Bookmark(bookmark) => {
-                    let end = bookmark
-                        .metadata
-                        .annotations
-                        .get(INITIAL_EVENTS_END)
-                        .is_some_and(|v| v == "true");
-                    if end {
-                        debug!(reflector = %self.config.name, rv = %bookmark.metadata.resource_version, items = items.len(), "streaming list done, replace");
-                        self.fifo.replace(items);
-                        self.last_synced_rv = bookmark.metadata.resource_version;
-                        self.last_rv_unavailable = false;
-                        return State::Watching(open);
-                    }
-                }
-                WatchEvent::Error(status) => {
-                    return self.streaming_failed(&ListWatchError::from_status(&status));
-                }
-            }
-        }
-    }
-
-    fn streaming_failed(&mut self, err: &ListWatchError) -> State<L::Watch> {
-        self.report("streaming list", err);
-        warn!(reflector = %self.config.name, "server does not support streaming lists; falling back to list + watch");
-        self.config.streaming_list = false;
-        State::List {
-            resource_version: self.relist_resource_version(),
-        }
     }
 }
 

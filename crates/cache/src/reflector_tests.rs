@@ -8,14 +8,14 @@ use crate::{
     delta::{DeletedObject, Delta},
     indexer::Indexer,
     key::ObjectKey,
-    scripted::{Script, Step, added, bookmark, err, page, status_410},
+    scripted::{Script, Step, added, bookmark, deleted, err, modified, page, status_410},
     test_util::rv,
 };
 
 fn config(streaming: bool) -> ReflectorConfig<ConfigMap> {
     ReflectorConfig {
         name: "configmaps".into(),
-        page_size: 500,
+        page_size: None,
         streaming_list: streaming,
         streaming_timeout: Duration::from_secs(10),
         transform: None,
@@ -111,7 +111,7 @@ async fn resource_versions_advance_and_never_go_back() {
         [
             r#"list rv="0" limit=Some(500) continue=None"#,
             r#"watch rv="10""#,
-            r#"list rv="15" limit=Some(500) continue=None"#, // other error: back off, relist at last RV
+            r#"list rv="15" limit=None continue=None"#, // other error: back off, relist at last RV
             r#"watch rv="20""#,
             r#"list rv="" limit=Some(500) continue=None"#, // 410: consistent read
             r#"watch rv="30""#,
@@ -134,6 +134,89 @@ async fn expired_or_too_large_list_retries_with_consistent_read() {
             "{kind:?}"
         );
     }
+}
+
+#[test]
+fn list_limit_table() {
+    let fifo = Arc::new(DeltaFifo::new(Indexer::new()));
+    let mut r = Reflector::new(Arc::new(Script::default()), fifo, config(false));
+    // (explicit page size, first list was paginated, list resourceVersion) -> limit
+    let table = [
+        ((None, false, "0"), Some(500)), // the watch cache ignores it; etcd pages
+        ((None, false, ""), Some(500)),  // consistent read from etcd
+        ((None, false, "42"), None),     // "not older than": served by the watch cache
+        ((None, true, "42"), Some(500)), // no watch cache for this resource: keep paging
+        ((Some(100), false, "0"), Some(100)),
+        ((Some(100), false, "42"), Some(100)), // explicit: always
+    ];
+    for ((explicit, paginated, version), expected) in table {
+        r.config.page_size = explicit;
+        r.paginated_result = paginated;
+        assert_eq!(
+            r.list_limit(version),
+            expected,
+            "explicit={explicit:?} paginated={paginated} rv={version:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_at_saved_version_sends_no_limit_unless_first_list_was_paged() {
+    // Unpaged first list: the relist at "12" leaves `limit` out, so the watch cache serves it
+    // instead of an exact read from etcd that 410s once "12" is compacted.
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![
+            added("b", "12"),
+            Step::Fail(err(ListWatchErrorKind::Other)),
+        ]))
+        .list(page(&["a", "b"], "13", None));
+    run(&script, config(false), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="10""#,
+            r#"list rv="12" limit=None continue=None"#,
+            r#"watch rv="13""#,
+        ]
+    );
+
+    // Paged first list: no watch cache for this resource, every list is served by etcd: page.
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", Some("c1")))
+        .list(page(&["b"], "10", None))
+        .watch(Ok(vec![
+            added("c", "12"),
+            Step::Fail(err(ListWatchErrorKind::Other)),
+        ]))
+        .list(page(&["a", "b", "c"], "13", None));
+    run(&script, config(false), 60).await;
+    assert_eq!(
+        script.calls()[3],
+        r#"list rv="12" limit=Some(500) continue=None"#
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn explicit_page_size_is_sent_with_every_list() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![
+            added("b", "12"),
+            Step::Fail(err(ListWatchErrorKind::Other)),
+        ]))
+        .list(page(&["a", "b"], "13", None));
+    let mut config = config(false);
+    config.page_size = Some(100);
+    run(&script, config, 60).await;
+    assert_eq!(
+        script.calls()[2],
+        r#"list rv="12" limit=Some(100) continue=None"#
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -220,6 +303,62 @@ async fn clean_close_rewatches_without_relist() {
     );
     let times = script.times();
     assert_eq!(times[2], times[1], "re-watch is immediate");
+}
+
+#[tokio::test(start_paused = true)]
+async fn broken_watch_stream_rewatches_from_last_rv_without_relist() {
+    // The connection resets (or hits its idle timeout) 30 s into the watch: the watch is over,
+    // the version it reached is not.
+    let script = Arc::new(Script::default());
+    let broken = err(ListWatchErrorKind::Interrupted);
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![
+            added("b", "11"),
+            bookmark("15", false),
+            Step::Pause(Duration::from_secs(30)),
+            Step::Fail(broken),
+        ]))
+        .watch(Ok(vec![added("c", "16")]));
+    let seen = Arc::new(StdMutex::new(Vec::new()));
+    let mut config = config(false);
+    let sink = Arc::clone(&seen);
+    config.on_watch_error = Some(Arc::new(move |e: &ListWatchError| {
+        sink.lock().unwrap().push(e.kind())
+    }));
+    let (log, _) = run(&script, config, 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="10""#,
+            r#"watch rv="15""#,
+        ]
+    );
+    let t = script.times();
+    assert_eq!(
+        t[2],
+        t[1] + Duration::from_secs(30),
+        "re-watch is immediate"
+    );
+    assert_eq!(*seen.lock().unwrap(), [ListWatchErrorKind::Interrupted]);
+    assert_eq!(log, ["ns/a Replaced:10", "ns/b Added:11", "ns/c Added:16"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_broken_at_once_backs_off_before_rewatching() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&[], "10", None))
+        .watch(Ok(vec![Step::Fail(err(ListWatchErrorKind::Interrupted))]))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 10).await;
+    assert_eq!(
+        script.calls()[1..],
+        [r#"watch rv="10""#, r#"watch rv="10""#]
+    );
+    let t = script.times();
+    assert!(t[2] - t[1] >= Duration::from_millis(800), "no spinning");
 }
 
 #[tokio::test(start_paused = true)]
@@ -319,8 +458,58 @@ async fn streaming_list_falls_back_to_list_when_server_ignores_it() {
     assert_eq!(
         t[1] - t[0],
         Duration::from_secs(10),
-        "waited streaming_timeout after the last event"
+        "waited streaming_timeout"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_falls_back_at_its_deadline_although_events_keep_coming() {
+    // A pre-1.27 server: the current state as Added events, then live events every 4 s and
+    // never the end bookmark. No gap reaches streaming_timeout (10 s); the phase as a whole does.
+    let script = Arc::new(Script::default());
+    let mut live = vec![added("a", "3")];
+    for (i, name) in ["b", "c", "d", "e", "f"].iter().enumerate() {
+        live.push(Step::Pause(Duration::from_secs(4)));
+        live.push(added(name, &(4 + i).to_string()));
+    }
+    script
+        .watch(Ok(live))
+        .list(page(&["a", "b", "c"], "6", None))
+        .watch(Ok(vec![]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"watch rv="" initial-events"#,
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="6""#
+        ]
+    );
+    let t = script.times();
+    assert_eq!(t[1] - t[0], Duration::from_secs(10), "one deadline");
+    assert_eq!(
+        log,
+        ["ns/a Replaced:6", "ns/b Replaced:6", "ns/c Replaced:6"],
+        "nothing of the abandoned stream reaches the queue"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_replaces_each_key_once_with_its_latest_object() {
+    let script = Arc::new(Script::default());
+    script.watch(Ok(vec![
+        added("a", "3"),
+        added("b", "4"),
+        modified("a", "5"), // changed during the initial phase
+        deleted("b", "6"),
+        added("c", "7"),
+        bookmark("9", true),
+    ]));
+    let (log, indexer) = run(&script, config(true), 60).await;
+    assert_eq!(log, ["ns/a Replaced:5", "ns/c Replaced:7"]);
+    let mut keys = indexer.list_keys();
+    keys.sort();
+    assert_eq!(keys, [ObjectKey::from("ns/a"), ObjectKey::from("ns/c")]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -335,7 +524,7 @@ async fn streaming_list_rejected_falls_back_at_once() {
     let calls = script.calls();
     assert_eq!(calls[1], r#"list rv="0" limit=Some(500) continue=None"#);
     assert_eq!(
-        calls[3], r#"list rv="5" limit=Some(500) continue=None"#,
+        calls[3], r#"list rv="5" limit=None continue=None"#,
         "streaming stays off"
     );
 }

@@ -39,10 +39,10 @@ impl<K: Resource + Clone + Send + Sync + 'static> Synced for SharedIndexInformer
 
 impl Synced for HandlerRegistration {
     fn name(&self) -> String {
-        "handler registration".to_owned()
+        format!("{} (handler registration)", self.informer_name())
     }
     fn has_started(&self) -> bool {
-        true // its informer is checked on its own; a registration syncs once that one runs
+        self.informer_started()
     }
     fn has_synced(&self) -> bool {
         HandlerRegistration::has_synced(self)

@@ -23,7 +23,8 @@ use tokio::time::{Instant, Sleep};
 ///  │                          ^            │ 429 / unavailable
 ///  │                          └────────────┘ (BackingOff, then Watch again)
 ///  └── StreamList (sendInitialEvents): Added… + initial-events-end bookmark → Watching,
-///      anything else → List (streaming disabled for this reflector)
+///      anything else, or no end bookmark within streaming_timeout → List (streaming
+///      disabled for this reflector)
 /// ```
 pub(crate) enum State<W> {
     /// List everything, page by page, at `resource_version`, then `Replace` the store.
@@ -32,9 +33,9 @@ pub(crate) enum State<W> {
         /// or "too large resource version".
         resource_version: String,
     },
-    /// Streaming list: a watch with `sendInitialEvents=true` whose initial `Added` events,
-    /// closed by the `k8s.io/initial-events-end` bookmark, replace the store; the same watch
-    /// then keeps running.
+    /// Streaming list: a watch with `sendInitialEvents=true` whose initial events (the latest
+    /// object per key), closed by the `k8s.io/initial-events-end` bookmark, replace the store;
+    /// the same watch then keeps running.
     StreamList,
     /// Open a watch from the last synced resourceVersion.
     Watch,

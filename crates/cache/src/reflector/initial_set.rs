@@ -1,0 +1,119 @@
+//! The objects a streaming list delivers before its `k8s.io/initial-events-end` bookmark.
+//!
+//! client-go keeps them in a temporary store keyed like the real one (`watchList` in
+//! `tools/cache/reflector.go`), so `Replace` gets each key once. We do the same with a
+//! key → slot map over a `Vec`, which also keeps the order in which keys first appeared (the
+//! order the queue will pop them in).
+
+use std::{collections::HashMap, sync::Arc};
+
+use kube_core::Resource;
+
+use crate::key::ObjectKey;
+
+/// The latest object per key seen during a streaming list's initial phase.
+///
+/// # Why not a `Vec` of events?
+/// The initial phase is a watch: besides the `Added` events of the current state it may carry
+/// `Modified` or `Deleted` events for objects that changed meanwhile. `Replace` must receive one
+/// object per key (two would queue two `Replaced` deltas and count the key twice towards the
+/// initial population), and a deleted object must not be replaced back in.
+pub(crate) struct InitialSet<K> {
+    /// Objects in the order their keys first appeared; `None` where one was deleted.
+    slots: Vec<Option<Arc<K>>>,
+    /// Invariant: maps each present key to the index of its `Some` slot, and every `Some` slot
+    /// is indexed here under its own key.
+    positions: HashMap<ObjectKey, usize>,
+}
+
+impl<K> Default for InitialSet<K> {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            positions: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Resource> InitialSet<K> {
+    /// Adds `obj`, or replaces the object already held under its key (keeping its place).
+    pub(crate) fn upsert(&mut self, obj: Arc<K>) {
+        let key = ObjectKey::of(obj.as_ref());
+        match self.positions.get(&key) {
+            Some(&slot) => self.slots[slot] = Some(obj),
+            None => {
+                self.positions.insert(key, self.slots.len());
+                self.slots.push(Some(obj));
+            }
+        }
+    }
+
+    /// Forgets the object under `key`, if any.
+    pub(crate) fn remove(&mut self, key: &ObjectKey) {
+        if let Some(slot) = self.positions.remove(key) {
+            self.slots[slot] = None;
+        }
+    }
+
+    /// How many keys are held.
+    pub(crate) fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// The objects, one per key, in first-seen order.
+    pub(crate) fn into_items(self) -> Vec<Arc<K>> {
+        self.slots.into_iter().flatten().collect()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        let present = self.slots.iter().filter(|s| s.is_some()).count();
+        assert_eq!(present, self.positions.len());
+        for (key, &slot) in &self.positions {
+            let obj = self.slots[slot].as_ref().expect("indexed slot is present");
+            assert_eq!(&ObjectKey::of(obj.as_ref()), key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::test_util::{cm, rv};
+
+    #[test]
+    fn keeps_the_latest_object_per_key_in_first_seen_order() {
+        let mut set = InitialSet::<ConfigMap>::default();
+        let steps: [(&str, &str, bool); 6] = [
+            ("a", "1", true),
+            ("b", "2", true),
+            ("a", "3", true), // Modified during the initial phase
+            ("b", "4", false),
+            ("c", "5", true),
+            ("b", "6", true), // re-created after its delete: a new place at the end
+        ];
+        for (name, version, present) in steps {
+            if present {
+                set.upsert(Arc::new(cm("ns", name, version)));
+            } else {
+                set.remove(&ObjectKey::from(format!("ns/{name}").as_str()));
+            }
+            set.check_invariants();
+        }
+        assert_eq!(set.len(), 3);
+        let items: Vec<String> = set
+            .into_items()
+            .iter()
+            .map(|o| {
+                format!(
+                    "{}:{}",
+                    o.metadata.name.as_deref().unwrap_or_default(),
+                    rv(o)
+                )
+            })
+            .collect();
+        assert_eq!(items, ["a:3", "c:5", "b:6"]);
+    }
+}
