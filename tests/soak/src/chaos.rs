@@ -3,10 +3,16 @@
 //! | fault                         | how often                 | what the client must do          |
 //! |-------------------------------|---------------------------|----------------------------------|
 //! | all watches end cleanly       | every 0.5-1.5 s           | re-watch from the last RV        |
-//! | history compacted (410)       | every 4-6 s               | relist, tombstone the missing    |
+//! | watches hang, history is      | every 4-6 s               | re-watch gets 410: relist,       |
+//! | compacted, watches end (410)  |                           | tombstone the missing            |
 //! | 429 (Retry-After 1) or 500    | ~5% of churn requests     | back off, retry                  |
 //! | 20-150 ms latency on all reqs | a 300 ms spike every ~3 s | nothing breaks, just slower      |
-
+//!
+//! Compacting history alone does not force a 410 on a client that keeps up: a relist at a saved
+//! resourceVersion is served "not older than" it, and a watch that restarts from the newest event
+//! it saw is not behind the compaction point. So the expiry fault first hangs every watch for
+//! [`STALL`] while the churn goes on writing, then compacts and ends the watches: each reflector
+//! re-watches from a version the server no longer has, as after a long network partition.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,6 +22,9 @@ use rand::Rng;
 use tokio::time::Instant;
 
 use crate::churn::ChurnStats;
+
+/// How long watches hang before history is compacted under them.
+const STALL: Duration = Duration::from_millis(200);
 
 /// How many faults of each kind were injected.
 #[derive(Default)]
@@ -52,9 +61,13 @@ pub async fn run(
             next_drop = now + jitter(500, 1500);
         }
         if now >= next_expiry {
+            faults.stall_watches(true);
+            tokio::time::sleep(STALL).await;
             faults.expire_history();
+            faults.drop_watches();
+            faults.stall_watches(false);
             stats.expiries.fetch_add(1, Ordering::Relaxed);
-            next_expiry = now + jitter(4000, 6000);
+            next_expiry = Instant::now() + jitter(4000, 6000);
         }
         if spike_ends.is_some_and(|end| now >= end) {
             faults.set_latency(Duration::ZERO);

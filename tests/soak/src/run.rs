@@ -12,8 +12,8 @@ use kubegen_cache::{
     ClientListWatch, InformerOptions, ListWatchErrorKind, ObjectKey, SharedIndexInformer,
     wait_for_cache_sync,
 };
-use kubegen_client::{Client, Config, CreateOptions, ListOptions, ResourceClient};
-use kubegen_testserver::TestServer;
+use kubegen_client::{Client, Config, CreateOptions, DeleteOptions, ListOptions, ResourceClient};
+use kubegen_testserver::{Faults, TestServer};
 use kubegen_workqueue::{NoopMetrics, Queue};
 use tokio::time::Instant;
 
@@ -24,6 +24,8 @@ use crate::recorder::{Recorder, RecordingHandler};
 use crate::workers::{self, WorkStats};
 
 const NAMESPACE: &str = "soak";
+/// Objects deleted, and objects created, while the informer's watch hangs in the final partition.
+const PARTITION_WRITES: usize = 20;
 
 /// How long and how hard to soak.
 #[derive(Clone, Debug)]
@@ -85,6 +87,8 @@ pub struct SoakReport {
     pub rss: Vec<(f64, f64)>,
     /// Seconds from stopping the churn until cache and handlers matched the server.
     pub converged_after: Option<f64>,
+    /// Seconds from the final partition (see [`partition`]) until they matched again.
+    pub partition_converged_after: Option<f64>,
 }
 
 impl SoakReport {
@@ -97,6 +101,10 @@ impl SoakReport {
             }
         };
         check(self.converged_after.is_some(), "never converged".to_owned());
+        check(
+            self.converged_after.is_none() || self.partition_converged_after.is_some(),
+            "never converged after the final partition".to_owned(),
+        );
         check(
             self.cache_mismatches.is_empty(),
             format!("cache != server: {:?}", self.cache_mismatches),
@@ -142,8 +150,8 @@ impl fmt::Display for SoakReport {
         let [drops, expiries, failures, spikes] = self.faults;
         writeln!(
             f,
-            "soak: {} objects on the server at the end, converged after {:?} s",
-            self.server_objects, self.converged_after
+            "soak: {} objects on the server at the end, converged after {:?} s, again {:?} s after the final partition",
+            self.server_objects, self.converged_after, self.partition_converged_after
         )?;
         writeln!(
             f,
@@ -236,6 +244,13 @@ pub async fn run(config: &SoakConfig) -> SoakReport {
     let truth = server_state(&client).await;
     report.server_objects = truth.len();
     converge(&informer, &recorder, &truth, &mut report, quiet).await;
+    if let Some(first) = report.converged_after {
+        partition(server.faults(), &client).await;
+        let truth = server_state(&client).await;
+        report.server_objects = truth.len();
+        converge(&informer, &recorder, &truth, &mut report, Instant::now()).await;
+        report.partition_converged_after = report.converged_after.replace(first);
+    }
     report.undrained = drain(&queue, &work).await;
 
     informer.shutdown();
@@ -336,6 +351,43 @@ async fn server_state(client: &Client) -> HashMap<String, String> {
 
 fn rv(object: &ConfigMap) -> String {
     object.metadata.resource_version.clone().unwrap_or_default()
+}
+
+/// The one fault the schedule cannot promise to land: a 410 the informer must see. During the
+/// churn the reflector is often backing off from injected errors when history is compacted, and a
+/// relist at a saved resourceVersion is served "not older than" it, never 410. Here the informer
+/// has just converged, so it is watching: its watch hangs while objects are deleted and created,
+/// history is compacted past them, and the watch ends. The re-watch from the last version the
+/// informer saw gets 410, the relist must tombstone the deleted objects and add the new ones.
+async fn partition(faults: &Faults, client: &Client) {
+    let resources = ResourceClient::<ConfigMap>::namespaced(client.clone(), NAMESPACE);
+    // A watch that ends within a second of opening, without events, counts as a failure and is
+    // retried after the reflector's backoff, still near its 30 s cap after the chaos: let the
+    // current watch age first, so the partition, not the backoff, is what is measured.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    faults.stall_watches(true);
+    let existing = resources
+        .list(&ListOptions::default())
+        .await
+        .map(|list| list.items)
+        .unwrap_or_default();
+    for item in existing.iter().take(PARTITION_WRITES) {
+        let name = item.metadata.name.clone().unwrap_or_default();
+        let _ = resources.delete(&name, &DeleteOptions::default()).await;
+    }
+    for i in 0..PARTITION_WRITES {
+        let created = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(format!("partition-{i}")),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let _ = resources.create(&created, &CreateOptions::default()).await;
+    }
+    faults.expire_history();
+    faults.drop_watches();
+    faults.stall_watches(false);
 }
 
 /// Waits up to 120 s for the indexer and the handlers to match `truth`; records what still differs.
