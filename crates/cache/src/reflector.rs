@@ -245,7 +245,7 @@ where
                     };
                     continue;
                 }
-                Err(err) => return self.list_failed(&err),
+                Err(err) => return self.list_failed(&err, &resource_version),
             };
             let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
             debug!(reflector = %self.config.name, rv = %req.resource_version, items = page.items.len(), more = continue_token.is_some(), "listed page");
@@ -272,17 +272,24 @@ where
         State::Watch
     }
 
-    fn list_failed(&mut self, err: &ListWatchError) -> State<L::Watch> {
+    /// A list at `resource_version` failed. A version the server no longer has (410) or does not
+    /// have yet is retried at once as a consistent read (`""`), as client-go does within the same
+    /// list call: the version is the problem, not the server. Anything else backs off first.
+    fn list_failed(&mut self, err: &ListWatchError, resource_version: &str) -> State<L::Watch> {
         self.report("list", err);
-        if matches!(
+        let version_unavailable = matches!(
             err.kind(),
             ListWatchErrorKind::Expired | ListWatchErrorKind::ResourceVersionTooLarge
-        ) {
+        );
+        if version_unavailable {
             self.last_rv_unavailable = true;
         }
         let then = State::List {
             resource_version: self.relist_resource_version(),
         };
+        if version_unavailable && !resource_version.is_empty() {
+            return then;
+        }
         self.back_off(err, then)
     }
 
