@@ -182,13 +182,18 @@ pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
     Ok(out)
 }
 
-/// A v1 `versions[]` entry: v1 keeps schema, subresources and columns per version.
-fn v1_version(version: &CrdVersion<'_>) -> Value {
-    let mut entry = map([
+/// The keys every `versions[]` entry has in both layouts: name, served, storage.
+pub(super) fn version_entry(version: &CrdVersion<'_>) -> Value {
+    map([
         ("name", Value::from(version.name)),
         ("served", Value::Bool(true)),
         ("storage", Value::Bool(version.storage)),
-    ]);
+    ])
+}
+
+/// A v1 `versions[]` entry: v1 keeps schema, subresources and columns per version.
+fn v1_version(version: &CrdVersion<'_>) -> Value {
+    let mut entry = version_entry(version);
     if let Some(schema) = &version.schema {
         insert(
             &mut entry,

@@ -69,14 +69,7 @@ fn document(crd: &Crd<'_>, removed: &mut Vec<RemovedFrom>) -> Value {
         .collect();
     let mut entries: Vec<Value> = order
         .iter()
-        .map(|&i| {
-            let version = &crd.versions[i];
-            map([
-                ("name", Value::from(version.name)),
-                ("served", Value::Bool(true)),
-                ("storage", Value::Bool(version.storage)),
-            ])
-        })
+        .map(|&i| crd::version_entry(&crd.versions[i]))
         .collect();
     let mut top_level = Vec::new();
     for (top_key, version_key, values) in per_version_settings(crd, removed) {

@@ -26,6 +26,8 @@ const CHUNK: usize = 16 * 1024;
 /// A running proxy; stops accepting when dropped.
 pub struct Link {
     url: String,
+    mbit_per_s: f64,
+    rtt_ms: u64,
     accept: JoinHandle<()>,
 }
 
@@ -54,12 +56,24 @@ impl Link {
                 });
             }
         });
-        Ok(Link { url, accept })
+        Ok(Link {
+            url,
+            mbit_per_s,
+            rtt_ms,
+            accept,
+        })
     }
 
     /// The URL clients use instead of the server's.
     pub fn url(&self) -> &str {
         &self.url
+    }
+}
+
+/// How the tables name the network: `1000 Mbit/s link, 2 ms RTT`.
+impl std::fmt::Display for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} Mbit/s link, {} ms RTT", self.mbit_per_s, self.rtt_ms)
     }
 }
 

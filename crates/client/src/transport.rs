@@ -28,7 +28,7 @@ use crate::auth::Auth;
 use crate::body::Body;
 use crate::client::Transport;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, error_chain};
 use crate::tls;
 
 /// HTTP/2 keepalive ping timeout: a connection whose ping is not answered this fast is closed.
@@ -151,19 +151,4 @@ impl Transport for HttpTransport {
     ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>> {
         Box::pin(self.send_one(request))
     }
-}
-
-/// An error and all its causes, `: `-separated (hyper's top-level messages alone say little).
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

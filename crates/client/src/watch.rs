@@ -23,7 +23,7 @@ use kube_core::WatchEvent;
 use serde::de::DeserializeOwned;
 
 use crate::body::Body;
-use crate::error::{Error, Result, excerpt};
+use crate::error::{Error, Result, error_chain, excerpt};
 
 /// Splits a byte stream into lines and decodes each as a `WatchEvent<K>`.
 #[derive(Debug)]
@@ -202,25 +202,10 @@ impl<K: DeserializeOwned> WatchStream<K> {
             // problem with the request: report it as the watch ending, not as a failed request.
             Some(Err(e)) => Err(Error::WatchInterrupted {
                 url: url.clone(),
-                message: cause_chain(e.as_ref()),
+                message: error_chain(e.as_ref()),
             }),
         }
     }
-}
-
-/// `error: cause: cause ...`, skipping causes already quoted by their parent.
-fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -112,12 +112,9 @@ async fn parent(args: Args) -> Result<()> {
         Some(mbit) => Some(link::Link::start(&server_url, mbit, args.link_rtt_ms).await?),
         None => None,
     };
-    let (url, network) = match (&link, args.link_mbit) {
-        (Some(link), Some(mbit)) => (
-            link.url().to_owned(),
-            format!("{mbit} Mbit/s link, {} ms RTT", args.link_rtt_ms),
-        ),
-        _ => (server_url.clone(), "loopback".to_owned()),
+    let (url, network) = match &link {
+        Some(link) => (link.url().to_owned(), link.to_string()),
+        None => (server_url.clone(), "loopback".to_owned()),
     };
     let runner = Runner::current()?;
     let mut sets = vec![(Dataset::ConfigMaps, "cm", configmaps)];

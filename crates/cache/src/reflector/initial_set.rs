@@ -1,12 +1,13 @@
 //! The objects a streaming list delivers before its `k8s.io/initial-events-end` bookmark.
 //!
 //! client-go keeps them in a temporary store keyed like the real one (`watchList` in
-//! `tools/cache/reflector.go`), so `Replace` gets each key once. We do the same with a
-//! key → slot map over a `Vec`, which also keeps the order in which keys first appeared (the
-//! order the queue will pop them in).
+//! `tools/cache/reflector.go`), so `Replace` gets each key once. We do the same with an
+//! insertion-ordered map, which also keeps the order in which keys first appeared (the order the
+//! queue will pop them in).
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
+use indexmap::IndexMap;
 use kube_core::Resource;
 
 use crate::key::ObjectKey;
@@ -19,18 +20,13 @@ use crate::key::ObjectKey;
 /// object per key (two would queue two `Replaced` deltas and count the key twice towards the
 /// initial population), and a deleted object must not be replaced back in.
 pub(crate) struct InitialSet<K> {
-    /// Objects in the order their keys first appeared; `None` where one was deleted.
-    slots: Vec<Option<Arc<K>>>,
-    /// Invariant: maps each present key to the index of its `Some` slot, and every `Some` slot
-    /// is indexed here under its own key.
-    positions: HashMap<ObjectKey, usize>,
+    objects: IndexMap<ObjectKey, Arc<K>>,
 }
 
 impl<K> Default for InitialSet<K> {
     fn default() -> Self {
         Self {
-            slots: Vec::new(),
-            positions: HashMap::new(),
+            objects: IndexMap::new(),
         }
     }
 }
@@ -38,41 +34,23 @@ impl<K> Default for InitialSet<K> {
 impl<K: Resource> InitialSet<K> {
     /// Adds `obj`, or replaces the object already held under its key (keeping its place).
     pub(crate) fn upsert(&mut self, obj: Arc<K>) {
-        let key = ObjectKey::of(obj.as_ref());
-        match self.positions.get(&key) {
-            Some(&slot) => self.slots[slot] = Some(obj),
-            None => {
-                self.positions.insert(key, self.slots.len());
-                self.slots.push(Some(obj));
-            }
-        }
+        self.objects.insert(ObjectKey::of(obj.as_ref()), obj);
     }
 
-    /// Forgets the object under `key`, if any.
+    /// Forgets the object under `key`, if any; a later `upsert` of it goes to the end. (Deletes
+    /// during the initial phase are rare, so the order-keeping removal's O(n) does not matter.)
     pub(crate) fn remove(&mut self, key: &ObjectKey) {
-        if let Some(slot) = self.positions.remove(key) {
-            self.slots[slot] = None;
-        }
+        self.objects.shift_remove(key);
     }
 
     /// How many keys are held.
     pub(crate) fn len(&self) -> usize {
-        self.positions.len()
+        self.objects.len()
     }
 
     /// The objects, one per key, in first-seen order.
     pub(crate) fn into_items(self) -> Vec<Arc<K>> {
-        self.slots.into_iter().flatten().collect()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn check_invariants(&self) {
-        let present = self.slots.iter().filter(|s| s.is_some()).count();
-        assert_eq!(present, self.positions.len());
-        for (key, &slot) in &self.positions {
-            let obj = self.slots[slot].as_ref().expect("indexed slot is present");
-            assert_eq!(&ObjectKey::of(obj.as_ref()), key);
-        }
+        self.objects.into_values().collect()
     }
 }
 
@@ -100,7 +78,6 @@ mod tests {
             } else {
                 set.remove(&ObjectKey::from(format!("ns/{name}").as_str()));
             }
-            set.check_invariants();
         }
         assert_eq!(set.len(), 3);
         let items: Vec<String> = set
