@@ -9,7 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::harness::{Env, allowed_deployment, forbidden_deployment, whitelist};
+use crate::harness::{
+    Env, WHITELIST, allowed_deployment, forbidden_deployment, is_ready, whitelist,
+    whitelist_allowing,
+};
 
 macro_rules! on_both_targets {
     ($scenario:ident, $testserver:ident, $cluster:ident) => {
@@ -32,6 +35,11 @@ on_both_targets!(
     forbidden_deployment_is_deleted_with_event_and_status,
     forbidden_deployment_is_deleted_on_testserver,
     forbidden_deployment_is_deleted_on_cluster
+);
+on_both_targets!(
+    deleting_the_list_that_allowed_an_image_deletes_its_deployment,
+    deleting_the_allowing_list_on_testserver,
+    deleting_the_allowing_list_on_cluster
 );
 on_both_targets!(
     only_the_leader_acts,
@@ -64,7 +72,7 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
     let events = env.wait_events(&ns, "DeletedForbiddenImage", 1).await;
     assert_eq!(events[0].involved_object.name.as_deref(), Some("cache"));
     let status = env
-        .wait_status(&ns, |s| s.violations_handled == Some(1))
+        .wait_status(&ns, WHITELIST, |s| s.violations_handled == Some(1))
         .await;
     assert_eq!(status.last_violations[0].deployment, "cache");
     assert_eq!(status.last_violations[0].image, "redis:7.4");
@@ -95,6 +103,43 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
     assert!(
         scrape.contains("# TYPE rest_client_request_duration_seconds histogram"),
         "{scrape}"
+    );
+    assert_eq!(controller.stop().await, Ok(()));
+    env.cleanup(&ns).await;
+}
+
+async fn deleting_the_list_that_allowed_an_image_deletes_its_deployment(env: Env) {
+    let ns = env.namespace("unlist").await;
+    env.create(whitelist(&ns)).await;
+    env.create(whitelist_allowing(&ns, "redis-ok", "redis", "7.4"))
+        .await;
+    env.create(allowed_deployment(&ns, "web")).await;
+    env.create(forbidden_deployment(&ns, "cache")).await; // redis:7.4: allowed by redis-ok only
+    let controller = env.start_controller("unlist", false, &ns).await;
+    // One reconcile of the namespace enforces the union, then writes both statuses: once both
+    // say Ready, the Deployments have been judged, and the union allows the cache.
+    env.wait_status(&ns, WHITELIST, is_ready).await;
+    env.wait_status(&ns, "redis-ok", is_ready).await;
+    assert!(
+        env.deployment_exists(&ns, "cache").await,
+        "redis-ok allows redis:7.4"
+    );
+
+    env.delete_whitelist(&ns, "redis-ok").await;
+    env.wait_deployment_gone(&ns, "cache").await;
+    assert!(
+        env.deployment_exists(&ns, "web").await,
+        "the remaining list allows nginx"
+    );
+    let status = env
+        .wait_status(&ns, WHITELIST, |s| s.violations_handled == Some(1))
+        .await;
+    assert_eq!(status.last_violations[0].deployment, "cache");
+    let events = env.wait_events(&ns, "DeploymentDeleted", 1).await;
+    assert_eq!(
+        events[0].involved_object.name.as_deref(),
+        Some(WHITELIST),
+        "the Event is on the remaining list"
     );
     assert_eq!(controller.stop().await, Ok(()));
     env.cleanup(&ns).await;
@@ -169,18 +214,16 @@ async fn standby_takes_over_when_the_leader_dies(env: Env) {
 }
 
 async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
-    if !env.can_inject_latency() {
-        println!(
-            "skipped: needs the test server's latency injection to catch a reconcile in flight"
-        );
-        return;
-    }
     let ns = env.namespace("drain").await;
     env.create(whitelist(&ns)).await;
-    let controller = env.start_controller("drainer", true, &ns).await;
+    // Only the controller's requests are slowed, on any target: the harness talks directly.
+    let proxy = env.latency_proxy().await;
+    let controller = env
+        .start_controller_via(Some(&proxy), "drainer", true, &ns)
+        .await;
     env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
     // Slow enough to catch the reconcile in flight, fast enough for Lease renewals (1.5 s deadline).
-    env.set_latency(Duration::from_millis(200));
+    proxy.set_latency(Duration::from_millis(200));
     env.create(forbidden_deployment(&ns, "slow")).await;
     controller.wait_in_flight().await;
 
@@ -190,7 +233,6 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
         Ok(()),
         "shutdown must drain cleanly"
     );
-    env.set_latency(Duration::ZERO);
     assert_eq!(metrics.in_flight(), 0);
     assert!(metrics.reconciles_finished() >= 1);
     assert!(
