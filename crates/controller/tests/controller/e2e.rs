@@ -2,7 +2,10 @@
 //!
 //! Every scenario runs twice: against kubegen-testserver (always), and against a real cluster
 //! when `KUBEGEN_E2E_KUBECONFIG` names a kubeconfig (otherwise that variant prints why it is
-//! skipped). Each scenario applies deploy/crd.yaml itself and works in its own namespace.
+//! skipped). Each scenario applies the CRDs itself (deploy/crd.yaml, or deploy/crd-v1beta1.yaml
+//! on a server without apiextensions.k8s.io/v1) and works in its own namespace. Latency is
+//! injected by a TCP proxy in front of the target ([`crate::latency_proxy`]), so no scenario
+//! depends on the test server's fault injection and every one runs on a real cluster too.
 //!
 //! These tests talk to a server over HTTP, so they wait in real time, with generous deadlines;
 //! nothing asserts on exact timings except the documented takeover bound.
@@ -222,6 +225,9 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
         .start_controller_via(Some(&proxy), "drainer", true, &ns)
         .await;
     env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
+    // The first reconcile (the WhiteList's namespace) must be over: the one caught in flight
+    // below has to be the Deployment's, or the drain would have nothing of it to finish.
+    controller.wait_reconciles(1).await;
     // Slow enough to catch the reconcile in flight, fast enough for Lease renewals (1.5 s deadline).
     proxy.set_latency(Duration::from_millis(200));
     env.create(forbidden_deployment(&ns, "slow")).await;

@@ -327,6 +327,14 @@ impl Controller {
         }
     }
 
+    /// Waits until at least `count` reconciles have finished.
+    pub async fn wait_reconciles(&self, count: u64) {
+        poll(&format!("{count} reconciles finished"), || async {
+            (self.metrics.reconciles_finished() >= count).then_some(())
+        })
+        .await;
+    }
+
     /// Waits until a reconcile is running.
     pub async fn wait_in_flight(&self) {
         poll("a reconcile in flight", || async {
