@@ -38,8 +38,8 @@ const LEASE: &str = "image-police";
 
 /// Where the scenario runs.
 pub struct Env {
-    /// The in-process server, when not on a real cluster.
-    server: Option<TestServer>,
+    /// The in-process server, when not on a real cluster; held so it runs until the scenario ends.
+    _server: Option<TestServer>,
     kubeconfig: PathBuf,
     /// Removed on drop when we wrote it.
     owns_kubeconfig: bool,
@@ -83,7 +83,7 @@ impl Env {
         let server_url = config.cluster_url().clone();
         let client = Client::new(config).unwrap_or_else(|e| panic!("client: {e}"));
         Env {
-            server,
+            _server: server,
             kubeconfig,
             owns_kubeconfig,
             client,
