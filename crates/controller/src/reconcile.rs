@@ -52,6 +52,7 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
@@ -295,19 +296,32 @@ impl Reconciler {
                 deployment = name,
                 "deleted Deployment running a denied image"
             );
-            let offenses = offenses(&found);
-            let on_deployment =
-                format!("Deleted by image-police, WhiteLists {list_names}: {offenses}");
-            let on_whitelist = format!("Deleted Deployment {name:?}: {offenses}");
-            self.record(deployment.as_ref(), REASON_DELETED, &on_deployment, now)
+            self.record_deletion(&deployment, lists, &list_names, &found, now)
                 .await;
-            for list in lists {
-                self.record(list.as_ref(), REASON_ENFORCED, &on_whitelist, now)
-                    .await;
-            }
             handled.extend(found.iter().map(|v| violation_record(&name, v, now)));
         }
         (handled, first_error)
+    }
+
+    /// Records the Events of one deletion: one on the Deployment, one on each of `lists`.
+    async fn record_deletion(
+        &self,
+        deployment: &Deployment,
+        lists: &[Arc<WhiteList>],
+        list_names: &str,
+        found: &[ContainerViolation],
+        now: &Time,
+    ) {
+        let name = deployment.metadata.name.as_deref().unwrap_or_default();
+        let offenses = offenses(found);
+        let on_deployment = format!("Deleted by image-police, WhiteLists {list_names}: {offenses}");
+        let on_whitelist = format!("Deleted Deployment {name:?}: {offenses}");
+        self.record(deployment, REASON_DELETED, &on_deployment, now)
+            .await;
+        for list in lists {
+            self.record(list.as_ref(), REASON_ENFORCED, &on_whitelist, now)
+                .await;
+        }
     }
 
     /// Records a Warning Event about `object`; best effort (a failure is logged and counted).
