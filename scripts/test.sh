@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, integration (against the in-process test server),
-# doc tests, and the e2e suite (which skips with a printed reason unless KUBEGEN_E2E_KUBECONFIG is set).
+# doc tests, and the e2e suite (its real-cluster variants are ignored, so counted as skipped, unless
+# KUBEGEN_E2E_KUBECONFIG is set; then this script runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo nextest run --workspace --all-features --no-fail-fast
 cargo test --workspace --all-features --doc
+if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
+  echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
+  cargo nextest run -p kubegen-controller --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+else
+  echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
+fi
