@@ -279,7 +279,7 @@ fn kind_schema(s: &Served<'_>, builtin: &Builtin, flavor: Flavor) -> Value {
         return json!({"type": "object", "x-kubernetes-group-version-kind": gvk});
     };
     let mut schema = schema.clone();
-    unfold(&mut schema, flavor, builtin);
+    unfold(&mut schema, flavor);
     if flavor == Flavor::V2 {
         to_v2(&mut schema);
     }
@@ -317,7 +317,7 @@ fn list_schema(s: &Served<'_>, builtin: &Builtin, flavor: Flavor) -> Value {
 }
 
 /// Structural `Unfold` plus `addEmbeddedProperties`, applied to every nested schema.
-fn unfold(schema: &mut Value, flavor: Flavor, builtin: &Builtin) {
+fn unfold(schema: &mut Value, flavor: Flavor) {
     let Some(map) = schema.as_object_mut() else {
         return;
     };
@@ -334,12 +334,12 @@ fn unfold(schema: &mut Value, flavor: Flavor, builtin: &Builtin) {
     let preserve = map.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true));
     for key in ["properties", "patternProperties"] {
         if let Some(props) = map.get_mut(key).and_then(Value::as_object_mut) {
-            props.values_mut().for_each(|p| unfold(p, flavor, builtin));
+            props.values_mut().for_each(|p| unfold(p, flavor));
         }
     }
     for key in ["items", "additionalProperties"] {
         if let Some(child) = map.get_mut(key) {
-            unfold(child, flavor, builtin);
+            unfold(child, flavor);
         }
     }
     if embedded && !(preserve && flavor == Flavor::V2) {
