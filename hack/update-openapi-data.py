@@ -13,12 +13,14 @@ schemas those paths reach, and writes one gzip bundle (deterministic: mtime 0, s
     {"source": {"gitVersion": ..., "note": ...},
      "v2": <swagger 2.0 document>,
      "v3": {"api/v1": <OpenAPI 3.0 document>, "apis/apps/v1": ..., ...},
-     "crdTemplates": {"Namespaced": {"v2": <paths>, "v3": <paths>}, "Cluster": ...}}
+     "crdTemplates": {"Namespaced": {"v2": <paths>, "v3": <paths>, "v3Schemas": <schemas>},
+                      "Cluster": ...}}
 
 The CRD templates are the paths the real server publishes for two throw-away CustomResourceDefinitions
 (one per scope, both with status and scale subresources) that the script creates and deletes again;
 the test server derives every CRD's paths from them by renaming (see crates/testserver/src/openapi/
-paths.rs for the names).
+paths.rs for the names). `v3Schemas` are the other schemas of the template's v3 document
+(ObjectMeta, Status, Scale, ...), which a CRD's document carries as the real one does.
 """
 
 import gzip
@@ -117,7 +119,10 @@ def crd_templates():
                 if mine(v3.get("paths", {})) and mine(v2["paths"]):
                     break
                 time.sleep(1)
-            out[scope] = {"v3": mine(v3["paths"]), "v2": mine(v2["paths"])}
+            template_names = ("com.example.kubegen.tmplgroup.",)
+            schemas = {k: v for k, v in v3["components"]["schemas"].items()
+                       if not k.startswith(template_names)}
+            out[scope] = {"v3": mine(v3["paths"]), "v2": mine(v2["paths"]), "v3Schemas": schemas}
         finally:
             subprocess.run(["kubectl", "delete", "crd", crd["metadata"]["name"]],
                            check=True, capture_output=True)

@@ -315,3 +315,27 @@ async fn strict_field_validation_uses_the_crd_schema() {
             .ends_with("strict decoding error: unknown field \"spec.extra\"")
     );
 }
+
+/// The document a real kube-apiserver (v1.36.2) published for the CRD in
+/// `fixtures/widget-crd.json` (namespaced; status and scale; int-or-string, nullable,
+/// unknown-preserving, embedded and list-map fields), downloaded with
+/// `kubectl get --raw /openapi/v3/apis/openapihelper.kubegen.example.com/v1beta1`.
+#[tokio::test]
+async fn crd_document_equals_the_one_a_real_server_publishes() {
+    use std::io::Read;
+    let h = start().await;
+    let crd: Value = serde_json::from_str(include_str!("fixtures/widget-crd.json")).unwrap();
+    assert_eq!(h.http.post(CRDS, crd).await.code, 201);
+    let compressed: &[u8] = include_bytes!("fixtures/widget-openapi-v3-k8s-1.36.2.json.gz");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(compressed)
+        .read_to_string(&mut text)
+        .unwrap();
+    let real: Value = serde_json::from_str(&text).unwrap();
+    let ours = h
+        .http
+        .get("/openapi/v3/apis/openapihelper.kubegen.example.com/v1beta1")
+        .await
+        .body;
+    assert_eq!(ours, real);
+}
