@@ -20,7 +20,7 @@ use crate::registry::{Registry, ResourceDefinition};
 use crate::route::{self, Route, Target};
 use crate::status::ApiError;
 use crate::store::Store;
-use crate::{discovery, watch as watches};
+use crate::{discovery, fieldvalidation, openapi, watch as watches};
 
 /// Everything behind the lock: objects, history and the resource table change together (a CRD
 /// create registers its resource atomically with storing the CRD).
@@ -151,6 +151,9 @@ impl ApiServer {
         let query = Query::parse(request.uri().query());
         match route {
             Route::Resource(target) => self.resource(request, target, query).await,
+            Route::OpenApi(endpoint) if request.method() == Method::GET => {
+                openapi::serve(self, &endpoint, request.headers(), &query)
+            }
             other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
             _ => Err(ApiError::method_not_supported(
                 crate::status::Qualified {
@@ -206,7 +209,16 @@ impl ApiServer {
             return Err(error);
         }
         let (parts, body) = request.into_parts();
-        match verb {
+        if handlers::review::is_review(&target.def) {
+            return handlers::review::create(self, &target, &body);
+        }
+        let warnings = match verb {
+            "create" | "update" | "patch" => {
+                fieldvalidation::check(self, (&target, verb), &parts.headers, &body, &query)?
+            }
+            _ => Vec::new(),
+        };
+        let mut response = match verb {
             "get" => handlers::read::get(self, &target),
             "list" => handlers::read::list(self, &target, &query).await,
             "watch" => watches::start(self, &target, &query).await,
@@ -215,7 +227,9 @@ impl ApiServer {
             "patch" => handlers::update::patch(self, &target, &parts.headers, &body),
             "delete" => handlers::delete::delete(self, &target, &body),
             _ => handlers::delete::delete_collection(self, &target, &query),
-        }
+        }?;
+        fieldvalidation::add_warnings(&mut response, &warnings);
+        Ok(response)
     }
 
     /// Wakes watch tasks after a write.

@@ -42,7 +42,7 @@ pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
             group
         }
         Route::ResourceList(group, version) => resource_list(group, version, &defs),
-        Route::Resource(_) => Value::Null,
+        Route::Resource(_) | Route::OpenApi(_) => Value::Null,
     };
     json_response(StatusCode::OK, Bytes::from(body.to_string()))
 }

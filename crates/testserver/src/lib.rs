@@ -35,26 +35,36 @@
 //!   creating a CustomResourceDefinition serves its resource and marks it Established; deleting
 //!   it removes the resource and its objects.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
+//! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
+//!   ETag/`?hash=` caching) for the built-in kinds (the real v1.36 server's own documents, shipped
+//!   as data) and every installed CRD; server-side `fieldValidation` (Strict/Warn/Ignore) against
+//!   the same schemas, so `kubectl apply` validates and `kubectl explain` works.
+//! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
+//!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
-//! content, system namespaces cannot be deleted), no RBAC, no server-side apply (apply patches
-//! get 415), no managedFields, no field validation or pruning against OpenAPI schemas, no
-//! defaulting of built-in specs, no garbage collection of owned objects, no graceful pod
-//! deletion, no version conversion (each served version and the two Event APIs have separate
-//! storage), no aggregated discovery, protobuf, `/openapi/*`, `fieldValidation`, namespace
-//! `/finalize` or `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
+//! content, system namespaces cannot be deleted), no RBAC (every request may do everything), no
+//! server-side apply (apply patches get 415), no managedFields, no pruning of unknown fields
+//! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs, no
+//! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
+//! served version and the two Event APIs have separate storage), no aggregated discovery,
+//! protobuf (the OpenAPI documents are served as JSON only), namespace `/finalize` or
+//! `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
 //! honoured). A body without `apiVersion`/`kind` is accepted and completed from the URL where the
 //! real server would reject it. A watch from a resourceVersion newer than the server's waits for
 //! it instead of failing.
 
 mod api;
+mod authz;
 mod body;
 mod discovery;
 mod error;
 mod faults;
+mod fieldvalidation;
 mod handlers;
+mod openapi;
 mod options;
 mod patch;
 mod query;
@@ -69,6 +79,9 @@ mod validation;
 mod watch;
 
 pub use api::ApiServer;
+pub use authz::{
+    AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
+};
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};

@@ -253,6 +253,8 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview", plural: "selfsubjectaccessreviews", short: &[], namespaced: false, status: false, generation: false },
+    Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview", plural: "selfsubjectrulesreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
 ];
 
@@ -333,6 +335,8 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             .iter()
             .map(|v| v.to_string())
             .collect(),
+            // Reviews are questions, answered and never stored.
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" => vec!["create".into()],
             _ => Vec::new(),
         },
     })

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::openapi::Endpoint;
 use crate::registry::{Registry, ResourceDefinition};
 use crate::status::ApiError;
 
@@ -35,6 +36,8 @@ pub(crate) enum Route {
     /// `/api/v1`, `/apis/<group>/<version>`
     ResourceList(String, String),
     Resource(Target),
+    /// `/openapi/v2`, `/openapi/v3`, `/openapi/v3/<path>`
+    OpenApi(Endpoint),
 }
 
 /// Resolves a path against the registry.
@@ -46,6 +49,9 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
     match segments.as_slice() {
         ["version"] => Ok(Route::Version),
         ["healthz" | "readyz" | "livez"] => Ok(Route::Health),
+        ["openapi", "v2"] => Ok(Route::OpenApi(Endpoint::V2)),
+        ["openapi", "v3"] => Ok(Route::OpenApi(Endpoint::V3Index)),
+        ["openapi", "v3", rest @ ..] => Ok(Route::OpenApi(Endpoint::V3(rest.join("/")))),
         ["api"] => Ok(Route::CoreVersions),
         ["api", "v1"] => Ok(Route::ResourceList(String::new(), "v1".into())),
         ["api", "v1", rest @ ..] => resource("", "v1", rest, registry),

@@ -6,6 +6,7 @@ pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod namespace;
 pub(crate) mod read;
+pub(crate) mod review;
 pub(crate) mod update;
 
 use bytes::Bytes;

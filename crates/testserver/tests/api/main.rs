@@ -4,6 +4,7 @@
 //! would multiply link time and disk use in CI for nothing.
 #![allow(clippy::unwrap_used)]
 
+mod access_review;
 mod bad_input;
 mod binary;
 mod common;
@@ -11,6 +12,7 @@ mod crud;
 mod discovery;
 mod faults;
 mod list;
+mod openapi;
 mod smoke;
 mod watch;
 mod watch_timing;
