@@ -9,8 +9,8 @@
 //! 2. A task per watch (a plain loop) waits for new resourceVersions, bookmark ticks, fault
 //!    controls, the timeout or the client going away, and writes each event into the body channel.
 //!    With `timeoutSeconds` and bookmarks allowed, one more BOOKMARK goes out 2 s before the
-//!    timeout if the server's resourceVersion moved past the last one the client saw, as the
-//!    watch cache's `nextBookmarkTime` schedules it, so a client resumes from a fresh version.
+//!    timeout if the resource changed since the watch started, as the watch cache's
+//!    `nextBookmarkTime` schedules it, so a client resumes from a fresh version.
 //! 3. Selectors are evaluated on the new and previous object: leaving the selection is sent as
 //!    `DELETED` (the previous object at the new resourceVersion), entering as `ADDED`.
 
@@ -47,9 +47,12 @@ struct Watcher {
     /// Whether a Table with column definitions was sent; later ones omit them, as the real
     /// server's watch encoder does.
     table_headers_sent: bool,
-    /// The newest resourceVersion the client has seen (the start, then each event's): the
-    /// pre-timeout bookmark is only worth sending once the server moved past it.
-    sent_rv: u64,
+    /// Where the stream started. Invariant: <= `resource_rv`.
+    start_rv: u64,
+    /// The newest resourceVersion of any change to this resource (whatever the namespace or
+    /// selectors): the watch cache of the resource, and so its pre-timeout bookmark, only moves
+    /// with these.
+    resource_rv: u64,
 }
 
 /// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
@@ -83,7 +86,8 @@ pub(crate) async fn start(
         cursor: 0,
         table,
         table_headers_sent: false,
-        sent_rv: 0,
+        start_rv: 0,
+        resource_rv: 0,
     };
     let initial = watcher.initial_state(streaming);
     tokio::spawn(async move { watcher.run(initial, streaming).await });
@@ -166,11 +170,6 @@ impl Watcher {
 
     /// One event line carrying `object` (whose serialized form is `json`), or its Table.
     fn event(&mut self, kind: &str, object: &Value, json: &[u8]) -> Bytes {
-        let rv = object
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .and_then(|rv| rv.parse::<u64>().ok());
-        self.sent_rv = self.sent_rv.max(rv.unwrap_or(0));
         let Some(table) = self.table else {
             return line(kind, json);
         };
@@ -226,6 +225,9 @@ impl Watcher {
             .events_after(&self.target.def.key(), self.cursor);
         match fetched {
             Ok((events, scanned)) => {
+                if let Some(last) = events.last() {
+                    self.resource_rv = self.resource_rv.max(last.rv);
+                }
                 for event in &events {
                     if let Some(chunk) = self.translate(event)
                         && !self.send(chunk).await
@@ -245,7 +247,8 @@ impl Watcher {
     }
 
     async fn run(mut self, initial: Initial, streaming: bool) {
-        self.sent_rv = self.cursor;
+        self.start_rv = self.cursor;
+        self.resource_rv = self.cursor;
         match initial {
             Initial::TooOld(requested, oldest) => {
                 let _ = self.send(too_old(requested, oldest)).await;
@@ -269,13 +272,14 @@ impl Watcher {
         self.follow().await;
     }
 
-    /// A bookmark when the server's resourceVersion moved past what the client saw (the
-    /// cacher's rule for its pre-timeout bookmark). False when the stream must end.
+    /// A bookmark when this resource changed since the watch started (seen on v1.36: the
+    /// watch cache's pre-timeout bookmark comes only then, even if the client saw the change).
+    /// False when the stream must end.
     async fn bookmark_if_moved(&mut self) -> bool {
         if !self.deliver().await {
             return false;
         }
-        if !self.bookmarks_wanted() || self.cursor <= self.sent_rv {
+        if !self.bookmarks_wanted() || self.resource_rv <= self.start_rv {
             return true;
         }
         let chunk = self.bookmark(false);

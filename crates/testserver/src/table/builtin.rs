@@ -4,7 +4,8 @@
 //! The server always prints wide (`GenerateOptions{Wide: true}`): the priority-1 cells are part of
 //! every row and kubectl hides them unless `-o wide`. Cells read the stored JSON, so a field the
 //! real server would have defaulted is read with that default (`spec.replicas` 1, a service's
-//! `type` ClusterIP, a port's protocol TCP), since this server stores specs as sent.
+//! `type` ClusterIP, a port's protocol TCP, a cron job's `suspend` false, a pod's phase
+//! Pending), since this server stores specs as sent.
 
 use std::collections::BTreeSet;
 
@@ -331,10 +332,10 @@ fn cron_job(o: &Value, now: jiff::Timestamp, created: String) -> Vec<Value> {
         .pointer("/spec/timeZone")
         .and_then(Value::as_str)
         .unwrap_or("<none>");
+    // The real server defaults `suspend` to false, so its printer never shows `<unset>`.
     let suspend = match o.pointer("/spec/suspend").and_then(Value::as_bool) {
         Some(true) => "True",
-        Some(false) => "False",
-        None => "<unset>",
+        _ => "False",
     };
     let template = "/spec/jobTemplate/spec/template/spec/containers";
     let (names, images) = containers(o, template);
@@ -561,7 +562,11 @@ fn first_non_empty<'a>(a: &'a str, b: &'a str) -> &'a str {
 /// `Init:0/1`, `Terminating`, ...), RESTARTS (with the age of the last restart), AGE, then the
 /// wide IP, NODE, NOMINATED NODE and READINESS GATES.
 fn pod(o: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    let phase = text(o, "/status/phase");
+    // A new pod's status is set to Pending by the real server.
+    let phase = match text(o, "/status/phase") {
+        "" => "Pending",
+        phase => phase,
+    };
     let mut state = PodState {
         reason: match text(o, "/status/reason") {
             "" => phase.to_string(),

@@ -102,8 +102,8 @@ fn pending_init_and_terminating_pods() {
         "status": {"phase": "Running"},
     });
     assert_eq!(Kind::Pod.cells(&deleting, now())[2], json!("Terminating"));
-    let pending = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]},
-                         "status": {"phase": "Pending"}});
+    // No status yet: the real server would have set the phase to Pending.
+    let pending = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
     assert_eq!(
         &Kind::Pod.cells(&pending, now())[1..4],
         &[json!("0/1"), json!("Pending"), json!("0")]
@@ -179,6 +179,12 @@ fn job_and_cronjob_cells() {
             json!(0),
             json!("<none>")
         ]
+    );
+    let unset = json!({"metadata": {"name": "c"}, "spec": {"schedule": "@daily"}});
+    assert_eq!(
+        Kind::CronJob.cells(&unset, now())[3],
+        json!("False"),
+        "suspend defaults to false as on the real server"
     );
 }
 

@@ -60,7 +60,7 @@ fn post(path: &str, body: &str) -> http::Request<Bytes> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_bookmark_comes_two_seconds_before_the_timeout_once_the_version_moved() {
+async fn a_bookmark_comes_two_seconds_before_the_timeout_once_the_resource_changed() {
     let api = ApiServer::new(ServerOptions::default());
     let rv = api.resource_version();
     let path = format!(
@@ -68,14 +68,14 @@ async fn a_bookmark_comes_two_seconds_before_the_timeout_once_the_version_moved(
     );
     let mut body = api.handle(get(&path)).await.into_body();
     let started = tokio::time::Instant::now();
-    // Another kind moves the global resourceVersion; this watch sees no event for it.
-    let secret = api
+    // A ConfigMap elsewhere: this watch sees no event for it, but the resource moved.
+    let elsewhere = api
         .handle(post(
-            "/api/v1/namespaces/default/secrets",
-            r#"{"metadata":{"name":"s"}}"#,
+            "/api/v1/namespaces/kube-system/configmaps",
+            r#"{"metadata":{"name":"c"}}"#,
         ))
         .await;
-    assert_eq!(secret.status(), 201);
+    assert_eq!(elsewhere.status(), 201);
     let event = next_event(&mut body).await.unwrap();
     assert_eq!(event["type"], "BOOKMARK");
     assert_eq!(started.elapsed(), Duration::from_secs(28));
@@ -88,7 +88,7 @@ async fn a_bookmark_comes_two_seconds_before_the_timeout_once_the_version_moved(
 }
 
 #[tokio::test(start_paused = true)]
-async fn no_pre_timeout_bookmark_when_nothing_moved() {
+async fn no_pre_timeout_bookmark_when_only_other_kinds_changed() {
     let api = ApiServer::new(ServerOptions::default());
     let rv = api.resource_version();
     let path = format!(
@@ -96,6 +96,14 @@ async fn no_pre_timeout_bookmark_when_nothing_moved() {
     );
     let mut body = api.handle(get(&path)).await.into_body();
     let started = tokio::time::Instant::now();
+    // As on v1.36: a Secret moves the global resourceVersion, not the ConfigMap watch cache.
+    let secret = api
+        .handle(post(
+            "/api/v1/namespaces/default/secrets",
+            r#"{"metadata":{"name":"s"}}"#,
+        ))
+        .await;
+    assert_eq!(secret.status(), 201);
     assert!(next_event(&mut body).await.is_none());
     assert_eq!(started.elapsed(), Duration::from_secs(30));
 }
