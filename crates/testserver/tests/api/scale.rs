@@ -238,4 +238,8 @@ async fn custom_resources_scale_through_their_declared_paths() {
         reply.body["message"],
         "Internal error occurred: the spec replicas field \".spec.size\" does not exist"
     );
+    assert_eq!(
+        reply.body["details"],
+        json!({"causes": [{"message": "the spec replicas field \".spec.size\" does not exist"}]})
+    );
 }
