@@ -12,6 +12,11 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::duration::{age, human};
+use super::event::{EventFields, event};
+use super::fields::{
+    containers, count, format_labels, format_selector, int, items, label_selector, replicas, text,
+};
+use super::pod::pod;
 
 /// The built-in printers, one per kind the server serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,56 +100,8 @@ impl Kind {
             Kind::Pod => return pod(o, now),
             Kind::Event => return event(&EventFields::V1, o, now),
             Kind::EventsV1 => return event(&EventFields::EVENTS_V1, o, now),
-            Kind::Deployment => {
-                let (names, images) = containers(o, "/spec/template/spec/containers");
-                let selector = o
-                    .pointer("/spec/selector")
-                    .map_or(String::new(), label_selector);
-                vec![
-                    json!(format!(
-                        "{}/{}",
-                        int(o, "/status/readyReplicas"),
-                        replicas(o)
-                    )),
-                    json!(int(o, "/status/updatedReplicas")),
-                    json!(int(o, "/status/availableReplicas")),
-                    json!(created),
-                    json!(names),
-                    json!(images),
-                    json!(selector),
-                ]
-            }
-            Kind::ReplicaSet => {
-                let (names, images) = containers(o, "/spec/template/spec/containers");
-                vec![
-                    json!(replicas(o)),
-                    json!(int(o, "/status/replicas")),
-                    json!(int(o, "/status/readyReplicas")),
-                    json!(created),
-                    json!(names),
-                    json!(images),
-                    json!(format_selector(o.pointer("/spec/selector"))),
-                ]
-            }
-            Kind::StatefulSet => {
-                let (names, images) = containers(o, "/spec/template/spec/containers");
-                let ready = format!("{}/{}", int(o, "/status/readyReplicas"), replicas(o));
-                vec![json!(ready), json!(created), json!(names), json!(images)]
-            }
-            Kind::DaemonSet => {
-                let (names, images) = containers(o, "/spec/template/spec/containers");
-                vec![
-                    json!(int(o, "/status/desiredNumberScheduled")),
-                    json!(int(o, "/status/currentNumberScheduled")),
-                    json!(int(o, "/status/numberReady")),
-                    json!(int(o, "/status/updatedNumberScheduled")),
-                    json!(int(o, "/status/numberAvailable")),
-                    json!(format_labels(o.pointer("/spec/template/spec/nodeSelector"))),
-                    json!(created),
-                    json!(names),
-                    json!(images),
-                    json!(format_selector(o.pointer("/spec/selector"))),
-                ]
+            Kind::Deployment | Kind::ReplicaSet | Kind::StatefulSet | Kind::DaemonSet => {
+                self.workload(o, created)
             }
             Kind::Job => job(o, now, created),
             Kind::CronJob => cron_job(o, now, created),
@@ -166,104 +123,62 @@ impl Kind {
         cells.extend(rest);
         cells
     }
-}
 
-fn text<'a>(o: &'a Value, pointer: &str) -> &'a str {
-    o.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-fn int(o: &Value, pointer: &str) -> i64 {
-    o.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn items<'a>(o: &'a Value, pointer: &str) -> &'a [Value] {
-    o.pointer(pointer)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// Entries of a map or list field.
-fn count(o: &Value, pointer: &str) -> i64 {
-    let n = match o.pointer(pointer) {
-        Some(Value::Object(map)) => map.len(),
-        Some(Value::Array(list)) => list.len(),
-        _ => 0,
-    };
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// `spec.replicas`, with the real server's default of 1.
-fn replicas(o: &Value) -> i64 {
-    o.pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .unwrap_or(1)
-}
-
-/// Container names and images, comma-joined (`layoutContainerCells`).
-fn containers(o: &Value, pointer: &str) -> (String, String) {
-    let list = items(o, pointer);
-    let names: Vec<&str> = list.iter().map(|c| text(c, "/name")).collect();
-    let images: Vec<&str> = list.iter().map(|c| text(c, "/image")).collect();
-    (names.join(","), images.join(","))
-}
-
-/// A `map[string]string` as `k=v,...` in key order, `<none>` when empty (`labels.FormatLabels`).
-fn format_labels(map: Option<&Value>) -> String {
-    let pairs: Vec<String> = map
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                .collect()
-        })
-        .unwrap_or_default();
-    if pairs.is_empty() {
-        "<none>".into()
-    } else {
-        pairs.join(",")
-    }
-}
-
-/// A LabelSelector in selector syntax, requirements sorted by key (`labels.Selector.String`);
-/// `<error>` for an operator that does not exist.
-pub(crate) fn label_selector(sel: &Value) -> String {
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in labels {
-            requirements.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
+    /// The cells after NAME of the four workload controllers' printers.
+    fn workload(self, o: &Value, created: String) -> Vec<Value> {
+        let (names, images) = containers(o, "/spec/template/spec/containers");
+        match self {
+            Kind::Deployment => {
+                let selector = o
+                    .pointer("/spec/selector")
+                    .map_or(String::new(), label_selector);
+                vec![
+                    json!(format!(
+                        "{}/{}",
+                        int(o, "/status/readyReplicas"),
+                        replicas(o)
+                    )),
+                    json!(int(o, "/status/updatedReplicas")),
+                    json!(int(o, "/status/availableReplicas")),
+                    json!(created),
+                    json!(names),
+                    json!(images),
+                    json!(selector),
+                ]
+            }
+            Kind::ReplicaSet => {
+                vec![
+                    json!(replicas(o)),
+                    json!(int(o, "/status/replicas")),
+                    json!(int(o, "/status/readyReplicas")),
+                    json!(created),
+                    json!(names),
+                    json!(images),
+                    json!(format_selector(o.pointer("/spec/selector"))),
+                ]
+            }
+            Kind::StatefulSet => {
+                let ready = format!("{}/{}", int(o, "/status/readyReplicas"), replicas(o));
+                vec![json!(ready), json!(created), json!(names), json!(images)]
+            }
+            Kind::DaemonSet => {
+                vec![
+                    json!(int(o, "/status/desiredNumberScheduled")),
+                    json!(int(o, "/status/currentNumberScheduled")),
+                    json!(int(o, "/status/numberReady")),
+                    json!(int(o, "/status/updatedNumberScheduled")),
+                    json!(int(o, "/status/numberAvailable")),
+                    json!(format_labels(o.pointer("/spec/template/spec/nodeSelector"))),
+                    json!(created),
+                    json!(names),
+                    json!(images),
+                    json!(format_selector(o.pointer("/spec/selector"))),
+                ]
+            }
+            _ => Vec::new(),
         }
     }
-    for expr in items(sel, "/matchExpressions") {
-        let key = text(expr, "/key");
-        let values: BTreeSet<&str> = items(expr, "/values")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        let values = values.into_iter().collect::<Vec<_>>().join(",");
-        let requirement = match text(expr, "/operator") {
-            "In" => format!("{key} in ({values})"),
-            "NotIn" => format!("{key} notin ({values})"),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            _ => return "<error>".into(),
-        };
-        requirements.push((key.to_string(), requirement));
-    }
-    requirements.sort_by(|a, b| a.0.cmp(&b.0));
-    let parts: Vec<String> = requirements.into_iter().map(|(_, r)| r).collect();
-    parts.join(",")
 }
-
-/// `metav1.FormatLabelSelector`: the selector, `<none>` when it selects everything.
-fn format_selector(sel: Option<&Value>) -> String {
-    let text = sel.map_or(String::new(), label_selector);
-    if text.is_empty() {
-        "<none>".into()
-    } else {
-        text
-    }
-}
-
 fn job(o: &Value, now: jiff::Timestamp, created: String) -> Vec<Value> {
     let succeeded = int(o, "/status/succeeded");
     let completions = match o.pointer("/spec/completions").and_then(Value::as_i64) {
@@ -474,291 +389,6 @@ fn node(o: &Value, created: String) -> Vec<Value> {
         json!(info("containerRuntimeVersion")),
     ]
 }
-
-/// Where the fields the event printer reads live in each Event API.
-struct EventFields {
-    first: &'static str,
-    last: &'static str,
-    count: &'static str,
-    object: &'static str,
-    message: &'static str,
-    source: &'static str,
-}
-
-impl EventFields {
-    const V1: EventFields = EventFields {
-        first: "/firstTimestamp",
-        last: "/lastTimestamp",
-        count: "/count",
-        object: "/involvedObject",
-        message: "/message",
-        source: "/source",
-    };
-    const EVENTS_V1: EventFields = EventFields {
-        first: "/deprecatedFirstTimestamp",
-        last: "/deprecatedLastTimestamp",
-        count: "/deprecatedCount",
-        object: "/regarding",
-        message: "/note",
-        source: "/deprecatedSource",
-    };
-}
-
-fn event(f: &EventFields, o: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    let stamp = |pointer: &str| o.pointer(pointer).and_then(Value::as_str);
-    let first = match stamp(f.first) {
-        Some(t) => age(Some(t), now),
-        None => age(stamp("/eventTime"), now),
-    };
-    let mut last = match stamp(f.last) {
-        Some(t) => age(Some(t), now),
-        None => first.clone(),
-    };
-    let mut count = int(o, f.count);
-    if let Some(series) = o.get("series").filter(|s| s.is_object()) {
-        last = age(series.get("lastObservedTime").and_then(Value::as_str), now);
-        count = int(series, "/count");
-    } else if count == 0 {
-        count = 1;
-    }
-    let involved = o.pointer(f.object).unwrap_or(&Value::Null);
-    let kind = text(involved, "/kind").to_lowercase();
-    let target = match text(involved, "/name") {
-        "" => kind,
-        name => format!("{kind}/{name}"),
-    };
-    let component = first_non_empty(
-        text(o, &format!("{}/component", f.source)),
-        text(o, "/reportingController"),
-    );
-    let instance = first_non_empty(
-        text(o, &format!("{}/host", f.source)),
-        text(o, "/reportingInstance"),
-    );
-    let source = if instance.is_empty() {
-        component.to_string()
-    } else {
-        format!("{component}, {instance}")
-    };
-    vec![
-        json!(last),
-        json!(text(o, "/type")),
-        json!(text(o, "/reason")),
-        json!(target),
-        json!(text(involved, "/fieldPath")),
-        json!(source),
-        json!(text(o, f.message).trim()),
-        json!(first),
-        json!(count),
-        json!(text(o, "/metadata/name")),
-    ]
-}
-
-fn first_non_empty<'a>(a: &'a str, b: &'a str) -> &'a str {
-    if a.is_empty() { b } else { a }
-}
-
-/// `printPod`: READY, STATUS (the reason kubectl users know: `Running`, `CrashLoopBackOff`,
-/// `Init:0/1`, `Terminating`, ...), RESTARTS (with the age of the last restart), AGE, then the
-/// wide IP, NODE, NOMINATED NODE and READINESS GATES.
-fn pod(o: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    // A new pod's status is set to Pending by the real server.
-    let phase = match text(o, "/status/phase") {
-        "" => "Pending",
-        phase => phase,
-    };
-    let mut state = PodState {
-        reason: match text(o, "/status/reason") {
-            "" => phase.to_string(),
-            r => r.to_string(),
-        },
-        ..PodState::default()
-    };
-    let gated = items(o, "/status/conditions")
-        .iter()
-        .any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated");
-    if gated {
-        state.reason = "SchedulingGated".into();
-    }
-    let init_specs = items(o, "/spec/initContainers");
-    let sidecar = |name: &str| {
-        init_specs
-            .iter()
-            .any(|c| c["name"] == name && c["restartPolicy"] == "Always")
-    };
-    let total = items(o, "/spec/containers").len()
-        + init_specs
-            .iter()
-            .filter(|c| c["restartPolicy"] == "Always")
-            .count();
-    let initializing = state.init_containers(o, init_specs.len(), &sidecar);
-    let initialized = items(o, "/status/conditions")
-        .iter()
-        .any(|c| c["type"] == "Initialized" && c["status"] == "True");
-    if !initializing || initialized {
-        state.containers(o);
-    }
-    let deleting = o.pointer("/metadata/deletionTimestamp").is_some();
-    if deleting && text(o, "/status/reason") == "NodeLost" {
-        state.reason = "Unknown".into();
-    } else if deleting && !matches!(phase, "Succeeded" | "Failed") {
-        state.reason = "Terminating".into();
-    }
-    let restarts = match &state.last_restart {
-        Some(at) if state.restarts != 0 => {
-            format!("{} ({} ago)", state.restarts, age(Some(at), now))
-        }
-        _ => state.restarts.to_string(),
-    };
-    let none_if_empty = |s: &str| {
-        if s.is_empty() {
-            "<none>".to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    let ip = items(o, "/status/podIPs")
-        .first()
-        .map_or("", |p| text(p, "/ip"));
-    let gates = items(o, "/spec/readinessGates");
-    let gates = if gates.is_empty() {
-        "<none>".to_string()
-    } else {
-        let conditions = items(o, "/status/conditions");
-        let ready = gates
-            .iter()
-            .filter(|g| {
-                conditions
-                    .iter()
-                    .find(|c| c["type"] == g["conditionType"])
-                    .is_some_and(|c| c["status"] == "True")
-            })
-            .count();
-        format!("{ready}/{}", gates.len())
-    };
-    vec![
-        json!(text(o, "/metadata/name")),
-        json!(format!("{}/{total}", state.ready)),
-        json!(state.reason),
-        json!(restarts),
-        json!(age(
-            o.pointer("/metadata/creationTimestamp")
-                .and_then(Value::as_str),
-            now
-        )),
-        json!(none_if_empty(ip)),
-        json!(none_if_empty(text(o, "/spec/nodeName"))),
-        json!(none_if_empty(text(o, "/status/nominatedNodeName"))),
-        json!(gates),
-    ]
-}
-
-/// What `printPod` accumulates over the container statuses.
-#[derive(Default)]
-struct PodState {
-    reason: String,
-    ready: usize,
-    restarts: i64,
-    /// The newest `lastState.terminated.finishedAt` among the counted containers.
-    last_restart: Option<String>,
-    /// Restarts and last restart of restartable init containers (sidecars) only.
-    sidecar_restarts: i64,
-    sidecar_last_restart: Option<String>,
-}
-
-fn later(current: Option<String>, candidate: Option<&str>) -> Option<String> {
-    match (current, candidate) {
-        (Some(c), Some(n)) if n > c.as_str() => Some(n.to_string()),
-        (None, Some(n)) => Some(n.to_string()),
-        (c, _) => c,
-    }
-}
-
-impl PodState {
-    /// Walks the init container statuses; true while initialization is still going on.
-    fn init_containers(&mut self, o: &Value, specs: usize, sidecar: &dyn Fn(&str) -> bool) -> bool {
-        for (i, status) in items(o, "/status/initContainerStatuses").iter().enumerate() {
-            let finished = status
-                .pointer("/lastState/terminated/finishedAt")
-                .and_then(Value::as_str);
-            self.restarts += int(status, "/restartCount");
-            self.last_restart = later(self.last_restart.take(), finished);
-            let is_sidecar = sidecar(text(status, "/name"));
-            if is_sidecar {
-                self.sidecar_restarts += int(status, "/restartCount");
-                self.sidecar_last_restart = later(self.sidecar_last_restart.take(), finished);
-            }
-            let terminated = status.pointer("/state/terminated");
-            let waiting = text(status, "/state/waiting/reason");
-            match terminated {
-                Some(t) if int(t, "/exitCode") == 0 => continue,
-                _ if is_sidecar && status["started"] == true => {
-                    if status["ready"] == true {
-                        self.ready += 1;
-                    }
-                    continue;
-                }
-                Some(t) => {
-                    self.reason = match (text(t, "/reason"), int(t, "/signal")) {
-                        ("", 0) => format!("Init:ExitCode:{}", int(t, "/exitCode")),
-                        ("", signal) => format!("Init:Signal:{signal}"),
-                        (reason, _) => format!("Init:{reason}"),
-                    };
-                }
-                None if !waiting.is_empty() && waiting != "PodInitializing" => {
-                    self.reason = format!("Init:{waiting}");
-                }
-                None => self.reason = format!("Init:{i}/{specs}"),
-            }
-            return true;
-        }
-        false
-    }
-
-    /// Walks the app container statuses from the last to the first, as `printPod` does.
-    fn containers(&mut self, o: &Value) {
-        self.restarts = self.sidecar_restarts;
-        self.last_restart = self.sidecar_last_restart.take();
-        let mut running = false;
-        let mut error_reason = String::new();
-        for status in items(o, "/status/containerStatuses").iter().rev() {
-            self.restarts += int(status, "/restartCount");
-            let finished = status
-                .pointer("/lastState/terminated/finishedAt")
-                .and_then(Value::as_str);
-            self.last_restart = later(self.last_restart.take(), finished);
-            let waiting = text(status, "/state/waiting/reason");
-            if !waiting.is_empty() {
-                self.reason = waiting.to_string();
-            } else if let Some(t) = status.pointer("/state/terminated") {
-                self.reason = match (text(t, "/reason"), int(t, "/signal")) {
-                    ("", 0) => format!("ExitCode:{}", int(t, "/exitCode")),
-                    ("", signal) => format!("Signal:{signal}"),
-                    (reason, _) => reason.to_string(),
-                };
-                if int(t, "/exitCode") != 0 {
-                    error_reason = self.reason.clone();
-                }
-            } else if status["ready"] == true && status.pointer("/state/running").is_some() {
-                running = true;
-                self.ready += 1;
-            }
-        }
-        if self.reason == "Completed" {
-            let pod_ready = items(o, "/status/conditions")
-                .iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True");
-            if running && pod_ready {
-                self.reason = "Running".into();
-            } else if !error_reason.is_empty() {
-                self.reason = error_reason;
-            } else if running {
-                self.reason = "NotReady".into();
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 #[path = "builtin_tests.rs"]
 mod tests;

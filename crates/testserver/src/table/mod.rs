@@ -22,6 +22,9 @@
 mod builtin;
 mod custom;
 mod duration;
+mod event;
+mod fields;
+mod pod;
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -33,8 +36,8 @@ use crate::api::json_response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-pub(crate) use builtin::label_selector;
 pub use custom::PrinterColumn;
+pub(crate) use fields::label_selector;
 
 use crate::body::BoxBody;
 use crate::handlers::crd::is_crd;
