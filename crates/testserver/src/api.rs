@@ -20,6 +20,7 @@ use crate::registry::{Registry, ResourceDefinition};
 use crate::route::{self, Route, Target};
 use crate::status::ApiError;
 use crate::store::Store;
+use crate::table::TableRequest;
 use crate::{discovery, fieldvalidation, openapi, watch as watches};
 
 /// Everything behind the lock: objects, history and the resource table change together (a CRD
@@ -208,9 +209,18 @@ impl ApiServer {
         if let Some(error) = self.inner.faults.take_failure(verb, &resource) {
             return Err(error);
         }
+        let table = match verb {
+            "get" | "list" | "watch" if target.subresource.is_none() => {
+                TableRequest::from_request(request.headers(), &query)?
+            }
+            _ => None,
+        };
         let (parts, body) = request.into_parts();
         if handlers::review::is_review(&target.def) {
             return handlers::review::create(self, &target, &body);
+        }
+        if target.subresource.as_deref() == Some("scale") {
+            return handlers::scale::serve(self, &target, verb, &parts.headers, &body);
         }
         let warnings = match verb {
             "create" | "update" | "patch" => {
@@ -219,14 +229,14 @@ impl ApiServer {
             _ => Vec::new(),
         };
         let mut response = match verb {
-            "get" => handlers::read::get(self, &target),
-            "list" => handlers::read::list(self, &target, &query).await,
-            "watch" => watches::start(self, &target, &query).await,
+            "get" => handlers::read::get(self, &target, table.as_ref()),
+            "list" => handlers::read::list(self, &target, &query, table.as_ref()).await,
+            "watch" => watches::start(self, &target, &query, table).await,
             "create" => handlers::create::create(self, &target, &body),
             "update" => handlers::update::update(self, &target, &body),
             "patch" => handlers::update::patch(self, &target, &parts.headers, &body),
-            "delete" => handlers::delete::delete(self, &target, &body),
-            _ => handlers::delete::delete_collection(self, &target, &query),
+            "delete" => handlers::delete::delete(self, &target, &body, &query),
+            _ => handlers::delete::delete_collection(self, &target, &query, &body),
         }?;
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)

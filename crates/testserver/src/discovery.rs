@@ -138,6 +138,17 @@ fn resource_list(group: &str, version: &str, defs: &[ResourceDefinition]) -> Val
             entry["categories"] = json!(def.categories);
         }
         resources.push(entry);
+        if def.scale_subresource.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", def.plural),
+                "singularName": "",
+                "namespaced": def.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
         if def.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", def.plural),

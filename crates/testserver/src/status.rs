@@ -12,7 +12,9 @@ use serde::Serialize;
 /// One field-level cause inside `details.causes` (apimachinery `StatusCause`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct Cause {
-    /// Machine-readable cause, e.g. `FieldValueInvalid`.
+    /// Machine-readable cause, e.g. `FieldValueInvalid`; omitted when empty, like Go's
+    /// `omitempty`.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) reason: String,
     /// Human-readable description.
     pub(crate) message: String,
@@ -271,13 +273,18 @@ impl ApiError {
         ApiError::new(code, "", message.into())
     }
 
-    /// 500 with a free-form message.
+    /// 500 with a free-form message; the one cause carries the bare message, as
+    /// apimachinery's `NewInternalError` (checked on v1.36).
     pub(crate) fn internal(message: impl Into<String>) -> ApiError {
-        let message = format!("Internal error occurred: {}", message.into());
-        let mut e = ApiError::new(500, "InternalError", message.clone());
+        let cause = message.into();
+        let mut e = ApiError::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {cause}"),
+        );
         e.details.causes.push(Cause {
             reason: String::new(),
-            message,
+            message: cause,
             field: String::new(),
         });
         e
