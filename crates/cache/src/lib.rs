@@ -27,6 +27,7 @@
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
+//! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]

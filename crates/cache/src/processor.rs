@@ -340,9 +340,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             );
         }
     }
-}
 
-impl<K: Resource + Send + Sync + 'static> Processor<K> {
     fn spawn_listener(&self, listener: &mut Listener<K>) {
         if let Some((handler, rx)) = listener.pending_task.take() {
             let progress = Arc::clone(&listener.progress);
