@@ -228,3 +228,54 @@ impl StdError for ListWatchError {
             .map(|source| source as &(dyn StdError + 'static))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct ServerSaid;
+
+    impl fmt::Display for ServerSaid {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(
+                "GET /api/v1/pods: pods is forbidden: User \"x\" cannot list (Forbidden, 403)",
+            )
+        }
+    }
+
+    impl StdError for ServerSaid {}
+
+    #[test]
+    fn the_chain_shows_the_sources_message_once() {
+        let status = Status::failure("pods is forbidden: User \"x\" cannot list", "Forbidden")
+            .with_code(403);
+        let err = ListWatchError::from_source(ListWatchErrorKind::Other, ServerSaid)
+            .with_status(Some(status));
+        assert_eq!(err.to_string(), "request failed");
+        let chain = format!("{err:#}");
+        assert_eq!(
+            chain,
+            "request failed: GET /api/v1/pods: pods is forbidden: User \"x\" cannot list (Forbidden, 403)"
+        );
+        assert_eq!(chain.matches("is forbidden").count(), 1);
+        assert_eq!(err.message(), ServerSaid.to_string());
+        assert_eq!(
+            err.status().map(|s| (s.code, s.reason.as_str())),
+            Some((403, "Forbidden"))
+        );
+    }
+
+    #[test]
+    fn a_watch_error_event_keeps_its_status() {
+        let status = Status::failure("too old resource version: 5 (9)", "Expired").with_code(410);
+        let err = ListWatchError::from_status(&status);
+        assert_eq!(err.kind(), ListWatchErrorKind::Expired);
+        assert_eq!(
+            format!("{err:#}"),
+            "resourceVersion expired: too old resource version: 5 (9) (Expired, 410)"
+        );
+        assert_eq!(err.status().map(|s| s.code), Some(410));
+        assert!(StdError::source(&err).is_none());
+    }
+}
