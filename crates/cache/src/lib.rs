@@ -27,6 +27,7 @@
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
+//! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -39,6 +40,7 @@ mod error;
 #[cfg(feature = "client")]
 mod factory;
 mod handler;
+mod health;
 mod indexer;
 mod informer;
 mod key;
@@ -49,6 +51,7 @@ mod reflector;
 #[cfg(test)]
 mod scripted;
 mod sync;
+mod tasks;
 #[cfg(test)]
 mod test_util;
 mod transform;
@@ -59,8 +62,11 @@ pub use delta::{DeletedObject, Delta, Deltas};
 pub use delta_fifo::DeltaFifo;
 pub use error::Error;
 #[cfg(feature = "client")]
-pub use factory::{FactoryOptions, InformerFactory, MetaTransform, TweakListOptions};
+pub use factory::{
+    FactoryOptions, InformerFactory, MetaTransform, SHUTDOWN_TIMEOUT, TweakListOptions,
+};
 pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
+pub use health::InformerStats;
 pub use indexer::{IndexFn, Indexer, Indexers, NAMESPACE_INDEX};
 pub use informer::{HandlerRegistration, InformerOptions, SharedIndexInformer};
 pub use key::ObjectKey;

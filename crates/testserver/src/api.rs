@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::body::{BoxBody, full};
-use crate::faults::Faults;
+use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::options::ServerOptions;
 use crate::query::Query;
@@ -202,11 +202,15 @@ impl ApiServer {
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));
         }
-        let resource = match &target.subresource {
-            Some(sub) => format!("{}/{sub}", target.def.plural),
-            None => target.def.plural.clone(),
+        let fault_request = FaultRequest {
+            verb,
+            group: &target.def.group,
+            plural: &target.def.plural,
+            subresource: target.subresource.as_deref(),
+            namespace: target.namespace.as_deref(),
+            name: target.name.as_deref(),
         };
-        if let Some(error) = self.inner.faults.take_failure(verb, &resource) {
+        if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
         let table = match verb {

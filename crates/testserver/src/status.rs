@@ -256,6 +256,18 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message).with_target(what, name)
     }
 
+    /// 403 from the authorizer (apimachinery `NewForbidden`): `<resource> is forbidden: <why>`,
+    /// or `<resource> "<name>" is forbidden: <why>` when the URL names an object.
+    pub(crate) fn denied(what: Qualified<'_>, name: Option<&str>, why: &str) -> ApiError {
+        match name {
+            Some(name) => ApiError::forbidden(what, name, why),
+            None => {
+                let message = format!("{} is forbidden: {why}", what.display());
+                ApiError::new(403, "Forbidden", message).with_target(what, "")
+            }
+        }
+    }
+
     /// 429 with `Retry-After`, as API Priority and Fairness sends it.
     pub(crate) fn too_many_requests(retry_after: u64) -> ApiError {
         let mut e = ApiError::new(
