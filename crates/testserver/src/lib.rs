@@ -22,7 +22,13 @@
 //!   concurrency (409 Conflict); `generateName`; AlreadyExists/NotFound; `/status` subresource
 //!   semantics; JSON merge, JSON patch and (for built-ins) strategic merge patch; finalizers with
 //!   `deletionTimestamp`; deletecollection; namespaces that must exist, and namespace deletion
-//!   (Terminating, content deleted, then removed); DNS-1123 name validation (422 Invalid).
+//!   (Terminating, content deleted, then removed); DNS-1123 name validation (422 Invalid), of
+//!   `generateName` too (cut at byte 58 like the real server, even inside a multibyte character).
+//! - Limits: write bodies over 3 MiB get 413 (current servers' `MaxRequestBodyBytes`; 1.15 had
+//!   100 MiB), JSON patches over 10000 operations 413 and over 3 MiB of `copy` 422.
+//! - Bad input never panics: every request gets an answer, failures are `Status` bodies (or the
+//!   plain-text `404 page not found` outside the API, e.g. under a group nothing serves);
+//!   `fuzz/tests/fuzz/testserver_http.rs` throws random requests at the socket to keep it so.
 //! - Lists: label and field selectors, `limit`/`continue` with opaque tokens served from a
 //!   consistent snapshot and expiring with 410 after compaction, `resourceVersion` /
 //!   `resourceVersionMatch` (`""` consistent, `"0"` any, `Exact`, `NotOlderThan`, and the 504
@@ -47,7 +53,10 @@
 //! `/finalize` or `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
 //! honoured). A body without `apiVersion`/`kind` is accepted and completed from the URL where the
 //! real server would reject it. A watch from a resourceVersion newer than the server's waits for
-//! it instead of failing.
+//! it instead of failing. Request bodies and patched objects nest at most 127 levels deep (400 /
+//! 422 beyond), where the real server accepts up to 10000. Request paths are not percent-decoded
+//! (`configmaps/%41` is not `configmaps/A`), and an unknown path outside `/api` and `/apis` gets the
+//! plain-text 404 where the real server lists its root paths.
 
 mod api;
 mod body;
