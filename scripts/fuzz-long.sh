@@ -5,7 +5,8 @@
 #
 #   scripts/fuzz-long.sh [MINUTES] [TARGET...]     # default: 10 minutes, every target
 #
-# Targets: watch (watch-stream decoder), list (streaming list decoder), kubeconfig, codegen-tags.
+# Targets: watch (watch-stream decoder), list (streaming list decoder), kubeconfig, codegen-tags,
+# http (the embedded API server's HTTP surface).
 # A failing property stops its target; proptest prints the minimal input and saves it under
 # fuzz/proptest-regressions/ so the next CI run replays it. Every round rebuilds from the working
 # tree, so run it on a checkout nobody is editing (a `git clone` of the commit under test).
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 minutes="${1:-10}"
 shift || true
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(watch list kubeconfig codegen-tags)
+[ "${#targets[@]}" -gt 0 ] || targets=(watch list kubeconfig codegen-tags http)
 
 # target -> nextest filter and cases per property per round (a round takes roughly a minute).
 filter_of() {
@@ -24,12 +25,14 @@ filter_of() {
     list) echo 'test(/^stream_decoders::list_/)' ;;
     kubeconfig) echo 'test(/^kubeconfig::/)' ;;
     codegen-tags) echo 'test(/^codegen_tags::/)' ;;
-    *) echo "unknown target '$1' (watch, list, kubeconfig, codegen-tags)" >&2; exit 2 ;;
+    http) echo 'test(/^testserver_http::/)' ;;
+    *) echo "unknown target '$1' (watch, list, kubeconfig, codegen-tags, http)" >&2; exit 2 ;;
   esac
 }
 cases_of() {
   case "$1" in
     codegen-tags) echo 2000 ;;
+    http) echo 5000 ;;
     *) echo 50000 ;;
   esac
 }

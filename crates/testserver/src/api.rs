@@ -73,6 +73,10 @@ pub(crate) struct Inner {
     pub(crate) address: Mutex<String>,
 }
 
+/// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
+/// default. A larger body gets 413 `RequestEntityTooLarge`; reads ignore their body, as there.
+pub(crate) const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
+
 /// The server's logic without a socket: the same router the HTTP listener uses. Cheap to clone;
 /// clones share one store.
 ///
@@ -220,6 +224,11 @@ impl ApiServer {
             _ => None,
         };
         let (parts, body) = request.into_parts();
+        if !matches!(verb, "get" | "list" | "watch") && body.len() > MAX_REQUEST_BODY {
+            return Err(ApiError::request_entity_too_large(&format!(
+                "limit is {MAX_REQUEST_BODY}"
+            )));
+        }
         if handlers::review::is_review(&target.def) {
             return handlers::review::create(self, &target, &body);
         }
@@ -267,7 +276,9 @@ fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static s
     let has_name = target.name.is_some();
     let status = target.subresource.is_some();
     let verb = match *method {
-        Method::GET if target.watch_path || query.flag("watch") => "watch",
+        // `?watch` makes a list a watch; on one object it is ignored (a get), as the real server
+        // does. One object is watched through the legacy `/watch/` path.
+        Method::GET if target.watch_path || (!has_name && query.flag("watch")) => "watch",
         Method::GET if has_name => "get",
         Method::GET => "list",
         Method::POST if !has_name => "create",

@@ -26,8 +26,14 @@
 //!   the `foregroundDeletion` / `orphan` finalizer: as on the real servers kubegen is checked
 //!   against, no garbage collector runs, so it stays until a client removes the finalizer);
 //!   deletecollection; namespaces that must exist, and namespace deletion (Terminating, content
-//!   deleted, then removed); DNS-1123 name validation and the 1 MiB limit of ConfigMap and
-//!   Secret data (422 Invalid).
+//!   deleted, then removed); DNS-1123 name validation (422 Invalid), of `generateName` too (cut
+//!   at byte 58 like the real server, even inside a multibyte character), and the 1 MiB limit of
+//!   ConfigMap and Secret data (422 Invalid).
+//! - Limits: write bodies over 3 MiB get 413 (current servers' `MaxRequestBodyBytes`; 1.15 had
+//!   100 MiB), JSON patches over 10000 operations 413 and over 3 MiB of `copy` 422.
+//! - Bad input never panics: every request gets an answer, failures are `Status` bodies (or the
+//!   plain-text `404 page not found` outside the API, e.g. under a group nothing serves);
+//!   `fuzz/tests/fuzz/testserver_http.rs` throws random requests at the socket to keep it so.
 //! - The `scale` subresource (`autoscaling/v1 Scale`) of Deployments, ReplicaSets, StatefulSets
 //!   and CRDs declaring `subresources.scale`.
 //! - `Table` responses for `kubectl get` (upstream printer columns for the built-in kinds, CRD
@@ -66,8 +72,11 @@
 //! protobuf (the OpenAPI documents are served as JSON only), namespace `/finalize`, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
-//! from the URL where the real server would reject it. A watch from a resourceVersion newer than the server's waits for
-//! it instead of failing.
+//! from the URL where the real server would reject it. A watch from a resourceVersion newer than
+//! the server's waits for it instead of failing. Request bodies and patched objects nest at most
+//! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. Request paths
+//! are not percent-decoded (`configmaps/%41` is not `configmaps/A`), and an unknown path outside
+//! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;
 mod authz;

@@ -10,8 +10,17 @@
 //! merged set of strings. Directives: `$patch: delete` / `$patch: replace` on elements, maps and
 //! lists, and `$deleteFromPrimitiveList/<field>`. `$setElementOrder` is accepted and ignored.
 //! Other lists are replaced, as with a merge patch.
+//!
+//! # Limits
+//! A JSON patch has at most 10000 operations (413, apiserver `maxJSONPatchOperations`) and its
+//! `copy` operations may add at most 3 MiB (422, apiserver `JSONPatchMaxCopyBytes`): `copy` of a list
+//! into itself doubles it, so a few dozen operations would otherwise exhaust memory. A patched object
+//! may be nested at most [`MAX_NESTING`] levels deep (422), the depth a request body may have here:
+//! patches cannot add more than that per request, but JSON patch `add` and `copy` can stack levels
+//! request after request until dropping or writing the object overflows the stack.
 
 use bytes::Bytes;
+use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
 use crate::registry::ResourceDefinition;
@@ -81,21 +90,89 @@ pub(crate) fn apply(
         PatchKind::Json => {
             let ops: json_patch::Patch =
                 serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
-            json_patch::patch(&mut doc, &ops).map_err(|e| {
-                let message = e.to_string();
-                let mut err = ApiError::invalid(&def.group, &def.kind, "", Vec::new());
-                err.message = message.clone();
-                err.details = Default::default();
-                err.details.causes.push(Cause {
-                    reason: "UnexpectedServerResponse".into(),
-                    message,
-                    field: String::new(),
-                });
-                err
-            })?;
+            apply_json_patch(&mut doc, &ops, def)?;
         }
     }
+    if nesting(&doc) > MAX_NESTING {
+        let message = format!("the patched object is nested more than {MAX_NESTING} levels deep");
+        return Err(unprocessable(def, message));
+    }
     Ok(doc)
+}
+
+/// The most operations one JSON patch may have (apiserver `maxJSONPatchOperations`).
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// How many bytes (serialized) the `copy` operations of one JSON patch may add (apiserver
+/// `JSONPatchMaxCopyBytes`).
+const MAX_JSON_PATCH_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The deepest nesting of arrays and objects a stored object may have: what `serde_json` accepts
+/// in a request body (its recursion limit).
+pub(crate) const MAX_NESTING: usize = 127;
+
+/// Applies `ops` one by one, counting the bytes `copy` operations add. On error `doc` is partly
+/// patched: the caller works on a copy and drops it.
+fn apply_json_patch(
+    doc: &mut Value,
+    ops: &[PatchOperation],
+    def: &ResourceDefinition,
+) -> Result<(), ApiError> {
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::request_entity_too_large(&format!(
+            "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            ops.len()
+        )));
+    }
+    let mut copied = 0usize;
+    for (index, op) in ops.iter().enumerate() {
+        if let PatchOperation::Copy(copy) = op {
+            let source = doc.pointer(copy.from.as_str());
+            copied += source.map_or(0, |v| serde_json::to_vec(v).map_or(0, |b| b.len()));
+            if copied > MAX_JSON_PATCH_COPY_BYTES {
+                let message = format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
+                );
+                return Err(unprocessable(def, message));
+            }
+        }
+        json_patch::patch(doc, std::slice::from_ref(op)).map_err(|mut e| {
+            e.operation = index;
+            unprocessable(def, e.to_string())
+        })?;
+    }
+    Ok(())
+}
+
+/// 422 for a patch that cannot be applied, shaped like the real server's (a generic server
+/// response: the message once more as the only cause).
+fn unprocessable(def: &ResourceDefinition, message: String) -> ApiError {
+    let mut err = ApiError::invalid(&def.group, &def.kind, "", Vec::new());
+    err.message = message.clone();
+    err.details = Default::default();
+    err.details.causes.push(Cause {
+        reason: "UnexpectedServerResponse".into(),
+        message,
+        field: String::new(),
+    });
+    err
+}
+
+/// How deeply arrays and objects nest in `value` (a scalar: 0, `{}`: 1), counted without
+/// recursion, so a deep value cannot overflow the stack here.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0)];
+    while let Some((value, depth)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        pending.extend(children.map(|child| (child, depth + 1)));
+    }
+    deepest
 }
 
 /// The merge key of a list field, given the path of keys leading to it.
@@ -309,6 +386,104 @@ mod tests {
             json!({"args": ["c"], "x": null, "m": {"$patch": "replace", "n": 2}}),
         );
         assert_eq!(out, json!({"args": ["c"], "m": {"n": 2}}));
+    }
+
+    fn cm() -> ResourceDefinition {
+        ResourceDefinition {
+            plural: "configmaps".into(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespaced: true,
+            ..Default::default()
+        }
+    }
+
+    fn nested(levels: usize) -> String {
+        format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn max_nesting_is_what_the_body_parser_accepts() {
+        assert!(serde_json::from_str::<Value>(&nested(MAX_NESTING)).is_ok());
+        assert!(serde_json::from_str::<Value>(&nested(MAX_NESTING + 1)).is_err());
+        let value: Value = serde_json::from_str(&nested(MAX_NESTING)).unwrap();
+        assert_eq!(nesting(&value), MAX_NESTING);
+        assert_eq!(nesting(&json!({"a": [1, {"b": {}}], "c": 2})), 4);
+        assert_eq!(nesting(&json!(1)), 0);
+    }
+
+    #[test]
+    fn json_patches_cannot_stack_levels_past_the_limit() {
+        let deep: Value = serde_json::from_str(&nested(100)).unwrap();
+        let ops = json!([{"op": "add", "path": "/data", "value": deep}]);
+        let body = Bytes::from(ops.to_string());
+        let once = apply(PatchKind::Json, &json!({}), &body, &cm()).unwrap();
+        assert_eq!(nesting(&once), 101);
+        let innermost = format!("/data{}/0", "/0".repeat(99));
+        let more: Value = serde_json::from_str(&nested(30)).unwrap();
+        let ops = json!([{"op": "add", "path": innermost, "value": more}]);
+        let err = apply(PatchKind::Json, &once, &Bytes::from(ops.to_string()), &cm()).unwrap_err();
+        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert_eq!(
+            err.message,
+            format!("the patched object is nested more than {MAX_NESTING} levels deep")
+        );
+    }
+
+    #[test]
+    fn json_patch_copies_are_capped_before_they_exhaust_memory() {
+        let doc = json!({"data": {"list": ["x".repeat(1024)]}});
+        let doubling: Vec<Value> = (0..40)
+            .map(|_| json!({"op": "copy", "from": "/data/list", "path": "/data/list/-"}))
+            .collect();
+        let body = Bytes::from(Value::Array(doubling).to_string());
+        let err = apply(PatchKind::Json, &doc, &body, &cm()).unwrap_err();
+        assert_eq!(err.code, 422);
+        assert!(
+            err.message.starts_with(
+                "Unable to complete the copy, the accumulated size increase of copy is "
+            ),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.ends_with("exceeding the limit 3145728"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn json_patches_over_ten_thousand_operations_are_too_large() {
+        let ops: Vec<Value> = (0..10_001)
+            .map(|_| json!({"op": "test", "path": "/a", "value": 1}))
+            .collect();
+        let body = Bytes::from(Value::Array(ops).to_string());
+        let err = apply(PatchKind::Json, &json!({"a": 1}), &body, &cm()).unwrap_err();
+        assert_eq!((err.code, err.reason), (413, "RequestEntityTooLarge"));
+        assert_eq!(
+            err.message,
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+        );
+    }
+
+    #[test]
+    fn a_failing_json_patch_operation_is_named_by_its_index() {
+        let ops =
+            json!([{"op": "test", "path": "/a", "value": 1}, {"op": "remove", "path": "/nope"}]);
+        let err = apply(
+            PatchKind::Json,
+            &json!({"a": 1}),
+            &Bytes::from(ops.to_string()),
+            &cm(),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, 422);
+        assert!(
+            err.message.starts_with("operation '/1' failed"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

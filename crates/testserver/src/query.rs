@@ -2,6 +2,7 @@
 //! `pkg/apis/meta/internalversion/validation` does.
 
 use std::collections::HashMap;
+use std::num::IntErrorKind;
 
 use crate::registry::ResourceDefinition;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -61,13 +62,18 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A non-negative integer parameter.
-fn number(query: &Query, key: &str) -> Result<Option<u64>, ApiError> {
+/// An integer parameter, parsed as the real server does (Go `int64`: negative values parse,
+/// values beyond the range are a 400 like malformed ones).
+fn number(query: &Query, key: &str) -> Result<Option<i64>, ApiError> {
     match query.get(key).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+        Some(v) => v.parse::<i64>().map(Some).map_err(|e| {
+            let why = match e.kind() {
+                IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => "value out of range",
+                _ => "invalid syntax",
+            };
             ApiError::bad_request(format!(
-                "invalid value for {key}: strconv.ParseInt: parsing \"{v}\": invalid syntax"
+                "invalid value for {key}: strconv.ParseInt: parsing \"{v}\": {why}"
             ))
         }),
     }
@@ -99,12 +105,14 @@ pub(crate) enum RvMatch {
 pub(crate) struct ListParams {
     pub(crate) labels: LabelSelector,
     pub(crate) fields: FieldSelector,
-    /// None when absent or 0 (the real server treats 0 as "no limit").
+    /// None when absent or not positive (the real server pages only for a limit above 0).
     pub(crate) limit: Option<usize>,
     pub(crate) continue_token: Option<String>,
     /// None when absent or empty.
     pub(crate) resource_version: Option<u64>,
     pub(crate) rv_match: RvMatch,
+    /// A watch's `timeoutSeconds`: None when absent or 0 (the real server then picks its own,
+    /// long timeout), 0 when negative (the real server's timer fires at once).
     pub(crate) timeout_seconds: Option<u64>,
     pub(crate) allow_bookmarks: bool,
     pub(crate) send_initial_events: Option<bool>,
@@ -139,7 +147,9 @@ impl ListParams {
         let limit = number(query, "limit")?
             .filter(|l| *l > 0)
             .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
-        let timeout_seconds = number(query, "timeoutSeconds")?;
+        let timeout_seconds = number(query, "timeoutSeconds")?
+            .filter(|t| *t != 0)
+            .map(|t| u64::try_from(t).unwrap_or(0));
         let rv_text = query.get("resourceVersion").filter(|v| !v.is_empty());
         let resource_version = match rv_text {
             None => None,
@@ -292,8 +302,41 @@ mod tests {
     }
 
     #[test]
-    fn limit_zero_means_no_limit() {
-        let q = Query::parse(Some("limit=0"));
-        assert_eq!(ListParams::parse(&q, &def(), false).unwrap().limit, None);
+    fn limit_zero_or_negative_means_no_limit() {
+        for limit in ["0", "-1", "-9223372036854775808"] {
+            let q = Query::parse(Some(&format!("limit={limit}")));
+            assert_eq!(ListParams::parse(&q, &def(), false).unwrap().limit, None);
+        }
+    }
+
+    #[test]
+    fn numbers_beyond_int64_are_out_of_range() {
+        let q = Query::parse(Some("limit=9223372036854775808"));
+        let err = ListParams::parse(&q, &def(), false).unwrap_err();
+        assert_eq!((err.code, err.reason), (400, "BadRequest"));
+        assert_eq!(
+            err.message,
+            "invalid value for limit: strconv.ParseInt: parsing \"9223372036854775808\": value out of range"
+        );
+        let q = Query::parse(Some("limit=9223372036854775807"));
+        assert_eq!(
+            ListParams::parse(&q, &def(), false).unwrap().limit,
+            Some(usize::try_from(i64::MAX).unwrap())
+        );
+    }
+
+    #[test]
+    fn watch_timeout_zero_is_the_default_and_negative_ends_at_once() {
+        let timeout = |value: &str| {
+            let q = Query::parse(Some(&format!("watch=1&timeoutSeconds={value}")));
+            ListParams::parse(&q, &def(), true).unwrap().timeout_seconds
+        };
+        assert_eq!(timeout("0"), None);
+        assert_eq!(timeout("-5"), Some(0));
+        assert_eq!(timeout("30"), Some(30));
+        assert_eq!(
+            timeout("9223372036854775807"),
+            Some(9_223_372_036_854_775_807)
+        );
     }
 }

@@ -56,7 +56,7 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
         ["api", "v1"] => Ok(Route::ResourceList(String::new(), "v1".into())),
         ["api", "v1", rest @ ..] => resource("", "v1", rest, registry),
         ["apis"] => Ok(Route::GroupList),
-        // No handler exists for a group nobody serves: the mux's plain-text 404.
+        // A group nothing serves is outside the API: the real server's plain-text 404.
         ["apis", group, ..] if !registry.all().any(|d| d.group == *group) => {
             Err(ApiError::page_not_found())
         }
@@ -189,6 +189,24 @@ mod tests {
             "/x",
         ] {
             assert_eq!(parse(path, &registry).unwrap_err().code, 404, "{path}");
+        }
+    }
+
+    #[test]
+    fn paths_under_an_unserved_group_get_the_plain_text_404() {
+        let registry = Registry::with_builtins();
+        for path in [
+            "/apis/nope",
+            "/apis/nope/v1",
+            "/apis/nope/v1/foos",
+            "/apis//v1/x",
+        ] {
+            let err = parse(path, &registry).unwrap_err();
+            assert_eq!((err.code, err.plain_text), (404, true), "{path}");
+        }
+        for path in ["/apis/apps/v9", "/apis/apps/v1/nopes", "/api/v2"] {
+            let err = parse(path, &registry).unwrap_err();
+            assert_eq!((err.code, err.plain_text), (404, false), "{path}");
         }
     }
 

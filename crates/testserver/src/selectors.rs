@@ -218,6 +218,14 @@ impl FieldSelector {
         Ok(FieldSelector { terms })
     }
 
+    /// `metadata.name=<name>`, for a watch on one object. Built, not parsed: a name may hold the
+    /// `,` or `=` the parser splits on (apimachinery `fields.OneTermEqualSelector`).
+    pub(crate) fn name_equals(name: &str) -> FieldSelector {
+        FieldSelector {
+            terms: vec![("metadata.name".into(), name.into(), false)],
+        }
+    }
+
     /// Whether the selector is empty.
     pub(crate) fn is_empty(&self) -> bool {
         self.terms.is_empty()
@@ -307,6 +315,13 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.message, "field label not supported: spec.foo");
         assert_eq!(err.code, 400);
+    }
+
+    #[test]
+    fn name_selectors_take_any_name_literally() {
+        let sel = FieldSelector::name_equals("a,b=c");
+        assert!(sel.matches(&json!({"metadata": {"name": "a,b=c"}})));
+        assert!(!sel.matches(&json!({"metadata": {"name": "a"}})));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::path::Path;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::api::ApiServer;
+use crate::api::{ApiServer, MAX_REQUEST_BODY};
 use crate::error::Error;
 use crate::faults::Faults;
 use crate::options::ServerOptions;
@@ -199,6 +199,22 @@ async fn accept_loop(
     }
 }
 
+/// Reads a request body, keeping at most `MAX_REQUEST_BODY + 1` bytes: enough for the handler to
+/// see that it is too large and answer 413, without holding an arbitrarily large body in memory.
+/// The rest is read and dropped rather than left unread, so the client, still sending, is not
+/// reset before it reads the answer. A body that breaks off reads as what arrived.
+async fn read_body(mut body: Incoming) -> Bytes {
+    let mut kept = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { break };
+        if let Ok(data) = frame.into_data() {
+            let room = (MAX_REQUEST_BODY + 1).saturating_sub(kept.len());
+            kept.extend_from_slice(&data[..data.len().min(room)]);
+        }
+    }
+    kept.freeze()
+}
+
 /// How long a closing connection may take to finish its in-flight responses.
 const DRAIN: Duration = Duration::from_secs(5);
 
@@ -213,10 +229,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         let api = api.clone();
         async move {
             let (parts, body) = request.into_parts();
-            let bytes = match body.collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(_) => Bytes::new(),
-            };
+            let bytes = read_body(body).await;
             Ok::<_, Infallible>(api.handle(http::Request::from_parts(parts, bytes)).await)
         }
     });

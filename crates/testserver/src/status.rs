@@ -218,6 +218,12 @@ impl ApiError {
         e
     }
 
+    /// 413 for a request body over the server's limit.
+    pub(crate) fn request_entity_too_large(message: &str) -> ApiError {
+        let message = format!("Request entity too large: {message}");
+        ApiError::new(413, "RequestEntityTooLarge", message)
+    }
+
     /// 415 for a patch type or body format the server does not accept.
     pub(crate) fn unsupported_media_type(accepted: &str) -> ApiError {
         let message = format!(

@@ -38,11 +38,30 @@ pub(crate) fn is_dns1123_subdomain(s: &str) -> bool {
 
 /// Field errors for `name` under `rule` (empty when valid).
 pub(crate) fn name_causes(rule: NameRule, name: &str, field: &str) -> Vec<Cause> {
+    rule_causes(rule, name, name, field)
+}
+
+/// Field errors for a `generateName` prefix: checked like a name, except that a trailing '-' is
+/// allowed, since the random suffix follows it. The check masks it as apimachinery's
+/// `maskTrailingDash` does: the last *two* bytes become one 'a' (an upstream quirk kept because it
+/// decides which prefixes pass); the message shows the prefix as sent.
+pub(crate) fn prefix_causes(rule: NameRule, prefix: &str, field: &str) -> Vec<Cause> {
+    let bytes = prefix.as_bytes();
+    let masked = match bytes {
+        [head @ .., _, b'-'] => format!("{}a", String::from_utf8_lossy(head)),
+        _ => prefix.to_string(),
+    };
+    rule_causes(rule, &masked, prefix, field)
+}
+
+/// Field errors for `checked` under `rule`, quoting `shown` as the invalid value.
+fn rule_causes(rule: NameRule, checked: &str, shown: &str, field: &str) -> Vec<Cause> {
+    let name = checked;
     let bad = |msg: &str| {
         vec![cause(
             "FieldValueInvalid",
             field,
-            format!("Invalid value: \"{name}\": {msg}"),
+            format!("Invalid value: \"{shown}\": {msg}"),
         )]
     };
     if name == "." || name == ".." {
@@ -195,5 +214,25 @@ mod tests {
         assert!(name_causes(NameRule::Label, "a.b", "metadata.name").len() == 1);
         assert!(name_causes(NameRule::Dns1035Label, "1abc", "metadata.name").len() == 1);
         assert!(name_causes(NameRule::PathSegment, "a:b.c", "metadata.name").is_empty());
+    }
+
+    #[test]
+    fn prefixes_may_end_in_a_dash_and_are_quoted_as_sent() {
+        assert!(prefix_causes(NameRule::Subdomain, "web-", "metadata.generateName").is_empty());
+        assert!(prefix_causes(NameRule::Label, "ns-", "metadata.generateName").is_empty());
+        let causes = prefix_causes(NameRule::Subdomain, "Web-", "metadata.generateName");
+        assert_eq!(causes.len(), 1);
+        assert_eq!(causes[0].field, "metadata.generateName");
+        assert!(
+            causes[0]
+                .message
+                .starts_with("Invalid value: \"Web-\": a lowercase RFC 1123 subdomain"),
+            "{}",
+            causes[0].message
+        );
+        // A lone dash is not masked (a 1.15 server panics here; later ones check it as is).
+        assert_eq!(prefix_causes(NameRule::Subdomain, "-", "f").len(), 1);
+        // A multibyte character before the dash is cut, never sliced inside a character.
+        assert_eq!(prefix_causes(NameRule::Subdomain, "aé-", "f").len(), 1);
     }
 }

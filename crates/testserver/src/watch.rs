@@ -64,12 +64,7 @@ pub(crate) async fn start(
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
     let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
-    let name = match &target.name {
-        Some(n) => Some(FieldSelector::parse(&format!("metadata.name={n}"), |_| {
-            Ok(())
-        })?),
-        None => None,
-    };
+    let name = target.name.as_deref().map(FieldSelector::name_equals);
     let streaming = params.send_initial_events == Some(true);
     if let Some(rv) = params.resource_version.filter(|rv| *rv > 0 && streaming)
         && rv > api.resource_version()
@@ -298,10 +293,12 @@ impl Watcher {
             .bookmark_interval
             .max(Duration::from_millis(10));
         let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+        // A timeout too far away for an `Instant` (e.g. `timeoutSeconds=18446744073709551615`)
+        // is no timeout at all.
         let deadline = self
             .params
             .timeout_seconds
-            .map(|s| Instant::now() + Duration::from_secs(s));
+            .and_then(|s| Instant::now().checked_add(Duration::from_secs(s)));
         // The cacher's bookmark right before the timeout, 2 s ahead of it.
         let mut pre_timeout = deadline
             .and_then(|d| d.checked_sub(Duration::from_secs(2)))

@@ -190,10 +190,13 @@ impl<K: Key> DelayingQueue<K> {
         self.discard_schedule();
     }
 
-    /// See [`Queue::shut_down_with_drain`]. Scheduled keys are discarded like waiting ones.
+    /// See [`Queue::shut_down_with_drain`]. Scheduled keys are discarded like waiting ones. A
+    /// [`shut_down`](DelayingQueue::shut_down) while this waits ends the wait at once.
     pub async fn shut_down_with_drain(&self, timeout: Duration) -> bool {
-        self.shut_down();
-        self.timer.queue.shut_down_with_drain(timeout).await
+        // Not `self.shut_down()`: that would end a drain another caller is waiting on.
+        self.timer.queue.start_drain();
+        self.discard_schedule();
+        self.timer.queue.wait_drained(timeout).await
     }
 
     /// See [`Queue::is_shutting_down`].

@@ -150,6 +150,31 @@ async fn drain_discards_scheduled_keys() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_second_drain_does_not_end_the_first_but_shut_down_does() {
+    let q = queue();
+    q.add("a");
+    let _a = q.get().await.expect("key");
+    let first = tokio::spawn({
+        let q = q.clone();
+        async move { q.shut_down_with_drain(Duration::from_secs(60)).await }
+    });
+    tokio::time::sleep(MS).await;
+    let second = tokio::spawn({
+        let q = q.clone();
+        async move { q.shut_down_with_drain(Duration::from_secs(60)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !first.is_finished(),
+        "the second drain left the first waiting"
+    );
+    q.shut_down();
+    assert!(!first.await.expect("join"));
+    assert!(!second.await.expect("join"));
+    q.check_invariants();
+}
+
+#[tokio::test(start_paused = true)]
 async fn huge_delay_does_not_overflow() {
     let q = queue();
     q.add_after("a", Duration::MAX);

@@ -51,6 +51,8 @@ impl<K: Hash + Eq + Clone + Send + Sync + 'static> Key for K {}
 ///   `get` and `done`).
 /// - A key added while it is processing is handed out again after [`done`](Queue::done).
 /// - After [`shut_down`](Queue::shut_down), every pending and future `get` returns `None`.
+/// - [`shut_down`](Queue::shut_down) ends a waiting
+///   [`shut_down_with_drain`](Queue::shut_down_with_drain) at once (see below).
 ///
 /// # Shutdown and still-queued keys
 /// Shutdown *discards* keys that are waiting: `get` returns `None` from the moment shutdown begins,
@@ -58,6 +60,13 @@ impl<K: Hash + Eq + Clone + Send + Sync + 'static> Key for K {}
 /// until `done`. Why: a controller's keys are level-triggered, and on the next start the informer's
 /// initial list enqueues every object again, so a discarded key loses no work; draining a backlog
 /// instead could make shutdown last arbitrarily long (a pod has a 30 s grace period).
+///
+/// # Forcing a drain to end (the second SIGTERM)
+/// A process that drains on the first SIGTERM and must stop *now* on the second calls
+/// [`shut_down`](Queue::shut_down) while [`shut_down_with_drain`](Queue::shut_down_with_drain) waits:
+/// the drain returns `false` at once, whatever its timeout, and in-flight keys stay with their
+/// workers. A drain started *after* that `shut_down` waits again. Same as client-go (its
+/// `TestForceQueueShutdownUsingShutDown`).
 ///
 /// # Differences from client-go
 /// client-go's docs and code disagree: `ShutDown` is documented to make workers exit at once, yet
@@ -129,6 +138,9 @@ struct State<K> {
     /// Set once by shutdown, never cleared. Invariant: when set, no key is dirty and `ready` is
     /// empty.
     shutting_down: bool,
+    /// Set when a drain starts, cleared by [`Queue::shut_down`]: a drain waits only while it is
+    /// set (client-go's `drain` flag). Invariant: set only while `shutting_down`.
+    draining: bool,
 }
 
 /// Where one key stands.
@@ -152,6 +164,7 @@ impl<K: Key> Queue<K> {
                     keys: HashMap::new(),
                     processing: 0,
                     shutting_down: false,
+                    draining: false,
                 }),
                 ready: Notify::new(),
                 idle: Notify::new(),
@@ -285,8 +298,19 @@ impl<K: Key> Queue<K> {
     /// Starts shutdown: discards waiting keys, ignores later adds, and makes every pending and
     /// future [`get`](Queue::get) return `None`. Workers holding keys may still call `done`.
     /// Idempotent.
+    ///
+    /// Also ends every [`shut_down_with_drain`](Queue::shut_down_with_drain) that is waiting, at
+    /// once: see [forcing a drain to end](Queue#forcing-a-drain-to-end-the-second-sigterm).
     pub fn shut_down(&self) {
+        self.begin_shut_down(false);
+        self.shared.idle.notify_waiters();
+    }
+
+    /// Shutdown common to both ways: sets `draining` to `drain`, and on the first call discards
+    /// waiting keys. Wakes every getter.
+    fn begin_shut_down(&self, drain: bool) {
         let mut state = self.shared.state.lock();
+        state.draining = drain;
         if !state.shutting_down {
             state.shutting_down = true;
             let mut discarded = 0;
@@ -310,19 +334,45 @@ impl<K: Key> Queue<K> {
     /// Returns `true` if all in-flight keys were done in time, `false` on timeout (the workers keep
     /// their keys; the queue stays shut down). Keys that were waiting, not in flight, are discarded
     /// at once and never processed: see [the type docs](Queue#shutdown-and-still-queued-keys).
+    ///
+    /// A [`shut_down`](Queue::shut_down) while this waits ends the wait at once with `false`.
     pub async fn shut_down_with_drain(&self, timeout: Duration) -> bool {
-        self.shut_down();
+        self.start_drain();
+        self.wait_drained(timeout).await
+    }
+
+    /// The synchronous half of [`shut_down_with_drain`](Queue::shut_down_with_drain): shuts down
+    /// and marks a drain as under way, so a later `shut_down` can end it.
+    pub(crate) fn start_drain(&self) {
+        self.begin_shut_down(true);
+    }
+
+    /// The waiting half of [`shut_down_with_drain`](Queue::shut_down_with_drain): `true` once
+    /// nothing is in flight, `false` on timeout or when `shut_down` ended the drain.
+    pub(crate) async fn wait_drained(&self, timeout: Duration) -> bool {
         let drained = async {
             loop {
                 let mut notified = pin!(self.shared.idle.notified());
                 notified.as_mut().enable();
-                if self.shared.state.lock().processing == 0 {
-                    return;
+                {
+                    let state = self.shared.state.lock();
+                    if state.processing == 0 {
+                        return true;
+                    }
+                    if !state.draining {
+                        tracing::info!(
+                            in_flight = state.processing,
+                            "workqueue: drain ended by shut_down"
+                        );
+                        return false;
+                    }
                 }
                 notified.await;
             }
         };
-        tokio::time::timeout(timeout, drained).await.is_ok()
+        tokio::time::timeout(timeout, drained)
+            .await
+            .unwrap_or(false)
     }
 
     /// Whether shutdown has begun.
@@ -377,6 +427,10 @@ impl<K: Key> Queue<K> {
             .filter(|s| s.processing_since.is_some())
             .count();
         assert_eq!(processing, state.processing, "processing count is off");
+        assert!(
+            state.shutting_down || !state.draining,
+            "draining without shutdown"
+        );
         if state.shutting_down {
             assert!(state.ready.is_empty(), "keys ready after shutdown");
             assert!(

@@ -209,6 +209,80 @@ async fn drain_returns_false_after_timeout_with_keys_in_flight() {
     assert!(q.is_shutting_down());
 }
 
+/// The "second SIGTERM": client-go `TestForceQueueShutdownUsingShutDown`.
+#[tokio::test(start_paused = true)]
+async fn shut_down_during_drain_ends_the_drain_at_once() {
+    let q = queue();
+    q.add("a");
+    q.add("b");
+    let _a = q.get().await.expect("a");
+    let _b = q.get().await.expect("b");
+    let drain = tokio::spawn({
+        let q = q.clone();
+        async move {
+            let start = Instant::now();
+            (
+                q.shut_down_with_drain(Duration::from_secs(60)).await,
+                start.elapsed(),
+            )
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !drain.is_finished(),
+        "the drain waits for the in-flight keys"
+    );
+    q.shut_down();
+    let (drained, waited) = drain.await.expect("join");
+    assert!(!drained, "keys were still in flight");
+    assert_eq!(
+        waited,
+        Duration::from_secs(2),
+        "ended at the shut_down, not the timeout"
+    );
+    q.check_invariants();
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_ends_every_waiting_drain() {
+    let q = queue();
+    q.add("a");
+    let _a = q.get().await.expect("a");
+    let drains: Vec<_> = (0..2)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move { q.shut_down_with_drain(Duration::from_secs(60)).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    q.shut_down();
+    let start = Instant::now();
+    for drain in drains {
+        assert!(!drain.await.expect("join"));
+    }
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn drain_started_after_shut_down_still_waits_for_in_flight_keys() {
+    let q = queue();
+    q.add("a");
+    let a = q.get().await.expect("a");
+    q.shut_down();
+    let worker = tokio::spawn({
+        let q = q.clone();
+        async move {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            q.done(&a);
+        }
+    });
+    let start = Instant::now();
+    assert!(q.shut_down_with_drain(Duration::from_secs(60)).await);
+    assert_eq!(start.elapsed(), Duration::from_secs(3));
+    worker.await.expect("join");
+    q.check_invariants();
+}
+
 #[tokio::test(start_paused = true)]
 async fn drain_with_nothing_in_flight_returns_at_once() {
     let q = queue();

@@ -133,6 +133,7 @@ impl<K: Key> RateLimitingQueue<K> {
 
     /// See [`Queue::shut_down_with_drain`](crate::Queue::shut_down_with_drain): waits up to
     /// `timeout` for keys being processed; waiting and scheduled keys are discarded, not processed.
+    /// A [`shut_down`](RateLimitingQueue::shut_down) while this waits ends the wait at once.
     pub async fn shut_down_with_drain(&self, timeout: Duration) -> bool {
         self.queue.shut_down_with_drain(timeout).await
     }

@@ -150,6 +150,22 @@ async fn add_after_on_rate_limiting_queue_delays() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn shut_down_ends_a_waiting_drain() {
+    let (q, _) = counting_queue();
+    q.add("a");
+    let _a = q.get().await.expect("key");
+    let drain = tokio::spawn({
+        let q = q.clone();
+        async move { q.shut_down_with_drain(Duration::from_secs(60)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let start = Instant::now();
+    q.shut_down();
+    assert!(!drain.await.expect("join"));
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
 async fn deduplicated_rate_limited_add_counts_no_retry() {
     let metrics = Arc::new(crate::PrometheusMetrics::new());
     let q = RateLimitingQueue::new("rl", ItemExponentialBackoff::default(), metrics.clone());

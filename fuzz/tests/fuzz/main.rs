@@ -7,3 +7,4 @@
 mod codegen_tags;
 mod kubeconfig;
 mod stream_decoders;
+mod testserver_http;

@@ -1,5 +1,7 @@
 //! `create` (apiserver `endpoints/handlers/create.go`, `registry/rest/create.go` `BeforeCreate`).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use rand::Rng;
@@ -11,7 +13,7 @@ use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response
 use crate::route::Target;
 use crate::status::{ApiError, cause};
 use crate::store::Stored;
-use crate::validation::{check_type_meta, data_size_cause, name_causes};
+use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
 pub(crate) fn create(
@@ -42,7 +44,13 @@ pub(crate) fn create(
         namespace::check_writable(&state, target, ns, meta_name(meta))?;
     }
     let name = choose_name(&state, target, meta)?;
-    let causes = name_causes(def.name_rule, &name, "metadata.name");
+    let mut causes = match meta.get("generateName").and_then(Value::as_str) {
+        Some(prefix) if !prefix.is_empty() => {
+            prefix_causes(def.name_rule, prefix, "metadata.generateName")
+        }
+        _ => Vec::new(),
+    };
+    causes.extend(name_causes(def.name_rule, &name, "metadata.name"));
     if !causes.is_empty() {
         return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
     }
@@ -105,7 +113,8 @@ pub(crate) fn normalize_namespace(
     Ok(())
 }
 
-/// `metadata.name`, or a fresh one from `generateName` (5 random characters, as the real server).
+/// `metadata.name`, or a fresh one from `generateName`: its first 58 bytes and 5 random characters,
+/// as the real server's `SimpleNameGenerator`. Validation comes after, on the result.
 fn choose_name(
     state: &State,
     target: &Target,
@@ -134,12 +143,13 @@ fn choose_name(
         ));
     }
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let base = generated_base(&prefix);
     let mut rng = rand::rng();
     for _ in 0..16 {
         let suffix: String = (0..5)
             .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
             .collect();
-        let candidate = format!("{}{suffix}", truncate(&prefix, 58));
+        let candidate = format!("{base}{suffix}");
         if state
             .store
             .get(&target.def.key(), &key_of(target, &candidate))
@@ -152,8 +162,15 @@ fn choose_name(
     Err(ApiError::already_exists(target.qualified(), &prefix))
 }
 
-fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max { s } else { &s[..max] }
+/// The longest `generateName` prefix kept: a name has at most 63 characters, 5 are random.
+const MAX_GENERATED_PREFIX: usize = 58;
+
+/// `prefix` cut to [`MAX_GENERATED_PREFIX`] bytes. The real server cuts bytes, not characters, so a
+/// multibyte character across the cut is split; its JSON encoder then writes the broken bytes as
+/// U+FFFD, which is what `from_utf8_lossy` gives here (and such a name fails validation).
+fn generated_base(prefix: &str) -> Cow<'_, str> {
+    let bytes = prefix.as_bytes();
+    String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_GENERATED_PREFIX)])
 }
 
 /// uid, creationTimestamp and generation; drops fields clients may not set on create.

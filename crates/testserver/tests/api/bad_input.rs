@@ -1,6 +1,7 @@
 //! Bad input gets the real server's codes and Status bodies, never a panic or a dropped connection.
 
 use crate::common::*;
+use bytes::Bytes;
 use serde_json::json;
 
 #[tokio::test]
@@ -175,5 +176,124 @@ async fn invalid_query_numbers_are_bad_requests() {
         &h.http.get(&format!("{CM}?resourceVersion=abc")).await,
         400,
         "BadRequest",
+    );
+}
+
+#[tokio::test]
+async fn generate_name_with_a_multibyte_character_across_the_cut_is_invalid() {
+    let h = start().await;
+    // 57 ASCII bytes, then 'é' (2 bytes): the real server cuts the prefix at byte 58, inside 'é'.
+    let prefix = format!("{}é", "a".repeat(57));
+    let reply = h
+        .http
+        .post(CM, json!({"metadata": {"generateName": prefix}}))
+        .await;
+    assert_status(&reply, 422, "Invalid");
+    let causes = reply.body["details"]["causes"].as_array().unwrap();
+    let fields: Vec<&str> = causes
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["metadata.generateName", "metadata.name"]);
+    assert!(causes[0]["message"].as_str().unwrap().starts_with(&format!(
+        "Invalid value: \"{prefix}\": a lowercase RFC 1123 subdomain"
+    )));
+    // The cut byte reads as U+FFFD, as the real server's JSON encoder writes it.
+    let name = reply.body["details"]["name"].as_str().unwrap();
+    let generated = format!("{}\u{fffd}", "a".repeat(57));
+    assert!(name.starts_with(&generated), "{name}");
+    assert_eq!(name.chars().count(), 63);
+    // The connection and the server are fine.
+    assert_eq!(h.http.get(CM).await.code, 200);
+}
+
+#[tokio::test]
+async fn invalid_generate_name_is_reported_besides_the_generated_name() {
+    let h = start().await;
+    let reply = h
+        .http
+        .post(CM, json!({"metadata": {"generateName": "Bad-"}}))
+        .await;
+    assert_status(&reply, 422, "Invalid");
+    let causes = &reply.body["details"]["causes"];
+    assert_eq!(causes[0]["field"], "metadata.generateName");
+    assert!(
+        causes[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid value: \"Bad-\": ")
+    );
+    assert_eq!(causes[1]["field"], "metadata.name");
+    let name = reply.body["details"]["name"].as_str().unwrap();
+    assert!(name.starts_with("Bad-") && name.len() == 9, "{name}");
+    let reply = h
+        .http
+        .post(
+            CM,
+            json!({"metadata": {"generateName": "ok-", "name": "Bad_"}}),
+        )
+        .await;
+    assert_eq!(reply.body["details"]["causes"].as_array().unwrap().len(), 1);
+    let reply = h
+        .http
+        .post(CM, json!({"metadata": {"generateName": "web-"}}))
+        .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+}
+
+#[tokio::test]
+async fn bodies_over_3_mib_are_too_large_for_writes_and_ignored_by_reads() {
+    let h = start().await;
+    let padding = "x".repeat(3 * 1024 * 1024);
+    let huge = json!({"metadata": {"name": "huge"}, "data": {"x": padding}});
+    let huge = Bytes::from(huge.to_string());
+    for method in ["POST", "DELETE"] {
+        let path = if method == "POST" {
+            CM.to_string()
+        } else {
+            format!("{CM}/huge")
+        };
+        let reply = h
+            .http
+            .send(method, &path, "application/json", huge.clone())
+            .await;
+        assert_eq!(
+            reply.body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "Request entity too large: limit is 3145728",
+                   "reason": "RequestEntityTooLarge", "code": 413}),
+            "{method}"
+        );
+    }
+    let reply = h.http.send("GET", CM, "application/json", huge).await;
+    assert_eq!(reply.code, 200);
+}
+
+#[tokio::test]
+async fn paths_under_an_unserved_group_get_the_plain_text_404() {
+    let h = start().await;
+    for path in ["/apis/nope", "/apis/nope/v1/things"] {
+        let reply = h.http.send("GET", path, "", Bytes::new()).await;
+        assert_eq!(reply.code, 404);
+        assert_eq!(
+            reply.headers["content-type"], "text/plain; charset=utf-8",
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn query_numbers_follow_go_int64_parsing() {
+    let h = start().await;
+    assert_eq!(h.http.get(&format!("{CM}?limit=-1")).await.code, 200);
+    let reply = h.http.get(&format!("{CM}?limit=9223372036854775808")).await;
+    assert_status(&reply, 400, "BadRequest");
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("value out of range"),
+        "{}",
+        reply.body
     );
 }

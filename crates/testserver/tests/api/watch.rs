@@ -315,3 +315,22 @@ async fn watch_on_a_named_object_sees_only_that_object() {
         ("ADDED".into(), "b".into())
     );
 }
+
+#[tokio::test]
+async fn watch_query_on_one_object_is_a_get_and_the_watch_path_takes_any_name() {
+    let h = start().await;
+    h.http.post(CM, configmap("a", json!({}))).await;
+    let reply = h.http.get(&format!("{CM}/a?watch=1")).await;
+    assert_eq!(
+        (reply.code, &reply.body["kind"]),
+        (200, &json!("ConfigMap"))
+    );
+    let reply = h.http.get(&format!("{CM}/b?watch=1")).await;
+    assert_status(&reply, 404, "NotFound");
+    // A name holding the selector syntax's ',' and '=' opens a (quiet) watch, not a 400.
+    let mut watch = h
+        .http
+        .watch("/api/v1/watch/namespaces/default/configmaps/a,b=c")
+        .await;
+    watch.assert_quiet(Duration::from_millis(100)).await;
+}

@@ -107,3 +107,28 @@ async fn no_pre_timeout_bookmark_when_only_other_kinds_changed() {
     assert!(next_event(&mut body).await.is_none());
     assert_eq!(started.elapsed(), Duration::from_secs(30));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_too_far_for_the_clock_is_no_timeout() {
+    let api = ApiServer::new(ServerOptions::default());
+    let path = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=9223372036854775807&resourceVersion=1";
+    let response = api.handle(get(path)).await;
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    // The stream stays open (a panicking watch task would end it at once).
+    let waited = tokio::time::timeout(Duration::from_secs(3600), next_event(&mut body)).await;
+    assert!(waited.is_err(), "the watch ended: {waited:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_zero_is_no_timeout_and_a_negative_one_ends_at_once() {
+    let api = ApiServer::new(ServerOptions::default());
+    let base = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=";
+    let mut body = api.handle(get(&format!("{base}0"))).await.into_body();
+    let waited = tokio::time::timeout(Duration::from_secs(3600), next_event(&mut body)).await;
+    assert!(waited.is_err(), "timeoutSeconds=0 ended the watch");
+    let mut body = api.handle(get(&format!("{base}-5"))).await.into_body();
+    let started = tokio::time::Instant::now();
+    assert!(next_event(&mut body).await.is_none());
+    assert_eq!(started.elapsed(), Duration::ZERO);
+}
