@@ -18,9 +18,10 @@ use std::{
 };
 
 use parking_lot::Mutex;
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::{sync::mpsc, time::Instant};
 
-use crate::{delta::DeletedObject, handler::EventHandler};
+use crate::{delta::DeletedObject, handler::EventHandler, metrics::InformerMetrics};
 
 /// The smallest resync period a handler may ask for (client-go's `minimumResyncPeriod`).
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -74,6 +75,9 @@ pub(crate) struct Progress {
     pub(crate) sync_target: AtomicU64,
     /// Set when the registration is removed or the informer shut down: stop calling the handler.
     pub(crate) stopped: AtomicBool,
+    /// `enqueued - processed`, exported as `informer_handler_backlog`. Invariant: never negative
+    /// (raised before a notification is sent, lowered after it was handled).
+    pub(crate) backlog: Gauge,
 }
 
 impl Progress {
@@ -118,6 +122,10 @@ struct Listener<K> {
 /// All listeners of one informer.
 pub(crate) struct Processor<K> {
     state: Mutex<ProcessorState<K>>,
+    /// Where each listener's backlog gauge lives.
+    metrics: InformerMetrics,
+    /// The informer's name: the `informer` label of the backlog gauges.
+    informer: String,
 }
 
 struct ProcessorState<K> {
@@ -150,6 +158,17 @@ impl<K: Send + Sync + 'static> Processor<K> {
         };
         Self {
             state: Mutex::new(state),
+            metrics: InformerMetrics::default(),
+            informer: String::new(),
+        }
+    }
+
+    /// Exports the listeners' backlogs in `metrics`, labelled with `informer`.
+    pub(crate) fn with_metrics(self, metrics: InformerMetrics, informer: String) -> Self {
+        Self {
+            metrics,
+            informer,
+            ..self
         }
     }
 
@@ -184,21 +203,23 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
         let resync = effective_resync(requested, state.resync_check_period);
         let (tx, rx) = mpsc::unbounded_channel();
+        let id = state.next_id;
+        state.next_id += 1;
         let progress = Arc::new(Progress {
             enqueued: AtomicU64::new(0),
             processed: AtomicU64::new(0),
             sync_target: AtomicU64::new(u64::MAX),
             stopped: AtomicBool::new(false),
+            backlog: self.metrics.handler_backlog(&self.informer, id),
         });
         for obj in initial {
             progress.enqueued.fetch_add(1, Ordering::AcqRel);
+            progress.backlog.inc();
             let _ = tx.send(Notification::Add {
                 obj,
                 is_in_initial_list: true,
             });
         }
-        let id = state.next_id;
-        state.next_id += 1;
         let mut listener = Listener {
             id,
             tx,
@@ -224,6 +245,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         };
         let listener = state.listeners.remove(pos);
         listener.progress.stopped.store(true, Ordering::Release);
+        self.metrics.remove_handler(&self.informer, id);
         true
     }
 
@@ -239,6 +261,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         let mut state = self.state.lock();
         for l in state.listeners.drain(..) {
             l.progress.stopped.store(true, Ordering::Release);
+            self.metrics.remove_handler(&self.informer, l.id);
         }
     }
 
@@ -261,6 +284,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             };
             if let Some(n) = n {
                 listener.progress.enqueued.fetch_add(1, Ordering::AcqRel);
+                listener.progress.backlog.inc();
                 let _ = listener.tx.send(n);
             }
         }
@@ -305,6 +329,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
                 l.progress.enqueued.load(Ordering::Acquire)
                     >= l.progress.processed.load(Ordering::Acquire)
             );
+            assert!(l.progress.backlog.get() >= 0, "a backlog below zero");
         }
     }
 }
@@ -348,6 +373,7 @@ async fn run_listener<K: Send + Sync + 'static>(
             );
         }
         progress.processed.fetch_add(1, Ordering::AcqRel);
+        progress.backlog.dec();
     }
 }
 

@@ -20,6 +20,7 @@ fn config(streaming: bool) -> ReflectorConfig<ConfigMap> {
         streaming_timeout: Duration::from_secs(10),
         transform: None,
         on_watch_error: None,
+        metrics: crate::metrics::ReflectorMetrics::default(),
     }
 }
 

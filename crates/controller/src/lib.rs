@@ -23,7 +23,7 @@
 //! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
-//! | `healthz`, `/metrics`                  | [`endpoints`], [`metrics::Metrics`]     | `endpoints.rs`, `metrics.rs` |
+//! | `healthz`, `/metrics` (one registry)   | [`endpoints`], [`metrics::ProcessMetrics`] | `endpoints.rs`, `metrics.rs` |
 //!
 //! # Differences from sample-controller
 //! - Standby replicas sync their caches too (ready, warm), and only the Lease holder runs workers.
