@@ -18,6 +18,9 @@
 //! path and nothing to compute at scrape time. A handler's backlog series is removed when the
 //! handler is removed or the informer shuts down. The handler label is the registration's number
 //! within its informer, in registration order.
+//!
+//! Informer names must be unique among the informers sharing one `InformerMetrics` (a factory
+//! names each after its resource's plural): two informers with one name feed the same series.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
