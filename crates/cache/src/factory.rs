@@ -26,6 +26,7 @@ use crate::{
     client_adapter::ClientListWatch,
     error::Error,
     informer::{InformerOptions, SharedIndexInformer},
+    metrics::InformerMetrics,
     sync::{Synced, wait_for_cache_sync},
     transform::Transform,
 };
@@ -49,6 +50,8 @@ pub struct FactoryOptions {
     pub default_resync: Duration,
     /// Metadata transform for every type, e.g. `|m| m.managed_fields = None`.
     pub transform: Option<MetaTransform>,
+    /// Where every informer's `informer_*` series go (each labelled with its resource plural).
+    pub metrics: InformerMetrics,
     /// Per-type resync periods, set with [`FactoryOptions::resync_for`].
     per_type_resync: HashMap<TypeId, Duration>,
     /// Per-type transforms (`Transform<K>` behind `Any`), set with [`FactoryOptions::transform_for`].
@@ -180,6 +183,7 @@ impl InformerFactory {
                 .get(&id)
                 .copied()
                 .unwrap_or(options.default_resync),
+            metrics: options.metrics.clone(),
             ..InformerOptions::default()
         };
         informer_options.transform = combined_transform::<K>(

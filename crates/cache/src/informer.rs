@@ -39,6 +39,7 @@ use crate::{
     key::ObjectKey,
     list_watch::ListWatch,
     lister::Lister,
+    metrics::InformerMetrics,
     processor::{Notification, Processor, Progress},
     reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
     tasks::Tasks,
@@ -77,6 +78,9 @@ pub struct InformerOptions<K> {
     pub streaming_timeout: Duration,
     /// Called with every list or watch failure (the reflector retries on its own).
     pub watch_error_handler: Option<WatchErrorHandler>,
+    /// Where the informer's `informer_*` series go, labelled with its `name`. Default: a fresh
+    /// set nobody has registered; give every informer of a process the same registered one.
+    pub metrics: InformerMetrics,
 }
 
 impl<K> Default for InformerOptions<K> {
@@ -89,6 +93,7 @@ impl<K> Default for InformerOptions<K> {
             streaming_list: false,
             streaming_timeout: Duration::from_secs(10),
             watch_error_handler: None,
+            metrics: InformerMetrics::default(),
         }
     }
 }
@@ -218,15 +223,18 @@ where
             transform: options.transform,
             on_watch_error: options.watch_error_handler,
             panics: Arc::clone(&panics),
+            metrics: options.metrics.reflector(&name),
         };
         let reflector = Reflector::new(list_watch, Arc::clone(&fifo), config);
         let task: ReflectorTask = Box::new(move |stop| Box::pin(reflector.run(stop)));
+        let processor = Processor::new(options.resync, Arc::clone(&panics), Arc::clone(&tasks))
+            .with_metrics(options.metrics, name.clone());
         let inner = Inner {
             name,
             default_resync: options.resync,
             indexer,
             fifo,
-            processor: Processor::new(options.resync, Arc::clone(&panics), Arc::clone(&tasks)),
+            processor,
             block_deltas: Mutex::new(()),
             reflector: Mutex::new(Some(task)),
             tasks,

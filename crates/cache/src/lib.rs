@@ -26,6 +26,7 @@
 //! | `FilteringResourceEventHandler`        | [`FilteringHandler`]                  |
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
+//! | reflector metrics (removed upstream)   | [`InformerMetrics`]                   |
 //! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 
@@ -46,6 +47,7 @@ mod informer;
 mod key;
 mod list_watch;
 mod lister;
+mod metrics;
 mod processor;
 mod reflector;
 #[cfg(test)]
@@ -74,6 +76,7 @@ pub use list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
 };
 pub use lister::{Lister, NamespaceLister};
+pub use metrics::InformerMetrics;
 pub use reflector::{WATCH_DEADLINE_MARGIN, WatchErrorHandler};
 pub use sync::{Synced, wait_for_cache_sync};
 pub use transform::{Transform, strip_managed_fields};

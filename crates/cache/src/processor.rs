@@ -22,6 +22,7 @@ use std::{
 
 use kube_core::Resource;
 use parking_lot::Mutex;
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::{sync::mpsc, time::Instant};
 
 use crate::{
@@ -29,6 +30,7 @@ use crate::{
     handler::EventHandler,
     health::{PanicCounters, panic_message},
     key::ObjectKey,
+    metrics::InformerMetrics,
     tasks::Tasks,
 };
 
@@ -95,6 +97,9 @@ pub(crate) struct Progress {
     pub(crate) sync_target: AtomicU64,
     /// Set when the registration is removed or the informer shut down: stop calling the handler.
     pub(crate) stopped: AtomicBool,
+    /// `enqueued - processed`, exported as `informer_handler_backlog`. Invariant: never negative
+    /// (raised before a notification is sent, lowered after it was handled).
+    pub(crate) backlog: Gauge,
 }
 
 impl Progress {
@@ -143,6 +148,10 @@ pub(crate) struct Processor<K> {
     panics: Arc<PanicCounters>,
     /// Where listener tasks are spawned (shared with the informer, which joins them).
     tasks: Arc<Tasks>,
+    /// Where each listener's backlog gauge lives.
+    metrics: InformerMetrics,
+    /// The informer's name: the `informer` label of the backlog gauges.
+    informer: String,
 }
 
 struct ProcessorState<K> {
@@ -181,6 +190,17 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             state: Mutex::new(state),
             panics,
             tasks,
+            metrics: InformerMetrics::default(),
+            informer: String::new(),
+        }
+    }
+
+    /// Exports the listeners' backlogs in `metrics`, labelled with `informer`.
+    pub(crate) fn with_metrics(self, metrics: InformerMetrics, informer: String) -> Self {
+        Self {
+            metrics,
+            informer,
+            ..self
         }
     }
 
@@ -215,21 +235,23 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         }
         let resync = effective_resync(requested, state.resync_check_period);
         let (tx, rx) = mpsc::unbounded_channel();
+        let id = state.next_id;
+        state.next_id += 1;
         let progress = Arc::new(Progress {
             enqueued: AtomicU64::new(0),
             processed: AtomicU64::new(0),
             sync_target: AtomicU64::new(u64::MAX),
             stopped: AtomicBool::new(false),
+            backlog: self.metrics.handler_backlog(&self.informer, id),
         });
         for obj in initial {
             progress.enqueued.fetch_add(1, Ordering::AcqRel);
+            progress.backlog.inc();
             let _ = tx.send(Notification::Add {
                 obj,
                 is_in_initial_list: true,
             });
         }
-        let id = state.next_id;
-        state.next_id += 1;
         let mut listener = Listener {
             id,
             tx,
@@ -255,6 +277,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         };
         let listener = state.listeners.remove(pos);
         listener.progress.stopped.store(true, Ordering::Release);
+        self.metrics.remove_handler(&self.informer, id);
         true
     }
 
@@ -272,6 +295,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
         let mut state = self.state.lock();
         for l in state.listeners.drain(..) {
             l.progress.stopped.store(true, Ordering::Release);
+            self.metrics.remove_handler(&self.informer, l.id);
         }
     }
 
@@ -294,6 +318,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             };
             if let Some(n) = n {
                 listener.progress.enqueued.fetch_add(1, Ordering::AcqRel);
+                listener.progress.backlog.inc();
                 let _ = listener.tx.send(n);
             }
         }
@@ -338,6 +363,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
                 l.progress.enqueued.load(Ordering::Acquire)
                     >= l.progress.processed.load(Ordering::Acquire)
             );
+            assert!(l.progress.backlog.get() >= 0, "a backlog below zero");
         }
     }
 
@@ -388,6 +414,7 @@ async fn run_listener<K: Resource + Send + Sync + 'static>(
             );
         }
         progress.processed.fetch_add(1, Ordering::AcqRel);
+        progress.backlog.dec();
     }
 }
 

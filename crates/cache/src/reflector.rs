@@ -79,6 +79,7 @@ use crate::{
     list_watch::{
         EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
     },
+    metrics::ReflectorMetrics,
     transform::Transform,
 };
 
@@ -115,6 +116,8 @@ pub(crate) struct ReflectorConfig<K> {
     pub(crate) on_watch_error: Option<WatchErrorHandler>,
     /// Where caught transform panics are counted (shared with the informer).
     pub(crate) panics: Arc<PanicCounters>,
+    /// Counts lists and watches, and stamps the last sync.
+    pub(crate) metrics: ReflectorMetrics,
 }
 
 /// Drives one [`ListWatch`] into one [`DeltaFifo`].
@@ -252,6 +255,9 @@ where
     /// Lists all pages at `resource_version` and replaces the store with the result.
     async fn list(&mut self, resource_version: String) -> State<L::Watch> {
         debug!(reflector = %self.config.name, rv = %resource_version, "listing");
+        self.config
+            .metrics
+            .list_started(!self.last_synced_rv.is_empty());
         let mut items: Vec<Arc<K>> = Vec::new();
         let mut paginated = false;
         let mut req = ListRequest {
@@ -294,6 +300,7 @@ where
         debug!(reflector = %self.config.name, rv = %list_rv, items = items.len(), "replace");
         self.fifo.replace(items);
         self.last_synced_rv = list_rv;
+        self.config.metrics.synced();
         self.last_rv_unavailable = false;
         // Only a list at "0" tells us about the watch cache: a list at "" comes from etcd and
         // pages even when the cache would serve later relists (client-go decides the same way).
@@ -354,6 +361,7 @@ where
 
     async fn start_watch(&mut self) -> State<L::Watch> {
         let req = self.watch_request(false);
+        self.config.metrics.watch_started();
         match self.list_watch.watch(&req).await {
             Ok(stream) => {
                 debug!(reflector = %self.config.name, rv = %req.resource_version, timeout = req.timeout_seconds, "watch opened");
@@ -463,6 +471,7 @@ where
             }
             WatchEvent::Error(status) => return Err(ListWatchError::from_status(&status)),
         }
+        self.config.metrics.synced();
         Ok(())
     }
 

@@ -21,6 +21,7 @@ fn config(streaming: bool) -> ReflectorConfig<ConfigMap> {
         transform: None,
         on_watch_error: None,
         panics: Arc::default(),
+        metrics: crate::metrics::ReflectorMetrics::default(),
     }
 }
 

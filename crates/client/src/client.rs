@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request, Response};
+use kubegen_flowcontrol::TokenBucket;
 use tracing::Instrument;
 
 use crate::body::Body;
 use crate::config::Config;
 use crate::error::{Error, Result, from_error_response, parse_retry_after};
-use crate::metrics::{AttemptGuard, ClientMetrics, DurationGuard};
-use crate::rate_limit::TokenBucket;
+use crate::metrics::{AttemptGuard, ClientMetrics, DurationGuard, RequestRecorder};
 use crate::transport::HttpTransport;
 
 /// The one seam below [`Client`]: sends one request, returns the response with a streaming body.
@@ -88,8 +88,8 @@ struct Inner {
     policies: Policies,
     /// Client-side QPS limit; `None` (the default) leaves throttling to the server.
     rate_limiter: Option<TokenBucket>,
-    /// Request counts and latencies, shared by all clones.
-    metrics: ClientMetrics,
+    /// Where request counts and latencies go, shared by all clones.
+    recorder: RequestRecorder,
 }
 
 impl std::fmt::Debug for Client {
@@ -105,10 +105,11 @@ impl Client {
     /// A client speaking HTTP(S) to the server of `config`.
     ///
     /// # Errors
-    /// [`Error::Tls`] when the CA or client certificate in the config is unusable.
+    /// [`Error::Tls`] when the CA or client certificate in the config is unusable;
+    /// [`Error::RateLimitInvalid`] for a [`Config::rate_limit`] no token bucket can honour.
     pub fn new(config: Config) -> Result<Client> {
+        let rate_limiter = config.rate_limit.map(|r| r.bucket()).transpose()?;
         let transport = HttpTransport::new(&config)?;
-        let rate_limiter = config.rate_limit.map(|r| TokenBucket::new(r.qps, r.burst));
         let policies = Policies {
             timeout: config.timeout,
             ..Policies::default()
@@ -123,13 +124,17 @@ impl Client {
                 default_namespace: config.default_namespace().to_owned(),
                 policies,
                 rate_limiter,
-                metrics: ClientMetrics::new(&host),
+                recorder: RequestRecorder {
+                    metrics: config.metrics,
+                    host,
+                },
             }),
         })
     }
 
     /// A client over any transport (an in-process server, a fake), with default policies and no
-    /// client-side rate limit. Its metrics have an empty `host` label.
+    /// client-side rate limit. It records into its own [`ClientMetrics`], with an empty `host`
+    /// label.
     pub fn with_transport(transport: Arc<dyn Transport>, default_namespace: &str) -> Client {
         Client {
             inner: Arc::new(Inner {
@@ -137,7 +142,10 @@ impl Client {
                 default_namespace: default_namespace.to_owned(),
                 policies: Policies::default(),
                 rate_limiter: None,
-                metrics: ClientMetrics::new(""),
+                recorder: RequestRecorder {
+                    metrics: ClientMetrics::default(),
+                    host: String::new(),
+                },
             }),
         }
     }
@@ -147,18 +155,10 @@ impl Client {
         &self.inner.default_namespace
     }
 
-    /// Total time requests have waited for the client-side rate limit (zero when it is off).
-    /// Export it as a counter to see whether [`Config::rate_limit`] is throttling you.
-    pub fn rate_limit_wait_total(&self) -> Duration {
-        self.inner
-            .rate_limiter
-            .as_ref()
-            .map_or(Duration::ZERO, TokenBucket::total_wait)
-    }
-
-    /// Request counts and latencies of this client and all its clones, for a `/metrics` endpoint.
+    /// The series this client and all its clones record into (those of
+    /// [`Config::metrics`]); register them once to export them.
     pub fn metrics(&self) -> ClientMetrics {
-        self.inner.metrics.clone()
+        self.inner.recorder.metrics.clone()
     }
 
     pub(crate) fn policies(&self) -> &Policies {
@@ -184,7 +184,7 @@ impl Client {
             status = tracing::field::Empty,
             latency_ms = tracing::field::Empty,
         );
-        let _duration = DurationGuard::start(&self.inner.metrics, &verb);
+        let _duration = DurationGuard::start(&self.inner.recorder, &verb);
         self.send_in_span(request, &verb, &path)
             .instrument(span)
             .await
@@ -199,7 +199,10 @@ impl Client {
         let started = tokio::time::Instant::now();
         if let Some(limiter) = &self.inner.rate_limiter {
             let waited = limiter.acquire().await;
-            self.inner.metrics.observe_rate_limiter(verb, waited);
+            let recorder = &self.inner.recorder;
+            recorder
+                .metrics
+                .observe_rate_limiter(&recorder.host, verb, waited);
             if waited > Duration::from_millis(50) {
                 tracing::info!(
                     waited_ms = waited.as_millis() as u64,
@@ -218,7 +221,7 @@ impl Client {
             *request.method_mut() = parts.method.clone();
             *request.uri_mut() = parts.uri.clone();
             *request.headers_mut() = parts.headers.clone();
-            let attempt_guard = AttemptGuard::start(&self.inner.metrics, verb);
+            let attempt_guard = AttemptGuard::start(&self.inner.recorder, verb);
             let response = self.inner.transport.send(request).await;
             attempt_guard.finish(response.as_ref().ok().map(Response::status));
             let span = tracing::Span::current();

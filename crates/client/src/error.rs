@@ -176,6 +176,14 @@ pub enum Error {
     /// TLS material (CA, client certificate, key) is unusable.
     #[error("TLS setup: {0}")]
     Tls(String),
+    /// [`Config::rate_limit`](crate::Config::rate_limit) holds a rate no token bucket can honour
+    /// (qps not a finite number above 0, or burst 0).
+    #[error("client-side rate limit (Config::rate_limit) is invalid")]
+    RateLimitInvalid {
+        /// What is wrong with it.
+        #[source]
+        source: kubegen_flowcontrol::InvalidRate,
+    },
 }
 
 impl Error {

@@ -16,7 +16,7 @@
 //! | `rest/watch.StreamWatcher`                  | [`WatchStream`]                        | `watch.rs`                   |
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
-//! | `flowcontrol.NewTokenBucketRateLimiter`     | [`RateLimit`]                          | `rate_limit.rs`              |
+//! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //!
 //! # Where it sits
@@ -51,7 +51,7 @@ pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::Kubeconfig;
 pub use config::{Config, LoadOptions};
 pub use error::{Error, Result};
-pub use metrics::{ClientMetrics, DURATION_BUCKETS, NO_RESPONSE_CODE};
+pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, PropagationPolicy,
     ResourceVersionMatch, UpdateOptions,

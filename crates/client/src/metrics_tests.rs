@@ -2,8 +2,11 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::{Request, Response};
+use prometheus_parse::{HistogramCount, Scrape, Value};
 
 use super::*;
 use crate::body::Body;
@@ -72,6 +75,39 @@ fn request(method: Method) -> Request<Bytes> {
         .expect("valid request")
 }
 
+/// Registers `metrics` in a fresh registry and parses what a scrape of it returns.
+fn scrape(metrics: &ClientMetrics) -> Scrape {
+    let mut registry = Registry::default();
+    metrics.register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry)
+        .unwrap_or_else(|e| panic!("encoding: {e}"));
+    Scrape::parse(text.lines().map(|line| Ok(line.to_owned())))
+        .unwrap_or_else(|e| panic!("parsing: {e}\n{text}"))
+}
+
+/// The value of the one sample of `metric` whose labels are exactly `labels`.
+fn sample(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<Value> {
+    let mut found = scrape.samples.iter().filter(|s| {
+        s.metric == metric
+            && s.labels.len() == labels.len()
+            && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
+    });
+    let value = found.next().map(|s| s.value.clone());
+    assert!(found.next().is_none(), "{metric} {labels:?} twice");
+    value
+}
+
+fn requests(scrape: &Scrape, host: &str, method: &str, code: &str) -> Option<Value> {
+    let labels = [("code", code), ("host", host), ("method", method)];
+    sample(scrape, "rest_client_requests_total", &labels)
+}
+
+fn duration_sum(scrape: &Scrape, verb: &str) -> Option<Value> {
+    let labels = [("host", ""), ("verb", verb)];
+    sample(scrape, "rest_client_request_duration_seconds_sum", &labels)
+}
+
 #[tokio::test]
 async fn attempts_are_counted_by_method_and_status_code() {
     let client = client(vec![status(200), status(404), status(201), status(200)]);
@@ -80,20 +116,28 @@ async fn attempts_are_counted_by_method_and_status_code() {
     let _ = client.send(request(Method::POST)).await;
     // A clone shares the series.
     let _ = client.clone().send(request(Method::GET)).await;
-    let metrics = client.metrics();
-    metrics.check_invariants();
-    assert_eq!(metrics.requests_total("GET", "200"), 2);
-    assert_eq!(metrics.requests_total("GET", "404"), 1);
-    assert_eq!(metrics.requests_total("POST", "201"), 1);
-    assert_eq!(metrics.requests_total("POST", "200"), 0);
-    let text = metrics.render();
-    assert!(
-        text.contains("rest_client_requests_total{code=\"200\",host=\"\",method=\"GET\"} 2\n"),
-        "{text}"
+    let scrape = scrape(&client.metrics());
+    assert_eq!(
+        requests(&scrape, "", "GET", "200"),
+        Some(Value::Untyped(2.0))
     );
-    assert!(
-        text.contains("rest_client_request_duration_seconds_count{host=\"\",verb=\"GET\"} 3\n"),
-        "{text}"
+    assert_eq!(
+        requests(&scrape, "", "GET", "404"),
+        Some(Value::Untyped(1.0))
+    );
+    assert_eq!(
+        requests(&scrape, "", "POST", "201"),
+        Some(Value::Untyped(1.0))
+    );
+    assert_eq!(requests(&scrape, "", "POST", "200"), None);
+    let count = [("host", ""), ("verb", "GET")];
+    assert_eq!(
+        sample(
+            &scrape,
+            "rest_client_request_duration_seconds_count",
+            &count
+        ),
+        Some(Value::Untyped(3.0))
     );
 }
 
@@ -102,12 +146,10 @@ async fn refused_connection_is_counted_as_error() {
     let client = client(vec![]);
     let result = client.send(request(Method::DELETE)).await;
     assert!(result.is_err_and(|e| e.is_connect()));
-    let metrics = client.metrics();
-    assert_eq!(metrics.requests_total("DELETE", NO_RESPONSE_CODE), 1);
-    assert!(
-        metrics.render().contains(
-            "rest_client_requests_total{code=\"<error>\",host=\"\",method=\"DELETE\"} 1\n"
-        )
+    let scrape = scrape(&client.metrics());
+    assert_eq!(
+        requests(&scrape, "", "DELETE", NO_RESPONSE_CODE),
+        Some(Value::Untyped(1.0))
     );
 }
 
@@ -123,14 +165,12 @@ async fn request_abandoned_by_the_timeout_is_counted_as_error() {
         .with_timeout("GET", "/x", client.send(request(Method::GET)))
         .await;
     assert!(result.is_err_and(|e| e.is_timeout()));
-    let metrics = client.metrics();
-    metrics.check_invariants();
-    assert_eq!(metrics.requests_total("GET", NO_RESPONSE_CODE), 1);
-    assert!(
-        metrics
-            .render()
-            .contains("rest_client_request_duration_seconds_sum{host=\"\",verb=\"GET\"} 295\n")
+    let scrape = scrape(&client.metrics());
+    assert_eq!(
+        requests(&scrape, "", "GET", NO_RESPONSE_CODE),
+        Some(Value::Untyped(1.0))
     );
+    assert_eq!(duration_sum(&scrape, "GET"), Some(Value::Untyped(295.0)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -142,15 +182,28 @@ async fn each_attempt_of_a_retried_429_is_counted() {
     };
     let client = client(vec![throttled, status(200)]);
     assert!(client.send(request(Method::GET)).await.is_ok());
-    let metrics = client.metrics();
-    assert_eq!(metrics.requests_total("GET", "429"), 1);
-    assert_eq!(metrics.requests_total("GET", "200"), 1);
-    // One duration for the whole call, including the one-second Retry-After wait.
-    assert!(
-        metrics
-            .render()
-            .contains("rest_client_request_duration_seconds_sum{host=\"\",verb=\"GET\"} 1\n")
+    let scrape = scrape(&client.metrics());
+    assert_eq!(
+        requests(&scrape, "", "GET", "429"),
+        Some(Value::Untyped(1.0))
     );
+    assert_eq!(
+        requests(&scrape, "", "GET", "200"),
+        Some(Value::Untyped(1.0))
+    );
+    // One duration for the whole call, including the one-second Retry-After wait.
+    assert_eq!(duration_sum(&scrape, "GET"), Some(Value::Untyped(1.0)));
+}
+
+/// Cumulative bucket counts, `+Inf` last, as a scrape reports them.
+fn buckets(cumulative: [f64; 13]) -> Value {
+    let bounds = DURATION_BUCKETS.iter().copied().chain([f64::INFINITY]);
+    Value::Histogram(
+        bounds
+            .zip(cumulative)
+            .map(|(less_than, count)| HistogramCount { less_than, count })
+            .collect(),
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -164,65 +217,70 @@ async fn duration_is_bucketed_until_the_headers_arrive() {
     let response = client.send(request(Method::GET)).await;
     // The body has not been read: the duration is already recorded (as for a watch).
     assert!(response.is_ok());
-    let text = client.metrics().render();
+    let scrape = scrape(&client.metrics());
     let family = "rest_client_request_duration_seconds";
-    let labels = "host=\"\",verb=\"GET\"";
-    let expected = format!(
-        "# HELP {family} Request latency in seconds, until the response headers. Broken down by verb and host.\n\
-         # TYPE {family} histogram\n\
-         {family}_bucket{{{labels},le=\"0.005\"}} 0\n\
-         {family}_bucket{{{labels},le=\"0.025\"}} 0\n\
-         {family}_bucket{{{labels},le=\"0.1\"}} 0\n\
-         {family}_bucket{{{labels},le=\"0.25\"}} 0\n\
-         {family}_bucket{{{labels},le=\"0.5\"}} 1\n\
-         {family}_bucket{{{labels},le=\"1\"}} 1\n\
-         {family}_bucket{{{labels},le=\"2\"}} 1\n\
-         {family}_bucket{{{labels},le=\"4\"}} 1\n\
-         {family}_bucket{{{labels},le=\"8\"}} 1\n\
-         {family}_bucket{{{labels},le=\"15\"}} 1\n\
-         {family}_bucket{{{labels},le=\"30\"}} 1\n\
-         {family}_bucket{{{labels},le=\"60\"}} 1\n\
-         {family}_bucket{{{labels},le=\"+Inf\"}} 1\n\
-         {family}_sum{{{labels}}} 0.3\n\
-         {family}_count{{{labels}}} 1\n"
+    let labels = [("host", ""), ("verb", "GET")];
+    let expected = [0., 0., 0., 0., 1., 1., 1., 1., 1., 1., 1., 1., 1.];
+    assert_eq!(sample(&scrape, family, &labels), Some(buckets(expected)));
+    assert_eq!(duration_sum(&scrape, "GET"), Some(Value::Untyped(0.3)));
+}
+
+#[test]
+fn a_family_appears_in_the_scrape_once_it_has_a_series() {
+    let metrics = ClientMetrics::default();
+    let empty = scrape(&metrics);
+    assert!(
+        empty.docs.is_empty() && empty.samples.is_empty(),
+        "{empty:?}"
     );
-    assert!(text.contains(&expected), "{text}");
+    metrics.count_attempt("h:1", &Method::GET, Some(StatusCode::OK));
+    metrics.observe_duration("h:1", &Method::GET, Duration::from_millis(1));
+    metrics.observe_rate_limiter("h:1", &Method::GET, Duration::ZERO);
+    let mut declared: Vec<String> = scrape(&metrics).docs.into_keys().collect();
+    declared.sort_unstable();
+    assert_eq!(
+        declared,
+        [
+            "rest_client_rate_limiter_duration_seconds",
+            "rest_client_request_duration_seconds",
+            "rest_client_requests",
+        ]
+    );
 }
 
 #[test]
-fn empty_metrics_render_every_family_header() {
-    let text = ClientMetrics::new("10.0.0.1:6443").render();
-    for (name, kind) in [
-        ("rest_client_requests_total", "counter"),
-        ("rest_client_request_duration_seconds", "histogram"),
-        ("rest_client_rate_limiter_duration_seconds", "histogram"),
-    ] {
-        assert!(text.contains(&format!("# HELP {name} ")), "{text}");
-        assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{text}");
-    }
-    assert_eq!(text.lines().count(), 6, "{text}");
+fn rate_limiter_waits_are_bucketed_by_host_and_verb() {
+    let metrics = ClientMetrics::default();
+    metrics.observe_rate_limiter("10.0.0.1:6443", &Method::PUT, Duration::from_millis(20));
+    metrics.observe_rate_limiter("10.0.0.1:6443", &Method::PUT, Duration::from_secs(90));
+    let scrape = scrape(&metrics);
+    let labels = [("host", "10.0.0.1:6443"), ("verb", "PUT")];
+    let expected = [0., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 2.];
+    assert_eq!(
+        sample(
+            &scrape,
+            "rest_client_rate_limiter_duration_seconds",
+            &labels
+        ),
+        Some(buckets(expected))
+    );
 }
 
-#[test]
-fn rate_limiter_waits_render_with_the_host_label() {
-    let metrics = ClientMetrics::new("10.0.0.1:6443");
-    metrics.observe_rate_limiter(&Method::PUT, Duration::from_millis(20));
-    metrics.observe_rate_limiter(&Method::PUT, Duration::from_secs(90));
-    metrics.check_invariants();
-    let text = metrics.render();
-    let labels = "host=\"10.0.0.1:6443\",verb=\"PUT\"";
-    for line in [
-        format!("rest_client_rate_limiter_duration_seconds_bucket{{{labels},le=\"0.005\"}} 0"),
-        format!("rest_client_rate_limiter_duration_seconds_bucket{{{labels},le=\"0.025\"}} 1"),
-        format!("rest_client_rate_limiter_duration_seconds_bucket{{{labels},le=\"60\"}} 1"),
-        format!("rest_client_rate_limiter_duration_seconds_bucket{{{labels},le=\"+Inf\"}} 2"),
-        format!("rest_client_rate_limiter_duration_seconds_count{{{labels}}} 2"),
-    ] {
-        assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
-    }
-}
-
-#[test]
-fn label_values_are_escaped() {
-    assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+#[tokio::test]
+async fn a_client_records_into_its_config_metrics_under_the_server_host() {
+    let metrics = ClientMetrics::default();
+    // Nothing listens on port 1: the request is refused without a response.
+    let mut config = crate::Config::new(
+        "http://127.0.0.1:1"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    config.metrics = metrics.clone();
+    let client = Client::new(config).unwrap_or_else(|e| panic!("{e}"));
+    assert!(client.send(request(Method::GET)).await.is_err());
+    let scrape = scrape(&metrics);
+    assert_eq!(
+        requests(&scrape, "127.0.0.1:1", "GET", NO_RESPONSE_CODE),
+        Some(Value::Untyped(1.0))
+    );
 }

@@ -27,7 +27,7 @@ use hyper_util::rt::TokioIo;
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
 
-use crate::metrics::Metrics;
+use crate::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, ProcessMetrics};
 
 /// How much longer than the lease duration a leader may go without renewing before `/healthz`
 /// fails (the value client-go's controllers commonly give `HealthzAdaptor`).
@@ -86,7 +86,7 @@ impl Health {
 #[derive(Clone, Default)]
 pub struct Endpoints {
     health: Option<Health>,
-    metrics: Option<Metrics>,
+    metrics: Option<ProcessMetrics>,
 }
 
 impl Endpoints {
@@ -98,33 +98,35 @@ impl Endpoints {
         }
     }
 
-    /// Serves `/metrics`.
-    pub fn metrics(metrics: Metrics) -> Endpoints {
+    /// Serves `/metrics`: every family registered in `metrics`, as OpenMetrics text.
+    pub fn metrics(metrics: ProcessMetrics) -> Endpoints {
         Endpoints {
             health: None,
             metrics: Some(metrics),
         }
     }
 
-    /// Answers one request path. Pure, so tests need no socket.
-    pub fn respond(&self, path: &str) -> (StatusCode, String) {
+    /// Answers one request path with its status, `Content-Type` and body. Pure, so tests need
+    /// no socket.
+    pub fn respond(&self, path: &str) -> (StatusCode, &'static str, String) {
+        let text = |status, body: &str| (status, TEXT_CONTENT_TYPE, body.to_owned());
         match (path, &self.health, &self.metrics) {
             ("/healthz" | "/livez", Some(health), _) => match health.check_live() {
-                Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
-                Err(reason) => (
+                Ok(()) => text(StatusCode::OK, "ok\n"),
+                Err(reason) => text(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("unhealthy: {reason}\n"),
+                    &format!("unhealthy: {reason}\n"),
                 ),
             },
-            ("/readyz", Some(health), _) if health.is_ready() => {
-                (StatusCode::OK, "ok\n".to_owned())
-            }
-            ("/readyz", Some(_), _) => (
+            ("/readyz", Some(health), _) if health.is_ready() => text(StatusCode::OK, "ok\n"),
+            ("/readyz", Some(_), _) => text(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "informer caches not synced (or shutting down)\n".to_owned(),
+                "informer caches not synced (or shutting down)\n",
             ),
-            ("/metrics", _, Some(metrics)) => (StatusCode::OK, metrics.render()),
-            _ => (StatusCode::NOT_FOUND, "not found\n".to_owned()),
+            ("/metrics", _, Some(metrics)) => {
+                (StatusCode::OK, METRICS_CONTENT_TYPE, metrics.encode())
+            }
+            _ => text(StatusCode::NOT_FOUND, "not found\n"),
         }
     }
 
@@ -144,8 +146,8 @@ impl Endpoints {
             let endpoints = self.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |request: Request<Incoming>| {
-                    let (status, body) = endpoints.respond(request.uri().path());
-                    async move { Ok::<_, Infallible>(text_response(status, body)) }
+                    let (status, content_type, body) = endpoints.respond(request.uri().path());
+                    async move { Ok::<_, Infallible>(response(status, content_type, body)) }
                 });
                 if let Err(error) = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -158,12 +160,15 @@ impl Endpoints {
     }
 }
 
-fn text_response(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+/// The `Content-Type` of the probe answers.
+const TEXT_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
+
+fn response(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        header::HeaderValue::from_static(content_type),
     );
     response
 }
@@ -207,13 +212,14 @@ mod tests {
         })));
         assert_eq!(
             endpoints.respond("/healthz"),
-            (StatusCode::OK, "ok\n".to_owned())
+            (StatusCode::OK, TEXT_CONTENT_TYPE, "ok\n".to_owned())
         );
         overdue.store(true, Ordering::Relaxed);
         assert_eq!(
             endpoints.respond("/healthz"),
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
+                TEXT_CONTENT_TYPE,
                 "unhealthy: leader lease not renewed for 36s\n".to_owned()
             )
         );
@@ -232,27 +238,31 @@ mod tests {
     fn each_listener_serves_only_what_it_was_given() {
         let health_only = Endpoints::health(Health::default());
         assert_eq!(health_only.respond("/metrics").0, StatusCode::NOT_FOUND);
-        let metrics_only = Endpoints::metrics(Metrics::default());
+        let metrics_only = Endpoints::metrics(ProcessMetrics::default());
         assert_eq!(metrics_only.respond("/healthz").0, StatusCode::NOT_FOUND);
-        let (status, body) = metrics_only.respond("/metrics");
-        assert_eq!(status, StatusCode::OK);
-        assert!(body.contains("image_police_reconcile_total"));
+        let (status, content_type, body) = metrics_only.respond("/metrics");
+        assert_eq!(
+            (status, content_type),
+            (StatusCode::OK, METRICS_CONTENT_TYPE)
+        );
+        let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(scrape.docs.contains_key("image_police_leader"), "{body}");
     }
 
-    #[tokio::test]
-    async fn serves_probes_over_http() {
+    /// Sends `GET path` to a fresh server for `endpoints` and returns the raw HTTP reply.
+    async fn get(endpoints: Endpoints, path: &str) -> String {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        let health = Health::default();
-        health.set_ready(true);
-        let server = tokio::spawn(Endpoints::health(health).serve(listener));
+        let server = tokio::spawn(endpoints.serve(listener));
         let mut stream = tokio::net::TcpStream::connect(addr)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
         stream
-            .write_all(b"GET /readyz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .write_all(request.as_bytes())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let mut reply = String::new();
@@ -261,7 +271,31 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         server.abort();
+        reply
+    }
+
+    #[tokio::test]
+    async fn serves_probes_over_http() {
+        let health = Health::default();
+        health.set_ready(true);
+        let reply = get(Endpoints::health(health), "/readyz").await;
         assert!(reply.starts_with("HTTP/1.1 200 OK"), "{reply}");
         assert!(reply.ends_with("ok\n"), "{reply}");
+    }
+
+    #[tokio::test]
+    async fn serves_metrics_as_openmetrics_text_over_http() {
+        let reply = get(Endpoints::metrics(ProcessMetrics::default()), "/metrics").await;
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+        assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+        let content_type = head
+            .lines()
+            .filter_map(|line| line.split_once(": "))
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            .map(|(_, value)| value);
+        assert_eq!(content_type, Some(METRICS_CONTENT_TYPE));
+        let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(scrape.docs.contains_key("image_police_leader"), "{body}");
     }
 }

@@ -24,7 +24,7 @@
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
 //! | `apiextensions/v1beta1` client, `kubectl api-versions` | [`crd::crd_manifest`], [`crd::CustomResourceDefinitionV1beta1`] | `crd.rs` |
-//! | `healthz`, `/metrics`                  | [`endpoints`], [`metrics::Metrics`]     | `endpoints.rs`, `metrics.rs` |
+//! | `healthz`, `/metrics` (one registry)   | [`endpoints`], [`metrics::ProcessMetrics`] | `endpoints.rs`, `metrics.rs` |
 //!
 //! # Differences from sample-controller
 //! - The workqueue holds namespaces, not `namespace/name` keys: all WhiteLists of a namespace

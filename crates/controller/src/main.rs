@@ -7,7 +7,7 @@ use clap::Parser as _;
 use kubegen_controller::embedded::Embedded;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::{Flags, LogFormat};
-use kubegen_controller::metrics::Metrics;
+use kubegen_controller::metrics::ProcessMetrics;
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -32,8 +32,13 @@ async fn run(flags: &mut Flags) -> anyhow::Result<()> {
     } else {
         None
     };
-    kubegen_controller::run::run(flags, Health::default(), Metrics::default(), terminated())
-        .await?;
+    kubegen_controller::run::run(
+        flags,
+        Health::default(),
+        ProcessMetrics::default(),
+        terminated(),
+    )
+    .await?;
     Ok(())
 }
 

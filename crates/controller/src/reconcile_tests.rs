@@ -245,10 +245,8 @@ async fn forbidden_image_deletes_the_deployment_records_events_and_status() {
         fixture
             .reconciler
             .metrics
-            .render()
-            .lines()
-            .find(|l| l.starts_with("image_police_deployments_deleted_total ")),
-        Some("image_police_deployments_deleted_total 1")
+            .scraped("image_police_deployments_deleted_total"),
+        Some(1.0)
     );
 }
 
@@ -305,13 +303,12 @@ async fn every_deletion_of_one_reconcile_records_both_events() {
         ]
     );
     assert!(recorded[2].2.contains("\"redis:7\""), "{:?}", recorded[2]);
-    assert!(
+    assert_eq!(
         fixture
             .reconciler
             .metrics
-            .render()
-            .lines()
-            .any(|l| l == "image_police_events_failed_total 0"),
+            .scraped("image_police_events_failed_total"),
+        Some(0.0),
         "no Event failed"
     );
 }

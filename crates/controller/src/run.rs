@@ -2,8 +2,9 @@
 //! runs. The counterpart of sample-controller's `main.go`.
 //!
 //! # Order of events
-//! 1. Serve `/healthz` and `/metrics` (liveness does not wait for anything).
-//! 2. Load the client configuration; add the client's request metrics to `/metrics`; build one
+//! 1. Serve `/healthz` and `/metrics` (liveness does not wait for anything). Every metric of the
+//!    process is in the one registry of [`ProcessMetrics`], built before anything records.
+//! 2. Load the client configuration (recording into [`ProcessMetrics::client`]); build one
 //!    shared informer factory with the WhiteList and Deployment informers; register the
 //!    controller's handlers; start the informers.
 //! 3. Wait for the caches (`--cache-sync-timeout`); then `/readyz` turns ready. Standby replicas
@@ -26,7 +27,6 @@ use kubegen_informers::SharedInformerFactory;
 use kubegen_leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, RunOutcome,
 };
-use kubegen_workqueue::PrometheusMetrics;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -36,7 +36,7 @@ use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessChec
 use crate::error::Error;
 use crate::events::{COMPONENT, EventBuilder};
 use crate::flags::Flags;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, ProcessMetrics};
 use crate::namespaces::ProtectedNamespaces;
 use crate::reconcile::Reconciler;
 use crate::writer::Writer;
@@ -69,7 +69,7 @@ impl Stop {
 pub async fn run(
     flags: &Flags,
     health: Health,
-    metrics: Metrics,
+    metrics: ProcessMetrics,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     let stop = Stop::new();
@@ -78,12 +78,9 @@ pub async fn run(
         shutdown.await;
         trigger.trigger();
     });
-    let queue_metrics = Arc::new(PrometheusMetrics::new());
-    let scraped = Arc::clone(&queue_metrics);
-    metrics.add_source(Box::new(move |out| scraped.write_to(out)));
     let result = match serve_endpoints(flags, &health, &metrics).await {
         Ok(servers) => {
-            let result = run_controller(flags, &stop, &health, metrics, queue_metrics).await;
+            let result = run_controller(flags, &stop, &health, &metrics).await;
             servers.iter().for_each(JoinHandle::abort);
             result
         }
@@ -97,7 +94,7 @@ pub async fn run(
 async fn serve_endpoints(
     flags: &Flags,
     health: &Health,
-    metrics: &Metrics,
+    metrics: &ProcessMetrics,
 ) -> Result<Vec<JoinHandle<()>>, Error> {
     let invalid = |addr: &str| Error::InvalidAddress {
         addr: addr.to_owned(),
@@ -135,14 +132,15 @@ struct Setup {
     identity: String,
 }
 
-async fn connect(flags: &Flags) -> Result<Setup, Error> {
+async fn connect(flags: &Flags, metrics: &ProcessMetrics) -> Result<Setup, Error> {
     let mut load = LoadOptions::default();
     load.kubeconfig_path = flags.kubeconfig.clone();
     load.context = flags.context.clone();
     load.master_url = flags.master.clone();
-    let config = Config::load(&load)
+    let mut config = Config::load(&load)
         .await
         .map_err(|source| Error::ConfigLoadFailed { source })?;
+    config.metrics = metrics.client.clone();
     let own_namespace = flags
         .own_namespace
         .clone()
@@ -164,11 +162,11 @@ async fn connect(flags: &Flags) -> Result<Setup, Error> {
 fn build(
     flags: &Flags,
     setup: &Setup,
-    metrics: &Metrics,
-    queue_metrics: Arc<PrometheusMetrics>,
+    metrics: &ProcessMetrics,
 ) -> Result<(SharedInformerFactory, Controller), Error> {
     let mut options = FactoryOptions::default();
     options.namespace = flags.namespace.clone();
+    options.metrics = metrics.informers.clone();
     // managedFields are never read here and can be half of an object's size.
     options.transform = Some(Arc::new(|meta| meta.managed_fields = None));
     let factory = SharedInformerFactory::new(setup.client.clone(), options);
@@ -182,13 +180,13 @@ fn build(
         writer: Writer::new(Clientset::new(setup.client.clone())),
         protected: ProtectedNamespaces::new(&setup.own_namespace, flags.allow_protected_namespaces),
         events: EventBuilder::new(&setup.identity),
-        metrics: metrics.clone(),
+        metrics: metrics.controller.clone(),
     };
     let controller = Controller::new(
         &whitelists.informer(),
         &deployments.informer(),
         reconciler,
-        queue_metrics,
+        Arc::new(metrics.queues.clone()),
     )?;
     Ok((factory, controller))
 }
@@ -197,13 +195,10 @@ async fn run_controller(
     flags: &Flags,
     stop: &Stop,
     health: &Health,
-    metrics: Metrics,
-    queue_metrics: Arc<PrometheusMetrics>,
+    metrics: &ProcessMetrics,
 ) -> Result<(), Error> {
-    let setup = connect(flags).await?;
-    let client_metrics = setup.client.metrics();
-    metrics.add_source(Box::new(move |out| client_metrics.render_prometheus(out)));
-    let (factory, controller) = build(flags, &setup, &metrics, queue_metrics)?;
+    let setup = connect(flags, metrics).await?;
+    let (factory, controller) = build(flags, &setup, metrics)?;
     factory.start();
     let scope = flags.namespace.as_deref().unwrap_or("<all>");
     tracing::info!(
@@ -219,7 +214,7 @@ async fn run_controller(
         Ok(()) if !*stop.0.borrow() => {
             health.set_ready(true);
             tracing::info!("caches synced");
-            work(&controller, flags, setup, stop, health, &metrics).await
+            work(&controller, flags, setup, stop, health, &metrics.controller).await
         }
         Ok(()) => Ok(()),
         Err(error) => Err(error),

@@ -202,7 +202,10 @@ async fn throughput_table() {
     }
     let mut ours = 0.0_f64;
     for _ in 0..RUNS {
-        let prometheus: Arc<dyn MetricsProvider> = Arc::new(PrometheusMetrics::new());
+        let mut registry = prometheus_client::registry::Registry::default();
+        let metrics = PrometheusMetrics::new();
+        metrics.register(&mut registry);
+        let prometheus: Arc<dyn MetricsProvider> = Arc::new(metrics);
         ours = ours.max(cycles(Queue::new("bench", prometheus), 2, ADDS).await);
     }
     println!(

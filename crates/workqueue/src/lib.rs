@@ -61,18 +61,20 @@
 //! | `DefaultControllerRateLimiter`        | [`default_controller_rate_limiter`]   | `rate_limiters/mod.rs`       |
 //! | `ItemExponentialFailureRateLimiter`   | [`ItemExponentialBackoff`]            | `rate_limiters/exponential.rs` |
 //! | `ItemFastSlowRateLimiter`             | [`ItemFastSlow`]                      | `rate_limiters/fast_slow.rs` |
-//! | `BucketRateLimiter`                   | [`TokenBucket`]                       | `rate_limiters/token_bucket.rs` |
+//! | `BucketRateLimiter`                   | [`TokenBucket`] (on `kubegen-flowcontrol`) | `rate_limiters/token_bucket.rs` |
 //! | `MaxOfRateLimiter`                    | [`MaxOf`]                             | `rate_limiters/combinators.rs` |
 //! | `WithMaxWaitRateLimiter`              | [`WithMaxWait`]                       | `rate_limiters/combinators.rs` |
 //! | `MetricsProvider`                     | [`MetricsProvider`], [`QueueMetrics`] | `metrics.rs`                 |
-//! | controller-runtime `workqueue_*`      | [`PrometheusMetrics`]                 | `prometheus.rs`              |
+//! | controller-runtime `workqueue_*`      | [`PrometheusMetrics`] (`prometheus-client`) | `prometheus.rs`        |
 //!
 //! # Differences from client-go
 //! - Shutdown discards keys that are still waiting and `get` returns `None` at once; see
 //!   [`Queue`'s docs](Queue#shutdown-and-still-queued-keys).
 //! - [`RateLimitingQueue::add_rate_limited`] does not consult the limiter for a key that is
 //!   already waiting, so deduplicated adds spend no bucket token and count no failure.
-//! - Unfinished-work metrics are computed when rendered, not sampled by a ticker.
+//! - Unfinished-work metrics are computed at scrape time, not sampled by a ticker.
+//! - [`TokenBucket::new`] returns an error for a rate no bucket can honour instead of panicking
+//!   or silently not limiting.
 
 mod delaying;
 mod metrics;
@@ -82,6 +84,7 @@ mod rate_limiters;
 mod rate_limiting;
 
 pub use delaying::DelayingQueue;
+pub use kubegen_flowcontrol::InvalidRate;
 pub use metrics::{MetricsProvider, NoopMetrics, QueueMetrics};
 pub use prometheus::PrometheusMetrics;
 pub use queue::{Key, Queue};

@@ -1,6 +1,11 @@
 //! How a queue reports what it does: a small provider trait, a no-op default, and the event
 //! vocabulary the Prometheus exporter ([`PrometheusMetrics`](crate::PrometheusMetrics)) consumes.
 //!
+//! # Why keep a provider trait next to one exporter
+//! It keeps `queue.rs` free of any metrics library, and it makes "no metrics" free: a queue built
+//! with [`NoopMetrics`] makes empty calls and skips reading the clock (see
+//! [`QueueMetrics::needs_time`]), so tests, benchmarks and libraries need no registry at all.
+//!
 //! Mirrors client-go `util/workqueue/metrics.go`, with one simplification: client-go hands each queue
 //! seven separate metric objects (depth gauge, adds counter, two histograms, ...) and runs a 500 ms
 //! ticker per queue to push "unfinished work" gauges. Here a queue reports *events* (a key was added,
@@ -19,7 +24,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Creates the metrics sink of each named queue.
+/// Creates the metrics sink of each named queue (client-go's `MetricsProvider`).
 ///
 /// Why a provider: the controller decides once where metrics go ([`NoopMetrics`] or
 /// [`PrometheusMetrics`](crate::PrometheusMetrics)) and every queue it builds asks the provider for

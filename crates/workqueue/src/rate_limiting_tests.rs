@@ -118,7 +118,11 @@ async fn rate_limited_add_of_scheduled_key_does_not_consult_limiter() {
 #[tokio::test(start_paused = true)]
 async fn deduplicated_adds_do_not_spend_bucket_tokens() {
     // A bucket with a single token: if the deduplicated calls spent it, "b" would have to wait.
-    let q = RateLimitingQueue::new("test", TokenBucket::new(1.0, 1), NoopMetrics::shared());
+    let q = RateLimitingQueue::new(
+        "test",
+        TokenBucket::new(1.0, 1).unwrap_or_else(|e| panic!("{e}")),
+        NoopMetrics::shared(),
+    );
     q.add("a");
     for _ in 0..5 {
         q.add_rate_limited("a");
@@ -167,21 +171,27 @@ async fn shut_down_ends_a_waiting_drain() {
 
 #[tokio::test(start_paused = true)]
 async fn deduplicated_rate_limited_add_counts_no_retry() {
-    let metrics = Arc::new(crate::PrometheusMetrics::new());
-    let q = RateLimitingQueue::new("rl", ItemExponentialBackoff::default(), metrics.clone());
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = crate::PrometheusMetrics::new();
+    metrics.register(&mut registry);
+    let q = RateLimitingQueue::new("rl", ItemExponentialBackoff::default(), Arc::new(metrics));
     q.add("a");
     q.add_rate_limited("a");
-    let retries = |text: &str| {
-        let prefix = "workqueue_retries_total{name=\"rl\"} ";
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .map(str::to_owned);
-        line.expect("retries series")[prefix.len()..].to_owned()
+    let retries = || {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        scrape
+            .samples
+            .into_iter()
+            .find(|s| s.metric == "workqueue_retries_total" && s.labels.get("name") == Some("rl"))
+            .map(|s| s.value)
     };
-    assert_eq!(retries(&metrics.render()), "0");
+    assert_eq!(retries(), Some(prometheus_parse::Value::Untyped(0.0)));
     q.add_rate_limited("b");
-    assert_eq!(retries(&metrics.render()), "1");
+    assert_eq!(retries(), Some(prometheus_parse::Value::Untyped(1.0)));
     assert_eq!(q.num_requeues(&"a"), 0);
     assert_eq!(q.num_requeues(&"b"), 1);
 }

@@ -36,7 +36,7 @@ use kubegen_controller::embedded::client_for;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
 use kubegen_controller::manifests;
-use kubegen_controller::metrics::Metrics;
+use kubegen_controller::metrics::ProcessMetrics;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
@@ -73,13 +73,9 @@ struct Args {
     deploy_dir: Option<PathBuf>,
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("building the runtime")?;
-    runtime.block_on(bench(args))
+#[tokio::main]
+async fn main() -> Result<()> {
+    bench(Args::parse()).await
 }
 
 /// Create instants by Deployment name, filled by the driver, read by the watch.
@@ -124,7 +120,7 @@ async fn bench(args: Args) -> Result<()> {
         format!("--workers={}", args.workers),
     ])
     .context("controller flags")?;
-    let (health, metrics) = (Health::default(), Metrics::default());
+    let (health, metrics) = (Health::default(), ProcessMetrics::default());
     let ready = health.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     let controller = tokio::spawn(async move {

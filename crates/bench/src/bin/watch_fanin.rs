@@ -42,13 +42,9 @@ struct Args {
     secs: u64,
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("building the runtime")?;
-    runtime.block_on(run(args))
+#[tokio::main]
+async fn main() -> Result<()> {
+    run(Args::parse()).await
 }
 
 async fn run(args: Args) -> Result<()> {

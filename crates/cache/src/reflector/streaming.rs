@@ -39,6 +39,9 @@ where
     /// the watch. See the module doc for what each failure leads to.
     pub(super) async fn stream_list(&mut self) -> State<L::Watch> {
         let req = self.watch_request(true);
+        self.config
+            .metrics
+            .list_started(!self.last_synced_rv.is_empty());
         let mut open = match self.list_watch.watch(&req).await {
             Ok(stream) => Self::open(stream, &req),
             Err(err) => return self.streaming_failed(&err, &req.resource_version),
@@ -82,6 +85,7 @@ where
                         debug!(reflector = %self.config.name, rv = %bookmark.metadata.resource_version, items = initial.len(), "streaming list done, replace");
                         self.fifo.replace(initial.into_items());
                         self.last_synced_rv = bookmark.metadata.resource_version;
+                        self.config.metrics.synced();
                         self.last_rv_unavailable = false;
                         return State::Watching(open);
                     }

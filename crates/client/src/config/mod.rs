@@ -28,6 +28,7 @@ use base64::Engine;
 
 use crate::auth::{Auth, SecretToken, TokenFile};
 use crate::error::{Error, Result};
+use crate::metrics::ClientMetrics;
 use crate::rate_limit::RateLimit;
 use crate::tls::TlsSettings;
 use exec::ExecAuth;
@@ -54,6 +55,9 @@ pub struct Config {
     pub keepalive_interval: Option<Duration>,
     /// Client-side QPS/burst limit. Default `None`: the server's priority and fairness decides.
     pub rate_limit: Option<RateLimit>,
+    /// Where the client's `rest_client_*` series go. Default: a fresh set nobody has registered;
+    /// give every client of a process the same registered [`ClientMetrics`] to export them.
+    pub metrics: ClientMetrics,
 }
 
 impl Config {
@@ -68,6 +72,7 @@ impl Config {
             connect_timeout: Duration::from_secs(10),
             keepalive_interval: Some(Duration::from_secs(30)),
             rate_limit: None,
+            metrics: ClientMetrics::default(),
         }
     }
 

@@ -88,26 +88,44 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
         .cloned()
         .unwrap_or_default();
     assert_eq!(ready.status, "True");
-    let scrape = controller.metrics.render();
+    let text = controller.metrics.encode();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let value = |metric: &str, labels: &[(&str, &str)]| {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+            .map(|s| s.value.clone())
+    };
+    use prometheus_parse::Value;
+    assert_eq!(
+        value("image_police_deployments_deleted_total", &[]),
+        Some(Value::Untyped(1.0)),
+        "{text}"
+    );
+    let queue = [("name", "image-police")];
     assert!(
-        scrape.contains("image_police_deployments_deleted_total 1"),
-        "{scrape}"
+        matches!(value("workqueue_adds_total", &queue), Some(Value::Untyped(n)) if n >= 1.0),
+        "workqueue metrics missing:\n{text}"
+    );
+    // The informers listed and watched, through the client, which counted successful GETs.
+    let gets = [("code", "200"), ("method", "GET")];
+    assert!(
+        matches!(value("rest_client_requests_total", &gets), Some(Value::Untyped(n)) if n >= 1.0),
+        "client request metrics missing:\n{text}"
     );
     assert!(
-        scrape.contains("workqueue_adds_total{name=\"image-police\"}"),
-        "workqueue metrics missing:\n{scrape}"
-    );
-    // The informers listed and watched, so the client counted successful GETs.
-    assert!(
-        scrape.lines().any(
-            |line| line.starts_with("rest_client_requests_total{code=\"200\",")
-                && line.contains("method=\"GET\"")
+        matches!(
+            value("rest_client_request_duration_seconds", &[]),
+            Some(Value::Histogram(_))
         ),
-        "client request metrics missing:\n{scrape}"
+        "{text}"
     );
+    let informer = [("informer", "deployments")];
     assert!(
-        scrape.contains("# TYPE rest_client_request_duration_seconds histogram"),
-        "{scrape}"
+        matches!(value("informer_lists_total", &informer), Some(Value::Untyped(n)) if n >= 1.0),
+        "informer metrics missing:\n{text}"
     );
     assert_eq!(controller.stop().await, Ok(()));
     env.cleanup(&ns).await;
@@ -171,7 +189,8 @@ async fn only_the_leader_acts(env: Env) {
         );
     }
     assert!(
-        a.metrics.reconciles_finished() == 0 || b.metrics.reconciles_finished() == 0,
+        a.metrics.controller.reconciles_finished() == 0
+            || b.metrics.controller.reconciles_finished() == 0,
         "both replicas reconciled"
     );
     assert_eq!(a.stop().await, Ok(()));
@@ -235,7 +254,7 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
     env.create(forbidden_deployment(&ns, "slow")).await;
     controller.wait_in_flight().await;
 
-    let metrics = controller.metrics.clone();
+    let metrics = controller.metrics.controller.clone();
     assert_eq!(
         controller.stop().await,
         Ok(()),

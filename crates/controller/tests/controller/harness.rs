@@ -16,7 +16,7 @@ use kubegen_controller::crd;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
 use kubegen_controller::manifests;
-use kubegen_controller::metrics::Metrics;
+use kubegen_controller::metrics::ProcessMetrics;
 use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -292,8 +292,8 @@ pub struct Controller {
     runtime: tokio::runtime::Runtime,
     stop: oneshot::Sender<()>,
     done: tokio::task::JoinHandle<Result<(), String>>,
-    /// The controller's metrics, shared with it.
-    pub metrics: Metrics,
+    /// The process's metrics, shared with it.
+    pub metrics: ProcessMetrics,
 }
 
 impl Controller {
@@ -304,7 +304,7 @@ impl Controller {
             .build()
             .unwrap_or_else(|e| panic!("runtime: {e}"));
         let (stop, stopped) = oneshot::channel::<()>();
-        let (health, metrics) = (Health::default(), Metrics::default());
+        let (health, metrics) = (Health::default(), ProcessMetrics::default());
         let ready = health.clone();
         let shared = metrics.clone();
         let done = runtime.spawn(async move {
@@ -338,7 +338,7 @@ impl Controller {
     /// Waits until a reconcile is running.
     pub async fn wait_in_flight(&self) {
         poll("a reconcile in flight", || async {
-            (self.metrics.in_flight() > 0).then_some(())
+            (self.metrics.controller.in_flight() > 0).then_some(())
         })
         .await;
     }

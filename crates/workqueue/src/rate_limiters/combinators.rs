@@ -148,7 +148,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn token_bucket_composes_through_box() {
-        let boxed: Box<dyn RateLimiter<&str>> = Box::new(TokenBucket::new(1.0, 1));
+        let boxed: Box<dyn RateLimiter<&str>> =
+            Box::new(TokenBucket::new(1.0, 1).unwrap_or_else(|e| panic!("{e}")));
         assert_eq!(boxed.when(&"a"), Duration::ZERO);
         assert_eq!(boxed.when(&"a"), Duration::from_secs(1));
     }

@@ -1,11 +1,9 @@
 //! Per-key exponential backoff, client-go's `ItemExponentialFailureRateLimiter`.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use super::RateLimiter;
+use super::failures::Failures;
 use crate::queue::Key;
 
 /// Per-key exponential backoff: the n-th failure (counting from 0) waits `base * 2^n`, capped at
@@ -22,8 +20,7 @@ use crate::queue::Key;
 pub struct ItemExponentialBackoff<K> {
     base: Duration,
     max: Duration,
-    /// Failures per key since its last `forget`. Invariant: no entry is 0.
-    failures: Mutex<HashMap<K, u32>>,
+    failures: Failures<K>,
 }
 
 impl<K> ItemExponentialBackoff<K> {
@@ -32,7 +29,7 @@ impl<K> ItemExponentialBackoff<K> {
         ItemExponentialBackoff {
             base,
             max,
-            failures: Mutex::new(HashMap::new()),
+            failures: Failures::default(),
         }
     }
 }
@@ -46,10 +43,7 @@ impl<K> Default for ItemExponentialBackoff<K> {
 
 impl<K: Key> RateLimiter<K> for ItemExponentialBackoff<K> {
     fn when(&self, key: &K) -> Duration {
-        let mut failures = self.failures.lock();
-        let count = failures.entry(key.clone()).or_insert(0);
-        let exponent = *count;
-        *count = count.saturating_add(1);
+        let exponent = self.failures.record(key);
         if self.base.is_zero() {
             return Duration::ZERO;
         }
@@ -59,11 +53,11 @@ impl<K: Key> RateLimiter<K> for ItemExponentialBackoff<K> {
     }
 
     fn forget(&self, key: &K) {
-        self.failures.lock().remove(key);
+        self.failures.forget(key);
     }
 
     fn retries(&self, key: &K) -> u32 {
-        self.failures.lock().get(key).copied().unwrap_or(0)
+        self.failures.get(key)
     }
 }
 

@@ -1,11 +1,9 @@
 //! Fast then slow retries, client-go's `ItemFastSlowRateLimiter`.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use super::RateLimiter;
+use super::failures::Failures;
 use crate::queue::Key;
 
 /// Per-key two-speed retry: the first `max_fast_attempts` failures of a key wait `fast`, later ones
@@ -18,8 +16,7 @@ pub struct ItemFastSlow<K> {
     fast: Duration,
     slow: Duration,
     max_fast_attempts: u32,
-    /// Failures per key since its last `forget`. Invariant: no entry is 0.
-    failures: Mutex<HashMap<K, u32>>,
+    failures: Failures<K>,
 }
 
 impl<K> ItemFastSlow<K> {
@@ -29,17 +26,15 @@ impl<K> ItemFastSlow<K> {
             fast,
             slow,
             max_fast_attempts,
-            failures: Mutex::new(HashMap::new()),
+            failures: Failures::default(),
         }
     }
 }
 
 impl<K: Key> RateLimiter<K> for ItemFastSlow<K> {
     fn when(&self, key: &K) -> Duration {
-        let mut failures = self.failures.lock();
-        let count = failures.entry(key.clone()).or_insert(0);
-        *count = count.saturating_add(1);
-        if *count <= self.max_fast_attempts {
+        let failures = self.failures.record(key).saturating_add(1);
+        if failures <= self.max_fast_attempts {
             self.fast
         } else {
             self.slow
@@ -47,11 +42,11 @@ impl<K: Key> RateLimiter<K> for ItemFastSlow<K> {
     }
 
     fn forget(&self, key: &K) {
-        self.failures.lock().remove(key);
+        self.failures.forget(key);
     }
 
     fn retries(&self, key: &K) -> u32 {
-        self.failures.lock().get(key).copied().unwrap_or(0)
+        self.failures.get(key)
     }
 }
 

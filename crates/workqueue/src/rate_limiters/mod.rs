@@ -16,6 +16,7 @@
 
 mod combinators;
 mod exponential;
+mod failures;
 mod fast_slow;
 mod token_bucket;
 

@@ -1,9 +1,9 @@
-//! An overall rate limit for retries, client-go's `BucketRateLimiter`.
+//! An overall rate limit for retries, client-go's `BucketRateLimiter`, on the one token bucket
+//! of kubegen ([`kubegen_flowcontrol::TokenBucket`], shared with the REST client's QPS limit).
 
 use std::time::Duration;
 
-use parking_lot::Mutex;
-use tokio::time::Instant;
+use kubegen_flowcontrol::InvalidRate;
 
 use super::RateLimiter;
 
@@ -21,57 +21,36 @@ use super::RateLimiter;
 /// [`RateLimitingQueue::add_rate_limited`](crate::RateLimitingQueue::add_rate_limited) checks first
 /// and does not ask the limiter at all for a key that is already waiting; see its docs.
 ///
-/// Tokens are counted with integer nanoseconds on Tokio's clock, so delays are exact and tests can
-/// use paused time.
+/// # Differences from client-go
+/// Invalid parameters are an error from [`new`](Self::new), not a bucket that silently never
+/// limits (Go's `rate.Limiter` treats an infinite rate that way).
 #[derive(Debug)]
 pub struct TokenBucket {
-    /// Time to refill one token.
-    interval: Duration,
-    /// Time to refill the whole bucket: `interval * burst`.
-    capacity: Duration,
-    /// The instant at which the bucket will be full again if nobody takes a token; `None` or a past
-    /// instant means it is full now. Tokens available at `now` = `burst - (full_at - now) / interval`,
-    /// negative when tokens are reserved.
-    full_at: Mutex<Option<Instant>>,
+    bucket: kubegen_flowcontrol::TokenBucket,
 }
 
 impl TokenBucket {
     /// A bucket of `burst` tokens refilled at `qps` tokens per second.
     ///
-    /// # Panics
-    /// If `qps` is not a positive, finite number, or `burst` is 0: both are programming errors.
-    pub fn new(qps: f64, burst: u32) -> Self {
-        assert!(
-            qps.is_finite() && qps > 0.0,
-            "TokenBucket: qps must be positive and finite"
-        );
-        assert!(burst > 0, "TokenBucket: burst must be at least 1");
-        let interval = Duration::from_secs_f64(1.0 / qps);
-        TokenBucket {
-            interval,
-            capacity: interval.saturating_mul(burst),
-            full_at: Mutex::new(None),
-        }
+    /// # Errors
+    /// [`InvalidRate`] when `qps` is not a finite number above zero, or `burst` is 0.
+    pub fn new(qps: f64, burst: u32) -> Result<Self, InvalidRate> {
+        let bucket = kubegen_flowcontrol::TokenBucket::new(qps, burst)?;
+        Ok(TokenBucket { bucket })
     }
 }
 
 impl Default for TokenBucket {
     /// client-go's controller default: 10 qps with a burst of 100.
     fn default() -> Self {
-        TokenBucket::new(10.0, 100)
+        // Constants, exercised by the tests below.
+        TokenBucket::new(10.0, 100).expect("10 qps with a burst of 100 is a valid bucket")
     }
 }
 
 impl<K> RateLimiter<K> for TokenBucket {
     fn when(&self, _key: &K) -> Duration {
-        let now = Instant::now();
-        let mut full_at = self.full_at.lock();
-        let from = full_at.map_or(now, |at| at.max(now));
-        let next = from + self.interval;
-        *full_at = Some(next);
-        // Taking this token leaves `burst - (next - now) / interval` tokens; below zero, wait for
-        // the deficit to refill.
-        (next - now).saturating_sub(self.capacity)
+        self.bucket.reserve()
     }
 
     /// No-op: the bucket does not track keys.
@@ -109,26 +88,16 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn tokens_refill_at_qps() {
-        let bucket = TokenBucket::new(10.0, 2);
-        assert_eq!(when(&bucket), Duration::ZERO);
-        assert_eq!(when(&bucket), Duration::ZERO);
-        assert_eq!(when(&bucket), 100 * MS);
-        // 100 ms pays back the reservation; 100 ms more refills one token.
-        tokio::time::advance(200 * MS).await;
-        assert_eq!(when(&bucket), Duration::ZERO);
-        assert_eq!(when(&bucket), 100 * MS);
-        // A long idle period refills at most `burst` tokens.
-        tokio::time::advance(Duration::from_secs(60)).await;
-        assert_eq!(when(&bucket), Duration::ZERO);
-        assert_eq!(when(&bucket), Duration::ZERO);
-        assert_eq!(when(&bucket), 100 * MS);
-    }
-
-    #[tokio::test(start_paused = true)]
     async fn bucket_counts_no_retries() {
         let bucket = TokenBucket::default();
         when(&bucket);
         assert_eq!(RateLimiter::<&str>::retries(&bucket, &"any"), 0);
+    }
+
+    #[test]
+    fn invalid_parameters_are_a_construction_error() {
+        assert!(TokenBucket::new(0.0, 100).is_err());
+        assert!(TokenBucket::new(f64::NAN, 100).is_err());
+        assert!(TokenBucket::new(10.0, 0).is_err());
     }
 }
