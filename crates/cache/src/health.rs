@@ -5,12 +5,14 @@
 //! runs on tokio tasks, where an uncaught panic ends only that task: the reflector or the
 //! process loop would die silently while the process stays ready. So every call into user code
 //! is wrapped in `catch_unwind`, the object is skipped, and the panic is counted here, where a
-//! health check or a metrics exporter can see it (this crate does not export metrics itself).
+//! health check can read it ([`InformerStats`]) and a scrape sees it as
+//! `informer_user_code_panics_total{informer, code}` (the counters *are* those series).
 
-use std::{
-    any::Any,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use std::any::Any;
+
+use prometheus_client::metrics::counter::Counter;
+
+use crate::metrics::InformerMetrics;
 
 /// Caught panics of one informer's user code, as counted so far.
 ///
@@ -37,21 +39,31 @@ impl InformerStats {
 }
 
 /// The live counters behind [`InformerStats`], shared by the reflector, the indexer and the
-/// processor of one informer.
+/// processor of one informer. Each is the informer's `informer_user_code_panics_total` series
+/// (unregistered counters when the informer has no metrics).
 #[derive(Debug, Default)]
 pub(crate) struct PanicCounters {
-    pub(crate) transform: AtomicU64,
-    pub(crate) index: AtomicU64,
-    pub(crate) handler: AtomicU64,
+    pub(crate) transform: Counter,
+    pub(crate) index: Counter,
+    pub(crate) handler: Counter,
 }
 
 impl PanicCounters {
+    /// The series of `informer` in `metrics`.
+    pub(crate) fn new(metrics: &InformerMetrics, informer: &str) -> Self {
+        Self {
+            transform: metrics.panics(informer, "transform"),
+            index: metrics.panics(informer, "index"),
+            handler: metrics.panics(informer, "handler"),
+        }
+    }
+
     /// The counts now.
     pub(crate) fn snapshot(&self) -> InformerStats {
         InformerStats {
-            transform_panics: self.transform.load(Ordering::Relaxed),
-            index_panics: self.index.load(Ordering::Relaxed),
-            handler_panics: self.handler.load(Ordering::Relaxed),
+            transform_panics: self.transform.get(),
+            index_panics: self.index.get(),
+            handler_panics: self.handler.get(),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::{
     borrow::Borrow,
     collections::{HashMap, HashSet},
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::{Arc, atomic::Ordering},
+    sync::Arc,
 };
 
 use kube_core::Resource;
@@ -320,7 +320,7 @@ fn index_values<K>(
     match catch_unwind(AssertUnwindSafe(|| index_fn(obj))) {
         Ok(values) => values,
         Err(panic) => {
-            panics.index.fetch_add(1, Ordering::Relaxed);
+            panics.index.inc();
             tracing::error!(index, %key, panic = panic_message(panic.as_ref()), "index function panicked; object left out of this index");
             Vec::new()
         }

@@ -211,7 +211,7 @@ where
         } else {
             options.name
         };
-        let panics = Arc::new(PanicCounters::default());
+        let panics = Arc::new(PanicCounters::new(&options.metrics, &name));
         let tasks = Arc::new(Tasks::default());
         let indexer = Indexer::with_panic_counters(Arc::clone(&panics));
         let fifo = Arc::new(DeltaFifo::new(indexer.clone()));

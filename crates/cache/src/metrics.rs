@@ -35,6 +35,13 @@ struct InformerLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PanicLabels {
+    informer: String,
+    /// Which user code panicked: `transform`, `index` or `handler`.
+    code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HandlerLabels {
     informer: String,
     handler: String,
@@ -51,10 +58,11 @@ pub struct InformerMetrics {
     watches: Family<InformerLabel, Counter>,
     last_sync: Family<InformerLabel, Gauge<f64, AtomicU64>>,
     backlog: Family<HandlerLabels, Gauge>,
+    panics: Family<PanicLabels, Counter>,
 }
 
 impl InformerMetrics {
-    /// Registers the five `informer_*` families in `registry`. Call it once per process.
+    /// Registers the six `informer_*` families in `registry`. Call it once per process.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "informer_lists",
@@ -81,6 +89,19 @@ impl InformerMetrics {
             "Notifications buffered for an event handler and not yet handled",
             self.backlog.clone(),
         );
+        registry.register(
+            "informer_user_code_panics",
+            "Panics caught in a transform, index function or event handler (the object or notification was skipped)",
+            self.panics.clone(),
+        );
+    }
+
+    /// The panic counter of `code` (`transform`, `index` or `handler`) of `informer`.
+    pub(crate) fn panics(&self, informer: &str, code: &'static str) -> Counter {
+        self.panics.get_or_create_owned(&PanicLabels {
+            informer: informer.to_owned(),
+            code,
+        })
     }
 
     /// The reflector-side series of the informer called `informer`, looked up once.

@@ -130,3 +130,37 @@ async fn handler_backlog_counts_buffered_notifications_until_handled() {
         "nor has a stopped one"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_caught_transform_panic_is_a_user_code_panics_sample() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a", "bad"], "10", None))
+        .watch(Ok(vec![Step::Pause(Duration::from_secs(3600))]));
+    let metrics = InformerMetrics::default();
+    let options = InformerOptions {
+        name: "configmaps".into(),
+        metrics: metrics.clone(),
+        transform: Some(Arc::new(|o: ConfigMap| {
+            assert_ne!(o.metadata.name.as_deref(), Some("bad"), "transform bug");
+            o
+        })),
+        ..InformerOptions::default()
+    };
+    let informer = SharedIndexInformer::new(Arc::clone(&script), options);
+    informer.start();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let scraped = scrape(&metrics);
+    let panics = |code| {
+        value(
+            &scraped,
+            "informer_user_code_panics_total",
+            &[("informer", "configmaps"), ("code", code)],
+        )
+    };
+    assert_eq!(
+        (panics("transform"), panics("index"), panics("handler")),
+        (Some(1.0), Some(0.0), Some(0.0))
+    );
+    assert_eq!(informer.stats().transform_panics, 1, "the same counter");
+}

@@ -406,7 +406,7 @@ async fn run_listener<K: Resource + Send + Sync + 'static>(
             Notification::Delete(gone) => handler.on_delete(gone),
         }));
         if let Err(panic) = delivered {
-            panics.handler.fetch_add(1, Ordering::Relaxed);
+            panics.handler.inc();
             tracing::error!(
                 key = %notification.key(),
                 panic = panic_message(panic.as_ref()),

@@ -62,7 +62,7 @@ mod streaming;
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::{Arc, atomic::Ordering},
+    sync::Arc,
     time::Duration,
 };
 
@@ -245,7 +245,7 @@ where
         match catch_unwind(AssertUnwindSafe(|| transform(obj))) {
             Ok(obj) => Some(Arc::new(obj)),
             Err(panic) => {
-                self.config.panics.transform.fetch_add(1, Ordering::Relaxed);
+                self.config.panics.transform.inc();
                 error!(reflector = %self.config.name, %key, panic = panic_message(panic.as_ref()), "transform panicked; object skipped");
                 None
             }
