@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use crate::body::{BoxBody, full};
 use crate::faults::Faults;
 use crate::handlers;
+use crate::negotiation;
 use crate::options::ServerOptions;
 use crate::query::Query;
 use crate::registry::{Registry, ResourceDefinition};
@@ -202,10 +203,17 @@ impl ApiServer {
             Some(sub) => format!("{}/{sub}", target.def.plural),
             None => target.def.plural.clone(),
         };
+        let (parts, body) = request.into_parts();
+        negotiation::check_accept(&parts.headers, &target.def)?;
         if let Some(error) = self.inner.faults.take_failure(verb, &resource) {
             return Err(error);
         }
-        let (parts, body) = request.into_parts();
+        let body = match verb {
+            "create" | "update" | "delete" => {
+                negotiation::body_as_json(&parts.headers, body, &target.def)?
+            }
+            _ => body,
+        };
         match verb {
             "get" => handlers::read::get(self, &target),
             "list" => handlers::read::list(self, &target, &query).await,

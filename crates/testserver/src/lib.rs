@@ -36,6 +36,10 @@
 //!   it removes the resource and its objects.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
+//! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
+//!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
+//!   with q-values, answered in JSON, 406 when no media range allows JSON (shapes in
+//!   `negotiation`).
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
@@ -43,7 +47,7 @@
 //! get 415), no managedFields, no field validation or pruning against OpenAPI schemas, no
 //! defaulting of built-in specs, no garbage collection of owned objects, no graceful pod
 //! deletion, no version conversion (each served version and the two Event APIs have separate
-//! storage), no aggregated discovery, protobuf, `/openapi/*`, `fieldValidation`, namespace
+//! storage), no aggregated discovery, YAML or protobuf responses, `/openapi/*`, `fieldValidation`, namespace
 //! `/finalize` or `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
 //! honoured). A body without `apiVersion`/`kind` is accepted and completed from the URL where the
 //! real server would reject it. A watch from a resourceVersion newer than the server's waits for
@@ -55,6 +59,7 @@ mod discovery;
 mod error;
 mod faults;
 mod handlers;
+mod negotiation;
 mod options;
 mod patch;
 mod query;

@@ -11,6 +11,7 @@ mod crud;
 mod discovery;
 mod faults;
 mod list;
+mod negotiation;
 mod smoke;
 mod watch;
 mod watch_timing;
