@@ -176,7 +176,26 @@ fn special_message(
     path: &str,
 ) -> Result<DynamicMessage> {
     let mut message = DynamicMessage::new(descriptor.clone());
-    let wrong = |what: &str| CodecError::field(path, format!("expected {what}, got {json}"));
+    match special {
+        Special::SchemaOrArray | Special::SchemaOrBool | Special::SchemaOrStringArray => {
+            schema_union(&mut message, special, json, path)?;
+        }
+        _ => value_like(&mut message, special, json, path)?,
+    }
+    Ok(message)
+}
+
+fn expected(path: &str, what: &str, json: &Value) -> CodecError {
+    CodecError::field(path, format!("expected {what}, got {json}"))
+}
+
+/// The specials whose JSON is one value: times, durations, IntOrString, Quantity, raw JSON, arrays.
+fn value_like(
+    message: &mut DynamicMessage,
+    special: Special,
+    json: &Value,
+    path: &str,
+) -> Result<()> {
     match (special, json) {
         (Special::Time | Special::MicroTime, Value::String(text)) => {
             let time: jiff::Timestamp = text
@@ -187,67 +206,70 @@ fn special_message(
                 n if n < 0 => (time.as_second() - 1, n + 1_000_000_000),
                 n => (time.as_second(), n),
             };
-            put(&mut message, "seconds", Proto::I64(seconds), path)?;
-            put(&mut message, "nanos", Proto::I32(nanos), path)?;
+            put(message, "seconds", Proto::I64(seconds), path)?;
+            put(message, "nanos", Proto::I32(nanos), path)
         }
         (Special::Duration, Value::String(text)) => {
             let nanos = go_duration::parse(text).map_err(|e| CodecError::field(path, e))?;
-            put(&mut message, "duration", Proto::I64(nanos), path)?;
+            put(message, "duration", Proto::I64(nanos), path)
         }
         (Special::IntOrString, Value::Number(n)) => {
             let n = n
                 .as_i64()
                 .and_then(|n| i32::try_from(n).ok())
-                .ok_or_else(|| wrong("a 32-bit integer"))?;
-            put(&mut message, "type", Proto::I64(0), path)?;
-            put(&mut message, "intVal", Proto::I32(n), path)?;
+                .ok_or_else(|| expected(path, "a 32-bit integer", json))?;
+            put(message, "type", Proto::I64(0), path)?;
+            put(message, "intVal", Proto::I32(n), path)
         }
         (Special::IntOrString, Value::String(text)) => {
-            put(&mut message, "type", Proto::I64(1), path)?;
-            put(&mut message, "strVal", Proto::String(text.clone()), path)?;
+            put(message, "type", Proto::I64(1), path)?;
+            put(message, "strVal", Proto::String(text.clone()), path)
         }
         (Special::Quantity, Value::String(_) | Value::Number(_)) => {
             let text = json
                 .as_str()
                 .map_or_else(|| json.to_string(), str::to_string);
-            put(&mut message, "string", Proto::String(text), path)?;
+            put(message, "string", Proto::String(text), path)
         }
         (Special::RawJson, json) => {
-            let field = descriptor
-                .fields()
-                .next()
-                .ok_or_else(|| wrong("raw JSON"))?;
             let bytes =
                 serde_json::to_vec(json).map_err(|e| CodecError::field(path, e.to_string()))?;
+            let field = message.descriptor().fields().next();
+            let field = field.ok_or_else(|| expected(path, "raw JSON", json))?;
             message.set_field(&field, Proto::Bytes(bytes.into()));
+            Ok(())
         }
-        (Special::Items, Value::Array(_)) => put_json(&mut message, "items", json, path)?,
-        (Special::SchemaOrArray, Value::Array(_)) => {
-            put_json(&mut message, "jSONSchemas", json, path)?
-        }
+        (Special::Items, Value::Array(_)) => put_json(message, "items", json, path),
+        (Special::Time | Special::MicroTime, _) => Err(expected(path, "an RFC 3339 time", json)),
+        (Special::Duration, _) => Err(expected(path, "a duration such as \"1m30s\"", json)),
+        (Special::IntOrString, _) => Err(expected(path, "an integer or a string", json)),
+        (Special::Quantity, _) => Err(expected(path, "a quantity", json)),
+        _ => Err(expected(path, "an array", json)),
+    }
+}
+
+/// apiextensions' `JSONSchemaPropsOr{Array,Bool,StringArray}`: a schema object or the alternative.
+fn schema_union(
+    message: &mut DynamicMessage,
+    special: Special,
+    json: &Value,
+    path: &str,
+) -> Result<()> {
+    match (special, json) {
+        (Special::SchemaOrArray, Value::Array(_)) => put_json(message, "jSONSchemas", json, path),
         (Special::SchemaOrStringArray, Value::Array(_)) => {
-            put_json(&mut message, "property", json, path)?;
+            put_json(message, "property", json, path)
         }
         (Special::SchemaOrBool, Value::Bool(allows)) => {
-            put(&mut message, "allows", Proto::Bool(*allows), path)?;
+            put(message, "allows", Proto::Bool(*allows), path)
         }
         (Special::SchemaOrBool, Value::Object(_)) => {
-            put(&mut message, "allows", Proto::Bool(true), path)?;
-            put_json(&mut message, "schema", json, path)?;
+            put(message, "allows", Proto::Bool(true), path)?;
+            put_json(message, "schema", json, path)
         }
-        (Special::SchemaOrArray | Special::SchemaOrStringArray, Value::Object(_)) => {
-            put_json(&mut message, "schema", json, path)?;
-        }
-        (Special::Time | Special::MicroTime, _) => return Err(wrong("an RFC 3339 time")),
-        (Special::Duration, _) => return Err(wrong("a duration such as \"1m30s\"")),
-        (Special::IntOrString, _) => return Err(wrong("an integer or a string")),
-        (Special::Quantity, _) => return Err(wrong("a quantity")),
-        (Special::Items, _) => return Err(wrong("an array")),
-        (Special::SchemaOrArray | Special::SchemaOrBool | Special::SchemaOrStringArray, _) => {
-            return Err(wrong("a schema"));
-        }
+        (_, Value::Object(_)) => put_json(message, "schema", json, path),
+        _ => Err(expected(path, "a schema", json)),
     }
-    Ok(message)
 }
 
 /// Sets the field `name` of a special message.

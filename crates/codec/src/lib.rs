@@ -32,6 +32,9 @@
 //!   where Go would canonicalise it (`1000m` → `1`).
 //! - Compressed envelopes (`contentEncoding`) are rejected: no Kubernetes release writes them.
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod envelope;
 mod error;
 mod from_json;
