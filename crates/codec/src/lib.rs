@@ -32,6 +32,14 @@
 //!   where Go would canonicalise it (`1000m` → `1`).
 //! - Compressed envelopes (`contentEncoding`) are rejected: no Kubernetes release writes them.
 
+//!
+//! # Not covered yet
+//! - Lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent` frames):
+//!   issue 15 builds them on [`KindSchema`].
+//! - Decoding straight into k8s-openapi types: today the output is a `serde_json::Value`.
+//! - Objects embedded in `RawExtension`s more than 4 envelopes deep are refused (real objects
+//!   embed one level).
+
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
