@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use crate::body::{BoxBody, full};
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
+use crate::negotiation;
 use crate::options::ServerOptions;
 use crate::query::Query;
 use crate::registry::{Registry, ResourceDefinition};
@@ -214,21 +215,28 @@ impl ApiServer {
             namespace: target.namespace.as_deref(),
             name: target.name.as_deref(),
         };
+        let (parts, body) = request.into_parts();
+        negotiation::check_accept(&parts.headers, &target.def)?;
         if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
         let table = match verb {
             "get" | "list" | "watch" if target.subresource.is_none() => {
-                TableRequest::from_request(request.headers(), &query)?
+                TableRequest::from_request(&parts.headers, &query)?
             }
             _ => None,
         };
-        let (parts, body) = request.into_parts();
         if !matches!(verb, "get" | "list" | "watch") && body.len() > MAX_REQUEST_BODY {
             return Err(ApiError::request_entity_too_large(&format!(
                 "limit is {MAX_REQUEST_BODY}"
             )));
         }
+        let body = match verb {
+            "create" | "update" | "delete" => {
+                negotiation::body_as_json(&parts.headers, body, &target.def)?
+            }
+            _ => body,
+        };
         if handlers::review::is_review(&target.def) {
             return handlers::review::create(self, &target, &body);
         }

@@ -60,6 +60,10 @@
 //! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
 //!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
+//! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
+//!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
+//!   with q-values, answered in JSON, 406 when no media range allows JSON (shapes in
+//!   `negotiation`).
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
@@ -69,7 +73,7 @@
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
-//! protobuf (the OpenAPI documents are served as JSON only), namespace `/finalize`, and no
+//! YAML or protobuf responses (the OpenAPI documents too are served as JSON only), namespace `/finalize`, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
 //! from the URL where the real server would reject it. A watch from a resourceVersion newer than
@@ -87,6 +91,7 @@ mod faults;
 mod fieldvalidation;
 mod handlers;
 mod openapi;
+mod negotiation;
 mod options;
 mod patch;
 mod query;

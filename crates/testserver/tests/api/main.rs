@@ -15,6 +15,7 @@ mod fidelity;
 mod list;
 mod openapi;
 mod scale;
+mod negotiation;
 mod smoke;
 mod tables;
 mod watch;

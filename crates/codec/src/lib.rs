@@ -1,0 +1,57 @@
+//! Kubernetes wire formats beyond plain JSON, in one place for the client and the test server.
+//!
+//! Today: the protobuf form of built-in kinds (`application/vnd.kubernetes.protobuf`), as client-go
+//! and kubectl send it. A body is the magic `k8s\0`, then a `runtime.Unknown` envelope ([`Envelope`])
+//! naming `apiVersion` and `kind` and carrying the object's message bytes; [`KindSchema`] turns those
+//! bytes into the JSON a real API server would write for the same object, and back.
+//!
+//! Mirrors apimachinery `runtime/serializer/protobuf` (the envelope) and the gogo-generated
+//! `Marshal`/`Unmarshal` plus Go's `encoding/json` of `k8s.io/api` types (the messages).
+//!
+//! # Where the schema comes from
+//! The upstream `generated.proto` files of k8s.io/api (every GA group version), apimachinery and
+//! apiextensions-apiserver, vendored unchanged under `proto/` and compiled at build time by protox
+//! (a protobuf compiler in Rust, so no `protoc`); messages are read and written with prost-reflect's
+//! dynamic messages. The few facts about JSON that the `.proto` files lack (Go JSON names that differ,
+//! which zero values Go's JSON keeps) are derived from the upstream Go struct tags into
+//! `proto/go-fields.txt`. Nothing is written per kind.
+//!
+//! Why not the `k8s-pb` crate: its prost-generated structs carry no descriptors and no JSON mapping,
+//! so turning them into JSON (or k8s-openapi types) would take code per kind; a descriptor-driven
+//! codec handles every kind, and a new Kubernetes release is a data update (`proto/update.sh`).
+//!
+//! # Growing into list and watch decoding
+//! [`KindSchema`] works on one object's message bytes. A `XxxList` message is `metadata` plus
+//! repeated `items`, each item an ordinary length-delimited field, and a protobuf watch stream is
+//! length-prefixed `WatchEvent` frames whose `object` is an embedded envelope; a streaming decoder
+//! can hand each item or frame to the same per-object decoding.
+//!
+//! # Differences from client-go
+//! - A zero scalar is written to JSON only where Go's JSON encoder writes it (per `go-fields.txt`),
+//!   so the JSON matches what a real server answers; a `Quantity` keeps the text it was sent in,
+//!   where Go would canonicalise it (`1000m` → `1`).
+//! - Compressed envelopes (`contentEncoding`) are rejected: no Kubernetes release writes them.
+
+//!
+//! # Not covered yet
+//! - Lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent` frames):
+//!   issue 15 builds them on [`KindSchema`].
+//! - Decoding straight into k8s-openapi types: today the output is a `serde_json::Value`.
+//! - Objects embedded in `RawExtension`s more than 4 envelopes deep are refused (real objects
+//!   embed one level).
+
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod envelope;
+mod error;
+mod from_json;
+mod go_duration;
+mod go_fields;
+mod schema;
+mod special;
+mod to_json;
+
+pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
+pub use error::{CodecError, Result};
+pub use schema::KindSchema;
