@@ -330,7 +330,7 @@ impl Controller {
     /// Waits until at least `count` reconciles have finished.
     pub async fn wait_reconciles(&self, count: u64) {
         poll(&format!("{count} reconciles finished"), || async {
-            (self.metrics.reconciles_finished() >= count).then_some(())
+            (self.metrics.controller.reconciles_finished() >= count).then_some(())
         })
         .await;
     }
