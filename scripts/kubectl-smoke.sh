@@ -134,6 +134,8 @@ spec:
 YAML
 sed 's/replicas: 1/replicas: 2/' "$work/deployment.yaml" >"$work/deployment-2.yaml"
 sed 's/^spec:/spec:\n  notAField: 1/' "$work/deployment.yaml" >"$work/deployment-bad.yaml"
+# image-police runs against the embedded server: the list must allow every image used below, or
+# the controller deletes the Deployment mid-script (as it should).
 cat >"$work/whitelist.yaml" <<'YAML'
 apiVersion: police.example.com/v1beta1
 kind: WhiteList
@@ -142,7 +144,7 @@ metadata:
 spec:
   images:
     - name: nginx
-      tags: ["1.27"]
+      tags: ["1.27", "1.27.3"]
 YAML
 
 check "version reaches the server" 'Server Version' -- k version
@@ -182,6 +184,10 @@ check "delete --wait" 'deployment.apps "other" deleted' -- k -n "$ns" delete dep
 refuse "get a deleted object" 'NotFound|not found' -- k -n "$ns" get deployment other
 if [ -n "$server_pid" ]; then
   check "the controller ran against the same server" 'cache-forbidden' -- k -n police-demo get events
+  check "a forbidden image is created" 'deployment.apps/forbidden created' -- k -n "$ns" create deployment forbidden --image=redis:7.4
+  # (kubectl wait prints nothing when the object is already gone by the time it looks)
+  check "the controller deletes it" '' -- k -n "$ns" wait --for=delete deployment/forbidden --timeout=60s
+  refuse "it stays deleted" 'NotFound|not found' -- k -n "$ns" get deployment forbidden
 else
   k delete namespace "$ns" --wait=false >/dev/null
 fi
