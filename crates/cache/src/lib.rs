@@ -26,7 +26,8 @@
 //! | `FilteringResourceEventHandler`        | [`FilteringHandler`]                  |
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
-//! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
+//! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
+//! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -36,7 +37,6 @@ mod client_adapter;
 mod delta;
 mod delta_fifo;
 mod error;
-#[cfg(feature = "client")]
 mod factory;
 mod handler;
 mod indexer;
@@ -54,12 +54,14 @@ mod test_util;
 mod transform;
 
 #[cfg(feature = "client")]
-pub use client_adapter::{ClientListWatch, ClientWatch, classify};
+pub use client_adapter::{ClientListWatch, ClientListWatchSource, ClientWatch, classify};
 pub use delta::{DeletedObject, Delta, Deltas};
 pub use delta_fifo::DeltaFifo;
 pub use error::Error;
-#[cfg(feature = "client")]
-pub use factory::{FactoryOptions, InformerFactory, MetaTransform, TweakListOptions};
+pub use factory::{
+    FactoryOptions, InformerFactory, ListSelectors, ListWatchSource, MetaTransform,
+    TweakListOptions,
+};
 pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
 pub use indexer::{IndexFn, Indexer, Indexers, NAMESPACE_INDEX};
 pub use informer::{HandlerRegistration, InformerOptions, SharedIndexInformer};

@@ -209,7 +209,8 @@ async fn wait_established(client: &Client, name: &str) -> Result<(), ManifestErr
     }
 }
 
-#[cfg(test)]
+// The tests reach the in-process server through `embedded::client_for`.
+#[cfg(all(test, feature = "embedded"))]
 mod tests {
     use kubegen_testserver::TestServer;
 
