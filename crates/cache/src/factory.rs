@@ -339,11 +339,14 @@ mod tests {
     fn source_is_asked_once_per_type_with_the_selectors_and_no_namespace_for_cluster_scoped_types()
     {
         let asked = Asked::default();
-        let mut options = FactoryOptions::default();
-        options.namespace = Some("team-a".to_owned());
-        options.tweak_list_options = Some(Arc::new(|s: &mut ListSelectors| {
+        let tweak: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
             s.label_selector = Some("app=web".to_owned());
-        }));
+        });
+        let options = FactoryOptions {
+            namespace: Some("team-a".to_owned()),
+            tweak_list_options: Some(tweak),
+            ..FactoryOptions::default()
+        };
         let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
 
         factory.informer::<ConfigMap>();

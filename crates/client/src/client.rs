@@ -6,7 +6,6 @@
 //! Mirrors client-go `rest/client.go` (`RESTClient`) and the retry half of `rest/request.go`.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
