@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::api::{ApiServer, json_response};
+use crate::shared::{ApiServer, json_response};
 use crate::body::BoxBody;
 use crate::registry::ResourceDefinition;
 use crate::route::Route;

@@ -62,13 +62,15 @@ mod registry;
 mod route;
 mod selectors;
 mod server;
+mod shared;
+mod state;
 mod status;
 mod store;
 mod tls;
 mod validation;
 mod watch;
 
-pub use api::ApiServer;
+pub use shared::ApiServer;
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::api::ApiServer;
+use crate::shared::ApiServer;
 use crate::error::Error;
 use crate::faults::Faults;
 use crate::options::ServerOptions;

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::api::State;
+use crate::state::State;
 use crate::handlers::now;
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::status::{ApiError, Cause, cause};

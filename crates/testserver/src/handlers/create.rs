@@ -5,7 +5,8 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
-use crate::api::{ApiServer, State};
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::body::BoxBody;
 use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
 use crate::route::Target;

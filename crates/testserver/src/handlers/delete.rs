@@ -8,7 +8,8 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::api::{ApiServer, State, json_response};
+use crate::shared::{ApiServer, json_response};
+use crate::state::State;
 use crate::body::BoxBody;
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
 use crate::query::{ListParams, Query};
@@ -237,7 +238,7 @@ pub(crate) fn delete_collection(
     let head =
         crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), rv, None);
     let body = crate::body::ListBody::boxed(head, deleted, Bytes::from_static(b"]}"));
-    Ok(crate::api::with_json_type(
+    Ok(crate::shared::with_json_type(
         Response::builder().status(StatusCode::OK),
         body,
     ))

@@ -12,7 +12,8 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Map, Value};
 
-use crate::api::{State, json_response};
+use crate::shared::json_response;
+use crate::state::State;
 use crate::body::BoxBody;
 use crate::route::Target;
 use crate::status::ApiError;

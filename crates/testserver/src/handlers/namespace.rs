@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::api::{ApiServer, State};
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::handlers::now;
 use crate::registry::ResourceKey;
 use crate::route::Target;

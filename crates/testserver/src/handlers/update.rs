@@ -10,7 +10,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
-use crate::api::{ApiServer, State};
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::body::BoxBody;
 use crate::handlers::create::normalize_namespace;
 use crate::handlers::{crd, delete, existing, metadata_mut, object_response, parse_object};
