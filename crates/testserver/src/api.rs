@@ -131,7 +131,6 @@ impl ApiServer {
             _ => handlers::delete::delete_collection(self, &target, &query),
         }
     }
-
 }
 
 /// The Kubernetes verb of a request (apiserver `RequestInfoFactory`).

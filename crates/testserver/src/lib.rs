@@ -70,10 +70,10 @@ mod tls;
 mod validation;
 mod watch;
 
-pub use shared::ApiServer;
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
 pub use options::ServerOptions;
 pub use registry::{NameRule, ResourceDefinition};
 pub use server::TestServer;
+pub use shared::ApiServer;

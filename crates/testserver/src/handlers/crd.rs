@@ -11,9 +11,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::state::State;
 use crate::handlers::now;
 use crate::registry::{ResourceDefinition, ResourceKey};
+use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
 use crate::store::ObjectKey;
 

@@ -5,11 +5,11 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
-use crate::shared::ApiServer;
-use crate::state::State;
 use crate::body::BoxBody;
 use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
 use crate::route::Target;
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::status::{ApiError, cause};
 use crate::store::Stored;
 use crate::validation::{check_type_meta, name_causes};

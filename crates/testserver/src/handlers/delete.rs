@@ -8,13 +8,13 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::shared::{ApiServer, json_response};
-use crate::state::State;
 use crate::body::BoxBody;
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
 use crate::query::{ListParams, Query};
 use crate::registry::ResourceDefinition;
 use crate::route::Target;
+use crate::shared::{ApiServer, json_response};
+use crate::state::State;
 use crate::status::{ApiError, success_status};
 use crate::store::{ListQuery, ObjectKey, Stored};
 

@@ -12,10 +12,10 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Map, Value};
 
-use crate::shared::json_response;
-use crate::state::State;
 use crate::body::BoxBody;
 use crate::route::Target;
+use crate::shared::json_response;
+use crate::state::State;
 use crate::status::ApiError;
 use crate::store::{ObjectKey, Stored};
 
