@@ -170,7 +170,7 @@ where
     informer
         .add_event_handler(handler)
         .context("registering the handler")?;
-    let running = informer.start();
+    informer.start();
     while !informer.has_synced() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -189,9 +189,11 @@ where
     while !queue.is_empty() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    informer.shutdown();
     queue.shut_down();
-    let _ = running.await;
+    informer
+        .shutdown_and_wait(Duration::from_secs(30))
+        .await
+        .context("informer shutdown")?;
     for worker in workers {
         let _ = worker.await;
     }

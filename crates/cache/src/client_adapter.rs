@@ -72,7 +72,10 @@ impl<K> ClientListWatch<K> {
 /// [`Interrupted`](ListWatchErrorKind::Interrupted): re-watch from the last resourceVersion. A
 /// malformed event ([`Error::WatchDecode`](kubegen_client::Error::WatchDecode)) stays `Other`:
 /// the server sent something we cannot apply, so back off and relist.
-pub fn classify(err: &kubegen_client::Error) -> ListWatchError {
+///
+/// The client error becomes the [`source`](std::error::Error::source) and its `Status` (if the
+/// server sent one) the [`ListWatchError::status`], so a watch-error handler sees both.
+pub fn classify(err: kubegen_client::Error) -> ListWatchError {
     use kubegen_client::Error;
     let kind = if err.is_gone() {
         ListWatchErrorKind::Expired
@@ -92,7 +95,11 @@ pub fn classify(err: &kubegen_client::Error) -> ListWatchError {
     } else {
         ListWatchErrorKind::Other
     };
-    ListWatchError::new(kind, err.to_string()).with_retry_after(err.retry_after())
+    let retry_after = err.retry_after();
+    let status = err.status().cloned();
+    ListWatchError::from_source(kind, err)
+        .with_retry_after(retry_after)
+        .with_status(status)
 }
 
 /// `""` means "no resourceVersion parameter" (a consistent read / watch from now).
@@ -115,7 +122,7 @@ where
         opts.resource_version_match = None;
         opts.limit = req.limit;
         opts.continue_token = req.continue_token.clone();
-        async move { self.client.list(&opts).await.map_err(|e| classify(&e)) }
+        async move { self.client.list(&opts).await.map_err(classify) }
     }
 
     fn watch(
@@ -133,7 +140,7 @@ where
             opts.resource_version_match = Some(ResourceVersionMatch::NotOlderThan);
         }
         async move {
-            let stream = self.client.watch(&opts).await.map_err(|e| classify(&e))?;
+            let stream = self.client.watch(&opts).await.map_err(classify)?;
             Ok(ClientWatch(stream))
         }
     }
@@ -147,7 +154,7 @@ where
     K: DeserializeOwned + Send + 'static,
 {
     async fn next_event(&mut self) -> Option<Result<WatchEvent<K>, ListWatchError>> {
-        self.0.next().await.map(|r| r.map_err(|e| classify(&e)))
+        self.0.next().await.map(|r| r.map_err(classify))
     }
 }
 
@@ -180,9 +187,9 @@ mod tests {
             url,
             message: "connection refused".into(),
         };
-        assert_eq!(classify(&broken).kind(), ListWatchErrorKind::Interrupted);
-        assert_eq!(classify(&idle).kind(), ListWatchErrorKind::Interrupted);
-        assert_eq!(classify(&malformed).kind(), ListWatchErrorKind::Other);
-        assert_eq!(classify(&refused).kind(), ListWatchErrorKind::Unavailable);
+        assert_eq!(classify(broken).kind(), ListWatchErrorKind::Interrupted);
+        assert_eq!(classify(idle).kind(), ListWatchErrorKind::Interrupted);
+        assert_eq!(classify(malformed).kind(), ListWatchErrorKind::Other);
+        assert_eq!(classify(refused).kind(), ListWatchErrorKind::Unavailable);
     }
 }

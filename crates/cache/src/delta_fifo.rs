@@ -29,7 +29,10 @@ use crate::{
 /// - Keys pop in the order first queued; a waiting key gains deltas but keeps its place.
 /// - Deletes are not lost: a `replace` that lacks a key known to the indexer, or still queued,
 ///   queues `Deleted(Tombstone { .. })` for it.
-/// - Two trailing `Deleted` deltas collapse into one, preferring the real object over a tombstone.
+/// - Two trailing `Deleted` deltas collapse into one, as client-go's `dedupDeltas` /
+///   `isDeletionDup`: the older is kept, unless it is a tombstone, then the newer. So of two
+///   real deletions the first (the watch's final state) wins, and a real object always wins
+///   over a tombstone.
 /// - Deleting a key that is neither queued nor in the indexer is a no-op.
 /// - `resync` queues a `Sync` only for keys that have nothing queued (a queued key will reach
 ///   the handlers soon anyway).
@@ -273,18 +276,18 @@ impl<K> FifoState<K> {
     }
 }
 
-/// If the last two deltas are both deletes, keeps one: the newer, unless the newer is a
-/// tombstone (a relist guessing at a deletion we already saw for real).
+/// If the last two deltas are both deletes, keeps one: the older, unless the older is a
+/// tombstone (a relist's guess), then the newer (client-go's `isDeletionDup`).
 fn dedup_trailing_delete<K>(deltas: &mut Deltas<K>) {
     let n = deltas.len();
     if n < 2 {
         return;
     }
-    if let (Delta::Deleted(_), Delta::Deleted(newer)) = (&deltas[n - 2], &deltas[n - 1]) {
-        if newer.is_tombstone() {
-            deltas.pop();
-        } else {
+    if let (Delta::Deleted(older), Delta::Deleted(_)) = (&deltas[n - 2], &deltas[n - 1]) {
+        if older.is_tombstone() {
             deltas.remove(n - 2);
+        } else {
+            deltas.pop();
         }
     }
 }

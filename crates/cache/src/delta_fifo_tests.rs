@@ -71,6 +71,32 @@ fn trailing_deletes_collapse_preferring_known_object() {
 }
 
 #[test]
+fn two_real_trailing_deletes_keep_the_older_object() {
+    // client-go's isDeletionDup: of two real deletions the older is kept.
+    let (fifo, known) = setup();
+    index(&known, obj("a", "1"));
+    fifo.delete(obj("a", "2"));
+    fifo.delete(obj("a", "3"));
+    fifo.check_invariants();
+    assert_eq!(pop_now(&fifo).1, ["Deleted:2"]);
+}
+
+#[test]
+fn two_trailing_tombstones_keep_the_newer() {
+    let (fifo, known) = setup();
+    index(&known, obj("a", "1"));
+    fifo.replace(vec![]); // a tombstone with the cached state, rv 1
+    let newer = DeletedObject::Tombstone {
+        key: ObjectKey::from("ns/a"),
+        last_known: obj("a", "4"),
+    };
+    fifo.state
+        .lock()
+        .queue(ObjectKey::from("ns/a"), Delta::Deleted(newer));
+    assert_eq!(pop_now(&fifo).1, ["Deleted~:4"]);
+}
+
+#[test]
 fn delete_of_unknown_key_is_ignored() {
     let (fifo, _) = setup();
     fifo.delete(obj("ghost", "1"));

@@ -35,6 +35,17 @@ pub enum Error {
         /// Names of the informers that had not synced.
         pending: Vec<String>,
     },
+    /// `shutdown_and_wait` gave up waiting for some of the informer's tasks; they were aborted.
+    #[error("informer {name}: tasks still running {timeout:?} after shutdown, aborted: {}", tasks.join(", "))]
+    ShutdownTimeout {
+        /// The informer's name.
+        name: String,
+        /// How long we waited.
+        timeout: Duration,
+        /// The tasks that had not ended (`reflector`, `resync timer`, `process loop`,
+        /// `handler #<n>`).
+        tasks: Vec<String>,
+    },
     /// The informer was shut down; it accepts no more handlers and will not run again.
     #[error("informer {name} is shut down")]
     ShutDown {

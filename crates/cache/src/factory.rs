@@ -22,6 +22,7 @@ use std::{
     time::Duration,
 };
 
+use futures_util::future::{BoxFuture, join_all};
 use k8s_openapi::ClusterResourceScope;
 use kube_core::{ObjectMeta, Resource};
 use parking_lot::Mutex;
@@ -97,10 +98,14 @@ impl FactoryOptions {
     }
 }
 
+/// How long [`InformerFactory::shutdown`] waits for the informers' tasks before aborting the
+/// ones still running.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// What the factory needs from an informer without knowing its type.
 trait ErasedInformer: Synced {
     fn start(&self);
-    fn shutdown(&self);
+    fn shutdown_and_wait(&self, timeout: Duration) -> BoxFuture<'_, Result<(), Error>>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -108,8 +113,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> ErasedInformer for SharedIndex
     fn start(&self) {
         SharedIndexInformer::start(self);
     }
-    fn shutdown(&self) {
-        SharedIndexInformer::shutdown(self);
+    fn shutdown_and_wait(&self, timeout: Duration) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(SharedIndexInformer::shutdown_and_wait(self, timeout))
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -130,7 +135,9 @@ struct Entry {
 ///   after requesting more (client-go's rule).
 /// - `wait_for_cache_sync` covers every informer requested, and fails fast on one that was
 ///   requested but not started.
-/// - `shutdown()` stops every informer it started.
+/// - `shutdown()` stops every informer and returns once all their tasks have ended (reflectors,
+///   resync timers, process loops, handler tasks), as client-go's `Shutdown` waits for its
+///   goroutines; past [`SHUTDOWN_TIMEOUT`] it aborts the rest and logs their names.
 pub struct InformerFactory<S> {
     inner: Arc<FactoryInner<S>>,
 }
@@ -250,12 +257,25 @@ impl<S> InformerFactory<S> {
         wait_for_cache_sync(timeout, &synced).await
     }
 
-    /// Shuts down every informer. The factory can still hand out (dead) informers afterwards.
+    /// Shuts down every informer and waits, at most [`SHUTDOWN_TIMEOUT`], until every task
+    /// they spawned has ended; tasks still running then are aborted and named in an error log.
+    /// The factory can still hand out (dead) informers afterwards.
     pub async fn shutdown(&self) {
-        for entry in self.inner.informers.lock().values() {
-            entry.informer.shutdown();
+        let informers: Vec<Arc<dyn ErasedInformer>> = {
+            let informers = self.inner.informers.lock();
+            informers
+                .values()
+                .map(|e| Arc::clone(&e.informer))
+                .collect()
+        };
+        let waits = informers
+            .iter()
+            .map(|informer| informer.shutdown_and_wait(SHUTDOWN_TIMEOUT));
+        for result in join_all(waits).await {
+            if let Err(err) = result {
+                tracing::error!(%err, "informer shutdown incomplete");
+            }
         }
-        tokio::task::yield_now().await;
     }
 }
 

@@ -11,13 +11,18 @@
 use std::{
     borrow::Borrow,
     collections::{HashMap, HashSet},
-    sync::Arc,
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::{Arc, atomic::Ordering},
 };
 
 use kube_core::Resource;
 use parking_lot::RwLock;
 
-use crate::{error::Error, key::ObjectKey};
+use crate::{
+    error::Error,
+    health::{PanicCounters, panic_message},
+    key::ObjectKey,
+};
 
 /// Name of the index that every [`Indexer`] has: object → its namespace.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -42,8 +47,14 @@ impl Borrow<str> for ObjectKey {
 /// # Guarantees
 /// - An object and all its index entries change under one write lock: a reader never sees an
 ///   object that its indices do not (yet) point to, or the reverse.
-/// - `add_indexers` may be called at any time; existing objects are indexed immediately.
+/// - `add_indexers` may be called at any time; existing objects are indexed immediately. It is
+///   all or nothing: if one name is taken, it fails naming it, and neither the new indices nor
+///   any registered before are touched.
 /// - The built-in [`NAMESPACE_INDEX`] files namespaced objects under their namespace.
+/// - An index function that panics is caught: the object is stored, but filed under no value
+///   of that one index; the panic is logged with the object's key and index name, and counted
+///   (`InformerStats::index_panics`). Index functions must be deterministic (the old values
+///   are recomputed to unfile an object).
 pub struct Indexer<K> {
     inner: Arc<RwLock<Store<K>>>,
 }
@@ -66,6 +77,8 @@ struct Store<K> {
     /// index name → index value → keys. Invariants: a key is in bucket `v` of index `i` exactly
     /// when `indexers[i](items[key])` contains `v`; buckets are never empty.
     indices: HashMap<String, HashMap<String, HashSet<ObjectKey>>>,
+    /// Where caught index-function panics are counted (shared with the informer).
+    panics: Arc<PanicCounters>,
 }
 
 impl<K: Resource + Send + Sync + 'static> Default for Indexer<K> {
@@ -77,6 +90,11 @@ impl<K: Resource + Send + Sync + 'static> Default for Indexer<K> {
 impl<K: Resource + Send + Sync + 'static> Indexer<K> {
     /// An empty store with only the built-in namespace index.
     pub fn new() -> Self {
+        Self::with_panic_counters(Arc::default())
+    }
+
+    /// [`new`](Self::new), counting caught index-function panics in `panics`.
+    pub(crate) fn with_panic_counters(panics: Arc<PanicCounters>) -> Self {
         let namespace: IndexFn<K> =
             Arc::new(|obj: &K| obj.meta().namespace.iter().cloned().collect());
         let store = Store {
@@ -84,6 +102,7 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
             namespace_of: Some(|obj: &K| obj.meta().namespace.as_deref()),
             indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), HashMap::new())]),
+            panics,
         };
         Self {
             inner: Arc::new(RwLock::new(store)),
@@ -95,19 +114,22 @@ impl<K> Indexer<K> {
     /// Adds named index functions and indexes every object already stored.
     ///
     /// # Errors
-    /// [`Error::IndexerConflict`] if a name is already taken; then nothing is added.
+    /// [`Error::IndexerConflict`] naming the first taken name (in sorted order); then nothing
+    /// is added and every index registered before stays as it was.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         let mut store = self.inner.write();
+        // Validate every name before registering any: all or nothing.
         if let Some(name) = indexers
             .keys()
-            .find(|name| store.indexers.contains_key(*name))
+            .filter(|name| store.indexers.contains_key(*name))
+            .min()
         {
             return Err(Error::IndexerConflict { name: name.clone() });
         }
         for (name, index_fn) in indexers {
             let mut index: HashMap<String, HashSet<ObjectKey>> = HashMap::new();
             for (key, obj) in &store.items {
-                for value in index_fn(obj) {
+                for value in index_values(&store.panics, &name, &index_fn, key, obj) {
                     index.entry(value).or_default().insert(key.clone());
                 }
             }
@@ -135,13 +157,14 @@ impl<K> Indexer<K> {
             items,
             indexers,
             indices,
+            panics,
             ..
         } = &mut *store;
         for (name, index_fn) in indexers.iter() {
             let index = indices.entry(name.clone()).or_default();
             index.clear();
             for (key, obj) in items.iter() {
-                for value in index_fn(obj) {
+                for value in index_values(panics, name, index_fn, key, obj) {
                     index.entry(value).or_default().insert(key.clone());
                 }
             }
@@ -221,6 +244,8 @@ impl<K> Indexer<K> {
         K: Resource,
     {
         let store = self.inner.read();
+        // Recomputing must not count as the informer's panics.
+        let scratch = PanicCounters::default();
         assert_eq!(
             store.indexers.keys().collect::<HashSet<_>>(),
             store.indices.keys().collect::<HashSet<_>>()
@@ -239,13 +264,13 @@ impl<K> Indexer<K> {
                 for key in keys {
                     let obj = store.items.get(key).expect("indexed key not stored");
                     assert!(
-                        index_fn(obj).contains(value),
+                        index_values(&scratch, name, index_fn, key, obj).contains(value),
                         "stale index entry {name}={value}: {key}"
                     );
                 }
             }
             for (key, obj) in &store.items {
-                for value in index_fn(obj) {
+                for value in index_values(&scratch, name, index_fn, key, obj) {
                     assert!(
                         index.get(&value).is_some_and(|b| b.contains(key)),
                         "missing entry {key}"
@@ -280,6 +305,24 @@ fn update_namespace_index(
         match index.get_mut(ns) {
             Some(bucket) => drop(bucket.insert(key.clone())),
             None => drop(index.insert(ns.to_owned(), HashSet::from([key.clone()]))),
+        }
+    }
+}
+
+/// `index_fn(obj)`, or no values if it panics (logged with `key` and `index`, counted).
+fn index_values<K>(
+    panics: &PanicCounters,
+    index: &str,
+    index_fn: &IndexFn<K>,
+    key: &ObjectKey,
+    obj: &K,
+) -> Vec<String> {
+    match catch_unwind(AssertUnwindSafe(|| index_fn(obj))) {
+        Ok(values) => values,
+        Err(panic) => {
+            panics.index.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(index, %key, panic = panic_message(panic.as_ref()), "index function panicked; object left out of this index");
+            Vec::new()
         }
     }
 }
@@ -320,8 +363,9 @@ impl<K> Store<K> {
                 update_namespace_index(index, key, old.map(namespace_of), new.map(namespace_of));
                 continue;
             }
-            let old_values = old.map(|o| index_fn(o)).unwrap_or_default();
-            let new_values = new.map(|n| index_fn(n)).unwrap_or_default();
+            let values = |obj: &K| index_values(&self.panics, name, index_fn, key, obj);
+            let old_values = old.map(values).unwrap_or_default();
+            let new_values = new.map(values).unwrap_or_default();
             if old.is_some() && new.is_some() && old_values == new_values {
                 continue; // the common update: nothing indexed changed
             }
@@ -455,6 +499,52 @@ mod tests {
         assert!(
             matches!(idx.add_indexers(by_label("app")), Err(Error::IndexerConflict { name }) if name == "app")
         );
+    }
+
+    #[test]
+    fn add_indexers_with_a_taken_name_adds_none_of_them() {
+        let idx = Indexer::new();
+        idx.add_indexers(by_label("app")).unwrap();
+        insert(
+            &idx,
+            crate::test_util::labeled(cm("ns", "x", "1"), "tier", "web"),
+        );
+        let mut both = by_label("tier");
+        both.extend(by_label("app"));
+        assert!(
+            matches!(idx.add_indexers(both), Err(Error::IndexerConflict { name }) if name == "app")
+        );
+        assert!(matches!(
+            idx.by_index("tier", "web"),
+            Err(Error::IndexNotFound { .. })
+        ));
+        idx.check_invariants();
+        assert!(
+            idx.index_keys("app", "web").unwrap().is_empty(),
+            "still there"
+        );
+    }
+
+    #[test]
+    fn panicking_index_fn_leaves_the_object_out_of_that_index_only() {
+        let panics = Arc::new(PanicCounters::default());
+        let idx = Indexer::with_panic_counters(Arc::clone(&panics));
+        let picky: IndexFn<k8s_openapi::api::core::v1::ConfigMap> = Arc::new(|o| {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            assert_ne!(name, "bad", "index bug");
+            vec![name]
+        });
+        idx.add_indexers(HashMap::from([("name".to_owned(), picky)]))
+            .unwrap();
+        insert(&idx, cm("ns", "good", "1"));
+        insert(&idx, cm("ns", "bad", "1"));
+        assert_eq!(panics.snapshot().index_panics, 1);
+        assert!(idx.get_by_key("ns/bad").is_some(), "stored");
+        assert_eq!(idx.index_keys(NAMESPACE_INDEX, "ns").unwrap().len(), 2);
+        assert_eq!(idx.index_values("name"), ["good"]);
+        assert!(idx.remove("ns/bad").is_some());
+        idx.check_invariants();
+        assert_eq!(panics.snapshot().index_panics, 2, "unfiling recomputes");
     }
 
     #[test]

@@ -34,12 +34,14 @@ use crate::{
     delta_fifo::DeltaFifo,
     error::Error,
     handler::EventHandler,
+    health::{InformerStats, PanicCounters},
     indexer::{Indexer, Indexers},
     key::ObjectKey,
     list_watch::ListWatch,
     lister::Lister,
     processor::{Notification, Processor, Progress},
     reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
+    tasks::Tasks,
     transform::Transform,
 };
 
@@ -52,9 +54,8 @@ pub struct InformerOptions<K> {
     /// A resync replays the cache to handlers; it does not contact the API server.
     pub resync: Duration,
     /// Runs on every object before it is stored, e.g. [`strip_managed_fields`](crate::strip_managed_fields).
+    /// If it panics, the object is skipped (see [`InformerStats`]).
     pub transform: Option<Transform<K>>,
-    /// Extra named indices, besides the built-in namespace index.
-    pub indexers: Indexers<K>,
     /// LIST page size (`limit`), client-go's `Reflector.WatchListPageSize`.
     ///
     /// `0` (the default) lets the reflector choose, as client-go does when it is unset: pages
@@ -84,7 +85,6 @@ impl<K> Default for InformerOptions<K> {
             name: String::new(),
             resync: Duration::ZERO,
             transform: None,
-            indexers: Indexers::new(),
             page_size: 0,
             streaming_list: false,
             streaming_timeout: Duration::from_secs(10),
@@ -108,10 +108,24 @@ type ReflectorTask =
 ///   period is due.
 /// - A handler added after start first receives an `on_add` for every cached object, and never
 ///   a notification that overlaps them (delta processing pauses while it registers).
+/// - A panic in user code never stops the informer: a transform, index function or handler
+///   that panics is caught, logged at error level with the object's key, and counted in
+///   [`stats`](Self::stats); the object is skipped (transform), left out of that index (index
+///   function), or the notification dropped for that handler. We chose skipping over marking
+///   the informer failed: one bad object should not take every other object's updates away,
+///   and the counts make the skips visible to a health check or metrics.
+/// - [`shutdown_and_wait`](Self::shutdown_and_wait) returns only once every task the informer
+///   spawned (reflector, resync timer, process loop, one per handler) has ended, or aborts the
+///   stragglers past its bound.
 ///
 /// # Differences from client-go
 /// - `add_event_handler` on a shut-down informer returns [`Error::ShutDown`] (client-go too),
 ///   and the informer cannot be restarted (client-go neither, silently).
+/// - client-go lets a panicking transform or index function crash the process; here it is
+///   caught and counted (see above), since on tokio it would only end one task silently.
+/// - Indexers are added with [`add_indexers`](Self::add_indexers) only, which reports a taken
+///   name; client-go's constructor takes them too, but an infallible constructor could only
+///   drop them on a clash.
 /// - Handlers get `Arc<K>` and typed [`DeletedObject`](crate::DeletedObject)s, no type switches.
 pub struct SharedIndexInformer<K> {
     inner: Arc<Inner<K>>,
@@ -136,6 +150,10 @@ struct Inner<K> {
     block_deltas: Mutex<()>,
     /// The reflector's run future, taken by the first `run`.
     reflector: Mutex<Option<ReflectorTask>>,
+    /// Every task spawned for this informer, joined by `shutdown_and_wait`.
+    tasks: Arc<Tasks>,
+    /// Caught panics of user code, shared with the reflector, indexer and processor.
+    panics: Arc<PanicCounters>,
     /// Set by `run`/`start`; shared with the handler registrations, which report it.
     started: Arc<AtomicBool>,
     /// Turns true on shutdown.
@@ -188,10 +206,9 @@ where
         } else {
             options.name
         };
-        let indexer = Indexer::new();
-        if let Err(err) = indexer.add_indexers(options.indexers) {
-            tracing::error!(informer = %name, %err, "ignoring indexers");
-        }
+        let panics = Arc::new(PanicCounters::default());
+        let tasks = Arc::new(Tasks::default());
+        let indexer = Indexer::with_panic_counters(Arc::clone(&panics));
         let fifo = Arc::new(DeltaFifo::new(indexer.clone()));
         let config = ReflectorConfig {
             name: name.clone(),
@@ -200,6 +217,7 @@ where
             streaming_timeout: options.streaming_timeout,
             transform: options.transform,
             on_watch_error: options.watch_error_handler,
+            panics: Arc::clone(&panics),
         };
         let reflector = Reflector::new(list_watch, Arc::clone(&fifo), config);
         let task: ReflectorTask = Box::new(move |stop| Box::pin(reflector.run(stop)));
@@ -208,9 +226,11 @@ where
             default_resync: options.resync,
             indexer,
             fifo,
-            processor: Processor::new(options.resync),
+            processor: Processor::new(options.resync, Arc::clone(&panics), Arc::clone(&tasks)),
             block_deltas: Mutex::new(()),
             reflector: Mutex::new(Some(task)),
+            tasks,
+            panics,
             started: Arc::new(AtomicBool::new(false)),
             stop: watch::Sender::new(false),
         };
@@ -266,10 +286,11 @@ where
         self.inner.processor.remove(registration.id)
     }
 
-    /// Adds named indices, indexing the objects already cached.
+    /// Adds named indices, indexing the objects already cached. All or nothing.
     ///
     /// # Errors
-    /// [`Error::IndexerConflict`] if a name is taken.
+    /// [`Error::IndexerConflict`] naming a taken name (the built-in [`NAMESPACE_INDEX`](crate::NAMESPACE_INDEX)
+    /// included); then none of `indexers` is added and every index already there is kept.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         self.inner.indexer.add_indexers(indexers)
     }
@@ -299,14 +320,25 @@ where
         &self.inner.name
     }
 
-    /// Spawns [`run`](Self::run) onto the current tokio runtime.
-    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+    /// How often user code (transform, index functions, handlers) panicked so far. Each panic
+    /// skipped one object or notification; see the type's guarantees.
+    pub fn stats(&self) -> InformerStats {
+        self.inner.panics.snapshot()
+    }
+
+    /// Spawns [`run`](Self::run) onto the current tokio runtime; [`shutdown_and_wait`](Self::shutdown_and_wait)
+    /// waits for it.
+    pub fn start(&self) {
         self.inner.started.store(true, Ordering::Release);
         let this = self.clone();
-        tokio::spawn(async move { this.run().await })
+        let task = async move { this.run().await };
+        self.inner.tasks.spawn("process loop".into(), task);
     }
 
     /// Runs the informer until [`shutdown`](Self::shutdown). A second call returns at once.
+    ///
+    /// The process loop runs in this future; the reflector, the resync timer and the handlers
+    /// run on tasks of their own, which [`shutdown_and_wait`](Self::shutdown_and_wait) joins.
     pub async fn run(&self) {
         let Some(reflector) = self.inner.reflector.lock().take() else {
             tracing::warn!(informer = %self.inner.name, "informer already started");
@@ -317,27 +349,28 @@ where
         }
         self.inner.started.store(true, Ordering::Release);
         self.inner.processor.start();
-        let reflector = tokio::spawn(reflector(self.inner.stop.subscribe()));
-        let resync = {
-            let inner = Arc::clone(&self.inner);
-            let period = inner.processor.resync_check_period();
-            tokio::spawn(async move {
-                resync_loop(
-                    period,
-                    || inner.processor.should_resync(tokio::time::Instant::now()),
-                    || inner.fifo.resync(),
-                )
-                .await;
-            })
-        };
+        let tasks = &self.inner.tasks;
+        tasks.spawn("reflector".into(), reflector(self.inner.stop.subscribe()));
+        let inner = Arc::clone(&self.inner);
+        let mut stop = self.inner.stop.subscribe();
+        let period = inner.processor.resync_check_period();
+        tasks.spawn("resync timer".into(), async move {
+            let resync = resync_loop(
+                period,
+                || inner.processor.should_resync(tokio::time::Instant::now()),
+                || inner.fifo.resync(),
+            );
+            tokio::select! {
+                _ = stop.wait_for(|stop| *stop) => {}
+                () = resync => {}
+            }
+        });
         let inner = Arc::clone(&self.inner);
         while let Some(()) = inner
             .fifo
             .pop(|key, deltas, initial| inner.handle_deltas(key, deltas, initial))
             .await
         {}
-        resync.abort();
-        let _ = reflector.await;
     }
 
     /// Stops the reflector, the process loop and every handler task. Idempotent.
@@ -347,6 +380,29 @@ where
         self.inner.stop.send_replace(true);
         self.inner.fifo.close();
         self.inner.processor.stop();
+    }
+
+    /// [`shutdown`](Self::shutdown), then waits until every task the informer spawned has
+    /// ended: the reflector, the resync timer, the process loop (when started with
+    /// [`start`](Self::start)) and every handler's task. A handler in the middle of a
+    /// notification finishes it; the ones queued behind it are dropped.
+    ///
+    /// # Errors
+    /// [`Error::ShutdownTimeout`] naming the tasks still running after `timeout`. They were
+    /// aborted, which ends them at their next `.await`; a handler stuck in synchronous code
+    /// keeps its thread until it returns (nothing in Rust can stop it), and is then ended
+    /// without another notification.
+    pub async fn shutdown_and_wait(&self, timeout: Duration) -> Result<(), Error> {
+        self.shutdown();
+        self.inner
+            .tasks
+            .join(timeout)
+            .await
+            .map_err(|tasks| Error::ShutdownTimeout {
+                name: self.inner.name.clone(),
+                timeout,
+                tasks,
+            })
     }
 }
 

@@ -250,7 +250,10 @@ async fn shutdown_stops_run_and_rejects_new_handlers() {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
     let inf = informer(&script, Duration::ZERO);
-    let running = inf.start();
+    let running = tokio::spawn({
+        let inf = inf.clone();
+        async move { inf.run().await }
+    });
     settle(1).await;
     inf.shutdown();
     tokio::time::timeout(Duration::from_secs(1), running)
@@ -264,7 +267,7 @@ async fn shutdown_stops_run_and_rejects_new_handlers() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn watch_error_handler_and_indexers_options_apply() {
+async fn watch_error_handler_option_and_added_indexers_apply() {
     let script = Arc::new(Script::default());
     script
         .list(Err(err(ListWatchErrorKind::Other)))
@@ -278,12 +281,224 @@ async fn watch_error_handler_and_indexers_options_apply() {
     }));
     let by_name: crate::IndexFn<ConfigMap> =
         Arc::new(|o: &ConfigMap| o.metadata.name.iter().cloned().collect());
-    options.indexers.insert("name".into(), by_name);
     options.transform = Some(Arc::new(crate::strip_managed_fields));
     let inf = SharedIndexInformer::new(Arc::clone(&script), options);
+    inf.add_indexers(Indexers::from([("name".to_owned(), by_name)]))
+        .unwrap();
     inf.start();
     settle(5).await;
     assert_eq!(*errors.lock().unwrap(), 1);
     assert_eq!(inf.lister().by_index("name", "a").len(), 1);
     inf.shutdown();
+}
+
+fn index_by(
+    f: impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static,
+) -> crate::IndexFn<ConfigMap> {
+    Arc::new(f)
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_indexers_with_a_taken_name_is_an_error_and_loses_nothing() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::ZERO);
+    let by_name = index_by(|o| o.metadata.name.iter().cloned().collect());
+    inf.add_indexers(Indexers::from([("name".to_owned(), by_name)]))
+        .unwrap();
+    let clashing = Indexers::from([
+        ("zone".to_owned(), index_by(|_| vec!["z".to_owned()])),
+        (crate::NAMESPACE_INDEX.to_owned(), index_by(|_| vec![])),
+        ("name".to_owned(), index_by(|_| vec![])),
+    ]);
+    let err = inf.add_indexers(clashing).unwrap_err();
+    assert!(
+        matches!(&err, Error::IndexerConflict { name } if name == "name"),
+        "first taken name in sorted order: {err}"
+    );
+    inf.start();
+    settle(1).await;
+    assert_eq!(inf.lister().by_index("name", "a").len(), 1, "kept");
+    assert_eq!(
+        inf.lister().by_index(crate::NAMESPACE_INDEX, "ns").len(),
+        1,
+        "kept"
+    );
+    assert!(
+        matches!(
+            inf.indexer().by_index("zone", "z"),
+            Err(Error::IndexNotFound { .. })
+        ),
+        "nothing of the failed call was added"
+    );
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_keeps_running() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a", "bad-transform", "bad-index"], "10", None))
+        .watch(Ok(vec![added("bad-handler", "11"), added("b", "12")]));
+    let options = InformerOptions {
+        transform: Some(Arc::new(|o: ConfigMap| {
+            assert_ne!(name(&o), "bad-transform", "transform bug");
+            o
+        })),
+        ..InformerOptions::default()
+    };
+    let inf = SharedIndexInformer::new(Arc::clone(&script), options);
+    let by_name = index_by(|o| {
+        assert_ne!(name(o), "bad-index", "index bug");
+        vec![name(o).to_owned()]
+    });
+    inf.add_indexers(Indexers::from([("name".to_owned(), by_name)]))
+        .unwrap();
+    let rec = Arc::new(Recorder::default());
+    inf.add_event_handler(Arc::clone(&rec)).unwrap();
+    let panicky = crate::HandlerFns::new().on_add(|o: &Arc<ConfigMap>, _| {
+        assert_ne!(name(o), "bad-handler", "handler bug");
+    });
+    inf.add_event_handler(panicky).unwrap();
+    inf.start();
+    settle(2).await;
+    wait_for_cache_sync(Duration::from_secs(1), &[&inf])
+        .await
+        .unwrap();
+    assert_eq!(
+        rec.take(),
+        [
+            "add a:10 (initial)",
+            "add bad-index:10 (initial)",
+            "add bad-handler:11",
+            "add b:12"
+        ],
+        "only the object whose transform panicked is skipped"
+    );
+    assert!(
+        inf.lister().get(Some("ns"), "bad-index").is_some(),
+        "cached"
+    );
+    assert!(
+        inf.lister().by_index("name", "bad-index").is_empty(),
+        "but not indexed"
+    );
+    assert_eq!(
+        inf.lister().by_index("name", "b").len(),
+        1,
+        "later objects indexed"
+    );
+    let stats = inf.stats();
+    assert_eq!(
+        (
+            stats.transform_panics,
+            stats.index_panics,
+            stats.handler_panics
+        ),
+        (1, 1, 1)
+    );
+    assert!(stats.any_panics());
+    inf.shutdown();
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_and_wait_leaves_no_task_behind() {
+    let alive = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = alive();
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Ok(vec![added("b", "11")]));
+    let inf = informer(&script, Duration::from_secs(30)); // a resync timer too
+    let rec = Arc::new(Recorder::default());
+    let registrations = [
+        inf.add_event_handler(Arc::clone(&rec)).unwrap(),
+        inf.add_event_handler(Arc::clone(&rec)).unwrap(),
+    ];
+    inf.start();
+    wait_for_cache_sync(
+        Duration::from_secs(5),
+        &[&inf, &registrations[0], &registrations[1]],
+    )
+    .await
+    .unwrap();
+    // process loop, reflector, resync timer, two handlers
+    assert_eq!(alive(), before + 5);
+    inf.shutdown_and_wait(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(
+        alive(),
+        before,
+        "every task ended before shutdown_and_wait returned"
+    );
+    assert_eq!(
+        Arc::strong_count(&rec),
+        1,
+        "the handler tasks dropped their handler"
+    );
+    assert_eq!(
+        Arc::strong_count(&script),
+        1,
+        "the reflector dropped its ListWatch"
+    );
+}
+
+/// Blocks in `on_add` until told to go on: a handler stuck in synchronous code.
+struct Stuck {
+    release: StdMutex<std::sync::mpsc::Receiver<()>>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl EventHandler<ConfigMap> for Stuck {
+    fn on_add(&self, _: &Arc<ConfigMap>, _: bool) {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.release.lock().unwrap().recv();
+    }
+}
+
+// Real time: a handler blocked in synchronous code blocks its worker thread, so this needs a
+// second thread, and paused time cannot auto-advance while a thread is blocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_and_wait_aborts_a_handler_stuck_past_the_bound() {
+    let script = Arc::new(Script::default());
+    script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![]));
+    let inf = informer(&script, Duration::ZERO);
+    let (release, blocked) = std::sync::mpsc::channel();
+    let stuck = Arc::new(Stuck {
+        release: StdMutex::new(blocked),
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    });
+    inf.add_event_handler(Arc::clone(&stuck)).unwrap();
+    inf.start();
+    while stuck.calls.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let err = inf
+        .shutdown_and_wait(Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::ShutdownTimeout { tasks, .. } if tasks == &["handler #0"]),
+        "{err}"
+    );
+    release.send(()).unwrap();
+    for _ in 0..500 {
+        if Arc::strong_count(&stuck) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        Arc::strong_count(&stuck),
+        1,
+        "the aborted task ended once the handler returned"
+    );
+    assert_eq!(
+        stuck.calls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "no notification after the abort"
+    );
 }

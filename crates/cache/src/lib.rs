@@ -28,6 +28,7 @@
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
 //! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
+//! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -39,6 +40,7 @@ mod delta_fifo;
 mod error;
 mod factory;
 mod handler;
+mod health;
 mod indexer;
 mod informer;
 mod key;
@@ -49,6 +51,7 @@ mod reflector;
 #[cfg(test)]
 mod scripted;
 mod sync;
+mod tasks;
 #[cfg(test)]
 mod test_util;
 mod transform;
@@ -60,9 +63,10 @@ pub use delta_fifo::DeltaFifo;
 pub use error::Error;
 pub use factory::{
     FactoryOptions, InformerFactory, ListSelectors, ListWatchSource, MetaTransform,
-    TweakListOptions,
+    SHUTDOWN_TIMEOUT, TweakListOptions,
 };
 pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
+pub use health::InformerStats;
 pub use indexer::{IndexFn, Indexer, Indexers, NAMESPACE_INDEX};
 pub use informer::{HandlerRegistration, InformerOptions, SharedIndexInformer};
 pub use key::ObjectKey;

@@ -5,9 +5,9 @@
 //! [`ClientListWatch`](crate::ClientListWatch) implements it over `kubegen_client`, tests
 //! implement it with scripted in-memory responses.
 
-use std::{fmt, future::Future, time::Duration};
+use std::{error::Error as StdError, fmt, future::Future, sync::Arc, time::Duration};
 
-use kube_core::{ObjectList, WatchEvent};
+use kube_core::{ObjectList, Status, WatchEvent};
 
 /// One LIST request, as the reflector wants it sent.
 ///
@@ -92,12 +92,40 @@ pub enum ListWatchErrorKind {
     Other,
 }
 
-/// A failed list or watch, classified by [`ListWatchErrorKind`].
+impl fmt::Display for ListWatchErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Expired => "resourceVersion expired",
+            Self::ResourceVersionTooLarge => "resourceVersion too large",
+            Self::TooManyRequests => "throttled",
+            Self::Unavailable => "server unreachable",
+            Self::Interrupted => "watch stream interrupted",
+            Self::Invalid => "request rejected as invalid",
+            Self::Other => "request failed",
+        })
+    }
+}
+
+/// A failed list or watch, classified by [`ListWatchErrorKind`], keeping what the server said.
+///
+/// # Where the server's words are
+/// - [`status`](Self::status): the server's `Status` (code, reason, message, details), when it
+///   sent one, as an error response or a watch `ERROR` event. "deployments.apps is forbidden:
+///   User ... cannot list ..." is its `message`.
+/// - [`source`](std::error::Error::source): the underlying error (for
+///   [`ClientListWatch`](crate::ClientListWatch), the `kubegen_client::Error`, whose display
+///   carries the request and the server's message).
+///
+/// `Display` is the kind, followed by the message only when there is no source, so printing
+/// the error chain (`{err:#}` here, or any chain printer) shows the server's message once.
 #[derive(Clone, Debug)]
 pub struct ListWatchError {
     kind: ListWatchErrorKind,
+    /// Our description; empty when `source` describes the failure.
     message: String,
     retry_after: Option<Duration>,
+    status: Option<Box<Status>>,
+    source: Option<Arc<dyn StdError + Send + Sync>>,
 }
 
 impl ListWatchError {
@@ -107,6 +135,20 @@ impl ListWatchError {
             kind,
             message: message.into(),
             retry_after: None,
+            status: None,
+            source: None,
+        }
+    }
+
+    /// An error of `kind` caused by `source`, which describes it (the message stays empty, so
+    /// the chain does not repeat it).
+    pub fn from_source(
+        kind: ListWatchErrorKind,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            source: Some(Arc::new(source)),
+            ..Self::new(kind, "")
         }
     }
 
@@ -116,8 +158,14 @@ impl ListWatchError {
         self
     }
 
+    /// Adds the server's `Status`.
+    pub fn with_status(mut self, status: Option<Status>) -> Self {
+        self.status = status.map(Box::new);
+        self
+    }
+
     /// Classifies a watch `ERROR` event's Status (410 → `Expired`, 429 → `TooManyRequests`, ...).
-    pub fn from_status(status: &kube_core::Status) -> Self {
+    pub fn from_status(status: &Status) -> Self {
         let kind = match (status.code, status.reason.as_str()) {
             (410, _) | (_, "Expired" | "Gone") => ListWatchErrorKind::Expired,
             (429, _) | (_, "TooManyRequests") => ListWatchErrorKind::TooManyRequests,
@@ -126,8 +174,9 @@ impl ListWatchError {
         };
         Self::new(
             kind,
-            format!("{} ({}): {}", status.code, status.reason, status.message),
+            format!("{} ({}, {})", status.message, status.reason, status.code),
         )
+        .with_status(Some(status.clone()))
     }
 
     /// The classification.
@@ -135,21 +184,98 @@ impl ListWatchError {
         self.kind
     }
 
-    /// The human-readable description.
-    pub fn message(&self) -> &str {
-        &self.message
+    /// The human-readable description: ours, or the source's when it has one.
+    pub fn message(&self) -> String {
+        match &self.source {
+            Some(source) if self.message.is_empty() => source.to_string(),
+            _ => self.message.clone(),
+        }
     }
 
     /// How long the server asked us to wait, if it did.
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }
-}
 
-impl fmt::Display for ListWatchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}: {}", self.kind, self.message)
+    /// The server's `Status`, if it sent one (code, reason, message, details).
+    pub fn status(&self) -> Option<&Status> {
+        self.status.as_deref()
     }
 }
 
-impl std::error::Error for ListWatchError {}
+impl fmt::Display for ListWatchError {
+    /// `kind: message`; with `{:#}`, followed by every cause (`: `-separated).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        if f.alternate() {
+            let mut cause = StdError::source(self);
+            while let Some(err) = cause {
+                write!(f, ": {err}")?;
+                cause = err.source();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StdError for ListWatchError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn StdError + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct ServerSaid;
+
+    impl fmt::Display for ServerSaid {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(
+                "GET /api/v1/pods: pods is forbidden: User \"x\" cannot list (Forbidden, 403)",
+            )
+        }
+    }
+
+    impl StdError for ServerSaid {}
+
+    #[test]
+    fn the_chain_shows_the_sources_message_once() {
+        let status = Status::failure("pods is forbidden: User \"x\" cannot list", "Forbidden")
+            .with_code(403);
+        let err = ListWatchError::from_source(ListWatchErrorKind::Other, ServerSaid)
+            .with_status(Some(status));
+        assert_eq!(err.to_string(), "request failed");
+        let chain = format!("{err:#}");
+        assert_eq!(
+            chain,
+            "request failed: GET /api/v1/pods: pods is forbidden: User \"x\" cannot list (Forbidden, 403)"
+        );
+        assert_eq!(chain.matches("is forbidden").count(), 1);
+        assert_eq!(err.message(), ServerSaid.to_string());
+        assert_eq!(
+            err.status().map(|s| (s.code, s.reason.as_str())),
+            Some((403, "Forbidden"))
+        );
+    }
+
+    #[test]
+    fn a_watch_error_event_keeps_its_status() {
+        let status = Status::failure("too old resource version: 5 (9)", "Expired").with_code(410);
+        let err = ListWatchError::from_status(&status);
+        assert_eq!(err.kind(), ListWatchErrorKind::Expired);
+        assert_eq!(
+            format!("{err:#}"),
+            "resourceVersion expired: too old resource version: 5 (9) (Expired, 410)"
+        );
+        assert_eq!(err.status().map(|s| s.code), Some(410));
+        assert!(StdError::source(&err).is_none());
+    }
+}

@@ -6,7 +6,10 @@
 //! The informer must never wait for a handler: if it did, one slow handler would stall every
 //! other handler and, through the DeltaFIFO, the watch itself. So `distribute` only pushes onto
 //! each handler's unbounded channel, and each handler drains its own channel on its own task.
-//! A handler that panics is caught (`catch_unwind`), logged, and keeps its task.
+//! A handler that panics is caught (`catch_unwind`), logged, counted
+//! ([`InformerStats::handler_panics`](crate::InformerStats)), and keeps its task.
+//!
+//! Every handler task is spawned through the informer's [`Tasks`], so shutdown can wait for it.
 
 use std::{
     panic::{AssertUnwindSafe, catch_unwind},
@@ -17,10 +20,17 @@ use std::{
     time::Duration,
 };
 
+use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::{sync::mpsc, time::Instant};
 
-use crate::{delta::DeletedObject, handler::EventHandler};
+use crate::{
+    delta::DeletedObject,
+    handler::EventHandler,
+    health::{PanicCounters, panic_message},
+    key::ObjectKey,
+    tasks::Tasks,
+};
 
 /// The smallest resync period a handler may ask for (client-go's `minimumResyncPeriod`).
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -59,6 +69,17 @@ impl<K> Clone for Notification<K> {
                 is_resync: *is_resync,
             },
             Self::Delete(d) => Self::Delete(d.clone()),
+        }
+    }
+}
+
+impl<K: Resource> Notification<K> {
+    /// The key of the object this notification is about, for logs.
+    fn key(&self) -> ObjectKey {
+        match self {
+            Self::Add { obj, .. } | Self::Update { new: obj, .. } => ObjectKey::of(obj.as_ref()),
+            Self::Delete(DeletedObject::Known(obj)) => ObjectKey::of(obj.as_ref()),
+            Self::Delete(DeletedObject::Tombstone { key, .. }) => key.clone(),
         }
     }
 }
@@ -118,6 +139,10 @@ struct Listener<K> {
 /// All listeners of one informer.
 pub(crate) struct Processor<K> {
     state: Mutex<ProcessorState<K>>,
+    /// Where handler panics are counted (shared with the informer).
+    panics: Arc<PanicCounters>,
+    /// Where listener tasks are spawned (shared with the informer, which joins them).
+    tasks: Arc<Tasks>,
 }
 
 struct ProcessorState<K> {
@@ -140,8 +165,12 @@ fn effective_resync(requested: Duration, check: Duration) -> Duration {
     }
 }
 
-impl<K: Send + Sync + 'static> Processor<K> {
-    pub(crate) fn new(resync_check_period: Duration) -> Self {
+impl<K: Resource + Send + Sync + 'static> Processor<K> {
+    pub(crate) fn new(
+        resync_check_period: Duration,
+        panics: Arc<PanicCounters>,
+        tasks: Arc<Tasks>,
+    ) -> Self {
         let state = ProcessorState {
             listeners: Vec::new(),
             started: false,
@@ -150,6 +179,8 @@ impl<K: Send + Sync + 'static> Processor<K> {
         };
         Self {
             state: Mutex::new(state),
+            panics,
+            tasks,
         }
     }
 
@@ -210,7 +241,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             progress: Arc::clone(&progress),
         };
         if state.started {
-            spawn_listener(&mut listener);
+            self.spawn_listener(&mut listener);
         }
         state.listeners.push(listener);
         (id, progress)
@@ -231,7 +262,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
     pub(crate) fn start(&self) {
         let mut state = self.state.lock();
         state.started = true;
-        state.listeners.iter_mut().for_each(spawn_listener);
+        for listener in &mut state.listeners {
+            self.spawn_listener(listener);
+        }
     }
 
     /// Stops every listener and forgets them.
@@ -307,19 +340,23 @@ impl<K: Send + Sync + 'static> Processor<K> {
             );
         }
     }
-}
 
-fn spawn_listener<K: Send + Sync + 'static>(listener: &mut Listener<K>) {
-    if let Some((handler, rx)) = listener.pending_task.take() {
-        tokio::spawn(run_listener(handler, rx, Arc::clone(&listener.progress)));
+    fn spawn_listener(&self, listener: &mut Listener<K>) {
+        if let Some((handler, rx)) = listener.pending_task.take() {
+            let progress = Arc::clone(&listener.progress);
+            let panics = Arc::clone(&self.panics);
+            let task = run_listener(handler, rx, progress, panics);
+            self.tasks.spawn(format!("handler #{}", listener.id), task);
+        }
     }
 }
 
 /// A listener's task: deliver buffered notifications one by one until stopped.
-async fn run_listener<K: Send + Sync + 'static>(
+async fn run_listener<K: Resource + Send + Sync + 'static>(
     handler: Arc<dyn EventHandler<K>>,
     mut rx: mpsc::UnboundedReceiver<Notification<K>>,
     progress: Arc<Progress>,
+    panics: Arc<PanicCounters>,
 ) {
     while let Some(notification) = rx.recv().await {
         if progress.stopped.load(Ordering::Acquire) {
@@ -342,8 +379,11 @@ async fn run_listener<K: Send + Sync + 'static>(
             } => handler.on_resync(old, new),
             Notification::Delete(gone) => handler.on_delete(gone),
         }));
-        if delivered.is_err() {
+        if let Err(panic) = delivered {
+            panics.handler.fetch_add(1, Ordering::Relaxed);
             tracing::error!(
+                key = %notification.key(),
+                panic = panic_message(panic.as_ref()),
                 "event handler panicked; the notification is dropped, the handler keeps running"
             );
         }

@@ -76,7 +76,7 @@ async fn settle() {
 
 #[tokio::test(start_paused = true)]
 async fn notifications_buffer_until_start_then_arrive_in_order() {
-    let p = Processor::new(Duration::ZERO);
+    let p = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     let rec = Arc::new(Recorder::default());
     let (_, progress) = p.add(rec.clone(), Duration::ZERO, vec![]);
     p.distribute(add("1"), false);
@@ -95,7 +95,7 @@ async fn notifications_buffer_until_start_then_arrive_in_order() {
 
 #[tokio::test(start_paused = true)]
 async fn late_listener_first_gets_initial_adds() {
-    let p = Processor::new(Duration::ZERO);
+    let p = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     p.start();
     let rec = Arc::new(Recorder::default());
     let cached = vec![Arc::new(cm("ns", "a", "1")), Arc::new(cm("ns", "b", "2"))];
@@ -107,7 +107,7 @@ async fn late_listener_first_gets_initial_adds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stuck_handler_does_not_block_others() {
-    let p = Processor::new(Duration::ZERO);
+    let p = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     p.start();
     let (release, gate) = std::sync::mpsc::channel();
     p.add(Arc::new(Stuck(StdMutex::new(gate))), Duration::ZERO, vec![]);
@@ -129,7 +129,7 @@ async fn stuck_handler_does_not_block_others() {
 
 #[tokio::test(start_paused = true)]
 async fn panicking_handler_is_isolated_and_keeps_running() {
-    let p = Processor::new(Duration::ZERO);
+    let p = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     p.start();
     let (_, panicky) = p.add(Arc::new(Panicky), Duration::ZERO, vec![]);
     let rec = Arc::new(Recorder::default());
@@ -147,7 +147,7 @@ async fn panicking_handler_is_isolated_and_keeps_running() {
 
 #[tokio::test(start_paused = true)]
 async fn removed_listener_gets_nothing_more() {
-    let p = Processor::new(Duration::ZERO);
+    let p = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     p.start();
     let rec = Arc::new(Recorder::default());
     let (id, _) = p.add(rec.clone(), Duration::ZERO, vec![]);
@@ -162,7 +162,7 @@ async fn removed_listener_gets_nothing_more() {
 
 #[tokio::test(start_paused = true)]
 async fn resync_goes_only_to_listeners_that_are_due() {
-    let p = Processor::new(Duration::from_secs(10));
+    let p = Processor::new(Duration::from_secs(10), Arc::default(), Arc::default());
     let fast = Arc::new(Recorder::default());
     let slow = Arc::new(Recorder::default());
     let never = Arc::new(Recorder::default());
@@ -186,7 +186,8 @@ async fn resync_goes_only_to_listeners_that_are_due() {
 #[tokio::test(start_paused = true)]
 async fn resync_periods_follow_client_go_rules() {
     // Before start, a handler asking for less than the check period lowers the check period.
-    let p: Processor<ConfigMap> = Processor::new(Duration::from_secs(60));
+    let p: Processor<ConfigMap> =
+        Processor::new(Duration::from_secs(60), Arc::default(), Arc::default());
     p.add(
         Arc::new(Recorder::default()),
         Duration::from_secs(120),
@@ -205,7 +206,8 @@ async fn resync_periods_follow_client_go_rules() {
     p.check_invariants();
 
     // After start, the check period is fixed: the handler is raised to it instead.
-    let p: Processor<ConfigMap> = Processor::new(Duration::from_secs(60));
+    let p: Processor<ConfigMap> =
+        Processor::new(Duration::from_secs(60), Arc::default(), Arc::default());
     p.state.lock().started = true;
     p.add(
         Arc::new(Recorder::default()),
@@ -215,7 +217,7 @@ async fn resync_periods_follow_client_go_rules() {
     assert_eq!(p.resync_periods(), [Duration::from_secs(60)]);
 
     // An informer without resync cannot resync its handlers.
-    let p: Processor<ConfigMap> = Processor::new(Duration::ZERO);
+    let p: Processor<ConfigMap> = Processor::new(Duration::ZERO, Arc::default(), Arc::default());
     p.add(
         Arc::new(Recorder::default()),
         Duration::from_secs(5),

@@ -11,11 +11,17 @@
 //! # Guarantees
 //! - The store sees one `Replace` per (possibly paged) list, then one delta per watch event.
 //! - The list resourceVersion never goes back in time: `"0"` first, then the last version
-//!   synced (by a list, an event or a bookmark), `""` (a consistent read) after a 410 or a
-//!   "too large resource version" error.
+//!   synced (by a list, an event or a bookmark), also after a watch 410 (the watch cache
+//!   serves a list "not older than" it); `""` (a consistent read) only after a *list* answered
+//!   410 or "too large resource version". `docs/informer-internals.md` has the full table.
 //! - A watch that ends cleanly, or whose connection breaks mid-stream
 //!   ([`ListWatchErrorKind::Interrupted`]), is re-opened from the last version without a relist.
 //! - Every transition is a `tracing` debug event carrying the resourceVersion.
+//! - A transform that panics is caught: that object is skipped as if the server had not sent
+//!   it (a watch event is dropped; a listed object is left out of the `Replace`, so the cache
+//!   treats it as deleted until a later event brings it back), logged at error level with the
+//!   object's key, and counted ([`InformerStats::transform_panics`](crate::InformerStats)). The
+//!   reflector keeps running.
 //!
 //! # Page size: when a list sends `limit`
 //! On a real API server a list with a concrete resourceVersion *and* a `limit` (and no
@@ -31,33 +37,45 @@
 //! - At `"0"` the limit is sent although the watch cache ignores it, so a server without a
 //!   watch cache still pages.
 //!
+//! # After a 410: why not relist from etcd at once?
+//! A watch 410 says the *events* after our version were compacted away, not that the state at
+//! that version cannot be served. So, as client-go does, the relist asks for "not older than
+//! the last synced version" (served from the API server's watch cache, no `limit`), and only
+//! if that list itself answers 410 or "too large resource version" do we read `""` from etcd.
+//! After an etcd compaction, thousands of informers relisting with `""` at once would be a
+//! thundering herd on etcd; relisting at their last version costs a watch-cache read each.
+//!
 //! # Differences from client-go
-//! - After a 410 on a *watch* we relist with `""` (a consistent read from etcd), as DESIGN
-//!   asks. client-go relists from its last version instead: a watch 410 says the *events*
-//!   after that version are gone, not that a list "not older than" it cannot be served, so the
-//!   watch cache usually answers that relist; client-go falls back to `""` only if the list
-//!   itself fails with 410 or "too large resource version". Ours costs one etcd read per expired
-//!   watch and can never be answered by a lagging watch cache.
 //! - A watch that outlives its `timeoutSeconds` by [`WATCH_DEADLINE_MARGIN`] is abandoned and
 //!   re-opened (no relist): the connection is assumed dead.
-//! - A streaming list that fails, or does not reach its `k8s.io/initial-events-end` bookmark
-//!   within `streaming_timeout`, falls back to paged lists for the rest of the reflector's life.
+//! - A streaming list that is rejected as invalid, or does not reach its
+//!   `k8s.io/initial-events-end` bookmark within `streaming_timeout`, means the server does not
+//!   support streaming lists: we use paged lists for the rest of the reflector's life. client-go
+//!   tries the streaming list again on every relist, and would wait for the bookmark again each
+//!   time. Transient failures (429, 5xx, a broken connection) do not switch streaming off: see
+//!   `reflector/streaming.rs`.
 
 mod backoff;
 mod initial_set;
 mod state;
 mod streaming;
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
 
 use kube_core::{Resource, WatchEvent};
 use tokio::{sync::watch, time::Instant};
-use tracing::{debug, warn};
+use tracing::{debug, error, warn};
 
 pub(crate) use self::state::State;
 use self::{backoff::Backoff, state::OpenWatch};
 use crate::{
     delta_fifo::DeltaFifo,
+    health::{PanicCounters, panic_message},
+    key::ObjectKey,
     list_watch::{
         EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
     },
@@ -95,6 +113,8 @@ pub(crate) struct ReflectorConfig<K> {
     pub(crate) streaming_timeout: Duration,
     pub(crate) transform: Option<Transform<K>>,
     pub(crate) on_watch_error: Option<WatchErrorHandler>,
+    /// Where caught transform panics are counted (shared with the informer).
+    pub(crate) panics: Arc<PanicCounters>,
 }
 
 /// Drives one [`ListWatch`] into one [`DeltaFifo`].
@@ -205,17 +225,28 @@ where
     }
 
     fn report(&self, what: &str, err: &ListWatchError) {
-        warn!(reflector = %self.config.name, rv = %self.last_synced_rv, error = %err, "{what} failed");
+        // `{:#}`: the whole chain, so the server's message (e.g. an RBAC denial) is in the log.
+        warn!(reflector = %self.config.name, rv = %self.last_synced_rv, error = %format_args!("{err:#}"), "{what} failed");
         if let Some(hook) = &self.config.on_watch_error {
             hook(err);
         }
     }
 
-    fn transform(&self, obj: K) -> Arc<K> {
-        Arc::new(match &self.config.transform {
-            Some(t) => t(obj),
-            None => obj,
-        })
+    /// Runs the transform, if any. A transform that panics is caught: the object is skipped
+    /// (`None`), logged with its key, and counted (see the module doc).
+    fn transform(&self, obj: K) -> Option<Arc<K>> {
+        let Some(transform) = &self.config.transform else {
+            return Some(Arc::new(obj));
+        };
+        let key = ObjectKey::of(&obj);
+        match catch_unwind(AssertUnwindSafe(|| transform(obj))) {
+            Ok(obj) => Some(Arc::new(obj)),
+            Err(panic) => {
+                self.config.panics.transform.fetch_add(1, Ordering::Relaxed);
+                error!(reflector = %self.config.name, %key, panic = panic_message(panic.as_ref()), "transform panicked; object skipped");
+                None
+            }
+        }
     }
 
     /// Lists all pages at `resource_version` and replaces the store with the result.
@@ -250,7 +281,7 @@ where
             let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
             debug!(reflector = %self.config.name, rv = %req.resource_version, items = page.items.len(), more = continue_token.is_some(), "listed page");
             items.reserve(page.items.len());
-            items.extend(page.items.into_iter().map(|obj| self.transform(obj)));
+            items.extend(page.items.into_iter().filter_map(|obj| self.transform(obj)));
             match continue_token {
                 Some(token) => {
                     paginated = true;
@@ -295,7 +326,10 @@ where
 
     fn watch_request(&self, send_initial_events: bool) -> WatchRequest {
         WatchRequest {
-            resource_version: if send_initial_events {
+            // A streaming list asks for "not older than" this version (client-go's
+            // `rewatchResourceVersion`): the last synced one, `""` before the first sync or once
+            // the server said it no longer has it.
+            resource_version: if send_initial_events && self.last_rv_unavailable {
                 String::new()
             } else {
                 self.last_synced_rv.clone()
@@ -338,9 +372,11 @@ where
             ListWatchErrorKind::TooManyRequests
             | ListWatchErrorKind::Unavailable
             | ListWatchErrorKind::Interrupted => self.back_off(err, State::Watch),
+            // The *events* after our version are gone, not the state: a list "not older than"
+            // it is still served by the watch cache. Only if that list answers 410 / too large
+            // does `list_failed` fall back to a consistent read (client-go's rule).
             ListWatchErrorKind::Expired | ListWatchErrorKind::ResourceVersionTooLarge => {
-                self.last_rv_unavailable = true;
-                debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "resource version expired, relisting");
+                debug!(reflector = %self.config.name, rv = %self.last_synced_rv, "watch history expired, relisting at the last synced version");
                 self.relist_state()
             }
             ListWatchErrorKind::Invalid | ListWatchErrorKind::Other => {
@@ -407,16 +443,19 @@ where
     fn apply(&mut self, event: WatchEvent<K>) -> Result<(), ListWatchError> {
         match event {
             WatchEvent::Added(obj) => {
-                let obj = self.observe(obj, "Added");
-                self.fifo.add(obj);
+                if let Some(obj) = self.observe(obj, "Added") {
+                    self.fifo.add(obj);
+                }
             }
             WatchEvent::Modified(obj) => {
-                let obj = self.observe(obj, "Modified");
-                self.fifo.update(obj);
+                if let Some(obj) = self.observe(obj, "Modified") {
+                    self.fifo.update(obj);
+                }
             }
             WatchEvent::Deleted(obj) => {
-                let obj = self.observe(obj, "Deleted");
-                self.fifo.delete(obj);
+                if let Some(obj) = self.observe(obj, "Deleted") {
+                    self.fifo.delete(obj);
+                }
             }
             WatchEvent::Bookmark(bookmark) => {
                 debug!(reflector = %self.config.name, rv = %bookmark.metadata.resource_version, "bookmark");
@@ -427,8 +466,9 @@ where
         Ok(())
     }
 
-    /// Records an event's resourceVersion and transforms its object.
-    fn observe(&mut self, obj: K, event: &'static str) -> Arc<K> {
+    /// Records an event's resourceVersion and transforms its object (`None`: skipped, the
+    /// transform panicked).
+    fn observe(&mut self, obj: K, event: &'static str) -> Option<Arc<K>> {
         if let Some(rv) = &obj.meta().resource_version {
             self.last_synced_rv.clone_from(rv);
         }

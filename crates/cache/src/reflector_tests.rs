@@ -20,6 +20,7 @@ fn config(streaming: bool) -> ReflectorConfig<ConfigMap> {
         streaming_timeout: Duration::from_secs(10),
         transform: None,
         on_watch_error: None,
+        panics: Arc::default(),
     }
 }
 
@@ -113,7 +114,7 @@ async fn resource_versions_advance_and_never_go_back() {
             r#"watch rv="10""#,
             r#"list rv="15" limit=None continue=None"#, // other error: back off, relist at last RV
             r#"watch rv="20""#,
-            r#"list rv="" limit=Some(500) continue=None"#, // 410: consistent read
+            r#"list rv="20" limit=None continue=None"#, // watch 410: the watch cache serves "20"
             r#"watch rv="30""#,
         ]
     );
@@ -260,7 +261,7 @@ async fn expired_continue_token_falls_back_to_full_list() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn watch_410_relists_with_empty_rv_and_emits_tombstones() {
+async fn watch_410_relists_at_last_synced_rv_and_emits_tombstones() {
     let script = Arc::new(Script::default());
     script
         .list(page(&["a", "b"], "10", None))
@@ -268,10 +269,14 @@ async fn watch_410_relists_with_empty_rv_and_emits_tombstones() {
         .list(page(&["a"], "20", None)) // b and c were deleted while we were not watching
         .watch(Ok(vec![]));
     let (log, indexer) = run(&script, config(false), 5).await;
+    // client-go's rule: the events after "11" are gone, the state "not older than 11" is not;
+    // no limit, so the API server's watch cache answers instead of etcd.
     assert_eq!(
         script.calls()[2],
-        r#"list rv="" limit=Some(500) continue=None"#
+        r#"list rv="11" limit=None continue=None"#
     );
+    let times = script.times();
+    assert_eq!(times[2], times[1], "relist at once");
     let mut log = log;
     log.sort();
     assert_eq!(
@@ -286,6 +291,52 @@ async fn watch_410_relists_with_empty_rv_and_emits_tombstones() {
         ]
     );
     assert_eq!(indexer.list_keys(), [ObjectKey::from("ns/a")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_410_then_list_410_falls_back_to_a_consistent_read() {
+    for relist_error in [
+        ListWatchErrorKind::Expired,
+        ListWatchErrorKind::ResourceVersionTooLarge,
+    ] {
+        let script = Arc::new(Script::default());
+        script
+            .list(page(&["a"], "10", None))
+            .watch(Ok(vec![bookmark("12", false), status_410()]))
+            .list(Err(err(relist_error)))
+            .list(page(&["a"], "30", None))
+            .watch(Ok(vec![]));
+        run(&script, config(false), 5).await;
+        assert_eq!(
+            script.calls()[2..],
+            [
+                r#"list rv="12" limit=None continue=None"#,
+                r#"list rv="" limit=Some(500) continue=None"#,
+                r#"watch rv="30""#,
+            ],
+            "{relist_error:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn watch_refused_with_410_relists_at_last_synced_rv() {
+    // The 410 can also be the answer to opening the watch (an HTTP error, not an ERROR event).
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a"], "10", None))
+        .watch(Err(err(ListWatchErrorKind::Expired)))
+        .list(page(&["a"], "20", None))
+        .watch(Ok(vec![]));
+    run(&script, config(false), 5).await;
+    assert_eq!(
+        script.calls()[1..],
+        [
+            r#"watch rv="10""#,
+            r#"list rv="10" limit=None continue=None"#,
+            r#"watch rv="20""#,
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -446,17 +497,20 @@ async fn streaming_list_falls_back_to_list_when_server_ignores_it() {
     script
         .watch(Ok(vec![added("a", "3")]))
         .list(page(&["a"], "5", None))
-        .watch(Ok(vec![]));
+        .watch(Ok(vec![Step::Pause(Duration::from_secs(5)), status_410()]))
+        .list(page(&["a"], "7", None));
     let (log, _) = run(&script, config(true), 60).await;
     assert_eq!(
         script.calls(),
         [
             r#"watch rv="" initial-events"#,
             r#"list rv="0" limit=Some(500) continue=None"#,
-            r#"watch rv="5""#
+            r#"watch rv="5""#,
+            r#"list rv="5" limit=None continue=None"#, // streaming stays off for good
+            r#"watch rv="7""#,
         ]
     );
-    assert_eq!(log, ["ns/a Replaced:5"]);
+    assert_eq!(log, ["ns/a Replaced:5", "ns/a Replaced:7"]);
     let t = script.times();
     assert_eq!(
         t[1] - t[0],
@@ -530,6 +584,107 @@ async fn streaming_list_rejected_falls_back_at_once() {
         calls[3], r#"list rv="5" limit=None continue=None"#,
         "streaming stays off"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_transient_failure_lists_once_and_streams_again_on_the_next_relist() {
+    // A 5xx, or a stream that breaks or closes before initial-events-end, is not a server
+    // without streaming lists: this relist falls back to a paged list, the next one streams.
+    let broken = [
+        Err(err(ListWatchErrorKind::Other)),
+        Ok(vec![
+            added("x", "3"),
+            Step::Fail(err(ListWatchErrorKind::Interrupted)),
+        ]),
+        Ok(vec![added("x", "3"), Step::End]),
+    ];
+    for first in broken {
+        let script = Arc::new(Script::default());
+        script
+            .watch(first)
+            .list(page(&["a"], "5", None))
+            .watch(Ok(vec![Step::Pause(Duration::from_secs(5)), status_410()]))
+            .watch(Ok(vec![added("b", "8"), bookmark("9", true)]));
+        let (log, _) = run(&script, config(true), 60).await;
+        assert_eq!(
+            script.calls(),
+            [
+                r#"watch rv="" initial-events"#,
+                r#"list rv="0" limit=Some(500) continue=None"#,
+                r#"watch rv="5""#,
+                r#"watch rv="5" initial-events"#, // at the last synced version
+            ]
+        );
+        assert_eq!(
+            log,
+            ["ns/a Replaced:5", "ns/b Replaced:8", "ns/a Deleted~:5"]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_throttled_or_refused_backs_off_and_streams_again() {
+    let throttled =
+        err(ListWatchErrorKind::TooManyRequests).with_retry_after(Some(Duration::from_secs(5)));
+    let script = Arc::new(Script::default());
+    script
+        .watch(Err(throttled))
+        .watch(Err(err(ListWatchErrorKind::Unavailable)))
+        .watch(Ok(vec![added("a", "3"), bookmark("4", true)]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(script.calls(), [r#"watch rv="" initial-events"#; 3]);
+    let t = script.times();
+    assert!(
+        t[1] - t[0] >= Duration::from_secs(5),
+        "Retry-After honoured"
+    );
+    assert!(
+        t[2] - t[1] >= Duration::from_millis(1600),
+        "backoff doubled"
+    );
+    assert_eq!(log, ["ns/a Replaced:3"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_at_an_expired_version_streams_again_from_empty_rv() {
+    let script = Arc::new(Script::default());
+    script
+        .watch(Ok(vec![added("a", "3"), bookmark("9", true), status_410()]))
+        .watch(Err(err(ListWatchErrorKind::Expired)))
+        .watch(Ok(vec![added("a", "12"), bookmark("15", true)]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            r#"watch rv="" initial-events"#,
+            r#"watch rv="9" initial-events"#, // watch 410: stream again at the last version
+            r#"watch rv="" initial-events"#,  // that answered 410 too: "" at once
+        ]
+    );
+    let t = script.times();
+    assert_eq!(
+        t[2], t[1],
+        "no backoff for a version the server does not have"
+    );
+    assert_eq!(log, ["ns/a Replaced:3", "ns/a Replaced:12"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn panicking_transform_skips_the_object_and_the_reflector_keeps_going() {
+    let script = Arc::new(Script::default());
+    script
+        .list(page(&["a", "bad-1", "c"], "1", None))
+        .watch(Ok(vec![added("bad-2", "2"), added("d", "3")]));
+    let mut config = config(false);
+    let panics = Arc::clone(&config.panics);
+    config.transform = Some(Arc::new(|o: ConfigMap| {
+        let name = o.metadata.name.clone().unwrap_or_default();
+        assert!(!name.starts_with("bad"), "cannot transform {name}");
+        o
+    }));
+    let (log, _) = run(&script, config, 5).await;
+    assert_eq!(log, ["ns/a Replaced:1", "ns/c Replaced:1", "ns/d Added:3"]);
+    assert_eq!(panics.snapshot().transform_panics, 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -16,8 +16,8 @@ use futures_util::future::join_all;
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kubegen_cache::{
     ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
-    InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch, ListWatchError,
-    ListWatchErrorKind, SharedIndexInformer, WatchRequest, wait_for_cache_sync,
+    HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
+    ListWatchError, ListWatchErrorKind, SharedIndexInformer, WatchRequest, wait_for_cache_sync,
 };
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
@@ -236,10 +236,14 @@ async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away(
     h.server.faults().stall_watches(false);
     eventually("relist", 20, || h.lists() >= 2).await;
     eventually("tombstones", 10, || h.counts.tombstones.lock().len() == 5).await;
-    assert_eq!(
-        h.list_rvs.lock()[1],
-        "",
-        "relist after 410 is a consistent read"
+    // client-go's rule: the watch's 410 does not make the relist a consistent read; the list
+    // at the last synced version (no limit: "not older than") is served as the watch cache would.
+    let list_rvs = h.list_rvs.lock().clone();
+    assert_eq!(list_rvs.len(), 2, "no further list at \"\": {list_rvs:?}");
+    assert_eq!(list_rvs[0], "0");
+    assert!(
+        list_rvs[1].parse::<u64>().is_ok_and(|rv| rv > 0),
+        "relist at the last synced version: {list_rvs:?}"
     );
     let mut tombstones = h.counts.tombstones.lock().clone();
     tombstones.sort();
@@ -284,6 +288,64 @@ async fn too_many_requests_backs_off_then_rewatches() {
         .count();
     assert_eq!(throttles, 1);
     assert_eq!(h.lists(), 1, "429 re-watches, it does not relist");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status() {
+    let server = TestServer::start().await;
+    let denied = Failure::Forbidden { user: "nobody" };
+    server.faults().fail_next(
+        1,
+        RequestMatch::any().verb("list").resource("configmaps"),
+        denied,
+    );
+    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    let seen: Arc<Mutex<Vec<ListWatchError>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let mut options = InformerOptions::default();
+    options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
+        sink.lock().push(e.clone())
+    }));
+    let list_watch = ClientListWatch::new(
+        ResourceClient::<ConfigMap>::all_namespaces(client),
+        ListOptions::default(),
+    );
+    let informer = SharedIndexInformer::new(list_watch, options);
+    informer.start();
+    // The reflector backs off and lists again; the fault was for one request only.
+    wait_for_cache_sync(Duration::from_secs(30), &[&informer])
+        .await
+        .unwrap();
+    let seen = seen.lock().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let err = &seen[0];
+    // The message as a real v1.15 server words an RBAC denial (checked with the `nobody` token).
+    let message = "configmaps is forbidden: User \"nobody\" cannot list resource \"configmaps\" \
+                   in API group \"\" at the cluster scope";
+    let status = err.status().expect("the server's Status is kept");
+    assert_eq!(
+        (status.code, status.reason.as_str(), status.message.as_str()),
+        (403, "Forbidden", message)
+    );
+    assert_eq!(
+        status.details.as_ref().map(|d| d.kind.as_str()),
+        Some("configmaps")
+    );
+    let source = std::error::Error::source(err).expect("the client error is the source");
+    let client_error = source
+        .downcast_ref::<kubegen_client::Error>()
+        .expect("typed source");
+    assert!(client_error.is_forbidden());
+    let chain = format!("{err:#}");
+    assert_eq!(chain.matches(message).count(), 1, "message once: {chain}");
+    assert!(
+        chain.starts_with("request failed: GET /api/v1/configmaps?"),
+        "{chain}"
+    );
+    informer
+        .shutdown_and_wait(Duration::from_secs(5))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -408,5 +470,14 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
         .await
         .unwrap();
     assert!(late.has_synced());
+    let handler = Arc::new(Counts::default());
+    first.add_event_handler(Arc::clone(&handler)).unwrap();
+    let guard = Arc::clone(&handler);
+    let secrets = HandlerFns::<Secret>::new().on_add(move |_, _| {
+        let _held = &guard;
+    });
+    late.add_event_handler(secrets).unwrap();
     factory.shutdown().await;
+    // Both handler tasks ended (they held the other references) before shutdown returned.
+    assert_eq!(Arc::strong_count(&handler), 1);
 }

@@ -1,19 +1,28 @@
-//! The controller loop: informer events in, `namespace/name` keys through a rate-limited
-//! workqueue, workers calling [`Reconciler::reconcile`]. The counterpart of sample-controller's
-//! `controller.go`; every piece of machinery comes from kubegen-cache and kubegen-workqueue.
+//! The controller loop: informer events in, namespaces through a rate-limited workqueue, workers
+//! calling [`Reconciler::reconcile`]. The counterpart of sample-controller's `controller.go`;
+//! every piece of machinery comes from kubegen-cache and kubegen-workqueue.
 //!
 //! # Which events enqueue what
-//! - WhiteList added or deleted: its own key. Updated: its key only if `metadata.generation`
-//!   changed ([`generation_changed`]), so the controller's own status writes do not loop.
-//! - Deployment added, or updated with a new generation (its pod template changed): the keys of
-//!   every WhiteList in its namespace, looked up in the WhiteList cache's namespace index (no
-//!   scan). Deployment status churn (replica counts) enqueues nothing. Deletions enqueue nothing:
-//!   a deleted Deployment cannot violate anything.
+//! The key is a namespace, because the policy unit is the namespace (see [`crate::reconcile`]):
+//! many events of one namespace collapse into one reconcile of it.
+//! - WhiteList added or deleted: its namespace. Updated: its namespace only if
+//!   `metadata.generation` changed ([`generation_changed`]), so the controller's own status writes
+//!   do not loop.
+//! - Deployment added, or updated with a new generation (its pod template changed): its namespace,
+//!   if the WhiteList cache holds a list there (namespace index, no scan); a namespace without
+//!   lists has nothing to enforce, and a list added later enqueues the namespace itself.
+//!   Deployment status churn (replica counts) enqueues nothing. Deletions enqueue nothing: a
+//!   deleted Deployment cannot violate anything.
+//!
+//! # Differences from sample-controller
+//! sample-controller keys its queue by `namespace/name` of the primary object. Here several
+//! primaries (WhiteLists) jointly decide about the same secondaries (Deployments), so the key is
+//! what they share.
 //!
 //! # Shutdown
 //! [`Controller::run_workers`] returns when its `stop` future completes: the queue stops handing
 //! out keys, in-flight reconciles get `drain_timeout` to finish, still-queued keys are dropped
-//! (the next leader's initial list re-enqueues every WhiteList anyway).
+//! (the next leader's initial list re-enqueues every namespace with a WhiteList anyway).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -25,8 +34,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_cache::{
-    DeletedObject, HandlerFns, HandlerRegistration, ObjectKey, SharedIndexInformer, Synced,
-    UpdateFilter, generation_changed, wait_for_cache_sync,
+    DeletedObject, HandlerFns, HandlerRegistration, SharedIndexInformer, Synced, UpdateFilter,
+    generation_changed, wait_for_cache_sync,
 };
 use kubegen_listers::police::v1beta1::WhiteListLister;
 use kubegen_workqueue::{MetricsProvider, RateLimitingQueue, default_controller_rate_limiter};
@@ -40,7 +49,7 @@ pub const QUEUE_NAME: &str = "image-police";
 
 /// Informer handlers, a workqueue and the reconciler, wired together.
 pub struct Controller {
-    /// Keys of WhiteLists to reconcile.
+    /// Namespaces to reconcile.
     queue: RateLimitingQueue<String>,
     /// What a worker runs per key.
     reconciler: Reconciler,
@@ -67,12 +76,10 @@ impl Controller {
         let whitelist_handler = {
             let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
             HandlerFns::<WhiteList>::new()
-                .on_add(move |list, _| on_add.add(ObjectKey::of(list.as_ref()).as_str().to_owned()))
-                .on_update(move |_, list| {
-                    on_update.add(ObjectKey::of(list.as_ref()).as_str().to_owned())
-                })
+                .on_add(move |list, _| enqueue_namespace(&on_add, list.as_ref()))
+                .on_update(move |_, list| enqueue_namespace(&on_update, list.as_ref()))
                 .on_delete(move |gone: &DeletedObject<WhiteList>| {
-                    on_delete.add(ObjectKey::of(gone.object().as_ref()).as_str().to_owned());
+                    enqueue_namespace(&on_delete, gone.object().as_ref());
                 })
         };
         let deployment_handler = {
@@ -166,8 +173,15 @@ impl Drop for Workers {
     }
 }
 
-/// A closure enqueuing every WhiteList of a Deployment's namespace, via the lister's namespace
-/// index.
+/// Enqueues the namespace of `list` (a WhiteList always has one; the API server sets it).
+fn enqueue_namespace(queue: &RateLimitingQueue<String>, list: &WhiteList) {
+    if let Some(namespace) = list.metadata.namespace.as_deref() {
+        queue.add(namespace.to_owned());
+    }
+}
+
+/// A closure enqueuing a Deployment's namespace if it has a WhiteList, looked up in the lister's
+/// namespace index.
 fn namespace_enqueuer(
     queue: &RateLimitingQueue<String>,
     whitelists: &SharedIndexInformer<WhiteList>,
@@ -178,40 +192,44 @@ fn namespace_enqueuer(
             return;
         };
         // The namespace lister reads the cache's namespace index: no scan of all WhiteLists.
-        for list in lister.white_lists(namespace).list(&Selector::default()) {
-            queue.add(ObjectKey::of(list.as_ref()).as_str().to_owned());
+        if !lister
+            .white_lists(namespace)
+            .list(&Selector::default())
+            .is_empty()
+        {
+            queue.add(namespace.to_owned());
         }
     }
 }
 
-/// One worker: take a key, reconcile, tell the rate limiter, mark done; until shutdown.
+/// One worker: take a namespace, reconcile it, tell the rate limiter, mark done; until shutdown.
 async fn worker(queue: RateLimitingQueue<String>, reconciler: Reconciler, metrics: Metrics) {
-    while let Some(key) = queue.get().await {
+    while let Some(namespace) = queue.get().await {
         metrics.reconcile_started();
         let started = Instant::now();
         // A panicking reconcile must not take the worker (and the key, never marked done) with it:
         // it counts as a failure and is retried with backoff.
-        let result = AssertUnwindSafe(reconciler.reconcile(&key))
+        let result = AssertUnwindSafe(reconciler.reconcile(&namespace))
             .catch_unwind()
             .await;
         match result {
             Ok(Ok(())) => {
                 metrics.observe_reconcile(Outcome::Success, started.elapsed());
-                queue.forget(&key);
+                queue.forget(&namespace);
             }
             Ok(Err(error)) => {
                 metrics.observe_reconcile(Outcome::Error, started.elapsed());
                 let cause = std::error::Error::source(&error).map(ToString::to_string);
-                tracing::warn!(key, error = %error, cause = ?cause, "reconcile failed; requeued");
-                queue.add_rate_limited(key.clone());
+                tracing::warn!(namespace, error = %error, cause = ?cause, "reconcile failed; requeued");
+                queue.add_rate_limited(namespace.clone());
             }
             Err(_panic) => {
                 metrics.observe_reconcile(Outcome::Error, started.elapsed());
-                tracing::error!(key, "reconcile panicked; requeued");
-                queue.add_rate_limited(key.clone());
+                tracing::error!(namespace, "reconcile panicked; requeued");
+                queue.add_rate_limited(namespace.clone());
             }
         }
-        queue.done(&key);
+        queue.done(&namespace);
     }
 }
 

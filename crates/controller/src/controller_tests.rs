@@ -118,51 +118,80 @@ impl Wiring {
 }
 
 #[tokio::test]
-async fn initial_list_enqueues_every_whitelist() {
-    let wiring = Wiring::start(vec![whitelist("a", "one"), whitelist("b", "two")]).await;
+async fn initial_list_enqueues_every_namespace_with_a_whitelist_once() {
+    let wiring = Wiring::start(vec![
+        whitelist("a", "one"),
+        whitelist("a", "two"),
+        whitelist("b", "three"),
+    ])
+    .await;
     let mut keys = wiring.take(2).await;
     keys.sort();
-    assert_eq!(keys, vec!["a/one", "b/two"]);
+    assert_eq!(keys, vec!["a", "b"]);
+    wiring.factory.shutdown().await;
+}
+
+impl Wiring {
+    async fn create_deployment(&self, namespace: &str, name: &str) {
+        let deployments = self.clientset.apps_v1().deployments(namespace);
+        let object =
+            serde_json::from_value(deployment(namespace, name)).unwrap_or_else(|e| panic!("{e}"));
+        deployments
+            .create(&object, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[tokio::test]
+async fn deployment_events_enqueue_their_namespace_only_if_it_has_a_whitelist() {
+    let wiring = Wiring::start(vec![
+        whitelist("team", "x"),
+        whitelist("team", "y"),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "unpoliced"}}),
+    ])
+    .await;
+    wiring.take(1).await;
+    wiring.create_deployment("unpoliced", "web").await;
+    // Same informer, in order: once the second Deployment's namespace is queued, the first
+    // Deployment's event has been handled too.
+    wiring.create_deployment("team", "web").await;
+    assert_eq!(wiring.take(1).await, vec!["team"]);
     wiring.factory.shutdown().await;
 }
 
 #[tokio::test]
-async fn deployment_events_enqueue_the_whitelists_of_their_namespace_only() {
-    let wiring = Wiring::start(vec![
-        whitelist("team", "x"),
-        whitelist("team", "y"),
-        whitelist("other", "z"),
-    ])
-    .await;
-    wiring.take(3).await;
-    let deployments = wiring.clientset.apps_v1().deployments("team");
-    let object =
-        serde_json::from_value(deployment("team", "web")).unwrap_or_else(|e| panic!("{e}"));
-    deployments
-        .create(&object, &Default::default())
+async fn every_whitelist_event_enqueues_its_namespace() {
+    let wiring = Wiring::start(vec![whitelist("team", "x"), whitelist("team", "y")]).await;
+    assert_eq!(wiring.take(1).await, vec!["team"]);
+    let client = wiring.clientset.police_v1beta1().white_lists("team");
+    let added = serde_json::from_value(whitelist("team", "z")).unwrap_or_else(|e| panic!("{e}"));
+    client
+        .create(&added, &Default::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut keys = wiring.take(2).await;
-    keys.sort();
-    assert_eq!(keys, vec!["team/x", "team/y"]);
+    assert_eq!(wiring.take(1).await, vec!["team"], "added");
+    wiring.touch_whitelist("team", "x", true).await;
+    assert_eq!(wiring.take(1).await, vec!["team"], "spec updated");
+    client
+        .delete("y", &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wiring.take(1).await, vec!["team"], "deleted");
     wiring.factory.shutdown().await;
 }
 
 #[tokio::test]
 async fn status_writes_do_not_enqueue_but_spec_changes_do() {
-    let wiring = Wiring::start(vec![
-        whitelist("team", "quiet"),
-        whitelist("team", "barrier"),
-    ])
-    .await;
+    let wiring = Wiring::start(vec![whitelist("quiet", "wl"), whitelist("barrier", "wl")]).await;
     wiring.take(2).await;
-    wiring.touch_whitelist("team", "quiet", false).await;
+    wiring.touch_whitelist("quiet", "wl", false).await;
     // Same informer, same handler, in order: once the barrier's spec change is queued, the status
     // write before it has been handled too.
-    wiring.touch_whitelist("team", "barrier", true).await;
-    assert_eq!(wiring.take(1).await, vec!["team/barrier"]);
-    wiring.touch_whitelist("team", "quiet", true).await;
-    assert_eq!(wiring.take(1).await, vec!["team/quiet"]);
+    wiring.touch_whitelist("barrier", "wl", true).await;
+    assert_eq!(wiring.take(1).await, vec!["barrier"]);
+    wiring.touch_whitelist("quiet", "wl", true).await;
+    assert_eq!(wiring.take(1).await, vec!["quiet"]);
     wiring.factory.shutdown().await;
 }
 

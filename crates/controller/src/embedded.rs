@@ -1,5 +1,6 @@
 //! `--embedded`: a complete playground in one process. Starts kubegen-testserver, installs the
-//! CRDs (deploy/crd.yaml) and the samples (deploy/samples/), and writes a kubeconfig so a person
+//! CRDs (deploy/crd.yaml, or whichever CRD manifest discovery says the server takes, like every
+//! installer here) and the samples (deploy/samples/), and writes a kubeconfig so a person
 //! can add objects while the controller runs against it. README's first command.
 
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use kubegen_client::{Client, Config, Kubeconfig, LoadOptions};
 use kubegen_testserver::TestServer;
 
+use crate::crd::crd_manifest;
 use crate::manifests::{self, ManifestError};
 
 /// A running in-process API server with image-police's CRDs and samples loaded. Stops on drop.
@@ -35,7 +37,7 @@ pub enum EmbeddedError {
         #[source]
         source: kubegen_client::Error,
     },
-    /// deploy/crd.yaml or a sample could not be installed.
+    /// The CRDs or a sample could not be installed.
     #[error("installing the manifests failed")]
     InstallFailed {
         /// The manifest error.
@@ -46,7 +48,8 @@ pub enum EmbeddedError {
 
 impl Embedded {
     /// Starts the server, writes its kubeconfig next to the system temp files, and installs
-    /// `deploy_dir/crd.yaml` and `deploy_dir/samples/`.
+    /// the CRD manifest of `deploy_dir` the server takes ([`crd_manifest`]) and
+    /// `deploy_dir/samples/`.
     ///
     /// # Errors
     /// An [`EmbeddedError`] naming the step that failed.
@@ -64,10 +67,14 @@ impl Embedded {
         })?;
         let client =
             client_for(&server).map_err(|source| EmbeddedError::ClientFailed { source })?;
-        let paths = [deploy_dir.join("crd.yaml"), deploy_dir.join("samples")];
+        let install_failed = |source| EmbeddedError::InstallFailed { source };
+        let crds = crd_manifest(&client, deploy_dir)
+            .await
+            .map_err(install_failed)?;
+        let paths = [crds, deploy_dir.join("samples")];
         let created = manifests::apply(&client, &paths)
             .await
-            .map_err(|source| EmbeddedError::InstallFailed { source })?;
+            .map_err(install_failed)?;
         Ok(Embedded {
             server,
             kubeconfig,

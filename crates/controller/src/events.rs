@@ -2,8 +2,9 @@
 //! the controller's actions.
 //!
 //! client-go has a whole `tools/record` package (broadcaster, aggregation of repeats into `count`,
-//! spam filter). image-police records at most two Events per deleted Deployment, so it builds
-//! each Event here and creates it directly; nothing needs aggregating. core/v1 Events (not
+//! spam filter). image-police records one Event per deleted Deployment on the Deployment and one
+//! on each WhiteList of its namespace (a handful), so it builds each Event here and creates it
+//! directly; nothing needs aggregating. core/v1 Events (not
 //! `events.k8s.io/v1`) keep the controller compatible with Kubernetes 1.15+.
 //!
 //! # Differences from client-go's recorder
@@ -63,8 +64,8 @@ impl EventBuilder {
     ///
     /// The name follows client-go (`<object name>.<unix nanoseconds in hex>`), so Events of one
     /// object sort by time and two replicas practically never collide. Events built from the same
-    /// `now` (one reconcile deleting several Deployments records two Events per Deployment, and a
-    /// Deployment may share its WhiteList's name) get stamps one nanosecond apart: a repeated
+    /// `now` (one reconcile deleting several Deployments records Events per Deployment and per
+    /// WhiteList, and a Deployment may share a WhiteList's name) get stamps one nanosecond apart: a repeated
     /// name would be refused as AlreadyExists and the Event lost.
     pub fn build<K>(
         &self,

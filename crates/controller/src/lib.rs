@@ -1,6 +1,6 @@
 //! `kubegen-controller`: the `image-police` controller. It deletes Deployments whose containers
-//! (or init containers) run images that the WhiteList of their namespace does not allow, records
-//! core/v1 Events about it, and reports what it did in the WhiteList's status.
+//! (or init containers) run images that no WhiteList of their namespace allows, records core/v1
+//! Events about it, and reports what it did in the status of each WhiteList of the namespace.
 //!
 //! Built the way client-go's sample-controller is: the generated clientset, listers and informers
 //! plus kubegen-workqueue and kubegen-leaderelection do all the machinery; this crate holds only
@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! WhiteList / Deployment informers (one SharedInformerFactory)
-//!   --handlers--> RateLimitingQueue of "namespace/name" WhiteList keys      controller.rs
+//!   --handlers--> RateLimitingQueue of namespaces                           controller.rs
 //!   --workers--> Reconciler::reconcile: listers -> Policy -> Writer          reconcile.rs
 //!                (delete Deployment, create Events, update WhiteList status)
 //! ```
@@ -23,9 +23,12 @@
 //! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
+//! | `apiextensions/v1beta1` client, `kubectl api-versions` | [`crd::crd_manifest`], [`crd::CustomResourceDefinitionV1beta1`] | `crd.rs` |
 //! | `healthz`, `/metrics`                  | [`endpoints`], [`metrics::Metrics`]     | `endpoints.rs`, `metrics.rs` |
 //!
 //! # Differences from sample-controller
+//! - The workqueue holds namespaces, not `namespace/name` keys: all WhiteLists of a namespace
+//!   together form its policy, so the namespace is what one reconcile judges.
 //! - Standby replicas sync their caches too (ready, warm), and only the Lease holder runs workers.
 //! - Status writes retry a 409 on a fresh read before requeueing, so violations are not lost.
 //! - `--embedded` runs everything against an in-process API server (`embedded.rs`, behind the
@@ -33,6 +36,7 @@
 //!   carry the test server).
 
 pub mod controller;
+pub mod crd;
 #[cfg(feature = "embedded")]
 pub mod embedded;
 pub mod endpoints;

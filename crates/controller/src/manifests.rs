@@ -4,6 +4,8 @@
 //! The kinds are dispatched by `apiVersion`/`kind` to typed clients rather than through discovery,
 //! so an unexpected kind is an error naming the file, not a silent skip. Objects that already exist
 //! are left as they are, so installing twice (a real cluster used by several test runs) is fine.
+//! CustomResourceDefinitions are taken as `apiextensions.k8s.io/v1` or `v1beta1` (servers before
+//! 1.16); [`crd::crd_manifest`] picks the file a server takes, by discovery.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,9 +14,11 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubegen_api::police::v1beta1::WhiteList;
-use kubegen_client::{ApiObject, Client, CreateOptions, GetOptions, ResourceClient};
+use kubegen_client::{ApiObject, Client, CreateOptions, ResourceClient};
 use serde::Deserialize as _;
 use serde_json::Value;
+
+use crate::crd::{self, CustomResourceDefinitionV1beta1};
 
 /// Why a manifest could not be applied.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +42,14 @@ pub enum ManifestError {
         #[source]
         source: Box<kubegen_client::Error>,
     },
+    /// Discovery could not say which CRD version the server serves.
+    #[error("discovery of {path} failed: {reason}")]
+    DiscoveryFailed {
+        /// The discovery path asked.
+        path: &'static str,
+        /// What went wrong, or what the server served instead.
+        reason: String,
+    },
     /// A CustomResourceDefinition did not become Established in time.
     #[error("CustomResourceDefinition {name} was not Established within {timeout:?}")]
     NotEstablished {
@@ -47,9 +59,6 @@ pub enum ManifestError {
         timeout: Duration,
     },
 }
-
-/// How long a created CRD may take to be served.
-const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Creates every object of every `*.yaml` file in `paths` (files, or directories read in name
 /// order), in order; returns one `Kind namespace/name` line per object created now.
@@ -106,7 +115,7 @@ fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ManifestError> {
     Ok(files)
 }
 
-fn documents(file: &Path) -> Result<Vec<Value>, ManifestError> {
+pub(crate) fn documents(file: &Path) -> Result<Vec<Value>, ManifestError> {
     let unreadable = |reason: String| ManifestError::Unreadable {
         file: file.to_path_buf(),
         reason,
@@ -139,10 +148,18 @@ async fn create(
             create_typed::<WhiteList>(client, file, document).await
         }
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
-            let created =
-                create_typed::<CustomResourceDefinition>(client, file, document.clone()).await?;
             let name = document["metadata"]["name"].as_str().unwrap_or_default();
-            wait_established(client, name).await?;
+            let name = name.to_owned();
+            let created = create_typed::<CustomResourceDefinition>(client, file, document).await?;
+            crd::wait_established(client, &name, crd::v1_established).await?;
+            Ok(created)
+        }
+        ("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition") => {
+            let name = document["metadata"]["name"].as_str().unwrap_or_default();
+            let name = name.to_owned();
+            let created =
+                create_typed::<CustomResourceDefinitionV1beta1>(client, file, document).await?;
+            crd::wait_established(client, &name, crd::v1beta1_established).await?;
             Ok(created)
         }
         _ => Err(ManifestError::Unreadable {
@@ -182,30 +199,6 @@ where
             object: described,
             source: Box::new(source),
         }),
-    }
-}
-
-/// Polls the CRD until its `Established` condition is `True`: only then does the server serve it.
-async fn wait_established(client: &Client, name: &str) -> Result<(), ManifestError> {
-    let crds = ResourceClient::<CustomResourceDefinition>::cluster(client.clone());
-    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
-    loop {
-        if let Ok(crd) = crds.get(name, &GetOptions::default()).await {
-            let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
-            if conditions
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-            {
-                return Ok(());
-            }
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(ManifestError::NotEstablished {
-                name: name.to_owned(),
-                timeout: ESTABLISH_TIMEOUT,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

@@ -1,6 +1,7 @@
-//! The image policy of one WhiteList: which images a namespace may run.
+//! The image policy of a namespace: which images its Deployments may run.
 //!
-//! Pure logic, no I/O: a [`Policy`] is built from the WhiteList's rules, then asked about each
+//! Pure logic, no I/O: a [`Policy`] is built from each WhiteList's rules, the policies of all
+//! WhiteLists of a namespace are joined with [`Policy::union`], and the result is asked about each
 //! image a Deployment would run. Reconcile turns the answers into deletions, Events and status.
 //! Nothing in client-go corresponds; the rules follow the seed's "Container Image Police".
 //!
@@ -34,7 +35,7 @@ pub struct RuleInput<'a> {
     pub tags: &'a [String],
 }
 
-/// The allowed images of one WhiteList, normalized for lookup.
+/// The allowed images of one WhiteList (or the union of several), normalized for lookup.
 ///
 /// # Invariants
 /// - Keys of `tags` and `digests` are normalized names ([`ImageRef::name`]).
@@ -200,6 +201,31 @@ impl Policy {
         } else {
             Err(errors)
         }
+    }
+
+    /// The policy allowing every image one of `policies` allows: the policy of a namespace with
+    /// several WhiteLists, where a second list can only allow more. It allows nothing on purpose
+    /// only if every one of them does (and, for no policies at all, it allows nothing).
+    pub fn union<'a>(policies: impl IntoIterator<Item = &'a Policy>) -> Policy {
+        let mut union = Policy {
+            allow_none: true,
+            ..Policy::default()
+        };
+        for policy in policies {
+            union.allow_none &= policy.allow_none;
+            for (name, tags) in &policy.tags {
+                union
+                    .tags
+                    .entry(name.clone())
+                    .or_default()
+                    .extend(tags.iter().cloned());
+            }
+            for (name, digests) in &policy.digests {
+                let entry = union.digests.entry(name.clone()).or_default();
+                entry.extend(digests.iter().cloned());
+            }
+        }
+        union
     }
 
     fn add_rule(&mut self, index: usize, rule: RuleInput<'_>) -> Result<(), RuleError> {

@@ -34,6 +34,40 @@ fn policy(list: &[(&str, &[&str])]) -> Policy {
 }
 
 #[test]
+fn union_allows_what_any_member_allows() {
+    let web = policy(&[("nginx", &["1.25"])]);
+    let cache = policy(&[("redis", &["7"]), ("nginx", &["1.26"])]);
+    let pinned = policy(&[(&*format!("app@{SHA_A}"), &[])]);
+    let union = Policy::union([&web, &cache, &pinned]);
+    union.check_invariants();
+    for allowed in [
+        "nginx:1.25",
+        "nginx:1.26",
+        "redis:7",
+        &*format!("app@{SHA_A}"),
+    ] {
+        assert_eq!(union.check(allowed), Ok(()), "{allowed}");
+    }
+    assert_eq!(
+        union.check("redis:6"),
+        Err(Denial::TagNotAllowed { tag: "6".into() })
+    );
+    assert_eq!(union.check("mysql:8"), Err(Denial::NotListed));
+}
+
+#[test]
+fn union_allows_nothing_on_purpose_only_if_every_member_does() {
+    let none = build(&[], true).unwrap_or_else(|e| panic!("{e:?}"));
+    let web = policy(&[("nginx", &["1.25"])]);
+    let mixed = Policy::union([&none, &web]);
+    mixed.check_invariants();
+    assert_eq!(mixed.check("nginx:1.25"), Ok(()));
+    let only_none = Policy::union([&none, &none]);
+    only_none.check_invariants();
+    assert_eq!(only_none.check("nginx:1.25"), Err(Denial::NothingAllowed));
+}
+
+#[test]
 fn listed_tag_is_allowed_and_other_tags_are_not() {
     let p = policy(&[("nginx", &["1.25", "1.26"])]);
     assert_eq!(p.check("nginx:1.25"), Ok(()));

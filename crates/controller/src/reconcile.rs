@@ -1,21 +1,43 @@
-//! One reconcile of one WhiteList: the controller's business logic, between the workqueue (which
-//! hands out `namespace/name` keys) and the API (deletions, Events, status). The counterpart of
+//! One reconcile of one namespace: the controller's business logic, between the workqueue (which
+//! hands out namespaces) and the API (deletions, Events, status). The counterpart of
 //! sample-controller's `syncHandler`.
 //!
+//! # Why the unit is the namespace
+//! The policy of a namespace is the union of all its WhiteLists, so a change to any one of them
+//! (added, edited, deleted, turned invalid) changes what every Deployment of the namespace may run
+//! and what every other list's status must say. Reconciling one list at a time missed exactly that:
+//! deleting the list that allowed an image left the Deployment running, because nothing re-judged
+//! the namespace. So the key is the namespace, every event touching it enqueues it, and each
+//! reconcile recomputes everything from the caches: the outcome depends only on what the caches
+//! hold, never on which event came first.
+//!
 //! # Steps
-//! 1. Read the WhiteList from the informer cache. Gone: nothing to do (its Deployments are no
-//!    longer policed by it; other WhiteLists of the namespace have their own keys).
-//! 2. In a protected namespace ([`ProtectedNamespaces`]): report it in status, touch nothing.
-//! 3. Invalid spec ([`RuleError`]): report every problem in status, touch nothing. No requeue: the
-//!    fix is a spec edit, which bumps `generation` and enqueues the key again.
-//! 4. Otherwise judge every Deployment of the namespace against the union of the namespace's
-//!    valid WhiteLists (so adding a second list can only allow more, and two lists never fight),
-//!    delete each offender (precondition: its uid, so a re-created Deployment of the same name is never hit),
-//!    and record a Warning Event on the Deployment and one on the WhiteList.
-//! 5. Write the status computed by [`next_status`], only if it changed.
+//! 1. Read every WhiteList of the namespace from the informer cache (namespace index). None: nothing
+//!    to do, in particular after the last list was deleted: nothing is enforced there any more and
+//!    there is no status left to write.
+//! 2. In a protected namespace ([`ProtectedNamespaces`]): report it in every status, touch nothing.
+//! 3. Any invalid list ([`RuleError`]): pause enforcement in the namespace (below); report the
+//!    problems in that list's status and the pause in every other's. No requeue: the fix is a spec
+//!    edit (or deleting the list), which enqueues the namespace again.
+//! 4. Otherwise judge every Deployment of the namespace against the union of the lists (so adding
+//!    a second list can only allow more, and two lists never fight), delete each offender
+//!    (precondition: its uid, so a re-created Deployment of the same name is never hit), and record
+//!    a Warning Event on the Deployment and one on each WhiteList of the namespace.
+//! 5. Write each list's status computed by [`next_status`], only if it changed. Every list of the
+//!    namespace records the violations handled, since they all make up the policy enforced.
+//!
+//! # An invalid WhiteList pauses its namespace (fail-safe)
+//! The alternative, ignoring the invalid list and enforcing the others, turns a typo in one list
+//! into deletions of the Deployments it meant to allow, and deletion cannot be undone; with a single
+//! list it would instead enforce nothing, so the two cases would disagree. Pausing is reversible
+//! (fixing the list resumes enforcement and catches up on every Deployment), consistent for one or
+//! many lists, and visible: every list of the namespace says `Ready=False` and why. It grants no
+//! one anything new: whoever can create an invalid WhiteList in a namespace can as well create a
+//! valid one allowing any image. While paused, nothing in the namespace is deleted, whichever event
+//! (list or Deployment) triggers the reconcile.
 //!
 //! # Errors and retries
-//! A failed deletion or status write returns an error so the worker requeues the key with
+//! A failed deletion or status write returns an error so the worker requeues the namespace with
 //! backoff; deletions that did succeed are not repeated (the Deployments are gone). A status
 //! write that conflicts (the cache has not yet seen our own previous status write, typically) is
 //! first retried on a fresh GET of the WhiteList (client-go's `retry.RetryOnConflict` pattern),
@@ -23,16 +45,18 @@
 //! requeues. Events are best effort: a failure is logged and counted, never retried.
 //!
 //! # Known limit
-//! If the status write still fails after deletions, those deletions are missing from
+//! If a status write still fails after deletions, those deletions are missing from that list's
 //! `status.lastViolations` (the Events still record them): the next reconcile no longer sees the
 //! deleted Deployments.
 
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
+use kubegen_cache::ObjectKey;
 use kubegen_listers::apps::v1::DeploymentLister;
 use kubegen_listers::police::v1beta1::WhiteListLister;
 
@@ -131,74 +155,102 @@ pub fn spec_policy(spec: &WhiteListSpec) -> Result<Policy, Vec<RuleError>> {
     Policy::new(rules, spec.allow_none.unwrap_or(false))
 }
 
+/// What one reconcile decided for a whole namespace, before it acts.
+#[derive(Debug)]
+enum Verdict {
+    /// A namespace the controller does not act in.
+    Protected,
+    /// At least one WhiteList is invalid: enforcement in the namespace waits until it is fixed.
+    /// Holds every invalid list's name with its problems, in name order.
+    Paused(Vec<(String, String)>),
+    /// Every WhiteList is valid: enforce the union of them.
+    Enforce(Policy),
+}
+
+impl Verdict {
+    /// The `Ready` state reported in the status of `whitelist`, one of the judged lists.
+    fn readiness(&self, namespace: &str, whitelist: &WhiteList) -> Readiness {
+        let name = whitelist.metadata.name.as_deref().unwrap_or_default();
+        match self {
+            Verdict::Protected => Readiness::ProtectedNamespace(namespace.to_owned()),
+            Verdict::Enforce(_) => Readiness::Enforcing,
+            Verdict::Paused(invalid) => match invalid.iter().find(|(list, _)| list == name) {
+                Some((_, problems)) => Readiness::InvalidSpec(problems.clone()),
+                None => Readiness::Paused(invalid.iter().map(|(list, _)| list.clone()).collect()),
+            },
+        }
+    }
+}
+
 impl Reconciler {
-    /// Reconciles the WhiteList with key `namespace/name`.
+    /// Reconciles namespace `namespace`: judges every Deployment there against all of its
+    /// WhiteLists and refreshes the status of each of them.
     ///
     /// # Errors
-    /// A [`ReconcileError`] when a deletion or the status write failed; the caller requeues.
-    pub async fn reconcile(&self, key: &str) -> Result<(), ReconcileError> {
-        let Some((namespace, _)) = key.split_once('/') else {
-            tracing::warn!(key, "ignoring a key that is not namespace/name");
+    /// A [`ReconcileError`] when a deletion or a status write failed (the first such failure,
+    /// deletions first); the caller requeues the namespace.
+    pub async fn reconcile(&self, namespace: &str) -> Result<(), ReconcileError> {
+        let mut lists = self
+            .whitelists
+            .white_lists(namespace)
+            .list(&Selector::default());
+        if lists.is_empty() {
+            tracing::debug!(
+                namespace,
+                "no WhiteList in the namespace; nothing to enforce"
+            );
             return Ok(());
-        };
-        let Some(whitelist) = self.whitelists.get_by_key(key) else {
-            tracing::debug!(key, "WhiteList is gone; nothing to do");
-            return Ok(());
-        };
+        }
+        lists.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let now = Time(Timestamp::now());
-        let mut first_error = None;
-        let (readiness, handled) = if self.protected.contains(namespace) {
-            (
-                Readiness::ProtectedNamespace(namespace.to_owned()),
-                Vec::new(),
-            )
-        } else {
-            match spec_policy(&whitelist.spec) {
-                Err(problems) => (Readiness::InvalidSpec(join(&problems)), Vec::new()),
-                Ok(own) => {
-                    let policy = self.namespace_policy(namespace).unwrap_or(own);
-                    let (handled, error) = self.enforce(&whitelist, namespace, &policy, &now).await;
-                    first_error = error;
-                    (Readiness::Enforcing, handled)
-                }
-            }
+        let verdict = self.judge(namespace, &lists);
+        let (handled, mut first_error) = match &verdict {
+            Verdict::Enforce(policy) => self.enforce(namespace, &lists, policy, &now).await,
+            Verdict::Protected | Verdict::Paused(_) => (Vec::new(), None),
         };
-        if let Err(error) = self
-            .write_status(key, &whitelist, &readiness, handled, &now)
-            .await
-        {
-            // A status failure after a deletion failure: report the deletion, it matters more.
-            return Err(first_error.unwrap_or(error));
+        if let Verdict::Paused(invalid) = &verdict {
+            tracing::info!(namespace, invalid = ?invalid, "enforcement paused: invalid WhiteLists");
+        }
+        for list in &lists {
+            let readiness = verdict.readiness(namespace, list);
+            if let Err(error) = self.write_status(list, &readiness, &handled, &now).await {
+                // After a deletion failure, report the deletion: it matters more.
+                first_error.get_or_insert(error);
+            }
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The union of all valid WhiteLists of `namespace`, read through the namespace index.
-    fn namespace_policy(&self, namespace: &str) -> Option<Policy> {
-        let lists = self
-            .whitelists
-            .white_lists(namespace)
-            .list(&Selector::default());
-        let valid: Vec<&Arc<WhiteList>> = lists
-            .iter()
-            .filter(|list| spec_policy(&list.spec).is_ok())
-            .collect();
-        let rules = valid.iter().flat_map(|list| {
-            list.spec.images.iter().map(|rule| RuleInput {
-                name: &rule.name,
-                tags: &rule.tags,
-            })
-        });
-        let allow_none = valid.iter().all(|list| list.spec.images.is_empty());
-        Policy::new(rules, allow_none).ok()
+    /// Decides what to do in `namespace`, whose WhiteLists are `lists` (not empty).
+    fn judge(&self, namespace: &str, lists: &[Arc<WhiteList>]) -> Verdict {
+        if self.protected.contains(namespace) {
+            return Verdict::Protected;
+        }
+        let mut policies = Vec::with_capacity(lists.len());
+        let mut invalid = Vec::new();
+        for list in lists {
+            match spec_policy(&list.spec) {
+                Ok(policy) => policies.push(policy),
+                Err(problems) => {
+                    let name = list.metadata.name.clone().unwrap_or_default();
+                    invalid.push((name, join(&problems)));
+                }
+            }
+        }
+        if invalid.is_empty() {
+            Verdict::Enforce(Policy::union(&policies))
+        } else {
+            Verdict::Paused(invalid)
+        }
     }
 
-    /// Deletes every offending Deployment of `namespace`; returns the violations handled and the
-    /// first deletion error, if any (the others are logged).
+    /// Deletes every offending Deployment of `namespace`, recording an Event on it and on each of
+    /// `lists`; returns the violations handled and the first deletion error, if any (the others
+    /// are logged).
     async fn enforce(
         &self,
-        whitelist: &WhiteList,
         namespace: &str,
+        lists: &[Arc<WhiteList>],
         policy: &Policy,
         now: &Time,
     ) -> (Vec<Violation>, Option<ReconcileError>) {
@@ -207,6 +259,11 @@ impl Reconciler {
             .deployments(namespace)
             .list(&Selector::default());
         deployments.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        let list_names = lists
+            .iter()
+            .map(|list| format!("{:?}", list.metadata.name.as_deref().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ");
         let mut handled = Vec::new();
         let mut first_error = None;
         for deployment in deployments {
@@ -239,18 +296,32 @@ impl Reconciler {
                 deployment = name,
                 "deleted Deployment running a denied image"
             );
-            let offenses = offenses(&found);
-            let list_name = whitelist.metadata.name.as_deref().unwrap_or_default();
-            let on_deployment =
-                format!("Deleted by image-police, WhiteList {list_name:?}: {offenses}");
-            let on_whitelist = format!("Deleted Deployment {name:?}: {offenses}");
-            self.record(deployment.as_ref(), REASON_DELETED, &on_deployment, now)
-                .await;
-            self.record(whitelist, REASON_ENFORCED, &on_whitelist, now)
+            self.record_deletion(&deployment, lists, &list_names, &found, now)
                 .await;
             handled.extend(found.iter().map(|v| violation_record(&name, v, now)));
         }
         (handled, first_error)
+    }
+
+    /// Records the Events of one deletion: one on the Deployment, one on each of `lists`.
+    async fn record_deletion(
+        &self,
+        deployment: &Deployment,
+        lists: &[Arc<WhiteList>],
+        list_names: &str,
+        found: &[ContainerViolation],
+        now: &Time,
+    ) {
+        let name = deployment.metadata.name.as_deref().unwrap_or_default();
+        let offenses = offenses(found);
+        let on_deployment = format!("Deleted by image-police, WhiteLists {list_names}: {offenses}");
+        let on_whitelist = format!("Deleted Deployment {name:?}: {offenses}");
+        self.record(deployment, REASON_DELETED, &on_deployment, now)
+            .await;
+        for list in lists {
+            self.record(list.as_ref(), REASON_ENFORCED, &on_whitelist, now)
+                .await;
+        }
     }
 
     /// Records a Warning Event about `object`; best effort (a failure is logged and counted).
@@ -273,12 +344,13 @@ impl Reconciler {
     /// handled must not be lost, since the deleted Deployments will not be seen again.
     async fn write_status(
         &self,
-        key: &str,
         whitelist: &WhiteList,
         readiness: &Readiness,
-        handled: Vec<Violation>,
+        handled: &[Violation],
         now: &Time,
     ) -> Result<(), ReconcileError> {
+        let key = ObjectKey::of(whitelist);
+        let key = key.as_str();
         let failed = |source| ReconcileError::StatusUpdateFailed {
             key: key.to_owned(),
             source,
@@ -288,7 +360,7 @@ impl Reconciler {
         let mut current = whitelist.clone();
         for attempt in 1..=STATUS_ATTEMPTS {
             let previous = current.status.as_ref();
-            let next = next_status(previous, generation, readiness, handled.clone(), now);
+            let next = next_status(previous, generation, readiness, handled.to_vec(), now);
             if !status_differs(previous, &next) {
                 return Ok(());
             }

@@ -142,13 +142,24 @@ async fn ok(fixture: &Fixture, key: &str) {
         .unwrap_or_else(|e| panic!("reconcile: {e}"));
 }
 
-fn expected_deletion(namespace: &str, deployment: &str, whitelist: &str) -> Vec<String> {
-    vec![
+/// The actions of a reconcile deleting one Deployment in a namespace with `whitelists`: the
+/// deletion, an Event on the Deployment and one on each list, then each list's status.
+fn expected_deletion(namespace: &str, deployment: &str, whitelists: &[&str]) -> Vec<String> {
+    let mut actions = vec![
         format!("delete deployments {namespace}/{deployment}"),
         format!("create events {namespace}"),
-        format!("create events {namespace}"),
-        format!("update whitelists/status {namespace}/{whitelist}"),
-    ]
+    ];
+    actions.extend(
+        whitelists
+            .iter()
+            .map(|_| format!("create events {namespace}")),
+    );
+    actions.extend(
+        whitelists
+            .iter()
+            .map(|list| format!("update whitelists/status {namespace}/{list}")),
+    );
+    actions
 }
 
 #[tokio::test]
@@ -158,7 +169,7 @@ async fn allowed_images_delete_nothing_and_report_ready() {
         deployment("team", "web", &[], &["nginx:1.25"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
+    ok(&fixture, "team").await;
     assert_eq!(fixture.actions(), vec!["update whitelists/status team/wl"]);
     let stored = fixture.stored_whitelist("team", "wl").await;
     assert_eq!(ready(&stored), ("True".into(), Some("Enforcing".into())));
@@ -175,8 +186,8 @@ async fn forbidden_image_deletes_the_deployment_records_events_and_status() {
         deployment("team", "good", &[], &["nginx:1.25"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
-    assert_eq!(fixture.actions(), expected_deletion("team", "bad", "wl"));
+    ok(&fixture, "team").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "bad", &["wl"]));
 
     let uid = fixture
         .reconciler
@@ -251,7 +262,7 @@ async fn every_deletion_of_one_reconcile_records_both_events() {
         deployment("team", "wl", &[], &["mysql:8"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
+    ok(&fixture, "team").await;
     assert_eq!(
         fixture.actions(),
         vec![
@@ -312,8 +323,8 @@ async fn tag_mismatch_is_forbidden() {
         deployment("team", "old", &[], &["nginx:1.24"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
-    assert_eq!(fixture.actions(), expected_deletion("team", "old", "wl"));
+    ok(&fixture, "team").await;
+    assert_eq!(fixture.actions(), expected_deletion("team", "old", &["wl"]));
     let status = fixture
         .stored_whitelist("team", "wl")
         .await
@@ -329,8 +340,11 @@ async fn init_container_with_a_denied_image_is_forbidden() {
         deployment("team", "sneaky", &["busybox:1.36"], &["nginx:1.25"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
-    assert_eq!(fixture.actions(), expected_deletion("team", "sneaky", "wl"));
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        expected_deletion("team", "sneaky", &["wl"])
+    );
     let status = fixture
         .stored_whitelist("team", "wl")
         .await
@@ -352,9 +366,9 @@ async fn image_without_tag_is_judged_as_latest() {
         deployment("floating", "untagged", &[], &["nginx"]),
     ])
     .await;
-    ok(&fixture, "pinned/wl").await;
-    ok(&fixture, "floating/wl").await;
-    let mut expected = expected_deletion("pinned", "untagged", "wl");
+    ok(&fixture, "pinned").await;
+    ok(&fixture, "floating").await;
+    let mut expected = expected_deletion("pinned", "untagged", &["wl"]);
     expected.push("update whitelists/status floating/wl".into());
     assert_eq!(fixture.actions(), expected);
 }
@@ -376,8 +390,8 @@ async fn protected_namespace_is_reported_and_left_alone() {
         deployment("kube-system", "coredns", &[], &["coredns/coredns:1.11"]),
     ])
     .await;
-    ok(&fixture, &format!("{OWN_NAMESPACE}/wl")).await;
-    ok(&fixture, "kube-system/wl").await;
+    ok(&fixture, OWN_NAMESPACE).await;
+    ok(&fixture, "kube-system").await;
     assert_eq!(
         fixture.actions(),
         vec![
@@ -393,9 +407,9 @@ async fn protected_namespace_is_reported_and_left_alone() {
 }
 
 #[tokio::test]
-async fn deleted_whitelist_does_nothing() {
+async fn namespace_without_whitelists_is_left_alone() {
     let fixture = Fixture::new(vec![deployment("team", "bad", &[], &["redis:7"])]).await;
-    ok(&fixture, "team/gone").await;
+    ok(&fixture, "team").await;
     assert_eq!(fixture.actions(), Vec::<String>::new());
 }
 
@@ -414,8 +428,8 @@ async fn status_conflict_is_retried_on_a_fresh_read_keeping_the_violations() {
             let first = !conflicted.swap(true, std::sync::atomic::Ordering::SeqCst);
             first.then(|| Err(conflict(action)))
         });
-    ok(&fixture, "team/wl").await;
-    let mut expected = expected_deletion("team", "bad", "wl");
+    ok(&fixture, "team").await;
+    let mut expected = expected_deletion("team", "bad", &["wl"]);
     expected.extend([
         "get whitelists team/wl".to_owned(),
         "update whitelists/status team/wl".to_owned(),
@@ -443,7 +457,7 @@ async fn status_conflict_is_returned_for_requeue() {
         .prepend_reactor("update", "whitelists/status", |action| {
             Some(Err(conflict(action)))
         });
-    let error = fixture.reconciler.reconcile("team/wl").await.err();
+    let error = fixture.reconciler.reconcile("team").await.err();
     assert!(
         matches!(&error, Some(ReconcileError::StatusUpdateFailed { key, .. }) if key == "team/wl"),
         "{error:?}"
@@ -466,7 +480,7 @@ async fn failed_delete_is_returned_but_status_is_still_written() {
         .prepend_reactor("delete", "deployments", |action| {
             Some(Err(internal_error(action, "etcd down")))
         });
-    let error = fixture.reconciler.reconcile("team/wl").await.err();
+    let error = fixture.reconciler.reconcile("team").await.err();
     assert!(
         matches!(error, Some(ReconcileError::DeleteFailed { ref name, .. }) if name == "bad"),
         "{error:?}"
@@ -488,9 +502,9 @@ async fn idle_reconcile_writes_nothing() {
         json!([{"name": "nginx", "tags": ["1.25"]}]),
     )])
     .await;
-    ok(&fixture, "team/wl").await;
+    ok(&fixture, "team").await;
     fixture.sync_caches().await;
-    ok(&fixture, "team/wl").await;
+    ok(&fixture, "team").await;
     assert_eq!(fixture.actions(), Vec::<String>::new());
 }
 
@@ -501,7 +515,7 @@ async fn empty_list_without_allow_none_is_a_configuration_error() {
         deployment("team", "any", &[], &["redis:7"]),
     ])
     .await;
-    ok(&fixture, "team/wl").await;
+    ok(&fixture, "team").await;
     assert_eq!(fixture.actions(), vec!["update whitelists/status team/wl"]);
     let stored = fixture.stored_whitelist("team", "wl").await;
     assert_eq!(ready(&stored), ("False".into(), Some("InvalidSpec".into())));
@@ -516,6 +530,146 @@ async fn a_second_whitelist_in_the_namespace_allows_more() {
         deployment("team", "mysql", &[], &["mysql:8"]),
     ])
     .await;
-    ok(&fixture, "team/web").await;
-    assert_eq!(fixture.actions(), expected_deletion("team", "mysql", "web"));
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        expected_deletion("team", "mysql", &["cache", "web"])
+    );
+    for list in ["cache", "web"] {
+        let status = fixture
+            .stored_whitelist("team", list)
+            .await
+            .status
+            .unwrap_or_default();
+        assert_eq!(status.violations_handled, Some(1), "{list}");
+        assert_eq!(status.last_violations[0].deployment, "mysql", "{list}");
+    }
+}
+
+impl Fixture {
+    async fn delete_whitelist(&mut self, namespace: &str, name: &str) {
+        let whitelists = self.clientset.police_v1beta1().white_lists(namespace);
+        whitelists
+            .delete(name, &kubegen_client::DeleteOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete: {e}"));
+        self.sync_caches().await;
+    }
+
+    async fn create_deployment(&mut self, object: Value) {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        let deployments = self.clientset.apps_v1().deployments(namespace);
+        let object = serde_json::from_value(object).unwrap_or_else(|e| panic!("{e}"));
+        deployments
+            .create(&object, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("create: {e}"));
+        self.sync_caches().await;
+    }
+
+    async fn reason(&self, namespace: &str, whitelist: &str) -> (String, Option<String>) {
+        ready(&self.stored_whitelist(namespace, whitelist).await)
+    }
+}
+
+#[tokio::test]
+async fn deleting_the_list_that_allowed_an_image_deletes_the_deployment() {
+    let mut fixture = Fixture::new(vec![
+        whitelist("team", "web", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        whitelist("team", "cache", json!([{"name": "redis", "tags": ["7"]}])),
+        deployment("team", "redis", &[], &["redis:7"]),
+    ])
+    .await;
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            "update whitelists/status team/cache",
+            "update whitelists/status team/web"
+        ],
+        "the union allows redis"
+    );
+    fixture.delete_whitelist("team", "cache").await;
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        expected_deletion("team", "redis", &["web"])
+    );
+    let status = fixture
+        .stored_whitelist("team", "web")
+        .await
+        .status
+        .unwrap_or_default();
+    assert_eq!(status.violations_handled, Some(1));
+    assert_eq!(status.last_violations[0].deployment, "redis");
+    assert_eq!(status.last_violations[0].reason, "ImageNotListed");
+}
+
+#[tokio::test]
+async fn deleting_the_last_list_enforces_nothing_and_writes_nothing() {
+    let mut fixture = Fixture::new(vec![
+        whitelist("team", "web", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        deployment("team", "web", &[], &["nginx:1.25"]),
+    ])
+    .await;
+    ok(&fixture, "team").await;
+    fixture.delete_whitelist("team", "web").await;
+    fixture
+        .create_deployment(deployment("team", "cache", &[], &["redis:7"]))
+        .await;
+    ok(&fixture, "team").await;
+    assert_eq!(fixture.actions(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn an_invalid_list_pauses_its_namespace_whichever_event_comes_next() {
+    let mut fixture = Fixture::new(vec![
+        whitelist("team", "web", json!([{"name": "nginx", "tags": ["1.25"]}])),
+        whitelist("team", "broken", json!([])),
+        deployment("team", "mysql", &[], &["mysql:8"]),
+    ])
+    .await;
+    // The reconcile a WhiteList event triggers: nothing deleted, both lists say why.
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            "update whitelists/status team/broken",
+            "update whitelists/status team/web"
+        ]
+    );
+    assert_eq!(
+        fixture.reason("team", "broken").await,
+        ("False".into(), Some("InvalidSpec".into()))
+    );
+    assert_eq!(
+        fixture.reason("team", "web").await,
+        ("False".into(), Some("EnforcementPaused".into()))
+    );
+    // A later, unrelated Deployment event reconciles the same namespace: still nothing deleted,
+    // and the statuses already say everything.
+    fixture
+        .create_deployment(deployment("team", "late", &[], &["mysql:8"]))
+        .await;
+    ok(&fixture, "team").await;
+    assert_eq!(fixture.actions(), Vec::<String>::new());
+    // Deleting the invalid list resumes enforcement and refreshes the remaining list's status.
+    fixture.delete_whitelist("team", "broken").await;
+    ok(&fixture, "team").await;
+    assert_eq!(
+        fixture.actions(),
+        vec![
+            "delete deployments team/late",
+            "create events team",
+            "create events team",
+            "delete deployments team/mysql",
+            "create events team",
+            "create events team",
+            "update whitelists/status team/web",
+        ]
+    );
+    assert_eq!(
+        fixture.reason("team", "web").await,
+        ("True".into(), Some("Enforcing".into()))
+    );
 }

@@ -5,11 +5,13 @@
 //! # What the status says
 //! - `observedGeneration`: the `metadata.generation` this status describes; a reader compares it
 //!   with `generation` to know whether the controller has seen the latest spec.
-//! - A `Ready` condition (Kubernetes API conventions): `True`/`Enforcing` while the list is
-//!   enforced, `False` with reason `InvalidSpec` or `ProtectedNamespace` otherwise. Its
+//! - A `Ready` condition (Kubernetes API conventions): `True`/`Enforcing` while the namespace's
+//!   policy (this list with the others of its namespace) is enforced, `False` otherwise, with
+//!   reason `InvalidSpec` (this list is invalid, so enforcement in its namespace is paused),
+//!   `EnforcementPaused` (another list of the namespace is invalid) or `ProtectedNamespace`. Its
 //!   `lastTransitionTime` changes only when `status` flips, never on a mere message change.
-//! - `violationsHandled`: how many offending containers have been found in Deployments that were
-//!   deleted, since the WhiteList was created (monotonic).
+//! - `violationsHandled`: how many offending containers have been found in Deployments of the
+//!   namespace that were deleted while this list was part of its policy (monotonic).
 //! - `lastViolations`: the most recent [`MAX_LAST_VIOLATIONS`], newest first (as the API documents).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -27,8 +29,12 @@ pub const MAX_LAST_VIOLATIONS: usize = 10;
 pub enum Readiness {
     /// The list is valid and every Deployment in the namespace has been checked against it.
     Enforcing,
-    /// The spec cannot be turned into a policy; the message lists every problem.
+    /// The spec cannot be turned into a policy (the message lists every problem), so enforcement
+    /// in the namespace is paused until it is fixed.
     InvalidSpec(String),
+    /// This list is valid, but enforcement in its namespace is paused because these other lists
+    /// of the namespace are invalid.
+    Paused(Vec<String>),
     /// The list lives in a namespace the controller does not act in.
     ProtectedNamespace(String),
 }
@@ -42,7 +48,23 @@ impl Readiness {
                 "Enforcing",
                 "Deployments running images not on this list are deleted".to_owned(),
             ),
-            Readiness::InvalidSpec(problems) => ("False", "InvalidSpec", problems.clone()),
+            Readiness::InvalidSpec(problems) => (
+                "False",
+                "InvalidSpec",
+                format!(
+                    "{problems}; nothing in this namespace is enforced until this WhiteList is \
+                     fixed or deleted"
+                ),
+            ),
+            Readiness::Paused(invalid) => (
+                "False",
+                "EnforcementPaused",
+                format!(
+                    "nothing in this namespace is enforced until every WhiteList there is valid; \
+                     invalid: {}",
+                    invalid.join(", ")
+                ),
+            ),
             Readiness::ProtectedNamespace(namespace) => (
                 "False",
                 "ProtectedNamespace",
@@ -179,7 +201,10 @@ mod tests {
         assert_eq!(ready(&flipped).last_transition_time, Some(at(300)));
         assert_eq!(
             ready(&flipped).message.as_deref(),
-            Some("spec.images is empty")
+            Some(
+                "spec.images is empty; nothing in this namespace is enforced until this \
+                 WhiteList is fixed or deleted"
+            )
         );
         let other_message = Readiness::InvalidSpec("another problem".into());
         let still_false = next_status(Some(&flipped), Some(4), &other_message, vec![], &at(400));
@@ -239,6 +264,28 @@ mod tests {
                 .as_deref()
                 .unwrap_or_default()
                 .contains("--allow-protected-namespaces")
+        );
+    }
+
+    #[test]
+    fn a_valid_list_names_the_invalid_ones_that_pause_its_namespace() {
+        let readiness = Readiness::Paused(vec!["a".into(), "b".into()]);
+        let status = next_status(None, Some(1), &readiness, vec![], &at(5));
+        let condition = ready(&status);
+        assert_eq!(
+            (
+                condition.status.as_str(),
+                condition.reason.as_deref(),
+                condition.message.as_deref()
+            ),
+            (
+                "False",
+                Some("EnforcementPaused"),
+                Some(
+                    "nothing in this namespace is enforced until every WhiteList there is \
+                     valid; invalid: a, b"
+                )
+            )
         );
     }
 

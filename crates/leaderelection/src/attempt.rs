@@ -121,15 +121,36 @@ impl Shared {
 
     /// Gives the lock up if we hold it: empty holder, 1 s lease, so a successor need not wait for
     /// expiry. Returns whether the release was written.
+    ///
+    /// The update starts from the Lease we last wrote; on a 409 Conflict it reads the Lease fresh
+    /// and, if we still hold it, releases that (client-go's `release` always reads first). The
+    /// conflict is what a shutdown during a renewal leaves behind: the server applied the renewal
+    /// but its answer was dropped with the cancelled request, so our copy is one version behind.
     pub(crate) async fn release(&self) -> bool {
-        let (record, lease) = {
-            let state = self.state.lock();
-            match (state.observer.release(wall_now()), state.lease.clone()) {
-                (Some(record), Some(lease)) => (record, lease),
-                _ => return false,
-            }
+        let Some((record, lease)) = self.release_from_last_write() else {
+            return false;
         };
-        match self.lock.update(lease, &record).await {
+        let written = match self.lock.update(lease, &record).await {
+            Err(error) if error.is_conflict() => {
+                tracing::debug!(lock = %self.lock.describe(), %error, "release conflicted, re-reading the lease");
+                match self.lock.get().await {
+                    Ok(current) => {
+                        self.state.lock().observer.observe_read(
+                            LeaderElectionRecord::from_spec(current.spec.as_ref()),
+                            Instant::now(),
+                        );
+                        self.state.lock().lease = Some(current);
+                        let Some((record, lease)) = self.release_from_last_write() else {
+                            return false; // someone else holds it now: nothing of ours to give up
+                        };
+                        self.lock.update(lease, &record).await
+                    }
+                    Err(error) => Err(error),
+                }
+            }
+            other => other,
+        };
+        match written {
             Ok(written) => {
                 let mut state = self.state.lock();
                 state.observer.observe_write(
@@ -145,5 +166,11 @@ impl Shared {
                 false
             }
         }
+    }
+
+    /// The releasing record and the Lease to write it over, if we lead by the last observation.
+    fn release_from_last_write(&self) -> Option<(LeaderElectionRecord, Lease)> {
+        let state = self.state.lock();
+        state.observer.release(wall_now()).zip(state.lease.clone())
     }
 }

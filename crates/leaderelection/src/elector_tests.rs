@@ -230,6 +230,45 @@ async fn release_on_cancel_lets_the_next_candidate_take_over_at_once() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn release_after_a_renewal_whose_answer_was_lost_still_releases() {
+    let fake = FakeClient::new();
+    let mut released = config("a");
+    released.release_on_cancel = true;
+    let mut a = start(&fake, released);
+    time_until(Duration::from_secs(1), || a.elector.is_leader()).await;
+    // The server applies a renewal whose answer never reaches the elector (a shutdown dropped the
+    // request in flight): the Lease moves one version past the elector's copy, still held by "a".
+    let leases = ResourceClient::<Lease>::namespaced(fake.client(), NAMESPACE);
+    let mut current = leases
+        .get(LOCK, &GetOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    current
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert("renewed".into(), "unseen".into());
+    leases
+        .update(&current, &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    current = leases
+        .get(LOCK, &GetOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        current.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("a")
+    );
+    if let Some(shutdown) = a.shutdown.take() {
+        let _ = shutdown.send(());
+    }
+    assert_eq!(outcome(a.task).await, RunOutcome::ShutdownRequested);
+    assert_eq!(lease(&fake).await.holder_identity, "");
+    a.elector.check_invariants();
+}
+
+#[tokio::test(start_paused = true)]
 async fn leader_stops_when_renewal_fails_past_the_renew_deadline() {
     let fake = FakeClient::new();
     let failing = Arc::new(AtomicBool::new(false));

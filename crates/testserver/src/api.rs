@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::body::{BoxBody, full};
-use crate::faults::Faults;
+use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::options::ServerOptions;
 use crate::query::Query;
@@ -21,7 +21,8 @@ use crate::route::{self, Route, Target};
 use crate::shared::{ApiServer, Inner, with_json_type};
 use crate::state::State;
 use crate::status::ApiError;
-use crate::{discovery, watch as watches};
+use crate::table::TableRequest;
+use crate::{discovery, fieldvalidation, openapi, watch as watches};
 
 impl ApiServer {
     /// A server with the built-in resources and the namespaces every cluster has (`default`,
@@ -65,6 +66,9 @@ impl ApiServer {
         let query = Query::parse(request.uri().query());
         match route {
             Route::Resource(target) => self.resource(request, target, query).await,
+            Route::OpenApi(endpoint) if request.method() == Method::GET => {
+                openapi::serve(self, &endpoint, request.headers(), &query)
+            }
             other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
             _ => Err(ApiError::method_not_supported(
                 crate::status::Qualified {
@@ -112,24 +116,48 @@ impl ApiServer {
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));
         }
-        let resource = match &target.subresource {
-            Some(sub) => format!("{}/{sub}", target.def.plural),
-            None => target.def.plural.clone(),
+        let fault_request = FaultRequest {
+            verb,
+            group: &target.def.group,
+            plural: &target.def.plural,
+            subresource: target.subresource.as_deref(),
+            namespace: target.namespace.as_deref(),
+            name: target.name.as_deref(),
         };
-        if let Some(error) = self.inner.faults.take_failure(verb, &resource) {
+        if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
+        let table = match verb {
+            "get" | "list" | "watch" if target.subresource.is_none() => {
+                TableRequest::from_request(request.headers(), &query)?
+            }
+            _ => None,
+        };
         let (parts, body) = request.into_parts();
-        match verb {
-            "get" => handlers::read::get(self, &target),
-            "list" => handlers::read::list(self, &target, &query).await,
-            "watch" => watches::start(self, &target, &query).await,
+        if handlers::review::is_review(&target.def) {
+            return handlers::review::create(self, &target, &body);
+        }
+        if target.subresource.as_deref() == Some("scale") {
+            return handlers::scale::serve(self, &target, verb, &parts.headers, &body);
+        }
+        let warnings = match verb {
+            "create" | "update" | "patch" => {
+                fieldvalidation::check(self, (&target, verb), &parts.headers, &body, &query)?
+            }
+            _ => Vec::new(),
+        };
+        let mut response = match verb {
+            "get" => handlers::read::get(self, &target, table.as_ref()),
+            "list" => handlers::read::list(self, &target, &query, table.as_ref()).await,
+            "watch" => watches::start(self, &target, &query, table).await,
             "create" => handlers::create::create(self, &target, &body),
             "update" => handlers::update::update(self, &target, &body),
             "patch" => handlers::update::patch(self, &target, &parts.headers, &body),
-            "delete" => handlers::delete::delete(self, &target, &body),
-            _ => handlers::delete::delete_collection(self, &target, &query),
-        }
+            "delete" => handlers::delete::delete(self, &target, &body, &query),
+            _ => handlers::delete::delete_collection(self, &target, &query, &body),
+        }?;
+        fieldvalidation::add_warnings(&mut response, &warnings);
+        Ok(response)
     }
 }
 

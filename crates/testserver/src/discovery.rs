@@ -42,7 +42,7 @@ pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
             group
         }
         Route::ResourceList(group, version) => resource_list(group, version, &defs),
-        Route::Resource(_) => Value::Null,
+        Route::Resource(_) | Route::OpenApi(_) => Value::Null,
     };
     json_response(StatusCode::OK, Bytes::from(body.to_string()))
 }
@@ -138,6 +138,17 @@ fn resource_list(group: &str, version: &str, defs: &[ResourceDefinition]) -> Val
             entry["categories"] = json!(def.categories);
         }
         resources.push(entry);
+        if def.scale_subresource.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", def.plural),
+                "singularName": "",
+                "namespaced": def.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
         if def.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", def.plural),

@@ -1,5 +1,6 @@
 //! Fault injection for reliability tests: the failures a real cluster produces under load or during
-//! upgrades (dropped watches, etcd compaction, API Priority and Fairness 429s, 5xx, slowness).
+//! upgrades (dropped watches, etcd compaction, API Priority and Fairness 429s, 5xx, slowness, an
+//! RBAC denial).
 //!
 //! Faults act on new requests and on open watch streams; they never corrupt stored objects, so a
 //! client that handles them correctly converges on the true state afterwards.
@@ -12,7 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::state::State;
-use crate::status::ApiError;
+use crate::status::{ApiError, Qualified};
 
 /// The failure returned by [`Faults::fail_next`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,11 +28,61 @@ pub enum Failure {
     InternalError,
     /// 503 ServiceUnavailable.
     ServiceUnavailable,
+    /// 403 Forbidden, worded as the real authorizer denies `user` (kube-apiserver's
+    /// `forbiddenMessage`): `configmaps is forbidden: User "nobody" cannot list resource
+    /// "configmaps" in API group "" at the cluster scope`, with `details.{group,kind,name}`.
+    Forbidden {
+        /// The user name the message quotes.
+        user: &'static str,
+    },
+}
+
+/// The request a fault is checked against and worded for.
+pub(crate) struct FaultRequest<'a> {
+    /// Kubernetes verb: `get`, `list`, `watch`, ...
+    pub(crate) verb: &'a str,
+    /// API group (`""` for the core group).
+    pub(crate) group: &'a str,
+    /// Plural resource name.
+    pub(crate) plural: &'a str,
+    /// Subresource (`status`), if any.
+    pub(crate) subresource: Option<&'a str>,
+    /// Namespace of the URL, `None` for cluster-scoped and all-namespaces requests.
+    pub(crate) namespace: Option<&'a str>,
+    /// Object name of the URL, if any.
+    pub(crate) name: Option<&'a str>,
+}
+
+impl FaultRequest<'_> {
+    /// `configmaps`, or `deployments/status` for a subresource (what [`RequestMatch`] matches).
+    fn resource(&self) -> String {
+        match self.subresource {
+            Some(sub) => format!("{}/{sub}", self.plural),
+            None => self.plural.to_owned(),
+        }
+    }
 }
 
 impl Failure {
-    fn to_error(self) -> ApiError {
+    fn to_error(self, request: &FaultRequest<'_>) -> ApiError {
         match self {
+            Failure::Forbidden { user } => {
+                let scope = match request.namespace {
+                    Some(ns) => format!("in the namespace \"{ns}\""),
+                    None => "at the cluster scope".to_owned(),
+                };
+                let why = format!(
+                    "User \"{user}\" cannot {} resource \"{}\" in API group \"{}\" {scope}",
+                    request.verb,
+                    request.resource(),
+                    request.group
+                );
+                let what = Qualified {
+                    group: request.group,
+                    resource: request.plural,
+                };
+                ApiError::denied(what, request.name, &why)
+            }
             Failure::TooManyRequests {
                 retry_after_seconds,
             } => ApiError::too_many_requests(retry_after_seconds),
@@ -196,18 +247,22 @@ impl Faults {
         self.inner.control.subscribe()
     }
 
-    /// Consumes one matching failure, if any.
-    pub(crate) fn take_failure(&self, verb: &str, resource: &str) -> Option<ApiError> {
+    /// Consumes one failure matching `request`, if any.
+    pub(crate) fn take_failure(&self, request: &FaultRequest<'_>) -> Option<ApiError> {
         let mut rules = self.inner.rules.lock();
+        if rules.is_empty() {
+            return None;
+        }
+        let resource = request.resource();
         let index = rules
             .iter()
-            .position(|r| r.matcher.matches(verb, resource))?;
+            .position(|r| r.matcher.matches(request.verb, &resource))?;
         let failure = rules[index].failure;
         rules[index].remaining -= 1;
         if rules[index].remaining == 0 {
             rules.remove(index);
         }
-        Some(failure.to_error())
+        Some(failure.to_error(request))
     }
 
     #[cfg(test)]
@@ -224,6 +279,17 @@ mod tests {
         Faults::new(Arc::new(Mutex::new(State::new(10))))
     }
 
+    fn request<'a>(verb: &'a str, plural: &'a str) -> FaultRequest<'a> {
+        FaultRequest {
+            verb,
+            group: "",
+            plural,
+            subresource: None,
+            namespace: None,
+            name: None,
+        }
+    }
+
     #[test]
     fn fail_next_consumes_exactly_n_matching_requests() {
         let faults = faults();
@@ -232,18 +298,26 @@ mod tests {
             RequestMatch::any().verb("list").resource("configmaps"),
             Failure::InternalError,
         );
-        assert!(faults.take_failure("get", "configmaps").is_none());
-        assert!(faults.take_failure("list", "secrets").is_none());
+        assert!(faults.take_failure(&request("get", "configmaps")).is_none());
+        assert!(faults.take_failure(&request("list", "secrets")).is_none());
         assert_eq!(
-            faults.take_failure("list", "configmaps").map(|e| e.code),
+            faults
+                .take_failure(&request("list", "configmaps"))
+                .map(|e| e.code),
             Some(500)
         );
         faults.check_invariants();
         assert_eq!(
-            faults.take_failure("list", "configmaps").map(|e| e.code),
+            faults
+                .take_failure(&request("list", "configmaps"))
+                .map(|e| e.code),
             Some(500)
         );
-        assert!(faults.take_failure("list", "configmaps").is_none());
+        assert!(
+            faults
+                .take_failure(&request("list", "configmaps"))
+                .is_none()
+        );
         faults.check_invariants();
     }
 
@@ -257,7 +331,40 @@ mod tests {
                 retry_after_seconds: 7,
             },
         );
-        let err = faults.take_failure("watch", "pods").unwrap();
+        let err = faults.take_failure(&request("watch", "pods")).unwrap();
         assert_eq!((err.code, err.retry_after), (429, Some(7)));
+    }
+
+    #[test]
+    fn forbidden_is_worded_like_the_rbac_authorizer() {
+        let faults = faults();
+        let denied = Failure::Forbidden { user: "nobody" };
+        faults.fail_next(2, RequestMatch::any(), denied);
+        let cluster = faults.take_failure(&request("list", "configmaps")).unwrap();
+        assert_eq!((cluster.code, cluster.reason), (403, "Forbidden"));
+        assert_eq!(
+            cluster.message,
+            "configmaps is forbidden: User \"nobody\" cannot list resource \"configmaps\" in API group \"\" at the cluster scope"
+        );
+        let named = FaultRequest {
+            group: "apps",
+            subresource: Some("status"),
+            namespace: Some("police-demo"),
+            name: Some("web"),
+            ..request("get", "deployments")
+        };
+        let err = faults.take_failure(&named).unwrap();
+        assert_eq!(
+            err.message,
+            "deployments.apps \"web\" is forbidden: User \"nobody\" cannot get resource \"deployments/status\" in API group \"apps\" in the namespace \"police-demo\""
+        );
+        assert_eq!(
+            (
+                err.details.group.as_str(),
+                err.details.kind.as_str(),
+                err.details.name.as_str()
+            ),
+            ("apps", "deployments", "web")
+        );
     }
 }

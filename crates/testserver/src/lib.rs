@@ -21,40 +21,63 @@
 //!   generation (bumped only when something outside metadata/status changes); optimistic
 //!   concurrency (409 Conflict); `generateName`; AlreadyExists/NotFound; `/status` subresource
 //!   semantics; JSON merge, JSON patch and (for built-ins) strategic merge patch; finalizers with
-//!   `deletionTimestamp`; deletecollection; namespaces that must exist, and namespace deletion
-//!   (Terminating, content deleted, then removed); DNS-1123 name validation (422 Invalid).
-//! - Lists: label and field selectors, `limit`/`continue` with opaque tokens served from a
-//!   consistent snapshot and expiring with 410 after compaction, `resourceVersion` /
+//!   `deletionTimestamp` (removing the last one deletes without a further MODIFIED);
+//!   delete preconditions and `propagationPolicy` (`Foreground` / `Orphan` keep the object with
+//!   the `foregroundDeletion` / `orphan` finalizer: as on the real servers kubegen is checked
+//!   against, no garbage collector runs, so it stays until a client removes the finalizer);
+//!   deletecollection; namespaces that must exist, and namespace deletion (Terminating, content
+//!   deleted, then removed); DNS-1123 name validation and the 1 MiB limit of ConfigMap and
+//!   Secret data (422 Invalid).
+//! - The `scale` subresource (`autoscaling/v1 Scale`) of Deployments, ReplicaSets, StatefulSets
+//!   and CRDs declaring `subresources.scale`.
+//! - `Table` responses for `kubectl get` (upstream printer columns for the built-in kinds, CRD
+//!   `additionalPrinterColumns`, `includeObject`), also on watches.
+//! - Lists: label and field selectors (each kind's supported fields and error wording),
+//!   `limit`/`continue` with opaque tokens served from a consistent snapshot and expiring with
+//!   410 after compaction, `remainingItemCount` on unfiltered pages, `resourceVersion` /
 //!   `resourceVersionMatch` (`""` consistent, `"0"` any, `Exact`, `NotOlderThan`, and the 504
 //!   "Too large resource version" after a configurable wait).
 //! - Watches: chunked NDJSON from a resourceVersion, synthetic `ADDED` for RV unset/"0", 410 `ERROR`
-//!   events beyond the bounded history, periodic and on-demand BOOKMARKs, `timeoutSeconds`,
+//!   events beyond the bounded history, periodic and on-demand BOOKMARKs and one 2 s before
+//!   `timeoutSeconds` once the resource changed, `timeoutSeconds`,
 //!   streaming lists (`sendInitialEvents=true`, ending at the `k8s.io/initial-events-end` bookmark,
 //!   switchable off to mimic older servers), selector transitions as ADDED/DELETED.
 //! - Discovery (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`) and CRDs:
 //!   creating a CustomResourceDefinition serves its resource and marks it Established; deleting
-//!   it removes the resource and its objects.
+//!   it removes the resource and its objects. A group nobody serves gets the plain-text
+//!   `404 page not found`.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
+//! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
+//!   ETag/`?hash=` caching) for the built-in kinds (the real v1.36 server's own documents, shipped
+//!   as data) and every installed CRD; server-side `fieldValidation` (Strict/Warn/Ignore) against
+//!   the same schemas, so `kubectl apply` validates and `kubectl explain` works.
+//! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
+//!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
-//! content, system namespaces cannot be deleted), no RBAC, no server-side apply (apply patches
-//! get 415), no managedFields, no field validation or pruning against OpenAPI schemas, no
-//! defaulting of built-in specs, no garbage collection of owned objects, no graceful pod
-//! deletion, no version conversion (each served version and the two Event APIs have separate
-//! storage), no aggregated discovery, protobuf, `/openapi/*`, `fieldValidation`, namespace
-//! `/finalize` or `remainingItemCount`, and no watch-cache pagination quirks (a `limit` is always
-//! honoured). A body without `apiVersion`/`kind` is accepted and completed from the URL where the
-//! real server would reject it. A watch from a resourceVersion newer than the server's waits for
+//! content, system namespaces cannot be deleted), no RBAC (every request may do everything), no
+//! server-side apply (apply patches get 415), no managedFields, no pruning of unknown fields
+//! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs
+//! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
+//! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
+//! served version and the two Event APIs have separate storage), no aggregated discovery,
+//! protobuf (the OpenAPI documents are served as JSON only), namespace `/finalize`, and no
+//! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
+//! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
+//! from the URL where the real server would reject it. A watch from a resourceVersion newer than the server's waits for
 //! it instead of failing.
 
 mod api;
+mod authz;
 mod body;
 mod discovery;
 mod error;
 mod faults;
+mod fieldvalidation;
 mod handlers;
+mod openapi;
 mod options;
 mod patch;
 mod query;
@@ -66,14 +89,20 @@ mod shared;
 mod state;
 mod status;
 mod store;
+mod table;
 mod tls;
 mod validation;
 mod watch;
 
+pub use authz::{
+    AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
+};
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
+pub use handlers::scale::ScaleSubresource;
 pub use options::ServerOptions;
 pub use registry::{NameRule, ResourceDefinition};
 pub use server::TestServer;
 pub use shared::ApiServer;
+pub use table::PrinterColumn;

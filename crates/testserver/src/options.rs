@@ -1,6 +1,9 @@
 //! Server configuration.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::authz::{AllowAll, Authorizer};
 
 /// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves.
 ///
@@ -32,6 +35,9 @@ pub struct ServerOptions {
     /// server behaves like an older kube-apiserver that ignores the parameter, so clients' fallback
     /// to list+watch can be tested.
     pub streaming_list: bool,
+    /// Answers access reviews (`kubectl auth can-i`). [`AllowAll`] by default, like a server with
+    /// `--authorization-mode=AlwaysAllow`.
+    pub authorizer: Arc<dyn Authorizer>,
 }
 
 impl Default for ServerOptions {
@@ -44,6 +50,7 @@ impl Default for ServerOptions {
             bookmark_interval: Duration::from_secs(60),
             too_large_rv_wait: Duration::from_secs(1),
             streaming_list: true,
+            authorizer: Arc::new(AllowAll),
         }
     }
 }

@@ -134,7 +134,7 @@ impl ListParams {
     ) -> Result<ListParams, ApiError> {
         let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))?;
         let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""), |f| {
-            def.selectable(f)
+            def.check_field_label(f)
         })?;
         let limit = number(query, "limit")?
             .filter(|l| *l > 0)

@@ -8,6 +8,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::handlers::scale::ScaleSubresource;
+use crate::table::PrinterColumn;
+
 /// How `metadata.name` is validated for a kind (apimachinery `path.ValidatePathSegmentName` plus the
 /// kind's own rule).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,7 +72,9 @@ pub struct ResourceDefinition {
     /// Whether a delete returns the deleted object (custom resources, pods) instead of a `Status`.
     pub delete_returns_object: bool,
     /// Field selector labels allowed besides `metadata.name` and `metadata.namespace`, as dotted
-    /// JSON paths (`spec.nodeName`). Others are rejected with 400 like the real server.
+    /// JSON paths (`spec.nodeName`). Others are rejected with 400 like the real server. (The
+    /// built-ins with their own field label conversion list every label here, `metadata.*`
+    /// included.)
     pub selectable_fields: Vec<String>,
     /// How names are validated.
     pub name_rule: NameRule,
@@ -78,6 +83,11 @@ pub struct ResourceDefinition {
     pub strategic_merge: bool,
     /// Verbs reported by discovery and accepted by the router. Empty means all eight.
     pub verbs: Vec<String>,
+    /// Columns of Table responses after `Name` (a CRD version's `additionalPrinterColumns`);
+    /// empty means `Age`. Built-in kinds use their upstream printers instead.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Whether `<plural>/scale` exists, and where the replicas live.
+    pub scale_subresource: Option<ScaleSubresource>,
 }
 
 impl Default for ResourceDefinition {
@@ -98,6 +108,8 @@ impl Default for ResourceDefinition {
             name_rule: NameRule::Subdomain,
             strategic_merge: false,
             verbs: Vec::new(),
+            printer_columns: Vec::new(),
+            scale_subresource: None,
         }
     }
 }
@@ -152,11 +164,27 @@ impl ResourceDefinition {
         self.verbs.is_empty() || self.verbs.iter().any(|v| v == verb)
     }
 
-    /// Whether the field selector label is supported.
-    pub(crate) fn selectable(&self, field: &str) -> bool {
-        field == "metadata.name"
-            || field == "metadata.namespace"
-            || self.selectable_fields.iter().any(|f| f == field)
+    /// Checks a field selector label; the error is the real server's message for it, which
+    /// depends on whether the kind has its own field label conversion (core kinds, events, jobs)
+    /// or the generic metadata-only one.
+    pub(crate) fn check_field_label(&self, field: &str) -> Result<(), String> {
+        let listed = self.selectable_fields.iter().any(|f| f == field);
+        match field_label_style(&self.group, &self.plural) {
+            _ if listed => Ok(()),
+            FieldLabels::Converted => Err(format!("field label not supported: {field}")),
+            FieldLabels::Job if field.starts_with("metadata.") => self.generic_label(field),
+            FieldLabels::Job => Err(format!("field label \"{field}\" not supported for Job")),
+            FieldLabels::Generic => self.generic_label(field),
+        }
+    }
+
+    fn generic_label(&self, field: &str) -> Result<(), String> {
+        if field == "metadata.name" || field == "metadata.namespace" {
+            return Ok(());
+        }
+        Err(format!(
+            "\"{field}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        ))
     }
 }
 
@@ -253,13 +281,38 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview", plural: "selfsubjectaccessreviews", short: &[], namespaced: false, status: false, generation: false },
+    Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview", plural: "selfsubjectrulesreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
 ];
 
-/// Extra field selectors the real server supports for some built-ins.
+/// How a kind's field selector labels are checked (apimachinery's default
+/// `DefaultMetaV1FieldSelectorConversion`, or the kind's own `AddFieldLabelConversionFunc`).
+enum FieldLabels {
+    /// `metadata.name`, `metadata.namespace` and the resource's `selectable_fields`.
+    Generic,
+    /// Exactly `selectable_fields`; anything else is "field label not supported".
+    Converted,
+    /// batch/v1 Jobs: metadata plus `status.successful`, with their own message.
+    Job,
+}
+
+fn field_label_style(group: &str, plural: &str) -> FieldLabels {
+    match (group, plural) {
+        ("", "pods" | "nodes" | "events" | "namespaces" | "secrets" | "services")
+        | ("events.k8s.io", "events") => FieldLabels::Converted,
+        ("batch", "jobs") => FieldLabels::Job,
+        _ => FieldLabels::Generic,
+    }
+}
+
+/// The field selectors the real server supports for some built-ins (their field label
+/// conversion functions in `pkg/apis/*/v1/conversion.go`).
 fn builtin_fields(group: &str, plural: &str) -> Vec<String> {
     let fields: &[&str] = match (group, plural) {
         ("", "pods") => &[
+            "metadata.name",
+            "metadata.namespace",
             "spec.nodeName",
             "spec.restartPolicy",
             "spec.schedulerName",
@@ -267,9 +320,12 @@ fn builtin_fields(group: &str, plural: &str) -> Vec<String> {
             "spec.hostNetwork",
             "status.phase",
             "status.podIP",
+            "status.podIPs",
             "status.nominatedNodeName",
         ],
         ("", "events") => &[
+            "metadata.name",
+            "metadata.namespace",
             "involvedObject.kind",
             "involvedObject.namespace",
             "involvedObject.name",
@@ -283,17 +339,29 @@ fn builtin_fields(group: &str, plural: &str) -> Vec<String> {
             "type",
         ],
         ("events.k8s.io", "events") => &[
+            "metadata.name",
+            "metadata.namespace",
             "regarding.kind",
             "regarding.namespace",
             "regarding.name",
             "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
             "reason",
             "reportingController",
             "type",
         ],
-        ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase"],
-        ("", "nodes") => &["spec.unschedulable"],
+        ("", "secrets") => &["metadata.name", "metadata.namespace", "type"],
+        ("", "namespaces") => &["metadata.name", "status.phase"],
+        ("", "nodes") => &["metadata.name", "spec.unschedulable"],
+        ("", "services") => &[
+            "metadata.name",
+            "metadata.namespace",
+            "spec.clusterIP",
+            "spec.type",
+        ],
+        ("batch", "jobs") => &["status.successful"],
         _ => &[],
     };
     fields.iter().map(|f| f.to_string()).collect()
@@ -333,8 +401,13 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             .iter()
             .map(|v| v.to_string())
             .collect(),
+            // Reviews are questions, answered and never stored.
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" => vec!["create".into()],
             _ => Vec::new(),
         },
+        printer_columns: Vec::new(),
+        scale_subresource: matches!(b.plural, "deployments" | "replicasets" | "statefulsets")
+            .then(ScaleSubresource::builtin),
     })
 }
 

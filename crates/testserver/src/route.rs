@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::openapi::Endpoint;
 use crate::registry::{Registry, ResourceDefinition};
 use crate::status::ApiError;
 
@@ -13,7 +14,7 @@ pub(crate) struct Target {
     /// From the URL (`/namespaces/<ns>/...`); None for cluster-scoped or all-namespaces requests.
     pub(crate) namespace: Option<String>,
     pub(crate) name: Option<String>,
-    /// Only `status` is served.
+    /// `status` or `scale`.
     pub(crate) subresource: Option<String>,
     /// Legacy `/watch/` path prefix.
     pub(crate) watch_path: bool,
@@ -35,6 +36,8 @@ pub(crate) enum Route {
     /// `/api/v1`, `/apis/<group>/<version>`
     ResourceList(String, String),
     Resource(Target),
+    /// `/openapi/v2`, `/openapi/v3`, `/openapi/v3/<path>`
+    OpenApi(Endpoint),
 }
 
 /// Resolves a path against the registry.
@@ -46,10 +49,17 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
     match segments.as_slice() {
         ["version"] => Ok(Route::Version),
         ["healthz" | "readyz" | "livez"] => Ok(Route::Health),
+        ["openapi", "v2"] => Ok(Route::OpenApi(Endpoint::V2)),
+        ["openapi", "v3"] => Ok(Route::OpenApi(Endpoint::V3Index)),
+        ["openapi", "v3", rest @ ..] => Ok(Route::OpenApi(Endpoint::V3(rest.join("/")))),
         ["api"] => Ok(Route::CoreVersions),
         ["api", "v1"] => Ok(Route::ResourceList(String::new(), "v1".into())),
         ["api", "v1", rest @ ..] => resource("", "v1", rest, registry),
         ["apis"] => Ok(Route::GroupList),
+        // No handler exists for a group nobody serves: the mux's plain-text 404.
+        ["apis", group, ..] if !registry.all().any(|d| d.group == *group) => {
+            Err(ApiError::page_not_found())
+        }
         ["apis", group] if registry.all().any(|d| d.group == *group) => {
             Ok(Route::Group(group.to_string()))
         }
@@ -98,10 +108,12 @@ fn resource(
     if namespace.is_some() && !def.namespaced {
         return Err(ApiError::unknown_path());
     }
-    if subresource
-        .as_deref()
-        .is_some_and(|s| s != "status" || !def.status_subresource)
-    {
+    let served = |sub: &str| match sub {
+        "status" => def.status_subresource,
+        "scale" => def.scale_subresource.is_some(),
+        _ => false,
+    };
+    if subresource.as_deref().is_some_and(|s| !served(s)) {
         return Err(ApiError::unknown_path());
     }
     Ok(Route::Resource(Target {

@@ -188,14 +188,15 @@ pub(crate) struct FieldSelector {
 }
 
 impl FieldSelector {
-    /// Parses and checks every field against `supported`.
+    /// Parses and checks every field with `check`, which gives the message for a field the
+    /// resource does not support.
     ///
     /// # Errors
-    /// 400 BadRequest: `invalid selector` for bad syntax, `field label not supported: <f>` for a
-    /// field the resource does not index, as the real server says.
+    /// 400 BadRequest: `invalid selector` for bad syntax, `check`'s message (the real server's
+    /// wording for the kind) for an unsupported field.
     pub(crate) fn parse(
         text: &str,
-        supported: impl Fn(&str) -> bool,
+        check: impl Fn(&str) -> Result<(), String>,
     ) -> Result<FieldSelector, ApiError> {
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -211,11 +212,7 @@ impl FieldSelector {
                 )));
             };
             let field = field.trim();
-            if !supported(field) {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {field}"
-                )));
-            }
+            check(field).map_err(ApiError::bad_request)?;
             terms.push((field.to_string(), value.trim().to_string(), negated));
         }
         Ok(FieldSelector { terms })
@@ -302,14 +299,23 @@ mod tests {
 
     #[test]
     fn field_selectors_reject_unsupported_fields() {
-        let err = FieldSelector::parse("spec.foo=bar", |f| f == "metadata.name").unwrap_err();
+        let err = FieldSelector::parse("spec.foo=bar", |f| {
+            (f == "metadata.name")
+                .then_some(())
+                .ok_or_else(|| format!("field label not supported: {f}"))
+        })
+        .unwrap_err();
         assert_eq!(err.message, "field label not supported: spec.foo");
         assert_eq!(err.code, 400);
     }
 
     #[test]
     fn field_selectors_compare_dotted_paths() {
-        let sel = FieldSelector::parse("metadata.name=x,metadata.namespace!=kube-system", |_| true)
+        let sel =
+            FieldSelector::parse(
+                "metadata.name=x,metadata.namespace!=kube-system",
+                |_| Ok(()),
+            )
             .unwrap();
         assert!(sel.matches(&json!({"metadata": {"name": "x", "namespace": "default"}})));
         assert!(!sel.matches(&json!({"metadata": {"name": "x", "namespace": "kube-system"}})));

@@ -12,7 +12,9 @@ use serde::Serialize;
 /// One field-level cause inside `details.causes` (apimachinery `StatusCause`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct Cause {
-    /// Machine-readable cause, e.g. `FieldValueInvalid`.
+    /// Machine-readable cause, e.g. `FieldValueInvalid`; omitted when empty, like Go's
+    /// `omitempty`.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) reason: String,
     /// Human-readable description.
     pub(crate) message: String,
@@ -254,6 +256,18 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message).with_target(what, name)
     }
 
+    /// 403 from the authorizer (apimachinery `NewForbidden`): `<resource> is forbidden: <why>`,
+    /// or `<resource> "<name>" is forbidden: <why>` when the URL names an object.
+    pub(crate) fn denied(what: Qualified<'_>, name: Option<&str>, why: &str) -> ApiError {
+        match name {
+            Some(name) => ApiError::forbidden(what, name, why),
+            None => {
+                let message = format!("{} is forbidden: {why}", what.display());
+                ApiError::new(403, "Forbidden", message).with_target(what, "")
+            }
+        }
+    }
+
     /// 429 with `Retry-After`, as API Priority and Fairness sends it.
     pub(crate) fn too_many_requests(retry_after: u64) -> ApiError {
         let mut e = ApiError::new(
@@ -271,13 +285,18 @@ impl ApiError {
         ApiError::new(code, "", message.into())
     }
 
-    /// 500 with a free-form message.
+    /// 500 with a free-form message; the one cause carries the bare message, as
+    /// apimachinery's `NewInternalError` (checked on v1.36).
     pub(crate) fn internal(message: impl Into<String>) -> ApiError {
-        let message = format!("Internal error occurred: {}", message.into());
-        let mut e = ApiError::new(500, "InternalError", message.clone());
+        let cause = message.into();
+        let mut e = ApiError::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {cause}"),
+        );
         e.details.causes.push(Cause {
             reason: String::new(),
-            message,
+            message: cause,
             field: String::new(),
         });
         e

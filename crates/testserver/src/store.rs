@@ -268,6 +268,44 @@ impl Store {
         resource: &ResourceKey,
         query: &ListQuery<'_>,
     ) -> Result<(Vec<Stored>, bool), Compacted> {
+        let mut items = Vec::new();
+        let mut more = false;
+        self.scan(resource, query, &mut |stored| {
+            if query.limit.is_some_and(|limit| items.len() >= limit) {
+                more = true;
+                return false;
+            }
+            if (query.keep)(stored) {
+                items.push(stored.clone());
+            }
+            true
+        })?;
+        Ok((items, more))
+    }
+
+    /// How many objects [`Store::list`] with this query but without a limit would visit, selector
+    /// ignored: the `remainingItemCount` after a page whose last key is `query.after`.
+    pub(crate) fn count(
+        &self,
+        resource: &ResourceKey,
+        query: &ListQuery<'_>,
+    ) -> Result<usize, Compacted> {
+        let mut count = 0;
+        self.scan(resource, query, &mut |_| {
+            count += 1;
+            true
+        })?;
+        Ok(count)
+    }
+
+    /// Calls `visit` with each object of `query`'s range at its version, in key order, until it
+    /// returns false. `limit` and `keep` are the caller's business.
+    fn scan(
+        &self,
+        resource: &ResourceKey,
+        query: &ListQuery<'_>,
+        visit: &mut dyn FnMut(&Stored) -> bool,
+    ) -> Result<(), Compacted> {
         let empty = BTreeMap::new();
         let current = self.collections.get(resource).unwrap_or(&empty);
         let overrides = match query.at {
@@ -283,7 +321,6 @@ impl Store {
             }
             (None, None) => Bound::Unbounded,
         };
-        let mut items = Vec::new();
         let mut cur = current
             .range::<ObjectKey, _>((start, Bound::Unbounded))
             .peekable();
@@ -303,17 +340,14 @@ impl Store {
                 _ => old.next().map(|(k, s)| (k, s.as_ref())),
             };
             let Some((key, state)) = next else {
-                return Ok((items, false));
+                return Ok(());
             };
             if query.namespace.is_some_and(|ns| key.0 != ns) {
-                return Ok((items, false));
+                return Ok(());
             }
             let Some(stored) = state else { continue };
-            if query.limit.is_some_and(|limit| items.len() >= limit) {
-                return Ok((items, true));
-            }
-            if (query.keep)(stored) {
-                items.push(stored.clone());
+            if !visit(stored) {
+                return Ok(());
             }
         }
     }

@@ -8,6 +8,9 @@
 //!    real server's 410 `ERROR` event when N was compacted away.
 //! 2. A task per watch (a plain loop) waits for new resourceVersions, bookmark ticks, fault
 //!    controls, the timeout or the client going away, and writes each event into the body channel.
+//!    With `timeoutSeconds` and bookmarks allowed, one more BOOKMARK goes out 2 s before the
+//!    timeout if the resource changed since the watch started, as the watch cache's
+//!    `nextBookmarkTime` schedules it, so a client resumes from a fresh version.
 //! 3. Selectors are evaluated on the new and previous object: leaving the selection is sent as
 //!    `DELETED` (the previous object at the new resourceVersion), entering as `ADDED`.
 
@@ -27,6 +30,7 @@ use crate::selectors::FieldSelector;
 use crate::shared::{ApiServer, with_json_type};
 use crate::status::ApiError;
 use crate::store::{Event, EventType, ListQuery, Stored};
+use crate::table::TableRequest;
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
@@ -38,6 +42,17 @@ struct Watcher {
     tx: mpsc::Sender<Bytes>,
     /// Invariant: every event of the resource with rv <= cursor was already considered.
     cursor: u64,
+    /// Events carry single-row Tables instead of objects (`kubectl get -w`).
+    table: Option<TableRequest>,
+    /// Whether a Table with column definitions was sent; later ones omit them, as the real
+    /// server's watch encoder does.
+    table_headers_sent: bool,
+    /// Where the stream started. Invariant: <= `resource_rv`.
+    start_rv: u64,
+    /// The newest resourceVersion of any change to this resource (whatever the namespace or
+    /// selectors): the watch cache of the resource, and so its pre-timeout bookmark, only moves
+    /// with these.
+    resource_rv: u64,
 }
 
 /// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
@@ -45,12 +60,13 @@ pub(crate) async fn start(
     api: &ApiServer,
     target: &Target,
     query: &Query,
+    table: Option<TableRequest>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
     let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
     let name = match &target.name {
         Some(n) => Some(FieldSelector::parse(&format!("metadata.name={n}"), |_| {
-            true
+            Ok(())
         })?),
         None => None,
     };
@@ -68,6 +84,10 @@ pub(crate) async fn start(
         name,
         tx,
         cursor: 0,
+        table,
+        table_headers_sent: false,
+        start_rv: 0,
+        resource_rv: 0,
     };
     let initial = watcher.initial_state(streaming);
     tokio::spawn(async move { watcher.run(initial, streaming).await });
@@ -139,13 +159,27 @@ impl Watcher {
         self.tx.send(chunk).await.is_ok()
     }
 
-    fn bookmark(&self, initial_events_end: bool) -> Bytes {
+    fn bookmark(&mut self, initial_events_end: bool) -> Bytes {
         let mut metadata = json!({"resourceVersion": self.cursor.to_string()});
         if initial_events_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
         let object = json!({"kind": self.target.def.kind, "apiVersion": self.target.def.api_version(), "metadata": metadata});
-        line("BOOKMARK", object.to_string().as_bytes())
+        self.event("BOOKMARK", &object, object.to_string().as_bytes())
+    }
+
+    /// One event line carrying `object` (whose serialized form is `json`), or its Table.
+    fn event(&mut self, kind: &str, object: &Value, json: &[u8]) -> Bytes {
+        let Some(table) = self.table else {
+            return line(kind, json);
+        };
+        let mut meta = serde_json::Map::new();
+        if let Some(rv) = object.pointer("/metadata/resourceVersion") {
+            meta.insert("resourceVersion".into(), rv.clone());
+        }
+        let rendered = table.render(&self.target.def, &[object], meta, !self.table_headers_sent);
+        self.table_headers_sent = true;
+        line(kind, rendered.to_string().as_bytes())
     }
 
     fn bookmarks_wanted(&self) -> bool {
@@ -153,7 +187,7 @@ impl Watcher {
     }
 
     /// The event as this watcher must see it, if at all.
-    fn translate(&self, event: &Event) -> Option<Bytes> {
+    fn translate(&mut self, event: &Event) -> Option<Bytes> {
         if self
             .target
             .namespace
@@ -164,20 +198,20 @@ impl Watcher {
         }
         let now = self.passes(&event.object.value);
         let before = event.prev.as_ref().is_some_and(|p| self.passes(&p.value));
-        match (event.kind, now, before) {
+        let (kind, object) = match (event.kind, now, before) {
             (EventType::Added | EventType::Deleted, true, _) => {
-                Some(line(event.kind.as_str(), &event.object.json))
+                (event.kind.as_str(), event.object.clone())
             }
-            (EventType::Modified, true, true) => Some(line("MODIFIED", &event.object.json)),
-            (EventType::Modified, true, false) => Some(line("ADDED", &event.object.json)),
+            (EventType::Modified, true, true) => ("MODIFIED", event.object.clone()),
+            (EventType::Modified, true, false) => ("ADDED", event.object.clone()),
             (EventType::Modified, false, true) => {
                 // Left the selection: the previous state, stamped with this event's resourceVersion.
                 let prev = event.prev.as_ref()?;
-                let gone = Stored::new((*prev.value).clone(), event.rv);
-                Some(line("DELETED", &gone.json))
+                ("DELETED", Stored::new((*prev.value).clone(), event.rv))
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some(self.event(kind, &object.value, &object.json))
     }
 
     /// Sends events after the cursor. False when the stream must end.
@@ -191,6 +225,9 @@ impl Watcher {
             .events_after(&self.target.def.key(), self.cursor);
         match fetched {
             Ok((events, scanned)) => {
+                if let Some(last) = events.last() {
+                    self.resource_rv = self.resource_rv.max(last.rv);
+                }
                 for event in &events {
                     if let Some(chunk) = self.translate(event)
                         && !self.send(chunk).await
@@ -210,6 +247,8 @@ impl Watcher {
     }
 
     async fn run(mut self, initial: Initial, streaming: bool) {
+        self.start_rv = self.cursor;
+        self.resource_rv = self.cursor;
         match initial {
             Initial::TooOld(requested, oldest) => {
                 let _ = self.send(too_old(requested, oldest)).await;
@@ -217,16 +256,34 @@ impl Watcher {
             }
             Initial::Objects(items) => {
                 for item in items {
-                    if !self.send(line("ADDED", &item.json)).await {
+                    let chunk = self.event("ADDED", &item.value, &item.json);
+                    if !self.send(chunk).await {
                         return;
                     }
                 }
-                if streaming && !self.send(self.bookmark(true)).await {
-                    return;
+                if streaming {
+                    let chunk = self.bookmark(true);
+                    if !self.send(chunk).await {
+                        return;
+                    }
                 }
             }
         }
         self.follow().await;
+    }
+
+    /// A bookmark when this resource changed since the watch started (seen on v1.36: the
+    /// watch cache's pre-timeout bookmark comes only then, even if the client saw the change).
+    /// False when the stream must end.
+    async fn bookmark_if_moved(&mut self) -> bool {
+        if !self.deliver().await {
+            return false;
+        }
+        if !self.bookmarks_wanted() || self.resource_rv <= self.start_rv {
+            return true;
+        }
+        let chunk = self.bookmark(false);
+        self.send(chunk).await
     }
 
     async fn follow(&mut self) {
@@ -245,6 +302,10 @@ impl Watcher {
             .params
             .timeout_seconds
             .map(|s| Instant::now() + Duration::from_secs(s));
+        // The cacher's bookmark right before the timeout, 2 s ahead of it.
+        let mut pre_timeout = deadline
+            .and_then(|d| d.checked_sub(Duration::from_secs(2)))
+            .filter(|at| *at > Instant::now());
         loop {
             let current = *control.borrow_and_update();
             if current.drop_generation != started.drop_generation {
@@ -254,11 +315,11 @@ impl Watcher {
                 if !self.deliver().await {
                     return;
                 }
-                if current.bookmark_generation != bookmark_generation
-                    && self.bookmarks_wanted()
-                    && !self.send(self.bookmark(false)).await
-                {
-                    return;
+                if current.bookmark_generation != bookmark_generation && self.bookmarks_wanted() {
+                    let chunk = self.bookmark(false);
+                    if !self.send(chunk).await {
+                        return;
+                    }
                 }
                 bookmark_generation = current.bookmark_generation;
             }
@@ -268,7 +329,16 @@ impl Watcher {
                 changed = changes.changed() => if changed.is_err() { return },
                 changed = control.changed() => if changed.is_err() { return },
                 _ = ticker.tick() => {
-                    if !current.stalled && self.bookmarks_wanted() && !self.send(self.bookmark(false)).await {
+                    if !current.stalled && self.bookmarks_wanted() {
+                        let chunk = self.bookmark(false);
+                        if !self.send(chunk).await {
+                            return;
+                        }
+                    }
+                }
+                _ = sleep_until(pre_timeout) => {
+                    pre_timeout = None;
+                    if !current.stalled && !self.bookmark_if_moved().await {
                         return;
                     }
                 }

@@ -205,7 +205,7 @@ pub async fn run(config: &SoakConfig) -> SoakReport {
     let expired = Arc::new(AtomicU64::new(0));
     let other_errors = Arc::new(AtomicU64::new(0));
     let informer = informer(&client, &recorder, &expired, &other_errors);
-    let informer_task = informer.start();
+    informer.start();
     if let Err(error) = wait_for_cache_sync(Duration::from_secs(30), &[&informer]).await {
         panic!("initial sync: {error}");
     }
@@ -253,9 +253,10 @@ pub async fn run(config: &SoakConfig) -> SoakReport {
     }
     report.undrained = drain(&queue, &work).await;
 
-    informer.shutdown();
     queue.shut_down();
-    let _ = informer_task.await;
+    if let Err(error) = informer.shutdown_and_wait(Duration::from_secs(30)).await {
+        panic!("informer shutdown: {error}");
+    }
     for task in worker_tasks {
         let _ = task.await;
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use kubegen_cache::{
     ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, strip_managed_fields,
 };
@@ -61,18 +61,20 @@ pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
     informer
         .add_event_handler(handler)
         .context("registering the handler")?;
-    let running = informer.start();
+    informer.start();
     if job.expect > 0 {
         tokio::time::timeout(Duration::from_secs(600), done.notified())
             .await
             .context("informer did not deliver every object within 600 s")?;
     }
-    while !informer.has_synced() {
-        if running.is_finished() {
-            bail!("informer stopped before it synced");
+    let synced = async {
+        while !informer.has_synced() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(600), synced)
+        .await
+        .context("informer did not sync within 600 s")?;
     let end = Snapshot::take();
     check_count(Role::Kubegen, informer.indexer().len(), job.expect)?;
     informer.shutdown();

@@ -14,23 +14,34 @@ use tokio::time::{Instant, Sleep};
 /// What the reflector does next.
 ///
 /// ```text
-///            ┌────────── list ok ──────────┐
-///            │                             v
-///  ┌──> List{rv} ──err──> BackingOff ──> Watch <──── clean close / deadline ────┐
-///  │         ^                ^            │ watch opened                        │
-///  │         │                │            v                                     │
-///  │         └── 410/other ───┴────── Watching{..} ─── event: apply, stay ───────┘
-///  │                          ^            │ 429 / unavailable
-///  │                          └────────────┘ (BackingOff, then Watch again)
-///  └── StreamList (sendInitialEvents): Added… + initial-events-end bookmark → Watching,
-///      anything else, or no end bookmark within streaming_timeout → List (streaming
-///      disabled for this reflector)
+///  start ──> relist
+///
+///  relist = StreamList while streaming lists are on, else List{rv}, where rv is "0" before the
+///           first sync, "" once a list said the last synced version is unavailable, and the
+///           last synced version otherwise (also after a watch 410: client-go's rule)
+///
+///  List{rv} ── all pages, Replace ──────────────────────────────────────> Watch
+///     │ 410 / too large, rv != "" ──> List{""} at once (consistent read)
+///     └ anything else, or at "" ────> BackingOff ──> List{same rule}
+///
+///  Watch ── opened ──> Watching ── event / bookmark: apply ──> Watching
+///    ^  ^                 │ clean close, stream broke, deadline passed ──> Watch
+///    │  │                 │   (closed within 1 s without events: BackingOff first)
+///    │  └── BackingOff <──┤ 429, refused (Watch or Watching)
+///    │                    ├ 410 / too large (Watch or Watching) ─────────> relist at once
+///    │                    └ invalid, other (Watch or Watching) ──> BackingOff ──> relist
+///    │
+///  StreamList ── initial events + initial-events-end bookmark: Replace ──> Watching
+///     │ 429, refused ──────────────> BackingOff ──> StreamList
+///     │ 410 / too large ───────────> StreamList at "" (BackingOff first if it was "")
+///     │ 5xx, other, broke, closed ─> List{rv} this time; streaming stays on
+///     └ 400/422, no end bookmark within streaming_timeout ──> List{rv}, streaming off for good
 /// ```
 pub(crate) enum State<W> {
     /// List everything, page by page, at `resource_version`, then `Replace` the store.
     List {
-        /// `"0"` before the first sync, the last synced version afterwards, `""` after a 410
-        /// or "too large resource version".
+        /// `"0"` before the first sync, the last synced version afterwards (also after a
+        /// watch 410), `""` after a *list* answered 410 or "too large resource version".
         resource_version: String,
     },
     /// Streaming list: a watch with `sendInitialEvents=true` whose initial events (the latest

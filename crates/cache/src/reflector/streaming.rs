@@ -2,7 +2,21 @@
 //! state, closed by a bookmark annotated `k8s.io/initial-events-end`.
 //!
 //! Mirrors client-go `tools/cache/reflector.go` (`watchList`). Off unless
-//! `InformerOptions::streaming_list` is set; any failure falls back to list + watch for good.
+//! `InformerOptions::streaming_list` is set.
+//!
+//! # When a streaming list fails
+//! client-go's `ListAndWatch` falls back to a paged list for *this* relist whenever `watchList`
+//! fails, and tries streaming again on the next relist; inside `watchList` it retries 429 and
+//! refused connections after a backoff, and a version the server does not have with `""`. We do
+//! the same, and only switch streaming off for good when the server shows it does not support it:
+//!
+//! | failure                                            | next step                                 |
+//! |----------------------------------------------------|-------------------------------------------|
+//! | 429, connection refused                            | back off, stream again at the same version |
+//! | 410 / too large resourceVersion                    | stream again at once with `""` (backoff if it was `""` already) |
+//! | 5xx, other errors, stream broke or closed early    | paged list now; stream again next relist  |
+//! | 400/422 (parameters rejected)                      | paged lists for the reflector's life      |
+//! | no end bookmark within `streaming_timeout`         | paged lists for the reflector's life      |
 
 use kube_core::{Resource, WatchEvent};
 use tracing::{debug, warn};
@@ -22,13 +36,12 @@ where
     L: ListWatch<K>,
 {
     /// Streaming list: collect the initial events until the end bookmark, `Replace`, and keep
-    /// the watch. Any failure, or no end bookmark within `streaming_timeout`, falls back to a
-    /// paged list, for good.
+    /// the watch. See the module doc for what each failure leads to.
     pub(super) async fn stream_list(&mut self) -> State<L::Watch> {
         let req = self.watch_request(true);
         let mut open = match self.list_watch.watch(&req).await {
             Ok(stream) => Self::open(stream, &req),
-            Err(err) => return self.streaming_failed(&err),
+            Err(err) => return self.streaming_failed(&err, &req.resource_version),
         };
         // One deadline for the whole initial phase, not one per event: a server that ignores
         // sendInitialEvents sends the current state and then live events, never the end
@@ -44,21 +57,19 @@ where
             };
             let event = match next {
                 Ok(Some(Ok(event))) => event,
-                Ok(Some(Err(err))) => return self.streaming_failed(&err),
+                Ok(Some(Err(err))) => return self.streaming_failed(&err, &req.resource_version),
                 Ok(None) => {
-                    return self
-                        .streaming_failed(&streaming_error("closed before initial-events-end"));
+                    let err = streaming_error("closed before initial-events-end");
+                    return self.streaming_failed(&err, &req.resource_version);
                 }
-                Err(()) => {
-                    return self.streaming_failed(&streaming_error(
-                        "no initial-events-end bookmark in time",
-                    ));
-                }
+                Err(()) => return self.streaming_unsupported(),
             };
             open.events += 1;
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    initial.upsert(self.transform(obj));
+                    if let Some(obj) = self.transform(obj) {
+                        initial.upsert(obj);
+                    }
                 }
                 WatchEvent::Deleted(obj) => initial.remove(&ObjectKey::of(&obj)),
                 WatchEvent::Bookmark(bookmark) => {
@@ -76,16 +87,58 @@ where
                     }
                 }
                 WatchEvent::Error(status) => {
-                    return self.streaming_failed(&ListWatchError::from_status(&status));
+                    let err = ListWatchError::from_status(&status);
+                    return self.streaming_failed(&err, &req.resource_version);
                 }
             }
         }
     }
 
-    fn streaming_failed(&mut self, err: &ListWatchError) -> State<L::Watch> {
+    /// A streaming list at `resource_version` failed with `err` (see the module doc's table).
+    fn streaming_failed(
+        &mut self,
+        err: &ListWatchError,
+        resource_version: &str,
+    ) -> State<L::Watch> {
         self.report("streaming list", err);
-        warn!(reflector = %self.config.name, "server does not support streaming lists; falling back to list + watch");
+        match err.kind() {
+            ListWatchErrorKind::TooManyRequests | ListWatchErrorKind::Unavailable => {
+                self.back_off(err, State::StreamList)
+            }
+            ListWatchErrorKind::Expired | ListWatchErrorKind::ResourceVersionTooLarge => {
+                self.last_rv_unavailable = true;
+                if resource_version.is_empty() {
+                    self.back_off(err, State::StreamList)
+                } else {
+                    State::StreamList
+                }
+            }
+            ListWatchErrorKind::Invalid => {
+                warn!(reflector = %self.config.name, "server rejected the streaming list; using list + watch from now on");
+                self.config.streaming_list = false;
+                self.fallback_list()
+            }
+            ListWatchErrorKind::Interrupted | ListWatchErrorKind::Other => {
+                warn!(reflector = %self.config.name, "streaming list failed; listing instead this time");
+                self.fallback_list()
+            }
+        }
+    }
+
+    /// No end bookmark in time: the server ignores `sendInitialEvents` (before 1.27, or the
+    /// WatchList feature is off). Streaming would never work, so it is switched off for good.
+    fn streaming_unsupported(&mut self) -> State<L::Watch> {
+        self.report(
+            "streaming list",
+            &streaming_error("no initial-events-end bookmark in time"),
+        );
+        warn!(reflector = %self.config.name, "server does not support streaming lists; using list + watch from now on");
         self.config.streaming_list = false;
+        self.fallback_list()
+    }
+
+    /// A paged list at the version a relist would use.
+    fn fallback_list(&self) -> State<L::Watch> {
         State::List {
             resource_version: self.relist_resource_version(),
         }

@@ -12,6 +12,7 @@ use kubegen_api::police::v1beta1::{WhiteList, WhiteListStatus};
 use kubegen_client::{
     Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
 };
+use kubegen_controller::crd;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
 use kubegen_controller::manifests;
@@ -19,6 +20,8 @@ use kubegen_controller::metrics::Metrics;
 use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
+
+use crate::latency_proxy::LatencyProxy;
 
 /// Lease timings of the e2e controllers: short, so takeover tests take seconds.
 pub const LEASE_DURATION: Duration = Duration::from_secs(2);
@@ -28,18 +31,21 @@ pub const RENEW_DEADLINE: Duration = Duration::from_millis(1500);
 pub const RETRY_PERIOD: Duration = Duration::from_millis(300);
 /// How long any wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(30);
-/// The name every scenario gives its WhiteList and the leader Lease.
+/// The name every scenario gives its (first) WhiteList.
 pub const WHITELIST: &str = "allowed-images";
+/// The name of the leader Lease.
 const LEASE: &str = "image-police";
 
 /// Where the scenario runs.
 pub struct Env {
-    /// The in-process server, when not on a real cluster.
-    server: Option<TestServer>,
+    /// The in-process server, when not on a real cluster; held so it runs until the scenario ends.
+    _server: Option<TestServer>,
     kubeconfig: PathBuf,
     /// Removed on drop when we wrote it.
     owns_kubeconfig: bool,
     client: Client,
+    /// The server's URL, as the kubeconfig names it.
+    server_url: http::Uri,
 }
 
 impl Env {
@@ -74,20 +80,27 @@ impl Env {
         let config = Config::load(&load)
             .await
             .unwrap_or_else(|e| panic!("config: {e}"));
+        let server_url = config.cluster_url().clone();
         let client = Client::new(config).unwrap_or_else(|e| panic!("client: {e}"));
         Env {
-            server,
+            _server: server,
             kubeconfig,
             owns_kubeconfig,
             client,
+            server_url,
         }
     }
 
+    /// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without
+    /// apiextensions.k8s.io/v1 (1.15), as discovery says.
     async fn install_crds(&self) {
-        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crd.yaml");
-        manifests::apply(&self.client, &[crds])
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+        let crds = crd::crd_manifest(&self.client, &deploy)
             .await
-            .unwrap_or_else(|e| panic!("crd.yaml: {e}"));
+            .unwrap_or_else(|e| panic!("choosing the CRD manifest: {e}"));
+        manifests::apply(&self.client, std::slice::from_ref(&crds))
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", crds.display()));
     }
 
     /// Creates a namespace unique to this scenario run.
@@ -108,6 +121,29 @@ impl Env {
     /// Starts the binary's main loop on its own runtime, as if in its own process.
     pub async fn start_controller(
         &self,
+        name: &str,
+        leader_elect: bool,
+        namespace: &str,
+    ) -> Controller {
+        self.start_controller_via(None, name, leader_elect, namespace)
+            .await
+    }
+
+    /// A [`LatencyProxy`] in front of the target server.
+    pub async fn latency_proxy(&self) -> LatencyProxy {
+        let host = self.server_url.host().unwrap_or("127.0.0.1");
+        let https = self.server_url.scheme_str() == Some("https");
+        let port = self
+            .server_url
+            .port_u16()
+            .unwrap_or(if https { 443 } else { 80 });
+        LatencyProxy::start(format!("{host}:{port}")).await
+    }
+
+    /// [`Env::start_controller`], talking to the server through `proxy` when given.
+    pub async fn start_controller_via(
+        &self,
+        proxy: Option<&LatencyProxy>,
         name: &str,
         leader_elect: bool,
         namespace: &str,
@@ -136,20 +172,13 @@ impl Env {
         if leader_elect {
             args.push("--leader-elect".to_owned());
         }
+        if let Some(proxy) = proxy {
+            let scheme = self.server_url.scheme_str().unwrap_or("https");
+            let path = self.server_url.path().trim_end_matches('/');
+            args.push(format!("--master={scheme}://{}{path}", proxy.addr()));
+        }
         let flags = Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"));
         Controller::start(flags).await
-    }
-
-    /// Whether the target supports injected latency (only the test server does).
-    pub fn can_inject_latency(&self) -> bool {
-        self.server.is_some()
-    }
-
-    /// Delays every request to the test server by `latency` (no-op on a real cluster).
-    pub fn set_latency(&self, latency: Duration) {
-        if let Some(server) = &self.server {
-            server.faults().set_latency(latency);
-        }
     }
 
     /// Waits until Deployment `namespace/name` no longer exists.
@@ -189,22 +218,35 @@ impl Env {
         .await
     }
 
-    /// Waits until the scenario's WhiteList status satisfies `done`; returns it.
+    /// Waits until the status of WhiteList `namespace/name` satisfies `done`; returns it.
     pub async fn wait_status(
         &self,
         namespace: &str,
+        name: &str,
         done: impl Fn(&WhiteListStatus) -> bool,
     ) -> WhiteListStatus {
         let whitelists = ResourceClient::<WhiteList>::namespaced(self.client.clone(), namespace);
-        poll("WhiteList status", || async {
-            let status = whitelists
-                .get(WHITELIST, &GetOptions::default())
-                .await
-                .ok()?
-                .status?;
-            done(&status).then_some(status)
-        })
+        poll(
+            &format!("status of WhiteList {namespace}/{name}"),
+            || async {
+                let status = whitelists
+                    .get(name, &GetOptions::default())
+                    .await
+                    .ok()?
+                    .status?;
+                done(&status).then_some(status)
+            },
+        )
         .await
+    }
+
+    /// Deletes WhiteList `namespace/name`.
+    pub async fn delete_whitelist(&self, namespace: &str, name: &str) {
+        let whitelists = ResourceClient::<WhiteList>::namespaced(self.client.clone(), namespace);
+        whitelists
+            .delete(name, &DeleteOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete WhiteList {namespace}/{name}: {e}"));
     }
 
     /// Waits until the leader Lease's holder satisfies `done` (`None`: no Lease or released).
@@ -285,6 +327,14 @@ impl Controller {
         }
     }
 
+    /// Waits until at least `count` reconciles have finished.
+    pub async fn wait_reconciles(&self, count: u64) {
+        poll(&format!("{count} reconciles finished"), || async {
+            (self.metrics.reconciles_finished() >= count).then_some(())
+        })
+        .await;
+    }
+
     /// Waits until a reconcile is running.
     pub async fn wait_in_flight(&self) {
         poll("a reconcile in flight", || async {
@@ -341,11 +391,24 @@ fn unique() -> String {
 
 /// The scenario's WhiteList: nginx 1.27 only.
 pub fn whitelist(namespace: &str) -> Value {
+    whitelist_allowing(namespace, WHITELIST, "nginx", "1.27")
+}
+
+/// WhiteList `namespace/name` allowing `image:tag` only.
+pub fn whitelist_allowing(namespace: &str, name: &str, image: &str, tag: &str) -> Value {
     json!({
         "apiVersion": "police.example.com/v1beta1", "kind": "WhiteList",
-        "metadata": {"name": WHITELIST, "namespace": namespace},
-        "spec": {"images": [{"name": "nginx", "tags": ["1.27"]}]},
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"images": [{"name": image, "tags": [tag]}]},
     })
+}
+
+/// Whether `status` says Ready=True.
+pub fn is_ready(status: &WhiteListStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
 fn deployment(namespace: &str, name: &str, image: &str) -> Value {

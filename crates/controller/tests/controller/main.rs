@@ -7,3 +7,4 @@
 mod deploy_manifests;
 mod e2e;
 mod harness;
+mod latency_proxy;

@@ -12,10 +12,12 @@
 use serde_json::{Map, Value, json};
 
 use crate::handlers::now;
+use crate::handlers::scale::ScaleSubresource;
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
 use crate::store::ObjectKey;
+use crate::table::PrinterColumn;
 
 /// Whether `def` is `customresourcedefinitions.apiextensions.k8s.io`.
 pub(crate) fn is_crd(def: &ResourceDefinition) -> bool {
@@ -172,6 +174,14 @@ fn definitions(value: &Value) -> Vec<ResourceDefinition> {
                         .collect()
                 })
                 .unwrap_or_default(),
+            printer_columns: v
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(PrinterColumn::from_crd).collect())
+                .unwrap_or_default(),
+            scale_subresource: v
+                .pointer("/subresources/scale")
+                .map(ScaleSubresource::from_crd),
             ..ResourceDefinition::default()
         })
         .collect()

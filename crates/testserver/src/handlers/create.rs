@@ -12,7 +12,7 @@ use crate::shared::ApiServer;
 use crate::state::State;
 use crate::status::{ApiError, cause};
 use crate::store::Stored;
-use crate::validation::{check_type_meta, name_causes};
+use crate::validation::{check_type_meta, data_size_cause, name_causes};
 
 /// `POST .../<plural>`.
 pub(crate) fn create(
@@ -56,14 +56,23 @@ pub(crate) fn create(
         object.remove("status");
     }
     prepare_kind(target, &mut object)?;
+    let object = Value::Object(object);
+    if let Some(too_long) = data_size_cause(def, &object) {
+        return Err(ApiError::invalid(
+            &def.group,
+            &def.kind,
+            &name,
+            vec![too_long],
+        ));
+    }
     if target.dry_run {
-        let preview = Stored::new(Value::Object(object), 0);
+        let preview = Stored::new(object, 0);
         return Ok(object_response(
             StatusCode::CREATED,
             &preview.without_resource_version(),
         ));
     }
-    let stored = state.store.insert(&def.key(), key, Value::Object(object));
+    let stored = state.store.insert(&def.key(), key, object);
     if crd::is_crd(def) {
         crd::register(&mut state, &stored.value);
     }

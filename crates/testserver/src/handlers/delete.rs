@@ -2,13 +2,17 @@
 //! `Store.Delete` with `BeforeDelete` and finalizer handling).
 //!
 //! An object with finalizers is not removed: it gets `deletionTimestamp` (and a generation bump)
-//! and disappears when an update removes its last finalizer (see `update.rs`).
+//! and disappears when an update removes its last finalizer (see `update.rs`). The propagation
+//! policy adds or drops the `foregroundDeletion` / `orphan` finalizers first (see
+//! `delete_options.rs`). Like the real server, a delete that leaves the object in place answers
+//! 200 with the object; 202 only when the request set `orphanDependents: false`.
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::body::BoxBody;
+use crate::handlers::delete_options::{DeleteOptions, finalizers_of};
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
 use crate::query::{ListParams, Query};
 use crate::registry::ResourceDefinition;
@@ -31,14 +35,15 @@ pub(crate) fn delete(
     api: &ApiServer,
     target: &Target,
     body: &Bytes,
+    query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let preconditions = parse_preconditions(body)?;
+    let options = DeleteOptions::parse(body, query)?;
     let mut state = api.inner.state.lock();
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
-    check_preconditions(target, &name, stored, &preconditions)?;
+    options.check(&target.def.group, &target.def.kind, &name, stored)?;
     if target.dry_run {
-        return Ok(dry_run_response(target, &name, stored));
+        return Ok(dry_run_response(target, &name, stored, &options));
     }
     let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
     if namespace_delete && matches!(name.as_str(), "default" | "kube-system" | "kube-public") {
@@ -56,8 +61,8 @@ pub(crate) fn delete(
             ),
         }
     } else {
-        match delete_object(&mut state, &target.def, &key) {
-            Some(Outcome::Pending(now)) => object_response(StatusCode::ACCEPTED, &now),
+        match delete_object(&mut state, &target.def, &key, &options) {
+            Some(Outcome::Pending(now)) => object_response(pending_code(&options), &now),
             Some(Outcome::Gone(last)) if target.def.delete_returns_object => {
                 object_response(StatusCode::OK, &last)
             }
@@ -75,16 +80,27 @@ pub(crate) fn delete(
     Ok(response)
 }
 
-/// What a delete would answer, without deleting: objects with finalizers (and namespaces) would
-/// be marked (202), others removed.
-fn dry_run_response(target: &Target, name: &str, stored: &Stored) -> Response<BoxBody> {
-    let held = stored
-        .value
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| !f.is_empty());
+/// 200 for a delete that left the object in place, unless the client set the deprecated
+/// `orphanDependents: false` (the real handler's only 202).
+fn pending_code(options: &DeleteOptions) -> StatusCode {
+    if options.orphan_dependents == Some(false) {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    }
+}
+
+/// What a delete would answer, without deleting: objects that finalizers would hold (and
+/// namespaces) would be marked, others removed.
+fn dry_run_response(
+    target: &Target,
+    name: &str,
+    stored: &Stored,
+    options: &DeleteOptions,
+) -> Response<BoxBody> {
+    let held = !options.finalizers(&finalizers_of(&stored.value)).is_empty();
     if held {
-        object_response(StatusCode::ACCEPTED, stored)
+        object_response(pending_code(options), stored)
     } else if target.def.delete_returns_object || target.def.plural == "namespaces" {
         object_response(StatusCode::OK, stored)
     } else {
@@ -96,82 +112,35 @@ fn dry_run_response(target: &Target, name: &str, stored: &Stored) -> Response<Bo
     }
 }
 
-/// `DeleteOptions.preconditions`.
-#[derive(Default)]
-struct Preconditions {
-    uid: Option<String>,
-    resource_version: Option<String>,
-}
-
-fn parse_preconditions(body: &Bytes) -> Result<Preconditions, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Preconditions::default());
-    }
-    let options: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
-    })?;
-    let get = |field: &str| {
-        options
-            .pointer(&format!("/preconditions/{field}"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    Ok(Preconditions {
-        uid: get("uid"),
-        resource_version: get("resourceVersion"),
-    })
-}
-
-fn check_preconditions(
-    target: &Target,
-    name: &str,
-    stored: &Stored,
-    pre: &Preconditions,
-) -> Result<(), ApiError> {
-    let uid = meta_str(&stored.value, "uid");
-    if let Some(want) = pre.uid.as_deref().filter(|w| *w != uid) {
-        let why =
-            format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}");
-        return Err(ApiError::conflict(target.qualified(), name, &why));
-    }
-    let rv = stored.rv.to_string();
-    if let Some(want) = pre.resource_version.as_deref().filter(|w| *w != rv) {
-        let why = format!(
-            "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
-        );
-        return Err(ApiError::conflict(target.qualified(), name, &why));
-    }
-    Ok(())
-}
-
-/// Deletes one object: marks it when finalizers remain, removes it otherwise (running the removal
-/// hooks). None when it does not exist.
+/// Deletes one object: marks it when finalizers remain after `options` (running the removal
+/// hooks otherwise). None when it does not exist.
 pub(crate) fn delete_object(
     state: &mut State,
     def: &ResourceDefinition,
     key: &ObjectKey,
+    options: &DeleteOptions,
 ) -> Option<Outcome> {
     let stored = state.store.get(&def.key(), key)?.clone();
-    let has_finalizers = stored
-        .value
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| !f.is_empty());
-    if !has_finalizers {
+    let current = finalizers_of(&stored.value);
+    let finalizers = options.finalizers(&current);
+    if finalizers.is_empty() {
         return remove(state, def, key).map(Outcome::Gone);
     }
-    if stored
+    let deleting = stored
         .value
         .pointer("/metadata/deletionTimestamp")
-        .is_some()
-    {
+        .is_some();
+    if deleting && finalizers == current {
         return Some(Outcome::Pending(stored));
     }
     let mut next = (*stored.value).clone();
-    next["metadata"]["deletionTimestamp"] = now().into();
-    next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-    if let Some(generation) = next.pointer("/metadata/generation").and_then(Value::as_i64) {
-        next["metadata"]["generation"] = (generation + 1).into();
+    next["metadata"]["finalizers"] = finalizers.into();
+    if !deleting {
+        next["metadata"]["deletionTimestamp"] = now().into();
+        next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+        if let Some(generation) = next.pointer("/metadata/generation").and_then(Value::as_i64) {
+            next["metadata"]["generation"] = (generation + 1).into();
+        }
     }
     Some(Outcome::Pending(state.store.replace(
         &def.key(),
@@ -202,8 +171,10 @@ pub(crate) fn delete_collection(
     api: &ApiServer,
     target: &Target,
     query: &Query,
+    body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let params = ListParams::parse(query, &target.def, false)?;
+    let options = DeleteOptions::parse(body, query)?;
     let mut state = api.inner.state.lock();
     let keep = |s: &Stored| params.matches(&s.value);
     let list_query = ListQuery {
@@ -227,7 +198,7 @@ pub(crate) fn delete_collection(
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),
         );
-        match delete_object(&mut state, &target.def, &key) {
+        match delete_object(&mut state, &target.def, &key, &options) {
             Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s.json),
             None => {}
         }
@@ -235,8 +206,8 @@ pub(crate) fn delete_collection(
     let rv = state.store.current_rv();
     api.notify(rv);
     drop(state);
-    let head =
-        crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), rv, None);
+    let meta = crate::handlers::read::list_meta(rv, None, None);
+    let head = crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), meta);
     let body = crate::body::ListBody::boxed(head, deleted, Bytes::from_static(b"]}"));
     Ok(crate::shared::with_json_type(
         Response::builder().status(StatusCode::OK),

@@ -4,8 +4,11 @@
 pub(crate) mod crd;
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod delete_options;
 pub(crate) mod namespace;
 pub(crate) mod read;
+pub(crate) mod review;
+pub(crate) mod scale;
 pub(crate) mod update;
 
 use bytes::Bytes;

@@ -112,7 +112,7 @@ pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::store::S
             None => continue,
         };
         for object_key in keys {
-            crate::handlers::delete::delete_object(state, &def, &object_key);
+            crate::handlers::delete::delete_object(state, &def, &object_key, &Default::default());
         }
     }
     finish_if_empty(state, name);

@@ -15,12 +15,24 @@ use crate::route::Target;
 use crate::shared::{ApiServer, with_json_type};
 use crate::status::ApiError;
 use crate::store::{ListQuery, ObjectKey, Stored};
+use crate::table::TableRequest;
 
-/// `GET .../<plural>/<name>`.
-pub(crate) fn get(api: &ApiServer, target: &Target) -> Result<Response<BoxBody>, ApiError> {
+/// `GET .../<plural>/<name>`, as the object or as a one-row Table.
+pub(crate) fn get(
+    api: &ApiServer,
+    target: &Target,
+    table: Option<&TableRequest>,
+) -> Result<Response<BoxBody>, ApiError> {
     let state = api.inner.state.lock();
     let (stored, _) = existing(&state, target)?;
-    Ok(object_response(StatusCode::OK, stored))
+    Ok(match table {
+        Some(table) => {
+            let mut meta = serde_json::Map::new();
+            meta.insert("resourceVersion".into(), stored.rv.to_string().into());
+            table.response(&table.render(&target.def, &[&stored.value], meta, true))
+        }
+        None => object_response(StatusCode::OK, stored),
+    })
 }
 
 const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -81,11 +93,12 @@ pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError
     }
 }
 
-/// `GET .../<plural>` without `watch`.
+/// `GET .../<plural>` without `watch`, as a list or as a Table.
 pub(crate) async fn list(
     api: &ApiServer,
     target: &Target,
     query: &Query,
+    table: Option<&TableRequest>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let params = ListParams::parse(query, &target.def, false)?;
     let token = params
@@ -117,15 +130,30 @@ pub(crate) async fn list(
     let (items, more) = store
         .list(&target.def.key(), &list_query)
         .map_err(|_| ApiError::expired("The resourceVersion for the provided list is too old."))?;
+    // Like etcd3's `GetList`, only an unfiltered page knows how many keys follow it.
+    let remaining = match items.last() {
+        Some(last) if more && params.selects_everything() => {
+            let after = key_of_stored(last);
+            let everything = |_: &Stored| true;
+            let rest = ListQuery {
+                after: Some(&after),
+                limit: None,
+                keep: &everything,
+                ..list_query
+            };
+            store.count(&target.def.key(), &rest).ok()
+        }
+        _ => None,
+    };
     let list_rv = at.unwrap_or(store.current_rv());
     drop(state);
     let next = next_token(more, items.last(), token.as_ref(), list_rv);
-    let head = list_head(
-        &target.def.kind,
-        &target.def.api_version(),
-        list_rv,
-        next.as_deref(),
-    );
+    let meta = list_meta(list_rv, next.as_deref(), remaining);
+    if let Some(table) = table {
+        let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();
+        return Ok(table.response(&table.render(&target.def, &objects, meta, true)));
+    }
+    let head = list_head(&target.def.kind, &target.def.api_version(), meta);
     let bodies = items.into_iter().map(|s| s.json).collect();
     Ok(with_json_type(
         Response::builder().status(StatusCode::OK),
@@ -165,6 +193,14 @@ fn compacted_error(token: Option<&ContinueToken>) -> ApiError {
     }
 }
 
+/// The storage key of a stored object.
+fn key_of_stored(stored: &Stored) -> ObjectKey {
+    (
+        meta_str(&stored.value, "namespace").to_string(),
+        meta_str(&stored.value, "name").to_string(),
+    )
+}
+
 /// The continue token of a page that has more after `last`.
 fn next_token(
     more: bool,
@@ -173,10 +209,7 @@ fn next_token(
     list_rv: u64,
 ) -> Option<String> {
     let last = last.filter(|_| more)?;
-    let after = (
-        meta_str(&last.value, "namespace").to_string(),
-        meta_str(&last.value, "name").to_string(),
-    );
+    let after = key_of_stored(last);
     let rv = match token {
         Some(t) if t.rv < 0 => -1,
         _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
@@ -184,13 +217,29 @@ fn next_token(
     Some(ContinueToken { rv, after }.encode())
 }
 
-/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
-pub(crate) fn list_head(kind: &str, api_version: &str, rv: u64, next: Option<&str>) -> Bytes {
+/// A list's `metadata`: `resourceVersion`, then `continue` and `remainingItemCount` when set.
+pub(crate) fn list_meta(
+    rv: u64,
+    next: Option<&str>,
+    remaining: Option<usize>,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut metadata = serde_json::Map::new();
     metadata.insert("resourceVersion".into(), rv.to_string().into());
     if let Some(next) = next {
         metadata.insert("continue".into(), next.into());
     }
+    if let Some(remaining) = remaining {
+        metadata.insert("remainingItemCount".into(), remaining.into());
+    }
+    metadata
+}
+
+/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
+pub(crate) fn list_head(
+    kind: &str,
+    api_version: &str,
+    metadata: serde_json::Map<String, serde_json::Value>,
+) -> Bytes {
     let head = format!(
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
         serde_json::Value::from(format!("{kind}List")),

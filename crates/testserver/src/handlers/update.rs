@@ -111,6 +111,14 @@ pub(crate) fn commit(
     {
         crd::prepare(object)?;
     }
+    if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
+        return Err(ApiError::invalid(
+            &def.group,
+            &def.kind,
+            &name,
+            vec![too_long],
+        ));
+    }
     next["metadata"]["resourceVersion"] = old.rv.to_string().into();
     if next == *old.value {
         return Ok(old.clone());
@@ -124,9 +132,12 @@ pub(crate) fn commit(
             .and_then(Value::as_array)
             .is_none_or(|f| f.is_empty());
     if finished {
-        state.store.replace(&def.key(), key.clone(), next);
-        return delete::remove(state, def, &key)
-            .ok_or_else(|| ApiError::not_found(target.qualified(), &name));
+        // The real store deletes instead of writing this update: watchers see only DELETED,
+        // carrying the last stored state (finalizers included); the client gets the updated
+        // object at the deletion's resourceVersion.
+        let last = delete::remove(state, def, &key)
+            .ok_or_else(|| ApiError::not_found(target.qualified(), &name))?;
+        return Ok(Stored::new(next, last.rv));
     }
     let stored = state.store.replace(&def.key(), key, next);
     if crd::is_crd(def) {

@@ -38,6 +38,8 @@ pub struct Reply {
     pub code: u16,
     pub body: Value,
     pub headers: http::HeaderMap,
+    /// The body as text (lossy UTF-8), for answers that are not JSON.
+    pub text: String,
 }
 
 pub struct Http {
@@ -63,11 +65,25 @@ impl Http {
         content_type: &str,
         body: Bytes,
     ) -> http::Response<Incoming> {
+        self.raw_with(method, path, content_type, body, &[]).await
+    }
+
+    async fn raw_with(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Bytes,
+        headers: &[(&str, &str)],
+    ) -> http::Response<Incoming> {
         let mut request = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
         if !body.is_empty() {
             request = request.header("content-type", content_type);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
         }
         if let Some(token) = &self.token {
             request = request.header("authorization", format!("Bearer {token}"));
@@ -80,7 +96,21 @@ impl Http {
     }
 
     pub async fn send(&self, method: &str, path: &str, content_type: &str, body: Bytes) -> Reply {
-        let response = self.raw(method, path, content_type, body).await;
+        self.send_with(method, path, content_type, body, &[]).await
+    }
+
+    /// Like [`Http::send`], with extra request headers (e.g. `Accept`).
+    pub async fn send_with(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Bytes,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let response = self
+            .raw_with(method, path, content_type, body, headers)
+            .await;
         let code = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
@@ -89,6 +119,7 @@ impl Http {
             code,
             body,
             headers,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
         }
     }
 
@@ -125,9 +156,22 @@ impl Http {
         self.send("DELETE", path, "", Bytes::new()).await
     }
 
+    /// A GET with this `Accept` header.
+    pub async fn get_accept(&self, path: &str, accept: &str) -> Reply {
+        self.send_with("GET", path, "", Bytes::new(), &[("accept", accept)])
+            .await
+    }
+
     /// Opens a watch and returns a reader of its events.
     pub async fn watch(&self, path: &str) -> Watch {
-        let response = self.raw("GET", path, "", Bytes::new()).await;
+        self.watch_accept(path, "application/json").await
+    }
+
+    /// Opens a watch with this `Accept` header.
+    pub async fn watch_accept(&self, path: &str, accept: &str) -> Watch {
+        let response = self
+            .raw_with("GET", path, "", Bytes::new(), &[("accept", accept)])
+            .await;
         assert_eq!(response.status().as_u16(), 200, "watch {path}");
         Watch {
             body: response.into_body(),

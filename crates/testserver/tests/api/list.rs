@@ -64,7 +64,7 @@ async fn field_selectors_filter_by_name_and_namespace_and_reject_unknown_fields(
     assert_status(&reply, 400, "BadRequest");
     assert_eq!(
         reply.body["message"],
-        "field label not supported: spec.color"
+        "\"spec.color\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
     );
 }
 

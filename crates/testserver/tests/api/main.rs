@@ -4,13 +4,18 @@
 //! would multiply link time and disk use in CI for nothing.
 #![allow(clippy::unwrap_used)]
 
+mod access_review;
 mod bad_input;
 mod binary;
 mod common;
 mod crud;
 mod discovery;
 mod faults;
+mod fidelity;
 mod list;
+mod openapi;
+mod scale;
 mod smoke;
+mod tables;
 mod watch;
 mod watch_timing;

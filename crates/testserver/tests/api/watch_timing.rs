@@ -49,3 +49,61 @@ async fn timeout_seconds_ends_the_stream() {
     assert!(next_event(&mut body).await.is_none());
     assert_eq!(started.elapsed(), Duration::from_secs(30));
 }
+
+fn post(path: &str, body: &str) -> http::Request<Bytes> {
+    http::Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Bytes::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bookmark_comes_two_seconds_before_the_timeout_once_the_resource_changed() {
+    let api = ApiServer::new(ServerOptions::default());
+    let rv = api.resource_version();
+    let path = format!(
+        "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&resourceVersion={rv}"
+    );
+    let mut body = api.handle(get(&path)).await.into_body();
+    let started = tokio::time::Instant::now();
+    // A ConfigMap elsewhere: this watch sees no event for it, but the resource moved.
+    let elsewhere = api
+        .handle(post(
+            "/api/v1/namespaces/kube-system/configmaps",
+            r#"{"metadata":{"name":"c"}}"#,
+        ))
+        .await;
+    assert_eq!(elsewhere.status(), 201);
+    let event = next_event(&mut body).await.unwrap();
+    assert_eq!(event["type"], "BOOKMARK");
+    assert_eq!(started.elapsed(), Duration::from_secs(28));
+    assert_eq!(
+        event["object"]["metadata"]["resourceVersion"],
+        api.resource_version().to_string()
+    );
+    assert!(next_event(&mut body).await.is_none());
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_pre_timeout_bookmark_when_only_other_kinds_changed() {
+    let api = ApiServer::new(ServerOptions::default());
+    let rv = api.resource_version();
+    let path = format!(
+        "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&timeoutSeconds=30&resourceVersion={rv}"
+    );
+    let mut body = api.handle(get(&path)).await.into_body();
+    let started = tokio::time::Instant::now();
+    // As on v1.36: a Secret moves the global resourceVersion, not the ConfigMap watch cache.
+    let secret = api
+        .handle(post(
+            "/api/v1/namespaces/default/secrets",
+            r#"{"metadata":{"name":"s"}}"#,
+        ))
+        .await;
+    assert_eq!(secret.status(), 201);
+    assert!(next_event(&mut body).await.is_none());
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+}
