@@ -61,17 +61,18 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
         /// transform, resync) live in `kubegen_cache::FactoryOptions`.
         #[derive(Clone)]
         pub struct SharedInformerFactory {
-            inner: ::kubegen_cache::InformerFactory,
+            inner: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
         }
 
         impl SharedInformerFactory {
             /// A factory over `client` with `options`.
             pub fn new(client: ::kubegen_client::Client, options: ::kubegen_cache::FactoryOptions) -> Self {
-                SharedInformerFactory { inner: ::kubegen_cache::InformerFactory::new(client, options) }
+                let source = ::kubegen_cache::ClientListWatchSource::new(client);
+                SharedInformerFactory { inner: ::kubegen_cache::InformerFactory::new(source, options) }
             }
 
             /// The generic factory this facade delegates to (start, sync, shutdown, any kind).
-            pub fn generic(&self) -> &::kubegen_cache::InformerFactory {
+            pub fn generic(&self) -> &::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource> {
                 &self.inner
             }
 
@@ -157,12 +158,12 @@ fn group_version(gv: &GroupVersion<'_>, crates: &Crates) -> TokenStream {
         #[doc = #struct_doc]
         #[derive(Clone)]
         pub struct #ty {
-            factory: ::kubegen_cache::InformerFactory,
+            factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
         }
 
         impl #ty {
             /// The group-version informers of `factory`.
-            pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+            pub fn new(factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>) -> Self {
                 #ty { factory }
             }
 

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::{EmitCtx, relative};
 use crate::config::Runtime;
+use crate::model::Model;
 
 /// Third-party dependencies and the versions pinned when not inheriting from a workspace.
 const THIRD_PARTY: [(&str, &str); 3] = [
@@ -21,8 +22,10 @@ const THIRD_PARTY: [(&str, &str); 3] = [
     ("serde", r#"version = "1.0.219", features = ["derive"]"#),
 ];
 
-/// The dependencies of one generated crate: (name, kind, optional).
-fn dependencies(part: &str) -> Vec<(&'static str, Dep, bool)> {
+/// The dependencies of one generated crate, exactly what its code names: (name, kind,
+/// optional). The clientset names `k8s_openapi` only in custom methods over built-in bodies
+/// (`+genclient:method=...,input=k8s_openapi::...`).
+fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
     use Dep::{Generated, Runtime as Rt, ThirdParty};
     match part {
         "api" => vec![
@@ -30,27 +33,46 @@ fn dependencies(part: &str) -> Vec<(&'static str, Dep, bool)> {
             ("kube-core", ThirdParty, false),
             ("serde", ThirdParty, false),
         ],
-        "clientset" => vec![
-            ("api", Generated, false),
-            ("client", Rt, false),
-            ("fake", Rt, true),
-            ("k8s-openapi", ThirdParty, false),
-            ("kube-core", ThirdParty, false),
-            ("serde", ThirdParty, true),
-        ],
+        "clientset" => {
+            let mut deps = vec![
+                ("api", Generated, false),
+                ("client", Rt, false),
+                ("fake", Rt, true),
+            ];
+            if names_k8s_openapi(model) {
+                deps.push(("k8s-openapi", ThirdParty, false));
+            }
+            deps.extend([
+                ("kube-core", ThirdParty, false),
+                ("serde", ThirdParty, true),
+            ]);
+            deps
+        }
         "listers" => vec![
             ("api", Generated, false),
             ("cache", Rt, false),
             ("kube-core", ThirdParty, false),
         ],
+        // The factory is built over a `kubegen_client::Client` through cache's client adapter.
         _ => vec![
             ("api", Generated, false),
-            ("clientset", Generated, false),
             ("listers", Generated, false),
             ("cache", Rt, false),
             ("client", Rt, false),
         ],
     }
+}
+
+/// Whether a custom method's body or result is a k8s-openapi type.
+fn names_k8s_openapi(model: &Model) -> bool {
+    model
+        .packages
+        .iter()
+        .flat_map(|package| &package.kinds)
+        .flat_map(|kind| &kind.methods)
+        .flat_map(|method| [&method.input, &method.result])
+        .flatten()
+        .any(|ty| ty.starts_with("k8s_openapi::"))
 }
 
 #[derive(Clone, Copy)]
@@ -87,7 +109,7 @@ pub(super) fn cargo_toml(ctx: &EmitCtx<'_>, part: &str) -> String {
     }
     out.push_str("\n[dependencies]\n");
     let crate_dir = ctx.crate_dir(part);
-    for (name, dep, optional) in dependencies(part) {
+    for (name, dep, optional) in dependencies(part, ctx.model) {
         let mut parts = vec![match (dep, &config.runtime) {
             (Dep::Generated, _) => format!("path = \"../{name}\""),
             (_, Runtime::Workspace) => "workspace = true".to_owned(),
@@ -105,7 +127,7 @@ pub(super) fn cargo_toml(ctx: &EmitCtx<'_>, part: &str) -> String {
             }
             (Dep::Runtime, Runtime::Version(version)) => format!("version = \"{version}\""),
         }];
-        if name == "cache" {
+        if name == "cache" && part == "informers" {
             parts.push("features = [\"client\"]".to_owned());
         }
         if optional {

@@ -1,18 +1,53 @@
 //! [`ListWatch`] over `kubegen_client::ResourceClient` (feature `client`).
 //!
 //! Mirrors client-go `tools/cache/listwatch.go` (`NewFilteredListWatchFromClient`): the
-//! generated informers build one of these per type, and this file is the only place where the
-//! cache meets HTTP.
+//! generated informers' factory builds one of these per type through [`ClientListWatchSource`],
+//! and this file is the only place where the cache meets HTTP.
 
 use std::future::Future;
 
 use kube_core::{ObjectList, WatchEvent};
-use kubegen_client::{ApiObject, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream};
+use kubegen_client::{
+    ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
+};
 use serde::de::DeserializeOwned;
 
+use crate::factory::{ListSelectors, ListWatchSource};
 use crate::list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
 };
+
+/// The [`ListWatchSource`] of a real controller: every informer of an
+/// [`InformerFactory`](crate::InformerFactory) lists and watches through one [`Client`].
+#[derive(Clone)]
+pub struct ClientListWatchSource {
+    client: Client,
+}
+
+impl ClientListWatchSource {
+    /// Builds each type's [`ClientListWatch`] over `client`.
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+impl<K: ApiObject> ListWatchSource<K> for ClientListWatchSource {
+    type ListWatch = ClientListWatch<K>;
+
+    fn list_watch(&self, namespace: Option<&str>, selectors: &ListSelectors) -> ClientListWatch<K> {
+        let client = self.client.clone();
+        // A cluster-scoped kind comes with `None` and has the same collection path as "all
+        // namespaces".
+        let resources = match namespace {
+            Some(ns) => ResourceClient::namespaced(client, ns),
+            None => ResourceClient::all_namespaces(client),
+        };
+        let mut base = ListOptions::default();
+        base.label_selector.clone_from(&selectors.label_selector);
+        base.field_selector.clone_from(&selectors.field_selector);
+        ClientListWatch::new(resources, base)
+    }
+}
 
 /// Lists and watches through a [`ResourceClient`], with fixed label/field selectors.
 pub struct ClientListWatch<K> {

@@ -1,4 +1,4 @@
-//! One shared informer per resource type, created on demand (feature `client`).
+//! One shared informer per resource type, created on demand.
 //!
 //! Mirrors client-go `informers/factory.go` (`sharedInformerFactory`), the generic part of it:
 //! the generated `SharedInformerFactory` only adds typed accessors
@@ -8,6 +8,12 @@
 //! Several parts of one controller often watch the same type. Each must get the *same*
 //! informer, or the process would hold two caches and two watches. The factory is the registry
 //! that makes "give me the Deployment informer" idempotent.
+//!
+//! # Differences from client-go
+//! client-go's factory holds a `kubernetes.Interface` and builds each informer's ListWatch from
+//! it. Ours is generic over a [`ListWatchSource`], so the cache core names no HTTP client: the
+//! `client` feature's `ClientListWatchSource` (`client_adapter.rs`) is the one source over
+//! kubegen-client, and tests plug in their own.
 
 use std::{
     any::{Any, TypeId},
@@ -19,20 +25,42 @@ use std::{
 use futures_util::future::{BoxFuture, join_all};
 use k8s_openapi::ClusterResourceScope;
 use kube_core::{ObjectMeta, Resource};
-use kubegen_client::{ApiObject, Client, ListOptions, ResourceClient};
 use parking_lot::Mutex;
 
 use crate::{
-    client_adapter::ClientListWatch,
     error::Error,
     informer::{InformerOptions, SharedIndexInformer},
+    list_watch::ListWatch,
     metrics::InformerMetrics,
     sync::{Synced, wait_for_cache_sync},
     transform::Transform,
 };
 
-/// Adjusts the list/watch options of every informer (label and field selectors).
-pub type TweakListOptions = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+/// How an [`InformerFactory`] reaches the API server: builds the [`ListWatch`] of each type the
+/// factory is asked for. Implemented over kubegen-client by `ClientListWatchSource` (feature
+/// `client`).
+pub trait ListWatchSource<K: Clone>: Send + Sync + 'static {
+    /// What the informer of `K` lists and watches through.
+    type ListWatch: ListWatch<K>;
+
+    /// The list/watch of `K` in `namespace` (`None`: all namespaces, or `K` is cluster-scoped),
+    /// every request restricted by `selectors`.
+    fn list_watch(&self, namespace: Option<&str>, selectors: &ListSelectors) -> Self::ListWatch;
+}
+
+/// The label and field selectors every list and watch of an informer carries: the part of
+/// client-go's `metav1.ListOptions` that a factory's `TweakListOptions` may set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListSelectors {
+    /// `labelSelector`, e.g. `app=web,!canary`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`, e.g. `status.phase=Running`.
+    pub field_selector: Option<String>,
+}
+
+/// Adjusts the selectors of every informer's lists and watches.
+pub type TweakListOptions = Arc<dyn Fn(&mut ListSelectors) + Send + Sync>;
 
 /// A transform for any type: rewrites the object's metadata before it is stored.
 pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
@@ -44,7 +72,7 @@ pub struct FactoryOptions {
     /// Restrict namespaced types to one namespace (`None`: all namespaces). Cluster-scoped
     /// types ignore it.
     pub namespace: Option<String>,
-    /// Applied to the list/watch options of every informer (selectors).
+    /// Applied to the selectors of every informer.
     pub tweak_list_options: Option<TweakListOptions>,
     /// Default resync period of every informer (`ZERO`: none).
     pub default_resync: Duration,
@@ -101,7 +129,8 @@ struct Entry {
     started: bool,
 }
 
-/// Creates and owns one [`SharedIndexInformer`] per resource type. Cheap to clone.
+/// Creates and owns one [`SharedIndexInformer`] per resource type, listing and watching
+/// through the [`ListWatchSource`] `S`. Cheap to clone.
 ///
 /// # Guarantees
 /// - `informer::<K>()` returns the same informer every time for a given `K`.
@@ -112,22 +141,29 @@ struct Entry {
 /// - `shutdown()` stops every informer and returns once all their tasks have ended (reflectors,
 ///   resync timers, process loops, handler tasks), as client-go's `Shutdown` waits for its
 ///   goroutines; past [`SHUTDOWN_TIMEOUT`] it aborts the rest and logs their names.
-#[derive(Clone)]
-pub struct InformerFactory {
-    inner: Arc<FactoryInner>,
+pub struct InformerFactory<S> {
+    inner: Arc<FactoryInner<S>>,
 }
 
-struct FactoryInner {
-    client: Client,
+impl<S> Clone for InformerFactory<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+struct FactoryInner<S> {
+    source: S,
     options: FactoryOptions,
     informers: Mutex<HashMap<TypeId, Entry>>,
 }
 
-impl InformerFactory {
-    /// A factory whose informers list and watch through `client`.
-    pub fn new(client: Client, options: FactoryOptions) -> Self {
+impl<S> InformerFactory<S> {
+    /// A factory whose informers list and watch through `source`.
+    pub fn new(source: S, options: FactoryOptions) -> Self {
         let inner = FactoryInner {
-            client,
+            source,
             options,
             informers: Mutex::new(HashMap::new()),
         };
@@ -139,8 +175,9 @@ impl InformerFactory {
     /// The shared informer for `K`, created on first request.
     pub fn informer<K>(&self) -> SharedIndexInformer<K>
     where
-        K: ApiObject,
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
         K::Scope: 'static,
+        S: ListWatchSource<K>,
     {
         let mut informers = self.inner.informers.lock();
         let existing = informers.get(&TypeId::of::<K>());
@@ -160,21 +197,18 @@ impl InformerFactory {
 
     fn build<K>(&self) -> SharedIndexInformer<K>
     where
-        K: ApiObject,
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
         K::Scope: 'static,
+        S: ListWatchSource<K>,
     {
         let options = &self.inner.options;
-        let client = self.inner.client.clone();
         let cluster_scoped = TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>();
-        let resources = match (&options.namespace, cluster_scoped) {
-            (_, true) => ResourceClient::cluster(client),
-            (Some(ns), false) => ResourceClient::namespaced(client, ns),
-            (None, false) => ResourceClient::all_namespaces(client),
-        };
-        let mut base = ListOptions::default();
+        let namespace = options.namespace.as_deref().filter(|_| !cluster_scoped);
+        let mut selectors = ListSelectors::default();
         if let Some(tweak) = &options.tweak_list_options {
-            tweak(&mut base);
+            tweak(&mut selectors);
         }
+        let list_watch = self.inner.source.list_watch(namespace, &selectors);
         let id = TypeId::of::<K>();
         let mut informer_options = InformerOptions {
             name: K::plural(&()).into_owned(),
@@ -193,7 +227,7 @@ impl InformerFactory {
                 .get(&id)
                 .and_then(|t| t.downcast_ref::<Transform<K>>().cloned()),
         );
-        SharedIndexInformer::new(ClientListWatch::new(resources, base), informer_options)
+        SharedIndexInformer::new(list_watch, informer_options)
     }
 
     /// Starts every informer requested so far that is not running yet. Needs a tokio runtime.
@@ -263,5 +297,100 @@ fn combined_transform<K: Resource + 'static>(
             meta(obj.meta_mut());
             typed(obj)
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex as StdMutex;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube_core::{ObjectList, WatchEvent};
+
+    use super::*;
+    use crate::list_watch::{
+        EventStream, ListRequest, ListWatchError, ListWatchErrorKind, WatchRequest,
+    };
+
+    /// What the factory asked its source for: (kind, namespace, selectors).
+    type Asked = Arc<StdMutex<Vec<(String, Option<String>, ListSelectors)>>>;
+
+    /// A source that records each request; its list/watches are never started here.
+    struct Recorder(Asked);
+
+    impl<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static> ListWatchSource<K>
+        for Recorder
+    {
+        type ListWatch = Offline;
+
+        fn list_watch(&self, namespace: Option<&str>, selectors: &ListSelectors) -> Offline {
+            let entry = (
+                K::kind(&()).into_owned(),
+                namespace.map(str::to_owned),
+                selectors.clone(),
+            );
+            self.0.lock().unwrap().push(entry);
+            Offline
+        }
+    }
+
+    /// A list/watch whose server is always unreachable.
+    struct Offline;
+
+    fn unreachable() -> ListWatchError {
+        ListWatchError::new(ListWatchErrorKind::Unavailable, "offline")
+    }
+
+    impl<K: Clone + Send + Sync + 'static> ListWatch<K> for Offline {
+        type Watch = Offline;
+
+        async fn list(&self, _: &ListRequest) -> Result<ObjectList<K>, ListWatchError> {
+            Err(unreachable())
+        }
+
+        async fn watch(&self, _: &WatchRequest) -> Result<Offline, ListWatchError> {
+            Err(unreachable())
+        }
+    }
+
+    impl<K> EventStream<K> for Offline {
+        async fn next_event(&mut self) -> Option<Result<WatchEvent<K>, ListWatchError>> {
+            None
+        }
+    }
+
+    #[test]
+    fn source_is_asked_once_per_type_with_the_selectors_and_no_namespace_for_cluster_scoped_types()
+    {
+        let asked = Asked::default();
+        let tweak: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
+            s.label_selector = Some("app=web".to_owned());
+        });
+        let options = FactoryOptions {
+            namespace: Some("team-a".to_owned()),
+            tweak_list_options: Some(tweak),
+            ..FactoryOptions::default()
+        };
+        let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
+
+        factory.informer::<ConfigMap>();
+        factory.informer::<ConfigMap>();
+        factory.informer::<Namespace>();
+
+        let selectors = ListSelectors {
+            label_selector: Some("app=web".to_owned()),
+            field_selector: None,
+        };
+        assert_eq!(
+            *asked.lock().unwrap(),
+            vec![
+                (
+                    "ConfigMap".to_owned(),
+                    Some("team-a".to_owned()),
+                    selectors.clone()
+                ),
+                ("Namespace".to_owned(), None, selectors),
+            ]
+        );
     }
 }

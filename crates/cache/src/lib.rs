@@ -27,7 +27,8 @@
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | reflector metrics (removed upstream)   | [`InformerMetrics`]                   |
-//! | `informers.SharedInformerFactory`      | `InformerFactory` (feature `client`)  |
+//! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
+//! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -38,7 +39,6 @@ mod client_adapter;
 mod delta;
 mod delta_fifo;
 mod error;
-#[cfg(feature = "client")]
 mod factory;
 mod handler;
 mod health;
@@ -59,13 +59,13 @@ mod test_util;
 mod transform;
 
 #[cfg(feature = "client")]
-pub use client_adapter::{ClientListWatch, ClientWatch, classify};
+pub use client_adapter::{ClientListWatch, ClientListWatchSource, ClientWatch, classify};
 pub use delta::{DeletedObject, Delta, Deltas};
 pub use delta_fifo::DeltaFifo;
 pub use error::Error;
-#[cfg(feature = "client")]
 pub use factory::{
-    FactoryOptions, InformerFactory, MetaTransform, SHUTDOWN_TIMEOUT, TweakListOptions,
+    FactoryOptions, InformerFactory, ListSelectors, ListWatchSource, MetaTransform,
+    SHUTDOWN_TIMEOUT, TweakListOptions,
 };
 pub use handler::{EventHandler, FilteringHandler, HandlerFns, UpdateFilter, generation_changed};
 pub use health::InformerStats;

@@ -15,9 +15,9 @@ use std::{
 use futures_util::future::join_all;
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kubegen_cache::{
-    ClientListWatch, DeletedObject, EventHandler, FactoryOptions, HandlerFns, InformerFactory,
-    InformerOptions, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind,
-    SharedIndexInformer, WatchRequest, wait_for_cache_sync,
+    ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
+    HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
+    ListWatchError, ListWatchErrorKind, SharedIndexInformer, WatchRequest, wait_for_cache_sync,
 };
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
@@ -433,12 +433,12 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
 
     let mut options = FactoryOptions::default();
     options.namespace = Some("default".to_owned());
-    options.tweak_list_options = Some(Arc::new(|o: &mut ListOptions| {
-        o.label_selector = Some("!skip".into())
+    options.tweak_list_options = Some(Arc::new(|s: &mut ListSelectors| {
+        s.label_selector = Some("!skip".into())
     }));
     options.transform = Some(Arc::new(|m: &mut ObjectMeta| m.managed_fields = None));
     let factory = InformerFactory::new(
-        client,
+        ClientListWatchSource::new(client),
         options.resync_for::<ConfigMap>(Duration::from_secs(30)),
     );
     let first = factory.informer::<ConfigMap>();

@@ -4,8 +4,8 @@
 //! bearer half of `transport/round_trippers.go`. Client certificates are TLS, see `tls.rs`.
 //!
 //! # Guarantees
-//! - Tokens never appear in `Debug` output or logs: they live in [`SecretToken`], whose `Debug`
-//!   prints `<redacted>`, and the `Authorization` header value is marked sensitive.
+//! - Tokens never appear in `Debug` output or logs: they live in [`SecretToken`]
+//!   (`secret_token.rs`).
 //! - A token file is re-read at most every `period` (bound service-account tokens rotate about
 //!   hourly; the kubelet rewrites the file). If a re-read fails, the last good token is kept.
 
@@ -19,36 +19,7 @@ use tokio::time::Instant;
 
 use crate::config::exec::ExecAuth;
 use crate::error::{Error, Result};
-
-/// A bearer token. `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct SecretToken(String);
-
-impl SecretToken {
-    pub(crate) fn new(token: impl Into<String>) -> SecretToken {
-        SecretToken(token.into())
-    }
-
-    /// The `Authorization: Bearer ...` header value, marked sensitive.
-    fn header(&self) -> Result<HeaderValue> {
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", self.0)).map_err(|_| {
-            Error::BuildRequest("bearer token contains invalid header characters".into())
-        })?;
-        value.set_sensitive(true);
-        Ok(value)
-    }
-
-    #[cfg(test)]
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for SecretToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
+use crate::secret_token::SecretToken;
 
 /// How requests are authenticated (besides a TLS client certificate).
 #[derive(Clone, Debug, Default)]

@@ -6,7 +6,6 @@
 //! Mirrors client-go `rest/client.go` (`RESTClient`) and the retry half of `rest/request.go`.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,23 +18,7 @@ use crate::body::Body;
 use crate::config::Config;
 use crate::error::{Error, Result, from_error_response, parse_retry_after};
 use crate::metrics::{AttemptGuard, ClientMetrics, DurationGuard, RequestRecorder};
-use crate::transport::HttpTransport;
-
-/// The one seam below [`Client`]: sends one request, returns the response with a streaming body.
-///
-/// The real implementation speaks HTTP(S) to an API server; a fake clientset or a test plugs in an
-/// in-process server here. The request URI is relative (path and query).
-///
-/// # Errors
-/// Only failures to get a response at all ([`Error::Connect`], [`Error::RequestFailed`]); HTTP
-/// error statuses are returned as responses and mapped to errors by the `Client`.
-pub trait Transport: Send + Sync + 'static {
-    /// Sends `request` and resolves once the response headers have arrived.
-    fn send(
-        &self,
-        request: Request<Bytes>,
-    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>>;
-}
+use crate::transport::{HttpTransport, Transport};
 
 /// Error bodies larger than this are cut (a `Status` is a few hundred bytes).
 const MAX_ERROR_BODY: usize = 64 * 1024;

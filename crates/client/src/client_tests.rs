@@ -1,5 +1,6 @@
 use super::*;
 use std::collections::VecDeque;
+use std::pin::Pin;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_core::WatchEvent;

@@ -8,10 +8,10 @@
 //! |---------------------------------------------|----------------------------------------|------------------------------|
 //! | `clientcmd.BuildConfigFromFlags`, loading rules | [`Config::load`], [`LoadOptions`]  | `config/mod.rs`              |
 //! | `clientcmd/api.Config`, `loader.go` merge   | [`Kubeconfig`]                         | `config/kubeconfig.rs`       |
-//! | `plugin/pkg/client/auth/exec`               | [`ExecConfig`] (run on demand)         | `config/exec.rs`             |
+//! | `plugin/pkg/client/auth/exec`               | [`ExecConfig`] (run on demand)         | `config/kubeconfig.rs`, `config/exec.rs` |
 //! | `rest.InClusterConfig`                      | [`InClusterPaths`]                     | `config/incluster.rs`        |
-//! | `rest.RESTClient`, `rest.Request` retries   | [`Client`], [`Transport`]              | `client.rs`                  |
-//! | `transport.New`, `TLSConfigFor`             | the default HTTP transport             | `transport.rs`, `tls.rs`     |
+//! | `rest.RESTClient`, `rest.Request` retries   | [`Client`]                             | `client.rs`                  |
+//! | `http.RoundTripper`, `transport.New`, `TLSConfigFor` | [`Transport`] (the seam), the default HTTP transport | `transport.rs`, `tls.rs` |
 //! | typed clients / `gentype.Client[T]`         | [`ResourceClient`]                     | `resource_client.rs`         |
 //! | `rest/watch.StreamWatcher`                  | [`WatchStream`]                        | `watch.rs`                   |
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
@@ -40,15 +40,15 @@ mod options;
 mod rate_limit;
 mod request;
 mod resource_client;
+mod secret_token;
 mod tls;
 mod transport;
 mod watch;
 
 pub use body::{Body, BoxError};
-pub use client::{Client, Transport};
-pub use config::exec::{ExecConfig, ExecEnvVar};
+pub use client::Client;
 pub use config::incluster::InClusterPaths;
-pub use config::kubeconfig::Kubeconfig;
+pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
 pub use config::{Config, LoadOptions};
 pub use error::{Error, Result};
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
@@ -58,6 +58,7 @@ pub use options::{
 };
 pub use rate_limit::RateLimit;
 pub use resource_client::{ApiObject, ResourceClient};
+pub use transport::Transport;
 pub use watch::WatchStream;
 
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.

@@ -10,8 +10,9 @@ use prometheus_parse::{HistogramCount, Scrape, Value};
 
 use super::*;
 use crate::body::Body;
-use crate::client::{Client, Transport};
+use crate::client::Client;
 use crate::error::{Error, Result};
+use crate::transport::Transport;
 
 /// One scripted answer: after `delay`, a response with this status, or no response at all.
 struct Answer {

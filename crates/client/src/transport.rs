@@ -1,4 +1,5 @@
-//! [`HttpTransport`]: the real [`Transport`], HTTP(S) to an API server over a pooled hyper client.
+//! [`Transport`], the seam below [`Client`](crate::Client), and [`HttpTransport`], the real one:
+//! HTTP(S) to an API server over a pooled hyper client.
 //!
 //! Mirrors client-go `rest/transport.go` + `transport/` (TLS, bearer round tripper) on hyper 1,
 //! hyper-util's pooled legacy client and hyper-rustls with the ring provider.
@@ -26,10 +27,26 @@ use rustls::pki_types::ServerName;
 
 use crate::auth::Auth;
 use crate::body::Body;
-use crate::client::Transport;
 use crate::config::Config;
 use crate::error::{Error, Result, error_chain};
 use crate::tls;
+
+/// The one seam below [`Client`](crate::Client): sends one request, returns the response with a
+/// streaming body.
+///
+/// The real implementation speaks HTTP(S) to an API server; a fake clientset or a test plugs in an
+/// in-process server here. The request URI is relative (path and query).
+///
+/// # Errors
+/// Only failures to get a response at all ([`Error::Connect`], [`Error::RequestFailed`]); HTTP
+/// error statuses are returned as responses and mapped to errors by the `Client`.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends `request` and resolves once the response headers have arrived.
+    fn send(
+        &self,
+        request: Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>>;
+}
 
 /// HTTP/2 keepalive ping timeout: a connection whose ping is not answered this fast is closed.
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);

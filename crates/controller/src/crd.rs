@@ -186,6 +186,7 @@ pub(crate) async fn wait_established<K: ApiObject>(
     }
 }
 
-#[cfg(test)]
+// The tests reach the in-process server through `embedded::client_for`.
+#[cfg(all(test, feature = "embedded"))]
 #[path = "crd_tests.rs"]
 mod tests;

@@ -102,6 +102,7 @@ pub struct Flags {
     pub log_format: LogFormat,
 
     /// Start an in-process API server with the CRDs and deploy/samples/ loaded, and run against it.
+    /// Needs the `embedded` cargo feature (default; the in-cluster image is built without it).
     #[arg(long)]
     pub embedded: bool,
 

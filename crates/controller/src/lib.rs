@@ -31,10 +31,13 @@
 //!   together form its policy, so the namespace is what one reconcile judges.
 //! - Standby replicas sync their caches too (ready, warm), and only the Lease holder runs workers.
 //! - Status writes retry a 409 on a fresh read before requeueing, so violations are not lost.
-//! - `--embedded` runs everything against an in-process API server ([`embedded`]).
+//! - `--embedded` runs everything against an in-process API server (`embedded.rs`, behind the
+//!   default cargo feature `embedded`; the in-cluster image is built without it, so it does not
+//!   carry the test server).
 
 pub mod controller;
 pub mod crd;
+#[cfg(feature = "embedded")]
 pub mod embedded;
 pub mod endpoints;
 pub mod error;

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use kubegen_controller::embedded::Embedded;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::{Flags, LogFormat};
 use kubegen_controller::metrics::ProcessMetrics;
@@ -25,10 +24,7 @@ async fn main() -> ExitCode {
 
 async fn run(flags: &mut Flags) -> anyhow::Result<()> {
     let _embedded = if flags.embedded {
-        let embedded = Embedded::start(&flags.deploy_dir).await?;
-        eprintln!("{}", embedded.banner());
-        flags.kubeconfig = Some(embedded.kubeconfig().to_path_buf());
-        Some(embedded)
+        Some(start_embedded(flags).await?)
     } else {
         None
     };
@@ -40,6 +36,28 @@ async fn run(flags: &mut Flags) -> anyhow::Result<()> {
     )
     .await?;
     Ok(())
+}
+
+/// Starts the in-process API server and points `flags` at it; it stops when the result drops.
+#[cfg(feature = "embedded")]
+async fn start_embedded(
+    flags: &mut Flags,
+) -> anyhow::Result<kubegen_controller::embedded::Embedded> {
+    let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
+    eprintln!("{}", embedded.banner());
+    flags.kubeconfig = Some(embedded.kubeconfig().to_path_buf());
+    Ok(embedded)
+}
+
+/// The in-cluster build leaves the in-process API server out: say so instead of running against
+/// whatever cluster the kubeconfig names.
+#[cfg(not(feature = "embedded"))]
+async fn start_embedded(_: &mut Flags) -> anyhow::Result<std::convert::Infallible> {
+    anyhow::bail!(
+        "--embedded is not available: this image-police was built without the `embedded` cargo \
+         feature (in-cluster builds leave the in-process API server out); build with default \
+         features to use it, e.g. `cargo run -p kubegen-controller --bin image-police -- --embedded`"
+    )
 }
 
 /// Resolves on SIGTERM (kubelet stopping the pod) or SIGINT (Ctrl-C).
@@ -72,5 +90,23 @@ fn init_logging(format: LogFormat) {
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
+    }
+}
+
+#[cfg(all(test, not(feature = "embedded")))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn embedded_without_the_feature_is_an_error_naming_the_feature() {
+        let mut flags = Flags::parse_from(["image-police", "--embedded"]);
+        let Err(error) = start_embedded(&mut flags).await;
+        assert!(
+            error
+                .to_string()
+                .contains("built without the `embedded` cargo feature"),
+            "{error}"
+        );
+        assert_eq!(flags.kubeconfig, None, "flags are left alone");
     }
 }

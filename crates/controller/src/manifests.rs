@@ -202,7 +202,8 @@ where
     }
 }
 
-#[cfg(test)]
+// The tests reach the in-process server through `embedded::client_for`.
+#[cfg(all(test, feature = "embedded"))]
 mod tests {
     use kubegen_testserver::TestServer;
 

@@ -6,9 +6,9 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{Timestamp, TimestampRound, Unit};
 use tokio::time::Instant;
 
-use crate::elector::Shared;
 use crate::observer::Decision;
 use crate::record::LeaderElectionRecord;
+use crate::state::Shared;
 
 /// Result of one acquire-or-renew attempt.
 #[derive(Debug, PartialEq, Eq)]

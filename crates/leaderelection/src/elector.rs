@@ -7,7 +7,6 @@ use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
 use kubegen_client::Client;
 use parking_lot::Mutex;
 use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
@@ -17,7 +16,7 @@ use crate::callbacks::{LeaderCallbacks, Leadership, LeadershipSender};
 use crate::config::{JITTER_FACTOR, LeaderElectionConfig};
 use crate::error::{Error, Result};
 use crate::lease_lock::LeaseLock;
-use crate::observer::Observer;
+use crate::state::{Shared, State};
 
 /// Why [`LeaderElector::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,33 +48,6 @@ pub struct LeaderElector {
     shared: Arc<Shared>,
 }
 
-/// State shared by the `run` loop and the query methods.
-pub(crate) struct Shared {
-    /// Validated configuration.
-    pub(crate) config: LeaderElectionConfig,
-    /// The Lease we compete for.
-    pub(crate) lock: LeaseLock,
-    /// Mutable election state; never held across an `.await`.
-    pub(crate) state: Mutex<State>,
-}
-
-/// What the elector knows and is doing.
-pub(crate) struct State {
-    /// Last record seen and when it changed.
-    pub(crate) observer: Observer,
-    /// The Lease as last read or written. Invariant: its spec is the observer's record (its
-    /// resourceVersion is the precondition of our next write).
-    pub(crate) lease: Option<Lease>,
-    /// Local start time of the last successful acquire or renew.
-    pub(crate) last_renewal: Option<Instant>,
-    /// Whether a leadership term is active (between `started_leading` and `stopped_leading`).
-    leading: bool,
-    /// Whether a `run` is active. Invariant: `leading` implies `running`.
-    running: bool,
-    /// The holder last passed to `new_leader`, so each change is reported once.
-    reported_leader: Option<String>,
-}
-
 impl LeaderElector {
     /// A candidate for `config`'s lock, talking to the API server through `client`.
     ///
@@ -84,14 +56,7 @@ impl LeaderElector {
     pub fn new(client: Client, config: LeaderElectionConfig) -> Result<LeaderElector> {
         config.validate()?;
         let lock = LeaseLock::new(client, &config.lock_namespace, &config.lock_name);
-        let state = State {
-            observer: Observer::new(&config.identity),
-            lease: None,
-            last_renewal: None,
-            leading: false,
-            running: false,
-            reported_leader: None,
-        };
+        let state = State::new(&config.identity);
         Ok(LeaderElector {
             shared: Arc::new(Shared {
                 config,
@@ -276,16 +241,7 @@ impl LeaderElector {
 
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        let state = self.shared.state.lock();
-        state.observer.check_invariants();
-        assert!(!state.leading || state.running, "leading implies running");
-        if let Some(lease) = &state.lease {
-            let record = crate::record::LeaderElectionRecord::from_spec(lease.spec.as_ref());
-            assert_eq!(
-                state.observer.holder(),
-                Some(record.holder_identity.as_str()).filter(|h| !h.is_empty())
-            );
-        }
+        self.shared.state.lock().check_invariants();
     }
 }
 

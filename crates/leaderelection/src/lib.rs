@@ -33,6 +33,7 @@
 //! | `LeaderElectionConfig`              | [`LeaderElectionConfig`]                  | `config.rs`     |
 //! | `LeaderElector.Run`, `IsLeader`, `GetLeader` | [`LeaderElector::run`], [`LeaderElector::is_leader`], [`LeaderElector::leader`] | `elector.rs` |
 //! | `tryAcquireOrRenew`, `release`      | (internal)                                | `attempt.rs`    |
+//! | `LeaderElector`'s observed state    | (internal)                                | `state.rs`      |
 //! | `observedRecord`, `isLeaseValid`    | (internal)                                | `observer.rs`   |
 //! | `LeaderCallbacks`, `OnStartedLeading(ctx)` | [`LeaderCallbacks`], [`Leadership`] | `callbacks.rs`  |
 //! | `resourcelock.LeaderElectionRecord` | [`LeaderElectionRecord`]                  | `record.rs`     |
@@ -47,6 +48,7 @@ mod error;
 mod lease_lock;
 mod observer;
 mod record;
+mod state;
 
 pub use callbacks::{LeaderCallbacks, Leadership};
 pub use config::{JITTER_FACTOR, LeaderElectionConfig};

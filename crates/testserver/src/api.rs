@@ -1,5 +1,6 @@
-//! [`ApiServer`]: the whole server without a socket. The HTTP listener, the fake clientset and tests
-//! all call [`ApiServer::handle`], so every path exercises the same logic.
+//! [`ApiServer::new`] and [`ApiServer::handle`]: the whole server without a socket. The HTTP
+//! listener, the fake clientset and tests all call `handle`, so every path exercises the same
+//! logic. The struct and what handlers share through it live in `shared.rs`.
 //!
 //! Mirrors kube-apiserver's handler chain in miniature: authentication, (injected) latency and
 //! faults, routing, then one handler per verb (apiserver `endpoints/handlers/*.go`).
@@ -7,7 +8,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{Method, Request, Response, header};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
@@ -17,86 +18,16 @@ use crate::handlers;
 use crate::negotiation;
 use crate::options::ServerOptions;
 use crate::query::Query;
-use crate::registry::{Registry, ResourceDefinition};
 use crate::route::{self, Route, Target};
+use crate::shared::{ApiServer, Inner, with_json_type};
+use crate::state::State;
 use crate::status::ApiError;
-use crate::store::Store;
 use crate::table::TableRequest;
 use crate::{discovery, fieldvalidation, openapi, watch as watches};
-
-/// Everything behind the lock: objects, history and the resource table change together (a CRD
-/// create registers its resource atomically with storing the CRD).
-#[derive(Debug)]
-pub(crate) struct State {
-    pub(crate) store: Store,
-    pub(crate) registry: Registry,
-}
-
-impl State {
-    pub(crate) fn new(history_size: usize) -> State {
-        State {
-            store: Store::new(history_size),
-            registry: Registry::with_builtins(),
-        }
-    }
-
-    /// Store and registry invariants, plus: every namespaced object lives in an existing namespace.
-    #[cfg(test)]
-    pub(crate) fn check_invariants(&self) {
-        self.store.check_invariants();
-        self.registry.check_invariants();
-        let namespaces = crate::registry::ResourceKey::new("", "v1", "namespaces");
-        for def in self.registry.all().filter(|d| d.namespaced) {
-            for (ns, name) in self
-                .store
-                .collection(&def.key())
-                .into_iter()
-                .flat_map(|c| c.keys())
-            {
-                let ns_key = (String::new(), ns.clone());
-                assert!(
-                    self.store.get(&namespaces, &ns_key).is_some(),
-                    "{}/{ns}/{name} without namespace",
-                    def.plural
-                );
-            }
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub(crate) options: ServerOptions,
-    pub(crate) state: Arc<Mutex<State>>,
-    /// Latest resourceVersion; watch tasks wait on it for new events.
-    pub(crate) changes: watch::Sender<u64>,
-    pub(crate) faults: Faults,
-    /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
-    pub(crate) address: Mutex<String>,
-}
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
 /// default. A larger body gets 413 `RequestEntityTooLarge`; reads ignore their body, as there.
 pub(crate) const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
-
-/// The server's logic without a socket: the same router the HTTP listener uses. Cheap to clone;
-/// clones share one store.
-///
-/// # Guarantees
-/// - Every request gets a response: failures are `Status` bodies, never panics or dropped
-///   connections.
-/// - Watch responses stream: the body yields one chunk per event as it happens.
-#[derive(Clone)]
-pub struct ApiServer {
-    pub(crate) inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for ApiServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiServer")
-            .field("options", &self.inner.options)
-            .finish_non_exhaustive()
-    }
-}
 
 impl ApiServer {
     /// A server with the built-in resources and the namespaces every cluster has (`default`,
@@ -116,23 +47,6 @@ impl ApiServer {
             handlers::namespace::create_initial(&api, ns);
         }
         api
-    }
-
-    /// Fault injection for requests handled by this server.
-    pub fn faults(&self) -> &Faults {
-        &self.inner.faults
-    }
-
-    /// Serves a resource without a CustomResourceDefinition object (what a fake clientset needs to
-    /// register its custom kinds). Replaces an existing definition with the same group, version
-    /// and plural; stored objects are kept.
-    pub fn register(&self, definition: ResourceDefinition) {
-        self.inner.state.lock().registry.insert(definition);
-    }
-
-    /// The newest resourceVersion.
-    pub fn resource_version(&self) -> u64 {
-        self.inner.state.lock().store.current_rv()
     }
 
     /// Handles one request. Watch responses stream (the body yields chunks as events happen).
@@ -262,21 +176,6 @@ impl ApiServer {
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
     }
-
-    /// Wakes watch tasks after a write.
-    pub(crate) fn notify(&self, rv: u64) {
-        self.inner.changes.send_replace(rv);
-    }
-}
-
-impl Target {
-    /// Group and plural for error messages.
-    pub(crate) fn qualified(&self) -> crate::status::Qualified<'_> {
-        crate::status::Qualified {
-            group: &self.def.group,
-            resource: &self.def.plural,
-        }
-    }
 }
 
 /// The Kubernetes verb of a request (apiserver `RequestInfoFactory`).
@@ -305,19 +204,6 @@ fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static s
         return Err(ApiError::method_not_supported(target.qualified(), verb));
     }
     Ok(verb)
-}
-
-/// A JSON response.
-pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
-    with_json_type(Response::builder().status(code), full(body))
-}
-
-/// Adds the JSON content type and builds.
-pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
-    builder
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .unwrap_or_else(|_| Response::new(crate::body::full(Bytes::new())))
 }
 
 /// The `Status` response for an error.

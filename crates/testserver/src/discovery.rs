@@ -11,10 +11,10 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::api::{ApiServer, json_response};
 use crate::body::BoxBody;
 use crate::registry::ResourceDefinition;
 use crate::route::Route;
+use crate::shared::{ApiServer, json_response};
 
 /// The Kubernetes version this server claims to be.
 pub(crate) const GIT_VERSION: &str = "v1.34.1";

@@ -12,7 +12,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::api::State;
+use crate::state::State;
 use crate::status::{ApiError, Qualified};
 
 /// The failure returned by [`Faults::fail_next`].

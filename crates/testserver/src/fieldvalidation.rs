@@ -22,10 +22,10 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, header};
 use serde_json::{Map, Value};
 
-use crate::api::ApiServer;
 use crate::body::BoxBody;
 use crate::query::Query;
 use crate::route::Target;
+use crate::shared::ApiServer;
 use crate::status::ApiError;
 
 /// The `fieldValidation` directive.

@@ -99,6 +99,8 @@ mod registry;
 mod route;
 mod selectors;
 mod server;
+mod shared;
+mod state;
 mod status;
 mod store;
 mod table;
@@ -106,7 +108,6 @@ mod tls;
 mod validation;
 mod watch;
 
-pub use api::ApiServer;
 pub use authz::{
     AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
 };
@@ -117,4 +118,5 @@ pub use handlers::scale::ScaleSubresource;
 pub use options::ServerOptions;
 pub use registry::{NameRule, ResourceDefinition};
 pub use server::TestServer;
+pub use shared::ApiServer;
 pub use table::PrinterColumn;

@@ -22,12 +22,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::api::{ApiServer, with_json_type};
 use crate::body::{BoxBody, ChannelBody};
 use crate::handlers::read::wait_for_rv;
 use crate::query::{ListParams, Query};
 use crate::route::Target;
 use crate::selectors::FieldSelector;
+use crate::shared::{ApiServer, with_json_type};
 use crate::status::ApiError;
 use crate::store::{Event, EventType, ListQuery, Stored};
 use crate::table::TableRequest;

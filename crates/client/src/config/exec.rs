@@ -28,53 +28,13 @@ use serde::Deserialize;
 
 use std::sync::Arc;
 
-use crate::auth::SecretToken;
-use crate::config::kubeconfig::Cluster;
+use crate::config::kubeconfig::{Cluster, ExecConfig};
 use crate::error::{Error, Result, excerpt};
+use crate::secret_token::SecretToken;
 use crate::tls::ExecClientCert;
 
 /// A plugin that does not finish within this time is killed and reported.
 const PLUGIN_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The `exec` section of a kubeconfig user.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ExecConfig {
-    /// `client.authentication.k8s.io/v1` or `/v1beta1`.
-    pub api_version: Option<String>,
-    /// The program; a relative path containing `/` is relative to the kubeconfig's directory.
-    pub command: String,
-    /// Arguments.
-    #[serde(default, deserialize_with = "null_as_empty")]
-    pub args: Vec<String>,
-    /// Extra environment variables.
-    #[serde(default, deserialize_with = "null_as_empty")]
-    pub env: Vec<ExecEnvVar>,
-    /// Pass the cluster (server, CA) to the plugin in `KUBERNETES_EXEC_INFO`.
-    #[serde(default)]
-    pub provide_cluster_info: bool,
-    /// Printed when the command cannot be found.
-    pub install_hint: Option<String>,
-    /// `Never`, `IfAvailable` or `Always`; `Always` is rejected (no terminal here).
-    pub interactive_mode: Option<String>,
-}
-
-fn null_as_empty<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Vec<T>, D::Error> {
-    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
-}
-
-/// One `env` entry of an exec plugin.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-#[non_exhaustive]
-pub struct ExecEnvVar {
-    /// Variable name.
-    pub name: String,
-    /// Value.
-    pub value: String,
-}
 
 /// The plugin's answer (`ExecCredential`), only the fields we use.
 #[derive(Deserialize)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::kubeconfig::ExecEnvVar;
 use std::path::{Path, PathBuf};
 
 /// A plugin script that counts its runs in `count`, saves its environment and arguments, and

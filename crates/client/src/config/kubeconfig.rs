@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
-use crate::config::exec::ExecConfig;
 use crate::error::{Error, Result};
 
 fn null_as_default<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(
@@ -116,6 +115,40 @@ pub struct AuthInfo {
     pub exec: Option<ExecConfig>,
     /// Legacy auth providers (gcp, oidc, azure): not supported, loading fails with a clear error.
     pub auth_provider: Option<serde_yaml::Value>,
+}
+
+/// The `exec` section of a kubeconfig user; `config/exec.rs` runs the plugin it names.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ExecConfig {
+    /// `client.authentication.k8s.io/v1` or `/v1beta1`.
+    pub api_version: Option<String>,
+    /// The program; a relative path containing `/` is relative to the kubeconfig's directory.
+    pub command: String,
+    /// Arguments.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub env: Vec<ExecEnvVar>,
+    /// Pass the cluster (server, CA) to the plugin in `KUBERNETES_EXEC_INFO`.
+    #[serde(default)]
+    pub provide_cluster_info: bool,
+    /// Printed when the command cannot be found.
+    pub install_hint: Option<String>,
+    /// `Never`, `IfAvailable` or `Always`; `Always` is rejected (no terminal here).
+    pub interactive_mode: Option<String>,
+}
+
+/// One `env` entry of an exec plugin.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct ExecEnvVar {
+    /// Variable name.
+    pub name: String,
+    /// Value.
+    pub value: String,
 }
 
 impl std::fmt::Debug for AuthInfo {

@@ -26,10 +26,11 @@ use std::time::Duration;
 
 use base64::Engine;
 
-use crate::auth::{Auth, SecretToken, TokenFile};
+use crate::auth::{Auth, TokenFile};
 use crate::error::{Error, Result};
 use crate::metrics::ClientMetrics;
 use crate::rate_limit::RateLimit;
+use crate::secret_token::SecretToken;
 use crate::tls::TlsSettings;
 use exec::ExecAuth;
 use incluster::InClusterPaths;

@@ -11,10 +11,10 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::api::State;
 use crate::handlers::now;
 use crate::handlers::scale::ScaleSubresource;
 use crate::registry::{ResourceDefinition, ResourceKey};
+use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
 use crate::store::ObjectKey;
 use crate::table::PrinterColumn;

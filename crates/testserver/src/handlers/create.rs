@@ -7,10 +7,11 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
-use crate::api::{ApiServer, State};
 use crate::body::BoxBody;
 use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
 use crate::route::Target;
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::status::{ApiError, cause};
 use crate::store::Stored;
 use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};

@@ -11,13 +11,14 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::api::{ApiServer, State, json_response};
 use crate::body::BoxBody;
 use crate::handlers::delete_options::{DeleteOptions, finalizers_of};
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
 use crate::query::{ListParams, Query};
 use crate::registry::ResourceDefinition;
 use crate::route::Target;
+use crate::shared::{ApiServer, json_response};
+use crate::state::State;
 use crate::status::{ApiError, success_status};
 use crate::store::{ListQuery, ObjectKey, Stored};
 
@@ -208,7 +209,7 @@ pub(crate) fn delete_collection(
     let meta = crate::handlers::read::list_meta(rv, None, None);
     let head = crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), meta);
     let body = crate::body::ListBody::boxed(head, deleted, Bytes::from_static(b"]}"));
-    Ok(crate::api::with_json_type(
+    Ok(crate::shared::with_json_type(
         Response::builder().status(StatusCode::OK),
         body,
     ))

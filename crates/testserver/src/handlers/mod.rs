@@ -15,9 +15,10 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Map, Value};
 
-use crate::api::{State, json_response};
 use crate::body::BoxBody;
 use crate::route::Target;
+use crate::shared::json_response;
+use crate::state::State;
 use crate::status::ApiError;
 use crate::store::{ObjectKey, Stored};
 

@@ -4,10 +4,11 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::api::{ApiServer, State};
 use crate::handlers::now;
 use crate::registry::ResourceKey;
 use crate::route::Target;
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::status::{ApiError, Qualified};
 use crate::store::ObjectKey;
 

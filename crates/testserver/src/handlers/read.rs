@@ -8,11 +8,11 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-use crate::api::{ApiServer, with_json_type};
 use crate::body::{BoxBody, ListBody};
 use crate::handlers::{existing, meta_str, object_response};
 use crate::query::{ListParams, Query, RvMatch};
 use crate::route::Target;
+use crate::shared::{ApiServer, with_json_type};
 use crate::status::ApiError;
 use crate::store::{ListQuery, ObjectKey, Stored};
 use crate::table::TableRequest;

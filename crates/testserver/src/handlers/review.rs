@@ -15,12 +15,12 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::api::{ApiServer, json_response};
 use crate::authz::{Attributes, Decision, Rules, UserInfo};
 use crate::body::BoxBody;
 use crate::handlers::parse_object;
 use crate::registry::ResourceDefinition;
 use crate::route::Target;
+use crate::shared::{ApiServer, json_response};
 use crate::status::{ApiError, cause};
 use crate::validation::check_type_meta;
 

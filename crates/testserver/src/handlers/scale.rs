@@ -19,12 +19,12 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use crate::api::{ApiServer, json_response};
 use crate::body::BoxBody;
 use crate::handlers::{existing, meta_str, parse_object, update};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
 use crate::route::Target;
+use crate::shared::{ApiServer, json_response};
 use crate::status::{ApiError, Qualified, cause};
 use crate::store::Stored;
 

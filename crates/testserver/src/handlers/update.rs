@@ -10,12 +10,13 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
-use crate::api::{ApiServer, State};
 use crate::body::BoxBody;
 use crate::handlers::create::normalize_namespace;
 use crate::handlers::{crd, delete, existing, metadata_mut, object_response, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::route::Target;
+use crate::shared::ApiServer;
+use crate::state::State;
 use crate::status::{ApiError, cause};
 use crate::store::{ObjectKey, Stored};
 use crate::validation::check_type_meta;

@@ -23,8 +23,8 @@ use serde_json::{Map, Value, json};
 
 use super::builtin::Builtin;
 use super::paths::{self, Flavor, Resource};
-use crate::api::ApiServer;
 use crate::registry::ResourceKey;
+use crate::shared::ApiServer;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";

@@ -34,10 +34,10 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Value, json};
 
-use crate::api::ApiServer;
 use crate::body::{BoxBody, full};
 use crate::fieldvalidation::KindSchema;
 use crate::query::Query;
+use crate::shared::ApiServer;
 use crate::status::ApiError;
 
 /// The OpenAPI endpoints.

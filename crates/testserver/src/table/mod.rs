@@ -32,7 +32,7 @@ use std::sync::LazyLock;
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 
-use crate::api::json_response;
+use crate::shared::json_response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

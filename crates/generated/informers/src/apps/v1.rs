@@ -6,11 +6,13 @@
 /// The informers of `apps/v1`; from `SharedInformerFactory::apps_v1()`.
 #[derive(Clone)]
 pub struct AppsV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl AppsV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         AppsV1Informers { factory }
     }
     /// The shared informer of `DaemonSet` (created on first request).

@@ -6,11 +6,13 @@
 /// The informers of `batch/v1`; from `SharedInformerFactory::batch_v1()`.
 #[derive(Clone)]
 pub struct BatchV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl BatchV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         BatchV1Informers { factory }
     }
     /// The shared informer of `CronJob` (created on first request).

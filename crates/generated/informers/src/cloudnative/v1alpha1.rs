@@ -6,11 +6,13 @@
 /// The informers of `cloudnative.example.com/v1alpha1`; from `SharedInformerFactory::cloudnative_v1alpha1()`.
 #[derive(Clone)]
 pub struct CloudnativeV1alpha1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl CloudnativeV1alpha1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         CloudnativeV1alpha1Informers {
             factory,
         }

@@ -6,11 +6,13 @@
 /// The informers of `clusterprovisioner.example.com/v1alpha1`; from `SharedInformerFactory::clusterprovisioner_v1alpha1()`.
 #[derive(Clone)]
 pub struct ClusterprovisionerV1alpha1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl ClusterprovisionerV1alpha1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         ClusterprovisionerV1alpha1Informers {
             factory,
         }

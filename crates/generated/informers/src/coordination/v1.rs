@@ -6,11 +6,13 @@
 /// The informers of `coordination.k8s.io/v1`; from `SharedInformerFactory::coordination_v1()`.
 #[derive(Clone)]
 pub struct CoordinationV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl CoordinationV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         CoordinationV1Informers { factory }
     }
     /// The shared informer of `Lease` (created on first request).

@@ -6,11 +6,13 @@
 /// The informers of `v1`; from `SharedInformerFactory::core_v1()`.
 #[derive(Clone)]
 pub struct CoreV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl CoreV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         CoreV1Informers { factory }
     }
     /// The shared informer of `ConfigMap` (created on first request).

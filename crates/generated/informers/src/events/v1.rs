@@ -6,11 +6,13 @@
 /// The informers of `events.k8s.io/v1`; from `SharedInformerFactory::events_v1()`.
 #[derive(Clone)]
 pub struct EventsV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl EventsV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         EventsV1Informers { factory }
     }
     /// The shared informer of `Event` (created on first request).

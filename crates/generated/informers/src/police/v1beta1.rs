@@ -6,11 +6,13 @@
 /// The informers of `police.example.com/v1beta1`; from `SharedInformerFactory::police_v1beta1()`.
 #[derive(Clone)]
 pub struct PoliceV1beta1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl PoliceV1beta1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         PoliceV1beta1Informers { factory }
     }
     /// The shared informer of `WhiteList` (created on first request).

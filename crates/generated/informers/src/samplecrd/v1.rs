@@ -6,11 +6,13 @@
 /// The informers of `samplecrd.example.com/v1`; from `SharedInformerFactory::samplecrd_v1()`.
 #[derive(Clone)]
 pub struct SamplecrdV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl SamplecrdV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         SamplecrdV1Informers { factory }
     }
     /// The shared informer of `Network` (created on first request).

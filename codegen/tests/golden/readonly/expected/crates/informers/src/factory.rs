@@ -9,7 +9,7 @@
 /// transform, resync) live in `kubegen_cache::FactoryOptions`.
 #[derive(Clone)]
 pub struct SharedInformerFactory {
-    inner: ::kubegen_cache::InformerFactory,
+    inner: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl SharedInformerFactory {
     /// A factory over `client` with `options`.
@@ -17,12 +17,15 @@ impl SharedInformerFactory {
         client: ::kubegen_client::Client,
         options: ::kubegen_cache::FactoryOptions,
     ) -> Self {
+        let source = ::kubegen_cache::ClientListWatchSource::new(client);
         SharedInformerFactory {
-            inner: ::kubegen_cache::InformerFactory::new(client, options),
+            inner: ::kubegen_cache::InformerFactory::new(source, options),
         }
     }
     /// The generic factory this facade delegates to (start, sync, shutdown, any kind).
-    pub fn generic(&self) -> &::kubegen_cache::InformerFactory {
+    pub fn generic(
+        &self,
+    ) -> &::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource> {
         &self.inner
     }
     /// Starts every informer requested so far.

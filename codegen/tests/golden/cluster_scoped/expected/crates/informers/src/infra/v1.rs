@@ -4,11 +4,13 @@
 /// The informers of `infra.example.com/v1`; from `SharedInformerFactory::infra_v1()`.
 #[derive(Clone)]
 pub struct InfraV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl InfraV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         InfraV1Informers { factory }
     }
     /// The shared informer of `Rack` (created on first request).

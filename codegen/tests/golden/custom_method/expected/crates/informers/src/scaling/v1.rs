@@ -4,11 +4,13 @@
 /// The informers of `scaling.example.com/v1`; from `SharedInformerFactory::scaling_v1()`.
 #[derive(Clone)]
 pub struct ScalingV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl ScalingV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         ScalingV1Informers { factory }
     }
     /// The shared informer of `WorkerPool` (created on first request).

@@ -4,11 +4,13 @@
 /// The informers of `cluster-provisioner.example.com/v1alpha1`; from `SharedInformerFactory::cluster_provisioner_v1alpha1()`.
 #[derive(Clone)]
 pub struct ClusterProvisionerV1alpha1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl ClusterProvisionerV1alpha1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         ClusterProvisionerV1alpha1Informers {
             factory,
         }

@@ -4,11 +4,13 @@
 /// The informers of `zoo.example.com/v1`; from `SharedInformerFactory::zoo_v1()`.
 #[derive(Clone)]
 pub struct ZooV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl ZooV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         ZooV1Informers { factory }
     }
     /// The shared informer of `Fish` (created on first request).

@@ -4,11 +4,13 @@
 /// The informers of `config.example.com/v1`; from `SharedInformerFactory::config_v1()`.
 #[derive(Clone)]
 pub struct ConfigV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl ConfigV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         ConfigV1Informers { factory }
     }
     /// The shared informer of `Setting` (created on first request).

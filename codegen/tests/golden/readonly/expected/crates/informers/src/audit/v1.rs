@@ -4,11 +4,13 @@
 /// The informers of `audit.example.com/v1`; from `SharedInformerFactory::audit_v1()`.
 #[derive(Clone)]
 pub struct AuditV1Informers {
-    factory: ::kubegen_cache::InformerFactory,
+    factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
 }
 impl AuditV1Informers {
     /// The group-version informers of `factory`.
-    pub fn new(factory: ::kubegen_cache::InformerFactory) -> Self {
+    pub fn new(
+        factory: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>,
+    ) -> Self {
         AuditV1Informers { factory }
     }
     /// The shared informer of `Record` (created on first request).

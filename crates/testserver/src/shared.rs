@@ -1,0 +1,98 @@
+//! [`ApiServer`], the handle every part of the server shares: the locked [`State`] (`state.rs`),
+//! watch wake-ups, options and faults, plus the JSON response builders. The
+//! request path (`api.rs`), the handlers, discovery and watches all work through it.
+//!
+//! Mirrors what kube-apiserver's handlers receive from their `RequestScope` and storage: here one
+//! struct, defined apart from the router in `api.rs` so that the handlers depend on it and the
+//! router on the handlers, never the other way round.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Response, StatusCode, header};
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use crate::body::{BoxBody, full};
+use crate::faults::Faults;
+use crate::options::ServerOptions;
+use crate::registry::ResourceDefinition;
+use crate::route::Target;
+use crate::state::State;
+
+pub(crate) struct Inner {
+    pub(crate) options: ServerOptions,
+    pub(crate) state: Arc<Mutex<State>>,
+    /// Latest resourceVersion; watch tasks wait on it for new events.
+    pub(crate) changes: watch::Sender<u64>,
+    pub(crate) faults: Faults,
+    /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
+    pub(crate) address: Mutex<String>,
+}
+
+/// The server's logic without a socket: the same router the HTTP listener uses. Cheap to clone;
+/// clones share one store.
+///
+/// # Guarantees
+/// - Every request gets a response: failures are `Status` bodies, never panics or dropped
+///   connections.
+/// - Watch responses stream: the body yields one chunk per event as it happens.
+#[derive(Clone)]
+pub struct ApiServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiServer {
+    /// Fault injection for requests handled by this server.
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Serves a resource without a CustomResourceDefinition object (what a fake clientset needs to
+    /// register its custom kinds). Replaces an existing definition with the same group, version
+    /// and plural; stored objects are kept.
+    pub fn register(&self, definition: ResourceDefinition) {
+        self.inner.state.lock().registry.insert(definition);
+    }
+
+    /// The newest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.state.lock().store.current_rv()
+    }
+
+    /// Wakes watch tasks after a write.
+    pub(crate) fn notify(&self, rv: u64) {
+        self.inner.changes.send_replace(rv);
+    }
+}
+
+impl Target {
+    /// Group and plural for error messages.
+    pub(crate) fn qualified(&self) -> crate::status::Qualified<'_> {
+        crate::status::Qualified {
+            group: &self.def.group,
+            resource: &self.def.plural,
+        }
+    }
+}
+
+/// A JSON response.
+pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
+    with_json_type(Response::builder().status(code), full(body))
+}
+
+/// Adds the JSON content type and builds.
+pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
+    builder
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .unwrap_or_else(|_| Response::new(crate::body::full(Bytes::new())))
+}
