@@ -88,7 +88,8 @@ fn add(name: &str) -> Notification<ConfigMap> {
 async fn handler_backlog_counts_buffered_notifications_until_handled() {
     let metrics = InformerMetrics::default();
     let processor: Processor<ConfigMap> =
-        Processor::new(Duration::ZERO, Arc::default(), Arc::default()).with_metrics(metrics.clone(), "configmaps".into());
+        Processor::new(Duration::ZERO, Arc::default(), Arc::default())
+            .with_metrics(metrics.clone(), "configmaps".into());
     let initial = vec![Arc::new(cm("ns", "cached", "1"))];
     let handler = Arc::new(HandlerFns::<ConfigMap>::new());
     let (first, _) = processor.add(handler.clone(), Duration::ZERO, initial);
