@@ -25,7 +25,7 @@ use kubegen_client::{ApiObject, Client, GetOptions, ResourceClient};
 use serde::ser::SerializeStruct as _;
 use serde_json::Value;
 
-use crate::manifests::ManifestError;
+use crate::error::ManifestError;
 
 /// The discovery path of the CRD API group.
 pub const DISCOVERY_PATH: &str = "/apis/apiextensions.k8s.io";

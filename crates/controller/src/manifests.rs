@@ -8,7 +8,6 @@
 //! 1.16); [`crd::crd_manifest`] picks the file a server takes, by discovery.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -19,46 +18,7 @@ use serde::Deserialize as _;
 use serde_json::Value;
 
 use crate::crd::{self, CustomResourceDefinitionV1beta1};
-
-/// Why a manifest could not be applied.
-#[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
-    /// The file could not be read or parsed, or holds a kind this module does not create.
-    #[error("{}: {reason}", file.display())]
-    Unreadable {
-        /// The manifest file.
-        file: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The API server refused an object.
-    #[error("{}: creating {object} failed", file.display())]
-    Rejected {
-        /// The manifest file.
-        file: PathBuf,
-        /// `Kind namespace/name` of the object.
-        object: String,
-        /// The API error (boxed: it is large and rare).
-        #[source]
-        source: Box<kubegen_client::Error>,
-    },
-    /// Discovery could not say which CRD version the server serves.
-    #[error("discovery of {path} failed: {reason}")]
-    DiscoveryFailed {
-        /// The discovery path asked.
-        path: &'static str,
-        /// What went wrong, or what the server served instead.
-        reason: String,
-    },
-    /// A CustomResourceDefinition did not become Established in time.
-    #[error("CustomResourceDefinition {name} was not Established within {timeout:?}")]
-    NotEstablished {
-        /// The CRD's name.
-        name: String,
-        /// How long we waited.
-        timeout: Duration,
-    },
-}
+pub use crate::error::ManifestError;
 
 /// Creates every object of every `*.yaml` file in `paths` (files, or directories read in name
 /// order), in order; returns one `Kind namespace/name` line per object created now.
