@@ -29,9 +29,23 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 
+use crate::list_watch::ListWatchError;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct InformerLabel {
     informer: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorLabels {
+    informer: String,
+    /// `list` or `watch`.
+    step: &'static str,
+    /// The server's `Status` reason (`Forbidden`, `Expired`, ...), or ours when there was no
+    /// `Status` (`Interrupted`, `Transport`, ...).
+    reason: String,
+    /// The server's `Status` code, `""` without one.
+    code: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -59,10 +73,11 @@ pub struct InformerMetrics {
     last_sync: Family<InformerLabel, Gauge<f64, AtomicU64>>,
     backlog: Family<HandlerLabels, Gauge>,
     panics: Family<PanicLabels, Counter>,
+    errors: Family<ErrorLabels, Counter>,
 }
 
 impl InformerMetrics {
-    /// Registers the six `informer_*` families in `registry`. Call it once per process.
+    /// Registers the seven `informer_*` families in `registry`. Call it once per process.
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "informer_lists",
@@ -94,6 +109,11 @@ impl InformerMetrics {
             "Panics caught in a transform, index function or event handler (the object or notification was skipped)",
             self.panics.clone(),
         );
+        registry.register(
+            "informer_list_watch_errors",
+            "Failed lists and watches of an informer's reflector, by the server's Status reason and code",
+            self.errors.clone(),
+        );
     }
 
     /// The panic counter of `code` (`transform`, `index` or `handler`) of `informer`.
@@ -110,6 +130,8 @@ impl InformerMetrics {
             informer: informer.to_owned(),
         };
         ReflectorMetrics {
+            informer: informer.to_owned(),
+            errors: self.errors.clone(),
             lists: self.lists.get_or_create_owned(&label),
             relists: self.relists.get_or_create_owned(&label),
             watches: self.watches.get_or_create_owned(&label),
@@ -139,6 +161,8 @@ fn handler_labels(informer: &str, handler: u64) -> HandlerLabels {
 /// One informer's reflector series.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ReflectorMetrics {
+    informer: String,
+    errors: Family<ErrorLabels, Counter>,
     lists: Counter,
     relists: Counter,
     watches: Counter,
@@ -157,6 +181,25 @@ impl ReflectorMetrics {
     /// A watch request is sent.
     pub(crate) fn watch_started(&self) {
         self.watches.inc();
+    }
+
+    /// A list or watch failed with `err` (`step` is `list` or `watch`).
+    pub(crate) fn failed(&self, step: &'static str, err: &ListWatchError) {
+        let (reason, code) = match err.status() {
+            Some(status) if !status.reason.is_empty() => {
+                (status.reason.clone(), status.code.to_string())
+            }
+            Some(status) => (format!("{:?}", err.kind()), status.code.to_string()),
+            None => (format!("{:?}", err.kind()), String::new()),
+        };
+        self.errors
+            .get_or_create(&ErrorLabels {
+                informer: self.informer.clone(),
+                step,
+                reason,
+                code,
+            })
+            .inc();
     }
 
     /// A list, an event or a bookmark was applied: the store is in step with the server now.

@@ -227,9 +227,10 @@ where
         }
     }
 
-    fn report(&self, what: &str, err: &ListWatchError) {
+    fn report(&self, what: &'static str, err: &ListWatchError) {
         // `{:#}`: the whole chain, so the server's message (e.g. an RBAC denial) is in the log.
         warn!(reflector = %self.config.name, rv = %self.last_synced_rv, error = %format_args!("{err:#}"), "{what} failed");
+        self.config.metrics.failed(what, err);
         if let Some(hook) = &self.config.on_watch_error {
             hook(err);
         }

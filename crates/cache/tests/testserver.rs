@@ -302,7 +302,10 @@ async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(
     let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
     let seen: Arc<Mutex<Vec<ListWatchError>>> = Arc::default();
     let sink = Arc::clone(&seen);
+    let metrics = kubegen_cache::InformerMetrics::default();
     let mut options = InformerOptions::default();
+    options.name = "configmaps".into();
+    options.metrics = metrics.clone();
     options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
         sink.lock().push(e.clone())
     }));
@@ -341,6 +344,41 @@ async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(
     assert!(
         chain.starts_with("request failed: GET /api/v1/configmaps?"),
         "{chain}"
+    );
+    // ...and the metrics count it by the server's reason and code.
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).unwrap();
+    let errors: Vec<_> = scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == "informer_list_watch_errors_total")
+        .map(|s| {
+            let label = |k| s.labels.get(k).unwrap_or_default().to_owned();
+            let value = match s.value {
+                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+                ref other => panic!("{other:?}"),
+            };
+            (
+                label("informer"),
+                label("step"),
+                label("reason"),
+                label("code"),
+                value,
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [(
+            "configmaps".to_owned(),
+            "list".to_owned(),
+            "Forbidden".to_owned(),
+            "403".to_owned(),
+            1.0
+        )]
     );
     informer
         .shutdown_and_wait(Duration::from_secs(5))
