@@ -54,7 +54,7 @@ pub use error::{Error, Result};
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, PropagationPolicy,
-    ResourceVersionMatch, UpdateOptions,
+    ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
 pub use rate_limit::RateLimit;
 pub use resource_client::{ApiObject, ResourceClient};

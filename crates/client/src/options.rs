@@ -121,17 +121,19 @@ impl ListOptions {
     }
 }
 
-/// Options for `create` (metav1 `CreateOptions`).
+/// Options for `create`, `update` and `update_status`: metav1 `CreateOptions` and `UpdateOptions`,
+/// which carry the same fields, so one type serves both (the two names are aliases of it, for
+/// readers coming from client-go).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
-pub struct CreateOptions {
+pub struct WriteOptions {
     /// `dryRun=All`: validate and admit, but do not persist.
     pub dry_run: bool,
     /// `fieldManager`: the actor recorded in `managedFields`.
     pub field_manager: Option<String>,
 }
 
-impl CreateOptions {
+impl WriteOptions {
     /// Sets `dryRun=All`.
     pub fn dry_run(mut self, dry_run: bool) -> Self {
         self.dry_run = dry_run;
@@ -143,29 +145,12 @@ impl CreateOptions {
         self
     }
 }
+
+/// Options for `create` (metav1 `CreateOptions`).
+pub type CreateOptions = WriteOptions;
 
 /// Options for `update` and `update_status` (metav1 `UpdateOptions`).
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct UpdateOptions {
-    /// `dryRun=All`.
-    pub dry_run: bool,
-    /// `fieldManager`.
-    pub field_manager: Option<String>,
-}
-
-impl UpdateOptions {
-    /// Sets `dryRun=All`.
-    pub fn dry_run(mut self, dry_run: bool) -> Self {
-        self.dry_run = dry_run;
-        self
-    }
-    /// Sets `fieldManager`.
-    pub fn field_manager(mut self, manager: impl Into<String>) -> Self {
-        self.field_manager = Some(manager.into());
-        self
-    }
-}
+pub type UpdateOptions = WriteOptions;
 
 /// Options for `patch` (metav1 `PatchOptions`).
 #[derive(Clone, Debug, Default, PartialEq)]

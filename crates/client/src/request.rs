@@ -42,6 +42,14 @@ impl Query {
         }
     }
 
+    /// The query every write shares: `dryRun=All` when asked, and `fieldManager`.
+    fn for_write(dry_run: bool, field_manager: Option<&str>) -> Query {
+        let mut query = Query::default();
+        query.dry_run(dry_run);
+        query.push_opt("fieldManager", field_manager);
+        query
+    }
+
     fn dry_run(&mut self, dry_run: bool) {
         if dry_run {
             self.push("dryRun", "All");
@@ -158,9 +166,7 @@ impl ResourcePath {
         body: Vec<u8>,
         opts: &CreateOptions,
     ) -> Result<http::Request<Bytes>> {
-        let mut query = Query::default();
-        query.dry_run(opts.dry_run);
-        query.push_opt("fieldManager", opts.field_manager.as_deref());
+        let query = Query::for_write(opts.dry_run, opts.field_manager.as_deref());
         let path = match target {
             Some((name, sub)) => self.item(name, Some(sub))?,
             None => self.collection.clone(),
@@ -176,9 +182,7 @@ impl ResourcePath {
         body: Vec<u8>,
         opts: &UpdateOptions,
     ) -> Result<http::Request<Bytes>> {
-        let mut query = Query::default();
-        query.dry_run(opts.dry_run);
-        query.push_opt("fieldManager", opts.field_manager.as_deref());
+        let query = Query::for_write(opts.dry_run, opts.field_manager.as_deref());
         let path = self.item(name, subresource)?;
         build(Method::PUT, path, query, Some(("application/json", body)))
     }
@@ -191,9 +195,7 @@ impl ResourcePath {
         patch: &Patch,
         opts: &PatchOptions,
     ) -> Result<http::Request<Bytes>> {
-        let mut query = Query::default();
-        query.dry_run(opts.dry_run);
-        query.push_opt("fieldManager", opts.field_manager.as_deref());
+        let mut query = Query::for_write(opts.dry_run, opts.field_manager.as_deref());
         if opts.force {
             if !patch.is_apply() {
                 return Err(Error::BuildRequest(

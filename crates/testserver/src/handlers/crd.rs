@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::handlers::now;
 use crate::handlers::scale::ScaleSubresource;
+use crate::handlers::{now, strings_at};
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
@@ -137,18 +137,7 @@ fn validate(value: &Value, name: &str) -> Vec<Cause> {
 
 /// The served resources a CRD defines.
 fn definitions(value: &Value) -> Vec<ResourceDefinition> {
-    let strings = |pointer: &str| -> Vec<String> {
-        value
-            .pointer(pointer)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let strings = |pointer: &str| strings_at(value, pointer);
     versions(value)
         .iter()
         .filter(|v| v["served"] == true)

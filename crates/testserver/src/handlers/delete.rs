@@ -12,7 +12,8 @@ use http::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::body::BoxBody;
-use crate::handlers::delete_options::{DeleteOptions, finalizers_of};
+use crate::handlers::delete_options::DeleteOptions;
+use crate::handlers::finalizers_of;
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
 use crate::query::{ListParams, Query};
 use crate::registry::ResourceDefinition;

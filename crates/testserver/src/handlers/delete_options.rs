@@ -162,20 +162,6 @@ fn propagation(value: Option<&str>) -> Result<Option<Propagation>, ApiError> {
     }
 }
 
-/// The `metadata.finalizers` of an object.
-pub(crate) fn finalizers_of(object: &Value) -> Vec<String> {
-    object
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

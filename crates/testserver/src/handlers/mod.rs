@@ -64,6 +64,25 @@ pub(crate) fn metadata_mut(
 }
 
 /// A string field of `metadata`, or "".
+/// The strings of the array at JSON `pointer` in `value` (non-strings skipped; none if absent).
+pub(crate) fn strings_at(value: &Value, pointer: &str) -> Vec<String> {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An object's `metadata.finalizers`.
+pub(crate) fn finalizers_of(object: &Value) -> Vec<String> {
+    strings_at(object, "/metadata/finalizers")
+}
+
 pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> &'a str {
     object
         .get("metadata")

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::body::BoxBody;
 use crate::handlers::create::normalize_namespace;
-use crate::handlers::{crd, delete, existing, metadata_mut, object_response, parse_object};
+use crate::handlers::{
+    crd, delete, existing, finalizers_of, metadata_mut, object_response, parse_object,
+};
 use crate::patch::{self, PatchKind};
 use crate::route::Target;
 use crate::shared::ApiServer;
@@ -241,19 +243,8 @@ fn check_finalizers(
     if old.value.pointer("/metadata/deletionTimestamp").is_none() {
         return Ok(());
     }
-    let list = |v: &Value| -> Vec<String> {
-        v.pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let before = list(&old.value);
-    let added: Vec<String> = list(next)
+    let before = finalizers_of(&old.value);
+    let added: Vec<String> = finalizers_of(next)
         .into_iter()
         .filter(|f| !before.contains(f))
         .collect();
