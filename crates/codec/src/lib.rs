@@ -34,8 +34,9 @@
 
 //!
 //! # Not covered yet
-//! - Lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent` frames):
-//!   issue 15 builds them on [`KindSchema`].
+//! - Decoding lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent`
+//!   frames): issue 15 builds them on [`KindSchema`]. Encoding them is [`ListEncoder`] and
+//!   [`encode_watch_frame`] (what the test server answers with).
 //! - Decoding straight into k8s-openapi types: today the output is a `serde_json::Value`.
 //! - Objects embedded in `RawExtension`s more than 4 envelopes deep are refused (real objects
 //!   embed one level).
@@ -50,8 +51,10 @@ mod go_duration;
 mod go_fields;
 mod schema;
 mod special;
+mod stream_encode;
 mod to_json;
 
 pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
 pub use error::{CodecError, Result};
 pub use schema::KindSchema;
+pub use stream_encode::{ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame};
