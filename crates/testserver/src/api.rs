@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::body::{BoxBody, full};
+use crate::encoding::{self, WireFormat};
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::negotiation;
@@ -121,6 +122,25 @@ impl ApiServer {
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));
         }
+        let (parts, body) = request.into_parts();
+        target.format = negotiation::check_accept(&parts.headers, &target.def)?;
+        let format = target.format;
+        match self.negotiated(parts, body, target, query, verb).await {
+            Ok(response) => Ok(encoding::in_format(response, format).await),
+            Err(error) => Ok(encoding::error_in_format(&error, format)),
+        }
+    }
+
+    /// A resource request after content negotiation: every answer, error or not, is written in
+    /// the negotiated format by the caller.
+    async fn negotiated(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+        target: Target,
+        query: Query,
+        verb: &'static str,
+    ) -> Result<Response<BoxBody>, ApiError> {
         let fault_request = FaultRequest {
             verb,
             group: &target.def.group,
@@ -129,13 +149,13 @@ impl ApiServer {
             namespace: target.namespace.as_deref(),
             name: target.name.as_deref(),
         };
-        let (parts, body) = request.into_parts();
-        negotiation::check_accept(&parts.headers, &target.def)?;
         if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
         let table = match verb {
-            "get" | "list" | "watch" if target.subresource.is_none() => {
+            "get" | "list" | "watch"
+                if target.subresource.is_none() && target.format == WireFormat::Json =>
+            {
                 TableRequest::from_request(&parts.headers, &query)?
             }
             _ => None,

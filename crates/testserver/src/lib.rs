@@ -62,8 +62,10 @@
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
-//!   with q-values, answered in JSON, 406 when no media range allows JSON (shapes in
-//!   `negotiation`).
+//!   with q-values; answers (objects, lists, `Status` errors, watch streams) in protobuf for
+//!   built-in kinds when the chosen range asks for it, as kubectl and client-go do, JSON otherwise
+//!   and for custom resources and Tables; 406 when no media range can be written (shapes in
+//!   `negotiation`, writing in `encoding`).
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
@@ -73,7 +75,7 @@
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
-//! YAML or protobuf responses (the OpenAPI documents too are served as JSON only), namespace `/finalize`, and no
+//! YAML responses (the OpenAPI documents are served as JSON only), namespace `/finalize`, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
 //! from the URL where the real server would reject it. A watch from a resourceVersion newer than
@@ -86,6 +88,7 @@ mod api;
 mod authz;
 mod body;
 mod discovery;
+mod encoding;
 mod error;
 mod faults;
 mod fieldvalidation;

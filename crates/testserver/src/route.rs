@@ -20,6 +20,8 @@ pub(crate) struct Target {
     pub(crate) watch_path: bool,
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
+    /// The format the answer is written in, once content negotiation chose it.
+    pub(crate) format: crate::encoding::WireFormat,
 }
 
 /// Every endpoint the server has.
@@ -123,6 +125,7 @@ fn resource(
         subresource,
         watch_path,
         dry_run: false,
+        format: crate::encoding::WireFormat::Json,
     }))
 }
 

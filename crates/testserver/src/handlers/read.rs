@@ -8,11 +8,12 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-use crate::body::{BoxBody, ListBody};
+use crate::body::BoxBody;
+use crate::encoding::list_response;
 use crate::handlers::{existing, meta_str, object_response};
 use crate::query::{ListParams, Query, RvMatch};
 use crate::route::Target;
-use crate::shared::{ApiServer, with_json_type};
+use crate::shared::ApiServer;
 use crate::status::ApiError;
 use crate::store::{ListQuery, ObjectKey, Stored};
 use crate::table::TableRequest;
@@ -153,11 +154,12 @@ pub(crate) async fn list(
         let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();
         return Ok(table.response(&table.render(&target.def, &objects, meta, true)));
     }
-    let head = list_head(&target.def.kind, &target.def.api_version(), meta);
-    let bodies = items.into_iter().map(|s| s.json).collect();
-    Ok(with_json_type(
-        Response::builder().status(StatusCode::OK),
-        ListBody::boxed(head, bodies, Bytes::from_static(b"]}")),
+    let api_version = target.def.api_version();
+    Ok(list_response(
+        target.format,
+        (&api_version, &target.def.kind),
+        meta,
+        items,
     ))
 }
 
