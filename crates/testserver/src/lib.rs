@@ -80,8 +80,7 @@
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
 //! from the URL where the real server would reject it. A watch from a resourceVersion newer than
 //! the server's waits for it instead of failing. Request bodies and patched objects nest at most
-//! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. Request paths
-//! are not percent-decoded (`configmaps/%41` is not `configmaps/A`), and an unknown path outside
+//! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. An unknown path outside
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;

@@ -19,8 +19,6 @@
 //!   back to its other sources (v3 for apply's patches and for explain, the server's
 //!   `fieldValidation` for validation), as it does against a server without v2.
 //! - No `Last-Modified` header (and so no `If-Modified-Since`); `If-None-Match` works.
-//! - The v2 document's `info.version` says 1.36 (where the documents come from) while `/version`
-//!   says 1.34.
 
 pub(crate) mod builtin;
 mod crd;
