@@ -49,6 +49,7 @@ mod error;
 mod from_json;
 mod go_duration;
 mod go_fields;
+mod openapi;
 mod schema;
 mod special;
 mod stream_encode;
@@ -56,5 +57,9 @@ mod to_json;
 
 pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
 pub use error::{CodecError, Result};
+pub use openapi::{
+    OPENAPI_V2_CONTENT_TYPE, OPENAPI_V2_MEDIA_TYPE, OPENAPI_V3_CONTENT_TYPE, OPENAPI_V3_MEDIA_TYPE,
+    OpenApiVersion, openapi_to_protobuf,
+};
 pub use schema::KindSchema;
 pub use stream_encode::{ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame};
