@@ -85,6 +85,7 @@
 mod api;
 mod authz;
 mod body;
+mod conversion;
 mod discovery;
 mod error;
 mod faults;

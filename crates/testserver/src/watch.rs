@@ -23,6 +23,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::body::{BoxBody, ChannelBody};
+use crate::conversion::{Conversion, partial_object_metadata};
 use crate::handlers::read::wait_for_rv;
 use crate::query::{ListParams, Query};
 use crate::route::Target;
@@ -30,7 +31,6 @@ use crate::selectors::FieldSelector;
 use crate::shared::{ApiServer, with_json_type};
 use crate::status::ApiError;
 use crate::store::{Event, EventType, ListQuery, Stored};
-use crate::table::TableRequest;
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
@@ -42,8 +42,9 @@ struct Watcher {
     tx: mpsc::Sender<Bytes>,
     /// Invariant: every event of the resource with rv <= cursor was already considered.
     cursor: u64,
-    /// Events carry single-row Tables instead of objects (`kubectl get -w`).
-    table: Option<TableRequest>,
+    /// Events carry single-row Tables (`kubectl get -w`) or PartialObjectMetadata instead of
+    /// objects.
+    conversion: Option<Conversion>,
     /// Whether a Table with column definitions was sent; later ones omit them, as the real
     /// server's watch encoder does.
     table_headers_sent: bool,
@@ -60,7 +61,7 @@ pub(crate) async fn start(
     api: &ApiServer,
     target: &Target,
     query: &Query,
-    table: Option<TableRequest>,
+    conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
     let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
@@ -79,7 +80,7 @@ pub(crate) async fn start(
         name,
         tx,
         cursor: 0,
-        table,
+        conversion,
         table_headers_sent: false,
         start_rv: 0,
         resource_rv: 0,
@@ -165,8 +166,13 @@ impl Watcher {
 
     /// One event line carrying `object` (whose serialized form is `json`), or its Table.
     fn event(&mut self, kind: &str, object: &Value, json: &[u8]) -> Bytes {
-        let Some(table) = self.table else {
-            return line(kind, json);
+        let table = match self.conversion {
+            None => return line(kind, json),
+            Some(Conversion::Metadata(version)) => {
+                let partial = partial_object_metadata(object, version);
+                return line(kind, partial.to_string().as_bytes());
+            }
+            Some(Conversion::Table(table)) => table,
         };
         let mut meta = serde_json::Map::new();
         if let Some(rv) = object.pointer("/metadata/resourceVersion") {
