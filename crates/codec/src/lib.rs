@@ -8,6 +8,9 @@
 //! Mirrors apimachinery `runtime/serializer/protobuf` (the envelope) and the gogo-generated
 //! `Marshal`/`Unmarshal` plus Go's `encoding/json` of `k8s.io/api` types (the messages).
 //!
+//! Also: protobuf lists and watch frames ([`ListEncoder`], [`encode_watch_frame`]) and OpenAPI
+//! documents as gnostic messages ([`openapi_to_protobuf`]), which the test server answers with.
+//!
 //! # Where the schema comes from
 //! The upstream `generated.proto` files of k8s.io/api (every GA group version), apimachinery and
 //! apiextensions-apiserver, vendored unchanged under `proto/` and compiled at build time by protox

@@ -13,7 +13,8 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::body::{BoxBody, full};
-use crate::encoding::{self, WireFormat};
+use crate::conversion::Conversion;
+use crate::encoding;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::negotiation;
@@ -23,7 +24,6 @@ use crate::route::{self, Route, Target};
 use crate::shared::{ApiServer, Inner, with_json_type};
 use crate::state::State;
 use crate::status::ApiError;
-use crate::table::TableRequest;
 use crate::{discovery, fieldvalidation, openapi, watch as watches};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
@@ -152,11 +152,9 @@ impl ApiServer {
         if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
-        let table = match verb {
-            "get" | "list" | "watch"
-                if target.subresource.is_none() && target.format == WireFormat::Json =>
-            {
-                TableRequest::from_request(&parts.headers, &query)?
+        let conversion = match verb {
+            "get" | "list" | "watch" if target.subresource.is_none() => {
+                Conversion::from_request(&parts.headers, &query, &target.def, verb)?
             }
             _ => None,
         };
@@ -184,9 +182,9 @@ impl ApiServer {
             _ => Vec::new(),
         };
         let mut response = match verb {
-            "get" => handlers::read::get(self, &target, table.as_ref()),
-            "list" => handlers::read::list(self, &target, &query, table.as_ref()).await,
-            "watch" => watches::start(self, &target, &query, table).await,
+            "get" => handlers::read::get(self, &target, conversion),
+            "list" => handlers::read::list(self, &target, &query, conversion).await,
+            "watch" => watches::start(self, &target, &query, conversion).await,
             "create" => handlers::create::create(self, &target, &body),
             "update" => handlers::update::update(self, &target, &body),
             "patch" => handlers::update::patch(self, &target, &parts.headers, &body),

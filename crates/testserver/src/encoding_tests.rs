@@ -187,3 +187,56 @@ fn an_object_without_a_protobuf_form_is_written_as_json() {
     let line = watch_event(WireFormat::Protobuf, "ADDED", &object, json.as_bytes());
     assert!(line.ends_with(b"}\n"));
 }
+
+/// client-go's metadata client asks for `application/vnd.kubernetes.protobuf;as=...;g=meta.k8s.io;v=v1`
+/// first; v1.36 answers `PartialObjectMetadataList` in protobuf (fixture
+/// crates/codec/tests/fixtures/streams/list-partialobjectmetadata-1.36.bin).
+#[tokio::test(start_paused = true)]
+async fn partial_object_metadata_is_answered_in_protobuf() {
+    let api = with_config_map().await;
+    let accept = |kind: &str| {
+        format!(
+            "application/vnd.kubernetes.protobuf;as={kind};g=meta.k8s.io;v=v1, application/json;as={kind};g=meta.k8s.io;v=v1"
+        )
+    };
+    let path = ("GET", "/api/v1/namespaces/default/configmaps");
+    let (code, content_type, body) = call(
+        &api,
+        path,
+        &accept("PartialObjectMetadataList"),
+        Value::Null,
+    )
+    .await;
+    assert_eq!((code, content_type.as_str()), (200, PROTOBUF_MEDIA_TYPE));
+    let envelope = Envelope::decode(&body).unwrap();
+    assert_eq!(
+        (envelope.api_version.as_str(), envelope.kind.as_str()),
+        ("meta.k8s.io/v1", "PartialObjectMetadataList")
+    );
+    let list = KindSchema::lookup("meta.k8s.io/v1", "PartialObjectMetadataList")
+        .unwrap()
+        .decode_json(&envelope.raw)
+        .unwrap();
+    assert_eq!(list["items"][0]["metadata"]["name"], "c1");
+    assert_eq!(list["items"][0].get("data"), None);
+
+    let path = ("GET", "/api/v1/namespaces/default/configmaps/c1");
+    let (_, content_type, body) =
+        call(&api, path, &accept("PartialObjectMetadata"), Value::Null).await;
+    assert_eq!(content_type, PROTOBUF_MEDIA_TYPE);
+    let object = decode_object(&body).unwrap();
+    assert_eq!(object["kind"], "PartialObjectMetadata");
+    assert_eq!(object["metadata"]["name"], "c1");
+
+    let path = (
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
+    );
+    let (_, _, body) = call(&api, path, &accept("PartialObjectMetadata"), Value::Null).await;
+    let event = KindSchema::lookup("v1", "WatchEvent")
+        .unwrap()
+        .decode_json(&body[4..])
+        .unwrap();
+    assert_eq!(event["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(event["object"]["metadata"]["name"], "c1");
+}

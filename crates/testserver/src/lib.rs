@@ -86,6 +86,7 @@
 mod api;
 mod authz;
 mod body;
+mod conversion;
 mod discovery;
 mod encoding;
 mod error;

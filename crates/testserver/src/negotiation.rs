@@ -51,7 +51,7 @@ pub(crate) struct MediaRange<'a> {
 }
 
 impl MediaRange<'_> {
-    fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| *k == name)
@@ -123,7 +123,7 @@ pub(crate) fn parse_accept(header: &str) -> Vec<MediaRange<'_>> {
 }
 
 /// Whether protobuf is a wire format of `def` (built-in kinds only).
-fn speaks_protobuf(def: &ResourceDefinition) -> bool {
+pub(crate) fn speaks_protobuf(def: &ResourceDefinition) -> bool {
     KindSchema::lookup(&def.api_version(), &def.kind).is_some()
 }
 

@@ -257,6 +257,12 @@ impl ApiError {
         ApiError::new(406, "NotAcceptable", message)
     }
 
+    /// 406 from the handler for an `as=` conversion that does not fit the request (a list asked
+    /// for as one object, or the reverse); the real server's message, no details.
+    pub(crate) fn not_acceptable_conversion(message: String) -> ApiError {
+        ApiError::new(406, "NotAcceptable", message)
+    }
+
     /// 410 `Expired` (too old resourceVersion or continue token).
     pub(crate) fn expired(message: impl Into<String>) -> ApiError {
         ApiError::new(410, "Expired", message.into())

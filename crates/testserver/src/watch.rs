@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::body::{BoxBody, ChannelBody};
+use crate::conversion::{Conversion, partial_object_metadata};
 use crate::encoding::{WireFormat, watch_content_type, watch_event};
 use crate::handlers::read::wait_for_rv;
 use crate::query::{ListParams, Query};
@@ -33,7 +34,6 @@ use crate::selectors::FieldSelector;
 use crate::shared::ApiServer;
 use crate::status::ApiError;
 use crate::store::{Event, EventType, ListQuery, Stored};
-use crate::table::TableRequest;
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
@@ -45,8 +45,9 @@ struct Watcher {
     tx: mpsc::Sender<Bytes>,
     /// Invariant: every event of the resource with rv <= cursor was already considered.
     cursor: u64,
-    /// Events carry single-row Tables instead of objects (`kubectl get -w`).
-    table: Option<TableRequest>,
+    /// Events carry single-row Tables (`kubectl get -w`) or PartialObjectMetadata instead of
+    /// objects.
+    conversion: Option<Conversion>,
     /// Whether a Table with column definitions was sent; later ones omit them, as the real
     /// server's watch encoder does.
     table_headers_sent: bool,
@@ -63,7 +64,7 @@ pub(crate) async fn start(
     api: &ApiServer,
     target: &Target,
     query: &Query,
-    table: Option<TableRequest>,
+    conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
     let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
@@ -82,7 +83,7 @@ pub(crate) async fn start(
         name,
         tx,
         cursor: 0,
-        table,
+        conversion,
         table_headers_sent: false,
         start_rv: 0,
         resource_rv: 0,
@@ -158,8 +159,14 @@ impl Watcher {
 
     /// One event line carrying `object` (whose serialized form is `json`), or its Table.
     fn event(&mut self, kind: &str, object: &Value, json: &[u8]) -> Bytes {
-        let Some(table) = self.table else {
-            return watch_event(self.target.format, kind, object, json);
+        let table = match self.conversion {
+            None => return watch_event(self.target.format, kind, object, json),
+            Some(Conversion::Metadata(version)) => {
+                let partial = partial_object_metadata(object, version);
+                let json = partial.to_string();
+                return watch_event(self.target.format, kind, &partial, json.as_bytes());
+            }
+            Some(Conversion::Table(table)) => table,
         };
         let mut meta = serde_json::Map::new();
         if let Some(rv) = object.pointer("/metadata/resourceVersion") {
