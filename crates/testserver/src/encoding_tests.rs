@@ -240,3 +240,36 @@ async fn partial_object_metadata_is_answered_in_protobuf() {
     assert_eq!(event["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(event["object"]["metadata"]["name"], "c1");
 }
+
+/// v1.36 answers `GET /apis/samplecrd.example.com/v1/networks` with
+/// `Accept: application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`
+/// in protobuf, and the same request without `as=` in JSON.
+#[tokio::test]
+async fn partial_object_metadata_of_custom_resources_is_protobuf_too() {
+    let api = ApiServer::new(ServerOptions::default());
+    let crd = json!({
+        "metadata": {"name": "things.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "things", "kind": "Thing"},
+                 "versions": [{"name": "v1", "served": true, "storage": true}]},
+    });
+    let path = (
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    );
+    call(&api, path, "application/json", crd).await;
+    let path = ("POST", "/apis/example.com/v1/namespaces/default/things");
+    let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}});
+    call(&api, path, "application/json", thing).await;
+    let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json";
+    let path = ("GET", "/apis/example.com/v1/namespaces/default/things");
+    let (code, content_type, body) = call(&api, path, accept, Value::Null).await;
+    assert_eq!((code, content_type.as_str()), (200, PROTOBUF_MEDIA_TYPE));
+    let envelope = Envelope::decode(&body).unwrap();
+    assert_eq!(envelope.kind, "PartialObjectMetadataList");
+    let list = KindSchema::lookup("meta.k8s.io/v1", "PartialObjectMetadataList")
+        .unwrap()
+        .decode_json(&envelope.raw)
+        .unwrap();
+    assert_eq!(list["items"][0]["metadata"]["name"], "t");
+}

@@ -22,7 +22,8 @@
 //! - The answer follows the chosen range: protobuf for built-in kinds (and `PartialObjectMetadata`
 //!   conversions) when it names `application/vnd.kubernetes.protobuf`, JSON otherwise. A `Table`
 //!   is offered in JSON only: a protobuf range asking for one is skipped (v1.36 answers 406 to
-//!   `application/vnd.kubernetes.protobuf;as=Table;...` alone).
+//!   `application/vnd.kubernetes.protobuf;as=Table;...` alone). `PartialObjectMetadata[List]` is
+//!   written in protobuf for custom resources too, whose own objects are JSON only.
 //!
 //! # Differences from kube-apiserver
 //! This server does not write YAML. A range that a real server would answer in YAML is skipped,
@@ -138,7 +139,8 @@ fn served_types(def: &ResourceDefinition) -> &'static [&'static str] {
 
 /// The media range the answer follows and the format it asks for: the first, in `q` order, that
 /// allows JSON, or protobuf when `def` speaks it, with a conversion the server offers in that
-/// format. `None` when there is none.
+/// format. `PartialObjectMetadata[List]` is offered in protobuf for every kind, custom resources
+/// too (v1.36 answers a CR list so); `Table` in JSON only. `None` when there is none.
 pub(crate) fn choose<'a, 'h>(
     ranges: &'a [MediaRange<'h>],
     def: &ResourceDefinition,
@@ -151,9 +153,13 @@ pub(crate) fn choose<'a, 'h>(
         if range.matches(JSON) {
             return Some((range, WireFormat::Json));
         }
-        let table = range.param("as") == Some("Table");
-        (protobuf && !table && range.is(PROTOBUF_MEDIA_TYPE))
-            .then_some((range, WireFormat::Protobuf))
+        let metadata = matches!(
+            range.param("as"),
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+        );
+        let plain = range.param("as").is_none();
+        let writable = metadata || (protobuf && plain);
+        (writable && range.is(PROTOBUF_MEDIA_TYPE)).then_some((range, WireFormat::Protobuf))
     })
 }
 

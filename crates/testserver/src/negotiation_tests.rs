@@ -106,6 +106,13 @@ fn tables_custom_resources_and_json_first_headers_are_answered_in_json() {
 }
 
 #[test]
+fn partial_object_metadata_of_custom_resources_is_protobuf_when_asked() {
+    let widgets = def("example.com", "widgets");
+    let header = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json";
+    assert_eq!(accept(header, &widgets), Ok(WireFormat::Protobuf));
+}
+
+#[test]
 fn unknown_media_types_fail_the_route_check_of_built_in_kinds() {
     let configmaps = def("", "configmaps");
     for value in ["text/foo", "application/*", "garbage"] {
