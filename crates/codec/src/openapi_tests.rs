@@ -143,3 +143,41 @@ fn a_document_that_is_not_an_object_is_an_error() {
     let error = openapi_to_protobuf(OpenApiVersion::V3, &json!([1])).unwrap_err();
     assert!(error.to_string().contains("JSON object"), "{error}");
 }
+
+fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "[a-z$/x-]{0,6}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("$ref".to_string()),
+                    Just("in".to_string()),
+                    Just("type".to_string()),
+                    Just("properties".to_string()),
+                    Just("paths".to_string()),
+                    Just("x-a".to_string()),
+                    "[a-zA-Z/]{1,6}",
+                ],
+                inner,
+                0..5
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_documents_never_panic(document in arbitrary_json()) {
+        for version in [OpenApiVersion::V2, OpenApiVersion::V3] {
+            let _ = openapi_to_protobuf(version, &document);
+        }
+    }
+}

@@ -181,3 +181,24 @@ proptest! {
         prop_assert_eq!(decoded, Value::Array(expected));
     }
 }
+
+proptest! {
+    #[test]
+    fn watch_frames_round_trip(
+        event_type in "(ADDED|MODIFIED|DELETED|BOOKMARK)",
+        name in "[a-z]{1,10}",
+        labels in proptest::collection::btree_map("[a-z]{1,8}", "[a-z0-9]{0,8}", 0..3),
+    ) {
+        let mut metadata = json!({"name": name, "resourceVersion": "5"});
+        if !labels.is_empty() {
+            metadata["labels"] = json!(labels);
+        }
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata});
+        let frame = encode_watch_frame(&event_type, &object).unwrap();
+        let events = frames(&frame);
+        prop_assert_eq!(events.len(), 1);
+        let event = decode_event(events[0]);
+        prop_assert_eq!(&event["type"], &json!(event_type));
+        prop_assert_eq!(&event["object"], &object);
+    }
+}
