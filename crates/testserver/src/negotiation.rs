@@ -18,7 +18,6 @@
 //!   range with `as`/`g`/`v` must name a conversion the endpoint offers (`Table`,
 //!   `PartialObjectMetadata[List]` in `meta.k8s.io/v1` or `v1beta1`). Nothing acceptable: 406
 //!   "only the following media types are accepted: <the server's types>", no details.
-//!
 //! - The answer follows the chosen range: protobuf for built-in kinds (and `PartialObjectMetadata`
 //!   conversions) when it names `application/vnd.kubernetes.protobuf`, JSON otherwise. A `Table`
 //!   is offered in JSON only: a protobuf range asking for one is skipped (v1.36 answers 406 to
@@ -28,7 +27,8 @@
 //! # Differences from kube-apiserver
 //! This server does not write YAML. A range that a real server would answer in YAML is skipped,
 //! and the next range it can write is used (kubectl and client-go always offer JSON or `*/*`
-//! too); with none, the 406 lists the types this server can write.
+//! too); with none, the 406 lists the types this server can write (`application/json[,
+//! application/vnd.kubernetes.protobuf]`, where a real server adds `application/yaml`).
 
 use bytes::Bytes;
 use http::{HeaderMap, header};
