@@ -54,7 +54,7 @@
 //!   `404 page not found`.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
-//!   ETag/`?hash=` caching) for the built-in kinds (the real v1.36 server's own documents, shipped
+//!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real v1.36 server's own documents, shipped
 //!   as data) and every installed CRD; server-side `fieldValidation` (Strict/Warn/Ignore) against
 //!   the same schemas, so `kubectl apply` validates and `kubectl explain` works.
 //! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
@@ -75,7 +75,7 @@
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
-//! YAML responses (the OpenAPI documents are served as JSON only), namespace `/finalize`, and no
+//! YAML responses, namespace `/finalize`, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
 //! from the URL where the real server would reject it. A watch from a resourceVersion newer than
