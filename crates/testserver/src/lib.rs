@@ -56,7 +56,8 @@
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
 //!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real
 //!   v1.36 server's own documents, shipped as data) and every installed CRD; server-side
-//!   `fieldValidation` (Strict/Warn/Ignore) against the same schemas, so `kubectl apply` validates and `kubectl explain` works.
+//!   `fieldValidation` (Strict/Warn/Ignore) against the same schemas, so `kubectl apply`
+//!   validates and `kubectl explain` works.
 //! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
 //!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
