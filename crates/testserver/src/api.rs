@@ -230,7 +230,7 @@ pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
     if error.plain_text {
         return builder
             .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
-            .body(full(Bytes::from(format!("{}\n", error.message))))
+            .body(full(Bytes::from(error.message.clone())))
             .unwrap_or_else(|_| Response::new(full(Bytes::new())));
     }
     if let Some(seconds) = error.retry_after {

@@ -123,16 +123,17 @@ impl ApiError {
     }
 
     /// 400 for a request path with a malformed `%` escape: Go's HTTP server answers it in plain
-    /// text before any handler runs.
+    /// text before any handler runs (the body has no trailing newline).
     pub(crate) fn bad_request_path() -> ApiError {
         let mut e = ApiError::new(400, "BadRequest", "400 Bad Request".into());
         e.plain_text = true;
         e
     }
 
-    /// 404 for a path outside the API: plain text, like the real server's mux.
+    /// 404 for a path outside the API: plain text, like the real server's mux (Go's `http.NotFound`
+    /// ends it with a newline).
     pub(crate) fn page_not_found() -> ApiError {
-        let mut e = ApiError::new(404, "NotFound", "404 page not found".into());
+        let mut e = ApiError::new(404, "NotFound", "404 page not found\n".into());
         e.plain_text = true;
         e
     }
