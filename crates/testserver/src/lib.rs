@@ -83,6 +83,7 @@
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;
+mod apply;
 mod authz;
 mod body;
 mod discovery;

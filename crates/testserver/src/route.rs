@@ -20,6 +20,8 @@ pub(crate) struct Target {
     pub(crate) watch_path: bool,
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
+    /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
+    pub(crate) writer: crate::apply::Writer,
 }
 
 /// Every endpoint the server has.
@@ -123,6 +125,7 @@ fn resource(
         subresource,
         watch_path,
         dry_run: false,
+        writer: Default::default(),
     }))
 }
 
