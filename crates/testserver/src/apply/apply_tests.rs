@@ -60,6 +60,10 @@ fn fields_of(object: &Value) -> Vec<(String, String, Value)> {
         .unwrap_or_default()
 }
 
+fn parsed(config: &Value, target: &Target) -> Config {
+    Config::parse(config.to_string().as_bytes(), target).unwrap()
+}
+
 fn cm(data: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": data})
 }
@@ -67,6 +71,7 @@ fn cm(data: Value) -> Value {
 fn apply_cm(live: Option<&Value>, config: Value, manager: &str, force: bool) -> Result<Value, ApiError> {
     let schemas = builtin_schemas("", "v1");
     let target = target("", "ConfigMap", None, writer(manager, force));
+    let config = parsed(&config, &target);
     Tracker::new(&schemas, &target).apply(live, &config, manager)
 }
 
@@ -186,6 +191,7 @@ fn status_applies_own_only_status_and_conflict_with_status_updaters() {
     let applier = target("apps", "Deployment", Some("status"), writer("m3", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
                         "spec": {"replicas": 7}, "status": {"replicas": 3}});
+    let config = parsed(&config, &applier);
     let err = Tracker::new(&schemas, &applier).apply(Some(&next), &config, "m3").unwrap_err();
     assert_eq!(
         err.message,
@@ -199,6 +205,7 @@ fn container_ports_key_on_port_and_defaulted_protocol() {
     let applier = target("apps", "Deployment", None, writer("m1", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}}}});
+    let config = parsed(&config, &applier);
     let out = Tracker::new(&schemas, &applier).apply(None, &config, "m1").unwrap();
     assert_eq!(
         out["metadata"]["managedFields"][0]["fieldsV1"],
@@ -207,6 +214,35 @@ fn container_ports_key_on_port_and_defaulted_protocol() {
             "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}
         }}}}}})
     );
+}
+
+#[test]
+fn configurations_the_schema_cannot_type_are_500s_naming_object_and_path() {
+    let schemas = builtin_schemas("apps", "v1");
+    let applier = target("apps", "Deployment", None, writer("m1", false));
+    let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+        "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a", "image": "b"}]}}}});
+    let config = parsed(&config, &applier);
+    let err = Tracker::new(&schemas, &applier).apply(None, &config, "m1").unwrap_err();
+    assert_eq!((err.code, err.reason), (500, ""));
+    assert_eq!(
+        err.message,
+        "failed to create typed patch object (/x; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"a\"]"
+    );
+}
+
+#[test]
+fn configurations_of_another_kind_or_name_are_rejected() {
+    let target = target("", "ConfigMap", None, writer("m1", false));
+    let other = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}});
+    let err = Config::parse(other.to_string().as_bytes(), &target).err().unwrap();
+    assert_eq!((err.code, err.message.as_str()), (400, "invalid object type: /v1, Kind=Secret"));
+    let untyped = json!({"kind": "ConfigMap", "metadata": {"name": "x"}});
+    let err = Config::parse(untyped.to_string().as_bytes(), &target).err().unwrap();
+    assert_eq!(err.message, "invalid object type: /, Kind=ConfigMap");
+    let renamed = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}});
+    let err = Config::parse(renamed.to_string().as_bytes(), &target).err().unwrap();
+    assert_eq!(err.message, "the name of the object (y) does not match the name on the URL (x)");
 }
 
 #[test]

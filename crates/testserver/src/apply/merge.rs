@@ -40,28 +40,39 @@ impl<'a> Walker<'a> {
         &self,
         keys: &ListKeys,
         items: Node<'a>,
-        item: &Value,
+        (index, item): (usize, &Value),
         path: &[String],
     ) -> Result<String, WalkError> {
+        let at = || format!("{}: element {index}", display(path));
         match keys {
-            ListKeys::Set if item.is_object() || item.is_array() => Err(format!(
-                "{}: set lists may only hold scalars, found {item}",
-                display(path)
+            ListKeys::Set if item.is_object() => Err(format!(
+                "{}: associative list without keys has an element that's a map type",
+                at()
+            )),
+            ListKeys::Set if item.is_array() => Err(format!(
+                "{}: associative list without keys has an element that's a list type",
+                at()
             )),
             ListKeys::Set => Ok(format!("v:{item}")),
             ListKeys::Map(keys) => {
-                let mut fields = Map::new();
-                for key in keys {
-                    let value = item
-                        .get(key)
-                        .or_else(|| self.schemas.default_of(items, key))
-                        .ok_or_else(|| {
-                            format!(
-                                "{}: associative list with keys has an element that omits key field {key:?} (and doesn't have default value)",
-                                display(path)
-                            )
-                        })?;
-                    fields.insert(key.clone(), value.clone());
+                // Key fields the element omits and the schema gives no default for are left out
+                // of its key; omitting all of them is an error.
+                let fields: Map<String, Value> = keys
+                    .iter()
+                    .filter_map(|key| {
+                        let value = item
+                            .get(key)
+                            .or_else(|| self.schemas.default_of(items, key))?;
+                        Some((key.clone(), value.clone()))
+                    })
+                    .collect();
+                if fields.is_empty() {
+                    let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
+                    return Err(format!(
+                        "{}: associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+                        at(),
+                        quoted.join(" ")
+                    ));
                 }
                 Ok(format!("k:{}", Value::Object(fields)))
             }
@@ -81,12 +92,11 @@ impl<'a> Walker<'a> {
     ) -> Result<Vec<(String, &'v Value)>, WalkError> {
         let mut seen = HashSet::new();
         let mut out = Vec::with_capacity(list.len());
-        for item in list {
-            let id = self.element(keys, items, item, path)?;
+        for (index, item) in list.iter().enumerate() {
+            let id = self.element(keys, items, (index, item), path)?;
             if !seen.insert(id.clone()) {
-                let mut at = path.to_vec();
-                at.push(id);
-                return Err(format!("{}: duplicate entries", display(&at)));
+                let key = display(std::slice::from_ref(&id));
+                return Err(format!("{}: duplicate entries for key {key}", display(path)));
             }
             out.push((id, item));
         }

@@ -131,16 +131,19 @@ fn an_element_without_its_key_is_an_error_naming_the_path() {
     let err = to_set(json!({"items": [{"image": "x"}]})).unwrap_err();
     assert_eq!(
         err,
-        ".items: associative list with keys has an element that omits key field \"name\" (and doesn't have default value)"
+        ".items: element 0: associative list with keys has an element that omits all key fields [\"name\"] (and doesn't have default values for any key fields)"
     );
 }
 
 #[test]
 fn duplicate_keys_and_objects_in_sets_are_errors() {
     let err = to_set(json!({"items": [{"name": "a"}, {"name": "a"}]})).unwrap_err();
-    assert_eq!(err, ".items[name=\"a\"]: duplicate entries");
-    let err = to_set(json!({"tags": [{"a": 1}]})).unwrap_err();
-    assert_eq!(err, ".tags: set lists may only hold scalars, found {\"a\":1}");
+    assert_eq!(err, ".items: duplicate entries for key [name=\"a\"]");
+    let err = to_set(json!({"tags": ["x", {"a": 1}]})).unwrap_err();
+    assert_eq!(
+        err,
+        ".tags: element 1: associative list without keys has an element that's a map type"
+    );
 }
 
 #[test]

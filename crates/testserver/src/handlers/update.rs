@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
-use crate::apply::{Fields, KindSchemas, Tracker};
+use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::handlers::create::{self, normalize_namespace};
 use crate::handlers::{
@@ -92,24 +92,7 @@ pub(crate) fn patch(
 /// object, or creates it (201) when there is none.
 fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
-    let config: Value = serde_yaml::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    let Value::Object(mut config) = config else {
-        return Err(ApiError::bad_request(
-            "error decoding YAML: the configuration is not an object",
-        ));
-    };
-    check_type_meta(&mut config, &target.def)?;
-    let name = target.name.as_deref().unwrap_or_default();
-    let meta = metadata_mut(&mut config)?;
-    let given = meta.get("name").and_then(Value::as_str).unwrap_or("");
-    if given != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({given}) does not match the name on the URL ({name})"
-        )));
-    }
-    normalize_namespace(meta, target)?;
-    let config = Value::Object(config);
+    let config = Config::parse(body, target)?;
     let mut state = api.inner.state.lock();
     let schemas = KindSchemas::load(&state, &target.def)?;
     let tracker = Tracker::new(&schemas, target);
