@@ -15,8 +15,8 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::list_decoder::ListDecoder;
 use crate::options::{
-    ApplyOptions,
-    CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, UpdateOptions,
+    ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    UpdateOptions,
 };
 use crate::request::ResourcePath;
 use crate::watch::WatchStream;
@@ -298,7 +298,12 @@ where
     /// # Errors
     /// [`Error::ApplyUnsupported`] from a server without server-side apply (Kubernetes before
     /// 1.16 answers 415), the server's error otherwise.
-    pub async fn apply<T: Serialize>(&self, name: &str, config: &T, opts: &ApplyOptions) -> Result<K> {
+    pub async fn apply<T: Serialize>(
+        &self,
+        name: &str,
+        config: &T,
+        opts: &ApplyOptions,
+    ) -> Result<K> {
         self.apply_to(name, None, config, opts).await
     }
 
@@ -327,7 +332,9 @@ where
             source,
         })?;
         let patch = Patch::Apply(value);
-        let request = self.path.patch(name, subresource, &patch, &opts.patch_options())?;
+        let request = self
+            .path
+            .patch(name, subresource, &patch, &opts.patch_options())?;
         self.client
             .request_json(request)
             .await

@@ -180,7 +180,10 @@ pub(crate) fn strict_error_message(fields: &[String]) -> String {
 /// Follows `$ref` and the single-`allOf` wrapper the v3 documents put around a `$ref` that carries
 /// a description or default. Returns the schema and whether it is a named (built-in) type; a
 /// reference to a missing schema resolves to `null`.
-pub(crate) fn resolve<'a>(components: &'a Map<String, Value>, schema: &'a Value) -> (&'a Value, bool) {
+pub(crate) fn resolve<'a>(
+    components: &'a Map<String, Value>,
+    schema: &'a Value,
+) -> (&'a Value, bool) {
     let mut current = schema;
     let mut named = false;
     for _ in 0..8 {

@@ -12,7 +12,12 @@ fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
         format!("apis/{group}/{version}")
     };
     let doc = &crate::openapi::builtin::get().unwrap().v3[&path];
-    let map = doc.value.pointer("/components/schemas").unwrap().as_object().unwrap();
+    let map = doc
+        .value
+        .pointer("/components/schemas")
+        .unwrap()
+        .as_object()
+        .unwrap();
     KindSchemas {
         schemas: Some(GroupSchemas::Builtin(map)),
         builtin: true,
@@ -68,7 +73,12 @@ fn cm(data: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": data})
 }
 
-fn apply_cm(live: Option<&Value>, config: Value, manager: &str, force: bool) -> Result<Value, ApiError> {
+fn apply_cm(
+    live: Option<&Value>,
+    config: Value,
+    manager: &str,
+    force: bool,
+) -> Result<Value, ApiError> {
     let schemas = builtin_schemas("", "v1");
     let target = target("", "ConfigMap", None, writer(manager, force));
     let config = parsed(&config, &target);
@@ -81,7 +91,9 @@ fn a_create_records_maps_the_zero_value_lacks_with_a_dot() {
     let target = target("", "ConfigMap", None, writer("kubectl-create", false));
     let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "x", "uid": "u", "labels": {"app": "a"}}, "data": {"a": "1"}});
-    Tracker::new(&schemas, &target).record_update(None, &mut object).unwrap();
+    Tracker::new(&schemas, &target)
+        .record_update(None, &mut object)
+        .unwrap();
     assert_eq!(
         fields_of(&object),
         [(
@@ -95,12 +107,25 @@ fn a_create_records_maps_the_zero_value_lacks_with_a_dot() {
 #[test]
 fn without_field_manager_an_update_is_named_by_the_user_agent() {
     let schemas = builtin_schemas("", "v1");
-    let anonymous = Writer { field_manager: None, agent: "curl".into(), force: false };
+    let anonymous = Writer {
+        field_manager: None,
+        agent: "curl".into(),
+        force: false,
+    };
     let target = target("", "ConfigMap", None, anonymous);
     let old = cm(json!({"a": "1"}));
     let mut next = cm(json!({"a": "2"}));
-    Tracker::new(&schemas, &target).record_update(Some(&old), &mut next).unwrap();
-    assert_eq!(fields_of(&next), [("curl".into(), "Update".into(), json!({"f:data": {"f:a": {}}}))]);
+    Tracker::new(&schemas, &target)
+        .record_update(Some(&old), &mut next)
+        .unwrap();
+    assert_eq!(
+        fields_of(&next),
+        [(
+            "curl".into(),
+            "Update".into(),
+            json!({"f:data": {"f:a": {}}})
+        )]
+    );
 }
 
 #[test]
@@ -110,10 +135,16 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_removed_ones() {
     let target = target("", "ConfigMap", None, writer("editor", false));
     let mut next = first.clone();
     next["data"] = json!({"a": "9"});
-    Tracker::new(&schemas, &target).record_update(Some(&first), &mut next).unwrap();
+    Tracker::new(&schemas, &target)
+        .record_update(Some(&first), &mut next)
+        .unwrap();
     assert_eq!(
         fields_of(&next),
-        [("editor".into(), "Update".into(), json!({"f:data": {"f:a": {}}}))]
+        [(
+            "editor".into(),
+            "Update".into(),
+            json!({"f:data": {"f:a": {}}})
+        )]
     );
 }
 
@@ -121,7 +152,10 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_removed_ones() {
 fn apply_creates_owning_exactly_the_applied_fields() {
     let out = apply_cm(None, cm(json!({"a": "1"})), "m1", false).unwrap();
     assert_eq!(out["data"], json!({"a": "1"}));
-    assert_eq!(fields_of(&out), [("m1".into(), "Apply".into(), json!({"f:data": {"f:a": {}}}))]);
+    assert_eq!(
+        fields_of(&out),
+        [("m1".into(), "Apply".into(), json!({"f:data": {"f:a": {}}}))]
+    );
 }
 
 #[test]
@@ -129,7 +163,10 @@ fn applying_a_different_value_of_another_managers_field_conflicts() {
     let live = apply_cm(None, cm(json!({"a": "1"})), "m1", false).unwrap();
     let err = apply_cm(Some(&live), cm(json!({"a": "2"})), "m2", false).unwrap_err();
     assert_eq!(err.code, 409);
-    assert_eq!(err.message, "Apply failed with 1 conflict: conflict with \"m1\": .data.a");
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"m1\": .data.a"
+    );
 }
 
 #[test]
@@ -140,7 +177,11 @@ fn applying_the_same_value_shares_the_field() {
         fields_of(&out),
         [
             ("m1".into(), "Apply".into(), json!({"f:data": {"f:a": {}}})),
-            ("m2".into(), "Apply".into(), json!({"f:data": {"f:a": {}, "f:b": {}}})),
+            (
+                "m2".into(),
+                "Apply".into(),
+                json!({"f:data": {"f:a": {}, "f:b": {}}})
+            ),
         ]
     );
 }
@@ -172,7 +213,10 @@ fn apply_rejects_configurations_that_set_managed_fields() {
     let mut config = cm(json!({}));
     config["metadata"]["managedFields"] = json!([]);
     let err = apply_cm(None, config, "m1", false).unwrap_err();
-    assert_eq!((err.code, err.message.as_str()), (400, "metadata.managedFields must be nil"));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "metadata.managedFields must be nil")
+    );
 }
 
 #[test]
@@ -183,16 +227,24 @@ fn status_applies_own_only_status_and_conflict_with_status_updaters() {
                       "spec": {"replicas": 1}});
     let mut next = live.clone();
     next["status"] = json!({"replicas": 5});
-    Tracker::new(&schemas, &updater).record_update(Some(&live), &mut next).unwrap();
+    Tracker::new(&schemas, &updater)
+        .record_update(Some(&live), &mut next)
+        .unwrap();
     assert_eq!(
         fields_of(&next),
-        [("ctrl".into(), "Update".into(), json!({"f:status": {"f:replicas": {}}}))]
+        [(
+            "ctrl".into(),
+            "Update".into(),
+            json!({"f:status": {"f:replicas": {}}})
+        )]
     );
     let applier = target("apps", "Deployment", Some("status"), writer("m3", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
                         "spec": {"replicas": 7}, "status": {"replicas": 3}});
     let config = parsed(&config, &applier);
-    let err = Tracker::new(&schemas, &applier).apply(Some(&next), &config, "m3").unwrap_err();
+    let err = Tracker::new(&schemas, &applier)
+        .apply(Some(&next), &config, "m3")
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Apply failed with 1 conflict: conflict with \"ctrl\" with subresource \"status\" using apps/v1: .status.replicas"
@@ -206,7 +258,9 @@ fn container_ports_key_on_port_and_defaulted_protocol() {
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}}}});
     let config = parsed(&config, &applier);
-    let out = Tracker::new(&schemas, &applier).apply(None, &config, "m1").unwrap();
+    let out = Tracker::new(&schemas, &applier)
+        .apply(None, &config, "m1")
+        .unwrap();
     assert_eq!(
         out["metadata"]["managedFields"][0]["fieldsV1"],
         json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {
@@ -223,7 +277,9 @@ fn configurations_the_schema_cannot_type_are_500s_naming_object_and_path() {
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a", "image": "b"}]}}}});
     let config = parsed(&config, &applier);
-    let err = Tracker::new(&schemas, &applier).apply(None, &config, "m1").unwrap_err();
+    let err = Tracker::new(&schemas, &applier)
+        .apply(None, &config, "m1")
+        .unwrap_err();
     assert_eq!((err.code, err.reason), (500, ""));
     assert_eq!(
         err.message,
@@ -235,14 +291,26 @@ fn configurations_the_schema_cannot_type_are_500s_naming_object_and_path() {
 fn configurations_of_another_kind_or_name_are_rejected() {
     let target = target("", "ConfigMap", None, writer("m1", false));
     let other = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}});
-    let err = Config::parse(other.to_string().as_bytes(), &target).err().unwrap();
-    assert_eq!((err.code, err.message.as_str()), (400, "invalid object type: /v1, Kind=Secret"));
+    let err = Config::parse(other.to_string().as_bytes(), &target)
+        .err()
+        .unwrap();
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "invalid object type: /v1, Kind=Secret")
+    );
     let untyped = json!({"kind": "ConfigMap", "metadata": {"name": "x"}});
-    let err = Config::parse(untyped.to_string().as_bytes(), &target).err().unwrap();
+    let err = Config::parse(untyped.to_string().as_bytes(), &target)
+        .err()
+        .unwrap();
     assert_eq!(err.message, "invalid object type: /, Kind=ConfigMap");
     let renamed = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}});
-    let err = Config::parse(renamed.to_string().as_bytes(), &target).err().unwrap();
-    assert_eq!(err.message, "the name of the object (y) does not match the name on the URL (x)");
+    let err = Config::parse(renamed.to_string().as_bytes(), &target)
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.message,
+        "the name of the object (y) does not match the name on the URL (x)"
+    );
 }
 
 #[test]

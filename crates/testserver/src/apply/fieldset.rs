@@ -164,7 +164,10 @@ impl FieldSet {
                 out.member = true;
                 continue;
             }
-            if !["f:", "k:", "v:", "i:"].iter().any(|p| element.starts_with(p)) {
+            if !["f:", "k:", "v:", "i:"]
+                .iter()
+                .any(|p| element.starts_with(p))
+            {
                 return Err(format!("unknown path element {element:?}"));
             }
             let mut node = FieldSet::from_fields_v1(child)?;

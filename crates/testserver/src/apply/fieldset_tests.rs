@@ -13,7 +13,11 @@ fn set(paths: &[&[&str]]) -> FieldSet {
 
 #[test]
 fn members_with_children_carry_a_dot_and_leaves_are_empty_objects() {
-    let s = set(&[&["f:data"], &["f:data", "f:a"], &["f:metadata", "f:labels", "f:app"]]);
+    let s = set(&[
+        &["f:data"],
+        &["f:data", "f:a"],
+        &["f:metadata", "f:labels", "f:app"],
+    ]);
     assert_eq!(
         s.to_fields_v1(),
         json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {"f:app": {}}}})
@@ -22,7 +26,8 @@ fn members_with_children_carry_a_dot_and_leaves_are_empty_objects() {
 
 #[test]
 fn fields_v1_round_trips_and_rejects_unknown_elements() {
-    let encoded = json!({"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {".": {}, "f:image": {}}}}});
+    let encoded =
+        json!({"f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {".": {}, "f:image": {}}}}});
     let decoded = FieldSet::from_fields_v1(&encoded).unwrap();
     assert_eq!(decoded.to_fields_v1(), encoded);
     assert_eq!(

@@ -105,9 +105,8 @@ pub(crate) fn decode(object: &Value) -> Result<Vec<Entry>, ApiError> {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            Entry::from_json(item).map_err(|e| {
-                ApiError::bad_request(format!("metadata.managedFields[{i}].{e}"))
-            })
+            Entry::from_json(item)
+                .map_err(|e| ApiError::bad_request(format!("metadata.managedFields[{i}].{e}")))
         })
         .collect()
 }
@@ -115,13 +114,20 @@ pub(crate) fn decode(object: &Value) -> Result<Vec<Entry>, ApiError> {
 /// The `managedFields` list of `entries`, in the real server's order.
 pub(crate) fn encode(mut entries: Vec<Entry>) -> Value {
     entries.sort_by(|a, b| {
-        (!a.apply, &a.time, &a.manager, &a.api_version, &a.subresource).cmp(&(
-            !b.apply,
-            &b.time,
-            &b.manager,
-            &b.api_version,
-            &b.subresource,
-        ))
+        (
+            !a.apply,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                !b.apply,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
     });
     Value::Array(entries.iter().map(Entry::to_json).collect())
 }
@@ -220,9 +226,10 @@ pub(crate) fn stamp_times(entries: &mut [Entry], before: &[Entry], now: &str) {
             .iter()
             .find(|old| old.same_manager(entry))
             .filter(|old| old.set == entry.set);
-        entry.time = Some(unchanged.map_or_else(|| now.to_string(), |old| {
-            old.time.clone().unwrap_or_else(|| now.to_string())
-        }));
+        entry.time = Some(unchanged.map_or_else(
+            || now.to_string(),
+            |old| old.time.clone().unwrap_or_else(|| now.to_string()),
+        ));
     }
 }
 

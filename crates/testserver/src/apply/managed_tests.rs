@@ -51,7 +51,10 @@ fn one_conflict_names_manager_and_path_in_the_message() {
     );
     assert_eq!(err.details.causes.len(), 1);
     assert_eq!(err.details.causes[0].reason, "FieldManagerConflict");
-    assert_eq!(err.details.causes[0].message, "conflict with \"kubectl-create\" using apps/v1");
+    assert_eq!(
+        err.details.causes[0].message,
+        "conflict with \"kubectl-create\" using apps/v1"
+    );
     assert_eq!(err.details.causes[0].field, ".data.a");
     assert!(err.details.name.is_empty() && err.details.kind.is_empty());
 }
@@ -67,7 +70,12 @@ fn several_conflicts_are_grouped_by_manager_in_sorted_order() {
         err.message,
         "Apply failed with 3 conflicts: conflicts with \"a\" using apps/v1:\n- .y\n- .z\nconflicts with \"b\":\n- .x"
     );
-    let fields: Vec<&str> = err.details.causes.iter().map(|c| c.field.as_str()).collect();
+    let fields: Vec<&str> = err
+        .details
+        .causes
+        .iter()
+        .map(|c| c.field.as_str())
+        .collect();
     assert_eq!(fields, [".y", ".z", ".x"]);
 }
 
@@ -100,15 +108,22 @@ fn decode_reads_entries_and_rejects_unknown_operations() {
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].subresource, "status");
     assert!(!entries[0].apply);
-    let bad = json!({"metadata": {"managedFields": [{"operation": "Patch", "fieldsType": "FieldsV1"}]}});
+    let bad =
+        json!({"metadata": {"managedFields": [{"operation": "Patch", "fieldsType": "FieldsV1"}]}});
     let err = decode(&bad).unwrap_err();
     assert_eq!(err.code, 400);
-    assert_eq!(err.message, "metadata.managedFields[0].operation: unknown value \"Patch\"");
+    assert_eq!(
+        err.message,
+        "metadata.managedFields[0].operation: unknown value \"Patch\""
+    );
 }
 
 #[test]
 fn times_change_only_for_entries_whose_fields_changed() {
-    let before = vec![entry("a", false, "", json!({"f:a": {}})), entry("b", false, "", json!({"f:b": {}}))];
+    let before = vec![
+        entry("a", false, "", json!({"f:a": {}})),
+        entry("b", false, "", json!({"f:b": {}})),
+    ];
     let mut after = before.clone();
     after[1].set = FieldSet::from_fields_v1(&json!({"f:c": {}})).unwrap();
     after.push(entry("c", true, "", json!({"f:d": {}})));

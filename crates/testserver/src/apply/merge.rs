@@ -96,7 +96,10 @@ impl<'a> Walker<'a> {
             let id = self.element(keys, items, (index, item), path)?;
             if !seen.insert(id.clone()) {
                 let key = display(std::slice::from_ref(&id));
-                return Err(format!("{}: duplicate entries for key {key}", display(path)));
+                return Err(format!(
+                    "{}: duplicate entries for key {key}",
+                    display(path)
+                ));
             }
             out.push((id, item));
         }
@@ -195,14 +198,22 @@ impl<'a> Walker<'a> {
         lhs: Option<&'v Value>,
         rhs: Option<&'v Value>,
     ) -> Vec<Pair<'a, 'v>> {
-        let (l, r) = (lhs.and_then(Value::as_object), rhs.and_then(Value::as_object));
+        let (l, r) = (
+            lhs.and_then(Value::as_object),
+            rhs.and_then(Value::as_object),
+        );
         let mut keys: Vec<&String> = l.into_iter().chain(r).flat_map(Map::keys).collect();
         keys.sort();
         keys.dedup();
         keys.into_iter()
             .map(|key| {
                 let node = Schemas::field(shape, key);
-                (field(key), node, l.and_then(|m| m.get(key)), r.and_then(|m| m.get(key)))
+                (
+                    field(key),
+                    node,
+                    l.and_then(|m| m.get(key)),
+                    r.and_then(|m| m.get(key)),
+                )
             })
             .collect()
     }
@@ -214,7 +225,8 @@ impl<'a> Walker<'a> {
         (lhs, rhs): (Option<&'v Value>, Option<&'v Value>),
         path: &[String],
     ) -> Result<Vec<Pair<'a, 'v>>, WalkError> {
-        let list = |v: Option<&'v Value>| v.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let list =
+            |v: Option<&'v Value>| v.and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         let l = self.elements(keys, items, list(lhs), path)?;
         let r = self.elements(keys, items, list(rhs), path)?;
         let mut out: Vec<Pair<'a, 'v>> = Vec::new();
@@ -247,7 +259,8 @@ impl<'a> Walker<'a> {
                 let mut out = old.clone();
                 for (key, value) in new {
                     path.push(field(key));
-                    let merged = self.merge(Schemas::field(&shape, key), old.get(key), value, path)?;
+                    let merged =
+                        self.merge(Schemas::field(&shape, key), old.get(key), value, path)?;
                     path.pop();
                     out.insert(key.clone(), merged);
                 }

@@ -123,7 +123,10 @@ fn untyped_fields_are_granular_maps_with_atomic_lists() {
 
 #[test]
 fn empty_maps_are_owned_as_leaves() {
-    assert_eq!(to_set(json!({"labels": {}})).unwrap(), json!({"f:labels": {}}));
+    assert_eq!(
+        to_set(json!({"labels": {}})).unwrap(),
+        json!({"f:labels": {}})
+    );
 }
 
 #[test]
@@ -148,8 +151,13 @@ fn duplicate_keys_and_objects_in_sets_are_errors() {
 
 #[test]
 fn merge_is_granular_for_maps_and_replaces_atomic_values() {
-    let live = json!({"labels": {"a": "1", "b": "2"}, "selector": {"x": "1", "y": "2"}, "args": ["a"]});
-    let out = merge(live, json!({"labels": {"b": "3"}, "selector": {"z": "3"}, "args": ["b"]})).unwrap();
+    let live =
+        json!({"labels": {"a": "1", "b": "2"}, "selector": {"x": "1", "y": "2"}, "args": ["a"]});
+    let out = merge(
+        live,
+        json!({"labels": {"b": "3"}, "selector": {"z": "3"}, "args": ["b"]}),
+    )
+    .unwrap();
     assert_eq!(
         out,
         json!({"labels": {"a": "1", "b": "3"}, "selector": {"z": "3"}, "args": ["b"]})
@@ -159,7 +167,11 @@ fn merge_is_granular_for_maps_and_replaces_atomic_values() {
 #[test]
 fn merge_keeps_the_applied_order_and_live_only_elements_after_their_predecessors() {
     let live = json!({"items": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]});
-    let out = merge(live, json!({"items": [{"name": "c"}, {"name": "a", "image": "a:2"}]})).unwrap();
+    let out = merge(
+        live,
+        json!({"items": [{"name": "c"}, {"name": "a", "image": "a:2"}]}),
+    )
+    .unwrap();
     assert_eq!(
         out,
         json!({"items": [{"name": "c"}, {"name": "a", "image": "a:2"}, {"name": "b", "image": "b:1"}]})
@@ -183,7 +195,10 @@ fn compare_reports_added_maps_as_members_and_leaves_by_change() {
 fn compare_sees_no_change_in_equal_values() {
     let value = json!({"items": [{"name": "a", "ports": [{"port": 1}]}], "labels": {}});
     let [added, modified, removed] = compare(value.clone(), value);
-    assert_eq!([added, modified, removed], [json!({}), json!({}), json!({})]);
+    assert_eq!(
+        [added, modified, removed],
+        [json!({}), json!({}), json!({})]
+    );
 }
 
 #[test]

@@ -127,7 +127,10 @@ impl Config {
             ));
         };
         let text = |map: &serde_json::Map<String, Value>, key: &str| {
-            map.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+            map.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
         };
         let (api_version, kind) = (text(&config, "apiVersion"), text(&config, "kind"));
         let gvk = match api_version.contains('/') {
@@ -164,8 +167,7 @@ impl KindSchemas {
     /// # Errors
     /// 500 when the shipped documents are unreadable.
     pub(crate) fn load(state: &State, def: &ResourceDefinition) -> Result<KindSchemas, ApiError> {
-        let schemas =
-            GroupSchemas::load((&def.group, &def.version), || installed_in(state))?;
+        let schemas = GroupSchemas::load((&def.group, &def.version), || installed_in(state))?;
         let builtin = matches!(schemas, Some(GroupSchemas::Builtin(_)));
         Ok(KindSchemas { schemas, builtin })
     }
@@ -216,7 +218,11 @@ impl<'a> Tracker<'a> {
     ///
     /// # Errors
     /// 400 for malformed managedFields.
-    pub(crate) fn record_update(&self, old: Option<&Value>, next: &mut Value) -> Result<(), ApiError> {
+    pub(crate) fn record_update(
+        &self,
+        old: Option<&Value>,
+        next: &mut Value,
+    ) -> Result<(), ApiError> {
         let sent = next.pointer("/metadata/managedFields");
         let before = match (sent, old) {
             (Some(_), _) => managed::decode(next)?,
@@ -263,7 +269,10 @@ impl<'a> Tracker<'a> {
         manager: &str,
     ) -> Result<Value, ApiError> {
         let typing = |e: String| {
-            let message = format!("failed to create typed patch object ({}): {e}", config.ident);
+            let message = format!(
+                "failed to create typed patch object ({}): {e}",
+                config.ident
+            );
             ApiError::unknown(500, message)
         };
         let config = &config.value;
@@ -274,7 +283,9 @@ impl<'a> Tracker<'a> {
         // A new object merges into nothing but compares against the kind's zero value.
         let zero = self.zero();
         let live = live.map(managed::without_managed_fields);
-        let start = live.clone().unwrap_or_else(|| Value::Object(Default::default()));
+        let start = live
+            .clone()
+            .unwrap_or_else(|| Value::Object(Default::default()));
         let mut merged = self
             .walk(|w, path| w.merge(self.root, Some(&start), config, path))
             .map_err(typing)?;
@@ -317,7 +328,10 @@ impl<'a> Tracker<'a> {
                 e
             })
             .collect();
-        entries.push(Entry { set: applied, ..mine });
+        entries.push(Entry {
+            set: applied,
+            ..mine
+        });
         self.finish(&mut merged, entries, &before);
         Ok(merged)
     }
@@ -377,7 +391,8 @@ impl<'a> Tracker<'a> {
                 reset.insert(std::slice::from_ref(element));
             }
         }
-        set.without_subtrees(&reset).difference(&managed::stripped())
+        set.without_subtrees(&reset)
+            .difference(&managed::stripped())
     }
 
     /// What the endpoint cannot change, put back from `live`.

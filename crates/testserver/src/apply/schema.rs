@@ -155,7 +155,12 @@ fn list_shape(schema: &Value) -> Shape<'_> {
             schema
                 .get("x-kubernetes-list-map-keys")
                 .and_then(Value::as_array)
-                .map(|keys| keys.iter().filter_map(Value::as_str).map(String::from).collect())
+                .map(|keys| {
+                    keys.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default(),
         ),
         Some(_) => return Shape::Leaf,
