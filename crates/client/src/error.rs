@@ -428,6 +428,31 @@ mod tests {
         )
     }
 
+    #[test]
+    fn an_apply_refused_with_415_reads_as_unsupported_and_other_errors_stay() {
+        // What Kubernetes 1.15 answers to an apply patch.
+        let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"415: Unsupported Media Type","reason":"UnsupportedMediaType","details":{},"code":415}"#;
+        let err = from_error_response(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/x?fieldManager=m",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &HeaderMap::new(),
+            body.as_bytes(),
+        )
+        .for_apply();
+        assert!(err.is_apply_unsupported());
+        assert_eq!(err.code(), Some(415));
+        assert_eq!(
+            err.to_string(),
+            "PATCH /api/v1/namespaces/default/configmaps/x?fieldManager=m: the server does not support server-side apply (it answered 415: 415: Unsupported Media Type); Kubernetes 1.16 or newer is needed"
+        );
+        let conflict = map(
+            409,
+            r#"{"kind":"Status","reason":"Conflict","code":409,"message":"Apply failed"}"#,
+        );
+        assert!(conflict.for_apply().is_conflict());
+    }
+
     fn status_body(code: u16, reason: &str, message: &str) -> String {
         serde_json::json!({
             "kind": "Status", "apiVersion": "v1", "status": "Failure",
