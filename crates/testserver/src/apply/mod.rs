@@ -23,6 +23,7 @@
 //! - A configuration the schema cannot type (an associative element without its key, duplicate
 //!   keys, an object in a set) is a 500 naming the path, where the real server's message differs.
 
+mod config;
 pub(crate) mod fieldset;
 pub(crate) mod managed;
 pub(crate) mod merge;
@@ -32,12 +33,11 @@ use http::HeaderMap;
 use http::header::USER_AGENT;
 use serde_json::Value;
 
+pub(crate) use crate::apply::config::Config;
 use crate::apply::fieldset::FieldSet;
 use crate::apply::managed::Entry;
 use crate::apply::merge::{Comparison, WalkError, Walker};
 use crate::apply::schema::{Node, Schemas};
-use crate::handlers::create::normalize_namespace;
-use crate::handlers::metadata_mut;
 use crate::openapi::{GroupSchemas, crd::installed_in, kind_root};
 use crate::query::Query;
 use crate::registry::ResourceDefinition;
@@ -102,58 +102,6 @@ impl Writer {
                 }],
             )),
         }
-    }
-}
-
-/// An apply request's configuration, checked against the URL.
-pub(crate) struct Config {
-    value: Value,
-    /// `namespace/name; group/version, Kind=kind` as sent, for error messages.
-    ident: String,
-}
-
-impl Config {
-    /// Reads an apply patch (YAML, or JSON, which is YAML).
-    ///
-    /// # Errors
-    /// 400 for YAML that is not an object, another kind or version (`invalid object type:
-    /// /v1, Kind=Secret`), another name or namespace than the URL's (checked on v1.36).
-    pub(crate) fn parse(body: &[u8], target: &Target) -> Result<Config, ApiError> {
-        let value: Value = serde_yaml::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        let Value::Object(mut config) = value else {
-            return Err(ApiError::bad_request(
-                "error decoding YAML: the configuration is not an object",
-            ));
-        };
-        let text = |map: &serde_json::Map<String, Value>, key: &str| {
-            map.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let (api_version, kind) = (text(&config, "apiVersion"), text(&config, "kind"));
-        let gvk = match api_version.contains('/') {
-            true => format!("{api_version}, Kind={kind}"),
-            false => format!("/{api_version}, Kind={kind}"),
-        };
-        let def = &target.def;
-        if api_version != def.api_version() || kind != def.kind {
-            return Err(ApiError::bad_request(format!("invalid object type: {gvk}")));
-        }
-        let meta = metadata_mut(&mut config)?;
-        let (namespace, given) = (text(meta, "namespace"), text(meta, "name"));
-        let name = target.name.as_deref().unwrap_or_default();
-        if given != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({given}) does not match the name on the URL ({name})"
-            )));
-        }
-        normalize_namespace(meta, target)?;
-        Ok(Config {
-            value: Value::Object(config),
-            ident: format!("{namespace}/{given}; {gvk}"),
-        })
     }
 }
 
@@ -268,7 +216,7 @@ impl<'a> Tracker<'a> {
         config: &Config,
         manager: &str,
     ) -> Result<Value, ApiError> {
-        let typing = |e: String| {
+        let typing = |e: WalkError| {
             let message = format!(
                 "failed to create typed patch object ({}): {e}",
                 config.ident
@@ -286,54 +234,73 @@ impl<'a> Tracker<'a> {
         let start = live
             .clone()
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let mut merged = self
-            .walk(|w, path| w.merge(self.root, Some(&start), config, path))
-            .map_err(typing)?;
-        let mut applied = FieldSet::default();
-        self.walk(|w, path| w.to_set(self.root, config, path, &mut applied))
-            .map_err(typing)?;
-        let applied = self.owned_part(&applied);
         let mine = self.entry(manager, true);
-        let last = before.iter().find(|e| e.same_manager(&mine));
-        let others = before
-            .iter()
-            .filter(|e| !e.same_manager(&mine))
-            .fold(FieldSet::default(), |all, e| all.union(&e.set));
-        if let Some(last) = last {
-            let keep = applied.union(&others);
-            let remove = last.set.difference(&keep);
-            self.walk(|w, path| w.remove(self.root, &mut merged, (&remove, Some(&keep)), path))
-                .map_err(typing)?;
-        }
+        let (mut merged, applied) = self
+            .merge_and_prune(&start, config, &before, &mine)
+            .map_err(typing)?;
         self.reset(&start, &mut merged);
         let changes = self
             .compare(live.as_ref().unwrap_or(&zero), &merged)
             .map_err(typing)?;
-        let touched = changes.added.union(&changes.modified);
-        let conflicts: Vec<(&Entry, FieldSet)> = before
-            .iter()
-            .filter(|e| !e.same_manager(&mine))
-            .map(|e| (e, e.set.intersection(&touched)))
-            .filter(|(_, set)| !set.is_empty())
-            .collect();
-        if !conflicts.is_empty() && !self.writer.force {
-            return Err(managed::conflict_error(&conflicts));
-        }
-        let mut entries: Vec<Entry> = before
-            .iter()
-            .filter(|e| !e.same_manager(&mine))
-            .cloned()
-            .map(|mut e| {
-                e.set = e.set.difference(&touched).difference(&changes.removed);
-                e
-            })
-            .collect();
+        let mut entries = self.take_changed_fields(&before, &mine, &changes)?;
         entries.push(Entry {
             set: applied,
             ..mine
         });
         self.finish(&mut merged, entries, &before);
         Ok(merged)
+    }
+
+    /// `config` merged into `start`, without the fields `mine` applied last time and no longer
+    /// applies that no other manager owns; and the set of fields `config` applies.
+    fn merge_and_prune(
+        &self,
+        start: &Value,
+        config: &Value,
+        before: &[Entry],
+        mine: &Entry,
+    ) -> Result<(Value, FieldSet), WalkError> {
+        let mut merged = self.walk(|w, path| w.merge(self.root, Some(start), config, path))?;
+        let mut applied = FieldSet::default();
+        self.walk(|w, path| w.to_set(self.root, config, path, &mut applied))?;
+        let applied = self.owned_part(&applied);
+        let others = before
+            .iter()
+            .filter(|e| !e.same_manager(mine))
+            .fold(FieldSet::default(), |all, e| all.union(&e.set));
+        if let Some(last) = before.iter().find(|e| e.same_manager(mine)) {
+            let keep = applied.union(&others);
+            let remove = last.set.difference(&keep);
+            self.walk(|w, path| w.remove(self.root, &mut merged, (&remove, Some(&keep)), path))?;
+        }
+        Ok((merged, applied))
+    }
+
+    /// The other managers' entries once the applier took the fields it changed: a 409 naming
+    /// them without `force`; with it, they lose those fields (and everyone loses removed ones).
+    fn take_changed_fields(
+        &self,
+        before: &[Entry],
+        mine: &Entry,
+        changes: &Comparison,
+    ) -> Result<Vec<Entry>, ApiError> {
+        let touched = changes.added.union(&changes.modified);
+        let others = before.iter().filter(|e| !e.same_manager(mine));
+        let conflicts: Vec<(&Entry, FieldSet)> = others
+            .clone()
+            .map(|e| (e, e.set.intersection(&touched)))
+            .filter(|(_, set)| !set.is_empty())
+            .collect();
+        if !conflicts.is_empty() && !self.writer.force {
+            return Err(managed::conflict_error(&conflicts));
+        }
+        Ok(others
+            .cloned()
+            .map(|mut e| {
+                e.set = e.set.difference(&touched).difference(&changes.removed);
+                e
+            })
+            .collect())
     }
 
     fn entry(&self, manager: &str, apply: bool) -> Entry {
