@@ -322,3 +322,36 @@ fn a_missing_field_manager_is_the_real_422() {
         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
     );
 }
+
+#[test]
+fn scale_writes_are_managers_of_the_scale_subresource() {
+    let schemas = builtin_schemas("apps", "v1");
+    let target = target("apps", "Deployment", None, writer("kubectl", false));
+    let old = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+                     "spec": {"replicas": 1}});
+    let mut next = old.clone();
+    next["spec"]["replicas"] = json!(3);
+    Tracker::new(&schemas, &target)
+        .through("scale")
+        .record_update(Some(&old), &mut next)
+        .unwrap();
+    let entry = &next["metadata"]["managedFields"][0];
+    assert_eq!(entry["subresource"], "scale");
+    assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+}
+
+#[test]
+fn a_created_pod_template_owns_its_containers_without_a_dot_on_the_list() {
+    let schemas = builtin_schemas("apps", "v1");
+    let target = target("apps", "Deployment", None, writer("kubectl-create", false));
+    let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+        "spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
+    Tracker::new(&schemas, &target)
+        .record_update(None, &mut object)
+        .unwrap();
+    assert_eq!(
+        object["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{\"name\":\"nginx\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}})
+    );
+}

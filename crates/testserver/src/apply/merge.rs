@@ -391,16 +391,21 @@ fn leaf_rule((lhs, rhs): (Option<&Value>, Option<&Value>), path: &[String], out:
     }
 }
 
+// A `null` map or list compares as an empty one that is present (structured-merge-diff reads a
+// null list as empty): its elements are added one by one, the field itself is not.
+
 fn is_empty_map(value: Option<&Value>) -> bool {
-    value.is_none_or(|v| v.as_object().is_some_and(Map::is_empty))
+    value.is_none_or(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty))
 }
 
 fn all_objects(lhs: Option<&Value>, rhs: Option<&Value>) -> bool {
-    lhs.is_none_or(Value::is_object) && rhs.is_none_or(Value::is_object)
+    let fits = |v: &Value| v.is_object() || v.is_null();
+    lhs.is_none_or(fits) && rhs.is_none_or(fits)
 }
 
 fn all_arrays(lhs: Option<&Value>, rhs: Option<&Value>) -> bool {
-    lhs.is_none_or(Value::is_array) && rhs.is_none_or(Value::is_array)
+    let fits = |v: &Value| v.is_array() || v.is_null();
+    lhs.is_none_or(fits) && rhs.is_none_or(fits)
 }
 
 #[cfg(test)]

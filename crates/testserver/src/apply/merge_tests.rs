@@ -224,3 +224,33 @@ fn remove_drops_members_unless_another_owner_keeps_a_descendant() {
         );
     });
 }
+
+#[test]
+fn a_null_list_compares_as_present_and_empty() {
+    let [added, modified, removed] =
+        compare(json!({"items": null}), json!({"items": [{"name": "a"}]}));
+    assert_eq!(
+        added,
+        json!({"f:items": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}}}})
+    );
+    assert_eq!([modified, removed], [json!({}), json!({})]);
+}
+
+#[test]
+fn zero_values_hold_empty_structs_and_null_required_fields() {
+    let components = json!({
+        "Kind": {"type": "object", "required": ["list"], "properties": {
+            "spec": {"allOf": [{"$ref": "#/components/schemas/Spec"}], "default": {}},
+            "pointer": {"$ref": "#/components/schemas/Spec"},
+            "list": {"type": "array", "items": {"type": "string"}}}},
+        "Spec": {"type": "object", "properties": {"a": {"type": "string"}}}
+    });
+    let components = components.as_object().unwrap();
+    let schemas = Schemas {
+        components: Some(components),
+    };
+    assert_eq!(
+        schemas.zero_value(components.get("Kind")),
+        json!({"spec": {}, "list": null})
+    );
+}

@@ -50,6 +50,9 @@ use crate::status::{ApiError, Cause};
 pub(crate) enum Fields {
     /// Record the write as an `Update` manager.
     Track,
+    /// A write through the `scale` subresource: an `Update` manager with `subresource: scale`
+    /// (what v1.36 records for `kubectl scale`: `f:spec.f:replicas`).
+    TrackScale,
     /// Set by [`Tracker::apply`].
     Applied,
 }
@@ -150,6 +153,12 @@ impl<'a> Tracker<'a> {
             writer: &target.writer,
             now: crate::handlers::now(),
         }
+    }
+
+    /// The same tracker for a write through `subresource` of the object it changes.
+    pub(crate) fn through(mut self, subresource: &str) -> Tracker<'a> {
+        self.subresource = subresource.to_string();
+        self
     }
 
     /// What the real server compares a created object against.

@@ -113,7 +113,9 @@ impl<'a> Schemas<'a> {
 
     /// The zero value the real server compares a created object against: `{}` for the root and
     /// for every struct field its Go type does not make a pointer (the documents mark them with
-    /// `default: {}`), recursively. Custom resources start from `{}`.
+    /// `default: {}`), recursively, and `null` for the other fields Go serializes even when unset
+    /// (no `omitempty`: the documents list them as `required`, e.g. a PodSpec's `containers`).
+    /// Custom resources start from `{}`.
     pub(crate) fn zero_value(&self, node: Node<'a>) -> Value {
         let mut out = Map::new();
         let Some(schema) = self.resolve(node) else {
@@ -129,6 +131,12 @@ impl<'a> Schemas<'a> {
                 .is_some_and(|f| f.get("properties").is_some());
             if empty_default && is_struct {
                 out.insert(key.clone(), self.zero_value(Some(field)));
+            }
+        }
+        let required = schema.get("required").and_then(Value::as_array);
+        for key in required.into_iter().flatten().filter_map(Value::as_str) {
+            if properties.contains_key(key) && !out.contains_key(key) {
+                out.insert(key.to_string(), Value::Null);
             }
         }
         Value::Object(out)

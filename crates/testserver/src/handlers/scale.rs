@@ -112,7 +112,7 @@ pub(crate) fn serve(
         key,
         &parent,
         next,
-        crate::apply::Fields::Track,
+        crate::apply::Fields::TrackScale,
     )?;
     api.notify(state.store.current_rv());
     let scale = scale_of(&target.def, &paths, &stored)?;

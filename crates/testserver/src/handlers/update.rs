@@ -145,9 +145,13 @@ pub(crate) fn commit(
     {
         crd::prepare(object)?;
     }
-    if fields == Fields::Track {
+    if fields != Fields::Applied {
         let schemas = KindSchemas::load(state, def)?;
-        Tracker::new(&schemas, target).record_update(Some(&old.value), &mut next)?;
+        let mut tracker = Tracker::new(&schemas, target);
+        if fields == Fields::TrackScale {
+            tracker = tracker.through("scale");
+        }
+        tracker.record_update(Some(&old.value), &mut next)?;
     }
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(
