@@ -86,6 +86,28 @@ impl Writer {
         self.field_manager.as_deref().unwrap_or(&self.agent)
     }
 
+    /// `force` outside an apply.
+    ///
+    /// # Errors
+    /// 422 `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for
+    /// non-apply patch` (checked on v1.36).
+    pub(crate) fn check_no_force(&self) -> Result<(), ApiError> {
+        if !self.force {
+            return Ok(());
+        }
+        let cause = Cause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: may not be specified for non-apply patch".into(),
+            field: "force".into(),
+        };
+        Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![cause],
+        ))
+    }
+
     /// The manager of an apply.
     ///
     /// # Errors

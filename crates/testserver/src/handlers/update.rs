@@ -64,6 +64,7 @@ pub(crate) fn patch(
     if kind == PatchKind::Apply {
         return apply(api, target, body);
     }
+    target.writer.check_no_force()?;
     let mut state = api.inner.state.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();

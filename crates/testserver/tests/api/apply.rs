@@ -197,6 +197,45 @@ async fn writers_without_field_manager_are_named_by_their_user_agent() {
 }
 
 #[tokio::test]
+async fn force_is_only_for_apply_patches() {
+    let h = start().await;
+    h.http.post(CM, cm("c1", json!({}))).await;
+    let url = format!("{CM}/c1?force=true");
+    let reply = h
+        .http
+        .patch(&url, "application/merge-patch+json", json!({}))
+        .await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        reply.body["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
+    );
+}
+
+#[tokio::test]
+async fn an_unchanged_apply_writes_nothing() {
+    let h = start().await;
+    let url = format!("{CM}/c2?fieldManager=m1");
+    let first = h
+        .http
+        .patch(&url, APPLY, cm("c2", json!({"data": {"a": "1"}})))
+        .await;
+    let again = h
+        .http
+        .patch(&url, APPLY, cm("c2", json!({"data": {"a": "1"}})))
+        .await;
+    assert_eq!(again.code, 200);
+    assert_eq!(
+        again.body["metadata"]["resourceVersion"],
+        first.body["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        again.body["metadata"]["managedFields"],
+        first.body["metadata"]["managedFields"]
+    );
+}
+
+#[tokio::test]
 async fn apply_creates_a_missing_object_from_yaml() {
     let h = start().await;
     let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c2\ndata:\n  a: \"1\"\n";
