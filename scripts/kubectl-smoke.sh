@@ -134,6 +134,16 @@ spec:
 YAML
 sed 's/replicas: 1/replicas: 2/' "$work/deployment.yaml" >"$work/deployment-2.yaml"
 sed 's/^spec:/spec:\n  notAField: 1/' "$work/deployment.yaml" >"$work/deployment-bad.yaml"
+cat >"$work/applied.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: applied
+data:
+  mode: strict
+  level: "1"
+YAML
+sed 's/strict/lenient/' "$work/applied.yaml" >"$work/applied-2.yaml"
 # image-police runs against the embedded server: the list must allow every image used below, or
 # the controller deletes the Deployment mid-script (as it should).
 cat >"$work/whitelist.yaml" <<'YAML'
@@ -170,6 +180,10 @@ check "label is stored" '^frontend$' -- k -n "$ns" get deployment web -o 'jsonpa
 check "patch --type=strategic" 'deployment.apps/web patched' -- k -n "$ns" patch deployment web -p '{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27.3"}]}}}}'
 check "patch --type=merge" 'deployment.apps/web patched' -- k -n "$ns" patch deployment web --type=merge -p '{"metadata":{"annotations":{"merged":"yes"}}}'
 check "patch --type=json" 'deployment.apps/web patched' -- k -n "$ns" patch deployment web --type=json -p '[{"op":"replace","path":"/spec/replicas","value":2}]'
+check "apply --server-side" 'configmap/applied serverside-applied' -- k -n "$ns" apply --server-side -f "$work/applied.yaml"
+refuse "a second field manager conflicts" 'Apply failed with 1 conflict: conflict with "kubectl": \.data\.mode' -- k -n "$ns" apply --server-side --field-manager=other -f "$work/applied-2.yaml"
+check "--force-conflicts takes the field" 'configmap/applied serverside-applied' -- k -n "$ns" apply --server-side --field-manager=other --force-conflicts -f "$work/applied-2.yaml"
+check "both managers are recorded" '^kubectl other$' -- k -n "$ns" get configmap applied --show-managed-fields -o 'jsonpath={.metadata.managedFields[*].manager}'
 check "strategic patch kept the container list merged" '^nginx:1\.27\.3$' -- k -n "$ns" get deployment web -o 'jsonpath={.spec.template.spec.containers[*].image}'
 check "scale" 'deployment.apps/web scaled' -- k -n "$ns" scale deployment web --replicas=3
 check "scale is stored" '^3$' -- k -n "$ns" get deployment web -o 'jsonpath={.spec.replicas}'

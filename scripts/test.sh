@@ -11,7 +11,7 @@ cargo test --workspace --all-features --doc
 scripts/kubectl-smoke.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
   echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
-  cargo nextest run -p kubegen-controller --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+  cargo nextest run -p kubegen-controller -p kubegen-client --all-features --run-ignored only -E 'test(/_on_cluster$/)'
 else
   echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
 fi

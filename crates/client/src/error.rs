@@ -78,6 +78,20 @@ pub enum Error {
         /// The timeout that expired.
         after: Duration,
     },
+    /// The server does not know server-side apply: it answered an `application/apply-patch+yaml`
+    /// patch with 415 (Kubernetes before 1.16, or 1.14/1.15 without the `ServerSideApply`
+    /// feature gate).
+    #[error(
+        "{verb} {url}: the server does not support server-side apply (it answered 415: {message}); Kubernetes 1.16 or newer is needed"
+    )]
+    ApplyUnsupported {
+        /// HTTP method of the failed request.
+        verb: String,
+        /// Path and query of the failed request.
+        url: String,
+        /// The server's message.
+        message: String,
+    },
     /// A watch stream delivered no bytes for longer than its idle timeout (a dead connection).
     #[error("watch {url}: no data for {after:?}, assuming the connection is dead")]
     WatchIdle {
@@ -198,6 +212,7 @@ impl Error {
     /// HTTP status code of an error response (from the `Status` or the raw response).
     pub fn code(&self) -> Option<u16> {
         match self {
+            Error::ApplyUnsupported { .. } => Some(415),
             Error::Api { status, .. } if status.code != 0 => Some(status.code),
             Error::HttpStatus { code, .. } => Some(*code),
             _ => None,
@@ -210,6 +225,36 @@ impl Error {
 
     fn is(&self, code: u16, reason: &str) -> bool {
         self.code() == Some(code) || self.reason() == reason
+    }
+
+    /// An apply's error: a 415 becomes [`Error::ApplyUnsupported`], anything else stays.
+    pub(crate) fn for_apply(self) -> Error {
+        match self {
+            Error::Api {
+                verb, url, status, ..
+            } if status.code == 415 => Error::ApplyUnsupported {
+                verb,
+                url,
+                message: status.message,
+            },
+            Error::HttpStatus {
+                verb,
+                url,
+                code: 415,
+                body_excerpt,
+                ..
+            } => Error::ApplyUnsupported {
+                verb,
+                url,
+                message: body_excerpt,
+            },
+            other => other,
+        }
+    }
+
+    /// The server does not support server-side apply ([`Error::ApplyUnsupported`]).
+    pub fn is_apply_unsupported(&self) -> bool {
+        matches!(self, Error::ApplyUnsupported { .. })
     }
 
     /// 404 / `NotFound`.
@@ -381,6 +426,31 @@ mod tests {
             &HeaderMap::new(),
             body.as_bytes(),
         )
+    }
+
+    #[test]
+    fn an_apply_refused_with_415_reads_as_unsupported_and_other_errors_stay() {
+        // What Kubernetes 1.15 answers to an apply patch.
+        let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"415: Unsupported Media Type","reason":"UnsupportedMediaType","details":{},"code":415}"#;
+        let err = from_error_response(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/x?fieldManager=m",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &HeaderMap::new(),
+            body.as_bytes(),
+        )
+        .for_apply();
+        assert!(err.is_apply_unsupported());
+        assert_eq!(err.code(), Some(415));
+        assert_eq!(
+            err.to_string(),
+            "PATCH /api/v1/namespaces/default/configmaps/x?fieldManager=m: the server does not support server-side apply (it answered 415: 415: Unsupported Media Type); Kubernetes 1.16 or newer is needed"
+        );
+        let conflict = map(
+            409,
+            r#"{"kind":"Status","reason":"Conflict","code":409,"message":"Apply failed"}"#,
+        );
+        assert!(conflict.for_apply().is_conflict());
     }
 
     fn status_body(code: u16, reason: &str, message: &str) -> String {

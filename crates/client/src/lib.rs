@@ -55,8 +55,8 @@ pub use config::{Config, LoadOptions};
 pub use error::{Error, Result};
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
-    CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, PropagationPolicy,
-    ResourceVersionMatch, UpdateOptions, WriteOptions,
+    ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    PropagationPolicy, ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
 pub use rate_limit::RateLimit;
 pub use resource_client::{ApiObject, ResourceClient};

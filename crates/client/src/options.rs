@@ -182,6 +182,48 @@ impl PatchOptions {
     }
 }
 
+/// Options for [`ResourceClient::apply`](crate::ResourceClient::apply): server-side apply needs a
+/// field manager, the name the server records as owner of the applied fields.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ApplyOptions {
+    /// `fieldManager`.
+    pub field_manager: String,
+    /// `force`: take over fields other managers own instead of failing with a conflict.
+    pub force: bool,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+}
+
+impl ApplyOptions {
+    /// Applies as `field_manager`, without force.
+    pub fn new(field_manager: impl Into<String>) -> Self {
+        ApplyOptions {
+            field_manager: field_manager.into(),
+            force: false,
+            dry_run: false,
+        }
+    }
+    /// Sets `force`.
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+    /// Sets `dryRun=All`.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// The equivalent [`PatchOptions`].
+    pub(crate) fn patch_options(&self) -> PatchOptions {
+        PatchOptions::default()
+            .field_manager(self.field_manager.clone())
+            .force(self.force)
+            .dry_run(self.dry_run)
+    }
+}
+
 /// What happens to dependents of a deleted object (metav1 `DeletionPropagation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum PropagationPolicy {

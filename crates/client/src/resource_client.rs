@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::list_decoder::ListDecoder;
 use crate::metadata::Representation;
 use crate::options::{
-    CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, UpdateOptions,
+    ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    UpdateOptions,
 };
 use crate::request::ResourcePath;
 use crate::watch::WatchStream;
@@ -291,6 +292,58 @@ where
         self.client
             .request_json(self.path.update(name, Some(subresource), body, opts)?)
             .await
+    }
+
+    /// Server-side apply of `config` (a partial object: `apiVersion`, `kind`, `metadata.name` and
+    /// the fields this manager owns) as `opts.field_manager`: the server merges it into the
+    /// object, or creates the object, and removes the fields this manager applied before and no
+    /// longer applies. A field another manager set to a different value is a conflict
+    /// ([`Error::is_conflict`], the causes name field and manager) unless `opts.force`.
+    ///
+    /// # Errors
+    /// [`Error::ApplyUnsupported`] from a server without server-side apply (Kubernetes before
+    /// 1.16 answers 415), the server's error otherwise.
+    pub async fn apply<T: Serialize>(
+        &self,
+        name: &str,
+        config: &T,
+        opts: &ApplyOptions,
+    ) -> Result<K> {
+        self.apply_to(name, None, config, opts).await
+    }
+
+    /// [`ResourceClient::apply`] on the `/status` subresource.
+    ///
+    /// # Errors
+    /// As [`ResourceClient::apply`].
+    pub async fn apply_status<T: Serialize>(
+        &self,
+        name: &str,
+        config: &T,
+        opts: &ApplyOptions,
+    ) -> Result<K> {
+        self.apply_to(name, Some("status"), config, opts).await
+    }
+
+    async fn apply_to<T: Serialize>(
+        &self,
+        name: &str,
+        subresource: Option<&str>,
+        config: &T,
+        opts: &ApplyOptions,
+    ) -> Result<K> {
+        let value = serde_json::to_value(config).map_err(|source| Error::Encode {
+            what: format!("apply configuration of {name}"),
+            source,
+        })?;
+        let patch = Patch::Apply(value);
+        let request = self
+            .path
+            .patch(name, subresource, &patch, &opts.patch_options())?;
+        self.client
+            .request_json(request)
+            .await
+            .map_err(Error::for_apply)
     }
 
     /// `PATCH {name}/{subresource}`, decoding the answer as `R`.

@@ -7,8 +7,8 @@ use common::{Cluster, WhiteList, WhiteListStatus};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::WatchEvent;
 use kubegen_client::{
-    CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
-    UpdateOptions,
+    ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    ResourceClient, UpdateOptions,
 };
 use kubegen_fake::{Action, Error, FakeClient, StatusSubresource, Verb};
 
@@ -328,5 +328,59 @@ async fn reactor_can_fail_a_watch_with_410_gone() {
             .last()
             .and_then(|a| a.query_param("resourceVersion")),
         Some("1")
+    );
+}
+
+#[tokio::test]
+async fn server_side_apply_runs_the_test_servers_field_manager() {
+    let fake = fake();
+    let api: ResourceClient<Deployment> = ResourceClient::namespaced(fake.client(), "team-a");
+    let config = |image: &str| {
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}})
+    };
+    let created = ok(
+        "apply-create",
+        api.apply("web", &config("nginx:1"), &ApplyOptions::new("owner"))
+            .await,
+    );
+    let entries = created.metadata.managed_fields.unwrap_or_default();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].manager.as_deref(), Some("owner"));
+    assert_eq!(entries[0].operation.as_deref(), Some("Apply"));
+    let conflict = api
+        .apply("web", &config("nginx:2"), &ApplyOptions::new("intruder"))
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        conflict.as_deref(),
+        Some(
+            "PATCH /apis/apps/v1/namespaces/team-a/deployments/web?fieldManager=intruder: Apply failed with 1 conflict: conflict with \"owner\": .spec.template.spec.containers[name=\"app\"].image (Conflict, 409)"
+        )
+    );
+    let forced = ok(
+        "forced apply",
+        api.apply(
+            "web",
+            &config("nginx:2"),
+            &ApplyOptions::new("intruder").force(true),
+        )
+        .await,
+    );
+    let image = forced
+        .spec
+        .and_then(|s| s.template.spec)
+        .map(|s| s.containers[0].image.clone());
+    assert_eq!(image, Some(Some("nginx:2".to_string())));
+    let patches: Vec<Option<String>> = fake
+        .actions()
+        .iter()
+        .filter(|a| a.verb == Verb::Patch)
+        .map(|a| a.patch_type.clone())
+        .collect();
+    assert_eq!(
+        patches,
+        vec![Some("application/apply-patch+yaml".to_string()); 3]
     );
 }

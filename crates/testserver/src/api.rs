@@ -118,6 +118,7 @@ impl ApiServer {
                 )));
             }
         };
+        target.writer = crate::apply::Writer::from_request(request.headers(), &query);
         let verb = verb_of(request.method(), &target, &query)?;
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));

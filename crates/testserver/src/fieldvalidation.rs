@@ -177,6 +177,38 @@ pub(crate) fn strict_error_message(fields: &[String]) -> String {
     format!("strict decoding error: {}", listed.join(", "))
 }
 
+/// Follows `$ref` and the single-`allOf` wrapper the v3 documents put around a `$ref` that carries
+/// a description or default. Returns the schema and whether it is a named (built-in) type; a
+/// reference to a missing schema resolves to `null`.
+pub(crate) fn resolve<'a>(
+    components: &'a Map<String, Value>,
+    schema: &'a Value,
+) -> (&'a Value, bool) {
+    let mut current = schema;
+    let mut named = false;
+    for _ in 0..8 {
+        let target = match current.get("allOf").and_then(Value::as_array) {
+            Some(all) if all.len() == 1 => &all[0],
+            _ => current,
+        };
+        let Some(name) = target
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.rsplit('/').next())
+        else {
+            return (target, named);
+        };
+        match components.get(name) {
+            Some(next) => {
+                current = next;
+                named = true;
+            }
+            None => return (&Value::Null, true),
+        }
+    }
+    (current, named)
+}
+
 struct Walk<'a> {
     components: &'a Map<String, Value>,
     /// Whether the document is a merge patch: `$` directives and `null` deletions are skipped.
@@ -185,33 +217,8 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// Follows `$ref` and the single-`allOf` wrapper the v3 documents put around a `$ref` that
-    /// carries a description or default. Returns the schema and whether it is a named (built-in)
-    /// type.
     fn resolve(&self, schema: &'a Value) -> (&'a Value, bool) {
-        let mut current = schema;
-        let mut named = false;
-        for _ in 0..8 {
-            let target = match current.get("allOf").and_then(Value::as_array) {
-                Some(all) if all.len() == 1 => &all[0],
-                _ => current,
-            };
-            let Some(name) = target
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.rsplit('/').next())
-            else {
-                return (target, named);
-            };
-            match self.components.get(name) {
-                Some(next) => {
-                    current = next;
-                    named = true;
-                }
-                None => return (&Value::Null, true),
-            }
-        }
-        (current, named)
+        resolve(self.components, schema)
     }
 
     fn value(&mut self, schema: &'a Value, value: &Value, path: &str) {

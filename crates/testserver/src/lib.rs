@@ -58,6 +58,11 @@
 //!   v1.36 server's own documents, shipped as data) and every installed CRD; server-side
 //!   `fieldValidation` (Strict/Warn/Ignore) against the same schemas, so `kubectl apply`
 //!   validates and `kubectl explain` works.
+//! - Server-side apply (`application/apply-patch+yaml` with `fieldManager`, `force`, `dryRun`) and
+//!   `metadata.managedFields` on every write, with structured-merge-diff's semantics driven by
+//!   the same OpenAPI schemas: ownership per manager and operation, conflicts (409) worded as
+//!   v1.36, removal of fields a manager stops applying, associative/set/atomic lists, granular
+//!   and atomic maps, apply-create (see `apply`).
 //! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
 //!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
@@ -71,7 +76,7 @@
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
 //! content, system namespaces cannot be deleted), no RBAC (every request may do everything), no
-//! server-side apply (apply patches get 415), no managedFields, no pruning of unknown fields
+//! `ancient-changes` compaction of managedFields, no pruning of unknown fields
 //! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
@@ -85,6 +90,7 @@
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;
+mod apply;
 mod authz;
 mod body;
 mod conversion;

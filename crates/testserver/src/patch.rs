@@ -32,14 +32,16 @@ pub(crate) enum PatchKind {
     Merge,
     Json,
     Strategic,
+    /// Server-side apply, handled by [`crate::apply`].
+    Apply,
 }
 
 impl PatchKind {
     /// Maps a content type.
     ///
     /// # Errors
-    /// 415 UnsupportedMediaType for server-side apply (not implemented), strategic merge on custom
-    /// resources and anything unknown; the message lists what is accepted.
+    /// 415 UnsupportedMediaType for strategic merge on custom resources and anything unknown; the
+    /// message lists what is accepted.
     pub(crate) fn from_content_type(
         content_type: &str,
         strategic_allowed: bool,
@@ -48,14 +50,15 @@ impl PatchKind {
         match media {
             "application/merge-patch+json" => Ok(PatchKind::Merge),
             "application/json-patch+json" => Ok(PatchKind::Json),
+            "application/apply-patch+yaml" => Ok(PatchKind::Apply),
             "application/strategic-merge-patch+json" if strategic_allowed => {
                 Ok(PatchKind::Strategic)
             }
             _ if strategic_allowed => Err(ApiError::unsupported_media_type(
-                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
             )),
             _ => Err(ApiError::unsupported_media_type(
-                "application/json-patch+json, application/merge-patch+json",
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
             )),
         }
     }
@@ -86,6 +89,11 @@ pub(crate) fn apply(
             } else {
                 strategic_merge(&mut doc, &patch, &mut Vec::new());
             }
+        }
+        PatchKind::Apply => {
+            return Err(ApiError::internal(
+                "an apply patch is merged by the field manager, not as a patch document",
+            ));
         }
         PatchKind::Json => {
             let ops: json_patch::Patch =
@@ -487,8 +495,12 @@ mod tests {
     }
 
     #[test]
-    fn apply_and_unknown_types_are_unsupported_media_types() {
-        for ct in ["application/apply-patch+yaml", "application/json", ""] {
+    fn unknown_types_are_unsupported_media_types() {
+        assert_eq!(
+            PatchKind::from_content_type("application/apply-patch+yaml", false).unwrap(),
+            PatchKind::Apply
+        );
+        for ct in ["application/json", ""] {
             assert_eq!(
                 PatchKind::from_content_type(ct, true).unwrap_err().code,
                 415,

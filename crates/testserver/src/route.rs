@@ -22,6 +22,8 @@ pub(crate) struct Target {
     pub(crate) dry_run: bool,
     /// The format the answer is written in, once content negotiation chose it.
     pub(crate) format: crate::encoding::WireFormat,
+    /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
+    pub(crate) writer: crate::apply::Writer,
 }
 
 /// Every endpoint the server has.
@@ -145,6 +147,7 @@ fn resource(
         watch_path,
         dry_run: false,
         format: crate::encoding::WireFormat::Json,
+        writer: Default::default(),
     }))
 }
 

@@ -153,6 +153,14 @@ impl ApiError {
         ApiError::new(409, "Conflict", message).with_target(what, name)
     }
 
+    /// 409 for a server-side apply that would take fields other managers own (apimachinery
+    /// `NewApplyConflict`): the causes name each field and manager, the details nothing else.
+    pub(crate) fn apply_conflict(message: String, causes: Vec<Cause>) -> ApiError {
+        let mut e = ApiError::new(409, "Conflict", message);
+        e.details.causes = causes;
+        e
+    }
+
     /// The `why` of a stale-resourceVersion conflict, worded like the real server.
     pub(crate) const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
 

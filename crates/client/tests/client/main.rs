@@ -4,6 +4,7 @@
 //! would multiply link time and disk use in CI for nothing.
 #![allow(clippy::unwrap_used)]
 
+mod apply_e2e;
 mod logging;
 mod metadata;
 mod testserver;

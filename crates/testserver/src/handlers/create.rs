@@ -7,6 +7,7 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
+use crate::apply::{Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
 use crate::route::Target;
@@ -26,7 +27,19 @@ pub(crate) fn create(
     if def.namespaced && target.namespace.is_none() {
         return Err(ApiError::unknown_path());
     }
-    let mut object = parse_object(body)?;
+    let object = parse_object(body)?;
+    insert(api, target, object, Fields::Track)
+}
+
+/// Creates `object` (from a create's body, or an apply's merged configuration whose
+/// managedFields `fields` says are set already).
+pub(crate) fn insert(
+    api: &ApiServer,
+    target: &Target,
+    mut object: Map<String, Value>,
+    fields: Fields,
+) -> Result<Response<BoxBody>, ApiError> {
+    let def = &target.def;
     check_type_meta(&mut object, def)?;
     let meta = metadata_mut(&mut object)?;
     normalize_namespace(meta, target)?;
@@ -64,7 +77,11 @@ pub(crate) fn create(
         object.remove("status");
     }
     prepare_kind(target, &mut object)?;
-    let object = Value::Object(object);
+    let mut object = Value::Object(object);
+    if fields == Fields::Track {
+        let schemas = KindSchemas::load(&state, def)?;
+        Tracker::new(&schemas, target).record_update(None, &mut object)?;
+    }
     if let Some(too_long) = data_size_cause(def, &object) {
         return Err(ApiError::invalid(
             &def.group,

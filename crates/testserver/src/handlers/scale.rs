@@ -106,7 +106,14 @@ pub(crate) fn serve(
     };
     let mut parent_target = target.clone();
     parent_target.subresource = None;
-    let stored = update::commit(&mut state, &parent_target, key, &parent, next)?;
+    let stored = update::commit(
+        &mut state,
+        &parent_target,
+        key,
+        &parent,
+        next,
+        crate::apply::Fields::TrackScale,
+    )?;
     api.notify(state.store.current_rv());
     let scale = scale_of(&target.def, &paths, &stored)?;
     Ok(json_response(

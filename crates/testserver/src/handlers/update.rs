@@ -10,8 +10,9 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
+use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
-use crate::handlers::create::normalize_namespace;
+use crate::handlers::create::{self, normalize_namespace};
 use crate::handlers::{
     crd, delete, existing, finalizers_of, metadata_mut, object_response, parse_object,
 };
@@ -43,7 +44,7 @@ pub(crate) fn update(
     let mut state = api.inner.state.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
-    let stored = commit(&mut state, target, key, &old, object)?;
+    let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
     api.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
@@ -60,6 +61,10 @@ pub(crate) fn patch(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
+    if kind == PatchKind::Apply {
+        return apply(api, target, body);
+    }
+    target.writer.check_no_force()?;
     let mut state = api.inner.state.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
@@ -79,7 +84,34 @@ pub(crate) fn patch(
         )));
     }
     normalize_namespace(meta, target)?;
-    let stored = commit(&mut state, target, key, &old, object)?;
+    let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
+    api.notify(state.store.current_rv());
+    Ok(object_response(StatusCode::OK, &stored))
+}
+
+/// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
+/// object, or creates it (201) when there is none.
+fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
+    let manager = target.writer.applier()?;
+    let config = Config::parse(body, target)?;
+    let mut state = api.inner.state.lock();
+    let schemas = KindSchemas::load(&state, &target.def)?;
+    let tracker = Tracker::new(&schemas, target);
+    let (old, key) = match existing(&state, target) {
+        Ok((old, key)) => (old.clone(), key),
+        Err(missing) if missing.code == 404 && target.subresource.is_none() => {
+            let Value::Object(object) = tracker.apply(None, &config, manager)? else {
+                return Err(ApiError::internal("the applied object is not an object"));
+            };
+            drop(state);
+            return create::insert(api, target, object, Fields::Applied);
+        }
+        Err(other) => return Err(other),
+    };
+    let Value::Object(next) = tracker.apply(Some(&old.value), &config, manager)? else {
+        return Err(ApiError::internal("the applied object is not an object"));
+    };
+    let stored = commit(&mut state, target, key, &old, next, Fields::Applied)?;
     api.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
@@ -92,6 +124,7 @@ pub(crate) fn commit(
     key: ObjectKey,
     old: &Stored,
     incoming: Map<String, Value>,
+    fields: Fields,
 ) -> Result<Stored, ApiError> {
     let def = &target.def;
     let name = key.1.clone();
@@ -112,6 +145,14 @@ pub(crate) fn commit(
         && let Some(object) = next.as_object_mut()
     {
         crd::prepare(object)?;
+    }
+    if fields != Fields::Applied {
+        let schemas = KindSchemas::load(state, def)?;
+        let mut tracker = Tracker::new(&schemas, target);
+        if fields == Fields::TrackScale {
+            tracker = tracker.through("scale");
+        }
+        tracker.record_update(Some(&old.value), &mut next)?;
     }
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(

@@ -25,6 +25,7 @@ use super::builtin::Builtin;
 use super::paths::{self, Flavor, Resource};
 use crate::registry::ResourceKey;
 use crate::shared::ApiServer;
+use crate::state::State;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
@@ -37,7 +38,11 @@ const LIST_METADATA_DOC: &str = "Standard list metadata. More info: https://git.
 
 /// Every stored CustomResourceDefinition.
 pub(super) fn installed(api: &ApiServer) -> Vec<Value> {
-    let state = api.inner.state.lock();
+    installed_in(&api.inner.state.lock())
+}
+
+/// The stored CustomResourceDefinitions, read under a lock the caller holds.
+pub(crate) fn installed_in(state: &State) -> Vec<Value> {
     let key = ResourceKey::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
     state
         .store

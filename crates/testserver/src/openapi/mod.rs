@@ -21,7 +21,7 @@
 //! - No `Last-Modified` header (and so no `If-Modified-Since`); `If-None-Match` works.
 
 pub(crate) mod builtin;
-mod crd;
+pub(crate) mod crd;
 mod negotiate;
 mod paths;
 
@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use kubegen_codec::{
     OPENAPI_V2_CONTENT_TYPE, OPENAPI_V2_MEDIA_TYPE, OPENAPI_V3_CONTENT_TYPE, OPENAPI_V3_MEDIA_TYPE,
@@ -142,41 +142,73 @@ pub(crate) fn serve(
 /// 500 when the shipped documents are unreadable.
 pub(crate) fn with_kind_schema<T>(
     api: &ApiServer,
-    (group, version, kind): (&str, &str, &str),
+    gvk: (&str, &str, &str),
     use_schema: impl FnOnce(&KindSchema<'_>) -> T,
 ) -> Result<Option<T>, ApiError> {
-    let builtin = builtin::get()?;
-    let path = if group.is_empty() {
-        format!("api/{version}")
-    } else {
-        format!("apis/{group}/{version}")
-    };
-    let custom;
-    let schemas = match builtin.v3.get(&path) {
-        Some(doc) => doc
-            .value
-            .pointer("/components/schemas")
-            .and_then(Value::as_object),
-        None => {
-            custom = crd::v3_schemas(&crd::installed(api), builtin, (group, version));
-            Some(&custom)
-        }
-    };
-    let Some(schemas) = schemas else {
+    let (group, version, _) = gvk;
+    let Some(schemas) = GroupSchemas::load((group, version), || crd::installed(api))? else {
         return Ok(None);
     };
+    let components = schemas.get();
+    Ok(kind_root(components, gvk).map(|root| use_schema(&KindSchema { root, components })))
+}
+
+/// The named schemas of one group-version's v3 document.
+pub(crate) enum GroupSchemas {
+    /// A shipped document's.
+    Builtin(&'static Map<String, Value>),
+    /// Built from the custom resources' definitions.
+    Custom(Map<String, Value>),
+}
+
+impl GroupSchemas {
+    /// The schemas of `group/version`, built from `crds()` when no shipped document has them.
+    ///
+    /// # Errors
+    /// 500 when the shipped documents are unreadable.
+    pub(crate) fn load(
+        (group, version): (&str, &str),
+        crds: impl FnOnce() -> Vec<Value>,
+    ) -> Result<Option<GroupSchemas>, ApiError> {
+        let builtin = builtin::get()?;
+        let path = if group.is_empty() {
+            format!("api/{version}")
+        } else {
+            format!("apis/{group}/{version}")
+        };
+        Ok(match builtin.v3.get(&path) {
+            Some(doc) => doc
+                .value
+                .pointer("/components/schemas")
+                .and_then(Value::as_object)
+                .map(GroupSchemas::Builtin),
+            None => Some(GroupSchemas::Custom(crd::v3_schemas(
+                &crds(),
+                builtin,
+                (group, version),
+            ))),
+        })
+    }
+
+    pub(crate) fn get(&self) -> &Map<String, Value> {
+        match self {
+            GroupSchemas::Builtin(map) => map,
+            GroupSchemas::Custom(map) => map,
+        }
+    }
+}
+
+/// The schema of `kind` among a group-version's schemas.
+pub(crate) fn kind_root<'a>(
+    schemas: &'a Map<String, Value>,
+    (group, version, kind): (&str, &str, &str),
+) -> Option<&'a Value> {
     let gvk = json!({"group": group, "version": version, "kind": kind});
-    let root = schemas.values().find(|s| {
+    schemas.values().find(|s| {
         s["x-kubernetes-group-version-kind"]
             .as_array()
             .is_some_and(|all| all.contains(&gvk))
-    });
-    Ok(root.map(|root| {
-        use_schema(&KindSchema {
-            root,
-            components: schemas,
-        })
-    }))
+    })
 }
 
 /// The v3 documents by path: the shipped ones plus one per group-version custom resources serve

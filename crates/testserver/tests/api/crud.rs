@@ -227,21 +227,17 @@ async fn strategic_merge_merges_containers_by_name() {
 }
 
 #[tokio::test]
-async fn apply_patches_are_unsupported_media_type() {
+async fn unknown_patch_types_are_unsupported_media_type() {
     let h = start().await;
     h.http.post(CM, configmap("a", json!({}))).await;
     let reply = h
         .http
-        .patch(
-            &format!("{CM}/a"),
-            "application/apply-patch+yaml",
-            json!({}),
-        )
+        .patch(&format!("{CM}/a"), "application/yaml", json!({}))
         .await;
     assert_status(&reply, 415, "UnsupportedMediaType");
     assert_eq!(
         reply.body["message"],
-        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
     );
 }
 

@@ -1,0 +1,443 @@
+//! Server-side apply and field ownership (apiserver `fieldmanager`, structured-merge-diff v4):
+//! `PATCH` with `application/apply-patch+yaml`, and `metadata.managedFields` kept by every write.
+//!
+//! What the real server does, and this module with it (each checked against v1.36):
+//! - Every write records who set which fields. Create, update, merge/JSON/strategic patch and
+//!   status writes are `Update` managers named by `?fieldManager=`, else by the `User-Agent` up
+//!   to its first `/` (`curl/8.5` -> `curl`; kubectl sends `kubectl-create`, `kubectl-edit`, ...).
+//!   A writer takes the fields it added or changed from every other manager; removed fields leave
+//!   every set. A create is compared against the kind's zero value, so fields that Go types hold
+//!   as pointers or maps (`labels`, `data`, `rollingUpdate`) carry a `"."` of their own.
+//! - An apply (`fieldManager` required: 422 otherwise) merges the configuration into the live
+//!   object by the schema ([`schema`]), makes the applier own exactly the fields it applied, and
+//!   removes the fields it applied before and no longer does, unless another manager owns them.
+//!   Changing a field another manager owns is a 409 conflict naming both ([`managed`]) unless
+//!   `force=true`, which takes the field over. Applying a value equal to the live one shares the
+//!   field instead. An apply to a missing object creates it (201).
+//! - Status is a reset field of the main endpoint where the status subresource exists, and the
+//!   status endpoint owns nothing but `status`; entries carry `subresource: status`.
+//!
+//! # Differences from the real server
+//! - No `ancient-changes` compaction of more than ten `Update` managers.
+//! - Managed fields are not converted between API versions (every kind here is served in one).
+//! - A configuration the schema cannot type (an associative element without its key, duplicate
+//!   keys, an object in a set) is a 500 naming the path, where the real server's message differs.
+
+mod config;
+pub(crate) mod fieldset;
+pub(crate) mod managed;
+pub(crate) mod merge;
+pub(crate) mod schema;
+
+use http::HeaderMap;
+use http::header::USER_AGENT;
+use serde_json::Value;
+
+pub(crate) use crate::apply::config::Config;
+use crate::apply::fieldset::FieldSet;
+use crate::apply::managed::Entry;
+use crate::apply::merge::{Comparison, WalkError, Walker};
+use crate::apply::schema::{Node, Schemas};
+use crate::openapi::{GroupSchemas, crd::installed_in, kind_root};
+use crate::query::Query;
+use crate::registry::ResourceDefinition;
+use crate::route::Target;
+use crate::state::State;
+use crate::status::{ApiError, Cause};
+
+/// Whether a write still has its managedFields to record, or an apply has set them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fields {
+    /// Record the write as an `Update` manager.
+    Track,
+    /// A write through the `scale` subresource: an `Update` manager with `subresource: scale`
+    /// (what v1.36 records for `kubectl scale`: `f:spec.f:replicas`).
+    TrackScale,
+    /// Set by [`Tracker::apply`].
+    Applied,
+}
+
+/// Who writes, from the request: `fieldManager`, `force` and the `User-Agent`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Writer {
+    /// `?fieldManager=`, if given.
+    pub(crate) field_manager: Option<String>,
+    /// The `User-Agent` up to its first `/` (apiserver `prefixFromUserAgent`).
+    pub(crate) agent: String,
+    /// `?force=true`.
+    pub(crate) force: bool,
+}
+
+impl Writer {
+    pub(crate) fn from_request(headers: &HeaderMap, query: &Query) -> Writer {
+        let agent = headers
+            .get(USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        Writer {
+            field_manager: query.get("fieldManager").map(String::from),
+            agent: agent.split('/').next().unwrap_or("").to_string(),
+            force: query.flag("force"),
+        }
+    }
+
+    /// The manager an `Update` is recorded under; `unknown` when neither names one (v1.36 records a
+    /// write without a `User-Agent` so).
+    fn manager(&self) -> &str {
+        match self.field_manager.as_deref().unwrap_or(&self.agent) {
+            "" => "unknown",
+            named => named,
+        }
+    }
+
+    /// `force` outside an apply.
+    ///
+    /// # Errors
+    /// 422 `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for
+    /// non-apply patch` (checked on v1.36).
+    pub(crate) fn check_no_force(&self) -> Result<(), ApiError> {
+        if !self.force {
+            return Ok(());
+        }
+        let cause = Cause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: may not be specified for non-apply patch".into(),
+            field: "force".into(),
+        };
+        Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![cause],
+        ))
+    }
+
+    /// The manager of an apply.
+    ///
+    /// # Errors
+    /// 422 `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required
+    /// for apply patch` without one (checked on v1.36).
+    pub(crate) fn applier(&self) -> Result<&str, ApiError> {
+        match self.field_manager.as_deref() {
+            Some(m) if !m.is_empty() => Ok(m),
+            _ => Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                vec![Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value: is required for apply patch".into(),
+                    field: "fieldManager".into(),
+                }],
+            )),
+        }
+    }
+}
+
+/// The schemas of the kind a request writes, loaded under the state lock.
+pub(crate) struct KindSchemas {
+    schemas: Option<GroupSchemas>,
+    builtin: bool,
+}
+
+impl KindSchemas {
+    /// # Errors
+    /// 500 when the shipped documents are unreadable.
+    pub(crate) fn load(state: &State, def: &ResourceDefinition) -> Result<KindSchemas, ApiError> {
+        let schemas = GroupSchemas::load((&def.group, &def.version), || installed_in(state))?;
+        let builtin = matches!(schemas, Some(GroupSchemas::Builtin(_)));
+        Ok(KindSchemas { schemas, builtin })
+    }
+}
+
+/// Field ownership for one write: the kind's schema, the endpoint and the writer.
+pub(crate) struct Tracker<'a> {
+    walker: Walker<'a>,
+    root: Node<'a>,
+    builtin: bool,
+    api_version: String,
+    subresource: String,
+    status_subresource: bool,
+    writer: &'a Writer,
+    now: String,
+}
+
+impl<'a> Tracker<'a> {
+    pub(crate) fn new(schemas: &'a KindSchemas, target: &'a Target) -> Tracker<'a> {
+        let def = &target.def;
+        let components = schemas.schemas.as_ref().map(GroupSchemas::get);
+        let root = components.and_then(|c| kind_root(c, (&def.group, &def.version, &def.kind)));
+        Tracker {
+            walker: Walker {
+                schemas: Schemas { components },
+            },
+            root,
+            builtin: schemas.builtin,
+            api_version: def.api_version(),
+            subresource: target.subresource.clone().unwrap_or_default(),
+            status_subresource: def.status_subresource,
+            writer: &target.writer,
+            now: crate::handlers::now(),
+        }
+    }
+
+    /// The same tracker for a write through `subresource` of the object it changes.
+    pub(crate) fn through(mut self, subresource: &str) -> Tracker<'a> {
+        self.subresource = subresource.to_string();
+        self
+    }
+
+    /// What the real server compares a created object against.
+    fn zero(&self) -> Value {
+        if self.builtin {
+            self.walker.schemas.zero_value(self.root)
+        } else {
+            Value::Object(Default::default())
+        }
+    }
+
+    /// Records an `Update` from `old` (None: a create) to `next`, in `next`'s managedFields.
+    /// managedFields the writer sent replace the old ones; absent, the old ones carry over.
+    ///
+    /// # Errors
+    /// 400 for malformed managedFields.
+    pub(crate) fn record_update(
+        &self,
+        old: Option<&Value>,
+        next: &mut Value,
+    ) -> Result<(), ApiError> {
+        let sent = next.pointer("/metadata/managedFields");
+        let before = match (sent, old) {
+            (Some(_), _) => managed::decode(next)?,
+            (None, Some(old)) => managed::decode(old)?,
+            (None, None) => Vec::new(),
+        };
+        let zero = self.zero();
+        let old_plain = managed::without_managed_fields(old.unwrap_or(&zero));
+        let Ok(changes) = self.compare(&old_plain, &managed::without_managed_fields(next)) else {
+            // An object the schema cannot type loses its managedFields, as the real server's
+            // `UpdateNoErrors` answers a failed update of them.
+            managed::store(next, Vec::new());
+            return Ok(());
+        };
+        let touched = changes.added.union(&changes.modified);
+        let mut entries = before.clone();
+        for entry in &mut entries {
+            entry.set = entry.set.difference(&touched).difference(&changes.removed);
+        }
+        let mine = self.entry(self.writer.manager(), false);
+        let previous = before.iter().find(|e| e.same_manager(&mine));
+        let set = previous
+            .map_or_else(FieldSet::default, |e| e.set.clone())
+            .union(&touched)
+            .difference(&changes.removed);
+        entries.retain(|e| !e.same_manager(&mine));
+        entries.push(Entry { set, ..mine });
+        self.finish(next, entries, &before);
+        Ok(())
+    }
+
+    /// Applies `config` over `live` (None: the object does not exist) for `manager`, with
+    /// `force`. Returns the object to store, managedFields included.
+    ///
+    /// # Errors
+    /// 409 on conflicts without `force`, 400 for malformed managedFields or a configuration
+    /// that sets them, 500 for a configuration the schema cannot type (`failed to create typed
+    /// patch object (ns/name; group/version, Kind=kind): .spec.items: element 0: ...`, worded as
+    /// v1.36).
+    pub(crate) fn apply(
+        &self,
+        live: Option<&Value>,
+        config: &Config,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
+        let typing = |e: WalkError| {
+            let message = format!(
+                "failed to create typed patch object ({}): {e}",
+                config.ident
+            );
+            ApiError::unknown(500, message)
+        };
+        let config = &config.value;
+        if config.pointer("/metadata/managedFields").is_some() {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        let before = live.map(managed::decode).transpose()?.unwrap_or_default();
+        // A new object merges into nothing but compares against the kind's zero value.
+        let zero = self.zero();
+        let live = live.map(managed::without_managed_fields);
+        let start = live
+            .clone()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let mine = self.entry(manager, true);
+        let (mut merged, applied) = self
+            .merge_and_prune(&start, config, &before, &mine)
+            .map_err(typing)?;
+        self.reset(&start, &mut merged);
+        let changes = self
+            .compare(live.as_ref().unwrap_or(&zero), &merged)
+            .map_err(typing)?;
+        let mut entries = self.take_changed_fields(&before, &mine, &changes)?;
+        entries.push(Entry {
+            set: applied,
+            ..mine
+        });
+        self.finish(&mut merged, entries, &before);
+        Ok(merged)
+    }
+
+    /// `config` merged into `start`, without the fields `mine` applied last time and no longer
+    /// applies that no other manager owns; and the set of fields `config` applies.
+    fn merge_and_prune(
+        &self,
+        start: &Value,
+        config: &Value,
+        before: &[Entry],
+        mine: &Entry,
+    ) -> Result<(Value, FieldSet), WalkError> {
+        let mut merged = self.walk(|w, path| w.merge(self.root, Some(start), config, path))?;
+        let mut applied = FieldSet::default();
+        self.walk(|w, path| w.to_set(self.root, config, path, &mut applied))?;
+        let applied = self.owned_part(&applied);
+        let others = before
+            .iter()
+            .filter(|e| !e.same_manager(mine))
+            .fold(FieldSet::default(), |all, e| all.union(&e.set));
+        if let Some(last) = before.iter().find(|e| e.same_manager(mine)) {
+            let keep = applied.union(&others);
+            let remove = last.set.difference(&keep);
+            self.walk(|w, path| w.remove(self.root, &mut merged, (&remove, Some(&keep)), path))?;
+        }
+        Ok((merged, applied))
+    }
+
+    /// The other managers' entries once the applier took the fields it changed: a 409 naming
+    /// them without `force`; with it, they lose those fields (and everyone loses removed ones).
+    fn take_changed_fields(
+        &self,
+        before: &[Entry],
+        mine: &Entry,
+        changes: &Comparison,
+    ) -> Result<Vec<Entry>, ApiError> {
+        let touched = changes.added.union(&changes.modified);
+        let others = before.iter().filter(|e| !e.same_manager(mine));
+        let conflicts: Vec<(&Entry, FieldSet)> = others
+            .clone()
+            .map(|e| (e, e.set.intersection(&touched)))
+            .filter(|(_, set)| !set.is_empty())
+            .collect();
+        if !conflicts.is_empty() && !self.writer.force {
+            return Err(managed::conflict_error(&conflicts));
+        }
+        Ok(others
+            .cloned()
+            .map(|mut e| {
+                e.set = e.set.difference(&touched).difference(&changes.removed);
+                e
+            })
+            .collect())
+    }
+
+    fn entry(&self, manager: &str, apply: bool) -> Entry {
+        Entry {
+            manager: manager.to_string(),
+            apply,
+            api_version: self.api_version.clone(),
+            subresource: self.subresource.clone(),
+            time: None,
+            set: FieldSet::default(),
+        }
+    }
+
+    fn finish(&self, object: &mut Value, mut entries: Vec<Entry>, before: &[Entry]) {
+        managed::drop_empty(&mut entries);
+        managed::stamp_times(&mut entries, before, &self.now);
+        managed::store(object, entries);
+    }
+
+    /// Runs one walk from the root.
+    fn walk<T>(
+        &self,
+        run: impl FnOnce(&Walker<'a>, &mut Vec<String>) -> Result<T, WalkError>,
+    ) -> Result<T, WalkError> {
+        run(&self.walker, &mut Vec::new())
+    }
+
+    /// Compares two versions as the real server sees them: with every struct the kind's Go
+    /// types do not make pointers present, empty if nothing else (a stored Deployment without
+    /// `status` has `status: {}` there).
+    fn compare(&self, lhs: &Value, rhs: &Value) -> Result<Comparison, WalkError> {
+        let zero = self.zero();
+        let (lhs, rhs) = (&with_zero(lhs, &zero), &with_zero(rhs, &zero));
+        let mut out = Comparison::default();
+        self.walk(|w, path| w.compare(self.root, (Some(lhs), Some(rhs)), path, &mut out))?;
+        Ok(Comparison {
+            added: self.owned_part(&out.added),
+            modified: self.owned_part(&out.modified),
+            removed: self.owned_part(&out.removed),
+        })
+    }
+
+    /// `set` without what no manager of this endpoint records: the stripped metadata, and the
+    /// reset fields (`status` on the main endpoint of a kind with a status subresource,
+    /// everything but `status` on the status endpoint).
+    fn owned_part(&self, set: &FieldSet) -> FieldSet {
+        let mut reset = FieldSet::default();
+        for (element, _) in set.children() {
+            let status = element == "f:status";
+            let ignored = match self.subresource.as_str() {
+                "status" => !status,
+                _ => status && self.status_subresource,
+            };
+            if ignored {
+                reset.insert(std::slice::from_ref(element));
+            }
+        }
+        set.without_subtrees(&reset)
+            .difference(&managed::stripped())
+    }
+
+    /// What the endpoint cannot change, put back from `live`.
+    fn reset(&self, live: &Value, merged: &mut Value) {
+        let (Some(live), Some(out)) = (live.as_object(), merged.as_object_mut()) else {
+            return;
+        };
+        let keep_status = self.subresource == "status";
+        if !keep_status && !self.status_subresource {
+            return;
+        }
+        let keys: Vec<String> = live.keys().chain(out.keys()).cloned().collect();
+        for key in keys {
+            let ignored = match keep_status {
+                true => key != "status" && key != "metadata",
+                false => key == "status",
+            };
+            if !ignored {
+                continue;
+            }
+            match live.get(&key) {
+                Some(v) => out.insert(key, v.clone()),
+                None => out.remove(&key),
+            };
+        }
+    }
+}
+
+/// `value` with the empty structs of `zero` it lacks.
+fn with_zero(value: &Value, zero: &Value) -> Value {
+    let mut out = value.clone();
+    if let (Some(map), Some(zero)) = (out.as_object_mut(), zero.as_object()) {
+        for (key, empty) in zero {
+            let filled = match map.get(key) {
+                Some(present) => with_zero(present, empty),
+                None => empty.clone(),
+            };
+            map.insert(key.clone(), filled);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;
