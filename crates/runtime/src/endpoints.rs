@@ -238,7 +238,7 @@ mod tests {
     fn each_listener_serves_only_what_it_was_given() {
         let health_only = Endpoints::health(Health::default());
         assert_eq!(health_only.respond("/metrics").0, StatusCode::NOT_FOUND);
-        let metrics_only = Endpoints::metrics(ProcessMetrics::default());
+        let metrics_only = Endpoints::metrics(ProcessMetrics::new("image_police", |_| {}));
         assert_eq!(metrics_only.respond("/healthz").0, StatusCode::NOT_FOUND);
         let (status, content_type, body) = metrics_only.respond("/metrics");
         assert_eq!(
@@ -285,7 +285,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_metrics_as_openmetrics_text_over_http() {
-        let reply = get(Endpoints::metrics(ProcessMetrics::default()), "/metrics").await;
+        let reply = get(Endpoints::metrics(ProcessMetrics::new("image_police", |_| {})), "/metrics").await;
         let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
         let content_type = head

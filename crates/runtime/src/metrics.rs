@@ -1,13 +1,18 @@
-//! The process's metrics: the controller's own series ([`Metrics`]) and the one
+//! The process's metrics: each controller's own series ([`Metrics`]) and the one
 //! `prometheus_client` registry every crate registers into ([`ProcessMetrics`]), which `/metrics`
-//! serves in the OpenMetrics text format.
+//! serves in the OpenMetrics text format. The counterpart of controller-runtime's
+//! `pkg/metrics` (one global registry, `controller_runtime_reconcile_*` families).
 //!
 //! Operators ask three questions of a controller: is it doing work, is the work failing, and how
 //! long does it take. The reconcile counters and the duration histogram answer them; the
 //! workqueue's metrics (depth, latency, retries), the informers' (lists, watches, handler
 //! backlogs) and the client's request metrics sit in the same registry, so one scrape shows the
 //! whole pipeline. The names follow controller-runtime (`controller_runtime_reconcile_*`) with
-//! an `image_police_` prefix.
+//! the controller's own prefix (`image_police_reconcile_total`).
+//!
+//! # Differences from controller-runtime
+//! controller-runtime labels one family by `controller`; here each process names its series by
+//! a prefix of its own, so the dashboards of an existing controller (image-police) keep working.
 //!
 //! # Cost
 //! Counters and gauges are atomics; the duration histogram takes `prometheus_client`'s short
@@ -59,13 +64,12 @@ impl Outcome {
     }
 }
 
-/// The controller's own series. Cheap to clone: clones share the series.
+/// A controller's own series. Cheap to clone: clones share the series.
 #[derive(Clone, Debug)]
 pub struct Metrics {
-    /// `image_police_reconcile_total{result}`.
+    /// `<prefix>_reconcile_total{result}`.
     reconciles: Family<ResultLabel, Counter>,
     reconcile_errors: Counter,
-    deployments_deleted: Counter,
     events_failed: Counter,
     /// Reconciles running right now. Invariant: never negative.
     in_flight: Gauge,
@@ -78,7 +82,6 @@ impl Default for Metrics {
         Metrics {
             reconciles: Family::default(),
             reconcile_errors: Counter::default(),
-            deployments_deleted: Counter::default(),
             events_failed: Counter::default(),
             in_flight: Gauge::default(),
             leader: Gauge::default(),
@@ -88,19 +91,14 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// Registers the `image_police_*` families in `registry`.
-    pub fn register(&self, registry: &mut Registry) {
-        let prefixed = registry.sub_registry_with_prefix("image_police");
+    /// Registers the `<prefix>_*` families in `registry`.
+    pub fn register(&self, prefix: &str, registry: &mut Registry) {
+        let prefixed = registry.sub_registry_with_prefix(prefix);
         let counters = [
             (
                 "reconcile_errors",
                 "Reconciles that failed and were requeued",
                 &self.reconcile_errors,
-            ),
-            (
-                "deployments_deleted",
-                "Deployments deleted for running a denied image",
-                &self.deployments_deleted,
             ),
             (
                 "events_failed",
@@ -163,11 +161,6 @@ impl Metrics {
         self.duration.observe(took.as_secs_f64());
     }
 
-    /// Counts one Deployment deleted for running a denied image.
-    pub fn deployment_deleted(&self) {
-        self.deployments_deleted.inc();
-    }
-
     /// Counts one Event that could not be written (Events are best effort).
     pub fn event_failed(&self) {
         self.events_failed.inc();
@@ -184,7 +177,7 @@ impl Metrics {
     /// The value of the unlabelled sample `metric` in a parsed scrape of these series alone.
     pub(crate) fn scraped(&self, metric: &str) -> Option<f64> {
         let mut registry = Registry::default();
-        self.register(&mut registry);
+        self.register("test", &mut registry);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).ok()?;
         let scrape =
@@ -203,9 +196,10 @@ impl Metrics {
 }
 
 /// Every metric of the process, registered in one registry: the controller's own, the REST
-/// client's (`rest_client_*`), the workqueue's (`workqueue_*`) and the informers'
-/// (`informer_*`). Built once in `main` and handed to [`run`](crate::run::run), which gives each
-/// piece its part. Cheap to clone: clones share the series and the registry.
+/// client's (`rest_client_*`), the workqueue's (`workqueue_*`), the informers'
+/// (`informer_*`) and whatever the application adds. Built once in `main` and handed to the
+/// [`Manager`](crate::Manager), which gives each piece its part. Cheap to clone: clones share the
+/// series and the registry.
 #[derive(Clone, Debug)]
 pub struct ProcessMetrics {
     /// The controller's own series.
@@ -220,12 +214,15 @@ pub struct ProcessMetrics {
     registry: Arc<Registry>,
 }
 
-impl Default for ProcessMetrics {
-    fn default() -> Self {
+impl ProcessMetrics {
+    /// The registry of a process whose controller series are named `<prefix>_*`; `extra`
+    /// registers the application's own families (under any prefix it likes) in the same registry.
+    pub fn new(prefix: &str, extra: impl FnOnce(&mut Registry)) -> Self {
         let (controller, client) = (Metrics::default(), ClientMetrics::default());
         let (queues, informers) = (PrometheusMetrics::new(), InformerMetrics::default());
         let mut registry = Registry::default();
-        controller.register(&mut registry);
+        controller.register(prefix, &mut registry);
+        extra(&mut registry);
         client.register(&mut registry);
         queues.register(&mut registry);
         informers.register(&mut registry);
@@ -237,9 +234,7 @@ impl Default for ProcessMetrics {
             registry: Arc::new(registry),
         }
     }
-}
 
-impl ProcessMetrics {
     /// The scrape body: every registered family in the OpenMetrics text format, `# EOF` last.
     pub fn encode(&self) -> String {
         let mut out = String::new();

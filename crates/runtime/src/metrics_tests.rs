@@ -21,7 +21,7 @@ fn sample(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<Valu
 
 #[test]
 fn reconciles_are_counted_by_result_and_bucketed_cumulatively() {
-    let process = ProcessMetrics::default();
+    let process = ProcessMetrics::new("image_police", |_| {});
     let metrics = &process.controller;
     metrics.reconcile_started();
     assert_eq!(metrics.in_flight(), 1);
@@ -71,7 +71,7 @@ fn reconciles_are_counted_by_result_and_bucketed_cumulatively() {
 
 #[test]
 fn gauges_and_counters_show_their_current_values() {
-    let process = ProcessMetrics::default();
+    let process = ProcessMetrics::new("image_police", |_| {});
     process.controller.set_leader(true);
     process.controller.deployment_deleted();
     let scrape = parse(&process.encode());
@@ -97,7 +97,7 @@ fn gauges_and_counters_show_their_current_values() {
 
 #[tokio::test]
 async fn one_scrape_holds_every_crates_families_and_ends_with_eof() {
-    let process = ProcessMetrics::default();
+    let process = ProcessMetrics::new("image_police", |_| {});
     // A family appears once it has a series: give each crate's metrics one.
     let mut config = kubegen_client::Config::new(
         "http://127.0.0.1:1"
