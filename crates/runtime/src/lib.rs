@@ -14,7 +14,11 @@
 pub mod controller;
 pub mod endpoints;
 mod error;
+pub mod manager;
 pub mod metrics;
 
 pub use controller::{Action, Builder, Context, Controller, Object, Reconciler};
+pub use endpoints::Health;
 pub use error::Error;
+pub use manager::{Manager, ManagerOptions, serve_endpoints};
+pub use metrics::ProcessMetrics;
