@@ -44,8 +44,8 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt as _;
 use kube_core::{Resource, Selector};
 use kubegen_cache::{
-    DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer,
-    Synced, UpdateFilter, generation_changed, wait_for_cache_sync,
+    DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer, Synced,
+    UpdateFilter, generation_changed, wait_for_cache_sync,
 };
 use kubegen_workqueue::{
     MetricsProvider, NoopMetrics, RateLimitingQueue, default_controller_rate_limiter,
@@ -198,9 +198,10 @@ impl<K: Object> Builder<K> {
     ) -> Self {
         let watched = watched.clone();
         let map: Mapper<W> = Arc::new(map);
-        self.secondaries.push(Box::new(move |queue, generation_only| {
-            register(&watched, queue, map, generation_only)
-        }));
+        self.secondaries
+            .push(Box::new(move |queue, generation_only| {
+                register(&watched, queue, map, generation_only)
+            }));
         self
     }
 

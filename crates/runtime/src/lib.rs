@@ -21,4 +21,4 @@ pub use controller::{Action, Builder, Context, Controller, Object, Reconciler};
 pub use endpoints::Health;
 pub use error::Error;
 pub use manager::{Manager, ManagerOptions, serve_endpoints};
-pub use metrics::ProcessMetrics;
+pub use metrics::{AppMetrics, ProcessMetrics};

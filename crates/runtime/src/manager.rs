@@ -35,7 +35,7 @@ use tokio::task::JoinHandle;
 use crate::controller::{Controller, Object, Reconciler};
 use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessCheck};
 use crate::error::Error;
-use crate::metrics::{Metrics, ProcessMetrics};
+use crate::metrics::{Metrics, Scrape};
 
 /// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
 #[derive(Clone, Debug)]
@@ -91,7 +91,7 @@ pub struct Manager {
     client: Client,
     factory: InformerFactory<ClientListWatchSource>,
     health: Health,
-    metrics: ProcessMetrics,
+    metrics: Metrics,
     options: ManagerOptions,
 }
 
@@ -106,12 +106,12 @@ impl std::fmt::Debug for Manager {
 
 impl Manager {
     /// A manager over `client` whose informers come from `factory` (the generated factory's
-    /// `generic()`), reporting into `health` and `metrics`.
+    /// `generic()`), reporting readiness into `health` and leadership into `metrics`.
     pub fn new(
         client: Client,
         factory: InformerFactory<ClientListWatchSource>,
         health: Health,
-        metrics: ProcessMetrics,
+        metrics: Metrics,
         options: ManagerOptions,
     ) -> Manager {
         Manager {
@@ -203,7 +203,7 @@ impl Manager {
         let (started, mut leadership) = mpsc::unbounded_channel();
         let callbacks = Callbacks {
             started,
-            metrics: self.metrics.controller.clone(),
+            metrics: self.metrics.clone(),
         };
         let workers_done = Stop::new();
         let campaign = elector.run(callbacks, workers_done.wait());
@@ -272,7 +272,7 @@ pub async fn serve_endpoints(
     health_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
     health: &Health,
-    metrics: &ProcessMetrics,
+    metrics: &Scrape,
 ) -> Result<Vec<JoinHandle<()>>, Error> {
     let wanted = [
         (health_addr, Endpoints::health(health.clone())),

@@ -70,7 +70,6 @@ pub struct Metrics {
     /// `<prefix>_reconcile_total{result}`.
     reconciles: Family<ResultLabel, Counter>,
     reconcile_errors: Counter,
-    events_failed: Counter,
     /// Reconciles running right now. Invariant: never negative.
     in_flight: Gauge,
     leader: Gauge,
@@ -82,7 +81,6 @@ impl Default for Metrics {
         Metrics {
             reconciles: Family::default(),
             reconcile_errors: Counter::default(),
-            events_failed: Counter::default(),
             in_flight: Gauge::default(),
             leader: Gauge::default(),
             duration: Histogram::new(BUCKETS),
@@ -94,22 +92,12 @@ impl Metrics {
     /// Registers the `<prefix>_*` families in `registry`.
     pub fn register(&self, prefix: &str, registry: &mut Registry) {
         let prefixed = registry.sub_registry_with_prefix(prefix);
-        let counters = [
-            (
-                "reconcile_errors",
-                "Reconciles that failed and were requeued",
-                &self.reconcile_errors,
-            ),
-            (
-                "events_failed",
-                "Events that could not be recorded",
-                &self.events_failed,
-            ),
-        ];
         prefixed.register("reconcile", "Reconciles by result", self.reconciles.clone());
-        for (name, help, counter) in counters {
-            prefixed.register(name, help, counter.clone());
-        }
+        prefixed.register(
+            "reconcile_errors",
+            "Reconciles that failed and were requeued",
+            self.reconcile_errors.clone(),
+        );
         prefixed.register(
             "reconcile_duration_seconds",
             "Time spent in one reconcile",
@@ -161,47 +149,34 @@ impl Metrics {
         self.duration.observe(took.as_secs_f64());
     }
 
-    /// Counts one Event that could not be written (Events are best effort).
-    pub fn event_failed(&self) {
-        self.events_failed.inc();
-    }
-
     /// Sets whether this replica currently holds the leader Lease (1) or not (0).
     pub fn set_leader(&self, leader: bool) {
         self.leader.set(i64::from(leader));
     }
 }
 
-#[cfg(test)]
-impl Metrics {
-    /// The value of the unlabelled sample `metric` in a parsed scrape of these series alone.
-    pub(crate) fn scraped(&self, metric: &str) -> Option<f64> {
-        let mut registry = Registry::default();
-        self.register("test", &mut registry);
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).ok()?;
-        let scrape =
-            prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).ok()?;
-        scrape
-            .samples
-            .into_iter()
-            .find(|s| s.metric == metric && s.labels.is_empty())
-            .and_then(|s| match s.value {
-                prometheus_parse::Value::Untyped(v)
-                | prometheus_parse::Value::Gauge(v)
-                | prometheus_parse::Value::Counter(v) => Some(v),
-                _ => None,
-            })
-    }
+/// An application's own series, registered next to the runtime's in the one registry.
+pub trait AppMetrics: Clone + Default + Send + Sync + 'static {
+    /// The prefix of the controller's series: `<PREFIX>_reconcile_total`, ...
+    const PREFIX: &'static str;
+
+    /// Registers the application's families (under any names it likes).
+    fn register(&self, registry: &mut Registry);
+}
+
+/// No series of the application's own; the controller's series are `controller_*`.
+impl AppMetrics for () {
+    const PREFIX: &'static str = "controller";
+
+    fn register(&self, _registry: &mut Registry) {}
 }
 
 /// Every metric of the process, registered in one registry: the controller's own, the REST
 /// client's (`rest_client_*`), the workqueue's (`workqueue_*`), the informers'
-/// (`informer_*`) and whatever the application adds. Built once in `main` and handed to the
-/// [`Manager`](crate::Manager), which gives each piece its part. Cheap to clone: clones share the
-/// series and the registry.
+/// (`informer_*`) and the application's `A`. Built once in `main`; each piece gets its part.
+/// Cheap to clone: clones share the series and the registry.
 #[derive(Clone, Debug)]
-pub struct ProcessMetrics {
+pub struct ProcessMetrics<A = ()> {
     /// The controller's own series.
     pub controller: Metrics,
     /// Given to the client through `Config::metrics`.
@@ -210,19 +185,20 @@ pub struct ProcessMetrics {
     pub queues: PrometheusMetrics,
     /// Given to the informer factory.
     pub informers: InformerMetrics,
+    /// The application's own series.
+    pub app: A,
     /// All of the above, registered once.
-    registry: Arc<Registry>,
+    scrape: Scrape,
 }
 
-impl ProcessMetrics {
-    /// The registry of a process whose controller series are named `<prefix>_*`; `extra`
-    /// registers the application's own families (under any prefix it likes) in the same registry.
-    pub fn new(prefix: &str, extra: impl FnOnce(&mut Registry)) -> Self {
+impl<A: AppMetrics> Default for ProcessMetrics<A> {
+    fn default() -> Self {
         let (controller, client) = (Metrics::default(), ClientMetrics::default());
         let (queues, informers) = (PrometheusMetrics::new(), InformerMetrics::default());
+        let app = A::default();
         let mut registry = Registry::default();
-        controller.register(prefix, &mut registry);
-        extra(&mut registry);
+        controller.register(A::PREFIX, &mut registry);
+        app.register(&mut registry);
         client.register(&mut registry);
         queues.register(&mut registry);
         informers.register(&mut registry);
@@ -231,15 +207,34 @@ impl ProcessMetrics {
             client,
             queues,
             informers,
-            registry: Arc::new(registry),
+            app,
+            scrape: Scrape(Arc::new(registry)),
         }
+    }
+}
+
+impl<A> ProcessMetrics<A> {
+    /// The registry, for `/metrics`.
+    pub fn scrape(&self) -> Scrape {
+        self.scrape.clone()
     }
 
     /// The scrape body: every registered family in the OpenMetrics text format, `# EOF` last.
     pub fn encode(&self) -> String {
+        self.scrape.encode()
+    }
+}
+
+/// The one registry, read-only once built: what `/metrics` serves.
+#[derive(Clone, Debug)]
+pub struct Scrape(Arc<Registry>);
+
+impl Scrape {
+    /// Every registered family in the OpenMetrics text format, `# EOF` last.
+    pub fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail; an error here would be a bug in an encoder.
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.0) {
             tracing::error!(%error, "encoding metrics failed");
         }
         out
