@@ -485,3 +485,7 @@ impl Display for Action {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;
