@@ -7,13 +7,17 @@
 //! | `builder.ControllerManagedBy().For().Owns().Watches()` | [`Controller::builder`], [`Builder`] | `controller.rs` |
 //! | `reconcile.Reconciler`, `reconcile.Result`      | [`Reconciler`], [`Action`], [`Context`] | `controller.rs` |
 //! | `manager.Manager` (leader election, probes, metrics server) | [`Manager`]                | `manager.rs`    |
+//! | `controllerutil.AddFinalizer`, kube-rs `finalizer` | [`finalizer::step`]                 | `finalizer.rs`  |
+//! | `meta.SetStatusCondition`                       | [`conditions::set_condition`]          | `conditions.rs` |
 //! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`metrics`]             | `endpoints.rs`, `metrics.rs` |
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
 
+pub mod conditions;
 pub mod controller;
 pub mod endpoints;
 mod error;
+pub mod finalizer;
 pub mod manager;
 pub mod metrics;
 
