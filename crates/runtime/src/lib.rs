@@ -15,6 +15,7 @@
 
 pub mod conditions;
 pub mod controller;
+pub mod correlator;
 pub mod endpoints;
 mod error;
 pub mod finalizer;
