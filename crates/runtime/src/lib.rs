@@ -9,6 +9,7 @@
 //! | `manager.Manager` (leader election, probes, metrics server) | [`Manager`]                | `manager.rs`    |
 //! | `controllerutil.AddFinalizer`, kube-rs `finalizer` | [`finalizer::step`]                 | `finalizer.rs`  |
 //! | `meta.SetStatusCondition`                       | [`conditions::set_condition`]          | `conditions.rs` |
+//! | `record.EventRecorder`, `EventCorrelator`      | [`Recorder`], [`correlator::Correlator`] | `events.rs`, `correlator.rs` |
 //! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`metrics`]             | `endpoints.rs`, `metrics.rs` |
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
@@ -18,6 +19,7 @@ pub mod controller;
 pub mod correlator;
 pub mod endpoints;
 mod error;
+pub mod events;
 pub mod finalizer;
 pub mod manager;
 pub mod metrics;
@@ -25,5 +27,6 @@ pub mod metrics;
 pub use controller::{Action, Builder, Context, Controller, Object, Reconciler};
 pub use endpoints::Health;
 pub use error::Error;
+pub use events::{EventType, Recorder};
 pub use manager::{Manager, ManagerOptions, serve_endpoints};
 pub use metrics::{AppMetrics, ProcessMetrics};
