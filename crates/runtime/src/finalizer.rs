@@ -83,7 +83,7 @@ mod tests {
     fn object(finalizers: Option<Vec<&str>>, deleting: bool) -> ConfigMap {
         let mut object = ConfigMap::default();
         object.metadata.finalizers = finalizers.map(|f| f.into_iter().map(Into::into).collect());
-        object.metadata.deletion_timestamp = deleting.then(|| Time(Timestamp::UNIX_EPOCH));
+        object.metadata.deletion_timestamp = deleting.then_some(Time(Timestamp::UNIX_EPOCH));
         object
     }
 
