@@ -12,8 +12,8 @@
 //!    keep their caches warm too, so a takeover starts from a full cache.
 //! 4. Without `--leader-elect`, run the workers until shutdown. With it, run them only while
 //!    holding the Lease (and `/healthz` fails if this leader stops renewing; see
-//!    [`LEADER_RENEWAL_TOLERANCE`]): when leadership is lost the workers stop at once and [`run`]
-//!    returns [`Error::LeadershipLost`] so the process restarts as a fresh candidate (client-go's
+//!    [`crate::endpoints::LEADER_RENEWAL_TOLERANCE`]): when leadership is lost the workers stop at once and [`run`]
+//!    returns [`kubegen_runtime::Error::LeadershipLost`] so the process restarts as a fresh candidate (client-go's
 //!    controllers exit the same way).
 //! 5. On shutdown (SIGTERM): stop handing out keys, let in-flight reconciles finish
 //!    (`--shutdown-timeout`), then release the Lease, then stop the informers.
