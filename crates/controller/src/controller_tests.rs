@@ -173,6 +173,21 @@ async fn deployment_events_enqueue_their_namespace_only_if_it_has_a_whitelist() 
 }
 
 #[tokio::test]
+async fn a_deleted_deployment_enqueues_its_policed_namespace() {
+    let wiring = Wiring::start(vec![whitelist("team", "x"), deployment("team", "web")]).await;
+    wiring.take(1).await;
+    wiring
+        .clientset
+        .apps_v1()
+        .deployments("team")
+        .delete("web", &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wiring.take(1).await, vec!["team"]);
+    wiring.factory.shutdown().await;
+}
+
+#[tokio::test]
 async fn every_whitelist_event_enqueues_its_namespace() {
     let wiring = Wiring::start(vec![whitelist("team", "x"), whitelist("team", "y")]).await;
     assert_eq!(wiring.take(1).await, vec!["team"]);

@@ -293,3 +293,93 @@ pub async fn serve_endpoints(
     }
     Ok(servers)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubegen_cache::FactoryOptions;
+    use kubegen_client::{CreateOptions, ResourceClient};
+
+    use super::*;
+    use crate::{Action, Context};
+
+    /// Counts reconciles and whether `/readyz` was ready during each.
+    struct Probe {
+        health: Health,
+        ready_calls: AtomicUsize,
+    }
+
+    impl Reconciler<ConfigMap> for Probe {
+        type Error = std::fmt::Error;
+
+        async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, Self::Error> {
+            if self.health.is_ready() {
+                self.ready_calls.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(Action::Done)
+        }
+    }
+
+    fn named(namespace: Option<&str>, name: &str) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.into()),
+            namespace: namespace.map(Into::into),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn runs_workers_after_sync_and_stops_cleanly_on_shutdown() {
+        let client = kubegen_fake::FakeClient::new().client();
+        let namespace = Namespace {
+            metadata: named(None, "ns"),
+            ..Namespace::default()
+        };
+        ResourceClient::cluster(client.clone())
+            .create(&namespace, &CreateOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let configmap = ConfigMap {
+            metadata: named(Some("ns"), "cm"),
+            ..ConfigMap::default()
+        };
+        ResourceClient::namespaced(client.clone(), "ns")
+            .create(&configmap, &CreateOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let factory = InformerFactory::new(
+            ClientListWatchSource::new(client.clone()),
+            FactoryOptions::default(),
+        );
+        let controller = Controller::builder("test", &factory.informer::<ConfigMap>())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let health = Health::default();
+        let probe = Arc::new(Probe {
+            health: health.clone(),
+            ready_calls: AtomicUsize::new(0),
+        });
+        let manager = Manager::new(
+            client,
+            factory,
+            health.clone(),
+            Metrics::default(),
+            ManagerOptions::default(),
+        );
+        let watched = Arc::clone(&probe);
+        let shutdown = async move {
+            while watched.ready_calls.load(Ordering::SeqCst) < 1 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let run = manager.run(&controller, Arc::clone(&probe), shutdown);
+        let result = tokio::time::timeout(Duration::from_secs(10), run).await;
+        assert!(matches!(result, Ok(Ok(()))), "{result:?}");
+        assert_eq!(probe.ready_calls.load(Ordering::SeqCst), 1);
+        assert!(!health.is_ready(), "not ready after shutdown");
+        assert!(controller.queue().is_shutting_down());
+    }
+}
