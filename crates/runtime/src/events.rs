@@ -296,10 +296,8 @@ mod tests {
         assert_eq!(truncate("short", MAX_MESSAGE_BYTES), "short");
     }
 
-    #[tokio::test]
-    async fn a_repeated_event_is_created_once_then_patched_with_its_count() {
-        let fake = kubegen_fake::FakeClient::new();
-        let client = fake.client();
+    async fn client_with_namespace_team() -> Client {
+        let client = kubegen_fake::FakeClient::new().client();
         let namespace = k8s_openapi::api::core::v1::Namespace {
             metadata: ObjectMeta {
                 name: Some("team".into()),
@@ -311,22 +309,63 @@ mod tests {
             .create(&namespace, &CreateOptions::default())
             .await
             .unwrap_or_else(|e| panic!("namespace: {e}"));
+        client
+    }
+
+    fn at(second: i64) -> Time {
+        Time(Timestamp::from_second(second).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    async fn stored_events(client: &Client) -> Vec<Event> {
+        ResourceClient::<Event>::namespaced(client.clone(), "team")
+            .list(&kubegen_client::ListOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("list: {e}"))
+            .items
+    }
+
+    #[tokio::test]
+    async fn a_repeated_event_is_created_once_then_patched_with_its_count() {
+        let client = client_with_namespace_team().await;
         let recorder = Recorder::new(client.clone(), "image-police", "pod-a");
-        let at = |s| Time(Timestamp::from_second(s).unwrap_or_else(|e| panic!("{e}")));
         for second in [1_700_000_000, 1_700_000_060] {
             recorder
                 .record(&deployment(), EventType::Warning, "R", "same", &at(second))
                 .await
                 .unwrap_or_else(|e| panic!("record: {e}"));
         }
-        let stored = ResourceClient::<Event>::namespaced(client, "team")
-            .list(&kubegen_client::ListOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("list: {e}"));
-        assert_eq!(stored.items.len(), 1, "one object for both");
-        let event = &stored.items[0];
+        let stored = stored_events(&client).await;
+        assert_eq!(stored.len(), 1, "one object for both");
+        let event = &stored[0];
         assert_eq!(event.count, Some(2));
         assert_eq!(event.first_timestamp, Some(at(1_700_000_000)));
         assert_eq!(event.last_timestamp, Some(at(1_700_000_060)));
+    }
+
+    #[tokio::test]
+    async fn a_repeat_of_an_event_that_is_gone_creates_it_again() {
+        let client = client_with_namespace_team().await;
+        let recorder = Recorder::new(client.clone(), "image-police", "pod-a");
+        let record = |second| {
+            let recorder = recorder.clone();
+            async move {
+                recorder
+                    .record(&deployment(), EventType::Warning, "R", "same", &at(second))
+                    .await
+                    .unwrap_or_else(|e| panic!("record: {e}"));
+            }
+        };
+        record(1_700_000_000).await;
+        let first = stored_events(&client).await;
+        let name = first[0].metadata.name.clone().unwrap_or_default();
+        ResourceClient::<Event>::namespaced(client.clone(), "team")
+            .delete(&name, &kubegen_client::DeleteOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete: {e}"));
+        record(1_700_000_060).await;
+        let again = stored_events(&client).await;
+        assert_eq!(again.len(), 1, "the patch's NotFound fell back to a create");
+        assert_eq!(again[0].count, Some(2));
+        assert_eq!(again[0].last_timestamp, Some(at(1_700_000_060)));
     }
 }
