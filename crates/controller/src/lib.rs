@@ -2,29 +2,30 @@
 //! (or init containers) run images that no WhiteList of their namespace allows, records core/v1
 //! Events about it, and reports what it did in the status of each WhiteList of the namespace.
 //!
-//! Built the way client-go's sample-controller is: the generated clientset, listers and informers
-//! plus kubegen-workqueue and kubegen-leaderelection do all the machinery; this crate holds only
-//! the policy, the reconcile, and the wiring.
+//! Built the way client-go's sample-controller is, on kubegen-runtime: the generated clientset,
+//! listers and informers plus the runtime's controller builder, workers, manager (leader
+//! election, probes, metrics, shutdown) and Event recorder do all the machinery; this crate holds
+//! only the policy, the reconcile, and the wiring.
 //!
 //! ```text
 //! WhiteList / Deployment informers (one SharedInformerFactory)
 //!   --handlers--> RateLimitingQueue of namespaces                           controller.rs
-//!   --workers--> Reconciler::reconcile: listers -> Policy -> Writer          reconcile.rs
+//!   --workers--> Reconciler::reconcile_namespace: listers -> Policy -> Writer          reconcile.rs
 //!                (delete Deployment, create Events, update WhiteList status)
 //! ```
 //!
 //! | client-go / sample-controller          | here                                    | file             |
 //! |----------------------------------------|-----------------------------------------|------------------|
-//! | `main.go` (flags, signals, informers)  | [`run::run`], `image-police` binary     | `run.rs`, `main.rs` |
-//! | `controller.go` `NewController`, `Run`, `runWorker` | [`controller::Controller`] | `controller.rs`  |
-//! | `controller.go` `syncHandler`          | [`reconcile::Reconciler::reconcile`]    | `reconcile.rs`   |
+//! | `main.go` (flags, signals, informers)  | [`run::run`] (a runtime `Manager`), `image-police` binary | `run.rs`, `main.rs` |
+//! | `controller.go` `NewController`        | [`controller::build`] (a runtime builder) | `controller.rs`  |
+//! | `controller.go` `syncHandler`          | [`reconcile::Reconciler::reconcile_namespace`]| `reconcile.rs`   |
 //! | `updateFooStatus`                      | [`status::next_status`]                 | `status.rs`      |
-//! | `record.EventRecorder`                 | [`events::EventBuilder`] (no aggregation) | `events.rs`    |
+//! | `record.EventRecorder`                 | [`kubegen_runtime::Recorder`] (client-go's aggregation) | runtime |
 //! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
 //! | `apiextensions/v1beta1` client, `kubectl api-versions` | [`crd::crd_manifest`], [`crd::CustomResourceDefinitionV1beta1`] | `crd.rs` |
-//! | `healthz`, `/metrics` (one registry)   | [`endpoints`], [`metrics::ProcessMetrics`] | `endpoints.rs`, `metrics.rs` |
+//! | `healthz`, `/metrics` (one registry)   | [`endpoints`] (runtime), [`metrics::ProcessMetrics`] | `metrics.rs` |
 //!
 //! # Differences from sample-controller
 //! - The workqueue holds namespaces, not `namespace/name` keys: all WhiteLists of a namespace
@@ -39,9 +40,8 @@ pub mod controller;
 pub mod crd;
 #[cfg(feature = "embedded")]
 pub mod embedded;
-pub mod endpoints;
+pub use kubegen_runtime::endpoints;
 pub mod error;
-pub mod events;
 pub mod flags;
 pub mod image_ref;
 pub mod manifests;
