@@ -15,4 +15,5 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod network;
+pub mod provisioner;
 pub mod target;

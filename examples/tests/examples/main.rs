@@ -8,3 +8,4 @@
 
 mod harness;
 mod network;
+mod provisioner;
