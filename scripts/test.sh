@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, integration (against the in-process test server),
 # doc tests, a real kubectl against `image-police --embedded` (scripts/kubectl-smoke.sh), and the
-# e2e suite (its real-cluster variants are ignored, so counted as skipped, unless
+# e2e suites of image-police and the examples (their real-cluster variants are ignored, so counted as skipped, unless
 # KUBEGEN_E2E_KUBECONFIG is set; then this script runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ cargo test --workspace --all-features --doc
 scripts/kubectl-smoke.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
   echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
-  cargo nextest run -p kubegen-controller --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+  cargo nextest run -p kubegen-controller -p kubegen-examples --all-features --run-ignored only -E 'test(/_on_cluster$/)'
 else
   echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
 fi
