@@ -3,6 +3,8 @@
 serves for its built-in kinds, taken from a real kube-apiserver.
 
 Usage: KUBECONFIG=<admin kubeconfig of a real server> hack/update-openapi-data.py
+       hack/update-openapi-data.py --codegen-only   (rewrites only codegen/openapi/wellknown.json
+                                                      from the bundle already in the repository)
 
 What it does: downloads the server's /openapi/v2 and /openapi/v3/<path> documents as JSON (the
 upstream documents, exactly as the API server builds them from the Kubernetes types), keeps only
@@ -21,6 +23,11 @@ The CRD templates are the paths the real server publishes for two throw-away Cus
 the test server derives every CRD's paths from them by renaming (see crates/testserver/src/openapi/
 paths.rs for the names). `v3Schemas` are the other schemas of the template's v3 document
 (ObjectMeta, Status, Scale, ...), which a CRD's document carries as the real one does.
+
+It also writes codegen/openapi/wellknown.json: the v3 component schemas of the well-known types
+that API structs may name by their bare name (WELL_KNOWN below, mirrored by codegen/src/wellknown.rs,
+whose unit tests fail when the two drift apart) and every schema they reference, so that kubegen
+can inline the upstream schemas into CRDs without depending on a runtime crate.
 """
 
 import gzip
@@ -211,7 +218,52 @@ def v3_paths(index):
     return sorted(wanted)
 
 
+# The roots of codegen/openapi/wellknown.json (see codegen/src/wellknown.rs).
+WELL_KNOWN = [
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+    "io.k8s.api.core.v1.EnvVar",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.PodTemplateSpec",
+    "io.k8s.api.core.v1.ResourceRequirements",
+    "io.k8s.api.core.v1.Toleration",
+]
+CODEGEN_OUT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "codegen", "openapi", "wellknown.json"
+)
+
+
+def write_codegen_schemas(bundle):
+    """codegen/openapi/wellknown.json: WELL_KNOWN and the schemas they reach, from the v3 docs."""
+    schemas = {}
+    for doc in bundle["v3"].values():
+        schemas.update(doc.get("components", {}).get("schemas", {}))
+    missing = [name for name in WELL_KNOWN if name not in schemas]
+    if missing:
+        sys.exit("the served documents do not reach %s" % missing)
+    keep = set(WELL_KNOWN) | reachable([schemas[name] for name in WELL_KNOWN], schemas)
+    out = {
+        "source": {
+            "gitVersion": bundle["source"]["gitVersion"],
+            "note": "Component schemas of the upstream OpenAPI v3 documents, written by "
+            "hack/update-openapi-data.py. Do not edit by hand.",
+        },
+        "schemas": {name: schemas[name] for name in sorted(keep)},
+    }
+    with open(CODEGEN_OUT, "w") as f:
+        json.dump(out, f, sort_keys=True, indent=1)
+        f.write("\n")
+    print("%s: %d schemas" % (os.path.normpath(CODEGEN_OUT), len(keep)))
+
+
 def main():
+    if sys.argv[1:] == ["--codegen-only"]:
+        with gzip.open(OUT) as f:
+            write_codegen_schemas(json.load(f))
+        return
     version = get_raw("/version")
     index = get_raw("/openapi/v3")
     bundle = {
@@ -231,6 +283,7 @@ def main():
             gz.write(data)
     print("%s: %d bytes JSON, %d bytes gzip (from %s)"
           % (os.path.normpath(OUT), len(data), os.path.getsize(OUT), version["gitVersion"]))
+    write_codegen_schemas(bundle)
 
 
 if __name__ == "__main__":

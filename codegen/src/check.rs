@@ -9,11 +9,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::Diagnostics;
-use crate::model::{FieldType, Kind, Location, Model, Package, Scope, StructDef, Verb};
+use crate::model::{EnumDef, FieldType, Kind, Location, Model, Package, Scope, StructDef, Verb};
 use crate::names;
 use crate::tags::Tag;
 
 mod kinds;
+mod lists;
 mod structs;
 
 /// Validates `model` in place: fills every package's `kinds`, reports problems to `diags`.
@@ -200,6 +201,11 @@ fn mentions(ty: &FieldType, name: &str) -> bool {
 /// The struct named `name` in `package`.
 fn find<'a>(package: &'a Package, name: &str) -> Option<&'a StructDef> {
     package.structs.iter().find(|def| def.name == name)
+}
+
+/// The enum named `name` in `package`.
+fn find_enum<'a>(package: &'a Package, name: &str) -> Option<&'a EnumDef> {
+    package.enums.iter().find(|def| def.name == name)
 }
 
 /// Default scope, plural and singular of a kind.

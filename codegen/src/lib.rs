@@ -32,7 +32,10 @@ pub mod model;
 mod names;
 mod parse;
 mod tags;
+#[cfg(test)]
+mod testutil;
 mod types;
+pub mod wellknown;
 mod write;
 
 pub use config::{Config, Runtime};

@@ -41,6 +41,8 @@ pub struct Package {
     pub docs: Vec<String>,
     /// Every struct of the package, in file order (files sorted by name).
     pub structs: Vec<StructDef>,
+    /// Every unit-variant enum of the package, in file order (files sorted by name).
+    pub enums: Vec<EnumDef>,
     /// The structs that are API kinds (carry a `+genclient` tag), in the same order.
     pub kinds: Vec<Kind>,
 }
@@ -60,6 +62,32 @@ pub struct StructDef {
     pub(crate) tags: Vec<(crate::tags::Tag, Location)>,
 }
 
+/// A Rust enum of unit variants: a string with a closed set of values (`type: string, enum`).
+#[derive(Clone, Debug)]
+pub struct EnumDef {
+    /// Type name, e.g. `VirtualMachinePhase`.
+    pub name: String,
+    /// Doc lines (tag lines removed).
+    pub docs: Vec<String>,
+    /// Variants in declaration order; the first is the Rust `Default`.
+    pub variants: Vec<Variant>,
+    /// Where the enum is declared.
+    pub location: Location,
+}
+
+/// One unit variant of an [`EnumDef`].
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// Rust name, e.g. `Running`.
+    pub name: String,
+    /// The JSON string: the Rust name, or `+kubegen:value=`.
+    pub value: String,
+    /// Doc lines (tag lines removed).
+    pub docs: Vec<String>,
+    /// Where the variant is declared.
+    pub location: Location,
+}
+
 /// One named field of a struct.
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -77,6 +105,15 @@ pub struct Field {
     pub markers: FieldMarkers,
     /// Where the field is declared.
     pub location: Location,
+}
+
+impl Field {
+    /// Whether the field must be present: not `Option`, not `+kubegen:optional` (or
+    /// `+kubegen:required`).
+    pub fn is_required(&self) -> bool {
+        self.markers.required
+            || (!matches!(self.ty, FieldType::Option(_)) && !self.markers.optional)
+    }
 }
 
 /// The closed set of field types codegen understands (see `types.rs` for the accepted spellings).
@@ -100,13 +137,19 @@ pub enum FieldType {
     Time,
     /// k8s-openapi `ObjectMeta` (only valid as a kind's `metadata`).
     ObjectMeta,
+    /// `Vec<u8>`: base64 in JSON (`format: byte`), k8s-openapi `ByteString` in Rust.
+    Bytes,
+    /// `serde_json::Value`: any JSON (`x-kubernetes-preserve-unknown-fields`).
+    Json,
+    /// A well-known Kubernetes type by its bare name (`Condition`, `LabelSelector`, ...).
+    WellKnown(crate::wellknown::WellKnown),
     /// `Option<T>`.
     Option(Box<FieldType>),
     /// `Vec<T>`.
     Vec(Box<FieldType>),
     /// `BTreeMap<String, T>`.
     Map(Box<FieldType>),
-    /// Another struct of the same package.
+    /// Another struct or enum of the same package.
     Named(String),
 }
 
@@ -145,6 +188,21 @@ pub struct FieldMarkers {
     pub required: bool,
     /// `+kubegen:optional`: a non-`Option` field that may be absent (`#[serde(default)]`).
     pub optional: bool,
+    /// `+kubegen:listType=atomic|set|map` (`x-kubernetes-list-type`).
+    pub list_type: Option<String>,
+    /// `+kubegen:listMapKeys=a,b` (`x-kubernetes-list-map-keys`).
+    pub list_map_keys: Vec<String>,
+    /// `+kubegen:validation:XValidation:...` (`x-kubernetes-validations`).
+    pub rules: Vec<CelRule>,
+}
+
+/// One `x-kubernetes-validations` entry: a CEL rule the API server evaluates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CelRule {
+    /// The CEL expression, e.g. `self.minReplicas <= self.maxReplicas`.
+    pub rule: String,
+    /// The message shown when the rule fails.
+    pub message: Option<String>,
 }
 
 /// Whether a kind lives in a namespace.

@@ -8,10 +8,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, Fields, Item, ItemStruct, Lit, Meta};
+use syn::{Attribute, Expr, ExprLit, Fields, Item, ItemEnum, ItemStruct, Lit, Meta};
 
 use crate::diag::Diagnostics;
-use crate::model::{Field, FieldMarkers, Location, Package, StructDef};
+use crate::model::{EnumDef, Field, FieldMarkers, Location, Package, StructDef, Variant};
 use crate::names;
 use crate::tags::{self, Placement, Tag, Validation};
 use crate::types;
@@ -82,7 +82,7 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
             "add `//! +groupName=<group>.example.com` to mod.rs",
         );
     }
-    let mut structs = Vec::new();
+    let mut defs = Defs::default();
     for file_name in rust_files(dir) {
         let file_display = display.join(&file_name);
         let file_location = Location {
@@ -95,7 +95,7 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
             read_file(&dir.join(&file_name), &file_location, diags)
         };
         for item in parsed.map(|file| file.items).unwrap_or_default() {
-            item_structs(item, &file_display, diags, &mut structs);
+            item_defs(item, &file_display, diags, &mut defs);
         }
     }
     Some(Package {
@@ -104,7 +104,8 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
         group,
         location,
         docs,
-        structs,
+        structs: defs.structs,
+        enums: defs.enums,
         kinds: Vec::new(),
     })
 }
@@ -153,12 +154,24 @@ fn read_file(path: &Path, location: &Location, diags: &mut Diagnostics) -> Optio
     }
 }
 
-/// Keeps structs; ignores `use` and `mod` declarations; reports anything else.
-fn item_structs(item: Item, file: &Path, diags: &mut Diagnostics, out: &mut Vec<StructDef>) {
+/// The type definitions of one package, in file order.
+#[derive(Default)]
+struct Defs {
+    structs: Vec<StructDef>,
+    enums: Vec<EnumDef>,
+}
+
+/// Keeps structs and enums; ignores `use` and `mod` declarations; reports anything else.
+fn item_defs(item: Item, file: &Path, diags: &mut Diagnostics, out: &mut Defs) {
     match item {
         Item::Struct(item) => {
             if let Some(def) = struct_def(&item, file, diags) {
-                out.push(def);
+                out.structs.push(def);
+            }
+        }
+        Item::Enum(item) => {
+            if let Some(def) = enum_def(&item, file, diags) {
+                out.enums.push(def);
             }
         }
         Item::Use(_) | Item::Mod(_) => {}
@@ -169,11 +182,83 @@ fn item_structs(item: Item, file: &Path, diags: &mut Diagnostics, out: &mut Vec<
             };
             diags.error(
                 &location,
-                "only structs are supported in apis/",
-                "use `String` with `+kubegen:validation:enum=` instead of Rust enums; move logic elsewhere",
+                "only structs and unit-variant enums are supported in apis/",
+                "move logic and other items out of apis/: codegen writes the impls",
             );
         }
     }
+}
+
+/// An enum of unit variants; any other enum is reported, naming the type and the variant.
+fn enum_def(item: &ItemEnum, file: &Path, diags: &mut Diagnostics) -> Option<EnumDef> {
+    let at = |span: proc_macro2::Span| Location {
+        file: file.to_path_buf(),
+        line: span.start().line,
+    };
+    let location = at(item.ident.span());
+    let name = item.ident.to_string();
+    if !item.generics.params.is_empty() {
+        diags.error(
+            &location,
+            format!("enum `{name}` is generic"),
+            "API types cannot be generic",
+        );
+    }
+    let (docs, tags) = docs_and_tags(&item.attrs, Placement::Type, file, diags);
+    for (_, tag_location) in tags {
+        diags.error(
+            &tag_location,
+            format!("tags are not allowed on enum `{name}`"),
+            "an enum becomes `type: string, enum: [...]`; put markers on the fields that use it",
+        );
+    }
+    if item.variants.is_empty() {
+        diags.error(
+            &location,
+            format!("enum `{name}` has no variants"),
+            "list the allowed values as unit variants",
+        );
+    }
+    let mut variants = Vec::new();
+    for variant in &item.variants {
+        let variant_location = at(variant.ident.span());
+        let variant_name = variant.ident.to_string();
+        let problem = if !matches!(variant.fields, Fields::Unit) {
+            Some("carries data")
+        } else if variant.discriminant.is_some() {
+            Some("has a discriminant")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            diags.error(
+                &variant_location,
+                format!("variant `{name}::{variant_name}` {problem}: only unit-variant enums are supported"),
+                "an API enum is a closed set of strings: write `Variant,` (JSON value via `+kubegen:value=`), or use a struct with one optional field per case",
+            );
+            continue;
+        }
+        let (docs, tags) = docs_and_tags(&variant.attrs, Placement::Variant, file, diags);
+        let value = tags
+            .into_iter()
+            .find_map(|(tag, _)| match tag {
+                Tag::Value(value) => Some(value),
+                _ => None,
+            })
+            .unwrap_or_else(|| variant_name.clone());
+        variants.push(Variant {
+            name: variant_name,
+            value,
+            docs,
+            location: variant_location,
+        });
+    }
+    Some(EnumDef {
+        name,
+        docs,
+        variants,
+        location,
+    })
 }
 
 fn struct_def(item: &ItemStruct, file: &Path, diags: &mut Diagnostics) -> Option<StructDef> {
@@ -262,6 +347,9 @@ fn apply_marker(markers: &mut FieldMarkers, tag: Tag) {
         Tag::Default(json) => markers.default = Some(json),
         Tag::Required => markers.required = true,
         Tag::Optional => markers.optional = true,
+        Tag::ListType(list_type) => markers.list_type = Some(list_type),
+        Tag::ListMapKeys(keys) => markers.list_map_keys = keys,
+        Tag::Rule(rule) => markers.rules.push(rule),
         // `tags::parse` only lets field tags through at Placement::Field.
         _ => {}
     }

@@ -5,7 +5,7 @@
 //! `+groupName` line must parse into [`Tag`], and any other `+...` line is an error too: a typo such
 //! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
 
-use crate::model::{CustomMethod, Location, PrintColumn, Verb};
+use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Verb};
 
 /// Where a tag may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +16,8 @@ pub(crate) enum Placement {
     Type,
     /// `///` on a field.
     Field,
+    /// `///` on an enum variant.
+    Variant,
 }
 
 impl Placement {
@@ -24,6 +26,7 @@ impl Placement {
             Placement::Package => "a package (`//!` in mod.rs)",
             Placement::Type => "a struct",
             Placement::Field => "a field",
+            Placement::Variant => "an enum variant",
         }
     }
 }
@@ -67,6 +70,14 @@ pub(crate) enum Tag {
     Required,
     /// `+kubegen:optional` (field).
     Optional,
+    /// `+kubegen:listType=atomic|set|map` (field).
+    ListType(String),
+    /// `+kubegen:listMapKeys=a,b` (field).
+    ListMapKeys(Vec<String>),
+    /// `+kubegen:validation:XValidation:rule="<CEL>",message="<text>"` (field or struct).
+    Rule(CelRule),
+    /// `+kubegen:value=<json string>` (enum variant).
+    Value(String),
 }
 
 /// One `+kubegen:validation:` rule.
@@ -110,7 +121,8 @@ const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespa
 +kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:";
 const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{minimum,maximum,pattern,\
 enum,minLength,maxLength,minItems,maxItems}=, +kubegen:default=, +kubegen:required, \
-+kubegen:optional";
++kubegen:optional, +kubegen:listType=, +kubegen:listMapKeys=, \
++kubegen:validation:XValidation:rule=\"<CEL>\",message=\"<text>\"";
 const VERBS_HINT: &str = "verbs are: create, update, updateStatus, delete, deleteCollection, get, \
 list, watch, patch";
 
@@ -123,7 +135,16 @@ pub(crate) fn parse(
     let tag = parse_any(line.trim(), location)?;
     let expected = match &tag {
         Tag::GroupName(_) => Placement::Package,
-        Tag::Validation(_) | Tag::Default(_) | Tag::Required | Tag::Optional => Placement::Field,
+        Tag::Validation(_)
+        | Tag::Default(_)
+        | Tag::Required
+        | Tag::Optional
+        | Tag::ListType(_)
+        | Tag::ListMapKeys(_) => Placement::Field,
+        // A rule on a struct validates the whole object (`self` is the struct).
+        Tag::Rule(_) if placement == Placement::Type => Placement::Type,
+        Tag::Rule(_) => Placement::Field,
+        Tag::Value(_) => Placement::Variant,
         _ => Placement::Type,
     };
     if expected == placement {
@@ -176,7 +197,13 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
         "+kubegen:default" => Ok(Tag::Default(need()?.to_owned())),
         "+kubegen:required" => flag(Tag::Required),
         "+kubegen:optional" => flag(Tag::Optional),
+        "+kubegen:listType" => list_type(need()?),
+        "+kubegen:listMapKeys" => Ok(Tag::ListMapKeys(list(need()?))),
+        "+kubegen:value" => Ok(Tag::Value(need()?.to_owned())),
         _ => {
+            if let Some(rest) = line.strip_prefix("+kubegen:validation:XValidation:") {
+                return Ok(Tag::Rule(cel_rule(rest)?));
+            }
             if let Some(rest) = line.strip_prefix("+kubegen:printcolumn:") {
                 return Ok(Tag::PrintColumn(print_column(rest)?));
             }
@@ -326,6 +353,48 @@ fn print_column(value: &str) -> Result<PrintColumn, TagError> {
     Ok(column)
 }
 
+fn list_type(value: &str) -> Result<Tag, TagError> {
+    match value {
+        "atomic" | "set" | "map" => Ok(Tag::ListType(value.to_owned())),
+        other => Err(err(
+            format!("unknown list type `{other}`"),
+            "list types are: atomic, set, map",
+        )),
+    }
+}
+
+/// `rule="<CEL>",message="<text>"`: JSON string literals, so a rule may hold `,` `=` and `"`.
+fn cel_rule(text: &str) -> Result<CelRule, TagError> {
+    const HINT: &str = "write e.g. `+kubegen:validation:XValidation:rule=\"self.min <= self.max\",\
+message=\"min must not exceed max\"` (values are JSON strings)";
+    let mut rest = text.trim();
+    let (mut rule, mut message) = (None, None);
+    while !rest.is_empty() {
+        let (key, tail) = rest
+            .split_once('=')
+            .ok_or_else(|| err(format!("expected `key=\"value\"`, found `{rest}`"), HINT))?;
+        let mut values = serde_json::Deserializer::from_str(tail).into_iter::<String>();
+        let value = match values.next() {
+            Some(Ok(value)) => value,
+            _ => return Err(err(format!("`{key}` needs a JSON string value"), HINT)),
+        };
+        rest = tail[values.byte_offset()..].trim_start();
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+        match key.trim() {
+            "rule" => rule = Some(value),
+            "message" => message = Some(value),
+            other => {
+                return Err(err(
+                    format!("unknown XValidation key `{other}`"),
+                    "keys are: rule, message",
+                ));
+            }
+        }
+    }
+    let rule = rule.ok_or_else(|| err("XValidation without `rule=`".to_owned(), HINT))?;
+    Ok(CelRule { rule, message })
+}
+
 fn validation(rule: &str, value: &str) -> Result<Validation, TagError> {
     let number = |value: &str| {
         value.parse::<f64>().map_err(|_| {
@@ -426,6 +495,85 @@ mod tests {
             (Verb::Get, Some("scale"))
         );
         assert_eq!(method.result.as_deref(), Some("Scale"));
+    }
+
+    #[test]
+    fn parses_cel_rule_with_commas_and_quotes_in_json_strings() {
+        let tag = parse(
+            r#"+kubegen:validation:XValidation:rule="self.a, self.b == \"x=y\"",message="a, b""#,
+            Placement::Field,
+            &loc(),
+        );
+        let expected = CelRule {
+            rule: r#"self.a, self.b == "x=y""#.to_owned(),
+            message: Some("a, b".to_owned()),
+        };
+        assert_eq!(tag, Ok(Tag::Rule(expected)));
+    }
+
+    #[test]
+    fn cel_rule_is_allowed_on_structs_and_message_is_optional() {
+        let tag = parse(
+            r#"+kubegen:validation:XValidation:rule="self.min <= self.max""#,
+            Placement::Type,
+            &loc(),
+        );
+        let expected = CelRule {
+            rule: "self.min <= self.max".to_owned(),
+            message: None,
+        };
+        assert_eq!(tag, Ok(Tag::Rule(expected)));
+    }
+
+    #[test]
+    fn cel_rule_needs_a_json_string() {
+        let error = parse(
+            "+kubegen:validation:XValidation:rule=self.x > 0",
+            Placement::Field,
+            &loc(),
+        )
+        .expect_err("must be rejected");
+        assert_eq!(error.message, "`rule` needs a JSON string value");
+    }
+
+    #[test]
+    fn cel_rule_rejects_unknown_keys() {
+        let error = parse(
+            r#"+kubegen:validation:XValidation:rule="true",reason="x""#,
+            Placement::Field,
+            &loc(),
+        )
+        .expect_err("must be rejected");
+        assert_eq!(error.message, "unknown XValidation key `reason`");
+    }
+
+    #[test]
+    fn parses_list_type_and_map_keys() {
+        assert_eq!(
+            parse("+kubegen:listType=map", Placement::Field, &loc()),
+            Ok(Tag::ListType("map".to_owned()))
+        );
+        assert_eq!(
+            parse("+kubegen:listMapKeys=type, name", Placement::Field, &loc()),
+            Ok(Tag::ListMapKeys(vec!["type".to_owned(), "name".to_owned()]))
+        );
+        let error =
+            parse("+kubegen:listType=bag", Placement::Field, &loc()).expect_err("must be rejected");
+        assert_eq!(error.message, "unknown list type `bag`");
+    }
+
+    #[test]
+    fn value_tag_belongs_on_variants() {
+        assert_eq!(
+            parse("+kubegen:value=in-progress", Placement::Variant, &loc()),
+            Ok(Tag::Value("in-progress".to_owned()))
+        );
+        let error =
+            parse("+kubegen:value=x", Placement::Field, &loc()).expect_err("must be rejected");
+        assert_eq!(
+            error.message,
+            "tag `+kubegen:value=x` is not allowed on a field"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use syn::{GenericArgument, PathArguments, Type};
 
 use crate::model::FieldType;
+use crate::wellknown::WellKnown;
 
 /// Converts one field type; `Err` holds (what is wrong, hint).
 pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
@@ -24,6 +25,23 @@ pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
     };
     let name = last.ident.to_string();
     let args = generic_args(&last.arguments);
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    if segments == ["serde_json", "Value"] {
+        return Ok(FieldType::Json);
+    }
+    if name == "Vec" && matches!(args.as_slice(), [inner] if is_u8(inner)) {
+        return Ok(FieldType::Bytes);
+    }
+    if let (Some(well_known), 1, true) =
+        (WellKnown::from_name(&name), segments.len(), args.is_empty())
+    {
+        return Ok(FieldType::WellKnown(well_known));
+    }
     let scalar = |field: FieldType| {
         if args.is_empty() {
             Ok(field)
@@ -71,7 +89,7 @@ pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
         ),
         "f32" => Err(unsupported(ty, "use `f64`")),
         _ if name.chars().next().is_some_and(char::is_uppercase) && args.is_empty() => {
-            // A struct of the same package; the checker verifies it exists.
+            // A struct or enum of the same package; the checker verifies it exists.
             if path.path.segments.len() == 1 {
                 Ok(FieldType::Named(name))
             } else {
@@ -80,8 +98,9 @@ pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
         }
         _ => Err(unsupported(
             ty,
-            "supported: String, bool, i32, i64, f64, Option, Vec, BTreeMap<String, _>, \
-             Quantity, IntOrString, Time and structs of the same package",
+            "supported: String, bool, i32, i64, f64, Option, Vec, BTreeMap<String, _>, Vec<u8>, \
+             serde_json::Value, Quantity, IntOrString, Time, the well-known Kubernetes types \
+             (Condition, LabelSelector, ...) and structs and enums of the same package",
         )),
     }
 }
@@ -108,6 +127,10 @@ fn generic_args(arguments: &PathArguments) -> Vec<&Type> {
     }
 }
 
+fn is_u8(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("u8"))
+}
+
 fn is_string(ty: &Type) -> bool {
     matches!(field_type(ty), Ok(FieldType::String))
 }
@@ -126,6 +149,38 @@ mod tests {
             Box::new(FieldType::Named("Rule".into())),
         )))));
         assert_eq!(convert("Option<Vec<BTreeMap<String, Rule>>>"), Ok(expected));
+    }
+
+    #[test]
+    fn bytes_json_and_well_known_types_convert() {
+        assert_eq!(convert("Vec<u8>"), Ok(FieldType::Bytes));
+        assert_eq!(convert("serde_json::Value"), Ok(FieldType::Json));
+        assert_eq!(
+            convert("Option<Vec<Condition>>"),
+            Ok(FieldType::Option(Box::new(FieldType::Vec(Box::new(
+                FieldType::WellKnown(WellKnown::Condition)
+            )))))
+        );
+        assert_eq!(
+            convert("Duration"),
+            Ok(FieldType::WellKnown(WellKnown::Duration))
+        );
+    }
+
+    #[test]
+    fn a_bare_value_is_a_package_type_not_json() {
+        assert_eq!(convert("Value"), Ok(FieldType::Named("Value".into())));
+    }
+
+    #[test]
+    fn a_qualified_well_known_name_is_rejected() {
+        let (message, hint) =
+            convert("k8s_openapi::api::core::v1::EnvVar").expect_err("must be rejected");
+        assert_eq!(
+            message,
+            "unsupported field type `k8s_openapi::api::core::v1::EnvVar`"
+        );
+        assert_eq!(hint, "refer to package types by their bare name");
     }
 
     #[test]

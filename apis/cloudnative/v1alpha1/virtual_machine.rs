@@ -32,10 +32,28 @@ pub struct VirtualMachineSpec {
 /// The observed machine.
 pub struct VirtualMachineStatus {
     /// Lifecycle phase.
-    /// +kubegen:validation:enum=Pending;Running;Stopped;Failed
-    pub phase: Option<String>,
+    pub phase: Option<VirtualMachinePhase>,
     /// Address of the running machine.
     pub ip: Option<String>,
     /// When the machine last started.
     pub started_at: Option<Time>,
+    /// The latest observations of the machine's state (`Ready`, ...), one per type.
+    /// +kubegen:optional
+    /// +kubegen:listType=map
+    /// +kubegen:listMapKeys=type
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` the status was computed from.
+    pub observed_generation: Option<i64>,
+}
+
+/// The lifecycle phase of a virtual machine.
+pub enum VirtualMachinePhase {
+    /// Accepted; the hypervisor has not started it yet.
+    Pending,
+    /// Running on a hypervisor.
+    Running,
+    /// Stopped; its disk is kept.
+    Stopped,
+    /// The hypervisor could not run it; see the conditions.
+    Failed,
 }

@@ -16,7 +16,12 @@ pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostic
     let at = &def.location;
     let has_genclient = def.tags.iter().any(|(tag, _)| *tag == Tag::GenClient);
     if !has_genclient {
-        for (tag, location) in &def.tags {
+        // CEL rules validate any struct; every other type tag makes sense on kinds only.
+        let kind_tags = def
+            .tags
+            .iter()
+            .filter(|(tag, _)| !matches!(tag, Tag::Rule(_)));
+        for (tag, location) in kind_tags {
             let what = if is_genclient_tag(tag) {
                 "`+genclient:*` tags"
             } else {

@@ -1,27 +1,30 @@
 //! Struct-level checks: unique names, resolvable references, no recursion (structural schemas
-//! cannot express it), `ObjectMeta` only as a kind's `metadata`, markers that fit their field.
+//! cannot express it), `ObjectMeta` only as a kind's `metadata`, markers that fit their field;
+//! and enum checks: distinct values.
 
 use std::collections::BTreeSet;
 
-use super::{find, mentions};
+use super::{find, find_enum, lists, mentions};
 use crate::diag::Diagnostics;
-use crate::model::{Field, FieldType, Package, StructDef};
+use crate::model::{EnumDef, Field, FieldType, Location, Package, StructDef};
 use crate::tags::Tag;
+use crate::wellknown::WellKnown;
 
-/// Checks every struct of `package`.
+/// Checks every struct and enum of `package`.
 pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
     let mut seen = BTreeSet::new();
+    let names = package
+        .structs
+        .iter()
+        .map(|def| (&def.name, &def.location))
+        .chain(package.enums.iter().map(|def| (&def.name, &def.location)));
+    for (name, location) in names {
+        check_name(package, name, location, &mut seen, diags);
+    }
+    for def in &package.enums {
+        check_enum(def, diags);
+    }
     for def in &package.structs {
-        if !seen.insert(def.name.as_str()) {
-            diags.error(
-                &def.location,
-                format!(
-                    "duplicate struct `{}` in {}/{}",
-                    def.name, package.module, package.version
-                ),
-                "struct names must be unique within an API version",
-            );
-        }
         let is_kind = def.tags.iter().any(|(tag, _)| *tag == Tag::GenClient);
         for field in &def.fields {
             check_references(package, def, field, diags);
@@ -36,6 +39,8 @@ pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
                 );
             }
             check_markers(field, diags);
+            check_default_impl(def, field, diags);
+            lists::check(package, field, diags);
         }
         if reaches(package, &def.name, def, &mut BTreeSet::new()) {
             diags.error(
@@ -47,6 +52,66 @@ pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
     }
 }
 
+fn check_name<'a>(
+    package: &Package,
+    name: &'a str,
+    location: &Location,
+    seen: &mut BTreeSet<&'a str>,
+    diags: &mut Diagnostics,
+) {
+    if !seen.insert(name) {
+        diags.error(
+            location,
+            format!(
+                "duplicate type `{name}` in {}/{}",
+                package.module, package.version
+            ),
+            "struct and enum names must be unique within an API version",
+        );
+    }
+    if WellKnown::from_name(name).is_some() {
+        diags.error(
+            location,
+            format!("`{name}` is the name of a well-known Kubernetes type"),
+            format!("fields of type `{name}` mean the Kubernetes type: rename this one"),
+        );
+    }
+}
+
+fn check_enum(def: &EnumDef, diags: &mut Diagnostics) {
+    let mut values = BTreeSet::new();
+    for variant in &def.variants {
+        if variant.value.is_empty() || !values.insert(variant.value.as_str()) {
+            diags.error(
+                &variant.location,
+                format!(
+                    "variant `{}::{}` has an empty or duplicate value `{}`",
+                    def.name, variant.name, variant.value
+                ),
+                "each variant needs its own non-empty JSON value",
+            );
+        }
+    }
+}
+
+/// Generated structs derive `Default`: a type without one must sit in `Option`, `Vec` or a map.
+fn check_default_impl(def: &StructDef, field: &Field, diags: &mut Diagnostics) {
+    if let FieldType::WellKnown(well_known) = field.ty
+        && !well_known.has_default()
+    {
+        diags.error(
+            &field.location,
+            format!(
+                "`{}.{}`: `{}` has no default value",
+                def.name,
+                field.name,
+                well_known.name()
+            ),
+            format!("write `Option<{}>`", well_known.name()),
+        );
+    }
+}
+
 fn check_references(package: &Package, def: &StructDef, field: &Field, diags: &mut Diagnostics) {
     let mut ty = &field.ty;
     while let FieldType::Option(inner) | FieldType::Vec(inner) | FieldType::Map(inner) = ty {
@@ -54,6 +119,7 @@ fn check_references(package: &Package, def: &StructDef, field: &Field, diags: &m
     }
     if let FieldType::Named(name) = ty
         && find(package, name).is_none()
+        && find_enum(package, name).is_none()
     {
         diags.error(
             &field.location,
@@ -62,7 +128,7 @@ fn check_references(package: &Package, def: &StructDef, field: &Field, diags: &m
                 def.name, field.name
             ),
             format!(
-                "declare `struct {name}` in apis/{}/{}/",
+                "declare `struct {name}` or `enum {name}` in apis/{}/{}/",
                 package.module, package.version
             ),
         );
@@ -149,3 +215,7 @@ fn check_markers(field: &Field, diags: &mut Diagnostics) {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "structs_tests.rs"]
+mod tests;

@@ -8,7 +8,7 @@ use quote::quote;
 
 use super::{EmitCtx, Files, GroupVersionKey, doc_attrs, inner_doc_attrs};
 use crate::Error;
-use crate::model::{BuiltinPackage, Field, FieldType, Kind, Package, Scope, StructDef};
+use crate::model::{BuiltinPackage, EnumDef, Field, FieldType, Kind, Package, Scope, StructDef};
 use crate::names;
 
 /// Emits `crates/generated/api`.
@@ -49,11 +49,50 @@ fn package_body(package: &Package) -> TokenStream {
         let kind = package.kinds.iter().find(|kind| kind.name == def.name);
         struct_tokens(def, kind)
     });
+    let enums = package.enums.iter().map(enum_tokens);
     quote! {
         #![doc = #doc]
         #separator
         #inner_docs
         #(#structs)*
+        #(#enums)*
+    }
+}
+
+/// A unit-variant enum serialized as its variants' strings. The first variant is the Rust
+/// `Default` (the structs holding it derive `Default`); the CRD default is `+kubegen:default=`.
+fn enum_tokens(def: &EnumDef) -> TokenStream {
+    let name = names::ident(&def.name);
+    let docs = if def.docs.is_empty() {
+        let line = format!(" `{}`.", def.name);
+        quote!(#[doc = #line])
+    } else {
+        doc_attrs(&def.docs)
+    };
+    let variants = def.variants.iter().enumerate().map(|(index, variant)| {
+        let ident = names::ident(&variant.name);
+        let docs = if variant.docs.is_empty() {
+            let line = format!(" `{}`.", variant.value);
+            quote!(#[doc = #line])
+        } else {
+            doc_attrs(&variant.docs)
+        };
+        let default = (index == 0).then(|| quote!(#[default]));
+        let value = &variant.value;
+        let rename = (variant.value != variant.name).then(|| quote!(#[serde(rename = #value)]));
+        quote! {
+            #docs
+            #default
+            #rename
+            #ident,
+        }
+    });
+    quote! {
+        #docs
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize, ::serde::Deserialize)]
+        pub enum #name {
+            #(#variants)*
+        }
     }
 }
 
@@ -146,6 +185,13 @@ pub(super) fn rust_type(ty: &FieldType) -> TokenStream {
         FieldType::Time => quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time),
         FieldType::ObjectMeta => {
             quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+        }
+        FieldType::Bytes => quote!(::k8s_openapi::ByteString),
+        FieldType::Json => quote!(::serde_json::Value),
+        FieldType::WellKnown(well_known) => {
+            let path = well_known.rust_path();
+            let segments = path.split("::").map(names::ident);
+            quote!(#(::#segments)*)
         }
         FieldType::Option(inner) => {
             let inner = rust_type(inner);

@@ -15,7 +15,12 @@
 //!   1.17 a CRD with defaults must be created through v1. The file's head comment lists every
 //!   default removed, so users know which fields to set themselves.
 //!
-//! `x-kubernetes-int-or-string` stays (1.15+). Every other keyword kubegen emits (`type`, `format`,
+//! - No `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`, `x-kubernetes-map-type` or
+//!   `x-kubernetes-validations`: they came with 1.16 (validations with 1.23), and a 1.15 server's
+//!   validation rejects them as unknown fields. The server then treats such lists as atomic and
+//!   does not evaluate CEL rules: a controller must not rely on them there.
+//!
+//! `x-kubernetes-int-or-string` and `x-kubernetes-preserve-unknown-fields` stay (1.15+). Every other keyword kubegen emits (`type`, `format`,
 //! `description`, `properties`, `required`, `items`, `additionalProperties`, `anyOf`, `enum`,
 //! `minimum`/`maximum`, `minLength`/`maxLength`, `minItems`/`maxItems`, `pattern`) 1.15 knows.
 
@@ -25,7 +30,7 @@ use serde_yaml::Value;
 
 use super::EmitCtx;
 use super::crd::{self, Crd, crds, printer_columns, status_subresource};
-use super::schema::{RemovedDefault, insert, map, remove_defaults};
+use super::schema::{RemovedDefault, insert, map, remove_defaults, remove_newer_keywords};
 use crate::Error;
 
 /// Says what the file is for, under the `@generated` line.
@@ -112,6 +117,7 @@ fn per_version_settings(
             for default in remove_defaults(&mut schema) {
                 record(removed, &crd.name, version.name, default);
             }
+            remove_newer_keywords(&mut schema);
             map([("openAPIV3Schema", schema)])
         });
         schemas.push(schema);

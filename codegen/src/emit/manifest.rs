@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 
 use super::{EmitCtx, relative};
 use crate::config::Runtime;
-use crate::model::Model;
+use crate::model::{FieldType, Model};
 
 /// Third-party dependencies and the versions pinned when not inheriting from a workspace.
-const THIRD_PARTY: [(&str, &str); 3] = [
+const THIRD_PARTY: [(&str, &str); 4] = [
     (
         "kube-core",
         r#"version = "5.0.0", default-features = false"#,
@@ -20,6 +20,7 @@ const THIRD_PARTY: [(&str, &str); 3] = [
         r#"version = "0.29.0", default-features = false, features = ["std", "earliest"]"#,
     ),
     ("serde", r#"version = "1.0.219", features = ["derive"]"#),
+    ("serde_json", r#"version = "1.0.140""#),
 ];
 
 /// The dependencies of one generated crate, exactly what its code names: (name, kind,
@@ -28,11 +29,17 @@ const THIRD_PARTY: [(&str, &str); 3] = [
 fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
     use Dep::{Generated, Runtime as Rt, ThirdParty};
     match part {
-        "api" => vec![
-            ("k8s-openapi", ThirdParty, false),
-            ("kube-core", ThirdParty, false),
-            ("serde", ThirdParty, false),
-        ],
+        "api" => {
+            let mut deps = vec![
+                ("k8s-openapi", ThirdParty, false),
+                ("kube-core", ThirdParty, false),
+                ("serde", ThirdParty, false),
+            ];
+            if names_serde_json(model) {
+                deps.push(("serde_json", ThirdParty, false));
+            }
+            deps
+        }
         "clientset" => {
             let mut deps = vec![
                 ("api", Generated, false),
@@ -61,6 +68,23 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
             ("client", Rt, false),
         ],
     }
+}
+
+/// Whether a field of an API type is `serde_json::Value`.
+fn names_serde_json(model: &Model) -> bool {
+    fn json(ty: &FieldType) -> bool {
+        match ty {
+            FieldType::Json => true,
+            FieldType::Option(inner) | FieldType::Vec(inner) | FieldType::Map(inner) => json(inner),
+            _ => false,
+        }
+    }
+    let fields = model
+        .packages
+        .iter()
+        .flat_map(|p| &p.structs)
+        .flat_map(|s| &s.fields);
+    fields.map(|field| &field.ty).any(json)
 }
 
 /// Whether a custom method's body or result is a k8s-openapi type.

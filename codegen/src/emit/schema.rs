@@ -8,7 +8,8 @@
 
 use serde_yaml::{Mapping, Value};
 
-use crate::model::{Field, FieldType, Package, StructDef};
+use crate::model::{CelRule, EnumDef, Field, FieldType, Package, StructDef};
+use crate::tags::Tag;
 
 /// `key: value` pairs -> a YAML mapping, in order.
 pub(super) fn map<const N: usize>(pairs: [(&str, Value); N]) -> Value {
@@ -59,7 +60,7 @@ pub(super) fn kind_schema(package: &Package, def: &StructDef) -> Value {
             &field.json_name,
             field_schema(package, field),
         );
-        if is_required(field) {
+        if field.is_required() {
             required.push(string(&field.json_name));
         }
     }
@@ -71,12 +72,38 @@ pub(super) fn kind_schema(package: &Package, def: &StructDef) -> Value {
     if !required.is_empty() {
         insert(&mut schema, "required", Value::Sequence(required));
     }
+    insert_rules(&mut schema, &struct_rules(def));
     schema
 }
 
-/// Whether a field must be present: not `Option`, not `+kubegen:optional` (or `+kubegen:required`).
-fn is_required(field: &Field) -> bool {
-    field.markers.required || (!matches!(field.ty, FieldType::Option(_)) && !field.markers.optional)
+/// The CEL rules written on a struct (`+kubegen:validation:XValidation:` type tags).
+fn struct_rules(def: &StructDef) -> Vec<CelRule> {
+    def.tags
+        .iter()
+        .filter_map(|(tag, _)| match tag {
+            Tag::Rule(rule) => Some(rule.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `x-kubernetes-validations: [{rule, message}]`, when there are rules.
+fn insert_rules(schema: &mut Value, rules: &[CelRule]) {
+    if rules.is_empty() {
+        return;
+    }
+    let entries = rules.iter().map(|rule| {
+        let mut entry = map([("rule", string(&rule.rule))]);
+        if let Some(message) = &rule.message {
+            insert(&mut entry, "message", string(message));
+        }
+        entry
+    });
+    insert(
+        schema,
+        "x-kubernetes-validations",
+        Value::Sequence(entries.collect()),
+    );
 }
 
 fn description(docs: &[String]) -> String {
@@ -133,6 +160,18 @@ fn field_schema(package: &Package, field: &Field) -> Value {
             insert(&mut schema, key, value);
         }
     }
+    if let Some(list_type) = &markers.list_type {
+        insert(&mut schema, "x-kubernetes-list-type", string(list_type));
+    }
+    if !markers.list_map_keys.is_empty() {
+        let keys = markers.list_map_keys.iter().map(|key| string(key));
+        insert(
+            &mut schema,
+            "x-kubernetes-list-map-keys",
+            Value::Sequence(keys.collect()),
+        );
+    }
+    insert_rules(&mut schema, &markers.rules);
     schema
 }
 
@@ -155,6 +194,9 @@ fn type_schema(package: &Package, ty: &FieldType) -> Value {
             ("x-kubernetes-int-or-string", Value::Bool(true)),
         ]),
         FieldType::ObjectMeta => typed("object"),
+        FieldType::Bytes => formatted("string", "byte"),
+        FieldType::Json => map([("x-kubernetes-preserve-unknown-fields", Value::Bool(true))]),
+        FieldType::WellKnown(well_known) => well_known.schema(),
         FieldType::Option(inner) => type_schema(package, inner),
         FieldType::Vec(inner) => map([
             ("type", string("array")),
@@ -164,10 +206,15 @@ fn type_schema(package: &Package, ty: &FieldType) -> Value {
             ("type", string("object")),
             ("additionalProperties", type_schema(package, inner)),
         ]),
-        FieldType::Named(name) => match package.structs.iter().find(|def| &def.name == name) {
-            Some(def) => struct_schema(package, def),
-            None => typed("object"),
-        },
+        FieldType::Named(name) => {
+            if let Some(def) = package.structs.iter().find(|def| &def.name == name) {
+                struct_schema(package, def)
+            } else if let Some(def) = package.enums.iter().find(|def| &def.name == name) {
+                enum_schema(def)
+            } else {
+                typed("object")
+            }
+        }
     }
 }
 
@@ -187,31 +234,54 @@ pub(super) struct RemovedDefault {
 /// deleting every `default` key, so a *property* named `default` stays.
 pub(super) fn remove_defaults(schema: &mut Value) -> Vec<RemovedDefault> {
     let mut removed = Vec::new();
-    remove_defaults_at(schema, String::new(), &mut removed);
+    walk(schema, String::new(), &mut |node, path| {
+        if let Some(value) = node.remove("default") {
+            removed.push(RemovedDefault {
+                path: path.to_owned(),
+                value,
+            });
+        }
+    });
     removed
 }
 
-fn remove_defaults_at(schema: &mut Value, path: String, removed: &mut Vec<RemovedDefault>) {
+/// Keywords of structural schemas that API servers before 1.16 do not know (their CRD
+/// validation rejects unknown fields).
+const NEWER_THAN_1_15: [&str; 4] = [
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+];
+
+/// Removes the keywords of [`NEWER_THAN_1_15`] from a schema built by [`kind_schema`].
+pub(super) fn remove_newer_keywords(schema: &mut Value) {
+    walk(schema, String::new(), &mut |node, _| {
+        for key in NEWER_THAN_1_15 {
+            node.remove(key);
+        }
+    });
+}
+
+/// Calls `visit` on every schema node (with its path, `[*]` for list items, `.*` for map
+/// values), following `properties`, `items` and `additionalProperties`, so that a *property*
+/// named like a keyword is left alone.
+fn walk(schema: &mut Value, path: String, visit: &mut impl FnMut(&mut Mapping, &str)) {
     let Value::Mapping(node) = schema else {
         return;
     };
-    if let Some(value) = node.remove("default") {
-        removed.push(RemovedDefault {
-            path: path.clone(),
-            value,
-        });
-    }
+    visit(node, &path);
     if let Some(Value::Mapping(properties)) = node.get_mut("properties") {
         for (name, property) in properties.iter_mut() {
             let name = name.as_str().unwrap_or_default();
-            remove_defaults_at(property, format!("{path}.{name}"), removed);
+            walk(property, format!("{path}.{name}"), visit);
         }
     }
     if let Some(items) = node.get_mut("items") {
-        remove_defaults_at(items, format!("{path}[*]"), removed);
+        walk(items, format!("{path}[*]"), visit);
     }
     if let Some(values) = node.get_mut("additionalProperties") {
-        remove_defaults_at(values, format!("{path}.*"), removed);
+        walk(values, format!("{path}.*"), visit);
     }
 }
 
@@ -220,7 +290,7 @@ fn struct_schema(package: &Package, def: &StructDef) -> Value {
     let mut required = Vec::new();
     for field in &def.fields {
         properties.insert(string(&field.json_name), field_schema(package, field));
-        if is_required(field) {
+        if field.is_required() {
             required.push(string(&field.json_name));
         }
     }
@@ -232,6 +302,18 @@ fn struct_schema(package: &Package, def: &StructDef) -> Value {
     if !required.is_empty() {
         insert(&mut schema, "required", Value::Sequence(required));
     }
+    insert_rules(&mut schema, &struct_rules(def));
+    schema
+}
+
+/// `type: string` with the variants' values as `enum`.
+fn enum_schema(def: &EnumDef) -> Value {
+    let mut schema = map([("type", string("string"))]);
+    if !def.docs.is_empty() {
+        insert(&mut schema, "description", string(&description(&def.docs)));
+    }
+    let values = def.variants.iter().map(|variant| string(&variant.value));
+    insert(&mut schema, "enum", Value::Sequence(values.collect()));
     schema
 }
 
@@ -270,6 +352,91 @@ mod tests {
                 (".tags[*]", &Value::from("y")),
                 (".labels.*", &Value::from("z")),
             ]
+        );
+    }
+
+    /// The schema of kind `Demo` declared (with its other types) in `types`.
+    fn demo_schema(types: &str) -> Value {
+        let kind = "/// +genclient\npub struct Demo {\n    pub metadata: ObjectMeta,\n    pub spec: Spec,\n}\n";
+        let (_, model) =
+            crate::testutil::load(&format!("{kind}{types}")).expect("test input is valid");
+        let package = &model.packages[0];
+        kind_schema(package, &package.structs[0])["properties"]["spec"].clone()
+    }
+
+    #[test]
+    fn enums_bytes_json_and_well_known_types_map_to_their_schemas() {
+        let spec = demo_schema(
+            "pub struct Spec {\n    pub phase: Phase,\n    pub data: Vec<u8>,\n\
+             pub raw: serde_json::Value,\n    pub every: Option<Duration>,\n\
+             /// The selector.\n    pub selector: Option<LabelSelector>,\n}\n\
+             /// Where it is.\npub enum Phase {\n    Pending,\n    /// +kubegen:value=in-progress\n    InProgress,\n}\n",
+        );
+        let properties = &spec["properties"];
+        assert_eq!(
+            properties["phase"],
+            yaml("{type: string, description: Where it is., enum: [Pending, in-progress]}")
+        );
+        assert_eq!(properties["data"], yaml("{type: string, format: byte}"));
+        assert_eq!(
+            properties["raw"],
+            yaml("{x-kubernetes-preserve-unknown-fields: true}")
+        );
+        assert_eq!(properties["every"], yaml("{type: string}"));
+        let selector = &properties["selector"];
+        assert_eq!(selector["description"], yaml("The selector."));
+        assert_eq!(selector["x-kubernetes-map-type"], yaml("atomic"));
+        assert_eq!(
+            selector["properties"]["matchExpressions"]["items"]["required"],
+            yaml("[key, operator]")
+        );
+        assert_eq!(spec["required"], yaml("[phase, data, raw]"));
+    }
+
+    #[test]
+    fn list_types_map_keys_and_cel_rules_are_written() {
+        let spec = demo_schema(
+            "/// +kubegen:validation:XValidation:rule=\"self.min <= self.max\",message=\"min > max\"\n\
+             pub struct Spec {\n    pub min: i32,\n    pub max: i32,\n\
+             /// +kubegen:listType=map\n    /// +kubegen:listMapKeys=type\n\
+             /// +kubegen:validation:maxItems=8\n\
+             /// +kubegen:validation:XValidation:rule=\"self.all(c, c.reason != '')\"\n\
+             pub conditions: Vec<Condition>,\n}\n",
+        );
+        assert_eq!(
+            spec["x-kubernetes-validations"],
+            yaml("[{rule: self.min <= self.max, message: min > max}]")
+        );
+        let conditions = &spec["properties"]["conditions"];
+        assert_eq!(conditions["maxItems"], yaml("8"));
+        assert_eq!(conditions["x-kubernetes-list-type"], yaml("map"));
+        assert_eq!(conditions["x-kubernetes-list-map-keys"], yaml("[type]"));
+        assert_eq!(
+            conditions["x-kubernetes-validations"],
+            yaml("[{rule: \"self.all(c, c.reason != '')\"}]")
+        );
+        assert_eq!(
+            conditions["items"]["properties"]["type"]["type"],
+            yaml("string")
+        );
+    }
+
+    #[test]
+    fn keywords_newer_than_1_15_are_removed_at_every_depth() {
+        let mut schema = yaml(
+            "{type: object, x-kubernetes-validations: [{rule: 'true'}], properties: {
+              conditions: {type: array, x-kubernetes-list-type: map,
+                x-kubernetes-list-map-keys: [type],
+                items: {type: object, x-kubernetes-map-type: atomic}},
+              x-kubernetes-list-type: {type: string}}}",
+        );
+        remove_newer_keywords(&mut schema);
+        assert_eq!(
+            schema,
+            yaml(
+                "{type: object, properties: {conditions: {type: array, items: {type: object}},
+                  x-kubernetes-list-type: {type: string}}}"
+            )
         );
     }
 }

@@ -42,6 +42,11 @@ fn cluster_scoped_kind_has_no_namespace_parameter() {
 }
 
 #[test]
+fn enums_well_known_types_json_bytes_list_types_and_cel_rules() {
+    golden("operator_types");
+}
+
+#[test]
 fn no_status_kind_has_no_status_methods_or_subresource() {
     golden("no_status");
 }

@@ -96,6 +96,7 @@ async fn cluster_scoped_kind_has_no_namespace() {
             workers: 3,
             region: None,
         },
+        status: None,
     };
     let clusters = cs.clusterprovisioner_v1alpha1().clusters();
     clusters

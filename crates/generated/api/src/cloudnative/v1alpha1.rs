@@ -86,7 +86,7 @@ pub struct VirtualMachineSpec {
 pub struct VirtualMachineStatus {
     /// Lifecycle phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: ::std::option::Option<::std::string::String>,
+    pub phase: ::std::option::Option<VirtualMachinePhase>,
     /// Address of the running machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: ::std::option::Option<::std::string::String>,
@@ -95,4 +95,37 @@ pub struct VirtualMachineStatus {
     pub started_at: ::std::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
+    /// The latest observations of the machine's state (`Ready`, ...), one per type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: ::std::vec::Vec<
+        ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+    >,
+    /// The `metadata.generation` the status was computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: ::std::option::Option<i64>,
+}
+/// The lifecycle phase of a virtual machine.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum VirtualMachinePhase {
+    /// Accepted; the hypervisor has not started it yet.
+    #[default]
+    Pending,
+    /// Running on a hypervisor.
+    Running,
+    /// Stopped; its disk is kept.
+    Stopped,
+    /// The hypervisor could not run it; see the conditions.
+    Failed,
 }

@@ -14,6 +14,10 @@ pub struct Cluster {
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The wanted cluster.
     pub spec: ClusterSpec,
+    /// What the provisioner observed. No status subresource (`+genclient:noStatus`): the
+    /// provisioner writes it with a plain update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: ::std::option::Option<ClusterStatus>,
 }
 impl ::serde::Serialize for Cluster {
     fn serialize<S: ::serde::Serializer>(
@@ -21,7 +25,7 @@ impl ::serde::Serialize for Cluster {
         serializer: S,
     ) -> ::std::result::Result<S::Ok, S::Error> {
         use ::serde::ser::SerializeStruct as _;
-        let mut state = serializer.serialize_struct("Cluster", 4usize)?;
+        let mut state = serializer.serialize_struct("Cluster", 5usize)?;
         state
             .serialize_field(
                 "apiVersion",
@@ -30,6 +34,11 @@ impl ::serde::Serialize for Cluster {
         state.serialize_field("kind", <Self as ::k8s_openapi::Resource>::KIND)?;
         state.serialize_field("metadata", &self.metadata)?;
         state.serialize_field("spec", &self.spec)?;
+        if Option::is_none(&self.status) {
+            state.skip_field("status")?;
+        } else {
+            state.serialize_field("status", &self.status)?;
+        }
         state.end()
     }
 }
@@ -66,6 +75,22 @@ pub struct ClusterSpec {
     /// Cloud region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: ::std::option::Option<::std::string::String>,
+}
+/// What the provisioner observed.
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// Where provisioning is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: ::std::option::Option<ClusterPhase>,
+    /// The latest observations of the cluster's state (`Ready`, `Provisioned`, ...), one per type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: ::std::vec::Vec<
+        ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+    >,
+    /// The `metadata.generation` the status was computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: ::std::option::Option<i64>,
 }
 /// Credentials to reach a provisioned Cluster.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize)]
@@ -128,4 +153,29 @@ pub struct KubeconfigSpec {
     /// Name of the Secret holding the kubeconfig file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_name: ::std::option::Option<::std::string::String>,
+}
+/// Where provisioning of a cluster is.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum ClusterPhase {
+    /// Accepted, not started yet.
+    #[default]
+    Pending,
+    /// The provisioner is creating the cluster.
+    Provisioning,
+    /// The cluster is up and its Kubeconfig is written.
+    Ready,
+    /// Provisioning failed; see the conditions.
+    Failed,
 }

@@ -21,4 +21,6 @@ pub struct Thing {
     pub name: String,
 }
 
-enum Color { Red }
+enum Color { Red, Rgb(u8, u8, u8) }
+
+fn helper() {}

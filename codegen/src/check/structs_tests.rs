@@ -1,0 +1,91 @@
+use crate::testutil::errors;
+
+#[test]
+fn a_unit_variant_enum_is_a_valid_field_type() {
+    let types = "pub enum Phase {\n    Pending,\n    /// +kubegen:value=in-progress\n    InProgress,\n}\n\
+                 pub struct Status {\n    pub phase: Option<Phase>,\n}\n";
+    assert_eq!(errors(types), Vec::<String>::new());
+}
+
+#[test]
+fn enums_with_data_discriminants_or_generics_are_named_with_their_line() {
+    let types = "pub enum Shape {\n    Circle(i32),\n    Square { side: i32 },\n    Dot = 3,\n}\n\
+                 pub enum Wrap<T> {\n    A,\n}\n";
+    assert_eq!(
+        errors(types),
+        [
+            "2: variant `Shape::Circle` carries data: only unit-variant enums are supported",
+            "3: variant `Shape::Square` carries data: only unit-variant enums are supported",
+            "4: variant `Shape::Dot` has a discriminant: only unit-variant enums are supported",
+            "6: enum `Wrap` is generic",
+        ]
+    );
+}
+
+#[test]
+fn enum_values_must_be_distinct_and_enums_need_variants() {
+    let types = "pub enum Phase {\n    Up,\n    /// +kubegen:value=Up\n    Running,\n}\n\
+                 pub enum Empty {}\n";
+    assert_eq!(
+        errors(types),
+        [
+            "4: variant `Phase::Running` has an empty or duplicate value `Up`",
+            "6: enum `Empty` has no variants",
+        ]
+    );
+}
+
+#[test]
+fn tags_on_an_enum_are_rejected() {
+    let types = "/// +kubegen:plural=phases\npub enum Phase {\n    Up,\n}\n";
+    assert_eq!(errors(types), ["1: tags are not allowed on enum `Phase`"]);
+}
+
+#[test]
+fn a_type_may_not_take_a_well_known_name_nor_share_a_name() {
+    let types = "pub struct Condition {\n    pub a: String,\n}\n\
+                 pub struct Spec {\n    pub a: String,\n}\npub enum Spec {\n    A,\n}\n";
+    assert_eq!(
+        errors(types),
+        [
+            "1: `Condition` is the name of a well-known Kubernetes type",
+            "7: duplicate type `Spec` in demo/v1",
+        ]
+    );
+}
+
+#[test]
+fn duration_needs_option_because_it_has_no_default() {
+    let types = "pub struct Spec {\n    pub every: Duration,\n    pub timeout: Option<Duration>,\n\
+                 pub steps: Vec<Duration>,\n}\n";
+    assert_eq!(
+        errors(types),
+        ["2: `Spec.every`: `Duration` has no default value"]
+    );
+}
+
+#[test]
+fn an_unknown_type_names_both_struct_and_enum_in_its_hint() {
+    let types = "pub struct Spec {\n    pub size: Size,\n}\n";
+    assert_eq!(
+        errors(types),
+        ["2: `Spec.size` refers to unknown type `Size`"]
+    );
+}
+
+#[test]
+fn string_markers_on_an_enum_field_are_rejected() {
+    let types = "pub enum Phase {\n    Up,\n}\npub struct Spec {\n\
+                 /// +kubegen:validation:enum=Up\n    pub phase: Phase,\n}\n";
+    assert_eq!(
+        errors(types),
+        ["6: `+kubegen:validation:enum` on field `phase`, which is not a string"]
+    );
+}
+
+#[test]
+fn cel_rules_are_allowed_on_plain_structs() {
+    let types = "/// +kubegen:validation:XValidation:rule=\"self.min <= self.max\"\n\
+                 pub struct Range {\n    pub min: i32,\n    pub max: i32,\n}\n";
+    assert_eq!(errors(types), Vec::<String>::new());
+}
