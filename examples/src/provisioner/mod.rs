@@ -11,8 +11,9 @@
 //! ```
 //!
 //! `Cluster` and `Kubeconfig` (`clusterprovisioner.example.com/v1alpha1`) are cluster-scoped and
-//! have no status: the result of provisioning is the `Kubeconfig` object the controller writes
-//! once the cloud says the cluster is ready. A failed cloud call is retried with per-key
+//! have no status subresource: the controller writes the Cluster's `status.phase`
+//! (`Provisioning`, `Ready`) with a plain update, and the result of provisioning is the
+//! `Kubeconfig` object it writes once the cloud says the cluster is ready. A failed cloud call is retried with per-key
 //! exponential backoff ([`ProvisionerOptions::retry_base`], doubling); a cluster still being
 //! created is looked at again after the time the cloud says (requeue-after), without raising its
 //! backoff.
@@ -25,7 +26,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_api::clusterprovisioner::v1alpha1::{Cluster, ClusterSpec, Kubeconfig};
-use kubegen_cache::{DeletedObject, FactoryOptions, HandlerFns, ObjectKey};
+use kubegen_cache::{DeletedObject, FactoryOptions, HandlerFns, ObjectKey, UpdateFilter};
 use kubegen_client::Client;
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
@@ -99,12 +100,12 @@ impl ClusterProvisioner {
         factory.start();
         factory.wait_for_cache_sync(SYNC_TIMEOUT).await?;
 
+        let clientset = Clientset::new(client).clusterprovisioner_v1alpha1();
         let reconciler = Arc::new(Reconciler {
             clusters: clusters.lister(),
             kubeconfigs: kubeconfigs.lister(),
-            kubeconfig_client: Clientset::new(client)
-                .clusterprovisioner_v1alpha1()
-                .kubeconfigs(),
+            cluster_client: clientset.clusters(),
+            kubeconfig_client: clientset.kubeconfigs(),
             cloud: Cloud::new(options.cloud.clone()),
         });
         let workers = (0..options.workers.max(1))
@@ -147,10 +148,14 @@ fn rate_limiter(options: &ProvisionerOptions) -> anyhow::Result<MaxOf<String>> {
     Ok(MaxOf::new(vec![per_key, overall]))
 }
 
-/// Every change to a Cluster enqueues its name.
-fn cluster_handler(queue: &RateLimitingQueue<String>) -> HandlerFns<Cluster> {
+/// Every new or deleted Cluster, and every change to a Cluster's spec, enqueues its name.
+/// Updates that leave the spec alone are the controller's own status writes: reacting to them
+/// would reconcile each Cluster once more per write.
+fn cluster_handler(
+    queue: &RateLimitingQueue<String>,
+) -> UpdateFilter<Cluster, HandlerFns<Cluster>> {
     let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
-    HandlerFns::new()
+    let enqueue = HandlerFns::new()
         .on_add(move |cluster: &Arc<Cluster>, _| {
             on_add.add(ObjectKey::of(cluster.as_ref()).to_string())
         })
@@ -158,8 +163,9 @@ fn cluster_handler(queue: &RateLimitingQueue<String>) -> HandlerFns<Cluster> {
             on_update.add(ObjectKey::of(cluster.as_ref()).to_string());
         })
         .on_delete(move |gone: &DeletedObject<Cluster>| {
-            on_delete.add(ObjectKey::of(gone.object().as_ref()).to_string())
-        })
+            on_delete.add(ObjectKey::of(gone.object().as_ref()).to_string());
+        });
+    UpdateFilter::new(|old: &Cluster, new: &Cluster| old.spec != new.spec, enqueue)
 }
 
 /// A changed or deleted Kubeconfig enqueues its Cluster, so a Kubeconfig someone deleted or
@@ -207,5 +213,6 @@ pub fn sample(name: &str) -> Cluster {
             workers: 3,
             region: Some("eu-west".to_owned()),
         },
+        status: None,
     }
 }

@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kubegen_api::clusterprovisioner::v1alpha1::{Cluster, Kubeconfig, KubeconfigSpec};
+use kubegen_api::clusterprovisioner::v1alpha1::{
+    Cluster, ClusterPhase, ClusterStatus, Kubeconfig, KubeconfigSpec,
+};
 use kubegen_client::{CreateOptions, DeleteOptions, UpdateOptions};
-use kubegen_clientset::clusterprovisioner::v1alpha1::KubeconfigClient;
+use kubegen_clientset::clusterprovisioner::v1alpha1::{ClusterClient, KubeconfigClient};
 use kubegen_listers::clusterprovisioner::v1alpha1::{ClusterLister, KubeconfigLister};
 
 use super::cloud::{Cloud, CloudError, Progress};
@@ -27,6 +29,15 @@ pub enum ReconcileError {
     /// The cloud call failed.
     #[error(transparent)]
     CloudFailed(#[from] CloudError),
+    /// Writing the Cluster's status failed (a conflict: the Cluster changed meanwhile).
+    #[error("writing the status of Cluster {name} failed")]
+    StatusWriteFailed {
+        /// The Cluster.
+        name: String,
+        /// The server's answer.
+        #[source]
+        source: kubegen_client::Error,
+    },
     /// Writing or deleting the Kubeconfig failed.
     #[error("{action} Kubeconfig {name} failed")]
     KubeconfigWriteFailed {
@@ -44,6 +55,7 @@ pub enum ReconcileError {
 pub(super) struct Reconciler {
     pub(super) clusters: ClusterLister,
     pub(super) kubeconfigs: KubeconfigLister,
+    pub(super) cluster_client: ClusterClient,
     pub(super) kubeconfig_client: KubeconfigClient,
     pub(super) cloud: Cloud,
 }
@@ -57,6 +69,7 @@ impl Reconciler {
         let progress = self.cloud.ensure_cluster(name, &cluster.spec)?;
         match progress {
             Progress::Creating { ready_in } => {
+                self.set_phase(&cluster, ClusterPhase::Provisioning).await?;
                 tracing::info!(
                     cluster = name,
                     ?ready_in,
@@ -66,8 +79,40 @@ impl Reconciler {
             }
             Progress::Ready { server } => {
                 self.write_kubeconfig(&cluster, server).await?;
+                self.set_phase(&cluster, ClusterPhase::Ready).await?;
                 Ok(Outcome::Done)
             }
+        }
+    }
+
+    /// Writes `status.phase` unless the cache shows it already. `Cluster` has no status
+    /// subresource (`+genclient:noStatus`), so this is a plain update of the whole object, and
+    /// the server bumps `metadata.generation` for it: which is why the Cluster handler ignores
+    /// updates that leave the spec alone, and why this status has no `observedGeneration`.
+    async fn set_phase(
+        &self,
+        cluster: &Cluster,
+        phase: ClusterPhase,
+    ) -> Result<(), ReconcileError> {
+        let current = cluster.status.as_ref().and_then(|s| s.phase.as_ref());
+        if current == Some(&phase) {
+            return Ok(());
+        }
+        let mut updated = cluster.clone();
+        updated
+            .status
+            .get_or_insert_with(ClusterStatus::default)
+            .phase = Some(phase);
+        match self
+            .cluster_client
+            .update(&updated, &UpdateOptions::default())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(source) => Err(ReconcileError::StatusWriteFailed {
+                name: cluster.metadata.name.clone().unwrap_or_default(),
+                source,
+            }),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kubegen_api::clusterprovisioner::v1alpha1::{Cluster, Kubeconfig};
+use kubegen_api::clusterprovisioner::v1alpha1::{Cluster, ClusterPhase, Kubeconfig};
 use kubegen_client::{DeleteOptions, GetOptions, ResourceClient};
 use kubegen_examples::provisioner::cloud::CloudOptions;
 use kubegen_examples::provisioner::{self, ClusterProvisioner, ProvisionerOptions};
@@ -65,6 +65,12 @@ async fn a_cluster_gets_its_kubeconfig_after_retries(env: Env) {
         (owner.kind.as_str(), &owner.uid, owner.controller),
         ("Cluster", uid.as_ref().unwrap(), Some(true))
     );
+    let ready = poll("the Cluster's phase Ready", || async {
+        let cluster = clusters.get(&name, &GetOptions::default()).await.ok()?;
+        cluster.status?.phase.filter(|p| *p == ClusterPhase::Ready)
+    })
+    .await;
+    assert_eq!(ready, ClusterPhase::Ready);
     // Two injected failures, the accepted create call (requeue-after), the call that found it ready.
     assert_eq!(controller.cloud_calls(&name), FAILURES + 2);
 
