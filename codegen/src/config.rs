@@ -10,10 +10,15 @@
 //! output = "crates/generated"         # api/, clientset/, listers/, informers/ go here
 //! crd = "deploy/crd.yaml"             # CRD manifests (optional)
 //! crd_v1beta1 = "deploy/crd-v1beta1.yaml"  # the same CRDs for API servers < 1.16 (off unless set)
-//! boilerplate = "hack/boilerplate.rs.txt"
+//! boilerplate = "hack/boilerplate.rs.txt"  # license header (optional; none when left out)
 //! crate_prefix = "kubegen"            # crate names: <prefix>-api, <prefix>-clientset, ...
 //! runtime = "workspace"               # or "path:../kubegen/crates" or "version:0.1.0"
 //! ```
+//!
+//! `runtime`: `workspace` is for crates generated inside kubegen's own workspace; another project
+//! uses `path:<dir holding kubegen's client/, cache/, fake/>` (a clone of kubegen);
+//! `version:<v>` names kubegen's runtime crates by version, which works only once they are
+//! published to a registry the project uses (none are on crates.io).
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +44,8 @@ pub struct Config {
     /// not serve v1); `None` (the default) skips it. Off by default so that projects which only
     /// target 1.16+ do not get a file they did not ask for.
     pub crd_v1beta1: Option<PathBuf>,
-    /// License header prepended to every generated Rust file.
+    /// License header prepended to every generated Rust and TOML file; `None` (the default)
+    /// writes none. A file that is named but missing is an error.
     pub boilerplate: Option<PathBuf>,
     /// Generated crate names are `<prefix>-api`, `<prefix>-clientset`, ...
     pub crate_prefix: String,
@@ -86,7 +92,7 @@ impl Default for Config {
             output: PathBuf::from("crates/generated"),
             crd: Some(PathBuf::from("deploy/crd.yaml")),
             crd_v1beta1: None,
-            boilerplate: Some(PathBuf::from("hack/boilerplate.rs.txt")),
+            boilerplate: None,
             crate_prefix: "kubegen".to_owned(),
             runtime: Runtime::Workspace,
         }
@@ -130,5 +136,50 @@ impl Config {
     /// Rust name of one generated crate: `kubegen_api`.
     pub(crate) fn crate_ident(&self, part: &str) -> proc_macro2::Ident {
         crate::names::ident(&self.crate_name(part).replace('-', "_"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_without_boilerplate_writes_no_header_and_needs_no_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("kubegen.toml");
+        std::fs::write(&file, "output = \"generated\"\n").expect("write");
+        let config = Config::load(&file).expect("valid config");
+        assert_eq!(config.boilerplate, None);
+        assert_eq!(config.output, PathBuf::from("generated"));
+    }
+
+    #[test]
+    fn a_named_boilerplate_file_that_is_missing_is_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = Config {
+            root: dir.path().to_path_buf(),
+            builtins: None,
+            boilerplate: Some(PathBuf::from("hack/boilerplate.rs.txt")),
+            ..Config::default()
+        };
+        std::fs::create_dir_all(dir.path().join("apis")).expect("mkdir");
+        let error = crate::generate(&config).expect_err("must fail");
+        assert!(
+            matches!(&error, crate::Error::ReadBoilerplate { path, .. } if path.ends_with("hack/boilerplate.rs.txt")),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn runtime_spellings_parse() {
+        assert_eq!(
+            Runtime::try_from("workspace".to_owned()),
+            Ok(Runtime::Workspace)
+        );
+        assert_eq!(
+            Runtime::try_from("path:../kubegen/crates".to_owned()),
+            Ok(Runtime::Path(PathBuf::from("../kubegen/crates")))
+        );
+        assert!(Runtime::try_from("git:https://example.com".to_owned()).is_err());
     }
 }

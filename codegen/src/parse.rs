@@ -191,11 +191,10 @@ fn item_defs(item: Item, file: &Path, diags: &mut Diagnostics, out: &mut Defs) {
 
 /// An enum of unit variants; any other enum is reported, naming the type and the variant.
 fn enum_def(item: &ItemEnum, file: &Path, diags: &mut Diagnostics) -> Option<EnumDef> {
-    let at = |span: proc_macro2::Span| Location {
+    let location = Location {
         file: file.to_path_buf(),
-        line: span.start().line,
+        line: item.ident.span().start().line,
     };
-    let location = at(item.ident.span());
     let name = item.ident.to_string();
     if !item.generics.params.is_empty() {
         diags.error(
@@ -219,44 +218,58 @@ fn enum_def(item: &ItemEnum, file: &Path, diags: &mut Diagnostics) -> Option<Enu
             "list the allowed values as unit variants",
         );
     }
-    let mut variants = Vec::new();
-    for variant in &item.variants {
-        let variant_location = at(variant.ident.span());
-        let variant_name = variant.ident.to_string();
-        let problem = if !matches!(variant.fields, Fields::Unit) {
-            Some("carries data")
-        } else if variant.discriminant.is_some() {
-            Some("has a discriminant")
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            diags.error(
-                &variant_location,
-                format!("variant `{name}::{variant_name}` {problem}: only unit-variant enums are supported"),
-                "an API enum is a closed set of strings: write `Variant,` (JSON value via `+kubegen:value=`), or use a struct with one optional field per case",
-            );
-            continue;
-        }
-        let (docs, tags) = docs_and_tags(&variant.attrs, Placement::Variant, file, diags);
-        let value = tags
-            .into_iter()
-            .find_map(|(tag, _)| match tag {
-                Tag::Value(value) => Some(value),
-                _ => None,
-            })
-            .unwrap_or_else(|| variant_name.clone());
-        variants.push(Variant {
-            name: variant_name,
-            value,
-            docs,
-            location: variant_location,
-        });
-    }
+    let variants = item
+        .variants
+        .iter()
+        .filter_map(|variant| variant_def(&name, variant, file, diags))
+        .collect();
     Some(EnumDef {
         name,
         docs,
         variants,
+        location,
+    })
+}
+
+/// One unit variant with its JSON value; a variant with data or a discriminant is reported.
+fn variant_def(
+    enum_name: &str,
+    variant: &syn::Variant,
+    file: &Path,
+    diags: &mut Diagnostics,
+) -> Option<Variant> {
+    let location = Location {
+        file: file.to_path_buf(),
+        line: variant.ident.span().start().line,
+    };
+    let name = variant.ident.to_string();
+    let problem = if !matches!(variant.fields, Fields::Unit) {
+        Some("carries data")
+    } else if variant.discriminant.is_some() {
+        Some("has a discriminant")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        diags.error(
+            &location,
+            format!("variant `{enum_name}::{name}` {problem}: only unit-variant enums are supported"),
+            "an API enum is a closed set of strings: write `Variant,` (JSON value via `+kubegen:value=`), or use a struct with one optional field per case",
+        );
+        return None;
+    }
+    let (docs, tags) = docs_and_tags(&variant.attrs, Placement::Variant, file, diags);
+    let value = tags
+        .into_iter()
+        .find_map(|(tag, _)| match tag {
+            Tag::Value(value) => Some(value),
+            _ => None,
+        })
+        .unwrap_or_else(|| name.clone());
+    Some(Variant {
+        name,
+        value,
+        docs,
         location,
     })
 }

@@ -18,7 +18,9 @@
 //! - Only scalar `default`s stay: upstream writes `default: {}` on references to structs that have
 //!   required fields, which a CRD server rejects as an invalid default, while scalar defaults are
 //!   needed (a `x-kubernetes-list-map-keys` key must be required or defaulted, e.g. a container
-//!   port's `protocol: TCP`).
+//!   port's `protocol: TCP`). A default outside its node's `enum` goes too: upstream writes the Go
+//!   zero value `""` as default of non-pointer enum fields (e.g. a seccomp profile's `type`),
+//!   which the server rejects in a CRD as an unsupported value.
 //!
 //! `Duration` has no component schema: upstream declares `metav1.Duration` as a plain string in
 //! Go (`OpenAPISchemaType`), so its schema is `type: string`, as controller-gen writes it.
@@ -40,7 +42,7 @@ pub enum WellKnown {
     MicroTime,
     /// `metav1.OwnerReference`.
     OwnerReference,
-    /// `metav1.Duration` (Rust: `kube_core::Duration`).
+    /// `metav1.Duration` (Rust: `kube_core::Duration`, Go duration strings such as `1h30m`).
     Duration,
     /// `corev1.EnvVar`.
     EnvVar,
@@ -123,9 +125,13 @@ impl WellKnown {
         }
     }
 
-    /// Whether the Rust type implements `Default` (`kube_core::Duration` does not).
+    /// Whether the Rust type implements `Default`: `Condition`, `MicroTime` (a timestamp has no
+    /// sensible zero) and `kube_core::Duration` do not.
     pub fn has_default(self) -> bool {
-        self != WellKnown::Duration
+        !matches!(
+            self,
+            WellKnown::Condition | WellKnown::MicroTime | WellKnown::Duration
+        )
     }
 
     /// The structural CRD schema of the type.
@@ -243,6 +249,11 @@ fn structural(node: &Json, schemas: &Json, stack: &mut Vec<String>) -> Result<Va
             );
         }
         out.insert(Value::from("properties"), Value::Mapping(converted));
+    }
+    if let (Some(default), Some(Value::Sequence(allowed))) = (out.get("default"), out.get("enum"))
+        && !allowed.contains(default)
+    {
+        out.remove("default");
     }
     let typed = [
         "type",

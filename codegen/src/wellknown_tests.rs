@@ -86,6 +86,19 @@ fn container_ports_keep_their_list_map_keys_and_the_protocol_default() {
 }
 
 #[test]
+fn a_default_outside_the_enum_is_dropped() {
+    // Upstream: `seccompProfile.type` has `default: ""` and enum Localhost, RuntimeDefault, ...
+    let schema = WellKnown::PodTemplateSpec.schema();
+    let pod = &schema["properties"]["spec"]["properties"];
+    let kind = &pod["securityContext"]["properties"]["seccompProfile"]["properties"]["type"];
+    assert_eq!(
+        kind["enum"],
+        yaml("[Localhost, RuntimeDefault, Unconfined]")
+    );
+    assert!(kind.get("default").is_none(), "{kind:?}");
+}
+
+#[test]
 fn quantities_become_int_or_string() {
     let schema = WellKnown::ResourceRequirements.schema();
     let limit = &schema["properties"]["limits"]["additionalProperties"];
@@ -100,6 +113,7 @@ fn duration_is_a_string_and_has_no_rust_default() {
     assert_eq!(WellKnown::Duration.schema(), yaml("{type: string}"));
     assert_eq!(WellKnown::Duration.rust_path(), "kube_core::Duration");
     assert!(!WellKnown::Duration.has_default());
+    assert!(!WellKnown::Condition.has_default() && WellKnown::PodTemplateSpec.has_default());
     assert_eq!(
         WellKnown::Toleration.rust_path(),
         "k8s_openapi::api::core::v1::Toleration"

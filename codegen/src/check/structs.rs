@@ -96,20 +96,19 @@ fn check_enum(def: &EnumDef, diags: &mut Diagnostics) {
 
 /// Generated structs derive `Default`: a type without one must sit in `Option`, `Vec` or a map.
 fn check_default_impl(def: &StructDef, field: &Field, diags: &mut Diagnostics) {
-    if let FieldType::WellKnown(well_known) = field.ty
-        && !well_known.has_default()
-    {
-        diags.error(
-            &field.location,
-            format!(
-                "`{}.{}`: `{}` has no default value",
-                def.name,
-                field.name,
-                well_known.name()
-            ),
-            format!("write `Option<{}>`", well_known.name()),
-        );
-    }
+    let name = match field.ty {
+        FieldType::WellKnown(well_known) if !well_known.has_default() => well_known.name(),
+        FieldType::Time => "Time",
+        _ => return,
+    };
+    diags.error(
+        &field.location,
+        format!(
+            "`{}.{}`: `{name}` has no default value",
+            def.name, field.name
+        ),
+        format!("write `Option<{name}>` (generated structs derive `Default`)"),
+    );
 }
 
 fn check_references(package: &Package, def: &StructDef, field: &Field, diags: &mut Diagnostics) {

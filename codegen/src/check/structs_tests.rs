@@ -55,12 +55,18 @@ fn a_type_may_not_take_a_well_known_name_nor_share_a_name() {
 }
 
 #[test]
-fn duration_needs_option_because_it_has_no_default() {
+fn types_without_a_default_need_option() {
     let types = "pub struct Spec {\n    pub every: Duration,\n    pub timeout: Option<Duration>,\n\
-                 pub steps: Vec<Duration>,\n}\n";
+                 pub steps: Vec<Duration>,\n    pub ready: Condition,\n    pub at: MicroTime,\n\
+                 pub since: Time,\n    pub all: Vec<Condition>,\n}\n";
     assert_eq!(
         errors(types),
-        ["2: `Spec.every`: `Duration` has no default value"]
+        [
+            "2: `Spec.every`: `Duration` has no default value",
+            "5: `Spec.ready`: `Condition` has no default value",
+            "6: `Spec.at`: `MicroTime` has no default value",
+            "7: `Spec.since`: `Time` has no default value",
+        ]
     );
 }
 

@@ -100,3 +100,28 @@ fn built_in_kinds_are_reexported() {
     assert_eq!(kubegen_api::events::v1::Event::group(&()), "events.k8s.io");
     assert_eq!(kubegen_api::core::v1::Pod::plural(&()), "pods");
 }
+
+#[test]
+fn enums_serialize_as_their_values_and_conditions_as_meta_v1_conditions() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    use kubegen_api::cloudnative::v1alpha1::{VirtualMachinePhase, VirtualMachineStatus};
+    let wire = json!({
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Booted", "message": "",
+                        "lastTransitionTime": "2026-11-23T22:00:00Z"}],
+    });
+    let status: VirtualMachineStatus = serde_json::from_value(wire.clone()).expect("decodes");
+    assert_eq!(status.phase, Some(VirtualMachinePhase::Running));
+    let ready: &Condition = &status.conditions[0];
+    assert_eq!(
+        (ready.type_.as_str(), ready.status.as_str()),
+        ("Ready", "True")
+    );
+    assert_eq!(serde_json::to_value(&status).expect("encodes"), wire);
+    assert_eq!(VirtualMachinePhase::default(), VirtualMachinePhase::Pending);
+    let unknown = serde_json::from_value::<VirtualMachineStatus>(json!({"phase": "Paused"}));
+    assert!(
+        unknown.is_err(),
+        "a value outside the enum is an error, as the CRD rejects it"
+    );
+}
