@@ -10,12 +10,15 @@ use kubegen_clientset::fake::Clientset as FakeClientset;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_listers::apps::v1::DeploymentLister;
 use kubegen_listers::police::v1beta1::WhiteListLister;
+use kubegen_runtime::metrics::Metrics;
 use kubegen_workqueue::NoopMetrics;
 use serde_json::{Value, json};
 
 use super::*;
 use crate::events::EventBuilder;
+use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
+use crate::reconcile::Reconciler;
 use crate::writer::Writer;
 
 fn whitelist(namespace: &str, name: &str) -> Value {
@@ -38,7 +41,9 @@ fn deployment(namespace: &str, name: &str) -> Value {
 struct Wiring {
     clientset: FakeClientset,
     factory: SharedInformerFactory,
-    controller: Controller,
+    controller: Controller<WhiteList>,
+    reconciler: Arc<Reconciler>,
+    metrics: Metrics,
 }
 
 impl Wiring {
@@ -56,12 +61,13 @@ impl Wiring {
             writer: Writer::new((*clientset).clone()),
             protected: ProtectedNamespaces::new("image-police", false),
             events: EventBuilder::new("test"),
-            metrics: Metrics::default(),
+            metrics: PoliceMetrics::default(),
         };
-        let controller = Controller::new(
+        let metrics = Metrics::default();
+        let controller = build(
             &whitelists.informer(),
             &deployments.informer(),
-            reconciler,
+            metrics.clone(),
             NoopMetrics::shared(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -74,6 +80,8 @@ impl Wiring {
             clientset,
             factory,
             controller,
+            reconciler: Arc::new(reconciler),
+            metrics,
         }
     }
 
@@ -88,7 +96,7 @@ impl Wiring {
         while !queue.is_empty() {
             if let Some(key) = queue.get().await {
                 queue.done(&key);
-                keys.push(key);
+                keys.push(key.as_str().to_owned());
             }
         }
         keys
@@ -198,7 +206,7 @@ async fn status_writes_do_not_enqueue_but_spec_changes_do() {
 #[tokio::test]
 async fn workers_drain_and_stop_when_asked() {
     let wiring = Wiring::start(vec![whitelist("team", "wl")]).await;
-    let metrics = wiring.controller.reconciler.metrics.clone();
+    let metrics = wiring.metrics.clone();
     let stop = async {
         while metrics.reconciles_finished() < 1 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -206,7 +214,12 @@ async fn workers_drain_and_stop_when_asked() {
     };
     let drained = wiring
         .controller
-        .run_workers(2, stop, Duration::from_secs(5))
+        .run(
+            Arc::clone(&wiring.reconciler),
+            2,
+            stop,
+            Duration::from_secs(5),
+        )
         .await;
     assert!(drained);
     assert!(wiring.controller.queue().is_shutting_down());
@@ -228,15 +241,18 @@ async fn a_panicking_reconcile_is_retried_and_the_worker_survives() {
             );
             None
         });
-    let metrics = wiring.controller.reconciler.metrics.clone();
+    let metrics = wiring.metrics.clone();
     let stop = async {
         while metrics.reconciles_finished() < 2 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     };
-    let run = wiring
-        .controller
-        .run_workers(1, stop, Duration::from_secs(5));
+    let run = wiring.controller.run(
+        Arc::clone(&wiring.reconciler),
+        1,
+        stop,
+        Duration::from_secs(5),
+    );
     let drained = tokio::time::timeout(Duration::from_secs(10), run).await;
     assert_eq!(drained, Ok(true), "the only worker died with the panic");
     let stored = wiring

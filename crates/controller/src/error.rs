@@ -21,44 +21,15 @@ pub enum Error {
         #[source]
         source: kubegen_client::Error,
     },
-    /// An informer refused the event handler (it was already shut down).
-    #[error("registering an informer event handler failed")]
-    HandlerRegistrationFailed {
-        /// The cache's error.
-        #[source]
-        source: kubegen_cache::Error,
-    },
-    /// The informer caches did not fill within `--cache-sync-timeout`.
-    #[error("waiting for the informer caches to sync failed")]
-    CacheSyncFailed {
-        /// The cache's error (names the informers that lag).
-        #[source]
-        source: kubegen_cache::Error,
-    },
-    /// Leader election could not be configured or failed.
-    #[error("leader election failed")]
-    LeaderElectionFailed {
-        /// The elector's error.
-        #[source]
-        source: kubegen_leaderelection::Error,
-    },
-    /// This replica lost the leader Lease; it exits so it restarts as a clean candidate.
-    #[error("lost the leader Lease")]
-    LeadershipLost,
+    /// The runtime stopped: handler registration, cache sync, binding an endpoint, leader
+    /// election, or lost leadership (then the process exits to restart as a clean candidate).
+    #[error(transparent)]
+    Runtime(#[from] kubegen_runtime::Error),
     /// `--metrics-addr` or `--health-addr` is not `ip:port`.
     #[error("{addr:?} is not an ip:port address")]
     InvalidAddress {
         /// The flag's value.
         addr: String,
-    },
-    /// A listener for `--metrics-addr` or `--health-addr` could not be bound.
-    #[error("binding {addr} failed")]
-    BindFailed {
-        /// The address.
-        addr: std::net::SocketAddr,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
     },
 }
 

@@ -39,7 +39,7 @@ pub mod controller;
 pub mod crd;
 #[cfg(feature = "embedded")]
 pub mod embedded;
-pub mod endpoints;
+pub use kubegen_runtime::endpoints;
 pub mod error;
 pub mod events;
 pub mod flags;

@@ -59,9 +59,10 @@ use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
 use kubegen_cache::ObjectKey;
 use kubegen_listers::apps::v1::DeploymentLister;
 use kubegen_listers::police::v1beta1::WhiteListLister;
+use kubegen_runtime::{Action, Context};
 
 use crate::events::{EventBuilder, EventType};
-use crate::metrics::Metrics;
+use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::policy::{ContainerViolation, Policy, RuleError, RuleInput};
 use crate::status::{Readiness, next_status, status_differs, violation_record};
@@ -139,8 +140,8 @@ pub struct Reconciler {
     pub(crate) protected: ProtectedNamespaces,
     /// Builds the Events recorded for each deletion.
     pub(crate) events: EventBuilder,
-    /// Where outcomes are counted.
-    pub(crate) metrics: Metrics,
+    /// Where deletions and failed Events are counted.
+    pub(crate) metrics: PoliceMetrics,
 }
 
 /// The policy a WhiteList's own spec describes.
@@ -189,7 +190,7 @@ impl Reconciler {
     /// # Errors
     /// A [`ReconcileError`] when a deletion or a status write failed (the first such failure,
     /// deletions first); the caller requeues the namespace.
-    pub async fn reconcile(&self, namespace: &str) -> Result<(), ReconcileError> {
+    pub async fn reconcile_namespace(&self, namespace: &str) -> Result<(), ReconcileError> {
         let mut lists = self
             .whitelists
             .white_lists(namespace)
@@ -385,6 +386,21 @@ impl Reconciler {
             }
         }
         Ok(())
+    }
+}
+
+/// The runtime hands over the first WhiteList of a queued namespace; the namespace (the key)
+/// is what is reconciled.
+impl kubegen_runtime::Reconciler<WhiteList> for Reconciler {
+    type Error = ReconcileError;
+
+    async fn reconcile(
+        &self,
+        _first: Arc<WhiteList>,
+        context: &Context,
+    ) -> Result<Action, ReconcileError> {
+        self.reconcile_namespace(context.key().as_str()).await?;
+        Ok(Action::Done)
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::events::EventBuilder;
-use crate::metrics::Metrics;
+use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::writer::Writer;
 
@@ -70,7 +70,7 @@ impl Fixture {
             writer: Writer::new((*clientset).clone()),
             protected: ProtectedNamespaces::new(OWN_NAMESPACE, false),
             events: EventBuilder::new("test-replica"),
-            metrics: Metrics::default(),
+            metrics: PoliceMetrics::default(),
         };
         let mut fixture = Fixture {
             clientset,
@@ -137,7 +137,7 @@ fn ready(whitelist: &WhiteList) -> (String, Option<String>) {
 async fn ok(fixture: &Fixture, key: &str) {
     fixture
         .reconciler
-        .reconcile(key)
+        .reconcile_namespace(key)
         .await
         .unwrap_or_else(|e| panic!("reconcile: {e}"));
 }
@@ -454,7 +454,7 @@ async fn status_conflict_is_returned_for_requeue() {
         .prepend_reactor("update", "whitelists/status", |action| {
             Some(Err(conflict(action)))
         });
-    let error = fixture.reconciler.reconcile("team").await.err();
+    let error = fixture.reconciler.reconcile_namespace("team").await.err();
     assert!(
         matches!(&error, Some(ReconcileError::StatusUpdateFailed { key, .. }) if key == "team/wl"),
         "{error:?}"
@@ -477,7 +477,7 @@ async fn failed_delete_is_returned_but_status_is_still_written() {
         .prepend_reactor("delete", "deployments", |action| {
             Some(Err(internal_error(action, "etcd down")))
         });
-    let error = fixture.reconciler.reconcile("team").await.err();
+    let error = fixture.reconciler.reconcile_namespace("team").await.err();
     assert!(
         matches!(error, Some(ReconcileError::DeleteFailed { ref name, .. }) if name == "bad"),
         "{error:?}"

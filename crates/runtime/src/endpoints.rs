@@ -27,7 +27,7 @@ use hyper_util::rt::TokioIo;
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
 
-use crate::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, ProcessMetrics};
+use crate::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, Scrape};
 
 /// How much longer than the lease duration a leader may go without renewing before `/healthz`
 /// fails (the value client-go's controllers commonly give `HealthzAdaptor`).
@@ -86,7 +86,7 @@ impl Health {
 #[derive(Clone, Default)]
 pub struct Endpoints {
     health: Option<Health>,
-    metrics: Option<ProcessMetrics>,
+    metrics: Option<Scrape>,
 }
 
 impl Endpoints {
@@ -99,7 +99,7 @@ impl Endpoints {
     }
 
     /// Serves `/metrics`: every family registered in `metrics`, as OpenMetrics text.
-    pub fn metrics(metrics: ProcessMetrics) -> Endpoints {
+    pub fn metrics(metrics: Scrape) -> Endpoints {
         Endpoints {
             health: None,
             metrics: Some(metrics),
@@ -178,6 +178,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
+    use crate::ProcessMetrics;
 
     #[test]
     fn readyz_follows_the_ready_flag_and_healthz_does_not() {
@@ -238,7 +239,7 @@ mod tests {
     fn each_listener_serves_only_what_it_was_given() {
         let health_only = Endpoints::health(Health::default());
         assert_eq!(health_only.respond("/metrics").0, StatusCode::NOT_FOUND);
-        let metrics_only = Endpoints::metrics(ProcessMetrics::default());
+        let metrics_only = Endpoints::metrics(ProcessMetrics::<()>::default().scrape());
         assert_eq!(metrics_only.respond("/healthz").0, StatusCode::NOT_FOUND);
         let (status, content_type, body) = metrics_only.respond("/metrics");
         assert_eq!(
@@ -247,7 +248,7 @@ mod tests {
         );
         let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(scrape.docs.contains_key("image_police_leader"), "{body}");
+        assert!(scrape.docs.contains_key("controller_leader"), "{body}");
     }
 
     /// Sends `GET path` to a fresh server for `endpoints` and returns the raw HTTP reply.
@@ -285,7 +286,11 @@ mod tests {
 
     #[tokio::test]
     async fn serves_metrics_as_openmetrics_text_over_http() {
-        let reply = get(Endpoints::metrics(ProcessMetrics::default()), "/metrics").await;
+        let reply = get(
+            Endpoints::metrics(ProcessMetrics::<()>::default().scrape()),
+            "/metrics",
+        )
+        .await;
         let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
         let content_type = head
@@ -296,6 +301,6 @@ mod tests {
         assert_eq!(content_type, Some(METRICS_CONTENT_TYPE));
         let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(scrape.docs.contains_key("image_police_leader"), "{body}");
+        assert!(scrape.docs.contains_key("controller_leader"), "{body}");
     }
 }

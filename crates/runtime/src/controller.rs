@@ -1,0 +1,491 @@
+//! The controller loop: informer events of a primary kind, the kinds it owns and the kinds it
+//! watches, mapped to keys of one rate-limited workqueue; workers calling a [`Reconciler`].
+//!
+//! The counterpart of controller-runtime's `builder.ControllerManagedBy(mgr).For(..).Owns(..)
+//! .Watches(..)` and kube-rs's `Controller::new(..).owns(..).watches(..)`, written on
+//! kubegen-cache handlers and a kubegen-workqueue [`RateLimitingQueue`].
+//!
+//! # Which events enqueue what
+//! - The primary `K`: its own key (`namespace/name`) on add, update and delete; or, with
+//!   [`Builder::group_by_namespace`], its namespace.
+//! - An owned kind: the key of its controller owner (the ownerReference with `controller: true`
+//!   whose kind and apiVersion are `K`'s), as controller-runtime's `EnqueueRequestForOwner` with
+//!   `OnlyControllerOwner()`. Objects without such an owner enqueue nothing.
+//! - A watched kind: whatever keys the user's mapping function returns (controller-runtime's
+//!   `EnqueueRequestsFromMapFunc`, kube-rs's `watches` mapper).
+//! - [`Builder::generation_changes_only`] drops updates that keep `metadata.generation` (status
+//!   writes, including the controller's own), for every kind of the controller:
+//!   controller-runtime's `WithEventFilter(predicate.GenerationChangedPredicate{})`.
+//!
+//! # What a worker does with a key
+//! It looks the key up in the primary's cache. A key whose object is gone is not reconciled:
+//! as in controller-runtime (whose reconcilers start with `if NotFound { return }`) and kube-rs
+//! (which never calls `reconcile` for a missing object), cleanup on deletion is the job of a
+//! finalizer ([`crate::finalizer`]), whose object stays in the cache until the finalizer is
+//! removed. With [`Builder::group_by_namespace`] the object handed to reconcile is the first
+//! primary of the namespace by name, and [`Context::key`] is the namespace: the reconcile judges
+//! the namespace as a whole (image-police's unit of policy).
+//!
+//! Outcomes: `Ok(Action::Done)` forgets the key's failures; `Ok(Action::RequeueAfter(d))`
+//! forgets them and re-adds the key after `d`; `Err(e)` (and a panic) is logged, counted, and
+//! re-added through the rate limiter (per-item exponential backoff plus the overall bucket).
+//!
+//! # Shutdown
+//! [`Controller::run`] returns when its `stop` future completes: the queue stops handing out
+//! keys, in-flight reconciles get `drain_timeout` to finish, still-queued keys are dropped (the
+//! next start's initial list enqueues every object again).
+
+use std::fmt::{self, Display};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt as _;
+use kube_core::{Resource, Selector};
+use kubegen_cache::{
+    DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer, Synced,
+    UpdateFilter, generation_changed, wait_for_cache_sync,
+};
+use kubegen_workqueue::{
+    MetricsProvider, NoopMetrics, RateLimitingQueue, default_controller_rate_limiter,
+};
+
+use crate::Error;
+use crate::metrics::{Metrics, Outcome};
+
+/// What the controller does with a key after a successful reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing more until the next event about the key.
+    Done,
+    /// Reconcile the key again after this long, even if no event arrives (polling something
+    /// outside the cluster, waiting for a deadline).
+    RequeueAfter(Duration),
+}
+
+/// What a reconcile knows besides the object: the key it was queued under and how often it has
+/// failed in a row.
+#[derive(Clone, Debug)]
+pub struct Context {
+    key: ObjectKey,
+    failures: u32,
+}
+
+impl Context {
+    /// A context for `key` after `failures` failed attempts (for tests of reconcilers).
+    pub fn new(key: ObjectKey, failures: u32) -> Context {
+        Context { key, failures }
+    }
+
+    /// The queued key: the object's `namespace/name`, or its namespace for a controller built
+    /// with [`Builder::group_by_namespace`].
+    pub fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+
+    /// How many reconciles of this key failed in a row before this one.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+}
+
+/// The application's business logic for the primary kind `K`.
+///
+/// The reconciler holds whatever it needs (listers, clients, a [`crate::Recorder`]); the
+/// controller shares it between its workers.
+pub trait Reconciler<K>: Send + Sync + 'static {
+    /// Why a reconcile failed; the key is retried with backoff.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Makes the world match `object`. Must be idempotent: it may run again for the same state.
+    fn reconcile(
+        &self,
+        object: Arc<K>,
+        context: &Context,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
+}
+
+/// The kind of objects a controller can reconcile or watch.
+pub trait Object: Resource<DynamicType = ()> + Clone + Send + Sync + 'static {}
+
+impl<T> Object for T where T: Resource<DynamicType = ()> + Clone + Send + Sync + 'static {}
+
+/// How a primary object becomes a queue key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grouping {
+    /// `namespace/name`.
+    Object,
+    /// The namespace alone.
+    Namespace,
+}
+
+impl Grouping {
+    fn key_of<K: Resource>(self, object: &K) -> Option<ObjectKey> {
+        match self {
+            Grouping::Object => Some(ObjectKey::of(object)),
+            Grouping::Namespace => object
+                .meta()
+                .namespace
+                .as_deref()
+                .map(|namespace| ObjectKey::new(None, namespace)),
+        }
+    }
+}
+
+/// A function from an event's object to the keys it enqueues.
+type Mapper<T> = Arc<dyn Fn(&T) -> Vec<ObjectKey> + Send + Sync>;
+
+/// Builds a [`Controller`] for the primary kind `K`. Start with [`Controller::builder`].
+#[must_use = "a builder does nothing until `build`"]
+pub struct Builder<K> {
+    name: String,
+    primary: SharedIndexInformer<K>,
+    grouping: Grouping,
+    generation_only: bool,
+    queue_metrics: Arc<dyn MetricsProvider>,
+    metrics: Metrics,
+    /// Registers one secondary kind's handler, once the queue exists.
+    secondaries: Vec<Registrar>,
+}
+
+/// Registers a handler feeding `queue`, filtered by generation if asked.
+type Registrar = Box<
+    dyn FnOnce(&RateLimitingQueue<ObjectKey>, bool) -> Result<HandlerRegistration, Error> + Send,
+>;
+
+impl<K: Object> Builder<K> {
+    /// Queue keys are namespaces: every event of a primary (and every mapped event) in a
+    /// namespace enqueues the namespace, and one reconcile judges the namespace as a whole.
+    pub fn group_by_namespace(mut self) -> Self {
+        self.grouping = Grouping::Namespace;
+        self
+    }
+
+    /// Drops update events that keep `metadata.generation`, for every kind of the controller
+    /// (status churn, the controller's own status writes).
+    pub fn generation_changes_only(mut self) -> Self {
+        self.generation_only = true;
+        self
+    }
+
+    /// Where the workqueue reports (`workqueue_*` under the controller's name).
+    pub fn queue_metrics(mut self, metrics: Arc<dyn MetricsProvider>) -> Self {
+        self.queue_metrics = metrics;
+        self
+    }
+
+    /// Where reconcile outcomes and durations are counted.
+    pub fn metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Objects of kind `C` whose controller owner is a `K` enqueue that owner.
+    pub fn owns<C: Object>(self, owned: &SharedIndexInformer<C>) -> Self {
+        let grouping = self.grouping;
+        self.watches(owned, move |object: &C| {
+            owner_key::<K, C>(object, grouping).into_iter().collect()
+        })
+    }
+
+    /// Objects of kind `W` enqueue the keys `map` returns for them (on add, on update, and on
+    /// delete with the last known state).
+    pub fn watches<W: Object>(
+        mut self,
+        watched: &SharedIndexInformer<W>,
+        map: impl Fn(&W) -> Vec<ObjectKey> + Send + Sync + 'static,
+    ) -> Self {
+        let watched = watched.clone();
+        let map: Mapper<W> = Arc::new(map);
+        self.secondaries
+            .push(Box::new(move |queue, generation_only| {
+                register(&watched, queue, map, generation_only)
+            }));
+        self
+    }
+
+    /// Creates the queue and registers every handler.
+    ///
+    /// # Errors
+    /// [`Error::HandlerRegistrationFailed`] if an informer was already shut down.
+    pub fn build(self) -> Result<Controller<K>, Error> {
+        let queue = RateLimitingQueue::new(
+            &self.name,
+            default_controller_rate_limiter(),
+            self.queue_metrics,
+        );
+        let grouping = self.grouping;
+        let primary_map: Mapper<K> =
+            Arc::new(move |object: &K| grouping.key_of(object).into_iter().collect());
+        let mut registrations = vec![register(
+            &self.primary,
+            &queue,
+            primary_map,
+            self.generation_only,
+        )?];
+        for secondary in self.secondaries {
+            registrations.push(secondary(&queue, self.generation_only)?);
+        }
+        Ok(Controller {
+            name: self.name,
+            queue,
+            primary: self.primary.lister(),
+            grouping,
+            registrations,
+            metrics: self.metrics,
+        })
+    }
+}
+
+/// Registers a handler on `informer` that enqueues `map(object)` for every event.
+fn register<T: Object>(
+    informer: &SharedIndexInformer<T>,
+    queue: &RateLimitingQueue<ObjectKey>,
+    map: Mapper<T>,
+    generation_only: bool,
+) -> Result<HandlerRegistration, Error> {
+    let enqueue = {
+        let queue = queue.clone();
+        move |object: &T| map(object).into_iter().for_each(|key| queue.add(key))
+    };
+    let (on_add, on_update, on_delete) = (enqueue.clone(), enqueue.clone(), enqueue);
+    let handler = HandlerFns::<T>::new()
+        .on_add(move |object, _| on_add(object))
+        .on_update(move |_, object| on_update(object))
+        .on_delete(move |gone: &DeletedObject<T>| on_delete(gone.object()));
+    let keep = move |old: &T, new: &T| !generation_only || generation_changed(old, new);
+    informer
+        .add_event_handler(UpdateFilter::new(keep, handler))
+        .map_err(|source| Error::HandlerRegistrationFailed { source })
+}
+
+/// The key of `object`'s controller owner if that owner is a `K`.
+fn owner_key<K: Object, C: Object>(object: &C, grouping: Grouping) -> Option<ObjectKey> {
+    let (kind, api_version) = (K::kind(&()), K::api_version(&()));
+    let owner = object
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|owner| owner.controller == Some(true))?;
+    if owner.kind != kind || owner.api_version != api_version {
+        return None;
+    }
+    let namespace = object.meta().namespace.as_deref();
+    Some(match grouping {
+        Grouping::Object => ObjectKey::new(namespace, &owner.name),
+        Grouping::Namespace => ObjectKey::new(None, namespace.unwrap_or_default()),
+    })
+}
+
+/// Informer handlers, a workqueue of keys and the lookup of keys in the primary's cache.
+pub struct Controller<K> {
+    name: String,
+    queue: RateLimitingQueue<ObjectKey>,
+    primary: Lister<K>,
+    grouping: Grouping,
+    registrations: Vec<HandlerRegistration>,
+    metrics: Metrics,
+}
+
+impl<K> fmt::Debug for Controller<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("queued", &self.queue.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Object> Controller<K> {
+    /// A builder for the controller `name` (its queue's name in the `workqueue_*` metrics) of the
+    /// primary kind `K`, whose objects come from `primary`.
+    pub fn builder(name: &str, primary: &SharedIndexInformer<K>) -> Builder<K> {
+        Builder {
+            name: name.to_owned(),
+            primary: primary.clone(),
+            grouping: Grouping::Object,
+            generation_only: false,
+            queue_metrics: Arc::new(NoopMetrics),
+            metrics: Metrics::default(),
+            secondaries: Vec::new(),
+        }
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The queue, for tests and for metrics.
+    pub fn queue(&self) -> &RateLimitingQueue<ObjectKey> {
+        &self.queue
+    }
+
+    /// Waits until every handler has seen its informer's initial list.
+    ///
+    /// # Errors
+    /// [`Error::CacheSyncFailed`] on timeout.
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), Error> {
+        let synced: Vec<&dyn Synced> = self
+            .registrations
+            .iter()
+            .map(|r| r as &dyn Synced)
+            .collect();
+        wait_for_cache_sync(timeout, &synced)
+            .await
+            .map_err(|source| Error::CacheSyncFailed { source })
+    }
+
+    /// Runs `workers` workers calling `reconciler` until `stop` completes, then drains: no new
+    /// keys are handed out and in-flight reconciles get `drain_timeout`. Returns whether they
+    /// all finished in time.
+    pub async fn run<R: Reconciler<K>>(
+        &self,
+        reconciler: Arc<R>,
+        workers: usize,
+        stop: impl Future<Output = ()>,
+        drain_timeout: Duration,
+    ) -> bool {
+        let mut handles = Workers(
+            (0..workers)
+                .map(|_| {
+                    let worker = Worker {
+                        queue: self.queue.clone(),
+                        primary: self.primary.clone(),
+                        grouping: self.grouping,
+                        metrics: self.metrics.clone(),
+                        reconciler: Arc::clone(&reconciler),
+                    };
+                    tokio::spawn(worker.run())
+                })
+                .collect(),
+        );
+        tracing::info!(controller = self.name, workers, "workers started");
+        stop.await;
+        tracing::info!(
+            controller = self.name,
+            "stopping: draining in-flight reconciles"
+        );
+        let drained = self.queue.shut_down_with_drain(drain_timeout).await;
+        if drained {
+            for handle in std::mem::take(&mut handles.0) {
+                let _ = handle.await;
+            }
+        }
+        tracing::info!(controller = self.name, drained, "workers stopped");
+        drained
+    }
+}
+
+/// Worker tasks, aborted when dropped: if the future running them is dropped (leadership ended,
+/// the caller gave up), no reconcile may keep running unsupervised.
+struct Workers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.0.iter().for_each(tokio::task::JoinHandle::abort);
+    }
+}
+
+/// One worker's share of the controller.
+struct Worker<K, R> {
+    queue: RateLimitingQueue<ObjectKey>,
+    primary: Lister<K>,
+    grouping: Grouping,
+    metrics: Metrics,
+    reconciler: Arc<R>,
+}
+
+/// How one reconcile attempt ended.
+enum Attempt<E> {
+    Finished(Result<Action, E>),
+    Panicked,
+    Gone,
+}
+
+impl<K: Object, R: Reconciler<K>> Worker<K, R> {
+    /// Takes a key, reconciles it, tells the rate limiter, marks it done; until shutdown.
+    async fn run(self) {
+        while let Some(key) = self.queue.get().await {
+            self.metrics.reconcile_started();
+            let started = Instant::now();
+            let attempt = self.attempt(&key).await;
+            self.settle(&key, attempt, started.elapsed());
+            self.queue.done(&key);
+        }
+    }
+
+    async fn attempt(&self, key: &ObjectKey) -> Attempt<R::Error> {
+        let Some(object) = self.lookup(key) else {
+            return Attempt::Gone;
+        };
+        let context = Context::new(key.clone(), self.queue.num_requeues(key));
+        // A panicking reconcile must not take the worker (and the key, never marked done) with
+        // it: it counts as a failure and is retried with backoff.
+        match AssertUnwindSafe(self.reconciler.reconcile(object, &context))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => Attempt::Finished(result),
+            Err(_panic) => Attempt::Panicked,
+        }
+    }
+
+    /// The object a key stands for: by `namespace/name`, or the first primary of a namespace.
+    fn lookup(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        match self.grouping {
+            Grouping::Object => self.primary.get_by_key(key.as_str()),
+            Grouping::Namespace => self
+                .primary
+                .namespaced(key.as_str())
+                .list(&Selector::default())
+                .into_iter()
+                .min_by(|a, b| a.meta().name.cmp(&b.meta().name)),
+        }
+    }
+
+    fn settle(&self, key: &ObjectKey, attempt: Attempt<R::Error>, took: Duration) {
+        let key_text = key.as_str();
+        let outcome = match attempt {
+            Attempt::Gone => {
+                tracing::debug!(key = key_text, "not in the cache any more; nothing to do");
+                self.queue.forget(key);
+                Outcome::Success
+            }
+            Attempt::Finished(Ok(action)) => {
+                self.queue.forget(key);
+                if let Action::RequeueAfter(delay) = action {
+                    self.queue.add_after(key.clone(), delay);
+                }
+                Outcome::Success
+            }
+            Attempt::Finished(Err(error)) => {
+                let cause = std::error::Error::source(&error).map(ToString::to_string);
+                tracing::warn!(key = key_text, error = %error, cause = ?cause, "reconcile failed; requeued");
+                self.queue.add_rate_limited(key.clone());
+                Outcome::Error
+            }
+            Attempt::Panicked => {
+                tracing::error!(key = key_text, "reconcile panicked; requeued");
+                self.queue.add_rate_limited(key.clone());
+                Outcome::Error
+            }
+        };
+        self.metrics.observe_reconcile(outcome, took);
+    }
+}
+
+impl Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Done => f.write_str("done"),
+            Action::RequeueAfter(delay) => write!(f, "requeue after {delay:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;
