@@ -1,7 +1,8 @@
 //! Measures each example's end-to-end latency, create → reconciled, and prints a table:
 //! for `n` objects, one at a time, the time from sending the create until a watcher sees the
 //! result (network-controller: its handler was called; cluster-provisioner: the Kubeconfig
-//! exists, with the simulated cloud set to no delay and no failures).
+//! exists, with the simulated cloud set to no delay and no failures; vm-controller: the
+//! VirtualMachine's status says Running, with a boot time of zero).
 //!
 //! `cargo run --release -p kubegen-examples --bin example-latency -- --embedded --n 200`
 //! (or `--kubeconfig <file>` for a real cluster). A measurement, not a test: nothing asserts on it.
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use kubegen_api::cloudnative::v1alpha1::{VirtualMachine, VirtualMachinePhase};
 use kubegen_api::clusterprovisioner::v1alpha1::{Cluster, Kubeconfig};
 use kubegen_api::samplecrd::v1::Network;
 use kubegen_cache::{FactoryOptions, HandlerFns};
@@ -19,6 +21,7 @@ use kubegen_examples::network::{self, NetworkController};
 use kubegen_examples::provisioner::cloud::CloudOptions;
 use kubegen_examples::provisioner::{self, ClusterProvisioner, ProvisionerOptions};
 use kubegen_examples::target::{Target, TargetFlags, create_if_absent, unique_suffix};
+use kubegen_examples::vm::{self, VmController, VmOptions};
 use kubegen_informers::SharedInformerFactory;
 use tokio::sync::mpsc;
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -55,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
         "cluster-provisioner",
         provisioner_latency(&client, &run, flags.n).await?,
     ));
+    rows.push(("vm-controller", vm_latency(&client, &run, flags.n).await?));
 
     println!(
         "create → reconciled, {} objects each, one at a time",
@@ -120,7 +124,7 @@ async fn provisioner_latency(
     let mut options = ProvisionerOptions::default();
     options.cloud = cloud;
     let controller = ClusterProvisioner::start(client.clone(), options).await?;
-    let (mut written, watcher) = watch_names::<Kubeconfig>(client).await?;
+    let (mut written, watcher) = watch_names(client, |_: &Kubeconfig| true).await?;
     let clusters = ResourceClient::<Cluster>::cluster(client.clone());
     let mut samples = Vec::with_capacity(n);
     for i in 0..n {
@@ -136,9 +140,42 @@ async fn provisioner_latency(
     Ok(samples)
 }
 
-/// An informer of its own that reports the name of every `K` it sees added.
+/// Create a VirtualMachine (booting in no time), wait until a watcher sees it Running.
+async fn vm_latency(client: &Client, run: &str, n: usize) -> anyhow::Result<Vec<Duration>> {
+    let mut options = VmOptions::default();
+    options.namespace = Some("default".to_owned());
+    options.boot_time = Duration::ZERO;
+    let controller = VmController::start(client.clone(), options).await?;
+    let running = |machine: &VirtualMachine| {
+        let phase = machine.status.as_ref().and_then(|s| s.phase.as_ref());
+        phase == Some(&VirtualMachinePhase::Running)
+    };
+    let (mut seen, watcher) = watch_names(client, running).await?;
+    let machines = ResourceClient::<VirtualMachine>::namespaced(client.clone(), "default");
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let name = format!("latency-{run}-{i}");
+        let start = Instant::now();
+        create_if_absent(client, &vm::sample("default", &name)).await?;
+        wait_for(&mut seen, &name).await?;
+        samples.push(start.elapsed());
+        machines.delete(&name, &DeleteOptions::default()).await?;
+    }
+    // The finalizer holds the last one until the controller has destroyed its machine.
+    let last = format!("latency-{run}-{}", n.saturating_sub(1));
+    while machines.get(&last, &Default::default()).await.is_ok() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    watcher.shutdown().await;
+    controller.shutdown().await;
+    Ok(samples)
+}
+
+/// An informer of its own that reports the name of every `K` it sees added or updated in a
+/// state where `done` holds.
 async fn watch_names<K>(
     client: &Client,
+    done: impl Fn(&K) -> bool + Send + Sync + 'static,
 ) -> anyhow::Result<(mpsc::UnboundedReceiver<String>, SharedInformerFactory)>
 where
     K: kubegen_client::ApiObject + k8s_openapi::ListableResource + Send + Sync + 'static,
@@ -146,9 +183,16 @@ where
     let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
     let informer = factory.generic().informer::<K>();
     let (tx, rx) = mpsc::unbounded_channel();
-    informer.add_event_handler(HandlerFns::new().on_add(move |obj: &Arc<K>, _| {
-        let _ = tx.send(obj.meta().name.clone().unwrap_or_default());
-    }))?;
+    let report = Arc::new(move |obj: &K| {
+        if done(obj) {
+            let _ = tx.send(obj.meta().name.clone().unwrap_or_default());
+        }
+    });
+    let on_update = Arc::clone(&report);
+    let handler = HandlerFns::new()
+        .on_add(move |obj: &Arc<K>, _| report(obj))
+        .on_update(move |_, obj: &Arc<K>| on_update(obj));
+    informer.add_event_handler(handler)?;
     factory.start();
     factory.wait_for_cache_sync(TIMEOUT).await?;
     Ok((rx, factory))

@@ -9,3 +9,4 @@
 mod harness;
 mod network;
 mod provisioner;
+mod vm;
