@@ -167,7 +167,7 @@ async fn vm_latency(client: &Client, run: &str, n: usize) -> anyhow::Result<Vec<
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     watcher.shutdown().await;
-    controller.shutdown().await;
+    controller.shutdown().await?;
     Ok(samples)
 }
 

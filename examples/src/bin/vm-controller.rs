@@ -47,6 +47,5 @@ async fn main() -> anyhow::Result<()> {
         println!("  created VirtualMachine default/demo");
     }
     shutdown_signal().await;
-    controller.shutdown().await;
-    Ok(())
+    controller.shutdown().await
 }

@@ -9,8 +9,9 @@
 //! - a deleted VirtualMachine stays (terminating) until the reconcile has destroyed its machine
 //!   and removed the finalizer: no machine outlives its object.
 //!
-//! Everything else (informer, queue, retries with backoff, workers, drain on shutdown) is the
-//! runtime's. Compare with `cluster-provisioner`, which writes that loop by hand.
+//! Everything else (informer, queue, retries with backoff, workers, cache sync, drain on
+//! shutdown) is the runtime's: a `Controller` built for the kind, run by a `Manager`. Compare
+//! with `cluster-provisioner`, which writes that loop by hand.
 
 pub mod hypervisor;
 mod reconcile;
@@ -25,7 +26,8 @@ use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
-use kubegen_runtime::Controller;
+use kubegen_runtime::metrics::Metrics;
+use kubegen_runtime::{Controller, Health, Manager, ManagerOptions};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -59,19 +61,18 @@ impl Default for VmOptions {
     }
 }
 
-/// A running vm-controller.
+/// A running vm-controller: a kubegen-runtime [`Manager`] running the controller in a task.
 pub struct VmController {
-    factory: SharedInformerFactory,
     reconciler: Arc<VmReconciler>,
     stop: oneshot::Sender<()>,
-    run: JoinHandle<bool>,
+    run: JoinHandle<Result<(), kubegen_runtime::Error>>,
 }
 
 impl VmController {
-    /// Starts the informer and the controller's workers once the cache has synced.
+    /// Starts the manager (informer, cache sync, workers) and returns once it is ready.
     ///
     /// # Errors
-    /// The controller could not be built, or the cache did not sync within 30 s.
+    /// The controller could not be built, or the manager failed before it was ready.
     pub async fn start(client: Client, options: VmOptions) -> anyhow::Result<VmController> {
         let mut factory_options = FactoryOptions::default();
         factory_options.namespace.clone_from(&options.namespace);
@@ -80,23 +81,39 @@ impl VmController {
         let controller = Controller::builder("vm-controller", &machines)
             .generation_changes_only()
             .build()?;
-        factory.start();
-        controller.wait_for_sync(SYNC_TIMEOUT).await?;
+        let mut manager_options = ManagerOptions::default();
+        manager_options.workers = options.workers.max(1);
+        manager_options.cache_sync_timeout = SYNC_TIMEOUT;
+        manager_options.shutdown_timeout = DRAIN_TIMEOUT;
+        let health = Health::default();
+        let manager = Manager::new(
+            client.clone(),
+            factory.generic().clone(),
+            health.clone(),
+            Metrics::default(),
+            manager_options,
+        );
 
         let vms = Clientset::new(client).cloudnative_v1alpha1();
         let reconciler = Arc::new(VmReconciler::new(vms, Hypervisor::new(options.boot_time)));
         let (stop, stopped) = oneshot::channel::<()>();
         let workers = Arc::clone(&reconciler);
-        let run = tokio::spawn(async move {
+        let mut run = tokio::spawn(async move {
             let stopped = async {
                 let _ = stopped.await;
             };
-            controller
-                .run(workers, options.workers.max(1), stopped, DRAIN_TIMEOUT)
-                .await
+            manager.run(&controller, workers, stopped).await
         });
+        while !health.is_ready() {
+            if run.is_finished() {
+                return Err(match (&mut run).await {
+                    Ok(Err(error)) => error.into(),
+                    _ => anyhow::anyhow!("the manager stopped before it was ready"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         Ok(VmController {
-            factory,
             reconciler,
             stop,
             run,
@@ -108,15 +125,14 @@ impl VmController {
         self.reconciler.hypervisor().machines()
     }
 
-    /// Stops the workers (in-flight reconciles get 10 s), then the informer.
-    pub async fn shutdown(self) {
+    /// Stops the manager: in-flight reconciles get 10 s, then the informer stops.
+    ///
+    /// # Errors
+    /// The manager's error, if it failed.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
         let _ = self.stop.send(());
-        match self.run.await {
-            Ok(true) => {}
-            Ok(false) => tracing::warn!("in-flight reconciles did not finish in time"),
-            Err(error) => tracing::error!(%error, "the controller task failed"),
-        }
-        self.factory.shutdown().await;
+        self.run.await??;
+        Ok(())
     }
 }
 

@@ -134,6 +134,7 @@ impl VmReconciler {
         if wanted == current {
             return Ok(());
         }
+        tracing::info!(vm = key, phase = ?wanted.phase, ip = ?wanted.ip, "writing status");
         let mut updated = vm.clone();
         updated.status = Some(wanted);
         self.vms

@@ -80,7 +80,7 @@ async fn a_machine_runs_until_its_object_is_deleted(env: Env) {
     })
     .await;
     assert_eq!(controller.machines(), Vec::<String>::new());
-    controller.shutdown().await;
+    controller.shutdown().await.unwrap();
     env.cleanup(&ns).await;
 }
 
