@@ -76,5 +76,10 @@ PRELUDE
 
 echo "== tutorial: running the steps of docs/your-first-operator.md in $work"
 cd "$work"
-bash -x "$script"
+bash -x "$script" 2>&1 | tee "$work/steps.log"
+# The tutorial's code is what readers copy: it must compile without warnings.
+if grep -q '^warning' "$work/steps.log"; then
+  echo "== tutorial: the steps passed, but the compiler warned (see above)" >&2
+  exit 1
+fi
 echo "== tutorial: every step passed"
