@@ -15,11 +15,11 @@ use kubegen_workqueue::NoopMetrics;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::events::EventBuilder;
 use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::reconcile::Reconciler;
 use crate::writer::Writer;
+use kubegen_runtime::Recorder;
 
 fn whitelist(namespace: &str, name: &str) -> Value {
     json!({
@@ -60,7 +60,11 @@ impl Wiring {
             deployments: DeploymentLister::new(deployments.informer().lister()),
             writer: Writer::new((*clientset).clone()),
             protected: ProtectedNamespaces::new("image-police", false),
-            events: EventBuilder::new("test"),
+            events: Recorder::new(
+                clientset.fake().client(),
+                crate::reconcile::COMPONENT,
+                "test",
+            ),
             metrics: PoliceMetrics::default(),
         };
         let metrics = Metrics::default();

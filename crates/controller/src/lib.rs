@@ -19,7 +19,7 @@
 //! | `controller.go` `NewController`, `Run`, `runWorker` | [`controller::Controller`] | `controller.rs`  |
 //! | `controller.go` `syncHandler`          | [`reconcile::Reconciler::reconcile`]    | `reconcile.rs`   |
 //! | `updateFooStatus`                      | [`status::next_status`]                 | `status.rs`      |
-//! | `record.EventRecorder`                 | [`events::EventBuilder`] (no aggregation) | `events.rs`    |
+//! | `record.EventRecorder`                 | [`kubegen_runtime::Recorder`] (client-go's aggregation) | runtime |
 //! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
@@ -41,7 +41,6 @@ pub mod crd;
 pub mod embedded;
 pub use kubegen_runtime::endpoints;
 pub mod error;
-pub mod events;
 pub mod flags;
 pub mod image_ref;
 pub mod manifests;

@@ -59,15 +59,16 @@ use kubegen_api::police::v1beta1::{Violation, WhiteList, WhiteListSpec};
 use kubegen_cache::ObjectKey;
 use kubegen_listers::apps::v1::DeploymentLister;
 use kubegen_listers::police::v1beta1::WhiteListLister;
-use kubegen_runtime::{Action, Context};
+use kubegen_runtime::{Action, Context, EventType, Recorder};
 
-use crate::events::{EventBuilder, EventType};
 use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::policy::{ContainerViolation, Policy, RuleError, RuleInput};
 use crate::status::{Readiness, next_status, status_differs, violation_record};
 use crate::writer::Writer;
 
+/// The component name written into every Event's `source` and `reportingComponent`.
+pub const COMPONENT: &str = "image-police";
 /// Reason of the Event recorded on a deleted Deployment.
 pub const REASON_DELETED: &str = "DeletedForbiddenImage";
 /// How often a conflicting status write is retried on a fresh read before the key is requeued.
@@ -138,8 +139,8 @@ pub struct Reconciler {
     pub(crate) writer: Writer,
     /// Namespaces not to act in.
     pub(crate) protected: ProtectedNamespaces,
-    /// Builds the Events recorded for each deletion.
-    pub(crate) events: EventBuilder,
+    /// Records the Events of each deletion (aggregated and rate limited as client-go does).
+    pub(crate) events: Recorder,
     /// Where deletions and failed Events are counted.
     pub(crate) metrics: PoliceMetrics,
 }
@@ -330,10 +331,11 @@ impl Reconciler {
     where
         K: kube_core::Resource<DynamicType = ()>,
     {
-        let event = self
+        let recorded = self
             .events
-            .build(object, EventType::Warning, reason, message, now);
-        if let Err(error) = self.writer.create_event(&event).await {
+            .record(object, EventType::Warning, reason, message, now)
+            .await;
+        if let Err(error) = recorded {
             self.metrics.event_failed();
             tracing::warn!(%error, reason, "recording an Event failed");
         }

@@ -12,10 +12,10 @@ use kubegen_fake::{Action, conflict, internal_error};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::events::EventBuilder;
 use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::writer::Writer;
+use kubegen_runtime::Recorder;
 
 const OWN_NAMESPACE: &str = "image-police";
 
@@ -69,7 +69,7 @@ impl Fixture {
             deployments: DeploymentLister::new(cache_of(Vec::new())),
             writer: Writer::new((*clientset).clone()),
             protected: ProtectedNamespaces::new(OWN_NAMESPACE, false),
-            events: EventBuilder::new("test-replica"),
+            events: Recorder::new(clientset.fake().client(), COMPONENT, "test-replica"),
             metrics: PoliceMetrics::default(),
         };
         let mut fixture = Fixture {

@@ -27,16 +27,15 @@ use kubegen_client::{Client, Config, LoadOptions};
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_leaderelection::LeaderElectionConfig;
-use kubegen_runtime::{Controller, Manager, ManagerOptions, serve_endpoints};
+use kubegen_runtime::{Controller, Manager, ManagerOptions, Recorder, serve_endpoints};
 use tokio::task::JoinHandle;
 
 use crate::endpoints::Health;
 use crate::error::Error;
-use crate::events::{COMPONENT, EventBuilder};
 use crate::flags::Flags;
 use crate::metrics::ProcessMetrics;
 use crate::namespaces::ProtectedNamespaces;
-use crate::reconcile::Reconciler;
+use crate::reconcile::{COMPONENT, Reconciler};
 use crate::writer::Writer;
 
 /// Runs the controller described by `flags` until `shutdown` resolves (or leadership is lost).
@@ -121,7 +120,7 @@ fn build(
         deployments: deployments.lister(),
         writer: Writer::new(Clientset::new(setup.client.clone())),
         protected: ProtectedNamespaces::new(&setup.own_namespace, flags.allow_protected_namespaces),
-        events: EventBuilder::new(&setup.identity),
+        events: Recorder::new(setup.client.clone(), COMPONENT, &setup.identity),
         metrics: metrics.app.clone(),
     };
     let controller = crate::controller::build(

@@ -5,10 +5,9 @@
 //! Kept in one small type so reconcile code reads as intent (`delete_deployment`) and the RBAC
 //! rules in deploy/rbac.yaml can be checked against one list of calls.
 
-use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Preconditions;
 use kubegen_api::police::v1beta1::WhiteList;
-use kubegen_client::{CreateOptions, DeleteOptions, GetOptions, PropagationPolicy, UpdateOptions};
+use kubegen_client::{DeleteOptions, GetOptions, PropagationPolicy, UpdateOptions};
 use kubegen_clientset::Clientset;
 
 /// API writes of image-police. Cheap to clone.
@@ -50,19 +49,6 @@ impl Writer {
             Err(error) if error.is_not_found() || error.is_conflict() => Ok(false),
             Err(error) => Err(error),
         }
-    }
-
-    /// Creates `event` in its own namespace.
-    ///
-    /// # Errors
-    /// The API error.
-    pub async fn create_event(&self, event: &Event) -> Result<(), kubegen_client::Error> {
-        let namespace = event.metadata.namespace.as_deref().unwrap_or("default");
-        let events = self.clientset.core_v1().events(namespace);
-        events
-            .create(event, &CreateOptions::default())
-            .await
-            .map(drop)
     }
 
     /// Reads WhiteList `namespace/name` from the API server (not the cache): used only to retry a

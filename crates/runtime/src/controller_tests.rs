@@ -67,12 +67,7 @@ fn an_owned_object_maps_to_its_controller_owner_of_the_primary_kind_only() {
     assert_eq!(grouped, Some(ObjectKey::new(None, "ns")));
 }
 
-async fn create<K: Object + serde::Serialize + serde::de::DeserializeOwned>(
-    client: &kubegen_client::Client,
-    object: K,
-) where
-    K: kubegen_client::ApiObject,
-{
+async fn create<K: kubegen_client::ApiObject>(client: &kubegen_client::Client, object: K) {
     ResourceClient::<K>::namespaced(client.clone(), "ns")
         .create(&object, &CreateOptions::default())
         .await

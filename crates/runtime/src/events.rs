@@ -1,15 +1,17 @@
-//! Building core/v1 Events: what `kubectl describe` and `kubectl get events` show people about
-//! the controller's actions.
+//! Recording core/v1 Events: what `kubectl describe` and `kubectl get events` show people about
+//! a controller's actions. The counterpart of client-go's `tools/record` (`EventRecorder`,
+//! `EventCorrelator`, the sink writing to the API).
 //!
-//! client-go has a whole `tools/record` package (broadcaster, aggregation of repeats into `count`,
-//! spam filter). image-police records one Event per deleted Deployment on the Deployment and one
-//! on each WhiteList of its namespace (a handful), so it builds each Event here and creates it
-//! directly; nothing needs aggregating. core/v1 Events (not
-//! `events.k8s.io/v1`) keep the controller compatible with Kubernetes 1.15+.
+//! [`EventBuilder`] builds an Event about an object; [`Recorder`] runs it through the
+//! [`Correlator`] (aggregation, deduplication, spam filter; see [`crate::correlator`]) and creates
+//! or patches it. core/v1 Events (not `events.k8s.io/v1`) keep controllers compatible with
+//! Kubernetes 1.15+.
 //!
 //! # Differences from client-go's recorder
-//! - No aggregation or rate limiting; Events are created one by one and are best effort (a failed
-//!   Event is logged and counted, it never fails a reconcile).
+//! - No broadcaster goroutine: `record` writes in the calling task and returns the API error,
+//!   so the caller decides (Events are best effort: log and count, never fail a reconcile).
+//! - A patch of an Event that is gone (expired by the API server's TTL, or whose creation
+//!   failed) falls back to creating it, as client-go's sink does on NotFound.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -18,9 +20,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use k8s_openapi::api::core::v1::{Event, EventSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube_core::Resource;
+use kubegen_client::{Client, CreateOptions, Patch, PatchOptions, ResourceClient};
+use parking_lot::Mutex;
 
-/// The component name written into every Event's `source` and `reportingComponent`.
-pub const COMPONENT: &str = "image-police";
+use crate::correlator::{Correlated, Correlator};
+
 /// The API server rejects Event messages longer than this many bytes.
 const MAX_MESSAGE_BYTES: usize = 1024;
 
@@ -29,7 +33,7 @@ const MAX_MESSAGE_BYTES: usize = 1024;
 pub enum EventType {
     /// Routine information.
     Normal,
-    /// Something a person should look at: here, a deleted Deployment.
+    /// Something a person should look at.
     Warning,
 }
 
@@ -45,6 +49,8 @@ impl EventType {
 /// Builds Events attributed to one controller instance.
 #[derive(Clone, Debug)]
 pub struct EventBuilder {
+    /// `source.component` and `reportingComponent`: the controller's name.
+    component: String,
     /// `reportingInstance`: the replica's identity (pod name or host name).
     instance: String,
     /// The nanosecond stamp of the last Event name, shared by clones: names never repeat.
@@ -52,9 +58,10 @@ pub struct EventBuilder {
 }
 
 impl EventBuilder {
-    /// A builder for Events reported by `instance`.
-    pub fn new(instance: &str) -> EventBuilder {
+    /// A builder for Events of `component` reported by `instance`.
+    pub fn new(component: &str, instance: &str) -> EventBuilder {
         EventBuilder {
+            component: component.to_owned(),
             instance: instance.to_owned(),
             last_stamp: Arc::new(AtomicI64::new(i64::MIN)),
         }
@@ -95,10 +102,10 @@ impl EventBuilder {
             first_timestamp: Some(now.clone()),
             last_timestamp: Some(now.clone()),
             source: Some(EventSource {
-                component: Some(COMPONENT.to_owned()),
+                component: Some(self.component.clone()),
                 host: None,
             }),
-            reporting_component: Some(COMPONENT.to_owned()),
+            reporting_component: Some(self.component.clone()),
             reporting_instance: Some(self.instance.clone()),
             ..Event::default()
         }
@@ -138,6 +145,78 @@ fn truncate(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}...", &text[..end]))
 }
 
+/// Records Events through the [`Correlator`] into the API. Cheap to clone: clones share the
+/// correlator's memory.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    client: Client,
+    builder: EventBuilder,
+    correlator: Arc<Mutex<Correlator>>,
+}
+
+impl Recorder {
+    /// A recorder writing through `client`, attributing Events to `component` / `instance`.
+    pub fn new(client: Client, component: &str, instance: &str) -> Recorder {
+        Recorder {
+            client,
+            builder: EventBuilder::new(component, instance),
+            correlator: Arc::new(Mutex::new(Correlator::default())),
+        }
+    }
+
+    /// Records an Event about `object` at `now`: created, patched (a repeat), or dropped (spam).
+    ///
+    /// # Errors
+    /// The API error of the create or patch.
+    pub async fn record<K>(
+        &self,
+        object: &K,
+        kind: EventType,
+        reason: &str,
+        message: &str,
+        now: &Time,
+    ) -> Result<(), kubegen_client::Error>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let event = self.builder.build(object, kind, reason, message, now);
+        let correlated = self.correlator.lock().correlate(event, now.0);
+        match correlated {
+            Correlated::Create(event) => self.create(&event).await,
+            Correlated::Patch {
+                namespace,
+                name,
+                event,
+            } => {
+                let patch = Patch::Strategic(serde_json::json!({
+                    "count": event.count,
+                    "lastTimestamp": event.last_timestamp,
+                    "message": event.message,
+                }));
+                let events = ResourceClient::<Event>::namespaced(self.client.clone(), &namespace);
+                match events.patch(&name, &patch, &PatchOptions::default()).await {
+                    Err(error) if error.is_not_found() => self.create(&event).await,
+                    result => result.map(drop),
+                }
+            }
+            Correlated::Dropped => {
+                tracing::debug!(reason, "Event dropped by the spam filter");
+                Ok(())
+            }
+        }
+    }
+
+    async fn create(&self, event: &Event) -> Result<(), kubegen_client::Error> {
+        let namespace = event.metadata.namespace.as_deref().unwrap_or("default");
+        let mut fresh = event.clone();
+        fresh.metadata.resource_version = None;
+        ResourceClient::<Event>::namespaced(self.client.clone(), namespace)
+            .create(&fresh, &CreateOptions::default())
+            .await
+            .map(drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use jiff::Timestamp;
@@ -161,7 +240,7 @@ mod tests {
     #[test]
     fn event_points_at_the_object_and_names_the_reporter() {
         let now = Time(Timestamp::from_second(1_700_000_000).unwrap_or_else(|e| panic!("{e}")));
-        let event = EventBuilder::new("pod-a").build(
+        let event = EventBuilder::new("image-police", "pod-a").build(
             &deployment(),
             EventType::Warning,
             "DeletedForbiddenImage",
@@ -179,7 +258,7 @@ mod tests {
         assert_eq!(event.reporting_instance.as_deref(), Some("pod-a"));
         assert_eq!(
             event.source.and_then(|s| s.component).as_deref(),
-            Some(COMPONENT)
+            Some("image-police")
         );
         assert_eq!(event.count, Some(1));
     }
@@ -187,7 +266,7 @@ mod tests {
     #[test]
     fn events_built_from_one_timestamp_get_distinct_names() {
         let now = Time(Timestamp::from_second(1_700_000_000).unwrap_or_else(|e| panic!("{e}")));
-        let builder = EventBuilder::new("pod-a");
+        let builder = EventBuilder::new("image-police", "pod-a");
         let clone = builder.clone();
         let names: Vec<_> = [&builder, &clone, &builder]
             .iter()
@@ -215,5 +294,39 @@ mod tests {
         assert!(cut.len() <= MAX_MESSAGE_BYTES);
         assert!(cut.ends_with("..."));
         assert_eq!(truncate("short", MAX_MESSAGE_BYTES), "short");
+    }
+
+    #[tokio::test]
+    async fn a_repeated_event_is_created_once_then_patched_with_its_count() {
+        let fake = kubegen_fake::FakeClient::new();
+        let client = fake.client();
+        let namespace = k8s_openapi::api::core::v1::Namespace {
+            metadata: ObjectMeta {
+                name: Some("team".into()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        };
+        ResourceClient::cluster(client.clone())
+            .create(&namespace, &CreateOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("namespace: {e}"));
+        let recorder = Recorder::new(client.clone(), "image-police", "pod-a");
+        let at = |s| Time(Timestamp::from_second(s).unwrap_or_else(|e| panic!("{e}")));
+        for second in [1_700_000_000, 1_700_000_060] {
+            recorder
+                .record(&deployment(), EventType::Warning, "R", "same", &at(second))
+                .await
+                .unwrap_or_else(|e| panic!("record: {e}"));
+        }
+        let stored = ResourceClient::<Event>::namespaced(client, "team")
+            .list(&kubegen_client::ListOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("list: {e}"));
+        assert_eq!(stored.items.len(), 1, "one object for both");
+        let event = &stored.items[0];
+        assert_eq!(event.count, Some(2));
+        assert_eq!(event.first_timestamp, Some(at(1_700_000_000)));
+        assert_eq!(event.last_timestamp, Some(at(1_700_000_060)));
     }
 }
