@@ -175,6 +175,9 @@ check "scale" 'deployment.apps/web scaled' -- k -n "$ns" scale deployment web --
 check "scale is stored" '^3$' -- k -n "$ns" get deployment web -o 'jsonpath={.spec.replicas}'
 check "explain a built-in field" 'FIELD: *replicas' -- k explain deployment.spec.replicas
 check "explain a custom resource" 'KIND: *WhiteList' -- k explain whitelist.spec
+# plaintext-openapiv2 reads /openapi/v2 in gnostic protobuf (client-go's OpenAPISchema()).
+check "explain from the protobuf v2 document" 'FIELD: *replicas <integer>' -- k explain deployment.spec.replicas --output plaintext-openapiv2
+check "explain a custom resource from the protobuf v2 document" 'KIND: *WhiteList' -- k explain whitelist.spec --output plaintext-openapiv2
 check "describe" '^Name: +web$' -- k -n "$ns" describe deployment web
 check "diff shows a change" '^\+  replicas: 2' -- kdiff -n "$ns" -f "$work/deployment-2.yaml"
 check "auth can-i" '^yes$' -- k auth can-i create deployments -n "$ns"

@@ -1,4 +1,5 @@
-//! [`ListWatch`] over `kubegen_client::ResourceClient` (feature `client`).
+//! [`ListWatch`] over `kubegen_client::ResourceClient` (feature `client`), for whole objects
+//! ([`ListWatchSource`]) and for metadata only ([`MetadataListWatchSource`]).
 //!
 //! Mirrors client-go `tools/cache/listwatch.go` (`NewFilteredListWatchFromClient`): the
 //! generated informers' factory builds one of these per type through [`ClientListWatchSource`],
@@ -6,6 +7,7 @@
 
 use std::future::Future;
 
+use kube_core::metadata::PartialObjectMeta;
 use kube_core::{ObjectList, WatchEvent};
 use kubegen_client::{
     ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
@@ -16,6 +18,7 @@ use crate::factory::{ListSelectors, ListWatchSource};
 use crate::list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
 };
+use crate::metadata::MetadataListWatchSource;
 
 /// The [`ListWatchSource`] of a real controller: every informer of an
 /// [`InformerFactory`](crate::InformerFactory) lists and watches through one [`Client`].
@@ -42,11 +45,33 @@ impl<K: ApiObject> ListWatchSource<K> for ClientListWatchSource {
             Some(ns) => ResourceClient::namespaced(client, ns),
             None => ResourceClient::all_namespaces(client),
         };
-        let mut base = ListOptions::default();
-        base.label_selector.clone_from(&selectors.label_selector);
-        base.field_selector.clone_from(&selectors.field_selector);
-        ClientListWatch::new(resources, base)
+        ClientListWatch::new(resources, selected(selectors))
     }
+}
+
+impl<K: ApiObject> MetadataListWatchSource<K> for ClientListWatchSource {
+    type ListWatch = ClientListWatch<PartialObjectMeta<K>>;
+
+    fn metadata_list_watch(
+        &self,
+        namespace: Option<&str>,
+        selectors: &ListSelectors,
+    ) -> Self::ListWatch {
+        let client = self.client.clone();
+        let resources = match namespace {
+            Some(ns) => ResourceClient::metadata_namespaced(client, ns),
+            None => ResourceClient::metadata_all_namespaces(client),
+        };
+        ClientListWatch::new(resources, selected(selectors))
+    }
+}
+
+/// The list options every request of an informer with `selectors` starts from.
+fn selected(selectors: &ListSelectors) -> ListOptions {
+    let mut base = ListOptions::default();
+    base.label_selector.clone_from(&selectors.label_selector);
+    base.field_selector.clone_from(&selectors.field_selector);
+    base
 }
 
 /// Lists and watches through a [`ResourceClient`], with fixed label/field selectors.

@@ -179,28 +179,36 @@ impl<S> InformerFactory<S> {
         K::Scope: 'static,
         S: ListWatchSource<K>,
     {
+        self.shared(
+            TypeId::of::<K>(),
+            K::plural(&()).into_owned(),
+            |source, namespace, selectors| source.list_watch(namespace, selectors),
+        )
+    }
+
+    /// The informer registered under `key`, or a new one named `name` over the list-watch that
+    /// `list_watch` makes from the source, the scope and the selectors.
+    ///
+    /// `key` identifies the informer (one per key); per-type options (resync, transform) are
+    /// looked up by `K`, the type the cache holds.
+    pub(crate) fn shared<K, L>(
+        &self,
+        key: TypeId,
+        name: String,
+        list_watch: impl FnOnce(&S, Option<&str>, &ListSelectors) -> L,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+        K::Scope: 'static,
+        L: ListWatch<K>,
+    {
         let mut informers = self.inner.informers.lock();
-        let existing = informers.get(&TypeId::of::<K>());
+        let existing = informers.get(&key);
         if let Some(informer) =
             existing.and_then(|e| e.informer.as_any().downcast_ref::<SharedIndexInformer<K>>())
         {
             return informer.clone();
         }
-        let informer = self.build::<K>();
-        let entry = Entry {
-            informer: Arc::new(informer.clone()),
-            started: false,
-        };
-        informers.insert(TypeId::of::<K>(), entry);
-        informer
-    }
-
-    fn build<K>(&self) -> SharedIndexInformer<K>
-    where
-        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
-        K::Scope: 'static,
-        S: ListWatchSource<K>,
-    {
         let options = &self.inner.options;
         let cluster_scoped = TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>();
         let namespace = options.namespace.as_deref().filter(|_| !cluster_scoped);
@@ -208,10 +216,22 @@ impl<S> InformerFactory<S> {
         if let Some(tweak) = &options.tweak_list_options {
             tweak(&mut selectors);
         }
-        let list_watch = self.inner.source.list_watch(namespace, &selectors);
+        let list_watch = list_watch(&self.inner.source, namespace, &selectors);
+        let informer = SharedIndexInformer::new(list_watch, self.informer_options::<K>(name));
+        let entry = Entry {
+            informer: Arc::new(informer.clone()),
+            started: false,
+        };
+        informers.insert(key, entry);
+        informer
+    }
+
+    /// The options of a new informer of `K`: the factory's, with `K`'s resync and transform.
+    fn informer_options<K: Resource + 'static>(&self, name: String) -> InformerOptions<K> {
+        let options = &self.inner.options;
         let id = TypeId::of::<K>();
         let mut informer_options = InformerOptions {
-            name: K::plural(&()).into_owned(),
+            name,
             resync: options
                 .per_type_resync
                 .get(&id)
@@ -227,7 +247,7 @@ impl<S> InformerFactory<S> {
                 .get(&id)
                 .and_then(|t| t.downcast_ref::<Transform<K>>().cloned()),
         );
-        SharedIndexInformer::new(list_watch, informer_options)
+        informer_options
     }
 
     /// Starts every informer requested so far that is not running yet. Needs a tokio runtime.

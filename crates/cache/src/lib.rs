@@ -25,6 +25,7 @@
 //! | `ResourceEventHandler(Funcs)`          | [`EventHandler`], [`HandlerFns`]      |
 //! | `FilteringResourceEventHandler`        | [`FilteringHandler`]                  |
 //! | `GenericLister`                        | [`Lister`], [`NamespaceLister`]       |
+//! | `metadatainformer`, `metadatalister`   | [`InformerFactory::metadata_informer_for`], [`MetadataLister`], [`MetadataListWatchSource`] |
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | reflector metrics (removed upstream)   | [`InformerMetrics`]                   |
 //! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
@@ -47,6 +48,7 @@ mod informer;
 mod key;
 mod list_watch;
 mod lister;
+mod metadata;
 mod metrics;
 mod processor;
 mod reflector;
@@ -76,6 +78,7 @@ pub use list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
 };
 pub use lister::{Lister, NamespaceLister};
+pub use metadata::{MetadataListWatchSource, MetadataLister};
 pub use metrics::InformerMetrics;
 pub use reflector::{WATCH_DEADLINE_MARGIN, WatchErrorHandler};
 pub use sync::{Synced, wait_for_cache_sync};

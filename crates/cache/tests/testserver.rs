@@ -13,11 +13,15 @@ use std::{
 };
 
 use futures_util::future::join_all;
-use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::{
+    api::core::v1::{ConfigMap, Namespace},
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
 use kubegen_cache::{
     ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
     HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
-    ListWatchError, ListWatchErrorKind, SharedIndexInformer, WatchRequest, wait_for_cache_sync,
+    ListWatchError, ListWatchErrorKind, MetadataLister, SharedIndexInformer, WatchRequest,
+    wait_for_cache_sync,
 };
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
@@ -518,4 +522,93 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
     factory.shutdown().await;
     // Both handler tasks ended (they held the other references) before shutdown returned.
     assert_eq!(Arc::strong_count(&handler), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_informer_caches_partial_object_metadata_and_follows_changes() {
+    let server = TestServer::start().await;
+    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    metadata_informer_scenario(client, "default").await;
+}
+
+/// The same scenario on the real API server `KUBEGEN_E2E_KUBECONFIG` names, in a namespace of its
+/// own that it empties and deletes afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn metadata_informer_caches_partial_object_metadata_on_cluster() {
+    let path = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").expect("set KUBEGEN_E2E_KUBECONFIG");
+    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
+    let client = Client::new(Config::load(&options).await.unwrap()).unwrap();
+    let namespace = format!("metadata-e2e-{}", std::process::id());
+    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
+    let mut object = Namespace::default();
+    object.metadata.name = Some(namespace.clone());
+    namespaces
+        .create(&object, &CreateOptions::default())
+        .await
+        .unwrap();
+    metadata_informer_scenario(client.clone(), &namespace).await;
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(client, &namespace);
+    configmaps
+        .delete_collection(&DeleteOptions::default(), &ListOptions::default())
+        .await
+        .unwrap();
+    namespaces
+        .delete(&namespace, &DeleteOptions::default())
+        .await
+        .unwrap();
+}
+
+/// A metadata-only informer of ConfigMaps in `namespace` syncs the server's PartialObjectMetadata
+/// and follows adds, label updates and deletes.
+async fn metadata_informer_scenario(client: Client, namespace: &str) {
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
+    for name in ["a", "b"] {
+        create(&configmaps, name).await;
+    }
+    let mut options = FactoryOptions::default();
+    options.namespace = Some(namespace.to_owned());
+    let factory = InformerFactory::new(ClientListWatchSource::new(client), options);
+    let metadata = factory.metadata_informer_for::<ConfigMap>();
+    let lister: MetadataLister<ConfigMap> = metadata.lister();
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(10))
+        .await
+        .unwrap();
+
+    let ns = Some(namespace);
+    let cached = lister.get(ns, "a").unwrap();
+    let types = cached.types.clone().unwrap_or_default();
+    assert_eq!(
+        (types.kind.as_str(), types.api_version.as_str()),
+        ("PartialObjectMetadata", "meta.k8s.io/v1"),
+        "the server converted the list"
+    );
+    let mut c = create(&configmaps, "c").await;
+    eventually("the watch added c", 10, || lister.get(ns, "c").is_some()).await;
+    c.metadata.labels = Some(BTreeMap::from([("tier".to_owned(), "web".to_owned())]));
+    configmaps
+        .update(&c, &UpdateOptions::default())
+        .await
+        .unwrap();
+    eventually("the watch updated c's labels", 10, || {
+        lister
+            .get(ns, "c")
+            .is_some_and(|m| m.metadata.labels == c.metadata.labels)
+    })
+    .await;
+    configmaps
+        .delete("a", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the watch deleted a", 10, || lister.get(ns, "a").is_none()).await;
+    let mut names: Vec<String> = lister
+        .list(&Default::default())
+        .iter()
+        .map(|m| m.metadata.name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["b", "c"]);
+    factory.shutdown().await;
 }

@@ -17,6 +17,7 @@
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
+//! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //!
 //! # Where it sits
@@ -35,6 +36,7 @@ mod client;
 pub mod config;
 mod error;
 mod list_decoder;
+mod metadata;
 mod metrics;
 mod options;
 mod rate_limit;
@@ -62,4 +64,5 @@ pub use transport::Transport;
 pub use watch::WatchStream;
 
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.
+pub use kube_core::metadata::PartialObjectMeta;
 pub use kube_core::{ObjectList, Status, WatchEvent};

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::list_decoder::ListDecoder;
+use crate::metadata::Representation;
 use crate::options::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, UpdateOptions,
 };
@@ -62,6 +63,8 @@ impl<K> ApiObject for K where
 pub struct ResourceClient<K> {
     client: Client,
     path: ResourcePath,
+    /// What `get`, `list` and `watch` ask the server for (see [`crate::metadata`]).
+    pub(crate) representation: Representation,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -70,6 +73,7 @@ impl<K> Clone for ResourceClient<K> {
         ResourceClient {
             client: self.client.clone(),
             path: self.path.clone(),
+            representation: self.representation,
             _kind: PhantomData,
         }
     }
@@ -92,6 +96,7 @@ where
         ResourceClient {
             client,
             path,
+            representation: Representation::Object,
             _kind: PhantomData,
         }
     }
@@ -127,7 +132,7 @@ where
     /// [`Error::is_not_found`] when it does not exist.
     pub async fn get(&self, name: &str, opts: &GetOptions) -> Result<K> {
         self.client
-            .request_json(self.path.get(name, None, opts)?)
+            .request_json(self.representation.object(self.path.get(name, None, opts)?))
             .await
     }
 
@@ -136,7 +141,7 @@ where
     /// # Errors
     /// [`Error::is_gone`] for an expired `continue` token or a compacted `resourceVersion`.
     pub async fn list(&self, opts: &ListOptions) -> Result<ObjectList<K>> {
-        let request = self.path.list(opts)?;
+        let request = self.representation.list(self.path.list(opts)?);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
@@ -160,7 +165,7 @@ where
     /// The stream's idle timeout is `timeout_seconds` plus a margin (or a default when unset), so a
     /// dead connection ends the stream with [`Error::WatchIdle`].
     pub async fn watch(&self, opts: &ListOptions) -> Result<WatchStream<K>> {
-        let request = self.path.watch(opts)?;
+        let request = self.representation.object(self.path.watch(opts)?);
         let url = request.uri().to_string();
         let policies = self.client.policies();
         let idle = match opts.timeout_seconds {

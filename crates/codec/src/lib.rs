@@ -8,6 +8,9 @@
 //! Mirrors apimachinery `runtime/serializer/protobuf` (the envelope) and the gogo-generated
 //! `Marshal`/`Unmarshal` plus Go's `encoding/json` of `k8s.io/api` types (the messages).
 //!
+//! Also: protobuf lists and watch frames ([`ListEncoder`], [`encode_watch_frame`]) and OpenAPI
+//! documents as gnostic messages ([`openapi_to_protobuf`]), which the test server answers with.
+//!
 //! # Where the schema comes from
 //! The upstream `generated.proto` files of k8s.io/api (every GA group version), apimachinery and
 //! apiextensions-apiserver, vendored unchanged under `proto/` and compiled at build time by protox
@@ -34,8 +37,9 @@
 
 //!
 //! # Not covered yet
-//! - Lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent` frames):
-//!   issue 15 builds them on [`KindSchema`].
+//! - Decoding lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent`
+//!   frames): issue 15 builds them on [`KindSchema`]. Encoding them is [`ListEncoder`] and
+//!   [`encode_watch_frame`] (what the test server answers with).
 //! - Decoding straight into k8s-openapi types: today the output is a `serde_json::Value`.
 //! - Objects embedded in `RawExtension`s more than 4 envelopes deep are refused (real objects
 //!   embed one level).
@@ -48,10 +52,17 @@ mod error;
 mod from_json;
 mod go_duration;
 mod go_fields;
+mod openapi;
 mod schema;
 mod special;
+mod stream_encode;
 mod to_json;
 
 pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
 pub use error::{CodecError, Result};
+pub use openapi::{
+    OPENAPI_V2_CONTENT_TYPE, OPENAPI_V2_MEDIA_TYPE, OPENAPI_V3_CONTENT_TYPE, OPENAPI_V3_MEDIA_TYPE,
+    OpenApiVersion, openapi_to_protobuf,
+};
 pub use schema::KindSchema;
+pub use stream_encode::{ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame};

@@ -13,6 +13,8 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::body::{BoxBody, full};
+use crate::conversion::Conversion;
+use crate::encoding;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::negotiation;
@@ -22,7 +24,6 @@ use crate::route::{self, Route, Target};
 use crate::shared::{ApiServer, Inner, with_json_type};
 use crate::state::State;
 use crate::status::ApiError;
-use crate::table::TableRequest;
 use crate::{discovery, fieldvalidation, openapi, watch as watches};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
@@ -121,6 +122,25 @@ impl ApiServer {
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_supported(target.qualified(), verb));
         }
+        let (parts, body) = request.into_parts();
+        target.format = negotiation::check_accept(&parts.headers, &target.def)?;
+        let format = target.format;
+        match self.negotiated(parts, body, target, query, verb).await {
+            Ok(response) => Ok(encoding::in_format(response, format).await),
+            Err(error) => Ok(encoding::error_in_format(&error, format)),
+        }
+    }
+
+    /// A resource request after content negotiation: every answer, error or not, is written in
+    /// the negotiated format by the caller.
+    async fn negotiated(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+        target: Target,
+        query: Query,
+        verb: &'static str,
+    ) -> Result<Response<BoxBody>, ApiError> {
         let fault_request = FaultRequest {
             verb,
             group: &target.def.group,
@@ -129,14 +149,12 @@ impl ApiServer {
             namespace: target.namespace.as_deref(),
             name: target.name.as_deref(),
         };
-        let (parts, body) = request.into_parts();
-        negotiation::check_accept(&parts.headers, &target.def)?;
         if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
-        let table = match verb {
+        let conversion = match verb {
             "get" | "list" | "watch" if target.subresource.is_none() => {
-                TableRequest::from_request(&parts.headers, &query)?
+                Conversion::from_request(&parts.headers, &query, &target.def, verb)?
             }
             _ => None,
         };
@@ -164,9 +182,9 @@ impl ApiServer {
             _ => Vec::new(),
         };
         let mut response = match verb {
-            "get" => handlers::read::get(self, &target, table.as_ref()),
-            "list" => handlers::read::list(self, &target, &query, table.as_ref()).await,
-            "watch" => watches::start(self, &target, &query, table).await,
+            "get" => handlers::read::get(self, &target, conversion),
+            "list" => handlers::read::list(self, &target, &query, conversion).await,
+            "watch" => watches::start(self, &target, &query, conversion).await,
             "create" => handlers::create::create(self, &target, &body),
             "update" => handlers::update::update(self, &target, &body),
             "patch" => handlers::update::patch(self, &target, &parts.headers, &body),

@@ -16,8 +16,10 @@ use crate::registry::ResourceDefinition;
 use crate::route::Route;
 use crate::shared::{ApiServer, json_response};
 
-/// The Kubernetes version this server claims to be.
-pub(crate) const GIT_VERSION: &str = "v1.34.1";
+/// The Kubernetes version this server claims to be: the release its built-in OpenAPI documents
+/// come from, so `/version` and the v2 document's `info.version` ("1.36") agree as on a real
+/// v1.36 server.
+pub(crate) const GIT_VERSION: &str = "v1.36.2";
 
 /// Serves a discovery route (every non-resource GET).
 pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
@@ -50,16 +52,16 @@ pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
 fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "34",
+        "minor": "36",
         "emulationMajor": "1",
-        "emulationMinor": "34",
+        "emulationMinor": "36",
         "minCompatibilityMajor": "1",
-        "minCompatibilityMinor": "33",
+        "minCompatibilityMinor": "35",
         "gitVersion": GIT_VERSION,
-        "gitCommit": "93248f9ae092f571eb870b7664c534bfc7d00f03",
+        "gitCommit": "98b35193b2ac7a23a673325f5e9b830ecd5ba406",
         "gitTreeState": "clean",
-        "buildDate": "2025-09-09T19:44:50Z",
-        "goVersion": "go1.24.6",
+        "buildDate": "2026-11-23T19:42:23Z",
+        "goVersion": "go1.27.3",
         "compiler": "gc",
         "platform": "linux/amd64",
     })

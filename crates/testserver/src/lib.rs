@@ -54,16 +54,19 @@
 //!   `404 page not found`.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
-//!   ETag/`?hash=` caching) for the built-in kinds (the real v1.36 server's own documents, shipped
-//!   as data) and every installed CRD; server-side `fieldValidation` (Strict/Warn/Ignore) against
-//!   the same schemas, so `kubectl apply` validates and `kubectl explain` works.
+//!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real
+//!   v1.36 server's own documents, shipped as data) and every installed CRD; server-side
+//!   `fieldValidation` (Strict/Warn/Ignore) against the same schemas, so `kubectl apply`
+//!   validates and `kubectl explain` works.
 //! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
 //!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
 //! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
-//!   with q-values, answered in JSON, 406 when no media range allows JSON (shapes in
-//!   `negotiation`).
+//!   with q-values; answers (objects, lists, `Status` errors, watch streams) in protobuf for
+//!   built-in kinds when the chosen range asks for it, as kubectl and client-go do, JSON otherwise
+//!   and for custom resources and Tables; 406 when no media range can be written (shapes in
+//!   `negotiation`, writing in `encoding`).
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
@@ -73,19 +76,20 @@
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
-//! YAML or protobuf responses (the OpenAPI documents too are served as JSON only), namespace `/finalize`, and no
+//! YAML responses, namespace `/finalize`, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
 //! from the URL where the real server would reject it. A watch from a resourceVersion newer than
 //! the server's waits for it instead of failing. Request bodies and patched objects nest at most
-//! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. Request paths
-//! are not percent-decoded (`configmaps/%41` is not `configmaps/A`), and an unknown path outside
+//! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. An unknown path outside
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;
 mod authz;
 mod body;
+mod conversion;
 mod discovery;
+mod encoding;
 mod error;
 mod faults;
 mod fieldvalidation;

@@ -18,17 +18,23 @@
 //!   range with `as`/`g`/`v` must name a conversion the endpoint offers (`Table`,
 //!   `PartialObjectMetadata[List]` in `meta.k8s.io/v1` or `v1beta1`). Nothing acceptable: 406
 //!   "only the following media types are accepted: <the server's types>", no details.
+//! - The answer follows the chosen range: protobuf for built-in kinds (and `PartialObjectMetadata`
+//!   conversions) when it names `application/vnd.kubernetes.protobuf`, JSON otherwise. A `Table`
+//!   is offered in JSON only: a protobuf range asking for one is skipped (v1.36 answers 406 to
+//!   `application/vnd.kubernetes.protobuf;as=Table;...` alone). `PartialObjectMetadata[List]` is
+//!   written in protobuf for custom resources too, whose own objects are JSON only.
 //!
 //! # Differences from kube-apiserver
-//! This server writes JSON only. A range that a real server would answer in YAML or protobuf is
-//! skipped, and the next range that allows JSON is used (kubectl and client-go always offer JSON
-//! or `*/*` after protobuf); with none, the 406 lists `application/json`, the one type this server
-//! can write.
+//! This server does not write YAML. A range that a real server would answer in YAML is skipped,
+//! and the next range it can write is used (kubectl and client-go always offer JSON or `*/*`
+//! too); with none, the 406 lists the types this server can write (`application/json[,
+//! application/vnd.kubernetes.protobuf]`, where a real server adds `application/yaml`).
 
 use bytes::Bytes;
 use http::{HeaderMap, header};
 use kubegen_codec::{KindSchema, PROTOBUF_MEDIA_TYPE};
 
+use crate::encoding::WireFormat;
 use crate::registry::ResourceDefinition;
 use crate::status::ApiError;
 
@@ -46,7 +52,7 @@ pub(crate) struct MediaRange<'a> {
 }
 
 impl MediaRange<'_> {
-    fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| *k == name)
@@ -118,7 +124,7 @@ pub(crate) fn parse_accept(header: &str) -> Vec<MediaRange<'_>> {
 }
 
 /// Whether protobuf is a wire format of `def` (built-in kinds only).
-fn speaks_protobuf(def: &ResourceDefinition) -> bool {
+pub(crate) fn speaks_protobuf(def: &ResourceDefinition) -> bool {
     KindSchema::lookup(&def.api_version(), &def.kind).is_some()
 }
 
@@ -131,25 +137,46 @@ fn served_types(def: &ResourceDefinition) -> &'static [&'static str] {
     }
 }
 
-/// The media range the answer follows: the first, in `q` order, that allows JSON with a conversion
-/// the server offers. `None` when there is none.
-pub(crate) fn choose_json<'a, 'h>(ranges: &'a [MediaRange<'h>]) -> Option<&'a MediaRange<'h>> {
-    ranges
-        .iter()
-        .find(|range| range.matches(JSON) && range.conversion_offered())
+/// The media range the answer follows and the format it asks for: the first, in `q` order, that
+/// allows JSON, or protobuf when `def` speaks it, with a conversion the server offers in that
+/// format. `PartialObjectMetadata[List]` is offered in protobuf for every kind, custom resources
+/// too (v1.36 answers a CR list so); `Table` in JSON only. `None` when there is none.
+pub(crate) fn choose<'a, 'h>(
+    ranges: &'a [MediaRange<'h>],
+    def: &ResourceDefinition,
+) -> Option<(&'a MediaRange<'h>, WireFormat)> {
+    let protobuf = speaks_protobuf(def);
+    ranges.iter().find_map(|range| {
+        if !range.conversion_offered() {
+            return None;
+        }
+        if range.matches(JSON) {
+            return Some((range, WireFormat::Json));
+        }
+        let metadata = matches!(
+            range.param("as"),
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+        );
+        let plain = range.param("as").is_none();
+        let writable = metadata || (protobuf && plain);
+        (writable && range.is(PROTOBUF_MEDIA_TYPE)).then_some((range, WireFormat::Protobuf))
+    })
 }
 
-/// Checks that the client accepts an answer this server can write (JSON).
+/// Checks that the client accepts an answer this server can write, and says in which format.
 ///
 /// # Errors
 /// 406 `NotAcceptable`, shaped as the real server shapes it (see the module doc).
-pub(crate) fn check_accept(headers: &HeaderMap, def: &ResourceDefinition) -> Result<(), ApiError> {
+pub(crate) fn check_accept(
+    headers: &HeaderMap,
+    def: &ResourceDefinition,
+) -> Result<WireFormat, ApiError> {
     let Some(value) = headers.get(header::ACCEPT) else {
-        return Ok(());
+        return Ok(WireFormat::Json);
     };
     let header = value.to_str().unwrap_or("\u{0}");
     if header.trim().is_empty() {
-        return Ok(());
+        return Ok(WireFormat::Json);
     }
     let ranges = parse_accept(header);
     let served = served_types(def);
@@ -158,8 +185,11 @@ pub(crate) fn check_accept(headers: &HeaderMap, def: &ResourceDefinition) -> Res
     if speaks_protobuf(def) && !ranges.iter().any(route_accepts) {
         return Err(ApiError::not_acceptable_route(&served.join(", ")));
     }
-    match choose_json(&ranges) {
-        Some(_) => Ok(()),
+    match choose(&ranges, def) {
+        Some((_, format)) => Ok(format),
+        None if speaks_protobuf(def) => Err(ApiError::not_acceptable(&format!(
+            "{JSON}, {PROTOBUF_MEDIA_TYPE}"
+        ))),
         None => Err(ApiError::not_acceptable(JSON)),
     }
 }

@@ -22,7 +22,7 @@ fn headers(name: header::HeaderName, value: &str) -> HeaderMap {
     headers
 }
 
-fn accept(value: &str, def: &ResourceDefinition) -> Result<(), (u16, String)> {
+fn accept(value: &str, def: &ResourceDefinition) -> Result<WireFormat, (u16, String)> {
     check_accept(&headers(header::ACCEPT, value), def).map_err(|e| (e.code, e.message))
 }
 
@@ -51,32 +51,65 @@ fn ranges_sort_by_q_then_exact_before_wildcard_keeping_ties_in_order() {
 }
 
 #[test]
-fn the_first_json_range_in_q_order_is_chosen_with_its_conversion() {
+fn the_first_writable_range_in_q_order_is_chosen_with_its_conversion() {
+    let configmaps = def("", "configmaps");
     let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
     let header = format!("application/json;q=0.5, {table};q=0.9");
     let ranges = parse_accept(&header);
-    assert_eq!(
-        choose_json(&ranges).and_then(|r| r.param("as")),
-        Some("Table")
-    );
+    let chosen = choose(&ranges, &configmaps).map(|(r, f)| (r.param("as"), f));
+    assert_eq!(chosen, Some((Some("Table"), WireFormat::Json)));
     let ranges = parse_accept("application/json;as=Foo;g=meta.k8s.io;v=v1, application/json;q=0.1");
-    assert_eq!(choose_json(&ranges).and_then(|r| r.param("as")), None);
+    let chosen = choose(&ranges, &configmaps).map(|(r, f)| (r.param("as"), f));
+    assert_eq!(chosen, Some((None, WireFormat::Json)));
 }
 
 #[test]
-fn kubectl_and_client_go_accept_headers_are_answered_in_json() {
+fn built_in_kinds_are_answered_in_protobuf_when_it_comes_first() {
     let configmaps = def("", "configmaps");
     for value in [
         "application/vnd.kubernetes.protobuf,application/json",
         "application/vnd.kubernetes.protobuf, */*",
+        "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+        "application/json;q=0.5, application/vnd.kubernetes.protobuf",
+    ] {
+        assert_eq!(
+            accept(value, &configmaps),
+            Ok(WireFormat::Protobuf),
+            "{value}"
+        );
+    }
+}
+
+#[test]
+fn tables_custom_resources_and_json_first_headers_are_answered_in_json() {
+    let configmaps = def("", "configmaps");
+    for value in [
         "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
+        "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json",
+        "application/json, application/vnd.kubernetes.protobuf",
         "application/json;q=0",
         "application/json;charset=utf-8",
         "application/json;q=abc",
+        "*/*",
         "",
     ] {
-        assert_eq!(accept(value, &configmaps), Ok(()), "{value}");
+        assert_eq!(accept(value, &configmaps), Ok(WireFormat::Json), "{value}");
     }
+    let widgets = def("example.com", "widgets");
+    assert_eq!(
+        accept(
+            "application/vnd.kubernetes.protobuf, application/json",
+            &widgets
+        ),
+        Ok(WireFormat::Json)
+    );
+}
+
+#[test]
+fn partial_object_metadata_of_custom_resources_is_protobuf_when_asked() {
+    let widgets = def("example.com", "widgets");
+    let header = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json";
+    assert_eq!(accept(header, &widgets), Ok(WireFormat::Protobuf));
 }
 
 #[test]
@@ -93,19 +126,32 @@ fn unknown_media_types_fail_the_route_check_of_built_in_kinds() {
 
 #[test]
 fn ranges_this_server_cannot_write_fail_in_the_handler() {
-    let only = Err((
+    let configmaps = def("", "configmaps");
+    assert_eq!(
+        accept("application/json;as=Foo", &configmaps),
+        Err((
+            406,
+            "only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf".into()
+        ))
+    );
+    assert_eq!(
+        accept("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", &configmaps),
+        Err((
+            406,
+            "only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf".into()
+        ))
+    );
+    let only_json = Err((
         406,
         "only the following media types are accepted: application/json".into(),
     ));
-    let configmaps = def("", "configmaps");
-    assert_eq!(accept("application/json;as=Foo", &configmaps), only);
-    assert_eq!(
-        accept("application/vnd.kubernetes.protobuf", &configmaps),
-        only
-    );
     let widgets = def("example.com", "widgets");
-    assert_eq!(accept("text/foo", &widgets), only);
-    assert_eq!(accept("application/*", &widgets), Ok(()));
+    assert_eq!(accept("text/foo", &widgets), only_json);
+    assert_eq!(
+        accept("application/vnd.kubernetes.protobuf", &widgets),
+        only_json
+    );
+    assert_eq!(accept("application/*", &widgets), Ok(WireFormat::Json));
 }
 
 fn body(

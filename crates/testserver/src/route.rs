@@ -20,6 +20,8 @@ pub(crate) struct Target {
     pub(crate) watch_path: bool,
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
+    /// The format the answer is written in, once content negotiation chose it.
+    pub(crate) format: crate::encoding::WireFormat,
 }
 
 /// Every endpoint the server has.
@@ -44,7 +46,26 @@ pub(crate) enum Route {
 ///
 /// # Errors
 /// 404 with the real server's generic body for anything not served.
+/// The request path with its `%XX` escapes decoded, as Go's `URL.Path` is: the real server splits
+/// the decoded path, so `configmaps/%41` names `A` and `configmaps/a%2Fb` has one segment more
+/// (and is not found). `+` stays a `+`. Decoded via the percent-encoding crate.
+///
+/// # Errors
+/// The plain-text 400 of Go's HTTP server for a `%` not followed by two hex digits.
+fn decode_path(path: &str) -> Result<std::borrow::Cow<'_, str>, ApiError> {
+    let bytes = path.as_bytes();
+    for (at, byte) in bytes.iter().enumerate() {
+        let escape = bytes.get(at + 1..at + 3);
+        if *byte == b'%' && !escape.is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) {
+            return Err(ApiError::bad_request_path());
+        }
+    }
+    Ok(percent_encoding::percent_decode_str(path).decode_utf8_lossy())
+}
+
 pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> {
+    let decoded = decode_path(path)?;
+    let path = decoded.as_ref();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     match segments.as_slice() {
         ["version"] => Ok(Route::Version),
@@ -123,6 +144,7 @@ fn resource(
         subresource,
         watch_path,
         dry_run: false,
+        format: crate::encoding::WireFormat::Json,
     }))
 }
 
@@ -134,6 +156,42 @@ mod tests {
         match parse(path, &Registry::with_builtins()).unwrap() {
             Route::Resource(t) => t,
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// Asked v1.36: `configmaps/c%31` is `c1`, `config%6Daps` is `configmaps`, `a%20b` is the name
+    /// "a b", `a%2Fb` is one segment more (404 "the server could not find the requested
+    /// resource"), `a%zz` is Go's plain-text 400.
+    #[test]
+    fn paths_are_percent_decoded_before_they_are_split() {
+        let t = target("/api/v1/namespaces/n%73/config%6Daps/c%31");
+        assert_eq!(
+            (
+                t.def.plural.as_str(),
+                t.namespace.as_deref(),
+                t.name.as_deref()
+            ),
+            ("configmaps", Some("ns"), Some("c1"))
+        );
+        assert_eq!(
+            target("/api/v1/namespaces/ns/configmaps/a%20b+c")
+                .name
+                .as_deref(),
+            Some("a b+c")
+        );
+        let split = parse(
+            "/api/v1/namespaces/ns/configmaps/a%2Fb",
+            &Registry::with_builtins(),
+        );
+        assert_eq!(split.unwrap_err().code, 404);
+        for bad in [
+            "/api/v1/namespaces/ns/configmaps/a%zz",
+            "/api/v1/x%4",
+            "/api/%",
+        ] {
+            let error = parse(bad, &Registry::with_builtins()).unwrap_err();
+            assert_eq!((error.code, error.plain_text), (400, true), "{bad}");
+            assert_eq!(error.message, "400 Bad Request");
         }
     }
 

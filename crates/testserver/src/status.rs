@@ -122,6 +122,14 @@ impl ApiError {
         e
     }
 
+    /// 400 for a request path with a malformed `%` escape: Go's HTTP server answers it in plain
+    /// text before any handler runs.
+    pub(crate) fn bad_request_path() -> ApiError {
+        let mut e = ApiError::new(400, "BadRequest", "400 Bad Request".into());
+        e.plain_text = true;
+        e
+    }
+
     /// 404 for a path outside the API: plain text, like the real server's mux.
     pub(crate) fn page_not_found() -> ApiError {
         let mut e = ApiError::new(404, "NotFound", "404 page not found".into());
@@ -246,6 +254,12 @@ impl ApiError {
     /// types the server writes.
     pub(crate) fn not_acceptable(served: &str) -> ApiError {
         let message = format!("only the following media types are accepted: {served}");
+        ApiError::new(406, "NotAcceptable", message)
+    }
+
+    /// 406 from the handler for an `as=` conversion that does not fit the request (a list asked
+    /// for as one object, or the reverse); the real server's message, no details.
+    pub(crate) fn not_acceptable_conversion(message: String) -> ApiError {
         ApiError::new(406, "NotAcceptable", message)
     }
 

@@ -1,4 +1,6 @@
-//! Watch streams: newline-delimited JSON events over a chunked response, served from the store's
+//! Watch streams: newline-delimited JSON events (or, for built-in kinds when negotiated,
+//! length-prefixed protobuf `WatchEvent` frames, written by `encoding`) over a chunked response,
+//! served from the store's
 //! event history (apiserver `storage/cacher/cache_watcher.go`, `endpoints/handlers/watch.go`).
 //!
 //! # Lifecycle of one watch
@@ -16,21 +18,22 @@
 
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::{Response, StatusCode};
+use bytes::Bytes;
+use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::body::{BoxBody, ChannelBody};
+use crate::conversion::{Conversion, partial_object_metadata};
+use crate::encoding::{WireFormat, watch_content_type, watch_event};
 use crate::handlers::read::wait_for_rv;
 use crate::query::{ListParams, Query};
 use crate::route::Target;
 use crate::selectors::FieldSelector;
-use crate::shared::{ApiServer, with_json_type};
+use crate::shared::ApiServer;
 use crate::status::ApiError;
 use crate::store::{Event, EventType, ListQuery, Stored};
-use crate::table::TableRequest;
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
@@ -42,8 +45,9 @@ struct Watcher {
     tx: mpsc::Sender<Bytes>,
     /// Invariant: every event of the resource with rv <= cursor was already considered.
     cursor: u64,
-    /// Events carry single-row Tables instead of objects (`kubectl get -w`).
-    table: Option<TableRequest>,
+    /// Events carry single-row Tables (`kubectl get -w`) or PartialObjectMetadata instead of
+    /// objects.
+    conversion: Option<Conversion>,
     /// Whether a Table with column definitions was sent; later ones omit them, as the real
     /// server's watch encoder does.
     table_headers_sent: bool,
@@ -60,7 +64,7 @@ pub(crate) async fn start(
     api: &ApiServer,
     target: &Target,
     query: &Query,
-    table: Option<TableRequest>,
+    conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
     let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
@@ -79,34 +83,24 @@ pub(crate) async fn start(
         name,
         tx,
         cursor: 0,
-        table,
+        conversion,
         table_headers_sent: false,
         start_rv: 0,
         resource_rv: 0,
     };
     let initial = watcher.initial_state(streaming);
     tokio::spawn(async move { watcher.run(initial, streaming).await });
-    Ok(with_json_type(
-        Response::builder().status(StatusCode::OK),
-        ChannelBody::boxed(rx),
-    ))
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, watch_content_type(target.format))
+        .body(ChannelBody::boxed(rx))
+        .map_err(|e| ApiError::internal(e.to_string()))
 }
 
 enum Initial {
     Objects(Vec<Stored>),
     /// (requested, oldest available)
     TooOld(u64, u64),
-}
-
-/// One `{"type":..,"object":..}` line.
-fn line(kind: &str, object: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(object.len() + 32);
-    out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(kind.as_bytes());
-    out.extend_from_slice(b"\",\"object\":");
-    out.extend_from_slice(object);
-    out.extend_from_slice(b"}\n");
-    out.freeze()
 }
 
 impl Watcher {
@@ -165,8 +159,14 @@ impl Watcher {
 
     /// One event line carrying `object` (whose serialized form is `json`), or its Table.
     fn event(&mut self, kind: &str, object: &Value, json: &[u8]) -> Bytes {
-        let Some(table) = self.table else {
-            return line(kind, json);
+        let table = match self.conversion {
+            None => return watch_event(self.target.format, kind, object, json),
+            Some(Conversion::Metadata(version)) => {
+                let partial = partial_object_metadata(object, version);
+                let json = partial.to_string();
+                return watch_event(self.target.format, kind, &partial, json.as_bytes());
+            }
+            Some(Conversion::Table(table)) => table,
         };
         let mut meta = serde_json::Map::new();
         if let Some(rv) = object.pointer("/metadata/resourceVersion") {
@@ -174,7 +174,12 @@ impl Watcher {
         }
         let rendered = table.render(&self.target.def, &[object], meta, !self.table_headers_sent);
         self.table_headers_sent = true;
-        line(kind, rendered.to_string().as_bytes())
+        watch_event(
+            WireFormat::Json,
+            kind,
+            &rendered,
+            rendered.to_string().as_bytes(),
+        )
     }
 
     fn bookmarks_wanted(&self) -> bool {
@@ -235,7 +240,9 @@ impl Watcher {
             }
             Err(compacted) => {
                 // This watcher fell behind the history (e.g. stalled): end it as the real server does.
-                let _ = self.send(too_old(self.cursor, compacted.oldest)).await;
+                let _ = self
+                    .send(too_old(self.target.format, self.cursor, compacted.oldest))
+                    .await;
                 false
             }
         }
@@ -246,7 +253,9 @@ impl Watcher {
         self.resource_rv = self.cursor;
         match initial {
             Initial::TooOld(requested, oldest) => {
-                let _ = self.send(too_old(requested, oldest)).await;
+                let _ = self
+                    .send(too_old(self.target.format, requested, oldest))
+                    .await;
                 return;
             }
             Initial::Objects(items) => {
@@ -352,9 +361,11 @@ async fn sleep_until(deadline: Option<Instant>) {
 }
 
 /// The real server's `ERROR` event for a watch from a compacted resourceVersion.
-fn too_old(requested: u64, oldest: u64) -> Bytes {
+fn too_old(format: WireFormat, requested: u64, oldest: u64) -> Bytes {
     let status = ApiError::expired(format!("too old resource version: {requested} ({oldest})"));
-    line("ERROR", &status.to_json())
+    let json = status.to_json();
+    let object = serde_json::from_slice(&json).unwrap_or_default();
+    watch_event(format, "ERROR", &object, &json)
 }
 
 #[cfg(test)]
@@ -363,7 +374,7 @@ mod tests {
 
     #[test]
     fn too_old_event_is_a_410_expired_status() {
-        let chunk = too_old(3, 10);
+        let chunk = too_old(WireFormat::Json, 3, 10);
         let value: Value = serde_json::from_slice(&chunk).unwrap();
         assert_eq!(value["type"], "ERROR");
         assert_eq!(value["object"]["code"], 410);

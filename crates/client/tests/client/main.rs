@@ -5,5 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod logging;
+mod metadata;
 mod testserver;
 mod tls;

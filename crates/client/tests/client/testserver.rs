@@ -16,7 +16,7 @@ use kubegen_testserver::{ApiServer, Failure, RequestMatch, ServerOptions, TestSe
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Loads the client the way a program does: from the server's kubeconfig file.
-async fn client_for(server: &TestServer) -> Result<Client, Box<dyn std::error::Error>> {
+pub(crate) async fn client_for(server: &TestServer) -> Result<Client, Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("kubeconfig");
     server.write_kubeconfig(&path)?;

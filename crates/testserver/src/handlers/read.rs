@@ -8,28 +8,33 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
-use crate::body::{BoxBody, ListBody};
+use crate::body::BoxBody;
+use crate::conversion::{Conversion, partial_object_metadata};
+use crate::encoding::list_response;
 use crate::handlers::{existing, meta_str, object_response};
 use crate::query::{ListParams, Query, RvMatch};
 use crate::route::Target;
-use crate::shared::{ApiServer, with_json_type};
+use crate::shared::{ApiServer, json_response};
 use crate::status::ApiError;
 use crate::store::{ListQuery, ObjectKey, Stored};
-use crate::table::TableRequest;
 
-/// `GET .../<plural>/<name>`, as the object or as a one-row Table.
+/// `GET .../<plural>/<name>`, as the object, its metadata or a one-row Table.
 pub(crate) fn get(
     api: &ApiServer,
     target: &Target,
-    table: Option<&TableRequest>,
+    conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let state = api.inner.state.lock();
     let (stored, _) = existing(&state, target)?;
-    Ok(match table {
-        Some(table) => {
+    Ok(match conversion {
+        Some(Conversion::Table(table)) => {
             let mut meta = serde_json::Map::new();
             meta.insert("resourceVersion".into(), stored.rv.to_string().into());
             table.response(&table.render(&target.def, &[&stored.value], meta, true))
+        }
+        Some(Conversion::Metadata(version)) => {
+            let partial = partial_object_metadata(&stored.value, version);
+            json_response(StatusCode::OK, Bytes::from(partial.to_string()))
         }
         None => object_response(StatusCode::OK, stored),
     })
@@ -93,12 +98,12 @@ pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError
     }
 }
 
-/// `GET .../<plural>` without `watch`, as a list or as a Table.
+/// `GET .../<plural>` without `watch`, as a list, a list of metadata or a Table.
 pub(crate) async fn list(
     api: &ApiServer,
     target: &Target,
     query: &Query,
-    table: Option<&TableRequest>,
+    conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let params = ListParams::parse(query, &target.def, false)?;
     let token = params
@@ -149,15 +154,28 @@ pub(crate) async fn list(
     drop(state);
     let next = next_token(more, items.last(), token.as_ref(), list_rv);
     let meta = list_meta(list_rv, next.as_deref(), remaining);
-    if let Some(table) = table {
-        let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();
-        return Ok(table.response(&table.render(&target.def, &objects, meta, true)));
-    }
-    let head = list_head(&target.def.kind, &target.def.api_version(), meta);
-    let bodies = items.into_iter().map(|s| s.json).collect();
-    Ok(with_json_type(
-        Response::builder().status(StatusCode::OK),
-        ListBody::boxed(head, bodies, Bytes::from_static(b"]}")),
+    let ((api_version, kind), items) = match conversion {
+        Some(Conversion::Table(table)) => {
+            let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();
+            return Ok(table.response(&table.render(&target.def, &objects, meta, true)));
+        }
+        Some(Conversion::Metadata(version)) => {
+            let partial = |s: Stored| Stored::new(partial_object_metadata(&s.value, version), s.rv);
+            (
+                (
+                    format!("meta.k8s.io/{version}"),
+                    "PartialObjectMetadata".to_string(),
+                ),
+                items.into_iter().map(partial).collect(),
+            )
+        }
+        None => ((target.def.api_version(), target.def.kind.clone()), items),
+    };
+    Ok(list_response(
+        target.format,
+        (&api_version, &kind),
+        meta,
+        items,
     ))
 }
 

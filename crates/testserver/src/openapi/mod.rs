@@ -12,15 +12,13 @@
 //! - Built-in kinds come from the real server's own documents shipped as data ([`builtin`]); custom
 //!   resources from their CRD's structural schema ([`crd`]).
 //!
+//! - Both are served in JSON and, when `Accept` asks for it first, in gnostic's protobuf
+//!   (`openapi.v2.Document` / `openapi.v3.Document`, converted by kubegen-codec), as client-go's
+//!   `OpenAPISchema()` and `kubectl explain --output plaintext-openapiv2` read them. The v3 index
+//!   is JSON only.
+//!
 //! # Differences from the real server
-//! - Only JSON is served. The protobuf forms (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`
-//!   and the v3 equivalent) get 406 Not Acceptable, the real handlers' answer to a media type they
-//!   do not produce: client-go's `OpenAPISchema()` (v2, protobuf only) then fails, and kubectl falls
-//!   back to its other sources (v3 for apply's patches and for explain, the server's
-//!   `fieldValidation` for validation), as it does against a server without v2.
 //! - No `Last-Modified` header (and so no `If-Modified-Since`); `If-None-Match` works.
-//! - The v2 document's `info.version` says 1.36 (where the documents come from) while `/version`
-//!   says 1.34.
 
 pub(crate) mod builtin;
 mod crd;
@@ -34,11 +32,17 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Value, json};
 
+use kubegen_codec::{
+    OPENAPI_V2_CONTENT_TYPE, OPENAPI_V2_MEDIA_TYPE, OPENAPI_V3_CONTENT_TYPE, OPENAPI_V3_MEDIA_TYPE,
+    OpenApiVersion, openapi_to_protobuf,
+};
+
 use crate::body::{BoxBody, full};
 use crate::fieldvalidation::KindSchema;
 use crate::query::Query;
 use crate::shared::ApiServer;
 use crate::status::ApiError;
+use negotiate::Format;
 
 /// The OpenAPI endpoints.
 #[derive(Clone, Debug)]
@@ -81,11 +85,19 @@ pub(crate) fn serve(
     headers: &HeaderMap,
     query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
-    if !negotiate::accepts_json(headers) {
+    let protobuf: &[&str] = match endpoint {
+        Endpoint::V2 => &[OPENAPI_V2_MEDIA_TYPE, OPENAPI_V2_CONTENT_TYPE],
+        Endpoint::V3Index => &[],
+        Endpoint::V3(_) => &[OPENAPI_V3_MEDIA_TYPE, OPENAPI_V3_CONTENT_TYPE],
+    };
+    let Some(format) = negotiate::choose(headers, protobuf) else {
         return Ok(empty(StatusCode::NOT_ACCEPTABLE));
-    }
+    };
     match endpoint {
-        Endpoint::V2 => Ok(document_response(&v2_document(api)?, headers, None)),
+        Endpoint::V2 => {
+            let served = (OpenApiVersion::V2, format);
+            document_response(&v2_document(api)?, headers, None, served)
+        }
         Endpoint::V3Index => {
             let documents = v3_documents(api, None)?;
             let paths: serde_json::Map<String, Value> = documents
@@ -112,11 +124,12 @@ pub(crate) fn serve(
                 Some(asked) if !asked.is_empty() && asked != doc.hash => {
                     Ok(redirect(&relative_url(path, &doc.hash), &doc.hash))
                 }
-                asked => Ok(document_response(
+                asked => document_response(
                     doc,
                     headers,
                     asked.filter(|h| !h.is_empty()),
-                )),
+                    (OpenApiVersion::V3, format),
+                ),
             }
         }
     }
@@ -202,9 +215,18 @@ fn relative_url(path: &str, hash: &str) -> String {
     format!("/openapi/v3/{path}?hash={hash}")
 }
 
-/// A document with the ETag, Vary and (for a hash-addressed request) immutable caching headers
-/// kube-openapi sends; 304 when `If-None-Match` names the current ETag.
-fn document_response(doc: &Document, headers: &HeaderMap, hash: Option<&str>) -> Response<BoxBody> {
+/// A document in the negotiated format with the ETag (the same for both formats), Vary and (for a
+/// hash-addressed request) immutable caching headers kube-openapi sends; 304 when `If-None-Match`
+/// names the current ETag.
+///
+/// # Errors
+/// 500 when the document does not convert to gnostic's protobuf form.
+fn document_response(
+    doc: &Document,
+    headers: &HeaderMap,
+    hash: Option<&str>,
+    (version, format): (OpenApiVersion, Format),
+) -> Result<Response<BoxBody>, ApiError> {
     let etag = format!("\"{}\"", doc.hash);
     let unchanged = headers
         .get_all(header::IF_NONE_MATCH)
@@ -235,12 +257,24 @@ fn document_response(doc: &Document, headers: &HeaderMap, hash: Option<&str>) ->
             .status(StatusCode::NOT_MODIFIED)
             .body(full(Bytes::new()))
     } else {
+        let (content_type, body) = match (format, version) {
+            (Format::Json, _) => ("application/json", doc.bytes.clone()),
+            (Format::Protobuf, version) => {
+                let bytes = openapi_to_protobuf(version, &doc.value)
+                    .map_err(|e| ApiError::internal(format!("OpenAPI in protobuf: {e}")))?;
+                let content_type = match version {
+                    OpenApiVersion::V2 => OPENAPI_V2_CONTENT_TYPE,
+                    OpenApiVersion::V3 => OPENAPI_V3_CONTENT_TYPE,
+                };
+                (content_type, Bytes::from(bytes))
+            }
+        };
         builder
             .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(full(doc.bytes.clone()))
+            .header(header::CONTENT_TYPE, content_type)
+            .body(full(body))
     };
-    response.unwrap_or_else(|_| empty(StatusCode::INTERNAL_SERVER_ERROR))
+    Ok(response.unwrap_or_else(|_| empty(StatusCode::INTERNAL_SERVER_ERROR)))
 }
 
 fn redirect(location: &str, hash: &str) -> Response<BoxBody> {
@@ -265,6 +299,8 @@ fn empty(code: StatusCode) -> Response<BoxBody> {
 mod tests {
     use super::*;
 
+    const JSON_V3: (OpenApiVersion, Format) = (OpenApiVersion::V3, Format::Json);
+
     #[test]
     fn hash_is_upper_case_hex_sha512_of_the_served_bytes() {
         let doc = Document::new(json!({"a": 1}));
@@ -286,17 +322,27 @@ mod tests {
             header::IF_NONE_MATCH,
             format!("\"{}\"", doc.hash).parse().unwrap(),
         );
-        assert_eq!(document_response(&doc, &headers, None).status(), 304);
+        assert_eq!(
+            document_response(&doc, &headers, None, JSON_V3)
+                .unwrap()
+                .status(),
+            304
+        );
         headers.insert(header::IF_NONE_MATCH, "\"other\"".parse().unwrap());
-        assert_eq!(document_response(&doc, &headers, None).status(), 200);
+        assert_eq!(
+            document_response(&doc, &headers, None, JSON_V3)
+                .unwrap()
+                .status(),
+            200
+        );
     }
 
     #[test]
     fn only_hash_addressed_documents_are_immutable() {
         let doc = Document::new(json!({}));
-        let plain = document_response(&doc, &HeaderMap::new(), None);
+        let plain = document_response(&doc, &HeaderMap::new(), None, JSON_V3).unwrap();
         assert_eq!(plain.headers()[header::CACHE_CONTROL], NO_CACHE);
-        let hashed = document_response(&doc, &HeaderMap::new(), Some(&doc.hash));
+        let hashed = document_response(&doc, &HeaderMap::new(), Some(&doc.hash), JSON_V3).unwrap();
         assert_eq!(hashed.headers()[header::CACHE_CONTROL], "public, immutable");
         assert!(
             hashed.headers()[header::EXPIRES]

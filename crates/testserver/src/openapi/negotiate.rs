@@ -1,25 +1,41 @@
 //! Which media type an OpenAPI request accepts: kube-openapi's handlers parse `Accept` with
-//! `munnerz/goautoneg` and serve the first clause (by quality) they can produce, or 406.
+//! `munnerz/goautoneg` and serve the first clause (by quality) they can produce, or 406. They
+//! produce JSON and, for the v2 document and the v3 group-version documents, gnostic's protobuf
+//! (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`, also spelled
+//! `...spec.v2.v1.0+protobuf`; v3 likewise).
 
 use http::{HeaderMap, header};
 
-/// Whether the `Accept` headers allow `application/json` (no header means anything).
-pub(super) fn accepts_json(headers: &HeaderMap) -> bool {
+/// The format an OpenAPI document is served in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Format {
+    Json,
+    Protobuf,
+}
+
+/// The format of the first clause of `Accept` (by quality; ties in order) that is JSON, a JSON
+/// wildcard or one of `protobuf` (the endpoint's protobuf media types); no header means JSON.
+pub(super) fn choose(headers: &HeaderMap, protobuf: &[&str]) -> Option<Format> {
     let values: Vec<&str> = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .collect();
     if values.iter().all(|v| v.trim().is_empty()) {
-        return true;
+        return Some(Format::Json);
     }
-    values
+    let mut clauses: Vec<(String, f32)> = values
         .iter()
         .flat_map(|v| v.split(','))
         .filter_map(clause)
-        .any(|(media, quality)| {
-            quality > 0.0 && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
-        })
+        .filter(|(_, quality)| *quality > 0.0)
+        .collect();
+    clauses.sort_by(|a, b| b.1.total_cmp(&a.1));
+    clauses.iter().find_map(|(media, _)| match media.as_str() {
+        "application/json" | "application/*" | "*/*" => Some(Format::Json),
+        other if protobuf.contains(&other) => Some(Format::Protobuf),
+        _ => None,
+    })
 }
 
 /// One `type/subtype;params;q=x` clause: the lower-cased media type and its quality.
@@ -40,39 +56,55 @@ fn clause(text: &str) -> Option<(String, f32)> {
 mod tests {
     use super::*;
 
-    fn accepts(value: Option<&str>) -> bool {
+    const V2: &[&str] = &[
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+    ];
+
+    fn chosen(value: Option<&str>) -> Option<Format> {
         let mut headers = HeaderMap::new();
         if let Some(v) = value {
             headers.insert(header::ACCEPT, v.parse().unwrap());
         }
-        accepts_json(&headers)
+        choose(&headers, V2)
     }
 
     #[test]
-    fn json_wildcards_and_no_header_accept_json() {
+    fn json_wildcards_and_no_header_choose_json() {
         for value in [
             None,
             Some("application/json"),
             Some("application/json, */*"),
             Some("*/*"),
             Some(
-                "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json;q=0.9",
+                "application/com.github.proto-openapi.spec.v2@v1.0+protobuf;q=0.8, application/json;q=0.9",
             ),
             Some("application/*;q=0.5"),
         ] {
-            assert!(accepts(value), "{value:?}");
+            assert_eq!(chosen(value), Some(Format::Json), "{value:?}");
         }
     }
 
     #[test]
-    fn protobuf_only_or_refused_json_is_not_acceptable() {
+    fn the_endpoints_protobuf_types_choose_protobuf() {
         for value in [
             "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json",
+            "application/json;q=0.5, application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        ] {
+            assert_eq!(chosen(Some(value)), Some(Format::Protobuf), "{value}");
+        }
+    }
+
+    #[test]
+    fn other_types_or_refused_json_are_not_acceptable() {
+        for value in [
             "application/com.github.proto-openapi.spec.v3@v1.0+protobuf",
             "application/xml",
             "application/json;q=0",
         ] {
-            assert!(!accepts(Some(value)), "{value}");
+            assert_eq!(chosen(Some(value)), None, "{value}");
         }
     }
 }

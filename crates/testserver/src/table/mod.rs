@@ -139,11 +139,9 @@ impl TableRequest {
         match self.include {
             IncludeObject::None => Value::Null,
             IncludeObject::Object => object.clone(),
-            IncludeObject::Metadata => json!({
-                "kind": "PartialObjectMetadata",
-                "apiVersion": self.api_version(),
-                "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
-            }),
+            IncludeObject::Metadata => {
+                crate::conversion::partial_object_metadata(object, self.version)
+            }
         }
     }
 

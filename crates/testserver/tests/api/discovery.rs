@@ -35,10 +35,24 @@ async fn version_reports_a_real_looking_kubernetes_version() {
     let v = h.http.get("/version").await.body;
     assert_eq!(
         (v["major"].as_str(), v["minor"].as_str()),
-        (Some("1"), Some("34"))
+        (Some("1"), Some("36"))
     );
-    assert!(v["gitVersion"].as_str().unwrap().starts_with("v1.34."));
+    assert!(v["gitVersion"].as_str().unwrap().starts_with("v1.36."));
     assert_eq!(v["platform"], "linux/amd64");
+}
+
+/// On a real v1.36 server the v2 document's `info.version` is `<major>.<minor>` of `/version`.
+#[tokio::test]
+async fn openapi_v2_info_version_is_the_servers_major_and_minor() {
+    let h = start().await;
+    let v = h.http.get("/version").await.body;
+    let document = h.http.get("/openapi/v2").await.body;
+    let expected = format!(
+        "{}.{}",
+        v["major"].as_str().unwrap(),
+        v["minor"].as_str().unwrap()
+    );
+    assert_eq!(document["info"]["version"], expected.as_str());
 }
 
 #[tokio::test]

@@ -36,10 +36,15 @@ async fn send(
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let body = if content_type == PROTOBUF {
+        kubegen_codec::decode_object(&bytes).unwrap_or(Value::Null)
+    } else {
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+    };
     Answer {
         code,
         content_type,
-        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        body,
     }
 }
 
@@ -57,7 +62,7 @@ fn protobuf(object: &Value) -> Vec<u8> {
 }
 
 #[tokio::test]
-async fn kubectl_create_bodies_are_stored_and_answered_in_json() {
+async fn kubectl_create_bodies_are_stored_and_answered_in_protobuf() {
     let api = ApiServer::new(ServerOptions::default());
     let headers = [("content-type", PROTOBUF), ("accept", KUBECTL_ACCEPT)];
     for (kind, path) in [
@@ -67,8 +72,8 @@ async fn kubectl_create_bodies_are_stored_and_answered_in_json() {
         ("namespace", "/api/v1/namespaces"),
     ] {
         let created = send(&api, "POST", path, &headers, kubectl_body(kind)).await;
-        assert_eq!(created.code, 201, "{kind}: {}", created.body);
-        assert_eq!(created.content_type, "application/json", "{kind}");
+        assert_eq!(created.code, 201, "{kind}");
+        assert_eq!(created.content_type, PROTOBUF, "{kind}");
     }
     let deployment = send(
         &api,
@@ -218,7 +223,7 @@ async fn an_unreadable_body_is_415_unsupported_media_type() {
 }
 
 #[tokio::test]
-async fn an_accept_header_without_json_is_406_and_nothing_is_written() {
+async fn an_accept_header_the_server_cannot_write_is_406_and_nothing_is_written() {
     let api = ApiServer::new(ServerOptions::default());
     let path = "/api/v1/namespaces/default/configmaps";
     let body = br#"{"metadata":{"name":"t"}}"#.to_vec();
@@ -242,7 +247,10 @@ async fn an_accept_header_without_json_is_406_and_nothing_is_written() {
         &api,
         "POST",
         path,
-        &[("content-type", "application/json"), ("accept", PROTOBUF)],
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json;as=Foo"),
+        ],
         body,
     )
     .await;
@@ -250,7 +258,7 @@ async fn an_accept_header_without_json_is_406_and_nothing_is_written() {
         handler.body,
         json!({
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": "only the following media types are accepted: application/json",
+            "message": "only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf",
             "reason": "NotAcceptable", "code": 406,
         })
     );

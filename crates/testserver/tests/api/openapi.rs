@@ -138,30 +138,50 @@ async fn group_version_document_describes_deployment_and_caches_by_hash() {
     assert_eq!(h.http.get("/openapi/v3/apis/nope/v1").await.code, 404);
 }
 
+/// v1.36 answers both spellings of the v2 type (and the v3 type) with gnostic's protobuf
+/// `Document`, `Content-Type: application/com.github.proto-openapi.spec.v2.v1.0+protobuf`.
 #[tokio::test]
-async fn protobuf_openapi_is_not_acceptable_and_json_is_served() {
+async fn protobuf_openapi_is_the_json_document_in_gnostics_form() {
+    use kubegen_codec::{OpenApiVersion, openapi_to_protobuf};
     let h = start().await;
+    assert_eq!(h.http.post(CRDS, whitelist_crd()).await.code, 201);
     let base = h.server.url();
-    for (path, proto) in [
+    let v2 = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    let v3 = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf";
+    for (path, accept, content_type, version) in [
         (
             "/openapi/v2",
             "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+            v2,
+            OpenApiVersion::V2,
         ),
+        ("/openapi/v2", v2, v2, OpenApiVersion::V2),
         (
-            "/openapi/v3/api/v1",
+            "/openapi/v3/apis/police.example.com/v1beta1",
             "application/com.github.proto-openapi.spec.v3@v1.0+protobuf",
+            v3,
+            OpenApiVersion::V3,
         ),
     ] {
-        let (code, _, body) = get_with(&base, path, &[("accept", proto)]).await;
-        assert_eq!((code, body.len()), (406, 0), "{path}");
-        let both = format!("{proto}, application/json;q=0.5");
-        let (code, headers, _) = get_with(&base, path, &[("accept", &both)]).await;
+        let (code, headers, body) = get_with(&base, path, &[("accept", accept)]).await;
+        assert_eq!(
+            (code, headers["content-type"].to_str().unwrap()),
+            (200, content_type),
+            "{path}"
+        );
+        let json = h.http.get(path).await.body;
+        assert_eq!(body, openapi_to_protobuf(version, &json).unwrap(), "{path}");
+        let later = format!("{accept};q=0.5, application/json");
+        let (code, headers, _) = get_with(&base, path, &[("accept", &later)]).await;
         assert_eq!(
             (code, headers["content-type"].to_str().unwrap()),
             (200, "application/json"),
             "{path}"
         );
     }
+    let only_v3 = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf";
+    let (code, _, body) = get_with(&base, "/openapi/v2", &[("accept", only_v3)]).await;
+    assert_eq!((code, body.len()), (406, 0));
 }
 
 #[tokio::test]

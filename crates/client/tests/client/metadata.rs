@@ -1,0 +1,127 @@
+//! Metadata-only reads against the test server: the server converts, the client decodes
+//! `PartialObjectMeta<K>`, and whole objects still decode when the conversion is not asked for.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kubegen_client::{
+    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, PartialObjectMeta,
+    ResourceClient, WatchEvent,
+};
+use kubegen_testserver::TestServer;
+
+use crate::testserver::client_for;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn labelled(name: &str) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.labels = Some([("app".to_owned(), name.to_owned())].into());
+    cm.data = Some([("k".to_owned(), "v".repeat(100))].into());
+    cm
+}
+
+fn kind_of(meta: &PartialObjectMeta<ConfigMap>) -> (String, String) {
+    let types = meta.types.clone().unwrap_or_default();
+    (types.kind, types.api_version)
+}
+
+fn partial() -> (String, String) {
+    ("PartialObjectMetadata".into(), "meta.k8s.io/v1".into())
+}
+
+async fn seeded(server: &TestServer, names: &[&str]) -> Result<Client, Box<dyn std::error::Error>> {
+    let client = client_for(server).await?;
+    let full = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in names {
+        full.create(&labelled(name), &CreateOptions::default())
+            .await?;
+    }
+    Ok(client)
+}
+
+#[tokio::test]
+async fn metadata_get_and_paged_list_carry_partial_object_metadata() -> TestResult {
+    let server = TestServer::start().await;
+    let client = seeded(&server, &["a", "b", "c"]).await?;
+    let meta =
+        ResourceClient::<PartialObjectMeta<ConfigMap>>::metadata_namespaced(client, "default");
+
+    let one = meta.get("b", &GetOptions::default()).await?;
+    assert_eq!(kind_of(&one), partial());
+    assert_eq!(one.metadata.labels, labelled("b").metadata.labels);
+
+    let first = meta.list(&ListOptions::default().limit(2)).await?;
+    assert_eq!(first.types.kind, "PartialObjectMetadataList");
+    assert_eq!(first.types.api_version, "meta.k8s.io/v1");
+    let token = first
+        .metadata
+        .continue_
+        .clone()
+        .ok_or("no continue token")?;
+    let rest = meta
+        .list(&ListOptions::default().limit(2).continue_token(token))
+        .await?;
+    let names: Vec<String> = first
+        .items
+        .iter()
+        .chain(&rest.items)
+        .map(|m| m.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert!(rest.items.iter().all(|m| kind_of(m) == partial()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn metadata_watch_events_carry_partial_object_metadata() -> TestResult {
+    let server = TestServer::start().await;
+    let client = seeded(&server, &[]).await?;
+    let meta = ResourceClient::<PartialObjectMeta<ConfigMap>>::metadata_namespaced(
+        client.clone(),
+        "default",
+    );
+    let rv = meta
+        .list(&ListOptions::default())
+        .await?
+        .metadata
+        .resource_version;
+    let mut stream = meta
+        .watch(
+            &ListOptions::default()
+                .resource_version(rv.unwrap_or_default())
+                .timeout_seconds(60),
+        )
+        .await?;
+    let full = ResourceClient::<ConfigMap>::namespaced(client, "default");
+    full.create(&labelled("w"), &CreateOptions::default())
+        .await?;
+    full.delete("w", &DeleteOptions::default()).await?;
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match stream.next().await.ok_or("stream ended early")?? {
+            WatchEvent::Added(m) => seen.push(("added", m.metadata.name.clone(), kind_of(&m))),
+            WatchEvent::Deleted(m) => seen.push(("deleted", m.metadata.name.clone(), kind_of(&m))),
+            WatchEvent::Bookmark(_) => {}
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
+    let w = Some("w".to_owned());
+    assert_eq!(
+        seen,
+        [("added", w.clone(), partial()), ("deleted", w, partial())]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn whole_objects_decode_as_metadata_when_no_conversion_is_asked_for() -> TestResult {
+    let server = TestServer::start().await;
+    let client = seeded(&server, &["a"]).await?;
+    // The plain constructor asks for whole objects: what a server without the conversion sends.
+    let plain = ResourceClient::<PartialObjectMeta<ConfigMap>>::namespaced(client, "default");
+    let list = plain.list(&ListOptions::default()).await?;
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(kind_of(&list.items[0]), ("ConfigMap".into(), "v1".into()));
+    assert_eq!(list.items[0].metadata.labels, labelled("a").metadata.labels);
+    Ok(())
+}
