@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, integration (against the in-process test server),
-# doc tests, a real kubectl against `image-police --embedded` (scripts/kubectl-smoke.sh), and the
-# e2e suite (its real-cluster variants are ignored, so counted as skipped, unless
+# doc tests, a real kubectl against `image-police --embedded` (scripts/kubectl-smoke.sh), the
+# tutorial docs/your-first-operator.md run step by step (scripts/tutorial.sh), and the
+# e2e suites of image-police and the examples (their real-cluster variants are ignored, so counted as skipped, unless
 # KUBEGEN_E2E_KUBECONFIG is set; then this script runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +10,10 @@ scripts/install-tools.sh
 cargo nextest run --workspace --all-features --no-fail-fast
 cargo test --workspace --all-features --doc
 scripts/kubectl-smoke.sh
+scripts/tutorial.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
   echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
-  cargo nextest run -p kubegen-controller -p kubegen-client --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+  cargo nextest run -p kubegen-controller -p kubegen-client -p kubegen-examples --all-features --run-ignored only -E 'test(/_on_cluster$/)'
 else
   echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
 fi

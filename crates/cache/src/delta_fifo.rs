@@ -10,6 +10,7 @@ use std::{
 use kube_core::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tracing::trace;
 
 use crate::{
     delta::{DeletedObject, Delta, Deltas},
@@ -262,6 +263,9 @@ impl<K> FifoState<K> {
     /// Appends `delta` to `key`'s deltas, queueing the key if new; collapses a trailing pair of
     /// deletes.
     fn queue(&mut self, key: ObjectKey, delta: Delta<K>) {
+        // The DeltaFIFO step of one object's trip (docs/informer-internals.md, step 3); the
+        // network-controller example prints it.
+        trace!(%key, delta = delta.type_name(), "delta queued");
         match self.items.entry(key) {
             Entry::Occupied(mut entry) => {
                 let deltas = entry.get_mut();

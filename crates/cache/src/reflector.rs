@@ -482,7 +482,7 @@ where
         if let Some(rv) = &obj.meta().resource_version {
             self.last_synced_rv.clone_from(rv);
         }
-        debug!(reflector = %self.config.name, rv = %self.last_synced_rv, event, "watch event");
+        debug!(reflector = %self.config.name, rv = %self.last_synced_rv, key = %ObjectKey::of(&obj), event, "watch event");
         self.transform(obj)
     }
 }

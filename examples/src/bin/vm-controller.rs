@@ -1,0 +1,51 @@
+//! `vm-controller`: runs VirtualMachine objects on a simulated hypervisor, on kubegen-runtime
+//! (finalizer, status with conditions, requeue-after while booting). See `kubegen_examples::vm`.
+//!
+//! `cargo run -p kubegen-examples --bin vm-controller -- --embedded`
+
+use std::time::Duration;
+
+use clap::Parser;
+use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
+use kubegen_examples::vm::{self, VmController, VmOptions};
+use tracing_subscriber::EnvFilter;
+
+/// Run VirtualMachines on a simulated hypervisor.
+#[derive(Debug, Parser)]
+struct Flags {
+    #[command(flatten)]
+    target: TargetFlags,
+    /// Watch only this namespace (default: all).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Milliseconds a machine takes to boot.
+    #[arg(long, default_value_t = 2000)]
+    boot_ms: u64,
+    /// Concurrent reconciles.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let flags = Flags::parse();
+    let log = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(log).init();
+
+    let target = Target::connect(&flags.target).await?;
+    target.print_banner(
+        "vm-controller",
+        "kubectl get vm -w   (then kubectl delete vm demo: the finalizer destroys the machine first)",
+    );
+    let mut options = VmOptions::default();
+    options.namespace = flags.namespace.clone();
+    options.boot_time = Duration::from_millis(flags.boot_ms);
+    options.workers = flags.workers;
+    let controller = VmController::start(target.client().clone(), options).await?;
+    if flags.target.embedded {
+        create_if_absent(target.client(), &vm::sample("default", "demo")).await?;
+        println!("  created VirtualMachine default/demo");
+    }
+    shutdown_signal().await;
+    controller.shutdown().await
+}

@@ -1,0 +1,155 @@
+//! `vm-controller`: a controller on kubegen-runtime, the shape most operators have. It runs
+//! `VirtualMachine` objects (`cloudnative.example.com/v1alpha1`, namespaced, with a status
+//! subresource and printer columns) on a simulated hypervisor ([`hypervisor`]):
+//!
+//! - a new VirtualMachine gets the finalizer `cloudnative.example.com/machine`, then a machine;
+//!   its status says `Pending` (condition `Ready=False`, reason `Booting`) while the machine
+//!   boots (the reconcile asks to be called again when it should be up: requeue-after), then
+//!   `Running` with the machine's address and start time (`Ready=True`);
+//! - a deleted VirtualMachine stays (terminating) until the reconcile has destroyed its machine
+//!   and removed the finalizer: no machine outlives its object.
+//!
+//! Everything else (informer, queue, retries with backoff, workers, cache sync, drain on
+//! shutdown) is the runtime's: a `Controller` built for the kind, run by a `Manager`. Compare
+//! with `cluster-provisioner`, which writes that loop by hand.
+
+pub mod hypervisor;
+mod reconcile;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubegen_api::cloudnative::v1alpha1::{VirtualMachine, VirtualMachineSpec};
+use kubegen_cache::FactoryOptions;
+use kubegen_client::Client;
+use kubegen_clientset::Clientset;
+use kubegen_informers::SharedInformerFactory;
+use kubegen_runtime::metrics::Metrics;
+use kubegen_runtime::{Controller, Health, Manager, ManagerOptions};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use self::hypervisor::Hypervisor;
+pub use self::reconcile::{FINALIZER, VmReconciler};
+
+/// How long the informer may take to list at start.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long shutdown waits for in-flight reconciles.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the controller runs.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct VmOptions {
+    /// Watch only this namespace (`None`: all).
+    pub namespace: Option<String>,
+    /// How long a machine takes to boot.
+    pub boot_time: Duration,
+    /// Concurrent reconciles.
+    pub workers: usize,
+}
+
+impl Default for VmOptions {
+    fn default() -> Self {
+        VmOptions {
+            namespace: None,
+            boot_time: Duration::from_secs(2),
+            workers: 2,
+        }
+    }
+}
+
+/// A running vm-controller: a kubegen-runtime [`Manager`] running the controller in a task.
+pub struct VmController {
+    reconciler: Arc<VmReconciler>,
+    stop: oneshot::Sender<()>,
+    run: JoinHandle<Result<(), kubegen_runtime::Error>>,
+}
+
+impl VmController {
+    /// Starts the manager (informer, cache sync, workers) and returns once it is ready.
+    ///
+    /// # Errors
+    /// The controller could not be built, or the manager failed before it was ready.
+    pub async fn start(client: Client, options: VmOptions) -> anyhow::Result<VmController> {
+        let mut factory_options = FactoryOptions::default();
+        factory_options.namespace.clone_from(&options.namespace);
+        let factory = SharedInformerFactory::new(client.clone(), factory_options);
+        let machines = factory.cloudnative_v1alpha1().virtual_machines().informer();
+        let controller = Controller::builder("vm-controller", &machines)
+            .generation_changes_only()
+            .build()?;
+        let mut manager_options = ManagerOptions::default();
+        manager_options.workers = options.workers.max(1);
+        manager_options.cache_sync_timeout = SYNC_TIMEOUT;
+        manager_options.shutdown_timeout = DRAIN_TIMEOUT;
+        let health = Health::default();
+        let manager = Manager::new(
+            client.clone(),
+            factory.generic().clone(),
+            health.clone(),
+            Metrics::default(),
+            manager_options,
+        );
+
+        let vms = Clientset::new(client).cloudnative_v1alpha1();
+        let reconciler = Arc::new(VmReconciler::new(vms, Hypervisor::new(options.boot_time)));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let workers = Arc::clone(&reconciler);
+        let mut run = tokio::spawn(async move {
+            let stopped = async {
+                let _ = stopped.await;
+            };
+            manager.run(&controller, workers, stopped).await
+        });
+        while !health.is_ready() {
+            if run.is_finished() {
+                return Err(match (&mut run).await {
+                    Ok(Err(error)) => error.into(),
+                    _ => anyhow::anyhow!("the manager stopped before it was ready"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(VmController {
+            reconciler,
+            stop,
+            run,
+        })
+    }
+
+    /// The machines the hypervisor runs (`namespace/name`), sorted.
+    pub fn machines(&self) -> Vec<String> {
+        self.reconciler.hypervisor().machines()
+    }
+
+    /// Stops the manager: in-flight reconciles get 10 s, then the informer stops.
+    ///
+    /// # Errors
+    /// The manager's error, if it failed.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(());
+        self.run.await??;
+        Ok(())
+    }
+}
+
+/// A sample VirtualMachine `namespace/name`: 2 CPUs, 4Gi, a Debian image.
+pub fn sample(namespace: &str, name: &str) -> VirtualMachine {
+    VirtualMachine {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            ..ObjectMeta::default()
+        },
+        spec: VirtualMachineSpec {
+            cpu: 2,
+            memory: Quantity("4Gi".to_owned()),
+            image: "debian-12".to_owned(),
+            annotations: Default::default(),
+        },
+        status: None,
+    }
+}
