@@ -130,6 +130,15 @@ impl ApiError {
         e
     }
 
+    /// 422 for a JSON patch that cannot be applied: both real servers answer every failing
+    /// operation (a failed `test`, a `remove` of a missing member, ...) with this generic Status.
+    pub(crate) fn json_patch_failed() -> ApiError {
+        let message = "the server rejected our request due to an error in our request";
+        let mut e = ApiError::new(422, "Invalid", message.into());
+        e.empty_details = true;
+        e
+    }
+
     /// 404 for a path outside the API: plain text, like the real server's mux (Go's `http.NotFound`
     /// ends it with a newline).
     pub(crate) fn page_not_found() -> ApiError {
