@@ -133,7 +133,7 @@ fn apply_json_patch(
         )));
     }
     let mut copied = 0usize;
-    for (index, op) in ops.iter().enumerate() {
+    for op in ops {
         if let PatchOperation::Copy(copy) = op {
             let source = doc.pointer(copy.from.as_str());
             copied += source.map_or(0, |v| serde_json::to_vec(v).map_or(0, |b| b.len()));

@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kubegen_api::cloudnative::v1alpha1::{
     VirtualMachine, VirtualMachinePhase, VirtualMachineStatus,
 };
-use kubegen_client::UpdateOptions;
+use kubegen_client::{Patch, PatchOptions, UpdateOptions};
 use kubegen_clientset::cloudnative::v1alpha1::CloudnativeV1alpha1Client;
 use kubegen_runtime::finalizer::{self, Step};
 use kubegen_runtime::{Action, Context, Reconciler, conditions};
@@ -91,27 +91,27 @@ impl Reconciler<VirtualMachine> for VmReconciler {
 }
 
 impl VmReconciler {
-    /// Adds (`present`) or removes [`FINALIZER`] with an update; returns the updated object.
-    ///
-    /// An update, not the runtime's guarded JSON patch (`finalizer::with_finalizer`): the test
-    /// server rejects that patch's `test` of an absent `/metadata/finalizers`, which a real
-    /// 1.36 server accepts. The update's resourceVersion guards against concurrent writers the
-    /// same way (a conflict is retried with backoff).
+    /// Adds (`present`) or removes [`FINALIZER`] with the runtime's guarded JSON patch (it tests
+    /// the list it read, so a concurrent writer makes it fail and the key is retried with
+    /// backoff); returns the patched object.
     async fn set_finalizer(
         &self,
         vm: &VirtualMachine,
         key: &str,
         present: bool,
     ) -> Result<VirtualMachine, VmError> {
-        let mut updated = vm.clone();
-        let list = updated.metadata.finalizers.get_or_insert_with(Vec::new);
-        list.retain(|f| f != FINALIZER);
-        if present {
-            list.push(FINALIZER.to_owned());
-        }
+        let patch = if present {
+            finalizer::with_finalizer(vm, FINALIZER)
+        } else {
+            finalizer::without_finalizer(vm, FINALIZER)
+        };
         self.vms
             .virtual_machines(vm.metadata.namespace.as_deref().unwrap_or_default())
-            .update(&updated, &UpdateOptions::default())
+            .patch(
+                vm.metadata.name.as_deref().unwrap_or_default(),
+                &Patch::Json(patch),
+                &PatchOptions::default(),
+            )
             .await
             .map_err(|source| VmError::FinalizerUpdateFailed {
                 key: key.to_owned(),
