@@ -40,7 +40,7 @@ SERVED = {
         "secrets": [],
         "pods": ["status"],
         "services": ["status"],
-        "serviceaccounts": [],
+        "serviceaccounts": ["token"],
         "nodes": ["status"],
         "events": [],
     },
@@ -56,6 +56,12 @@ SERVED = {
     "authorization.k8s.io/v1": {
         "selfsubjectaccessreviews": [],
         "selfsubjectrulesreviews": [],
+    },
+    "rbac.authorization.k8s.io/v1": {
+        "clusterroles": [],
+        "clusterrolebindings": [],
+        "roles": [],
+        "rolebindings": [],
     },
     "apiextensions.k8s.io/v1": {"customresourcedefinitions": ["status"]},
 }

@@ -27,6 +27,15 @@ pub struct UserInfo {
 }
 
 impl UserInfo {
+    /// A user with these names; [`crate::ServerOptions::tokens`] maps tokens to them.
+    pub fn new(name: impl Into<String>, uid: impl Into<String>, groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            uid: uid.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        }
+    }
+
     /// The user every request runs as until the server authenticates users (the companion issue
     /// on RBAC): a cluster administrator, like a real cluster's admin kubeconfig.
     pub fn admin() -> UserInfo {

@@ -83,6 +83,7 @@
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
 mod api;
+mod authn;
 mod authz;
 mod body;
 mod discovery;
@@ -95,7 +96,9 @@ mod openapi;
 mod options;
 mod patch;
 mod query;
+mod rbac;
 mod registry;
+mod requestinfo;
 mod route;
 mod selectors;
 mod server;

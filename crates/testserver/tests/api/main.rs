@@ -15,6 +15,7 @@ mod fidelity;
 mod list;
 mod negotiation;
 mod openapi;
+mod rbac;
 mod scale;
 mod smoke;
 mod tables;
