@@ -44,7 +44,8 @@ pub async fn issue_token(
         name: name.to_owned(),
         source,
     };
-    let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
+    let body =
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
     let request = http::Request::post(format!(
         "/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"
     ))
