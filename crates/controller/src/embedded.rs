@@ -58,9 +58,9 @@ pub enum EmbeddedError {
     /// No token for the controller's ServiceAccount could be issued.
     #[error("issuing the controller's ServiceAccount token failed")]
     TokenFailed {
-        /// What went wrong.
+        /// What went wrong (boxed: it is large and rare).
         #[source]
-        source: ServiceAccountError,
+        source: Box<ServiceAccountError>,
     },
 }
 
@@ -98,7 +98,9 @@ impl Embedded {
             .await
             .map_err(install_failed)?;
         let (namespace, name) = SERVICE_ACCOUNT;
-        let token_failed = |source| EmbeddedError::TokenFailed { source };
+        let token_failed = |source| EmbeddedError::TokenFailed {
+            source: Box::new(source),
+        };
         let token = issue_token(&client, namespace, name)
             .await
             .map_err(token_failed)?;

@@ -156,6 +156,12 @@ impl Env {
             .await
     }
 
+    /// [`Env::start_controller`] without waiting for it to become ready: for controllers that
+    /// cannot (an informer the RBAC does not allow to list never syncs).
+    pub fn spawn_controller(&self, name: &str, leader_elect: bool, namespace: &str) -> Controller {
+        Controller::spawn(self.flags(None, name, leader_elect, namespace))
+    }
+
     /// A [`LatencyProxy`] in front of the target server.
     pub async fn latency_proxy(&self) -> LatencyProxy {
         let host = self.server_url.host().unwrap_or("127.0.0.1");
@@ -175,6 +181,19 @@ impl Env {
         leader_elect: bool,
         namespace: &str,
     ) -> Controller {
+        let controller = Controller::spawn(self.flags(proxy, name, leader_elect, namespace));
+        controller.wait_ready().await;
+        controller
+    }
+
+    /// The controller's command line for a scenario.
+    fn flags(
+        &self,
+        proxy: Option<&LatencyProxy>,
+        name: &str,
+        leader_elect: bool,
+        namespace: &str,
+    ) -> Flags {
         let kubeconfig = format!("--kubeconfig={}", self.controller_kubeconfig.display());
         let (lease_namespace, _) = SERVICE_ACCOUNT;
         let mut args = vec![
@@ -206,8 +225,7 @@ impl Env {
             let path = self.server_url.path().trim_end_matches('/');
             args.push(format!("--master={scheme}://{}{path}", proxy.addr()));
         }
-        let flags = Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"));
-        Controller::start(flags).await
+        Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"))
     }
 
     /// Waits until Deployment `namespace/name` no longer exists.
@@ -323,6 +341,7 @@ impl Drop for Env {
 /// One controller "process": its own runtime, so it can be killed without any cleanup.
 pub struct Controller {
     runtime: tokio::runtime::Runtime,
+    health: Health,
     stop: oneshot::Sender<()>,
     done: tokio::task::JoinHandle<Result<(), String>>,
     /// The process's metrics, shared with it.
@@ -330,7 +349,7 @@ pub struct Controller {
 }
 
 impl Controller {
-    async fn start(flags: Flags) -> Controller {
+    fn spawn(flags: Flags) -> Controller {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -338,26 +357,29 @@ impl Controller {
             .unwrap_or_else(|e| panic!("runtime: {e}"));
         let (stop, stopped) = oneshot::channel::<()>();
         let (health, metrics) = (Health::default(), ProcessMetrics::default());
-        let ready = health.clone();
-        let shared = metrics.clone();
+        let shared = (health.clone(), metrics.clone());
         let done = runtime.spawn(async move {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            kubegen_controller::run::run(&flags, health, shared, shutdown)
+            kubegen_controller::run::run(&flags, shared.0, shared.1, shutdown)
                 .await
                 .map_err(|e| format!("{e:#}"))
         });
-        poll("controller ready", || async {
-            ready.is_ready().then_some(())
-        })
-        .await;
         Controller {
             runtime,
+            health,
             stop,
             done,
             metrics,
         }
+    }
+
+    async fn wait_ready(&self) {
+        poll("controller ready", || async {
+            self.health.is_ready().then_some(())
+        })
+        .await;
     }
 
     /// Waits until at least `count` reconciles have finished.
@@ -445,7 +467,7 @@ where
 }
 
 /// A lower-case suffix unique to this process and moment (valid in DNS-1123 names).
-fn unique() -> String {
+pub fn unique() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
