@@ -130,8 +130,10 @@ impl Embedded {
     pub fn banner(&self) -> String {
         let kubeconfig = self.kubeconfig.display();
         let mut text = format!(
-            "image-police --embedded: in-process API server at {}\n  kubeconfig: {kubeconfig}\n",
-            self.server.url()
+            "image-police --embedded: in-process API server at {}\n  kubeconfig: {kubeconfig}\n  \
+             controller kubeconfig: {}\n",
+            self.server.url(),
+            self.controller_kubeconfig.display()
         );
         for object in &self.created {
             text.push_str(&format!("  created {object}\n"));
