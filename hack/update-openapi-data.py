@@ -47,7 +47,7 @@ SERVED = {
         "secrets": [],
         "pods": ["status"],
         "services": ["status"],
-        "serviceaccounts": [],
+        "serviceaccounts": ["token"],
         "nodes": ["status"],
         "events": [],
     },
@@ -63,6 +63,12 @@ SERVED = {
     "authorization.k8s.io/v1": {
         "selfsubjectaccessreviews": [],
         "selfsubjectrulesreviews": [],
+    },
+    "rbac.authorization.k8s.io/v1": {
+        "clusterroles": [],
+        "clusterrolebindings": [],
+        "roles": [],
+        "rolebindings": [],
     },
     "apiextensions.k8s.io/v1": {"customresourcedefinitions": ["status"]},
 }

@@ -196,6 +196,13 @@ check "describe" '^Name: +web$' -- k -n "$ns" describe deployment web
 check "diff shows a change" '^\+  replicas: 2' -- kdiff -n "$ns" -f "$work/deployment-2.yaml"
 check "auth can-i" '^yes$' -- k auth can-i create deployments -n "$ns"
 check "auth can-i --list" '^(\*\.\*|deployments\.apps) ' -- k auth can-i --list -n "$ns"
+if [ -n "$server_pid" ]; then
+  # The controller runs as its ServiceAccount under deploy/rbac.yaml: what it may and may not do.
+  sa_kubeconfig=$(sed -n 's/^ *controller kubeconfig: //p' "$log" | head -n 1)
+  check "auth can-i as the controller's ServiceAccount" '^yes$' -- k --kubeconfig "$sa_kubeconfig" auth can-i delete deployments -n "$ns"
+  refuse "auth can-i denies what rbac.yaml does not grant" '^no$' -- k --kubeconfig "$sa_kubeconfig" auth can-i create pods -n "$ns"
+  refuse "RBAC denies the ServiceAccount with the real message" "pods is forbidden: User \"system:serviceaccount:image-police:image-police\" cannot list resource \"pods\" in API group \"\" in the namespace \"$ns\"" -- k --kubeconfig "$sa_kubeconfig" -n "$ns" get pods
+fi
 check "get -w streams a change" '^MODIFIED +web ' -- watch_change web
 check "delete --wait" 'deployment.apps "other" deleted' -- k -n "$ns" delete deployment other --wait=true
 refuse "get a deleted object" 'NotFound|not found' -- k -n "$ns" get deployment other

@@ -1,20 +1,31 @@
-//! `--embedded`: a complete playground in one process. Starts kubegen-testserver, installs the
-//! CRDs (deploy/crd.yaml, or whichever CRD manifest discovery says the server takes, like every
-//! installer here) and the samples (deploy/samples/), and writes a kubeconfig so a person
-//! can add objects while the controller runs against it. README's first command.
+//! `--embedded`: a complete playground in one process. Starts kubegen-testserver (HTTPS: kubectl
+//! sends tokens over TLS only) with authentication and RBAC on, installs the CRDs (deploy/crd.yaml, or whichever CRD manifest
+//! discovery says the server takes, like every installer here), the samples (deploy/samples/)
+//! and the controller's identity and permissions (deploy/sa.yaml, deploy/rbac.yaml), and writes
+//! two kubeconfigs: an administrator's, printed so a person can add objects while the controller
+//! runs, and one with a token of the `image-police` ServiceAccount, which the controller uses, so
+//! it runs with exactly the permissions deploy/rbac.yaml grants, as in a cluster. README's first
+//! command.
 
 use std::path::{Path, PathBuf};
 
 use kubegen_client::{Client, Config, Kubeconfig, LoadOptions};
-use kubegen_testserver::TestServer;
+use std::hash::BuildHasher as _;
+
+use kubegen_testserver::{ServerOptions, TestServer};
 
 use crate::crd::crd_manifest;
 use crate::manifests::{self, ManifestError};
+use crate::service_account::{ServiceAccountError, issue_token, kubeconfig_with_token};
+
+/// The controller's ServiceAccount (deploy/sa.yaml) and the namespace it lives in.
+pub const SERVICE_ACCOUNT: (&str, &str) = ("image-police", "image-police");
 
 /// A running in-process API server with image-police's CRDs and samples loaded. Stops on drop.
 pub struct Embedded {
     server: TestServer,
     kubeconfig: PathBuf,
+    controller_kubeconfig: PathBuf,
     created: Vec<String>,
 }
 
@@ -44,45 +55,73 @@ pub enum EmbeddedError {
         #[source]
         source: ManifestError,
     },
+    /// No token for the controller's ServiceAccount could be issued.
+    #[error("issuing the controller's ServiceAccount token failed")]
+    TokenFailed {
+        /// What went wrong (boxed: it is large and rare).
+        #[source]
+        source: Box<ServiceAccountError>,
+    },
 }
 
 impl Embedded {
-    /// Starts the server, writes its kubeconfig next to the system temp files, and installs
-    /// the CRD manifest of `deploy_dir` the server takes ([`crd_manifest`]) and
-    /// `deploy_dir/samples/`.
+    /// Starts the server (authentication and RBAC on), writes the administrator's kubeconfig next
+    /// to the system temp files, installs the CRD manifest of `deploy_dir` the server takes
+    /// ([`crd_manifest`]), `deploy_dir/samples/`, `deploy_dir/sa.yaml` and
+    /// `deploy_dir/rbac.yaml`, and writes the controller's kubeconfig (the ServiceAccount's token,
+    /// namespace `image-police`).
     ///
     /// # Errors
     /// An [`EmbeddedError`] naming the step that failed.
     pub async fn start(deploy_dir: &Path) -> Result<Embedded, EmbeddedError> {
-        let server = TestServer::start().await;
-        let kubeconfig = std::env::temp_dir().join(format!(
-            "image-police-embedded-{}.kubeconfig",
-            std::process::id()
-        ));
-        server.write_kubeconfig(&kubeconfig).map_err(|source| {
-            EmbeddedError::KubeconfigWriteFailed {
-                path: kubeconfig.clone(),
-                source,
-            }
-        })?;
+        let mut options = ServerOptions::default();
+        // kubectl sends tokens over TLS only.
+        options.tls = true;
+        options.bearer_token = Some(random_token());
+        options.rbac = true;
+        let server = TestServer::start_with(options).await;
+        let kubeconfig = temp_kubeconfig("embedded");
+        write(&kubeconfig, &server.kubeconfig_yaml())?;
         let client =
             client_for(&server).map_err(|source| EmbeddedError::ClientFailed { source })?;
         let install_failed = |source| EmbeddedError::InstallFailed { source };
         let crds = crd_manifest(&client, deploy_dir)
             .await
             .map_err(install_failed)?;
-        let paths = [crds, deploy_dir.join("samples")];
+        let paths = [
+            crds,
+            deploy_dir.join("samples"),
+            deploy_dir.join("sa.yaml"),
+            deploy_dir.join("rbac.yaml"),
+        ];
         let created = manifests::apply(&client, &paths)
             .await
             .map_err(install_failed)?;
+        let (namespace, name) = SERVICE_ACCOUNT;
+        let token_failed = |source| EmbeddedError::TokenFailed {
+            source: Box::new(source),
+        };
+        let token = issue_token(&client, namespace, name)
+            .await
+            .map_err(token_failed)?;
+        let yaml = kubeconfig_with_token(&server.kubeconfig_yaml(), &token, namespace)
+            .map_err(token_failed)?;
+        let controller_kubeconfig = temp_kubeconfig("embedded-controller");
+        write(&controller_kubeconfig, &yaml)?;
         Ok(Embedded {
             server,
             kubeconfig,
+            controller_kubeconfig,
             created,
         })
     }
 
-    /// The kubeconfig file pointing at the server.
+    /// The kubeconfig the controller runs with: the `image-police` ServiceAccount's token.
+    pub fn controller_kubeconfig(&self) -> &Path {
+        &self.controller_kubeconfig
+    }
+
+    /// The administrator's kubeconfig file pointing at the server (`system:masters`).
     pub fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
     }
@@ -91,12 +130,19 @@ impl Embedded {
     pub fn banner(&self) -> String {
         let kubeconfig = self.kubeconfig.display();
         let mut text = format!(
-            "image-police --embedded: in-process API server at {}\n  kubeconfig: {kubeconfig}\n",
-            self.server.url()
+            "image-police --embedded: in-process API server at {}\n  kubeconfig: {kubeconfig}\n  \
+             controller kubeconfig: {}\n",
+            self.server.url(),
+            self.controller_kubeconfig.display()
         );
         for object in &self.created {
             text.push_str(&format!("  created {object}\n"));
         }
+        let (namespace, name) = SERVICE_ACCOUNT;
+        text.push_str(&format!(
+            "  the controller runs as ServiceAccount {namespace}/{name} (deploy/sa.yaml, deploy/rbac.yaml); \
+             the kubeconfig above is an administrator's\n"
+        ));
         text.push_str(&format!(
             "  try: KUBECONFIG={kubeconfig} kubectl -n police-demo get whitelists,deployments,events\n  \
              the controller deletes Deployments whose images are not on the WhiteList; Ctrl-C stops it\n"
@@ -108,7 +154,28 @@ impl Embedded {
 impl Drop for Embedded {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.kubeconfig);
+        let _ = std::fs::remove_file(&self.controller_kubeconfig);
     }
+}
+
+fn temp_kubeconfig(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "image-police-{what}-{}.kubeconfig",
+        std::process::id()
+    ))
+}
+
+fn write(path: &Path, yaml: &str) -> Result<(), EmbeddedError> {
+    std::fs::write(path, yaml).map_err(|source| EmbeddedError::KubeconfigWriteFailed {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// An unguessable administrator token for this run (std's randomly seeded hasher: 128 bits).
+fn random_token() -> String {
+    let random = || std::collections::hash_map::RandomState::new().hash_one(std::process::id());
+    format!("{:016x}{:016x}", random(), random())
 }
 
 /// A client for `server`, from the kubeconfig it hands out.

@@ -50,6 +50,7 @@ pub mod namespaces;
 pub mod policy;
 pub mod reconcile;
 pub mod run;
+pub mod service_account;
 pub mod status;
 pub mod writer;
 

@@ -45,7 +45,7 @@ async fn start_embedded(
 ) -> anyhow::Result<kubegen_controller::embedded::Embedded> {
     let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
     eprintln!("{}", embedded.banner());
-    flags.kubeconfig = Some(embedded.kubeconfig().to_path_buf());
+    flags.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
     Ok(embedded)
 }
 

@@ -1,5 +1,6 @@
-//! Creating the objects of YAML manifests (deploy/crd.yaml, deploy/samples/) through the typed
-//! client: what `kubectl create -f` does, for the few kinds `--embedded` and the e2e tests need.
+//! Creating the objects of YAML manifests (deploy/crd.yaml, deploy/samples/, deploy/sa.yaml,
+//! deploy/rbac.yaml) through the typed client: what `kubectl create -f` does, for the few kinds
+//! `--embedded` and the e2e tests need.
 //!
 //! The kinds are dispatched by `apiVersion`/`kind` to typed clients rather than through discovery,
 //! so an unexpected kind is an error naming the file, not a silent skip. Objects that already exist
@@ -10,7 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_client::{ApiObject, Client, CreateOptions, ResourceClient};
@@ -103,6 +105,19 @@ async fn create(
     let kind = document["kind"].as_str().unwrap_or_default().to_owned();
     match (api_version.as_str(), kind.as_str()) {
         ("v1", "Namespace") => create_typed::<Namespace>(client, file, document).await,
+        ("v1", "ServiceAccount") => create_typed::<ServiceAccount>(client, file, document).await,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            create_typed::<ClusterRole>(client, file, document).await
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            create_typed::<ClusterRoleBinding>(client, file, document).await
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => {
+            create_typed::<Role>(client, file, document).await
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            create_typed::<RoleBinding>(client, file, document).await
+        }
         ("apps/v1", "Deployment") => create_typed::<Deployment>(client, file, document).await,
         ("police.example.com/v1beta1", "WhiteList") => {
             create_typed::<WhiteList>(client, file, document).await

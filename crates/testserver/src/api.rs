@@ -12,6 +12,8 @@ use http::{Method, Request, Response, header};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::authn::IssuedTokens;
+use crate::authz::{Authorizer, UserInfo};
 use crate::body::{BoxBody, full};
 use crate::conversion::Conversion;
 use crate::encoding;
@@ -20,11 +22,12 @@ use crate::handlers;
 use crate::negotiation;
 use crate::options::ServerOptions;
 use crate::query::Query;
+use crate::rbac::Rbac;
 use crate::route::{self, Route, Target};
 use crate::shared::{ApiServer, Inner, with_json_type};
 use crate::state::State;
 use crate::status::ApiError;
-use crate::{discovery, fieldvalidation, openapi, watch as watches};
+use crate::{authn, discovery, fieldvalidation, openapi, rbac, requestinfo, watch as watches};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
 /// default. A larger body gets 413 `RequestEntityTooLarge`; reads ignore their body, as there.
@@ -35,9 +38,16 @@ impl ApiServer {
     /// `kube-system`, `kube-public`, `kube-node-lease`).
     pub fn new(opts: ServerOptions) -> ApiServer {
         let state = Arc::new(Mutex::new(State::new(opts.history_size)));
+        let authorizer: Arc<dyn Authorizer> = if opts.rbac {
+            Arc::new(Rbac::new(state.clone()))
+        } else {
+            opts.authorizer.clone()
+        };
         let api = ApiServer {
             inner: Arc::new(Inner {
                 faults: Faults::new(state.clone()),
+                authorizer,
+                tokens: IssuedTokens::default(),
                 options: opts,
                 state,
                 changes: watch::Sender::new(0),
@@ -46,6 +56,9 @@ impl ApiServer {
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             handlers::namespace::create_initial(&api, ns);
+        }
+        if api.inner.options.rbac {
+            rbac::bootstrap(&api);
         }
         api
     }
@@ -63,7 +76,8 @@ impl ApiServer {
     }
 
     async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
-        self.authenticate(&request)?;
+        let user = self.authenticate(request.headers())?;
+        requestinfo::authorize(self, &request, &user)?;
         let latency = self.inner.faults.latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
@@ -71,7 +85,7 @@ impl ApiServer {
         let route = route::parse(request.uri().path(), &self.inner.state.lock().registry)?;
         let query = Query::parse(request.uri().query());
         match route {
-            Route::Resource(target) => self.resource(request, target, query).await,
+            Route::Resource(target) => self.resource(request, target, query, &user).await,
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
                 openapi::serve(self, &endpoint, request.headers(), &query)
             }
@@ -86,27 +100,12 @@ impl ApiServer {
         }
     }
 
-    fn authenticate(&self, request: &Request<Bytes>) -> Result<(), ApiError> {
-        let Some(expected) = &self.inner.options.bearer_token else {
-            return Ok(());
-        };
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if given == Some(expected.as_str()) {
-            Ok(())
-        } else {
-            Err(ApiError::unauthorized())
-        }
-    }
-
     async fn resource(
         &self,
         request: Request<Bytes>,
         target: Target,
         query: Query,
+        user: &UserInfo,
     ) -> Result<Response<BoxBody>, ApiError> {
         let mut target = target;
         target.dry_run = match query.get("dryRun") {
@@ -118,15 +117,21 @@ impl ApiServer {
                 )));
             }
         };
+        if authn::is_token_request(&target) {
+            return authn::token_request(self, &target, request.method(), request.body());
+        }
         target.writer = crate::apply::Writer::from_request(request.headers(), &query);
         let verb = verb_of(request.method(), &target, &query)?;
         if !target.def.allows(verb) {
-            return Err(ApiError::method_not_supported(target.qualified(), verb));
+            return Err(ApiError::method_not_allowed());
         }
         let (parts, body) = request.into_parts();
         target.format = negotiation::check_accept(&parts.headers, &target.def)?;
         let format = target.format;
-        match self.negotiated(parts, body, target, query, verb).await {
+        match self
+            .negotiated(parts, body, target, query, verb, user)
+            .await
+        {
             Ok(response) => Ok(encoding::in_format(response, format).await),
             Err(error) => Ok(encoding::error_in_format(&error, format)),
         }
@@ -141,6 +146,7 @@ impl ApiServer {
         target: Target,
         query: Query,
         verb: &'static str,
+        user: &UserInfo,
     ) -> Result<Response<BoxBody>, ApiError> {
         let fault_request = FaultRequest {
             verb,
@@ -171,7 +177,7 @@ impl ApiServer {
             _ => body,
         };
         if handlers::review::is_review(&target.def) {
-            return handlers::review::create(self, &target, &body);
+            return handlers::review::create(self, &target, &body, user);
         }
         if target.subresource.as_deref() == Some("scale") {
             return handlers::scale::serve(self, &target, verb, &parts.headers, &body);

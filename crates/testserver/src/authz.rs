@@ -1,16 +1,17 @@
-//! Authorization: who may do what. The access reviews (`SelfSubjectAccessReview`,
-//! `SelfSubjectRulesReview`, see `handlers::review`) ask an [`Authorizer`]; the server's default is
-//! [`AllowAll`].
+//! Authorization: who may do what. Every request (`requestinfo::authorize`) and the access reviews
+//! (`SelfSubjectAccessReview`, `SelfSubjectRulesReview`, see `handlers::review`) ask one
+//! [`Authorizer`]: RBAC (`rbac/`) when [`crate::ServerOptions::rbac`] is set, else
+//! [`crate::ServerOptions::authorizer`], [`AllowAll`] by default.
 //!
 //! Mirrors apiserver `pkg/authorization/authorizer/interfaces.go`: an `Authorizer` decides one
 //! request from its `Attributes`, and a `RuleResolver` lists the rules a user has in a namespace.
-//! Both live on one trait here because every authorizer kubegen needs (allow-all now, RBAC later)
+//! Both live on one trait here because every authorizer kubegen needs (allow-all, RBAC)
 //! can answer both, and the rules review must agree with the decisions.
 //!
 //! # Why a trait
-//! The test server has no RBAC yet (the companion issue adds it). An RBAC authorizer plugs in
-//! through [`crate::ServerOptions::authorizer`] without touching the review handlers: they only
-//! turn HTTP bodies into [`Attributes`] and [`Decision`]s / [`Rules`] back into bodies.
+//! RBAC and a test's own authorizer plug in the same way, without touching the request pipeline
+//! or the review handlers: they only turn requests into [`Attributes`] and [`Decision`]s /
+//! [`Rules`] back into responses.
 
 use std::fmt::Debug;
 
@@ -27,8 +28,18 @@ pub struct UserInfo {
 }
 
 impl UserInfo {
-    /// The user every request runs as until the server authenticates users (the companion issue
-    /// on RBAC): a cluster administrator, like a real cluster's admin kubeconfig.
+    /// A user with these names; [`crate::ServerOptions::tokens`] maps tokens to them.
+    pub fn new(name: impl Into<String>, uid: impl Into<String>, groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            uid: uid.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        }
+    }
+
+    /// The user every request runs as when authentication is off, and the one the admin
+    /// [`crate::ServerOptions::bearer_token`] authenticates as: a cluster administrator, like a
+    /// real cluster's admin kubeconfig.
     pub fn admin() -> UserInfo {
         UserInfo {
             name: "kubegen-admin".into(),
@@ -137,7 +148,7 @@ pub trait Authorizer: Send + Sync + Debug {
 }
 
 /// Allows everything (apiserver `authorizerfactory.NewAlwaysAllowAuthorizer`, the
-/// `--authorization-mode=AlwaysAllow` of a real server): the test server's default until RBAC is
+/// `--authorization-mode=AlwaysAllow` of a real server): the test server's default unless RBAC is
 /// opted into.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AllowAll;

@@ -12,8 +12,10 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::authz::{Attributes, UserInfo};
+use crate::requestinfo;
 use crate::state::State;
-use crate::status::{ApiError, Qualified};
+use crate::status::ApiError;
 
 /// The failure returned by [`Faults::fail_next`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,21 +69,17 @@ impl Failure {
     fn to_error(self, request: &FaultRequest<'_>) -> ApiError {
         match self {
             Failure::Forbidden { user } => {
-                let scope = match request.namespace {
-                    Some(ns) => format!("in the namespace \"{ns}\""),
-                    None => "at the cluster scope".to_owned(),
+                let attributes = Attributes {
+                    user: UserInfo::new(user, "", &[]),
+                    verb: request.verb.to_owned(),
+                    namespace: request.namespace.unwrap_or_default().to_owned(),
+                    group: request.group.to_owned(),
+                    resource: request.plural.to_owned(),
+                    subresource: request.subresource.unwrap_or_default().to_owned(),
+                    name: request.name.unwrap_or_default().to_owned(),
+                    ..Attributes::default()
                 };
-                let why = format!(
-                    "User \"{user}\" cannot {} resource \"{}\" in API group \"{}\" {scope}",
-                    request.verb,
-                    request.resource(),
-                    request.group
-                );
-                let what = Qualified {
-                    group: request.group,
-                    resource: request.plural,
-                };
-                ApiError::denied(what, request.name, &why)
+                requestinfo::forbidden(&attributes, "")
             }
             Failure::TooManyRequests {
                 retry_after_seconds,

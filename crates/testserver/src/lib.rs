@@ -63,9 +63,15 @@
 //!   the same OpenAPI schemas: ownership per manager and operation, conflicts (409) worded as
 //!   v1.36, removal of fields a manager stops applying, associative/set/atomic lists, granular
 //!   and atomic maps, apply-create (see `apply`).
-//! - Access reviews: `SelfSubjectAccessReview` / `SelfSubjectRulesReview` answered by an
-//!   [`Authorizer`] ([`AllowAll`] by default), for `kubectl auth can-i`.
-//! - Bearer-token authentication (401), TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
+//! - Authentication and authorization, opt-in ([`ServerOptions::tokens`],
+//!   [`ServerOptions::bearer_token`], [`ServerOptions::rbac`]; by default everybody is an
+//!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API
+//!   (`authn.rs`), 401 for a missing or unknown token; every request authorized once before
+//!   routing, with the real server's request attributes and 403 wording (`requestinfo.rs`); RBAC
+//!   over the served `rbac.authorization.k8s.io/v1` objects with the bootstrap roles a real server
+//!   creates (`rbac/`). Access reviews (`SelfSubjectAccessReview` / `SelfSubjectRulesReview`)
+//!   answer for the requesting user from the same [`Authorizer`], for `kubectl auth can-i`.
+//! - TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
 //!   with q-values; answers (objects, lists, `Status` errors, watch streams) in protobuf for
@@ -75,8 +81,9 @@
 //!
 //! # Deliberately not reproduced
 //! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
-//! content, system namespaces cannot be deleted), no RBAC (every request may do everything), no
-//! `ancient-changes` compaction of managedFields, no pruning of unknown fields
+//! content, system namespaces cannot be deleted), no anonymous requests, no ClusterRole
+//! aggregation or RBAC escalation checks, no `ancient-changes` compaction of managedFields, no
+//! pruning of unknown fields
 //! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
@@ -91,6 +98,7 @@
 
 mod api;
 mod apply;
+mod authn;
 mod authz;
 mod body;
 mod conversion;
@@ -105,7 +113,9 @@ mod openapi;
 mod options;
 mod patch;
 mod query;
+mod rbac;
 mod registry;
+mod requestinfo;
 mod route;
 mod selectors;
 mod server;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::authz::{AllowAll, Authorizer};
+use crate::authz::{AllowAll, Authorizer, UserInfo};
 
 /// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves.
 ///
@@ -18,8 +18,20 @@ use crate::authz::{AllowAll, Authorizer};
 pub struct ServerOptions {
     /// Serve HTTPS with a freshly generated CA (see [`crate::TestServer::ca_pem`]).
     pub tls: bool,
-    /// Require `Authorization: Bearer <token>`; other requests get 401.
+    /// Require `Authorization: Bearer <token>`; other requests get 401. This token authenticates
+    /// as [`UserInfo::admin`] (`system:masters`), and the kubeconfig the server hands out uses it.
     pub bearer_token: Option<String>,
+    /// More bearer tokens and the users they authenticate as (apiserver `--token-auth-file`).
+    /// Authentication is on when this list is non-empty or `bearer_token` is set: a request with
+    /// no or an unknown token then gets 401. Tokens issued through a ServiceAccount's `token`
+    /// subresource are accepted as well. When authentication is off every request runs as
+    /// [`UserInfo::admin`].
+    pub tokens: Vec<(String, UserInfo)>,
+    /// Authorize every request with RBAC over the stored Roles, ClusterRoles and their bindings
+    /// (`--authorization-mode=RBAC`, with `system:masters` allowed everything), and create the
+    /// default cluster roles and bindings a real server bootstraps. When false, `authorizer`
+    /// decides (allow-all by default).
+    pub rbac: bool,
     /// TCP port to bind on 127.0.0.1; 0 picks an ephemeral port.
     pub port: u16,
     /// How many change events are kept for watches and paginated lists. Requests at an older
@@ -35,8 +47,8 @@ pub struct ServerOptions {
     /// server behaves like an older kube-apiserver that ignores the parameter, so clients' fallback
     /// to list+watch can be tested.
     pub streaming_list: bool,
-    /// Answers access reviews (`kubectl auth can-i`). [`AllowAll`] by default, like a server with
-    /// `--authorization-mode=AlwaysAllow`.
+    /// Decides every request and answers access reviews (`kubectl auth can-i`) unless `rbac` is
+    /// set. [`AllowAll`] by default, like a server with `--authorization-mode=AlwaysAllow`.
     pub authorizer: Arc<dyn Authorizer>,
 }
 
@@ -45,6 +57,8 @@ impl Default for ServerOptions {
         ServerOptions {
             tls: false,
             bearer_token: None,
+            tokens: Vec::new(),
+            rbac: false,
             port: 0,
             history_size: 10_000,
             bookmark_interval: Duration::from_secs(60),

@@ -283,6 +283,10 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview", plural: "selfsubjectaccessreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview", plural: "selfsubjectrulesreviews", short: &[], namespaced: false, status: false, generation: false },
+    Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole", plural: "clusterroles", short: &[], namespaced: false, status: false, generation: false },
+    Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding", plural: "clusterrolebindings", short: &[], namespaced: false, status: false, generation: false },
+    Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role", plural: "roles", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding", plural: "rolebindings", short: &[], namespaced: true, status: false, generation: false },
     Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
 ];
 
@@ -388,7 +392,10 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
         name_rule: match b.plural {
             "namespaces" => NameRule::Label,
             "services" => NameRule::Dns1035Label,
-            "events" => NameRule::PathSegment,
+            // RBAC names only need to be path segments (`system:discovery`).
+            "events" | "clusterroles" | "clusterrolebindings" | "roles" | "rolebindings" => {
+                NameRule::PathSegment
+            }
             _ => NameRule::Subdomain,
         },
         strategic_merge: true,

@@ -134,6 +134,7 @@ fn resource(
     let served = |sub: &str| match sub {
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
+        "token" => def.group.is_empty() && def.plural == "serviceaccounts",
         _ => false,
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {

@@ -13,6 +13,8 @@ use http::{Response, StatusCode, header};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::authn::IssuedTokens;
+use crate::authz::Authorizer;
 use crate::body::{BoxBody, full};
 use crate::faults::Faults;
 use crate::options::ServerOptions;
@@ -22,6 +24,10 @@ use crate::state::State;
 
 pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
+    /// Decides every request: RBAC over the store when `options.rbac`, else `options.authorizer`.
+    pub(crate) authorizer: Arc<dyn Authorizer>,
+    /// ServiceAccount tokens issued by the TokenRequest API.
+    pub(crate) tokens: IssuedTokens,
     pub(crate) state: Arc<Mutex<State>>,
     /// Latest resourceVersion; watch tasks wait on it for new events.
     pub(crate) changes: watch::Sender<u64>,

@@ -244,6 +244,18 @@ impl ApiError {
         e
     }
 
+    /// 405 for a verb a resource has no route for (e.g. `GET` on a create-only review), worded
+    /// like the real server's router: generic message, empty details.
+    pub(crate) fn method_not_allowed() -> ApiError {
+        let mut e = ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource".into(),
+        );
+        e.empty_details = true;
+        e
+    }
+
     /// 413 for a request body over the server's limit.
     pub(crate) fn request_entity_too_large(message: &str) -> ApiError {
         let message = format!("Request entity too large: {message}");
@@ -321,6 +333,13 @@ impl ApiError {
                 ApiError::new(403, "Forbidden", message).with_target(what, "")
             }
         }
+    }
+
+    /// 403 from the authorizer for a non-resource path: `forbidden: <why>` with empty details.
+    pub(crate) fn forbidden_path(why: &str) -> ApiError {
+        let mut e = ApiError::new(403, "Forbidden", format!("forbidden: {why}"));
+        e.empty_details = true;
+        e
     }
 
     /// 429 with `Retry-After`, as API Priority and Fairness sends it.

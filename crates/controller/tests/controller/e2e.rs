@@ -173,7 +173,7 @@ async fn only_the_leader_acts(env: Env) {
     env.create(whitelist(&ns)).await;
     let a = env.start_controller("a", true, &ns).await;
     let b = env.start_controller("b", true, &ns).await;
-    let leader = env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
+    let leader = env.wait_lease_holder(|holder| holder.is_some()).await;
     for i in 0..3 {
         env.create(forbidden_deployment(&ns, &format!("bad-{i}")))
             .await;
@@ -202,16 +202,14 @@ async fn standby_takes_over_when_the_leader_dies(env: Env) {
     let ns = env.namespace("takeover").await;
     env.create(whitelist(&ns)).await;
     let first = env.start_controller("first", true, &ns).await;
-    env.wait_lease_holder(&ns, |holder| holder.is_some_and(|h| h.starts_with("first")))
+    env.wait_lease_holder(|holder| holder.is_some_and(|h| h.starts_with("first")))
         .await;
     let second = env.start_controller("second", true, &ns).await;
 
     let killed = Instant::now();
     first.kill(); // no release: the standby must wait for the lease to expire
-    env.wait_lease_holder(&ns, |holder| {
-        holder.is_some_and(|h| h.starts_with("second"))
-    })
-    .await;
+    env.wait_lease_holder(|holder| holder.is_some_and(|h| h.starts_with("second")))
+        .await;
     let takeover = killed.elapsed();
     println!(
         "takeover after the leader died: {takeover:?} (lease duration {:?})",
@@ -245,7 +243,7 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
     let controller = env
         .start_controller_via(Some(&proxy), "drainer", true, &ns)
         .await;
-    env.wait_lease_holder(&ns, |holder| holder.is_some()).await;
+    env.wait_lease_holder(|holder| holder.is_some()).await;
     // The first reconcile (the WhiteList's namespace) must be over: the one caught in flight
     // below has to be the Deployment's, or the drain would have nothing of it to finish.
     controller.wait_reconciles(1).await;
@@ -266,7 +264,7 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
         !env.deployment_exists(&ns, "slow").await,
         "the in-flight reconcile was cut short"
     );
-    let released = env.wait_lease_holder(&ns, |holder| holder.is_none()).await;
+    let released = env.wait_lease_holder(|holder| holder.is_none()).await;
     assert_eq!(released, None);
     env.cleanup(&ns).await;
 }

@@ -1,5 +1,13 @@
 //! The e2e harness: a target API server (kubegen-testserver or a real cluster), objects to
 //! create, controllers to start, stop and kill, and polling helpers with deadlines.
+//!
+//! The controllers run as the `image-police` ServiceAccount bound by exactly deploy/sa.yaml and
+//! deploy/rbac.yaml, on both targets: the test server runs with authentication and RBAC on, and
+//! the harness applies those manifests as the administrator, then hands the controllers a token
+//! of the ServiceAccount (TokenRequest, or on servers without it, such as v1.15, the kubeconfig
+//! in `KUBEGEN_E2E_SA_KUBECONFIG`). Leader election therefore uses the Role's namespace,
+//! `image-police`, with a Lease name unique to the scenario, so scenarios sharing a cluster do not
+//! elect each other.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,11 +21,13 @@ use kubegen_client::{
     Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
 };
 use kubegen_controller::crd;
+use kubegen_controller::embedded::SERVICE_ACCOUNT;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
 use kubegen_controller::manifests;
 use kubegen_controller::metrics::ProcessMetrics;
-use kubegen_testserver::TestServer;
+use kubegen_controller::service_account::{issue_token, kubeconfig_with_token};
+use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -33,8 +43,8 @@ pub const RETRY_PERIOD: Duration = Duration::from_millis(300);
 const DEADLINE: Duration = Duration::from_secs(30);
 /// The name every scenario gives its (first) WhiteList.
 pub const WHITELIST: &str = "allowed-images";
-/// The name of the leader Lease.
-const LEASE: &str = "image-police";
+/// The administrator's token on the test server.
+const ADMIN_TOKEN: &str = "e2e-admin";
 
 /// Where the scenario runs.
 pub struct Env {
@@ -43,37 +53,53 @@ pub struct Env {
     kubeconfig: PathBuf,
     /// Removed on drop when we wrote it.
     owns_kubeconfig: bool,
+    /// The controllers' kubeconfig: the ServiceAccount's token.
+    controller_kubeconfig: PathBuf,
+    /// Removed on drop when we wrote it.
+    owns_controller_kubeconfig: bool,
+    /// The leader Lease's name, unique to the scenario; it lives in the ServiceAccount's namespace.
+    lease: String,
     client: Client,
     /// The server's URL, as the kubeconfig names it.
     server_url: http::Uri,
 }
 
 impl Env {
-    /// A fresh kubegen-testserver with the CRDs installed.
+    /// A fresh kubegen-testserver (authentication and RBAC on) with the CRDs and the
+    /// controller's ServiceAccount and RBAC installed.
     pub async fn testserver() -> Env {
-        let server = TestServer::start().await;
+        Env::testserver_with_rbac(&deploy_dir().join("rbac.yaml")).await
+    }
+
+    /// [`Env::testserver`] with the controller's permissions from `rbac` instead of
+    /// deploy/rbac.yaml.
+    pub async fn testserver_with_rbac(rbac: &Path) -> Env {
+        let mut options = ServerOptions::default();
+        options.bearer_token = Some(ADMIN_TOKEN.to_owned());
+        options.rbac = true;
+        let server = TestServer::start_with(options).await;
         let kubeconfig =
             std::env::temp_dir().join(format!("image-police-e2e-{}.kubeconfig", unique()));
         server
             .write_kubeconfig(&kubeconfig)
             .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
-        let env = Env::connect(Some(server), kubeconfig, true).await;
-        env.install_crds().await;
-        env
+        Env::connect(Some(server), kubeconfig, true, rbac).await
     }
 
-    /// The cluster named by `KUBEGEN_E2E_KUBECONFIG`, with the CRDs installed; `None` if unset.
+    /// The cluster named by `KUBEGEN_E2E_KUBECONFIG` (an administrator's), with the CRDs and the
+    /// controller's ServiceAccount and RBAC installed; `None` if unset.
     pub async fn cluster() -> Option<Env> {
         let kubeconfig = PathBuf::from(std::env::var_os("KUBEGEN_E2E_KUBECONFIG")?);
-        let env = Env::connect(None, kubeconfig, false).await;
-        env.install_crds().await;
-        Some(env)
+        Some(Env::connect(None, kubeconfig, false, &deploy_dir().join("rbac.yaml")).await)
     }
 
+    /// Connects as the administrator, installs the CRDs, deploy/sa.yaml and `rbac`, and gets
+    /// the controllers their kubeconfig.
     async fn connect(
         server: Option<TestServer>,
         kubeconfig: PathBuf,
         owns_kubeconfig: bool,
+        rbac: &Path,
     ) -> Env {
         let mut load = LoadOptions::default();
         load.kubeconfig_path = Some(kubeconfig.clone());
@@ -82,25 +108,26 @@ impl Env {
             .unwrap_or_else(|e| panic!("config: {e}"));
         let server_url = config.cluster_url().clone();
         let client = Client::new(config).unwrap_or_else(|e| panic!("client: {e}"));
+        install_crds(&client).await;
+        let identity = [deploy_dir().join("sa.yaml"), rbac.to_path_buf()];
+        manifests::apply(&client, &identity)
+            .await
+            .unwrap_or_else(|e| panic!("installing the ServiceAccount and RBAC: {e}"));
+        let (controller_kubeconfig, owns_controller_kubeconfig) =
+            match std::env::var_os("KUBEGEN_E2E_SA_KUBECONFIG").filter(|_| server.is_none()) {
+                Some(path) => (PathBuf::from(path), false),
+                None => (service_account_kubeconfig(&client, &kubeconfig).await, true),
+            };
         Env {
             _server: server,
             kubeconfig,
             owns_kubeconfig,
+            controller_kubeconfig,
+            owns_controller_kubeconfig,
+            lease: format!("image-police-{}", unique()),
             client,
             server_url,
         }
-    }
-
-    /// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without
-    /// apiextensions.k8s.io/v1 (1.15), as discovery says.
-    async fn install_crds(&self) {
-        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
-        let crds = crd::crd_manifest(&self.client, &deploy)
-            .await
-            .unwrap_or_else(|e| panic!("choosing the CRD manifest: {e}"));
-        manifests::apply(&self.client, std::slice::from_ref(&crds))
-            .await
-            .unwrap_or_else(|e| panic!("{}: {e}", crds.display()));
     }
 
     /// Creates a namespace unique to this scenario run.
@@ -129,6 +156,12 @@ impl Env {
             .await
     }
 
+    /// [`Env::start_controller`] without waiting for it to become ready: for controllers that
+    /// cannot (an informer the RBAC does not allow to list never syncs).
+    pub fn spawn_controller(&self, name: &str, leader_elect: bool, namespace: &str) -> Controller {
+        Controller::spawn(self.flags(None, name, leader_elect, namespace))
+    }
+
     /// A [`LatencyProxy`] in front of the target server.
     pub async fn latency_proxy(&self) -> LatencyProxy {
         let host = self.server_url.host().unwrap_or("127.0.0.1");
@@ -148,7 +181,21 @@ impl Env {
         leader_elect: bool,
         namespace: &str,
     ) -> Controller {
-        let kubeconfig = format!("--kubeconfig={}", self.kubeconfig.display());
+        let controller = Controller::spawn(self.flags(proxy, name, leader_elect, namespace));
+        controller.wait_ready().await;
+        controller
+    }
+
+    /// The controller's command line for a scenario.
+    fn flags(
+        &self,
+        proxy: Option<&LatencyProxy>,
+        name: &str,
+        leader_elect: bool,
+        namespace: &str,
+    ) -> Flags {
+        let kubeconfig = format!("--kubeconfig={}", self.controller_kubeconfig.display());
+        let (lease_namespace, _) = SERVICE_ACCOUNT;
         let mut args = vec![
             "image-police".to_owned(),
             kubeconfig,
@@ -158,7 +205,8 @@ impl Env {
             "--health-addr=".to_owned(),
             "--cache-sync-timeout=30s".to_owned(),
             format!("--leader-elect-identity={name}-{}", unique()),
-            format!("--leader-elect-namespace={namespace}"),
+            format!("--leader-elect-namespace={lease_namespace}"),
+            format!("--leader-elect-lease-name={}", self.lease),
             format!(
                 "--leader-elect-lease-duration={}ms",
                 LEASE_DURATION.as_millis()
@@ -177,8 +225,7 @@ impl Env {
             let path = self.server_url.path().trim_end_matches('/');
             args.push(format!("--master={scheme}://{}{path}", proxy.addr()));
         }
-        let flags = Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"));
-        Controller::start(flags).await
+        Flags::try_parse_from(args).unwrap_or_else(|e| panic!("flags: {e}"))
     }
 
     /// Waits until Deployment `namespace/name` no longer exists.
@@ -249,15 +296,13 @@ impl Env {
             .unwrap_or_else(|e| panic!("delete WhiteList {namespace}/{name}: {e}"));
     }
 
-    /// Waits until the leader Lease's holder satisfies `done` (`None`: no Lease or released).
-    pub async fn wait_lease_holder(
-        &self,
-        namespace: &str,
-        done: impl Fn(Option<&str>) -> bool,
-    ) -> Option<String> {
-        let leases = ResourceClient::<Lease>::namespaced(self.client.clone(), namespace);
+    /// Waits until the scenario's leader Lease's holder satisfies `done` (`None`: no Lease or
+    /// released).
+    pub async fn wait_lease_holder(&self, done: impl Fn(Option<&str>) -> bool) -> Option<String> {
+        let (lease_namespace, _) = SERVICE_ACCOUNT;
+        let leases = ResourceClient::<Lease>::namespaced(self.client.clone(), lease_namespace);
         poll("leader Lease holder", || async {
-            let holder = match leases.get(LEASE, &GetOptions::default()).await {
+            let holder = match leases.get(&self.lease, &GetOptions::default()).await {
                 Ok(lease) => lease
                     .spec
                     .and_then(|s| s.holder_identity)
@@ -270,12 +315,15 @@ impl Env {
         .await
     }
 
-    /// Deletes the scenario's namespace (best effort; matters on a shared cluster).
+    /// Deletes the scenario's namespace and Lease (best effort; matters on a shared cluster).
     pub async fn cleanup(&self, namespace: &str) {
         let namespaces = ResourceClient::<Namespace>::cluster(self.client.clone());
         let _ = namespaces
             .delete(namespace, &DeleteOptions::default())
             .await;
+        let (lease_namespace, _) = SERVICE_ACCOUNT;
+        let leases = ResourceClient::<Lease>::namespaced(self.client.clone(), lease_namespace);
+        let _ = leases.delete(&self.lease, &DeleteOptions::default()).await;
     }
 }
 
@@ -284,12 +332,16 @@ impl Drop for Env {
         if self.owns_kubeconfig {
             let _ = std::fs::remove_file(&self.kubeconfig);
         }
+        if self.owns_controller_kubeconfig {
+            let _ = std::fs::remove_file(&self.controller_kubeconfig);
+        }
     }
 }
 
 /// One controller "process": its own runtime, so it can be killed without any cleanup.
 pub struct Controller {
     runtime: tokio::runtime::Runtime,
+    health: Health,
     stop: oneshot::Sender<()>,
     done: tokio::task::JoinHandle<Result<(), String>>,
     /// The process's metrics, shared with it.
@@ -297,7 +349,7 @@ pub struct Controller {
 }
 
 impl Controller {
-    async fn start(flags: Flags) -> Controller {
+    fn spawn(flags: Flags) -> Controller {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -305,26 +357,29 @@ impl Controller {
             .unwrap_or_else(|e| panic!("runtime: {e}"));
         let (stop, stopped) = oneshot::channel::<()>();
         let (health, metrics) = (Health::default(), ProcessMetrics::default());
-        let ready = health.clone();
-        let shared = metrics.clone();
+        let shared = (health.clone(), metrics.clone());
         let done = runtime.spawn(async move {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            kubegen_controller::run::run(&flags, health, shared, shutdown)
+            kubegen_controller::run::run(&flags, shared.0, shared.1, shutdown)
                 .await
                 .map_err(|e| format!("{e:#}"))
         });
-        poll("controller ready", || async {
-            ready.is_ready().then_some(())
-        })
-        .await;
         Controller {
             runtime,
+            health,
             stop,
             done,
             metrics,
         }
+    }
+
+    async fn wait_ready(&self) {
+        poll("controller ready", || async {
+            self.health.is_ready().then_some(())
+        })
+        .await;
     }
 
     /// Waits until at least `count` reconciles have finished.
@@ -361,6 +416,37 @@ impl Controller {
     }
 }
 
+/// The repository's deploy/ directory.
+pub fn deploy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
+}
+
+/// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without
+/// apiextensions.k8s.io/v1 (1.15), as discovery says.
+async fn install_crds(client: &Client) {
+    let crds = crd::crd_manifest(client, &deploy_dir())
+        .await
+        .unwrap_or_else(|e| panic!("choosing the CRD manifest: {e}"));
+    manifests::apply(client, std::slice::from_ref(&crds))
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", crds.display()));
+}
+
+/// A kubeconfig for the same server as `admin_kubeconfig`, with a fresh token of the
+/// controller's ServiceAccount; written next to the system temp files.
+async fn service_account_kubeconfig(client: &Client, admin_kubeconfig: &Path) -> PathBuf {
+    let (namespace, name) = SERVICE_ACCOUNT;
+    let token = issue_token(client, namespace, name)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let admin = std::fs::read_to_string(admin_kubeconfig)
+        .unwrap_or_else(|e| panic!("{}: {e}", admin_kubeconfig.display()));
+    let yaml = kubeconfig_with_token(&admin, &token, namespace).unwrap_or_else(|e| panic!("{e}"));
+    let path = std::env::temp_dir().join(format!("image-police-e2e-sa-{}.kubeconfig", unique()));
+    std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
 /// Calls `attempt` every 50 ms until it returns `Some`, failing the test after [`DEADLINE`].
 async fn poll<T, F, Fut>(what: &str, mut attempt: F) -> T
 where
@@ -381,7 +467,7 @@ where
 }
 
 /// A lower-case suffix unique to this process and moment (valid in DNS-1123 names).
-fn unique() -> String {
+pub fn unique() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -8,3 +8,4 @@ mod deploy_manifests;
 mod e2e;
 mod harness;
 mod latency_proxy;
+mod rbac_rules;

@@ -5,8 +5,6 @@
 //! filled in from the server's [`crate::authz::Authorizer`], as the requesting user.
 //!
 //! # Differences from the real server
-//! - Every request runs as [`UserInfo::admin`] until the server authenticates users (the companion
-//!   issue on RBAC).
 //! - The response carries no `managedFields`.
 //! - Shapes follow v1.36 (v1.15 answered `creationTimestamp: null` and printed Go structs in
 //!   validation messages).
@@ -33,7 +31,8 @@ pub(crate) fn is_review(def: &ResourceDefinition) -> bool {
     def.group == GROUP && (def.plural == ACCESS || def.plural == RULES)
 }
 
-/// `POST /apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`.
+/// `POST /apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`, answered for `user`
+/// (the request's authenticated user).
 ///
 /// # Errors
 /// 400 for a body that is not a JSON object, 422 Invalid for a spec the real server rejects.
@@ -41,12 +40,13 @@ pub(crate) fn create(
     api: &ApiServer,
     target: &Target,
     body: &Bytes,
+    user: &UserInfo,
 ) -> Result<Response<BoxBody>, ApiError> {
     let mut review = parse_object(body)?;
     check_type_meta(&mut review, &target.def)?;
     let spec = review.get("spec").cloned().unwrap_or(Value::Null);
-    let user = UserInfo::admin();
-    let authorizer = &api.inner.options.authorizer;
+    let user = user.clone();
+    let authorizer = &api.inner.authorizer;
     let status = if target.def.plural == ACCESS {
         let attributes = access_attributes(&spec, user)?;
         access_status(&authorizer.authorize(&attributes))

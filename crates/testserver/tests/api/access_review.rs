@@ -104,6 +104,12 @@ async fn rules_review_lists_everything_and_needs_a_namespace() {
 #[tokio::test]
 async fn reviews_are_create_only() {
     let h = start().await;
+    // Checked on v1.36: the router's generic 405 with empty details.
     let reply = h.http.get(&format!("{GV}/selfsubjectaccessreviews")).await;
     assert_status(&reply, 405, "MethodNotAllowed");
+    assert_eq!(
+        reply.body["message"],
+        "the server does not allow this method on the requested resource"
+    );
+    assert_eq!(reply.body["details"], json!({}));
 }

@@ -16,6 +16,7 @@ mod fidelity;
 mod list;
 mod negotiation;
 mod openapi;
+mod rbac;
 mod scale;
 mod smoke;
 mod tables;

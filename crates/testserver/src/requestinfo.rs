@@ -1,0 +1,186 @@
+//! What a request asks to do, in the authorizer's terms: the Kubernetes verb, namespace, API group,
+//! resource, subresource and name of a resource request, or the path of a non-resource request.
+//! Mirrors apiserver `pkg/endpoints/request/requestinfo.go` (`RequestInfoFactory`), which the
+//! real server runs before authorization, so it reads the URL alone and knows nothing about which
+//! resources exist: a request for a resource nobody serves is authorized (and denied) first and
+//! only then answered 404, as on a real server.
+//!
+//! Also the 403 a denial answers (apiserver `endpoints/handlers/responsewriters.Forbidden`).
+
+use bytes::Bytes;
+use http::{Method, Request};
+
+use crate::authz::{Attributes, Decision, UserInfo};
+use crate::query::Query;
+use crate::shared::ApiServer;
+use crate::status::{ApiError, Qualified};
+
+/// Asks the server's authorizer whether `user` may make `request`: the one authorization check
+/// every request passes, before routing (apiserver `filters.WithAuthorization`).
+///
+/// # Errors
+/// 403 Forbidden worded like the real server when the authorizer does not allow it.
+pub(crate) fn authorize(
+    api: &ApiServer,
+    request: &Request<Bytes>,
+    user: &UserInfo,
+) -> Result<(), ApiError> {
+    let query = Query::parse(request.uri().query());
+    let attributes = attributes(request.method(), request.uri().path(), &query, user);
+    match api.inner.authorizer.authorize(&attributes) {
+        Decision::Allow { .. } => Ok(()),
+        Decision::Deny { reason } | Decision::NoOpinion { reason } => {
+            Err(forbidden(&attributes, &reason))
+        }
+    }
+}
+
+/// The authorizer's question for a request by `user`.
+pub(crate) fn attributes(
+    method: &Method,
+    path: &str,
+    query: &Query,
+    user: &UserInfo,
+) -> Attributes {
+    let method_verb = method.as_str().to_ascii_lowercase();
+    let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let non_resource = || Attributes {
+        user: user.clone(),
+        verb: method_verb.clone(),
+        path: path.to_string(),
+        ..Attributes::default()
+    };
+    let (group, rest) = match parts.as_slice() {
+        ["api", rest @ ..] if rest.len() >= 2 => ("", rest),
+        ["apis", group, rest @ ..] if rest.len() >= 2 => (*group, rest),
+        _ => return non_resource(),
+    };
+    let (version, rest) = (rest[0], &rest[1..]);
+    let mut verb = match *method {
+        Method::POST => "create",
+        Method::GET | Method::HEAD => "get",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        _ => &method_verb,
+    }
+    .to_string();
+    let rest = match rest {
+        ["watch", tail @ ..] => {
+            verb = "watch".into();
+            tail
+        }
+        _ => rest,
+    };
+    let (namespace, rest) = split_namespace(rest);
+    let mut attributes = Attributes {
+        user: user.clone(),
+        namespace,
+        group: group.to_string(),
+        version: version.to_string(),
+        resource: rest.first().map(|s| s.to_string()).unwrap_or_default(),
+        name: rest.get(1).map(|s| s.to_string()).unwrap_or_default(),
+        subresource: rest.get(2).map(|s| s.to_string()).unwrap_or_default(),
+        ..Attributes::default()
+    };
+    if attributes.name.is_empty() {
+        verb = collection_verb(&verb, query);
+        attributes.name = name_from_field_selector(&verb, query);
+    }
+    attributes.verb = verb;
+    attributes
+}
+
+/// `/namespaces/<ns>/<rest>` names the namespace and what is in it; `/namespaces/<ns>` and its
+/// own subresources (`status`, `finalize`) are the Namespace object, whose name is also the
+/// request's namespace.
+fn split_namespace<'a>(rest: &'a [&'a str]) -> (String, &'a [&'a str]) {
+    match rest {
+        ["namespaces", ns, tail @ ..] => {
+            let own_subresource = matches!(tail.first(), Some(&"status" | &"finalize"));
+            if tail.is_empty() || own_subresource {
+                (ns.to_string(), rest)
+            } else {
+                (ns.to_string(), tail)
+            }
+        }
+        _ => (String::new(), rest),
+    }
+}
+
+/// A `get` without a name is a `list`, or a `watch` with `?watch=true`; a `delete` without a name
+/// is a `deletecollection`.
+fn collection_verb(verb: &str, query: &Query) -> String {
+    match verb {
+        "get" if query.flag("watch") => "watch",
+        "get" => "list",
+        "delete" => "deletecollection",
+        other => other,
+    }
+    .to_string()
+}
+
+/// A list or watch selecting one name with `fieldSelector=metadata.name=<n>` is authorized for
+/// that name (so `resourceNames` rules allow an informer on one object).
+fn name_from_field_selector(verb: &str, query: &Query) -> String {
+    if !matches!(verb, "list" | "watch") {
+        return String::new();
+    }
+    let selector = query.get("fieldSelector").unwrap_or_default();
+    let name = selector
+        .split(',')
+        .find_map(|term| {
+            term.strip_prefix("metadata.name==")
+                .or_else(|| term.strip_prefix("metadata.name="))
+        })
+        .unwrap_or_default();
+    let valid_segment = !matches!(name, "." | "..") && !name.contains(['/', '%']);
+    if valid_segment {
+        name.to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// The 403 for a denied request, worded like v1.36 (and v1.15, which words it the same):
+/// `<resource>[.<group>] ["<name>"] is forbidden: User "<u>" cannot <verb> resource
+/// "<resource>[/<sub>]" in API group "<group>" in the namespace "<ns>"` (or `at the cluster
+/// scope`), and `forbidden: User "<u>" cannot <verb> path "<path>"` for non-resource requests. An
+/// authorizer's non-empty reason follows after `: `.
+pub(crate) fn forbidden(attributes: &Attributes, reason: &str) -> ApiError {
+    let user = &attributes.user.name;
+    let verb = &attributes.verb;
+    let mut why = if attributes.resource.is_empty() {
+        format!("User {user:?} cannot {verb} path {:?}", attributes.path)
+    } else {
+        let mut resource = attributes.resource.clone();
+        if !attributes.subresource.is_empty() {
+            resource = format!("{resource}/{}", attributes.subresource);
+        }
+        let scope = if attributes.namespace.is_empty() {
+            "at the cluster scope".to_string()
+        } else {
+            format!("in the namespace {:?}", attributes.namespace)
+        };
+        format!(
+            "User {user:?} cannot {verb} resource {resource:?} in API group {:?} {scope}",
+            attributes.group
+        )
+    };
+    if !reason.is_empty() {
+        why = format!("{why}: {reason}");
+    }
+    if attributes.resource.is_empty() {
+        return ApiError::forbidden_path(&why);
+    }
+    let what = Qualified {
+        group: &attributes.group,
+        resource: &attributes.resource,
+    };
+    let name = Some(attributes.name.as_str()).filter(|n| !n.is_empty());
+    ApiError::denied(what, name, &why)
+}
+
+#[cfg(test)]
+#[path = "requestinfo_tests.rs"]
+mod tests;
