@@ -43,15 +43,23 @@
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod de;
+mod de_special;
 mod envelope;
 mod error;
 mod from_json;
 mod go_duration;
 mod go_fields;
+mod plan;
 mod schema;
 mod special;
+mod stream;
 mod to_json;
+mod typed;
+mod wire;
 
 pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
 pub use error::{CodecError, Result};
 pub use schema::KindSchema;
+pub use stream::{DecodedList, ListDecoder, WatchFrame, WatchFrames};
+pub use typed::{ProtoKind, from_body};
