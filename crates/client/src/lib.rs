@@ -37,6 +37,7 @@ mod error;
 mod list_decoder;
 mod metrics;
 mod options;
+mod protobuf;
 mod rate_limit;
 mod request;
 mod resource_client;
@@ -56,6 +57,7 @@ pub use options::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, PropagationPolicy,
     ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
+pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
 pub use resource_client::{ApiObject, ResourceClient};
 pub use transport::Transport;

@@ -361,9 +361,24 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
         visitor.visit_unit()
     }
 
+    /// A string is a unit variant (`status: Failure`), as in JSON.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        match (self.kind, self.data) {
+            (ValueKind::String, Data::Len(bytes)) => {
+                visitor.visit_enum(BorrowedStrDeserializer::new(de_special::text(bytes)?))
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct enum identifier
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
     }
 }
 

@@ -79,7 +79,7 @@ fn bytes_field(bytes: &[u8], number: u32) -> Result<Option<&[u8]>> {
     Ok(found)
 }
 
-fn text(bytes: &[u8]) -> Result<&str> {
+pub(crate) fn text(bytes: &[u8]) -> Result<&str> {
     std::str::from_utf8(bytes).map_err(|e| CodecError::field("", format!("invalid UTF-8: {e}")))
 }
 
