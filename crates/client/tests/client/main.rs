@@ -5,5 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod logging;
+mod protobuf;
 mod testserver;
 mod tls;
