@@ -18,6 +18,7 @@ use crate::body::Body;
 use crate::config::Config;
 use crate::error::{Error, Result, from_error_response, parse_retry_after};
 use crate::metrics::{AttemptGuard, ClientMetrics, DurationGuard, RequestRecorder};
+use crate::protobuf::WireFormat;
 use crate::transport::{HttpTransport, Transport};
 
 /// Error bodies larger than this are cut (a `Status` is a few hundred bytes).
@@ -36,6 +37,8 @@ pub(crate) struct Policies {
     pub(crate) max_429_retries: u32,
     /// Longest `Retry-After` honoured; longer waits return the 429 to the caller.
     pub(crate) max_retry_after: Duration,
+    /// What `get`, `list` and `watch` of built-in kinds ask for.
+    pub(crate) wire_format: WireFormat,
 }
 
 impl Policies {
@@ -55,6 +58,7 @@ impl Default for Policies {
             watch_idle_default: Duration::from_secs(630),
             max_429_retries: 5,
             max_retry_after: Duration::from_secs(60),
+            wire_format: WireFormat::default(),
         }
     }
 }
@@ -95,6 +99,7 @@ impl Client {
         let transport = HttpTransport::new(&config)?;
         let policies = Policies {
             timeout: config.timeout,
+            wire_format: config.wire_format,
             ..Policies::default()
         };
         let host = config

@@ -147,6 +147,16 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A protobuf response body (a built-in kind's object, list or watch frame) could not be
+    /// decoded. For a watch, the stream ends after this error.
+    #[error("decoding protobuf {what}: {source}")]
+    ProtobufDecode {
+        /// What was being decoded, e.g. `list /api/v1/pods` or `watch /api/v1/pods`.
+        what: String,
+        /// What the codec found wrong, naming the field or body offset.
+        #[source]
+        source: kubegen_codec::CodecError,
+    },
     /// A request body could not be serialized.
     #[error("encoding request body for {what}: {source}")]
     Encode {
@@ -359,7 +369,8 @@ pub(crate) fn parse_retry_after(headers: &http::HeaderMap) -> Option<Duration> {
 
 /// Turns a complete non-2xx response into an [`Error`].
 ///
-/// A body that parses as a `Status` (`kind: Status`, or at least a `code`/`reason`) becomes
+/// A body that parses as a `Status` (JSON or protobuf; `kind: Status`, or at least a
+/// `code`/`reason`) becomes
 /// [`Error::Api`]; anything else becomes [`Error::HttpStatus`] with an excerpt of the body.
 pub(crate) fn from_error_response(
     verb: &str,
@@ -369,7 +380,14 @@ pub(crate) fn from_error_response(
     body: &[u8],
 ) -> Error {
     let header_retry = parse_retry_after(headers);
-    if let Ok(mut status) = serde_json::from_slice::<Status>(body)
+    // A client that accepts protobuf gets its errors in protobuf too (a real server encodes the
+    // `Status` with the negotiated serializer).
+    let parsed = if body.starts_with(&kubegen_codec::MAGIC) {
+        kubegen_codec::from_body::<Status>(body).ok()
+    } else {
+        serde_json::from_slice::<Status>(body).ok()
+    };
+    if let Some(mut status) = parsed
         && (!status.reason.is_empty() || status.code != 0 || !status.message.is_empty())
     {
         if status.code == 0 {

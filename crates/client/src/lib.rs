@@ -39,6 +39,7 @@ mod list_decoder;
 mod metadata;
 mod metrics;
 mod options;
+mod protobuf;
 mod rate_limit;
 mod request;
 mod resource_client;
@@ -58,6 +59,7 @@ pub use options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     PropagationPolicy, ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
+pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
 pub use resource_client::{ApiObject, ResourceClient};
 pub use transport::Transport;

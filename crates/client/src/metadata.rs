@@ -79,8 +79,10 @@ impl Representation {
 /// The plain constructors ([`ResourceClient::namespaced`] & co.) work for
 /// `PartialObjectMeta<K>` too, but ask for (and transfer) whole objects: use these.
 impl<K: ApiObject> ResourceClient<PartialObjectMeta<K>> {
+    /// Asks for `PartialObjectMetadata` in JSON (see the module docs on protobuf).
     fn metadata_only(mut self) -> Self {
         self.representation = Representation::Metadata;
+        self.proto = None;
         self
     }
 

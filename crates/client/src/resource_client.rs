@@ -11,16 +11,21 @@ use kube_core::{ObjectList, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::client::Client;
+use kubegen_codec::ProtoKind;
+
+use crate::client::{Client, read_body};
 use crate::error::{Error, Result};
-use crate::list_decoder::ListDecoder;
 use crate::metadata::Representation;
 use crate::options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     UpdateOptions,
 };
+use crate::protobuf::{
+    ACCEPT_PROTOBUF, ACCEPT_PROTOBUF_WATCH, AnyListDecoder, ProtobufWatch, WireFormat,
+    decode_object, is_protobuf,
+};
 use crate::request::ResourcePath;
-use crate::watch::WatchStream;
+use crate::watch::{EventDecoder, WatchStream};
 
 /// What the generic client needs of a kind: kube-core's static `Resource` description (group,
 /// version, plural known at compile time), JSON in both directions, and the usual bounds of a
@@ -66,6 +71,8 @@ pub struct ResourceClient<K> {
     path: ResourcePath,
     /// What `get`, `list` and `watch` ask the server for (see [`crate::metadata`]).
     pub(crate) representation: Representation,
+    /// The kind's protobuf messages when it is built in and protobuf is on.
+    pub(crate) proto: Option<ProtoKind>,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -75,6 +82,7 @@ impl<K> Clone for ResourceClient<K> {
             client: self.client.clone(),
             path: self.path.clone(),
             representation: self.representation,
+            proto: self.proto,
             _kind: PhantomData,
         }
     }
@@ -84,6 +92,7 @@ impl<K> std::fmt::Debug for ResourceClient<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceClient")
             .field("path", &self.path.collection())
+            .field("protobuf", &self.proto.is_some())
             .finish()
     }
 }
@@ -94,10 +103,12 @@ where
 {
     fn with_scope(client: Client, namespace: Option<&str>) -> Self {
         let path = ResourcePath::new(&K::group(&()), &K::version(&()), &K::plural(&()), namespace);
+        let format = client.policies().wire_format;
         ResourceClient {
             client,
             path,
             representation: Representation::Object,
+            proto: Self::proto_kind(format),
             _kind: PhantomData,
         }
     }
@@ -117,6 +128,43 @@ where
         Self::with_scope(client, None)
     }
 
+    /// The kind's protobuf messages, when `format` is protobuf and the kind is built in.
+    fn proto_kind(format: WireFormat) -> Option<ProtoKind> {
+        match format {
+            WireFormat::Protobuf => ProtoKind::lookup(&K::api_version(&()), &K::kind(&())),
+            WireFormat::Json => None,
+        }
+    }
+
+    /// The same client asking for `format` in `get`, `list` and `watch` (the client's
+    /// [`Config::wire_format`](crate::Config::wire_format) by default). Custom resources and
+    /// metadata-only clients always use JSON.
+    pub fn with_wire_format(mut self, format: WireFormat) -> Self {
+        if self.representation == Representation::Object {
+            self.proto = Self::proto_kind(format);
+        }
+        self
+    }
+
+    /// Whether `get`, `list` and `watch` ask for protobuf (a built-in kind, protobuf on).
+    pub fn asks_for_protobuf(&self) -> bool {
+        self.proto.is_some()
+    }
+
+    /// Sets `Accept` to ask for protobuf when the kind has it.
+    fn accept_protobuf(&self, request: &mut http::Request<bytes::Bytes>, watch: bool) {
+        if self.proto.is_some() {
+            let accept = if watch {
+                ACCEPT_PROTOBUF_WATCH
+            } else {
+                ACCEPT_PROTOBUF
+            };
+            request
+                .headers_mut()
+                .insert(http::header::ACCEPT, http::HeaderValue::from_static(accept));
+        }
+    }
+
     /// The underlying client.
     pub fn client(&self) -> &Client {
         &self.client
@@ -132,8 +180,26 @@ where
     /// # Errors
     /// [`Error::is_not_found`] when it does not exist.
     pub async fn get(&self, name: &str, opts: &GetOptions) -> Result<K> {
+        let mut request = self.representation.object(self.path.get(name, None, opts)?);
+        if self.proto.is_none() {
+            return self.client.request_json(request).await;
+        }
+        self.accept_protobuf(&mut request, false);
+        let url = request.uri().to_string();
         self.client
-            .request_json(self.representation.object(self.path.get(name, None, opts)?))
+            .with_timeout("GET", &url, async {
+                let mut response = self.client.send(request).await?;
+                let protobuf = is_protobuf(response.headers());
+                let bytes = read_body(response.body_mut(), "GET", &url).await?;
+                if protobuf {
+                    return decode_object(&bytes, &url);
+                }
+                serde_json::from_slice(&bytes).map_err(|source| Error::Decode {
+                    what: format!("response of GET {url}"),
+                    excerpt: crate::error::excerpt(&bytes),
+                    source,
+                })
+            })
             .await
     }
 
@@ -142,12 +208,13 @@ where
     /// # Errors
     /// [`Error::is_gone`] for an expired `continue` token or a compacted `resourceVersion`.
     pub async fn list(&self, opts: &ListOptions) -> Result<ObjectList<K>> {
-        let request = self.representation.list(self.path.list(opts)?);
+        let mut request = self.representation.list(self.path.list(opts)?);
+        self.accept_protobuf(&mut request, false);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
                 let mut response = self.client.send(request).await?;
-                let mut decoder = ListDecoder::<K>::new(&url);
+                let mut decoder = AnyListDecoder::<K>::new(response.headers(), self.proto, &url);
                 while let Some(chunk) = response.body_mut().next_chunk().await {
                     let chunk = chunk.map_err(|e| Error::RequestFailed {
                         verb: "GET".into(),
@@ -166,7 +233,8 @@ where
     /// The stream's idle timeout is `timeout_seconds` plus a margin (or a default when unset), so a
     /// dead connection ends the stream with [`Error::WatchIdle`].
     pub async fn watch(&self, opts: &ListOptions) -> Result<WatchStream<K>> {
-        let request = self.representation.object(self.path.watch(opts)?);
+        let mut request = self.representation.object(self.path.watch(opts)?);
+        self.accept_protobuf(&mut request, true);
         let url = request.uri().to_string();
         let policies = self.client.policies();
         let idle = match opts.timeout_seconds {
@@ -177,6 +245,11 @@ where
             .client
             .with_timeout("GET", &url, self.client.send(request))
             .await?;
+        if self.proto.is_some() && is_protobuf(response.headers()) {
+            let decoder = EventDecoder::Protobuf(ProtobufWatch::new(&url));
+            let body = response.into_body();
+            return Ok(WatchStream::with_decoder(body, &url, Some(idle), decoder));
+        }
         Ok(WatchStream::new(response.into_body(), &url, Some(idle)))
     }
 

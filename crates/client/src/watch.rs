@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 
 use crate::body::Body;
 use crate::error::{Error, Result, error_chain, excerpt};
+use crate::protobuf::ProtobufWatch;
 
 /// Splits a byte stream into lines and decodes each as a `WatchEvent<K>`.
 #[derive(Debug)]
@@ -109,12 +110,45 @@ impl WatchDecoder {
     }
 }
 
+/// The decoder of a watch body, chosen by its `Content-Type`.
+#[derive(Debug)]
+pub(crate) enum EventDecoder {
+    /// Newline-delimited JSON events.
+    Json(WatchDecoder),
+    /// Length-prefixed protobuf frames (`crate::protobuf`).
+    Protobuf(ProtobufWatch),
+}
+
+impl EventDecoder {
+    fn push(&mut self, chunk: &[u8]) {
+        match self {
+            EventDecoder::Json(decoder) => decoder.push(chunk),
+            EventDecoder::Protobuf(decoder) => decoder.push(chunk),
+        }
+    }
+
+    fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+        match self {
+            EventDecoder::Json(decoder) => decoder.next_event(),
+            EventDecoder::Protobuf(decoder) => decoder.next_event(),
+        }
+    }
+
+    fn finish<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+        match self {
+            EventDecoder::Json(decoder) => decoder.finish(),
+            EventDecoder::Protobuf(decoder) => decoder.finish(),
+        }
+    }
+}
+
 /// The events of one watch request, in server order.
 ///
 /// Drive it with [`WatchStream::next`]. Dropping it closes the request.
 pub struct WatchStream<K> {
     body: Body,
-    decoder: WatchDecoder,
+    url: String,
+    decoder: EventDecoder,
     /// Longest wait for the next chunk before the connection is declared dead.
     idle_timeout: Option<Duration>,
     /// Set once the body has ended or failed: no more reads.
@@ -127,7 +161,7 @@ pub struct WatchStream<K> {
 impl<K> std::fmt::Debug for WatchStream<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WatchStream")
-            .field("url", &self.decoder.url)
+            .field("url", &self.url)
             .field("idle_timeout", &self.idle_timeout)
             .field("done", &self.done)
             .finish_non_exhaustive()
@@ -135,11 +169,27 @@ impl<K> std::fmt::Debug for WatchStream<K> {
 }
 
 impl<K: DeserializeOwned> WatchStream<K> {
-    /// A stream decoding `body`, the response of the watch at `url`.
+    /// A stream decoding `body`, the JSON response of the watch at `url`.
     pub(crate) fn new(body: Body, url: &str, idle_timeout: Option<Duration>) -> WatchStream<K> {
+        Self::with_decoder(
+            body,
+            url,
+            idle_timeout,
+            EventDecoder::Json(WatchDecoder::new(url)),
+        )
+    }
+
+    /// A stream decoding `body` with `decoder`.
+    pub(crate) fn with_decoder(
+        body: Body,
+        url: &str,
+        idle_timeout: Option<Duration>,
+        decoder: EventDecoder,
+    ) -> WatchStream<K> {
         WatchStream {
             body,
-            decoder: WatchDecoder::new(url),
+            url: url.to_owned(),
+            decoder,
             idle_timeout,
             done: false,
             failed: false,
@@ -181,7 +231,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
     }
 
     async fn read_chunk(&mut self) -> Result<Option<bytes::Bytes>> {
-        let url = &self.decoder.url;
+        let url = &self.url;
         let next = match self.idle_timeout {
             None => self.body.next_chunk().await,
             Some(after) => match tokio::time::timeout(after, self.body.next_chunk()).await {

@@ -47,16 +47,22 @@
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod de;
+mod de_special;
 mod envelope;
 mod error;
 mod from_json;
 mod go_duration;
 mod go_fields;
 mod openapi;
+mod plan;
 mod schema;
 mod special;
+mod stream;
 mod stream_encode;
 mod to_json;
+mod typed;
+mod wire;
 
 pub use envelope::{Envelope, MAGIC, PROTOBUF_MEDIA_TYPE, decode_object, encode_object};
 pub use error::{CodecError, Result};
@@ -65,4 +71,6 @@ pub use openapi::{
     OpenApiVersion, openapi_to_protobuf,
 };
 pub use schema::KindSchema;
+pub use stream::{DecodedList, ListDecoder, WatchFrame, WatchFrames};
 pub use stream_encode::{ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame};
+pub use typed::{ProtoKind, from_body};

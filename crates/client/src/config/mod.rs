@@ -29,6 +29,7 @@ use base64::Engine;
 use crate::auth::{Auth, TokenFile};
 use crate::error::{Error, Result};
 use crate::metrics::ClientMetrics;
+use crate::protobuf::WireFormat;
 use crate::rate_limit::RateLimit;
 use crate::secret_token::SecretToken;
 use crate::tls::TlsSettings;
@@ -59,6 +60,9 @@ pub struct Config {
     /// Where the client's `rest_client_*` series go. Default: a fresh set nobody has registered;
     /// give every client of a process the same registered [`ClientMetrics`] to export them.
     pub metrics: ClientMetrics,
+    /// What `get`, `list` and `watch` of built-in kinds ask for. Default
+    /// [`WireFormat::Protobuf`] (JSON for custom resources and servers that answer JSON).
+    pub wire_format: WireFormat,
 }
 
 impl Config {
@@ -74,6 +78,7 @@ impl Config {
             keepalive_interval: Some(Duration::from_secs(30)),
             rate_limit: None,
             metrics: ClientMetrics::default(),
+            wire_format: WireFormat::default(),
         }
     }
 

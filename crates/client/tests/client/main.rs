@@ -7,5 +7,6 @@
 mod apply_e2e;
 mod logging;
 mod metadata;
+mod protobuf;
 mod testserver;
 mod tls;

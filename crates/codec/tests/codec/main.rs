@@ -4,3 +4,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod real_bodies;
+mod streams;
+mod typed_bodies;

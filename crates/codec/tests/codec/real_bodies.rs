@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
@@ -37,7 +37,7 @@ fn without_nulls(value: &Value) -> Value {
 
 /// `value` as the v1.15 server's Go wrote it, comparably: besides the zero `Time`s, it writes an
 /// empty byte string in a map (Secret `data`) as `null` where 1.36 and the codec write `""`.
-fn as_from_go_1_15(value: &Value) -> Value {
+pub(crate) fn as_from_go_1_15(value: &Value) -> Value {
     without(value, |v| v.is_null() || v.as_str() == Some(""))
 }
 

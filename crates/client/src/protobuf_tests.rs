@@ -1,0 +1,159 @@
+use http::{HeaderMap, HeaderValue, StatusCode};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_core::{ObjectList, WatchEvent};
+
+use super::*;
+use crate::error::from_error_response;
+
+const LIST_PB: &[u8] = include_bytes!("../../codec/tests/fixtures/streams/list-configmaps-1.36.pb");
+const LIST_JSON: &[u8] =
+    include_bytes!("../../codec/tests/fixtures/streams/list-configmaps-1.36.json");
+const WATCH_PB: &[u8] =
+    include_bytes!("../../codec/tests/fixtures/streams/watch-deployments-1.36.pb");
+const WATCH_JSON: &[u8] =
+    include_bytes!("../../codec/tests/fixtures/streams/watch-deployments-1.36.json");
+const NOT_FOUND_PB: &[u8] = include_bytes!("../../codec/tests/fixtures/streams/notfound-1.36.pb");
+
+fn content_type(value: &'static str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(value));
+    headers
+}
+
+fn configmaps() -> Option<ProtoKind> {
+    ProtoKind::lookup("v1", "ConfigMap")
+}
+
+#[test]
+fn protobuf_is_recognised_by_content_type_with_or_without_parameters() {
+    assert!(is_protobuf(&content_type(
+        "application/vnd.kubernetes.protobuf"
+    )));
+    assert!(is_protobuf(&content_type(
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    )));
+    assert!(!is_protobuf(&content_type("application/json")));
+    assert!(!is_protobuf(&HeaderMap::new()));
+}
+
+fn decode_list(headers: &HeaderMap, body: &[u8]) -> Result<ObjectList<ConfigMap>> {
+    let mut decoder = AnyListDecoder::<ConfigMap>::new(headers, configmaps(), "/l");
+    for chunk in body.chunks(100) {
+        decoder.feed(chunk)?;
+    }
+    decoder.finish()
+}
+
+#[test]
+fn a_list_is_decoded_by_its_content_type_into_the_same_list() -> Result<()> {
+    let json = decode_list(&content_type("application/json"), LIST_JSON)?;
+    let protobuf = decode_list(&content_type(PROTOBUF_TYPE), LIST_PB)?;
+    assert_eq!(protobuf.items, json.items);
+    assert_eq!(protobuf.metadata, json.metadata);
+    assert_eq!(protobuf.types, json.types);
+    Ok(())
+}
+
+const PROTOBUF_TYPE: &str = "application/vnd.kubernetes.protobuf";
+
+#[test]
+fn a_json_answer_to_a_protobuf_request_is_decoded_as_json() -> Result<()> {
+    // A server that does not offer protobuf answers JSON with a JSON content type.
+    let list = decode_list(&content_type("application/json"), LIST_JSON)?;
+    assert_eq!(list.items.len(), 3);
+    Ok(())
+}
+
+#[test]
+fn a_protobuf_status_in_place_of_a_list_is_an_api_error() {
+    let err = decode_list(&content_type(PROTOBUF_TYPE), NOT_FOUND_PB).unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+}
+
+#[test]
+fn a_truncated_protobuf_list_is_a_decode_error_naming_the_list() {
+    let err =
+        decode_list(&content_type(PROTOBUF_TYPE), &LIST_PB[..LIST_PB.len() - 40]).unwrap_err();
+    assert!(matches!(err, Error::ProtobufDecode { .. }), "{err:?}");
+    assert!(
+        err.to_string().starts_with("decoding protobuf list /l: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_protobuf_error_response_becomes_the_servers_status() {
+    let err = from_error_response(
+        "GET",
+        "/api/v1/namespaces/protoclient-fx/configmaps/nope",
+        StatusCode::NOT_FOUND,
+        &content_type(PROTOBUF_TYPE),
+        NOT_FOUND_PB,
+    );
+    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(
+        err.status().map(|s| s.message.as_str()),
+        Some("configmaps \"nope\" not found")
+    );
+}
+
+fn names<K: kube_core::Resource>(events: &[WatchEvent<K>]) -> Vec<(String, Option<String>)> {
+    events
+        .iter()
+        .map(|event| match event {
+            WatchEvent::Added(o) => ("ADDED".into(), o.meta().resource_version.clone()),
+            WatchEvent::Modified(o) => ("MODIFIED".into(), o.meta().resource_version.clone()),
+            WatchEvent::Deleted(o) => ("DELETED".into(), o.meta().resource_version.clone()),
+            WatchEvent::Bookmark(b) => {
+                ("BOOKMARK".into(), Some(b.metadata.resource_version.clone()))
+            }
+            WatchEvent::Error(s) => ("ERROR".into(), Some(s.reason.clone())),
+        })
+        .collect()
+}
+
+#[test]
+fn protobuf_watch_frames_give_the_events_of_the_json_stream() -> Result<()> {
+    let mut watch = ProtobufWatch::new("/w");
+    let mut events: Vec<WatchEvent<Deployment>> = Vec::new();
+    for chunk in WATCH_PB.chunks(33) {
+        watch.push(chunk);
+        while let Some(event) = watch.next_event() {
+            events.push(event?);
+        }
+    }
+    assert!(watch.finish::<Deployment>().is_none());
+    let mut json = crate::watch::WatchDecoder::new("/w");
+    json.push(WATCH_JSON);
+    let mut expected: Vec<WatchEvent<Deployment>> = Vec::new();
+    while let Some(event) = json.next_event() {
+        expected.push(event?);
+    }
+    assert_eq!(names(&events), names(&expected));
+    let objects = |events: &[WatchEvent<Deployment>]| -> Vec<Deployment> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                WatchEvent::Added(o) | WatchEvent::Modified(o) => Some(o.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(objects(&events), objects(&expected));
+    Ok(())
+}
+
+#[test]
+fn a_watch_cut_inside_a_frame_ends_with_a_decode_error() {
+    let mut watch = ProtobufWatch::new("/w");
+    watch.push(&WATCH_PB[..WATCH_PB.len() - 1]);
+    while let Some(event) = watch.next_event::<Deployment>() {
+        assert!(event.is_ok());
+    }
+    let last = watch.finish::<Deployment>();
+    assert!(
+        matches!(last, Some(Err(Error::ProtobufDecode { .. }))),
+        "{last:?}"
+    );
+}

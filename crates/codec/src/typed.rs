@@ -1,0 +1,154 @@
+//! Protobuf bodies of built-in kinds decoded straight into serde types (the k8s-openapi types an
+//! informer's cache holds), through the wire decoder in `de`: no `DynamicMessage`, no JSON value.
+//!
+//! client-go counterpart: the protobuf serializer's `Decode` into a typed Go object
+//! (`runtime/serializer/protobuf`), which runs the gogo-generated `Unmarshal` of the type.
+
+use serde::Deserialize;
+
+use crate::de::{ObjectDe, TypeHeader};
+use crate::envelope::MAGIC;
+use crate::error::{CodecError, Result};
+use crate::plan::{self, MessagePlan, ValueKind, plans};
+use crate::schema::KindSchema;
+use crate::wire::{Data, Reader};
+
+/// A `runtime.Unknown` envelope read in place: its strings and `raw` borrow from the body.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BorrowedEnvelope<'de> {
+    pub(crate) api_version: &'de str,
+    pub(crate) kind: &'de str,
+    pub(crate) raw: &'de [u8],
+    pub(crate) content_encoding: &'de str,
+}
+
+fn text(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| CodecError::EnvelopeDecodeFailed(e.to_string()))
+}
+
+impl<'de> BorrowedEnvelope<'de> {
+    /// Reads a whole body: the magic, then the envelope.
+    pub(crate) fn parse(body: &'de [u8]) -> Result<Self> {
+        let rest = body.strip_prefix(&MAGIC).ok_or(CodecError::MissingMagic)?;
+        let mut envelope = BorrowedEnvelope::default();
+        let mut reader = Reader::new(rest);
+        let envelope_error = |e: CodecError| CodecError::EnvelopeDecodeFailed(e.to_string());
+        while let Some((number, data)) = reader.record().map_err(envelope_error)? {
+            match (number, data) {
+                (1, Data::Len(type_meta)) => envelope.read_type_meta(type_meta)?,
+                (2, Data::Len(raw)) => envelope.raw = raw,
+                (3, Data::Len(encoding)) => envelope.content_encoding = text(encoding)?,
+                _ => {}
+            }
+        }
+        Ok(envelope)
+    }
+
+    /// Reads `typeMeta` (`apiVersion = 1`, `kind = 2`).
+    pub(crate) fn read_type_meta(&mut self, bytes: &'de [u8]) -> Result<()> {
+        let mut reader = Reader::new(bytes);
+        let envelope_error = |e: CodecError| CodecError::EnvelopeDecodeFailed(e.to_string());
+        while let Some((number, data)) = reader.record().map_err(envelope_error)? {
+            match (number, data) {
+                (1, Data::Len(api_version)) => self.api_version = text(api_version)?,
+                (2, Data::Len(kind)) => self.kind = text(kind)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan of the message the envelope names.
+    pub(crate) fn plan(&self) -> Result<&'static MessagePlan> {
+        if !self.content_encoding.is_empty() {
+            return Err(CodecError::UnsupportedEncoding(
+                self.content_encoding.to_string(),
+            ));
+        }
+        KindSchema::lookup(self.api_version, self.kind)
+            .and_then(|schema| plan::by_name(schema.message_name()))
+            .ok_or_else(|| CodecError::UnknownKind {
+                api_version: self.api_version.to_string(),
+                kind: self.kind.to_string(),
+            })
+    }
+}
+
+/// Decodes a whole protobuf body (`k8s\0` + envelope) into `T`, as the JSON of the same object
+/// would decode: `apiVersion` and `kind` come from the envelope. For a `get` response, an error
+/// `Status`, a watch event's object.
+///
+/// # Errors
+/// [`CodecError::MissingMagic`] / [`CodecError::EnvelopeDecodeFailed`] for a body that is not a
+/// protobuf object, [`CodecError::UnknownKind`] for a kind without a schema here,
+/// [`CodecError::InvalidField`] naming the JSON path where the message or `T` did not fit.
+pub fn from_body<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T> {
+    let envelope = BorrowedEnvelope::parse(body)?;
+    let plan = envelope.plan()?;
+    let header: TypeHeader<'de> = Some((envelope.api_version, envelope.kind));
+    T::deserialize(ObjectDe::new(plan, envelope.raw, header))
+}
+
+/// Decodes a meta/v1 `Status` message (an envelope's `raw`) into `S`.
+pub(crate) fn decode_status<'de, S: Deserialize<'de>>(
+    api_version: &'de str,
+    raw: &'de [u8],
+) -> Result<S> {
+    let plan = plan::by_name("k8s.io.apimachinery.pkg.apis.meta.v1.Status").ok_or_else(|| {
+        CodecError::UnknownKind {
+            api_version: api_version.to_string(),
+            kind: "Status".into(),
+        }
+    })?;
+    S::deserialize(ObjectDe::new(plan, raw, Some((api_version, "Status"))))
+}
+
+/// The protobuf messages of one built-in kind: the kind itself and its `XxxList`.
+#[derive(Clone, Copy, Debug)]
+pub struct ProtoKind {
+    pub(crate) item: &'static MessagePlan,
+    pub(crate) list: &'static MessagePlan,
+}
+
+impl ProtoKind {
+    /// The kind `kind` of `api_version` (`apps/v1`, `Deployment`) when it is a built-in kind with
+    /// a protobuf form; `None` for custom resources and unknown kinds.
+    pub fn lookup(api_version: &str, kind: &str) -> Option<ProtoKind> {
+        let schema = KindSchema::lookup(api_version, kind)?;
+        let item = plan::by_name(schema.message_name())?;
+        let list = plan::by_name(&format!("{}List", schema.message_name()))?;
+        let items = list.field(2).map(|index| list.fields[index].kind);
+        (items == Some(ValueKind::Message(item.index))).then_some(ProtoKind { item, list })
+    }
+
+    /// Full protobuf name of the kind's message, e.g. `k8s.io.api.apps.v1.Deployment`.
+    pub fn message_name(&self) -> &'static str {
+        self.item.name()
+    }
+
+    /// Decodes the kind's message bytes (an element of a list's `items`, without envelope) into
+    /// `T`, with no `apiVersion` or `kind`, as a real server writes list items in JSON.
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidField`] naming the JSON path where the message or `T` did not fit.
+    pub fn decode<'de, T: Deserialize<'de>>(&self, message: &'de [u8]) -> Result<T> {
+        T::deserialize(ObjectDe::new(self.item, message, None))
+    }
+
+    /// Decodes the list's `metadata` (a `ListMeta`) message bytes into `T`.
+    pub(crate) fn decode_list_meta<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
+        let Some(ValueKind::Message(meta)) = self.list.field(1).map(|i| self.list.fields[i].kind)
+        else {
+            return Err(CodecError::field(
+                "metadata",
+                "the list message has no metadata",
+            ));
+        };
+        T::deserialize(ObjectDe::new(&plans()[meta], bytes, None))
+            .map_err(|e| crate::de::within(e, "metadata"))
+    }
+}
+
+#[cfg(test)]
+#[path = "typed_tests.rs"]
+mod tests;
