@@ -1,13 +1,20 @@
-//! A minimal plain-HTTP client for the harness itself: loading objects, fetching list pages for
-//! the decode floor, and the "raw" transfer baseline.
+//! A minimal HTTP client for the harness itself: loading objects, fetching list pages for the
+//! decode floor, and the "raw" transfer baseline.
 //!
 //! # Why not kubegen-client or kube-rs here
 //! The baselines must not carry the cost of the clients they are compared with: the raw role is
-//! "bytes over the same socket type, nothing else". So this speaks HTTP/1.1 through hyper directly,
-//! keeps connections alive, and never decodes a body it does not have to.
+//! "bytes over the same socket type, nothing else". So against a plain-HTTP test server this speaks
+//! HTTP/1.1 through hyper directly, keeps connections alive, and never decodes a body it does not
+//! have to.
+//!
+//! A real API server needs TLS and a bearer token from a kubeconfig: then the bytes go through
+//! kubegen-client's transport ([`kubegen_client::Client::send`]: hyper + rustls, the same
+//! connection setup every measured kubegen client pays), still without decoding the body.
 
 use anyhow::{Context, Result, bail};
-use bytes::Bytes;
+use std::path::Path;
+
+use bytes::{Bytes, BytesMut};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -17,21 +24,46 @@ use hyper_util::rt::TokioExecutor;
 /// Page size every list in the benchmarks uses (client-go's and kube-rs's default).
 pub const PAGE_SIZE: usize = 500;
 
-/// A keep-alive HTTP/1.1 client rooted at one server URL.
+/// A keep-alive client rooted at one server.
 #[derive(Clone)]
 pub struct RawClient {
-    base: String,
-    inner: Client<HttpConnector, Full<Bytes>>,
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    /// Plain HTTP/1.1 to a base URL (the test server).
+    Plain {
+        base: String,
+        client: Box<Client<HttpConnector, Full<Bytes>>>,
+    },
+    /// kubegen-client's transport, configured from a kubeconfig (a real API server).
+    Kubeconfig(kubegen_client::Client),
 }
 
 impl RawClient {
-    /// A client for `base` (e.g. `http://127.0.0.1:43121`, no trailing slash needed).
+    /// A plain-HTTP client for `base` (e.g. `http://127.0.0.1:43121`, no trailing slash needed).
     pub fn new(base: &str) -> RawClient {
-        let inner = Client::builder(TokioExecutor::new()).build_http();
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        let base = base.trim_end_matches('/').to_owned();
         RawClient {
-            base: base.trim_end_matches('/').to_owned(),
-            inner,
+            inner: Inner::Plain {
+                base,
+                client: Box::new(client),
+            },
         }
+    }
+
+    /// A client for the server, TLS and credentials of the kubeconfig at `path` (its current
+    /// context).
+    ///
+    /// # Errors
+    /// The kubeconfig cannot be read or names no usable cluster.
+    pub async fn from_kubeconfig(path: &Path) -> Result<RawClient> {
+        let client = kubeconfig_client(path).await?;
+        Ok(RawClient {
+            inner: Inner::Kubeconfig(client),
+        })
     }
 
     /// Sends one request and collects the whole body. Returns the status and the body.
@@ -41,15 +73,18 @@ impl RawClient {
         path: &str,
         body: Bytes,
     ) -> Result<(StatusCode, Bytes)> {
+        let (base, client) = match &self.inner {
+            Inner::Plain { base, client } => (base, client),
+            Inner::Kubeconfig(client) => return send_kubeconfig(client, method, path, body).await,
+        };
         let request = Request::builder()
             .method(method)
-            .uri(format!("{}{path}", self.base))
+            .uri(format!("{base}{path}"))
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(body))
             .context("building request")?;
-        let response = self
-            .inner
+        let response = client
             .request(request)
             .await
             .with_context(|| format!("sending to {path}"))?;
@@ -96,6 +131,50 @@ impl RawClient {
             }
         }
     }
+}
+
+/// A kubegen client for the kubeconfig at `path`.
+///
+/// # Errors
+/// The kubeconfig cannot be loaded or the client cannot be built from it.
+pub async fn kubeconfig_client(path: &Path) -> Result<kubegen_client::Client> {
+    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
+    let config = kubegen_client::Config::load(&options)
+        .await
+        .with_context(|| format!("loading kubeconfig {}", path.display()))?;
+    kubegen_client::Client::new(config).context("building the kubegen client")
+}
+
+/// [`RawClient::send`] through kubegen-client: its error statuses come back as the status and the
+/// error's text, so callers treat both transports alike.
+async fn send_kubeconfig(
+    client: &kubegen_client::Client,
+    method: Method,
+    path: &str,
+    body: Bytes,
+) -> Result<(StatusCode, Bytes)> {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .context("building request")?;
+    let mut response = match client.send(request).await {
+        Ok(response) => response,
+        Err(error) => {
+            let code = error.code().unwrap_or(0);
+            let status = StatusCode::from_u16(code).with_context(|| format!("{path}: {error}"))?;
+            return Ok((status, Bytes::from(error.to_string())));
+        }
+    };
+    let status = response.status();
+    let mut collected = BytesMut::new();
+    while let Some(chunk) = response.body_mut().next_chunk().await {
+        let chunk = chunk.map_err(|e| anyhow::anyhow!("reading {path}: {e}"))?;
+        collected.extend_from_slice(&chunk);
+    }
+    Ok((status, collected.freeze()))
 }
 
 /// The `metadata.continue` token of a list page, found without decoding the items: servers write

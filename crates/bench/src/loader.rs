@@ -1,7 +1,10 @@
-//! Fills a test server with a dataset, as fast as the server accepts writes.
+//! Fills a server with a dataset, as fast as the server accepts writes, and empties it again.
 //!
-//! Loading goes over plain HTTP with 32 requests in flight: it needs nothing from the server but
-//! its URL, so the same loader serves the benchmarks, the soak and a real cluster alike.
+//! Loading goes through [`RawClient`] with 32 requests in flight: plain HTTP to a test server, or
+//! a real API server through its kubeconfig, so the same loader serves the benchmarks, the soak
+//! and a real cluster alike. It is idempotent and resumable: objects that already exist count as
+//! created, so an interrupted load continues where it stopped and a rerun costs one conflict per
+//! object.
 
 use anyhow::{Result, bail};
 use bytes::Bytes;
@@ -89,6 +92,26 @@ pub async fn create_all<T: Serialize>(
         .buffer_unordered(CONCURRENCY);
     while let Some(result) = results.next().await {
         result?;
+    }
+    Ok(())
+}
+
+/// Deletes every object of `dataset` in `namespace` (one delete-collection), then the namespace.
+/// Without a controller-manager the namespace then stays `Terminating`.
+///
+/// # Errors
+/// Either deletion failed (a missing namespace or collection is fine).
+pub async fn delete_all(client: &RawClient, dataset: Dataset, namespace: &str) -> Result<()> {
+    let collection = dataset.collection(namespace);
+    let namespace_path = format!("/api/v1/namespaces/{namespace}");
+    for path in [collection.as_str(), namespace_path.as_str()] {
+        let (status, reply) = client.send(Method::DELETE, path, Bytes::new()).await?;
+        if !status.is_success() && status != StatusCode::NOT_FOUND {
+            bail!(
+                "DELETE {path}: {status}: {}",
+                String::from_utf8_lossy(&reply)
+            );
+        }
     }
     Ok(())
 }

@@ -41,6 +41,9 @@ impl Runner {
             .arg(&job.namespace)
             .arg("--n")
             .arg(job.expect.to_string());
+        if let Some(kubeconfig) = &job.kubeconfig {
+            command.arg("--kubeconfig").arg(kubeconfig);
+        }
         if job.strip_managed_fields {
             command.arg("--strip-managed-fields");
         }

@@ -5,21 +5,28 @@
 //! cargo run --release -p kubegen-bench --bin informer-sync -- --full      # 100k ConfigMaps
 //! cargo run --release -p kubegen-bench --bin informer-sync -- --link-mbit 1000   # over a paced link
 //! cargo run --release -p kubegen-bench --features mimalloc --bin informer-sync   # every client on mimalloc
+//! # a real API server (TLS + token from the kubeconfig); data is loaded once and reused
+//! cargo run --release -p kubegen-bench --bin informer-sync -- \
+//!     --kubeconfig /opt/k8s136/admin.kubeconfig --n 60000 --deployments 10000 --runs 5
 //! ```
 //!
-//! Without `--role` this is the parent: it starts an in-process test server (or uses `--url`),
-//! loads the data, then runs each client in its own child process and prints the tables. With
-//! `--role` it is such a child. See `docs/performance.md`.
+//! Without `--role` this is the parent: it starts an in-process test server (or uses `--url` or
+//! `--kubeconfig`), loads the data, then runs each client in its own child process, the clients
+//! interleaved run after run, and prints the medians and one table of ratios per dataset. With
+//! `--role` it is such a child. See `docs/performance.md` and the crate's README.
 
 #[cfg(not(feature = "mimalloc"))]
 use std::alloc::System;
 
-use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 use kubegen_bench::http::RawClient;
+use kubegen_bench::measure::Cost;
 use kubegen_bench::roles::{Dataset, Job, Role};
 use kubegen_bench::runner::{Runner, child_main};
-use kubegen_bench::table::{Row, ratios, render};
+use kubegen_bench::table::{Row, median, ratios, render};
 use kubegen_bench::{link, loader, server};
 #[cfg(not(feature = "mimalloc"))]
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
@@ -39,12 +46,17 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
     about = "Cold informer sync: kubegen vs kube-rs vs floors"
 )]
 struct Args {
-    /// Child mode: measure this client (kubegen, kube-rs, floor, raw) and print one result line.
+    /// Child mode: measure this client (kubegen, kubegen-metadata, kube-rs, kube-rs-any, floor,
+    /// raw) and print one result line.
     #[arg(long)]
     role: Option<Role>,
     /// Server URL. Parent: use this server instead of starting a test server (data must fit).
     #[arg(long)]
     url: Option<String>,
+    /// A real API server's kubeconfig (its current context): every client, the loader and the
+    /// baselines reach the server through it (TLS, token). Replaces `--url`.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
     /// Number of ConfigMaps (parent), or of objects expected (child).
     #[arg(long, default_value_t = 10_000)]
     n: usize,
@@ -57,15 +69,21 @@ struct Args {
     /// Child: which dataset to list.
     #[arg(long, default_value = "configmaps")]
     dataset: Dataset,
-    /// Namespace holding the dataset.
-    #[arg(long, default_value = "bench")]
+    /// Child: the namespace holding the dataset. Parent: the prefix of the namespaces it loads,
+    /// `<prefix>-cm-<n>` and `<prefix>-deploy-<n>`: a rerun with the same counts reuses the data.
+    #[arg(long, default_value = "kubegen-bench")]
     namespace: String,
     /// Child: strip managedFields before caching.
     #[arg(long)]
     strip_managed_fields: bool,
-    /// Parent: measure each client this many times and keep the run with the median wall time.
+    /// Parent: measure each client this many times, the clients interleaved, and report medians.
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Parent: after measuring, delete the loaded objects and their namespaces (a real server
+    /// without a controller-manager keeps such a namespace Terminating: reruns then need another
+    /// `--namespace`).
+    #[arg(long)]
+    cleanup: bool,
     /// Parent: put a simulated network link of this many Mbit/s between the clients and the server
     /// (see `kubegen_bench::link`); without it the clients use loopback at full speed.
     #[arg(long)]
@@ -79,13 +97,22 @@ struct Args {
     serve_secs: Option<u64>,
 }
 
+/// The row the protobuf client would fill: it is not part of this build.
+const PROTOBUF_NOT_AVAILABLE: &str =
+    "| kubegen-protobuf | not available: kubegen-client has no protobuf decoder in this build |";
+
 fn main() -> Result<()> {
     let args = Args::parse();
     if let Some(role) = args.role {
-        let url = args.url.clone().context("--role needs --url")?;
+        let url = match (&args.url, &args.kubeconfig) {
+            (Some(url), _) => url.clone(),
+            (None, Some(_)) => String::new(),
+            (None, None) => bail!("--role needs --url or --kubeconfig"),
+        };
         return child_main(&Job {
             role,
             url,
+            kubeconfig: args.kubeconfig.clone(),
             dataset: args.dataset,
             namespace: args.namespace.clone(),
             expect: args.n,
@@ -99,23 +126,61 @@ fn main() -> Result<()> {
     runtime.block_on(parent(args))
 }
 
-async fn parent(args: Args) -> Result<()> {
-    let configmaps = if args.full { 100_000 } else { args.n };
+/// Where the clients find the server, and what keeps it (and the link) alive meanwhile.
+struct Target {
+    /// The URL children use (empty with a kubeconfig).
+    url: String,
+    kubeconfig: Option<PathBuf>,
+    /// Describes the network for the table titles.
+    network: String,
+    /// The loader's and cleanup's client.
+    client: RawClient,
+    _server: Option<server::Server>,
+    _link: Option<link::Link>,
+}
+
+async fn target(args: &Args) -> Result<Target> {
+    if let Some(path) = &args.kubeconfig {
+        if args.url.is_some() || args.link_mbit.is_some() {
+            bail!("--kubeconfig replaces --url and --link-mbit");
+        }
+        eprintln!("server: the current context of {}", path.display());
+        return Ok(Target {
+            url: String::new(),
+            kubeconfig: Some(path.clone()),
+            network: format!("real API server of {}", path.display()),
+            client: RawClient::from_kubeconfig(path).await?,
+            _server: None,
+            _link: None,
+        });
+    }
     let server = match &args.url {
         Some(url) => server::Server::External(url.clone()),
         None => server::Server::start().await?,
     };
     let server_url = server.url();
     eprintln!("server: {server_url}");
-    let client = RawClient::new(&server_url);
     let link = match args.link_mbit {
         Some(mbit) => Some(link::Link::start(&server_url, mbit, args.link_rtt_ms).await?),
         None => None,
     };
     let (url, network) = match &link {
         Some(link) => (link.url().to_owned(), link.to_string()),
-        None => (server_url.clone(), "loopback".to_owned()),
+        None => (server_url.clone(), "test server, loopback".to_owned()),
     };
+    Ok(Target {
+        url,
+        kubeconfig: None,
+        network,
+        client: RawClient::new(&server_url),
+        _server: Some(server),
+        _link: link,
+    })
+}
+
+async fn parent(args: Args) -> Result<()> {
+    let configmaps = if args.full { 100_000 } else { args.n };
+    let target = target(&args).await?;
     let runner = Runner::current()?;
     let mut sets = vec![(Dataset::ConfigMaps, "cm", configmaps)];
     if args.deployments > 0 {
@@ -124,41 +189,31 @@ async fn parent(args: Args) -> Result<()> {
     for (dataset, namespace_prefix, count) in sets {
         let namespace = format!("{}-{namespace_prefix}-{count}", args.namespace);
         let started = std::time::Instant::now();
-        loader::load(&client, dataset, &namespace, count).await?;
+        loader::load(&target.client, dataset, &namespace, count).await?;
         eprintln!(
-            "loaded {count} {} in {:.1?}",
+            "loaded {count} {} into {namespace} in {:.1?}",
             dataset.as_str(),
             started.elapsed()
         );
         if args.serve_secs.is_some() {
-            println!("{} {namespace} {count} at {url}", dataset.as_str());
+            println!("{} {namespace} {count} at {}", dataset.as_str(), target.url);
             continue;
         }
-        let mut jobs: Vec<(String, Job)> = Role::ALL
-            .iter()
-            .map(|role| {
-                (
-                    role.as_str().to_owned(),
-                    job(*role, &url, dataset, &namespace, count, false),
-                )
-            })
-            .collect();
-        if dataset == Dataset::Deployments {
-            for role in [Role::KubeRs, Role::Kubegen] {
-                let label = format!("{} + strip managedFields", role.as_str());
-                jobs.push((label, job(role, &url, dataset, &namespace, count, true)));
-            }
-        }
-        let mut rows = Vec::new();
-        for (label, job) in jobs {
-            match median_run(&runner, &job, args.runs).await {
-                Ok(cost) => rows.push(Row { label, cost }),
-                Err(error) => eprintln!("{label}: FAILED: {error:#}"),
-            }
-        }
-        let title = format!("{count} {} (page size 500, {network})", dataset.as_str());
+        let jobs = jobs(&target, dataset, &namespace, count);
+        let rows = measure(&runner, &jobs, args.runs).await;
+        let title = format!(
+            "{count} {} (median of {} interleaved runs, {})",
+            dataset.as_str(),
+            args.runs.max(1),
+            target.network
+        );
         print!("{}", render(&title, &rows));
-        print!("{}", ratios(&rows, "kubegen"));
+        println!("{PROTOBUF_NOT_AVAILABLE}");
+        print!("{}", ratios(&rows));
+        if args.cleanup {
+            loader::delete_all(&target.client, dataset, &namespace).await?;
+            eprintln!("deleted the {} and namespace {namespace}", dataset.as_str());
+        }
     }
     if let Some(secs) = args.serve_secs {
         tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
@@ -166,35 +221,55 @@ async fn parent(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn job(
-    role: Role,
-    url: &str,
-    dataset: Dataset,
-    namespace: &str,
-    expect: usize,
-    strip: bool,
-) -> Job {
-    Job {
+/// Every client of a dataset, labelled; Deployments also with managedFields stripped.
+fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
+    let job = |role: Role, strip: bool| Job {
         role,
-        url: url.to_owned(),
+        url: target.url.clone(),
+        kubeconfig: target.kubeconfig.clone(),
         dataset,
         namespace: namespace.to_owned(),
-        expect,
+        expect: count,
         strip_managed_fields: strip,
+    };
+    let mut jobs: Vec<(String, Job)> = Role::ALL
+        .iter()
+        .map(|role| (role.as_str().to_owned(), job(*role, false)))
+        .collect();
+    if dataset == Dataset::Deployments {
+        for role in [Role::KubeRs, Role::Kubegen] {
+            let label = format!("{} + strip managedFields", role.as_str());
+            jobs.push((label, job(role, true)));
+        }
     }
+    jobs
 }
 
-/// Runs `job` `runs` times (at least once) and returns the run with the median wall time.
-async fn median_run(
-    runner: &Runner,
-    job: &Job,
-    runs: usize,
-) -> Result<kubegen_bench::measure::Cost> {
-    let mut costs = Vec::new();
+/// Runs every job `runs` times (at least once), one after the other in each round so that a
+/// slow moment of a shared machine hits all clients alike, and returns each job's medians. A job
+/// that fails is reported and left out.
+async fn measure(runner: &Runner, jobs: &[(String, Job)], runs: usize) -> Vec<Row> {
+    let mut costs: Vec<Option<Vec<Cost>>> = vec![Some(Vec::new()); jobs.len()];
     for _ in 0..runs.max(1) {
-        costs.push(runner.run(job).await?);
+        for ((label, job), slot) in jobs.iter().zip(costs.iter_mut()) {
+            let Some(done) = slot else { continue };
+            match runner.run(job).await {
+                Ok(cost) => done.push(cost),
+                Err(error) => {
+                    eprintln!("{label}: FAILED: {error:#}");
+                    *slot = None;
+                }
+            }
+        }
     }
-    costs.sort_by(|a, b| a.wall_ms.total_cmp(&b.wall_ms));
-    let middle = costs.len() / 2;
-    Ok(costs.swap_remove(middle))
+    jobs.iter()
+        .zip(costs)
+        .filter_map(|((label, _), costs)| {
+            let costs = costs?;
+            Some(Row {
+                label: label.clone(),
+                cost: median(&costs),
+            })
+        })
+        .collect()
 }

@@ -4,12 +4,11 @@ use anyhow::{Context, Result};
 use kube_core::ObjectList;
 
 use super::{BenchObject, Job, Role, check_count};
-use crate::http::RawClient;
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
 /// GETs every page and drops the bytes: what moving the data costs, with no decoding at all.
 pub async fn raw(job: &Job) -> Result<Cost> {
-    let client = RawClient::new(&job.url);
+    let client = job.raw_client().await?;
     reset_peak_rss();
     let start = Snapshot::take();
     let (_, bytes) = client
@@ -23,7 +22,7 @@ pub async fn raw(job: &Job) -> Result<Cost> {
 /// Decodes the list pages into `K` with serde_json and keeps the items, as a cache would. The
 /// pages are fetched before the clock starts, so only decoding and the decoded heap are measured.
 pub async fn floor<K: BenchObject>(job: &Job) -> Result<Cost> {
-    let client = RawClient::new(&job.url);
+    let client = job.raw_client().await?;
     let (pages, _) = client
         .list_pages(&job.dataset.collection(&job.namespace), true)
         .await?;

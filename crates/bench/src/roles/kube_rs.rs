@@ -1,7 +1,10 @@
-//! The kube-rs baseline: `kube_runtime::reflector` over `watcher`, paged 500, until `InitDone`.
+//! The kube-rs baseline: `kube_runtime::reflector` over `watcher`, until `InitDone`.
 //!
 //! This is how a kube-rs controller fills its cache, with kube-rs's own client (hyper + rustls with
-//! ring; the server speaks plain HTTP here, so TLS costs nothing on either side).
+//! ring; a test server speaks plain HTTP, a real one TLS through the kubeconfig). Two variants:
+//! `kube-rs` is the default watcher config (a consistent, quorum read in pages of 500) with the
+//! page size client-go uses; `kube-rs-any` is `any_semantic()` without a page size, one list from
+//! the watch cache (what kubegen's informer asks for).
 
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
@@ -14,10 +17,15 @@ use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
 /// Runs a reflector until its store holds the initial list.
 pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
-    let uri = job.url.parse().context("parsing server URL")?;
-    let client = kube::Client::try_from(kube::Config::new(uri)).context("building kube client")?;
+    let client = kube::Client::try_from(config(job).await?).context("building kube client")?;
     let api: Api<K> = Api::namespaced(client, &job.namespace);
-    let config = watcher::Config::default().page_size(500);
+    let config = if job.role == Role::KubeRsAny {
+        let mut config = watcher::Config::default().any_semantic();
+        config.page_size = None;
+        config
+    } else {
+        watcher::Config::default().page_size(500)
+    };
 
     reset_peak_rss();
     let start = Snapshot::take();
@@ -38,7 +46,21 @@ pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
         }
     }
     let end = Snapshot::take();
-    check_count(Role::KubeRs, reader.state().len(), job.expect)?;
+    check_count(job.role, reader.state().len(), job.expect)?;
     drop(stream);
     Ok(Cost::between(&start, &end, job.expect as u64))
+}
+
+/// kube-rs's client configuration: the job's kubeconfig, or its plain URL.
+async fn config(job: &Job) -> Result<kube::Config> {
+    let Some(path) = &job.kubeconfig else {
+        let uri = job.url.parse().context("parsing server URL")?;
+        return Ok(kube::Config::new(uri));
+    };
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+    let options = kube::config::KubeConfigOptions::default();
+    kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .context("kube-rs config from the kubeconfig")
 }

@@ -1,5 +1,6 @@
 //! The kubegen client: `SharedIndexInformer` over `ClientListWatch` (kubegen-client), until
-//! synced.
+//! synced; over whole objects (`kubegen`) or over `PartialObjectMeta<K>` (`kubegen-metadata`, the
+//! list-watch a factory's `metadata_informer_for::<K>()` builds).
 //!
 //! "Synced" is measured strictly: a counting handler has received an `on_add` for every listed
 //! object (so the indexer holds them all, since it is updated before handlers are notified) and
@@ -14,10 +15,11 @@ use anyhow::{Context, Result};
 use kubegen_cache::{
     ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, strip_managed_fields,
 };
-use kubegen_client::{Client, Config, ListOptions, ResourceClient};
+use kubegen_client::{ApiObject, Client, Config, ListOptions, PartialObjectMeta, ResourceClient};
 use tokio::sync::Notify;
 
-use super::{BenchObject, Job, Role, check_count};
+use super::{BenchObject, Job, check_count};
+use crate::http::kubeconfig_client;
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
 /// Counts adds and wakes the runner when `target` is reached.
@@ -35,16 +37,47 @@ impl<K: Send + Sync + 'static> EventHandler<K> for CountingHandler {
     }
 }
 
-/// Runs an informer until its handler has seen every object and it reports synced.
+/// Runs an informer of whole `K`s until its handler has seen every object and it reports synced.
 pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
-    let url = job.url.parse().context("parsing server URL")?;
-    let client = Client::new(Config::new(url)).context("building kubegen client")?;
+    let client = client(job).await?;
     let resources = ResourceClient::<K>::namespaced(client, &job.namespace);
     let mut options = InformerOptions::<K>::default();
-    options.page_size = 500;
     if job.strip_managed_fields {
         options.transform = Some(Arc::new(strip_managed_fields::<K>));
     }
+    run(job, resources, options).await
+}
+
+/// Runs a metadata-only informer of `K` until synced.
+pub async fn sync_metadata<K: BenchObject>(job: &Job) -> Result<Cost> {
+    let client = client(job).await?;
+    let resources =
+        ResourceClient::<PartialObjectMeta<K>>::metadata_namespaced(client, &job.namespace);
+    let mut options = InformerOptions::<PartialObjectMeta<K>>::default();
+    if job.strip_managed_fields {
+        options.transform = Some(Arc::new(strip_managed_fields::<PartialObjectMeta<K>>));
+    }
+    run(job, resources, options).await
+}
+
+/// The kubegen client of `job`'s server.
+async fn client(job: &Job) -> Result<Client> {
+    match &job.kubeconfig {
+        Some(path) => kubeconfig_client(path).await,
+        None => {
+            let url = job.url.parse().context("parsing server URL")?;
+            Client::new(Config::new(url)).context("building kubegen client")
+        }
+    }
+}
+
+/// Measures an informer over `resources`, pages of 500, from its start to synced.
+async fn run<T: ApiObject>(
+    job: &Job,
+    resources: ResourceClient<T>,
+    mut options: InformerOptions<T>,
+) -> Result<Cost> {
+    options.page_size = 500;
     let done = Arc::new(Notify::new());
     let handler = CountingHandler {
         seen: AtomicUsize::new(0),
@@ -76,7 +109,7 @@ pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
         .await
         .context("informer did not sync within 600 s")?;
     let end = Snapshot::take();
-    check_count(Role::Kubegen, informer.indexer().len(), job.expect)?;
+    check_count(job.role, informer.indexer().len(), job.expect)?;
     informer.shutdown();
     Ok(Cost::between(&start, &end, job.expect as u64))
 }

@@ -1,23 +1,30 @@
 //! The measured clients. Each runs alone in a child process (see [`crate::runner`]) and reports one
 //! [`Cost`](crate::measure::Cost).
 //!
-//! | role      | what it does until "synced"                                                    |
-//! |-----------|---------------------------------------------------------------------------------|
-//! | `kubegen` | `SharedIndexInformer` over `kubegen-client`, until `has_synced()`               |
-//! | `kube-rs` | `kube_runtime::reflector` over `watcher` (page size 500), until `InitDone`      |
-//! | `floor`   | `serde_json` decode of the same list pages, fetched beforehand; decode timed only |
-//! | `raw`     | GET every list page and drop the bytes: the transfer cost, no decoding          |
+//! | role               | what it does until "synced"                                                |
+//! |--------------------|-----------------------------------------------------------------------------|
+//! | `kubegen`          | `SharedIndexInformer` over `kubegen-client`, until `has_synced()`           |
+//! | `kubegen-metadata` | the same informer over `PartialObjectMeta<K>` (metadata-only list and watch) |
+//! | `kube-rs`          | `kube_runtime::reflector` over `watcher` (page size 500), until `InitDone`  |
+//! | `kube-rs-any`      | the same with `any_semantic()` and no page size: one list from the watch cache |
+//! | `floor`            | `serde_json` decode of the same list pages, fetched beforehand; decode timed only |
+//! | `raw`              | GET every list page and drop the bytes: the transfer cost, no decoding      |
+//!
+//! Every role reaches the server the same way: the plain URL of a test server, or the kubeconfig
+//! of a real one ([`Job::kubeconfig`]).
 
 mod baseline;
 mod kube_rs;
 mod kubegen;
 
 use std::fmt::Debug;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use anyhow::{Result, bail};
 use serde::de::DeserializeOwned;
 
+use crate::http::RawClient;
 use crate::measure::Cost;
 
 pub use baseline::{floor, raw};
@@ -27,8 +34,12 @@ pub use baseline::{floor, raw};
 pub enum Role {
     /// kubegen's informer.
     Kubegen,
+    /// kubegen's metadata-only informer.
+    KubegenMetadata,
     /// kube-rs's reflector.
     KubeRs,
+    /// kube-rs's reflector, `any_semantic()` and unpaged.
+    KubeRsAny,
     /// The serde_json decode floor.
     Floor,
     /// The raw transfer baseline.
@@ -37,13 +48,22 @@ pub enum Role {
 
 impl Role {
     /// Every role, in table order.
-    pub const ALL: [Role; 4] = [Role::Raw, Role::Floor, Role::KubeRs, Role::Kubegen];
+    pub const ALL: [Role; 6] = [
+        Role::Raw,
+        Role::Floor,
+        Role::KubeRs,
+        Role::KubeRsAny,
+        Role::Kubegen,
+        Role::KubegenMetadata,
+    ];
 
     /// The command-line spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Kubegen => "kubegen",
+            Role::KubegenMetadata => "kubegen-metadata",
             Role::KubeRs => "kube-rs",
+            Role::KubeRsAny => "kube-rs-any",
             Role::Floor => "floor",
             Role::Raw => "raw",
         }
@@ -54,13 +74,13 @@ impl FromStr for Role {
     type Err = anyhow::Error;
 
     fn from_str(value: &str) -> Result<Role> {
-        match value {
-            "kubegen" => Ok(Role::Kubegen),
-            "kube-rs" => Ok(Role::KubeRs),
-            "floor" => Ok(Role::Floor),
-            "raw" => Ok(Role::Raw),
-            other => bail!("unknown role {other:?} (kubegen, kube-rs, floor, raw)"),
-        }
+        Role::ALL
+            .into_iter()
+            .find(|role| role.as_str() == value)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Role::ALL.iter().map(|role| role.as_str()).collect();
+                anyhow::anyhow!("unknown role {value:?} ({})", known.join(", "))
+            })
     }
 }
 
@@ -108,8 +128,11 @@ impl FromStr for Dataset {
 pub struct Job {
     /// The client to measure.
     pub role: Role,
-    /// Server URL, `http://host:port`.
+    /// Server URL, `http://host:port` (unused with a kubeconfig).
     pub url: String,
+    /// The kubeconfig of a real API server (TLS, token): every role reaches the server through it
+    /// instead of `url`.
+    pub kubeconfig: Option<PathBuf>,
     /// Objects to list.
     pub dataset: Dataset,
     /// Namespace holding them.
@@ -153,10 +176,33 @@ pub async fn run(job: &Job) -> Result<Cost> {
         (Role::Raw, _) => raw(job).await,
         (Role::Floor, Dataset::ConfigMaps) => floor::<ConfigMap>(job).await,
         (Role::Floor, Dataset::Deployments) => floor::<Deployment>(job).await,
-        (Role::KubeRs, Dataset::ConfigMaps) => kube_rs::sync::<ConfigMap>(job).await,
-        (Role::KubeRs, Dataset::Deployments) => kube_rs::sync::<Deployment>(job).await,
+        (Role::KubeRs | Role::KubeRsAny, Dataset::ConfigMaps) => {
+            kube_rs::sync::<ConfigMap>(job).await
+        }
+        (Role::KubeRs | Role::KubeRsAny, Dataset::Deployments) => {
+            kube_rs::sync::<Deployment>(job).await
+        }
         (Role::Kubegen, Dataset::ConfigMaps) => kubegen::sync::<ConfigMap>(job).await,
         (Role::Kubegen, Dataset::Deployments) => kubegen::sync::<Deployment>(job).await,
+        (Role::KubegenMetadata, Dataset::ConfigMaps) => {
+            kubegen::sync_metadata::<ConfigMap>(job).await
+        }
+        (Role::KubegenMetadata, Dataset::Deployments) => {
+            kubegen::sync_metadata::<Deployment>(job).await
+        }
+    }
+}
+
+impl Job {
+    /// The raw client of this job's server.
+    ///
+    /// # Errors
+    /// The kubeconfig cannot be loaded.
+    pub async fn raw_client(&self) -> Result<RawClient> {
+        match &self.kubeconfig {
+            Some(path) => RawClient::from_kubeconfig(path).await,
+            None => Ok(RawClient::new(&self.url)),
+        }
     }
 }
 
