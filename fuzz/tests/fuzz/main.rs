@@ -6,5 +6,6 @@
 
 mod codegen_tags;
 mod kubeconfig;
+mod protobuf_decoders;
 mod stream_decoders;
 mod testserver_http;
