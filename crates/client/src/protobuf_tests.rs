@@ -67,14 +67,15 @@ fn a_json_answer_to_a_protobuf_request_is_decoded_as_json() -> Result<()> {
 
 #[test]
 fn a_protobuf_status_in_place_of_a_list_is_an_api_error() {
-    let err = decode_list(&content_type(PROTOBUF_TYPE), NOT_FOUND_PB).unwrap_err();
+    let err = decode_list(&content_type(PROTOBUF_TYPE), NOT_FOUND_PB)
+        .expect_err("a 404 Status body is an error");
     assert!(err.is_not_found(), "{err:?}");
 }
 
 #[test]
 fn a_truncated_protobuf_list_is_a_decode_error_naming_the_list() {
-    let err =
-        decode_list(&content_type(PROTOBUF_TYPE), &LIST_PB[..LIST_PB.len() - 40]).unwrap_err();
+    let err = decode_list(&content_type(PROTOBUF_TYPE), &LIST_PB[..LIST_PB.len() - 40])
+        .expect_err("a truncated list is an error");
     assert!(matches!(err, Error::ProtobufDecode { .. }), "{err:?}");
     assert!(
         err.to_string().starts_with("decoding protobuf list /l: "),
