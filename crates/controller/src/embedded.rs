@@ -16,10 +16,9 @@ use kubegen_testserver::{ServerOptions, TestServer};
 
 use crate::crd::crd_manifest;
 use crate::manifests::{self, ManifestError};
-use crate::service_account::{ServiceAccountError, issue_token, kubeconfig_with_token};
-
-/// The controller's ServiceAccount (deploy/sa.yaml) and the namespace it lives in.
-pub const SERVICE_ACCOUNT: (&str, &str) = ("image-police", "image-police");
+use crate::service_account::{
+    SERVICE_ACCOUNT, ServiceAccountError, issue_token, kubeconfig_with_token,
+};
 
 /// A running in-process API server with image-police's CRDs and samples loaded. Stops on drop.
 pub struct Embedded {

@@ -8,6 +8,9 @@ use bytes::Bytes;
 use kubegen_client::Client;
 use serde_json::{Value, json};
 
+/// The controller's ServiceAccount (deploy/sa.yaml) and the namespace it lives in.
+pub const SERVICE_ACCOUNT: (&str, &str) = ("image-police", "image-police");
+
 /// Why no token or kubeconfig could be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceAccountError {

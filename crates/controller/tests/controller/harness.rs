@@ -21,11 +21,11 @@ use kubegen_client::{
     Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
 };
 use kubegen_controller::crd;
-use kubegen_controller::embedded::SERVICE_ACCOUNT;
 use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
 use kubegen_controller::manifests;
 use kubegen_controller::metrics::ProcessMetrics;
+use kubegen_controller::service_account::SERVICE_ACCOUNT;
 use kubegen_controller::service_account::{issue_token, kubeconfig_with_token};
 use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::{Value, json};
