@@ -97,10 +97,6 @@ struct Args {
     serve_secs: Option<u64>,
 }
 
-/// The row the protobuf client would fill: it is not part of this build.
-const PROTOBUF_NOT_AVAILABLE: &str =
-    "| kubegen-protobuf | not available: kubegen-client has no protobuf decoder in this build |";
-
 fn main() -> Result<()> {
     let args = Args::parse();
     if let Some(role) = args.role {
@@ -208,7 +204,6 @@ async fn parent(args: Args) -> Result<()> {
             target.network
         );
         print!("{}", render(&title, &rows));
-        println!("{PROTOBUF_NOT_AVAILABLE}");
         print!("{}", ratios(&rows));
         if args.cleanup {
             loader::delete_all(&target.client, dataset, &namespace).await?;

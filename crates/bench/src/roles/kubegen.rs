@@ -1,5 +1,5 @@
 //! The kubegen client: `SharedIndexInformer` over `ClientListWatch` (kubegen-client), until
-//! synced; over whole objects (`kubegen`) or over `PartialObjectMeta<K>` (`kubegen-metadata`, the
+//! synced; over whole objects in JSON (`kubegen`) or protobuf (`kubegen-protobuf`), or over `PartialObjectMeta<K>` (`kubegen-metadata`, the
 //! list-watch a factory's `metadata_informer_for::<K>()` builds).
 //!
 //! "Synced" is measured strictly: a counting handler has received an `on_add` for every listed
@@ -15,7 +15,9 @@ use anyhow::{Context, Result};
 use kubegen_cache::{
     ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, strip_managed_fields,
 };
-use kubegen_client::{ApiObject, Client, Config, ListOptions, PartialObjectMeta, ResourceClient};
+use kubegen_client::{
+    ApiObject, Client, Config, ListOptions, PartialObjectMeta, ResourceClient, WireFormat,
+};
 use tokio::sync::Notify;
 
 use super::{BenchObject, Job, check_count};
@@ -37,10 +39,12 @@ impl<K: Send + Sync + 'static> EventHandler<K> for CountingHandler {
     }
 }
 
-/// Runs an informer of whole `K`s until its handler has seen every object and it reports synced.
-pub async fn sync<K: BenchObject>(job: &Job) -> Result<Cost> {
+/// Runs an informer of whole `K`s, read in `format`, until its handler has seen every object and
+/// it reports synced.
+pub async fn sync<K: BenchObject>(job: &Job, format: WireFormat) -> Result<Cost> {
     let client = client(job).await?;
-    let resources = ResourceClient::<K>::namespaced(client, &job.namespace);
+    let resources =
+        ResourceClient::<K>::namespaced(client, &job.namespace).with_wire_format(format);
     let mut options = InformerOptions::<K>::default();
     if job.strip_managed_fields {
         options.transform = Some(Arc::new(strip_managed_fields::<K>));

@@ -3,7 +3,8 @@
 //!
 //! | role               | what it does until "synced"                                                |
 //! |--------------------|-----------------------------------------------------------------------------|
-//! | `kubegen`          | `SharedIndexInformer` over `kubegen-client`, until `has_synced()`           |
+//! | `kubegen`          | `SharedIndexInformer` over `kubegen-client` in JSON, until `has_synced()`   |
+//! | `kubegen-protobuf` | the same informer reading protobuf (the client's default for built-in kinds) |
 //! | `kubegen-metadata` | the same informer over `PartialObjectMeta<K>` (metadata-only list and watch) |
 //! | `kube-rs`          | `kube_runtime::reflector` over `watcher` (page size 500), until `InitDone`  |
 //! | `kube-rs-any`      | the same with `any_semantic()` and no page size: one list from the watch cache |
@@ -26,14 +27,17 @@ use serde::de::DeserializeOwned;
 
 use crate::http::RawClient;
 use crate::measure::Cost;
+use kubegen_client::WireFormat::{Json, Protobuf};
 
 pub use baseline::{floor, raw};
 
 /// Which client a child process measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// kubegen's informer.
+    /// kubegen's informer, JSON on the wire.
     Kubegen,
+    /// kubegen's informer, protobuf on the wire.
+    KubegenProtobuf,
     /// kubegen's metadata-only informer.
     KubegenMetadata,
     /// kube-rs's reflector.
@@ -48,12 +52,13 @@ pub enum Role {
 
 impl Role {
     /// Every role, in table order.
-    pub const ALL: [Role; 6] = [
+    pub const ALL: [Role; 7] = [
         Role::Raw,
         Role::Floor,
         Role::KubeRs,
         Role::KubeRsAny,
         Role::Kubegen,
+        Role::KubegenProtobuf,
         Role::KubegenMetadata,
     ];
 
@@ -61,6 +66,7 @@ impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Kubegen => "kubegen",
+            Role::KubegenProtobuf => "kubegen-protobuf",
             Role::KubegenMetadata => "kubegen-metadata",
             Role::KubeRs => "kube-rs",
             Role::KubeRsAny => "kube-rs-any",
@@ -182,8 +188,14 @@ pub async fn run(job: &Job) -> Result<Cost> {
         (Role::KubeRs | Role::KubeRsAny, Dataset::Deployments) => {
             kube_rs::sync::<Deployment>(job).await
         }
-        (Role::Kubegen, Dataset::ConfigMaps) => kubegen::sync::<ConfigMap>(job).await,
-        (Role::Kubegen, Dataset::Deployments) => kubegen::sync::<Deployment>(job).await,
+        (Role::Kubegen, Dataset::ConfigMaps) => kubegen::sync::<ConfigMap>(job, Json).await,
+        (Role::Kubegen, Dataset::Deployments) => kubegen::sync::<Deployment>(job, Json).await,
+        (Role::KubegenProtobuf, Dataset::ConfigMaps) => {
+            kubegen::sync::<ConfigMap>(job, Protobuf).await
+        }
+        (Role::KubegenProtobuf, Dataset::Deployments) => {
+            kubegen::sync::<Deployment>(job, Protobuf).await
+        }
         (Role::KubegenMetadata, Dataset::ConfigMaps) => {
             kubegen::sync_metadata::<ConfigMap>(job).await
         }
