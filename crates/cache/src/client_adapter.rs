@@ -88,6 +88,16 @@ impl<K> ClientListWatch<K> {
     pub fn new(client: ResourceClient<K>, base: ListOptions) -> Self {
         Self { client, base }
     }
+
+    /// The query of the LIST `req` asks for.
+    fn list_options(&self, req: &ListRequest) -> ListOptions {
+        let mut opts = self.base.clone();
+        opts.resource_version = non_empty(&req.resource_version);
+        opts.resource_version_match = None;
+        opts.limit = req.limit;
+        opts.continue_token = req.continue_token.clone();
+        opts
+    }
 }
 
 /// Maps a client error onto what the reflector decides on.
@@ -142,12 +152,17 @@ where
         &self,
         req: &ListRequest,
     ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send {
-        let mut opts = self.base.clone();
-        opts.resource_version = non_empty(&req.resource_version);
-        opts.resource_version_match = None;
-        opts.limit = req.limit;
-        opts.continue_token = req.continue_token.clone();
+        let opts = self.list_options(req);
         async move { self.client.list(&opts).await.map_err(classify) }
+    }
+
+    fn list_each(
+        &self,
+        req: &ListRequest,
+        each: impl FnMut(K) + Send,
+    ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send {
+        let opts = self.list_options(req);
+        async move { self.client.list_each(&opts, each).await.map_err(classify) }
     }
 
     fn watch(

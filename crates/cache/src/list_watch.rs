@@ -52,6 +52,23 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         req: &ListRequest,
     ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send;
 
+    /// Lists one page, handing each object to `each` as it is decoded and returning the page
+    /// with empty `items`. The reflector lists this way so that its transform runs on each object
+    /// before the next arrives: what a page costs in memory is then what the cache keeps, even
+    /// when a watch cache answers with every object at once. The default lists the whole page
+    /// with [`list`](Self::list) first; implement it when objects can be had one at a time.
+    fn list_each(
+        &self,
+        req: &ListRequest,
+        mut each: impl FnMut(K) + Send,
+    ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send {
+        async move {
+            let mut page = self.list(req).await?;
+            page.items.drain(..).for_each(&mut each);
+            Ok(page)
+        }
+    }
+
     /// Opens a watch.
     fn watch(
         &self,

@@ -267,7 +267,13 @@ where
             continue_token: None,
         };
         let list_rv = loop {
-            let page = match self.list_watch.list(&req).await {
+            let listed = items.len();
+            let transform = |obj| {
+                if let Some(obj) = self.transform(obj) {
+                    items.push(obj);
+                }
+            };
+            let page = match self.list_watch.list_each(&req, transform).await {
                 Ok(page) => page,
                 Err(err)
                     if err.kind() == ListWatchErrorKind::Expired
@@ -286,9 +292,7 @@ where
                 Err(err) => return self.list_failed(&err, &resource_version),
             };
             let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
-            debug!(reflector = %self.config.name, rv = %req.resource_version, items = page.items.len(), more = continue_token.is_some(), "listed page");
-            items.reserve(page.items.len());
-            items.extend(page.items.into_iter().filter_map(|obj| self.transform(obj)));
+            debug!(reflector = %self.config.name, rv = %req.resource_version, items = items.len() - listed, more = continue_token.is_some(), "listed page");
             match continue_token {
                 Some(token) => {
                     paginated = true;

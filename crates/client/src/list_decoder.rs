@@ -150,8 +150,10 @@ pub(crate) struct ListDecoder<K> {
     key: Vec<u8>,
     /// Raw top-level fields other than `items`, in body order.
     fields: Vec<(String, Vec<u8>)>,
-    /// Items decoded so far.
+    /// Decoded items not yet taken by [`ListDecoder::take_items`].
     items: Vec<K>,
+    /// Items decoded so far, taken or not.
+    decoded: usize,
     /// Raw size of the last item decoded: the guess for the next one (0 before the first).
     last_item_len: usize,
     /// Body bytes consumed so far (for error positions).
@@ -169,10 +171,22 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
             key: Vec::new(),
             fields: Vec::new(),
             items: Vec::new(),
+            decoded: 0,
             last_item_len: 0,
             offset: 0,
             url: url.to_owned(),
         }
+    }
+
+    /// Takes the items decoded since the last call (see `kubegen_codec::ListDecoder::take_items`).
+    pub(crate) fn take_items(&mut self) -> std::vec::Drain<'_, K> {
+        self.items.drain(..)
+    }
+
+    /// Keeps a decoded item until it is taken.
+    fn push(&mut self, item: K) {
+        self.items.push(item);
+        self.decoded += 1;
     }
 
     /// Consumes one chunk of the body, decoding every item it completes.
@@ -218,7 +232,7 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
         let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<K>();
         match stream.next() {
             Some(Ok(item)) => {
-                self.items.push(item);
+                self.push(item);
                 self.state = State::AfterItem;
                 self.last_item_len = stream.byte_offset();
                 Ok(Some(self.last_item_len))
@@ -226,7 +240,7 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
             // Incomplete: the scanner finds its end across chunks.
             Some(Err(e)) if e.is_eof() => Ok(None),
             Some(Err(source)) => Err(Error::Decode {
-                what: format!("list item {} of {}", self.items.len(), self.url),
+                what: format!("list item {} of {}", self.decoded, self.url),
                 excerpt: excerpt(&bytes[..bytes.len().min(1024)]),
                 source,
             }),
@@ -300,11 +314,11 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
             Target::Item => {
                 let item =
                     serde_json::from_slice::<K>(&self.capture).map_err(|source| Error::Decode {
-                        what: format!("list item {} of {}", self.items.len(), self.url),
+                        what: format!("list item {} of {}", self.decoded, self.url),
                         excerpt: excerpt(&self.capture),
                         source,
                     })?;
-                self.items.push(item);
+                self.push(item);
                 self.last_item_len = self.capture.len();
                 self.capture.clear();
                 self.state = State::AfterItem;

@@ -98,6 +98,14 @@ impl<K: DeserializeOwned + Clone> AnyListDecoder<K> {
         }
     }
 
+    /// Takes the items decoded since the last call.
+    pub(crate) fn take_items(&mut self) -> std::vec::Drain<'_, K> {
+        match self {
+            AnyListDecoder::Json(decoder) => decoder.take_items(),
+            AnyListDecoder::Protobuf(decoder, _) => decoder.take_items(),
+        }
+    }
+
     /// The body has ended: the list, or the `Status` the server sent instead as [`Error::Api`].
     pub(crate) fn finish(self) -> Result<ObjectList<K>> {
         let (decoder, url) = match self {

@@ -58,6 +58,33 @@ fn a_list_is_decoded_by_its_content_type_into_the_same_list() -> Result<()> {
 const PROTOBUF_TYPE: &str = "application/vnd.kubernetes.protobuf";
 
 #[test]
+fn items_are_taken_as_they_are_decoded_in_both_encodings() -> Result<()> {
+    for (content, body) in [("application/json", LIST_JSON), (PROTOBUF_TYPE, LIST_PB)] {
+        let whole = decode_list(&content_type(content), body)?;
+        let mut decoder =
+            AnyListDecoder::<ConfigMap>::new(&content_type(content), configmaps(), "/l");
+        let (mut taken, mut before_the_end) = (Vec::new(), 0);
+        let chunks: Vec<&[u8]> = body.chunks(100).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            decoder.feed(chunk)?;
+            taken.extend(decoder.take_items());
+            if i + 1 < chunks.len() {
+                before_the_end = taken.len();
+            }
+        }
+        let rest = decoder.finish()?;
+        assert!(rest.items.is_empty(), "{content}: every item was taken");
+        assert_eq!(rest.metadata, whole.metadata, "{content}");
+        assert_eq!(taken, whole.items, "{content}: the same items, in order");
+        assert!(
+            before_the_end > 0,
+            "{content}: items are handed over before the body ends"
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn a_json_answer_to_a_protobuf_request_is_decoded_as_json() -> Result<()> {
     // A server that does not offer protobuf answers JSON with a JSON content type.
     let list = decode_list(&content_type("application/json"), LIST_JSON)?;

@@ -15,15 +15,12 @@ use kubegen_codec::ProtoKind;
 
 use crate::client::{Client, read_body};
 use crate::error::{Error, Result};
-use crate::metadata::Representation;
+use crate::metadata::{Read, Representation};
 use crate::options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     UpdateOptions,
 };
-use crate::protobuf::{
-    ACCEPT_PROTOBUF, ACCEPT_PROTOBUF_WATCH, AnyListDecoder, ProtobufWatch, WireFormat,
-    decode_object, is_protobuf,
-};
+use crate::protobuf::{AnyListDecoder, ProtobufWatch, WireFormat, decode_object, is_protobuf};
 use crate::request::ResourcePath;
 use crate::watch::{EventDecoder, WatchStream};
 
@@ -108,7 +105,7 @@ where
             client,
             path,
             representation: Representation::Object,
-            proto: Self::proto_kind(format),
+            proto: Representation::Object.proto_kind::<K>(format),
             _kind: PhantomData,
         }
     }
@@ -128,41 +125,31 @@ where
         Self::with_scope(client, None)
     }
 
-    /// The kind's protobuf messages, when `format` is protobuf and the kind is built in.
-    fn proto_kind(format: WireFormat) -> Option<ProtoKind> {
-        match format {
-            WireFormat::Protobuf => ProtoKind::lookup(&K::api_version(&()), &K::kind(&())),
-            WireFormat::Json => None,
-        }
-    }
-
     /// The same client asking for `format` in `get`, `list` and `watch` (the client's
-    /// [`Config::wire_format`](crate::Config::wire_format) by default). Custom resources and
-    /// metadata-only clients always use JSON.
+    /// [`Config::wire_format`](crate::Config::wire_format) by default). Custom resources always
+    /// use JSON; metadata-only clients use protobuf for every kind (the server converts each
+    /// object to a `PartialObjectMetadata`, whose protobuf form it always has).
     pub fn with_wire_format(mut self, format: WireFormat) -> Self {
-        if self.representation == Representation::Object {
-            self.proto = Self::proto_kind(format);
-        }
+        self.proto = self.representation.proto_kind::<K>(format);
         self
     }
 
-    /// Whether `get`, `list` and `watch` ask for protobuf (a built-in kind, protobuf on).
+    /// Whether `get`, `list` and `watch` ask for protobuf.
     pub fn asks_for_protobuf(&self) -> bool {
         self.proto.is_some()
     }
 
-    /// Sets `Accept` to ask for protobuf when the kind has it.
-    fn accept_protobuf(&self, request: &mut http::Request<bytes::Bytes>, watch: bool) {
-        if self.proto.is_some() {
-            let accept = if watch {
-                ACCEPT_PROTOBUF_WATCH
-            } else {
-                ACCEPT_PROTOBUF
-            };
-            request
-                .headers_mut()
-                .insert(http::header::ACCEPT, http::HeaderValue::from_static(accept));
-        }
+    /// `request` with the `Accept` of `read` in this client's representation and wire format.
+    fn accept(
+        &self,
+        mut request: http::Request<bytes::Bytes>,
+        read: Read,
+    ) -> http::Request<bytes::Bytes> {
+        let accept = self.representation.accept(read, self.proto.is_some());
+        request
+            .headers_mut()
+            .insert(http::header::ACCEPT, http::HeaderValue::from_static(accept));
+        request
     }
 
     /// The underlying client.
@@ -180,11 +167,10 @@ where
     /// # Errors
     /// [`Error::is_not_found`] when it does not exist.
     pub async fn get(&self, name: &str, opts: &GetOptions) -> Result<K> {
-        let mut request = self.representation.object(self.path.get(name, None, opts)?);
+        let request = self.accept(self.path.get(name, None, opts)?, Read::Get);
         if self.proto.is_none() {
             return self.client.request_json(request).await;
         }
-        self.accept_protobuf(&mut request, false);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
@@ -208,8 +194,27 @@ where
     /// # Errors
     /// [`Error::is_gone`] for an expired `continue` token or a compacted `resourceVersion`.
     pub async fn list(&self, opts: &ListOptions) -> Result<ObjectList<K>> {
-        let mut request = self.representation.list(self.path.list(opts)?);
-        self.accept_protobuf(&mut request, false);
+        let mut items = Vec::new();
+        let mut list = self.list_each(opts, |item| items.push(item)).await?;
+        list.items = items;
+        Ok(list)
+    }
+
+    /// Like [`list`](Self::list), but hands each item to `each` as soon as it is decoded, in
+    /// body order, and returns the list with empty `items`.
+    ///
+    /// The caller can shrink or drop every item before the next one arrives (an informer's
+    /// transform does), so memory follows what it keeps, not the size of the response: a list
+    /// the watch cache serves unpaged can hold every object of a kind.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list). Items handed over before an error are not taken back.
+    pub async fn list_each(
+        &self,
+        opts: &ListOptions,
+        mut each: impl FnMut(K) + Send,
+    ) -> Result<ObjectList<K>> {
+        let request = self.accept(self.path.list(opts)?, Read::List);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
@@ -222,6 +227,7 @@ where
                         message: format!("reading list body: {e}"),
                     })?;
                     decoder.feed(&chunk)?;
+                    decoder.take_items().for_each(&mut each);
                 }
                 decoder.finish()
             })
@@ -233,8 +239,7 @@ where
     /// The stream's idle timeout is `timeout_seconds` plus a margin (or a default when unset), so a
     /// dead connection ends the stream with [`Error::WatchIdle`].
     pub async fn watch(&self, opts: &ListOptions) -> Result<WatchStream<K>> {
-        let mut request = self.representation.object(self.path.watch(opts)?);
-        self.accept_protobuf(&mut request, true);
+        let request = self.accept(self.path.watch(opts)?, Read::Watch);
         let url = request.uri().to_string();
         let policies = self.client.policies();
         let idle = match opts.timeout_seconds {

@@ -51,7 +51,7 @@ pub struct DecodedList<T> {
     pub api_version: String,
     /// The envelope's `kind`, e.g. `DeploymentList`, or `Status`.
     pub kind: String,
-    /// The items, in body order.
+    /// The items not taken while decoding ([`ListDecoder::take_items`]), in body order.
     pub items: Vec<T>,
     metadata: Vec<u8>,
     status: Option<Vec<u8>>,
@@ -90,7 +90,10 @@ pub struct ListDecoder<T> {
     metadata: Vec<u8>,
     status: Option<Vec<u8>>,
     saw_list: bool,
+    /// Decoded items not yet taken by [`ListDecoder::take_items`].
     items: Vec<T>,
+    /// Items decoded so far, taken or not.
+    decoded: usize,
 }
 
 impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
@@ -107,12 +110,21 @@ impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
             status: None,
             saw_list: false,
             items: Vec::new(),
+            decoded: 0,
         }
     }
 
     /// Items decoded so far.
     pub fn items_decoded(&self) -> usize {
-        self.items.len()
+        self.decoded
+    }
+
+    /// Takes the items decoded since the last call, in body order. A caller that takes them after
+    /// every [`feed`](Self::feed) holds at most a chunk's worth of items in the decoder, so it can
+    /// shrink or drop each one (an informer's transform) before the next is decoded;
+    /// [`finish`](Self::finish) then returns only the items not taken.
+    pub fn take_items(&mut self) -> std::vec::Drain<'_, T> {
+        self.items.drain(..)
     }
 
     /// Consumes one chunk of the body, decoding every item it completes.
@@ -254,7 +266,7 @@ impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
         match (number, header) {
             (1, Header::Len { .. }) => self.metadata = value.to_vec(),
             (2, Header::Len { .. }) => {
-                let index = self.items.len();
+                let index = self.decoded;
                 let item = self.proto.decode(value).map_err(|e| match e {
                     CodecError::InvalidField { path, reason } => CodecError::InvalidField {
                         path: format!("items[{index}].{path}"),
@@ -263,6 +275,7 @@ impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
                     other => other,
                 })?;
                 self.items.push(item);
+                self.decoded += 1;
             }
             _ => {}
         }
