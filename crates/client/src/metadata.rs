@@ -13,63 +13,85 @@
 //! asks for `as=PartialObjectMetadataList`, a get or a watch (whose events carry single objects)
 //! for `as=PartialObjectMetadata` (asking a list for the single form is 406 `NotAcceptable`, "you
 //! requested PartialObjectMetadata, but the requested object is a list", on v1.15 and v1.36).
-//! Three ranges, in order: `meta.k8s.io/v1` (servers since 1.15), `meta.k8s.io/v1beta1` (older
-//! ones), then plain `application/json`, which any server answers with whole objects.
+//! The ranges, in order, as client-go's metadata client sends them: protobuf `meta.k8s.io/v1`
+//! (with [`WireFormat::Protobuf`], the default), JSON `meta.k8s.io/v1` (servers since 1.15),
+//! JSON `meta.k8s.io/v1beta1` (older ones), then plain `application/json`, which any server
+//! answers with whole objects. The answer is decoded by its `Content-Type`.
+//!
+//! Protobuf is asked for custom resources too: the conversion's result is a `meta.k8s.io` type,
+//! which v1.15 and v1.36 write in protobuf for any resource. A `PartialObjectMetadataList`'s items
+//! carry `apiVersion` and `kind` in JSON; decoded from protobuf they get the same.
 //!
 //! # Differences from client-go
-//! - No protobuf range: client-go puts `application/vnd.kubernetes.protobuf;as=...` first. This
-//!   client decodes JSON only.
 //! - A `meta.k8s.io/v1beta1` range between v1 and plain JSON, for servers older than 1.15. Like
 //!   client-go, the last range is plain `application/json`; whole objects answered to it decode
 //!   into [`PartialObjectMeta<K>`] as well (every field but `metadata` is skipped), so a server
 //!   or aggregated API without the conversion still works, only at the cost of transferring whole
 //!   objects ("never depend on a server feature without a fallback").
 
-use bytes::Bytes;
-use http::HeaderValue;
 use kube_core::metadata::PartialObjectMeta;
+use kubegen_codec::ProtoKind;
 
 use crate::client::Client;
+use crate::protobuf::{ACCEPT_PROTOBUF, ACCEPT_PROTOBUF_WATCH, WireFormat};
 use crate::resource_client::{ApiObject, ResourceClient};
 
-/// `Accept` of a metadata-only get or watch.
-pub(crate) const OBJECT_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json";
+/// `Accept` of a metadata-only get or watch in JSON.
+const OBJECT_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json";
 
-/// `Accept` of a metadata-only list.
-pub(crate) const LIST_ACCEPT: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json";
+/// `Accept` of a metadata-only list in JSON.
+const LIST_ACCEPT: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json";
+
+/// `Accept` of a metadata-only get or watch, protobuf first (the ranges of client-go's metadata
+/// client, plus `v1beta1`). A watch gets `application/vnd.kubernetes.protobuf;stream=watch`.
+const OBJECT_ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json";
+
+/// `Accept` of a metadata-only list, protobuf first.
+const LIST_ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,application/json";
 
 /// What a [`ResourceClient`]'s reads ask the server for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Representation {
-    /// Whole objects (`Accept: application/json`).
+    /// Whole objects.
     Object,
     /// `PartialObjectMetadata[List]`, falling back to whole objects.
     Metadata,
 }
 
+/// The read a request makes: each has its own `Accept`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Read {
+    Get,
+    List,
+    Watch,
+}
+
 impl Representation {
-    /// `request` (a get or a watch) asking for this representation of single objects.
-    pub(crate) fn object(self, request: http::Request<Bytes>) -> http::Request<Bytes> {
-        self.with_accept(request, OBJECT_ACCEPT)
-    }
-
-    /// `request` (a list) asking for this representation of a list.
-    pub(crate) fn list(self, request: http::Request<Bytes>) -> http::Request<Bytes> {
-        self.with_accept(request, LIST_ACCEPT)
-    }
-
-    fn with_accept(
-        self,
-        mut request: http::Request<Bytes>,
-        metadata_accept: &'static str,
-    ) -> http::Request<Bytes> {
-        if self == Representation::Metadata {
-            request.headers_mut().insert(
-                http::header::ACCEPT,
-                HeaderValue::from_static(metadata_accept),
-            );
+    /// The `Accept` of `read` in this representation; protobuf ranges first when `protobuf`.
+    pub(crate) fn accept(self, read: Read, protobuf: bool) -> &'static str {
+        match (self, read, protobuf) {
+            (Representation::Object, _, false) => "application/json",
+            (Representation::Object, Read::Watch, true) => ACCEPT_PROTOBUF_WATCH,
+            (Representation::Object, _, true) => ACCEPT_PROTOBUF,
+            (Representation::Metadata, Read::List, false) => LIST_ACCEPT,
+            (Representation::Metadata, Read::List, true) => LIST_ACCEPT_PROTOBUF,
+            (Representation::Metadata, _, false) => OBJECT_ACCEPT,
+            (Representation::Metadata, _, true) => OBJECT_ACCEPT_PROTOBUF,
         }
-        request
+    }
+
+    /// The protobuf messages of `K`'s reads in this representation, when `format` is protobuf:
+    /// `K`'s own for a built-in kind, `PartialObjectMetadata` for every kind.
+    pub(crate) fn proto_kind<K: ApiObject>(self, format: WireFormat) -> Option<ProtoKind> {
+        match (format, self) {
+            (WireFormat::Json, _) => None,
+            (WireFormat::Protobuf, Representation::Object) => {
+                ProtoKind::lookup(&K::api_version(&()), &K::kind(&()))
+            }
+            (WireFormat::Protobuf, Representation::Metadata) => {
+                ProtoKind::partial_object_metadata()
+            }
+        }
     }
 }
 
@@ -79,10 +101,12 @@ impl Representation {
 /// The plain constructors ([`ResourceClient::namespaced`] & co.) work for
 /// `PartialObjectMeta<K>` too, but ask for (and transfer) whole objects: use these.
 impl<K: ApiObject> ResourceClient<PartialObjectMeta<K>> {
-    /// Asks for `PartialObjectMetadata` in JSON (see the module docs on protobuf).
+    /// Asks for `PartialObjectMetadata`, in the client's wire format.
     fn metadata_only(mut self) -> Self {
         self.representation = Representation::Metadata;
-        self.proto = None;
+        self.proto = self
+            .representation
+            .proto_kind::<PartialObjectMeta<K>>(self.client().policies().wire_format);
         self
     }
 
@@ -106,36 +130,36 @@ impl<K: ApiObject> ResourceClient<PartialObjectMeta<K>> {
 mod tests {
     use super::*;
 
-    fn request() -> http::Request<Bytes> {
-        http::Request::builder()
-            .header(http::header::ACCEPT, "application/json")
-            .body(Bytes::new())
-            .expect("a valid request")
-    }
-
-    fn accept(request: &http::Request<Bytes>) -> &str {
-        request.headers()[http::header::ACCEPT]
-            .to_str()
-            .expect("an ASCII header")
-    }
-
     #[test]
-    fn whole_objects_keep_the_plain_json_accept() {
+    fn whole_objects_ask_for_json_or_protobuf_then_json() {
+        for read in [Read::Get, Read::List, Read::Watch] {
+            assert_eq!(
+                Representation::Object.accept(read, false),
+                "application/json"
+            );
+        }
         assert_eq!(
-            accept(&Representation::Object.list(request())),
-            "application/json"
+            Representation::Object.accept(Read::List, true),
+            "application/vnd.kubernetes.protobuf, application/json"
         );
         assert_eq!(
-            accept(&Representation::Object.object(request())),
-            "application/json"
+            Representation::Object.accept(Read::Watch, true),
+            "application/vnd.kubernetes.protobuf;stream=watch, application/json"
         );
     }
 
     #[test]
     fn metadata_lists_ask_for_the_list_conversion_then_v1beta1_then_whole_objects() {
         assert_eq!(
-            accept(&Representation::Metadata.list(request())),
+            Representation::Metadata.accept(Read::List, false),
             "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
+             application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,\
+             application/json"
+        );
+        assert_eq!(
+            Representation::Metadata.accept(Read::List, true),
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
+             application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
              application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1,\
              application/json"
         );
@@ -143,11 +167,37 @@ mod tests {
 
     #[test]
     fn metadata_gets_and_watches_ask_for_the_single_object_conversion() {
+        for read in [Read::Get, Read::Watch] {
+            assert_eq!(
+                Representation::Metadata.accept(read, false),
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
+                 application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,\
+                 application/json"
+            );
+            assert_eq!(
+                Representation::Metadata.accept(read, true),
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
+                 application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
+                 application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,\
+                 application/json"
+            );
+        }
+    }
+
+    #[test]
+    fn metadata_reads_decode_partial_object_metadata_in_protobuf_for_every_kind() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let proto = Representation::Metadata
+            .proto_kind::<PartialObjectMeta<ConfigMap>>(WireFormat::Protobuf)
+            .expect("PartialObjectMetadata has a protobuf form");
         assert_eq!(
-            accept(&Representation::Metadata.object(request())),
-            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
-             application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,\
-             application/json"
+            proto.message_name(),
+            "k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata"
+        );
+        assert!(
+            Representation::Metadata
+                .proto_kind::<PartialObjectMeta<ConfigMap>>(WireFormat::Json)
+                .is_none()
         );
     }
 }

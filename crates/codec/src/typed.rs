@@ -108,6 +108,9 @@ pub(crate) fn decode_status<'de, S: Deserialize<'de>>(
 pub struct ProtoKind {
     pub(crate) item: &'static MessagePlan,
     pub(crate) list: &'static MessagePlan,
+    /// The `apiVersion` and `kind` each decoded list item gets: `None` for built-in kinds, whose
+    /// list items carry neither in JSON; set for `PartialObjectMetadataList`, whose items do.
+    item_types: Option<(&'static str, &'static str)>,
 }
 
 impl ProtoKind {
@@ -118,7 +121,25 @@ impl ProtoKind {
         let item = plan::by_name(schema.message_name())?;
         let list = plan::by_name(&format!("{}List", schema.message_name()))?;
         let items = list.field(2).map(|index| list.fields[index].kind);
-        (items == Some(ValueKind::Message(item.index))).then_some(ProtoKind { item, list })
+        (items == Some(ValueKind::Message(item.index))).then_some(ProtoKind {
+            item,
+            list,
+            item_types: None,
+        })
+    }
+
+    /// `meta.k8s.io/v1` `PartialObjectMetadata`, what a metadata-only read
+    /// (`as=PartialObjectMetadata[List]`) is answered with, for built-in kinds and custom
+    /// resources alike. Its list items are decoded with their `apiVersion` and `kind`, as a real
+    /// server writes them in a JSON `PartialObjectMetadataList` (v1.15 and v1.36 do).
+    pub fn partial_object_metadata() -> Option<ProtoKind> {
+        const API_VERSION: &str = "meta.k8s.io/v1";
+        const KIND: &str = "PartialObjectMetadata";
+        let kind = Self::lookup(API_VERSION, KIND)?;
+        Some(ProtoKind {
+            item_types: Some((API_VERSION, KIND)),
+            ..kind
+        })
     }
 
     /// Full protobuf name of the kind's message, e.g. `k8s.io.api.apps.v1.Deployment`.
@@ -127,12 +148,13 @@ impl ProtoKind {
     }
 
     /// Decodes the kind's message bytes (an element of a list's `items`, without envelope) into
-    /// `T`, with no `apiVersion` or `kind`, as a real server writes list items in JSON.
+    /// `T`, as a real server writes list items in JSON: with no `apiVersion` or `kind`, except
+    /// for [`partial_object_metadata`](Self::partial_object_metadata).
     ///
     /// # Errors
     /// [`CodecError::InvalidField`] naming the JSON path where the message or `T` did not fit.
     pub fn decode<'de, T: Deserialize<'de>>(&self, message: &'de [u8]) -> Result<T> {
-        T::deserialize(ObjectDe::new(self.item, message, None))
+        T::deserialize(ObjectDe::new(self.item, message, self.item_types))
     }
 
     /// Decodes the list's `metadata` (a `ListMeta`) message bytes into `T`.

@@ -3,8 +3,8 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kubegen_client::{
-    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, PartialObjectMeta,
-    ResourceClient, WatchEvent,
+    ApiObject, Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, PartialObjectMeta,
+    ResourceClient, WatchEvent, WireFormat,
 };
 use kubegen_testserver::TestServer;
 
@@ -124,5 +124,58 @@ async fn whole_objects_decode_as_metadata_when_no_conversion_is_asked_for() -> T
     // No check of the items' kind: a real server's list items carry none (JSON or protobuf).
     assert_eq!(list.items[0].metadata.name.as_deref(), Some("a"));
     assert_eq!(list.items[0].metadata.labels, labelled("a").metadata.labels);
+    Ok(())
+}
+
+/// Every answer of `meta` as JSON values, for comparison (`PartialObjectMeta` has no `PartialEq`):
+/// each listed item and a get of it, and the `ADDED` events of a watch from `0` by name. (Not
+/// the list's own `resourceVersion`: a real cluster moves on between two lists.)
+pub(crate) async fn answers<K: ApiObject>(
+    meta: &ResourceClient<PartialObjectMeta<K>>,
+) -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+    let mut answers = Vec::new();
+    let list = meta.list(&ListOptions::default()).await?;
+    for item in &list.items {
+        answers.push(serde_json::to_value(item)?);
+        let name = item.metadata.name.clone().unwrap_or_default();
+        answers.push(serde_json::to_value(
+            meta.get(&name, &GetOptions::default()).await?,
+        )?);
+    }
+    let opts = ListOptions::default()
+        .resource_version("0")
+        .timeout_seconds(1);
+    let mut stream = meta.watch(&opts).await?;
+    let mut added = Vec::new();
+    while let Some(event) = stream.next().await {
+        if let WatchEvent::Added(m) = event? {
+            added.push(m);
+        }
+    }
+    // A watch from `0` replays the objects in no particular order.
+    added.sort_by_key(|m| m.metadata.name.clone());
+    for m in added {
+        answers.push(serde_json::to_value(&m)?);
+    }
+    Ok(answers)
+}
+
+#[tokio::test]
+async fn metadata_reads_in_protobuf_give_what_they_give_in_json() -> TestResult {
+    let server = TestServer::start().await;
+    let client = seeded(&server, &["a", "b"]).await?;
+    let protobuf =
+        ResourceClient::<PartialObjectMeta<ConfigMap>>::metadata_namespaced(client, "default");
+    let json = protobuf.clone().with_wire_format(WireFormat::Json);
+    assert!(protobuf.asks_for_protobuf() && !json.asks_for_protobuf());
+    let (from_protobuf, from_json) = (answers(&protobuf).await?, answers(&json).await?);
+    assert_eq!(from_protobuf.len(), 2 * 2 + 2);
+    assert_eq!(from_protobuf, from_json);
+    assert!(
+        from_protobuf
+            .iter()
+            .all(|m| m["kind"] == "PartialObjectMetadata"),
+        "{from_protobuf:?}"
+    );
     Ok(())
 }

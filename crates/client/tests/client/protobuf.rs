@@ -1,5 +1,6 @@
 //! Protobuf against a real API server (`KUBEGEN_E2E_KUBECONFIG`): list, get and watch of built-in
-//! kinds in protobuf give exactly the objects the same requests give in JSON.
+//! kinds in protobuf give exactly the objects the same requests give in JSON, and so do their
+//! metadata-only forms (`PartialObjectMetadata`).
 
 use std::path::PathBuf;
 
@@ -8,8 +9,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod};
 use kubegen_client::{
     ApiObject, Client, Config, CreateOptions, DeleteOptions, GetOptions, ListOptions, LoadOptions,
-    ResourceClient, WatchEvent, WireFormat,
+    PartialObjectMeta, ResourceClient, WatchEvent, WireFormat,
 };
+
+use crate::metadata::answers;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -61,6 +64,19 @@ async fn same_in_both<K: ApiObject + PartialEq>(client: &Client, namespace: &str
         K::kind(&())
     );
     assert_eq!(from_protobuf, from_json, "{}", K::kind(&()));
+
+    let protobuf =
+        ResourceClient::<PartialObjectMeta<K>>::metadata_namespaced(client.clone(), namespace);
+    let json = protobuf.clone().with_wire_format(WireFormat::Json);
+    assert!(protobuf.asks_for_protobuf() && !json.asks_for_protobuf());
+    let from_protobuf = answers(&protobuf).await?;
+    assert_eq!(from_protobuf.len(), 3 * expected.items.len());
+    assert_eq!(
+        from_protobuf,
+        answers(&json).await?,
+        "{} metadata",
+        K::kind(&())
+    );
     Ok(())
 }
 

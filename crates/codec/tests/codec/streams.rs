@@ -80,6 +80,35 @@ fn real_list_bodies_in_chunks_of_every_size_decode_like_their_json() {
 }
 
 #[test]
+fn real_partial_object_metadata_lists_decode_like_their_json_items_and_all() {
+    let proto = ProtoKind::partial_object_metadata().unwrap();
+    for version in ["1.15", "1.36"] {
+        let stem = format!("streams/list-partialobjectmetadata-{version}");
+        let body = fixture(&format!("{stem}.pb"));
+        let json: Value = serde_json::from_slice(&fixture(&format!("{stem}.json"))).unwrap();
+        let expected: Vec<Value> = json["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| comparable(version, v))
+            .collect();
+        assert!(
+            expected
+                .iter()
+                .all(|item| item["kind"] == "PartialObjectMetadata"),
+            "{stem}: a real server writes each item's kind"
+        );
+        for chunk in [1, 7, 64, body.len()] {
+            let list = decode_list::<Value>(proto, &body, chunk).unwrap();
+            let items: Vec<Value> = list.items.iter().map(|v| comparable(version, v)).collect();
+            assert_eq!(items, expected, "{stem} in chunks of {chunk}");
+            assert_eq!(list.kind, "PartialObjectMetadataList");
+            assert_eq!(list.api_version, "meta.k8s.io/v1");
+        }
+    }
+}
+
+#[test]
 fn every_truncation_of_a_real_list_body_is_an_error() {
     let proto = ProtoKind::lookup("apps/v1", "Deployment").unwrap();
     let body = fixture("streams/list-deployments-1.36.pb");
