@@ -107,8 +107,11 @@ impl RawClient {
         Ok(body)
     }
 
-    /// Fetches every page of the list at `collection` (no query string), 500 per page, and
-    /// returns the raw page bodies. `keep` false discards each body after reading it (the raw
+    /// Fetches every page of the list at `collection` (no query string) as an informer's first
+    /// list asks for it, `limit=500&resourceVersion=0` then the `continue` tokens, and returns the
+    /// raw page bodies. `resourceVersion=0` lets a real server answer from its watch cache, which
+    /// ignores the limit (v1.15 and v1.36 both send every object at once): the same request, and
+    /// so the same work on the server, as the informers measured against it. `keep` false discards each body after reading it (the raw
     /// transfer baseline) and returns only the byte count.
     pub async fn list_pages(&self, collection: &str, keep: bool) -> Result<(Vec<Bytes>, u64)> {
         let mut pages = Vec::new();
@@ -116,7 +119,9 @@ impl RawClient {
         let mut token = String::new();
         loop {
             let mut path = format!("{collection}?limit={PAGE_SIZE}");
-            if !token.is_empty() {
+            if token.is_empty() {
+                path.push_str("&resourceVersion=0");
+            } else {
                 path.push_str("&continue=");
                 path.push_str(&token);
             }

@@ -216,7 +216,8 @@ async fn parent(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Every client of a dataset, labelled; Deployments also with managedFields stripped.
+/// Every client of a dataset, labelled; Deployments also with managedFields stripped (the full
+/// clients, and the metadata-only informer, whose metadata is mostly managedFields there).
 fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
     let job = |role: Role, strip: bool| Job {
         role,
@@ -232,7 +233,7 @@ fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec
         .map(|role| (role.as_str().to_owned(), job(*role, false)))
         .collect();
     if dataset == Dataset::Deployments {
-        for role in [Role::KubeRs, Role::Kubegen] {
+        for role in [Role::KubeRs, Role::Kubegen, Role::KubegenMetadata] {
             let label = format!("{} + strip managedFields", role.as_str());
             jobs.push((label, job(role, true)));
         }
