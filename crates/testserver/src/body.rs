@@ -29,15 +29,34 @@ const CHUNK: usize = 64 * 1024;
 pub(crate) struct ListBody {
     head: Option<Bytes>,
     items: std::vec::IntoIter<Bytes>,
+    /// Written before each item: `{` when the items are objects cut after their opening brace.
+    item_prefix: &'static [u8],
     first: bool,
     tail: Option<Bytes>,
 }
 
 impl ListBody {
+    /// A body of whole items.
     pub(crate) fn boxed(head: Bytes, items: Vec<Bytes>, tail: Bytes) -> BoxBody {
+        Self::with_prefix(head, items, b"", tail)
+    }
+
+    /// A body of objects given by their [`Stored::untyped_rest`](crate::store::Stored::untyped_rest):
+    /// each is written as `{` and those bytes, without copying them first.
+    pub(crate) fn boxed_untyped(head: Bytes, items: Vec<Bytes>, tail: Bytes) -> BoxBody {
+        Self::with_prefix(head, items, b"{", tail)
+    }
+
+    fn with_prefix(
+        head: Bytes,
+        items: Vec<Bytes>,
+        item_prefix: &'static [u8],
+        tail: Bytes,
+    ) -> BoxBody {
         ListBody {
             head: Some(head),
             items: items.into_iter(),
+            item_prefix,
             first: true,
             tail: Some(tail),
         }
@@ -64,6 +83,7 @@ impl Body for ListBody {
                 chunk.extend_from_slice(b",");
             }
             this.first = false;
+            chunk.extend_from_slice(this.item_prefix);
             chunk.extend_from_slice(&item);
         }
         if chunk.len() < CHUNK

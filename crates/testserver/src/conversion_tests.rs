@@ -108,8 +108,13 @@ async fn partial_lists_are_partial_object_metadata_lists_with_the_list_metadata(
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), "9".into());
     let kind = ("meta.k8s.io/v1beta1", "PartialObjectMetadata");
-    let response =
-        crate::encoding::list_response(crate::encoding::WireFormat::Json, kind, metadata, vec![]);
+    let response = crate::encoding::list_response(
+        crate::encoding::WireFormat::Json,
+        kind,
+        metadata,
+        vec![],
+        crate::encoding::ItemTypes::Written,
+    );
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(
         body,

@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 
 use crate::body::{BoxBody, ListBody, full};
 use crate::handlers::read::list_head;
+use crate::negotiation::speaks_protobuf;
+use crate::registry::ResourceDefinition;
 use crate::shared::with_json_type;
 use crate::status::ApiError;
 use crate::store::Stored;
@@ -100,6 +102,42 @@ pub(crate) fn error_in_format(error: &ApiError, format: WireFormat) -> Response<
     }
 }
 
+/// Whether a JSON list writes its items' `kind` and `apiVersion`, as v1.15 and v1.36 do: a
+/// built-in kind is a Go struct whose list items go out without them (a `get` or a watch event
+/// carries them); a custom resource is unstructured and keeps them, and so does a
+/// `PartialObjectMetadata`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ItemTypes {
+    Written,
+    Dropped,
+}
+
+impl ItemTypes {
+    /// How lists of `def`'s own objects write their items.
+    pub(crate) fn of(def: &ResourceDefinition) -> ItemTypes {
+        if speaks_protobuf(def) {
+            ItemTypes::Dropped
+        } else {
+            ItemTypes::Written
+        }
+    }
+}
+
+/// A JSON list body: `head` (up to `"items":[`), the items as `types` says, then `]}`. The
+/// stored bytes of each item are streamed, never copied or re-serialized first.
+pub(crate) fn json_list_body(head: Bytes, items: Vec<Stored>, types: ItemTypes) -> BoxBody {
+    let tail = Bytes::from_static(b"]}");
+    match types {
+        ItemTypes::Written => {
+            ListBody::boxed(head, items.into_iter().map(|s| s.json).collect(), tail)
+        }
+        ItemTypes::Dropped => {
+            let rests = items.iter().map(Stored::untyped_rest).collect();
+            ListBody::boxed_untyped(head, rests, tail)
+        }
+    }
+}
+
 /// A list of `kind` (the item kind) in `format`: JSON streams the stored bytes of each item; protobuf
 /// encodes them one at a time into the `<kind>List` message.
 pub(crate) fn list_response(
@@ -107,6 +145,7 @@ pub(crate) fn list_response(
     (api_version, kind): (&str, &str),
     metadata: Map<String, Value>,
     items: Vec<Stored>,
+    types: ItemTypes,
 ) -> Response<BoxBody> {
     if format == WireFormat::Protobuf
         && let Some(body) = protobuf_list(api_version, kind, &metadata, &items)
@@ -114,10 +153,9 @@ pub(crate) fn list_response(
         return protobuf_response(StatusCode::OK, PROTOBUF_MEDIA_TYPE, body);
     }
     let head = list_head(kind, api_version, metadata);
-    let bodies = items.into_iter().map(|s| s.json).collect();
     with_json_type(
         Response::builder().status(StatusCode::OK),
-        ListBody::boxed(head, bodies, Bytes::from_static(b"]}")),
+        json_list_body(head, items, types),
     )
 }
 

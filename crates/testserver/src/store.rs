@@ -30,8 +30,12 @@ pub(crate) type ObjectKey = (String, String);
 pub(crate) struct Stored {
     /// The object. Invariant: `metadata.resourceVersion == rv.to_string()`.
     pub(crate) value: Arc<Value>,
-    /// `value` serialized. Invariant: parses back to `value`.
+    /// `value` serialized, `kind` and `apiVersion` first (as a real server writes them).
+    /// Invariant: parses back to `value`.
     pub(crate) json: Bytes,
+    /// Where `json` goes on after `kind` and `apiVersion`: `{` followed by `json[untyped_from..]`
+    /// is the object without them. Invariant: `0 < untyped_from < json.len()`.
+    untyped_from: usize,
     /// The resourceVersion of this version.
     pub(crate) rv: u64,
 }
@@ -42,13 +46,56 @@ impl Stored {
         if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
         }
-        let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        let (json, untyped_from) = serialize(&value);
         Stored {
             value: Arc::new(value),
             json,
+            untyped_from,
             rv,
         }
     }
+
+    /// The object's JSON after its `kind` and `apiVersion`, without the opening `{`: a list of a
+    /// built-in kind writes its items this way, `{` then these bytes (see `body::ListBody`).
+    pub(crate) fn untyped_rest(&self) -> Bytes {
+        self.json.slice(self.untyped_from..)
+    }
+}
+
+/// The object's types, written first.
+const TYPES: [&str; 2] = ["kind", "apiVersion"];
+
+/// `value` as JSON with `kind` and `apiVersion` first, and where the rest of the object starts
+/// (see [`Stored::untyped_rest`]). Serializing a `Value` into memory cannot fail.
+fn serialize(value: &Value) -> (Bytes, usize) {
+    let Some(object) = value.as_object() else {
+        return (Bytes::from(value.to_string()), 1);
+    };
+    fn entry(out: &mut Vec<u8>, key: &str, value: &Value) {
+        out.push(if out.is_empty() { b'{' } else { b',' });
+        let _ = serde_json::to_writer(&mut *out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut *out, value);
+    }
+    let mut out = Vec::with_capacity(512);
+    for key in TYPES {
+        if let Some(value) = object.get(key) {
+            entry(&mut out, key, value);
+        }
+    }
+    // The rest starts after the `,` that will follow the types, or at the `}` when nothing does.
+    let untyped_from = out.len() + 1;
+    for (key, value) in object {
+        if !TYPES.contains(&key.as_str()) {
+            entry(&mut out, key, value);
+        }
+    }
+    if out.is_empty() {
+        out.push(b'{');
+    }
+    out.push(b'}');
+    let untyped_from = untyped_from.min(out.len() - 1);
+    (Bytes::from(out), untyped_from)
 }
 
 impl Stored {
@@ -58,10 +105,11 @@ impl Stored {
         if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("resourceVersion");
         }
-        let json = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        let (json, untyped_from) = serialize(&value);
         Stored {
             value: Arc::new(value),
             json,
+            untyped_from,
             rv: 0,
         }
     }
@@ -400,6 +448,12 @@ impl Store {
                 assert_eq!(rv, Some(stored.rv.to_string().as_str()));
                 let parsed: Value = serde_json::from_slice(&stored.json).unwrap();
                 assert_eq!(parsed, *stored.value);
+                let untyped = [&b"{"[..], &stored.untyped_rest()].concat();
+                let mut expected = (*stored.value).clone();
+                if let Some(object) = expected.as_object_mut() {
+                    TYPES.iter().for_each(|key| drop(object.remove(*key)));
+                }
+                assert_eq!(serde_json::from_slice::<Value>(&untyped).unwrap(), expected);
             }
         }
     }

@@ -12,6 +12,7 @@ use http::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::body::BoxBody;
+use crate::encoding::{ItemTypes, json_list_body};
 use crate::handlers::delete_options::DeleteOptions;
 use crate::handlers::finalizers_of;
 use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
@@ -192,7 +193,7 @@ pub(crate) fn delete_collection(
     let mut deleted = Vec::with_capacity(items.len());
     for item in items {
         if target.dry_run {
-            deleted.push(item.json);
+            deleted.push(item);
             continue;
         }
         let key = (
@@ -200,7 +201,7 @@ pub(crate) fn delete_collection(
             meta_str(&item.value, "name").to_string(),
         );
         match delete_object(&mut state, &target.def, &key, &options) {
-            Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s.json),
+            Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s),
             None => {}
         }
     }
@@ -209,7 +210,7 @@ pub(crate) fn delete_collection(
     drop(state);
     let meta = crate::handlers::read::list_meta(rv, None, None);
     let head = crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), meta);
-    let body = crate::body::ListBody::boxed(head, deleted, Bytes::from_static(b"]}"));
+    let body = json_list_body(head, deleted, ItemTypes::of(&target.def));
     Ok(crate::shared::with_json_type(
         Response::builder().status(StatusCode::OK),
         body,

@@ -10,7 +10,7 @@ use http::{Response, StatusCode};
 
 use crate::body::BoxBody;
 use crate::conversion::{Conversion, partial_object_metadata};
-use crate::encoding::list_response;
+use crate::encoding::{ItemTypes, list_response};
 use crate::handlers::{existing, meta_str, object_response};
 use crate::query::{ListParams, Query, RvMatch};
 use crate::route::Target;
@@ -154,7 +154,7 @@ pub(crate) async fn list(
     drop(state);
     let next = next_token(more, items.last(), token.as_ref(), list_rv);
     let meta = list_meta(list_rv, next.as_deref(), remaining);
-    let ((api_version, kind), items) = match conversion {
+    let ((api_version, kind), items, types) = match conversion {
         Some(Conversion::Table(table)) => {
             let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();
             return Ok(table.response(&table.render(&target.def, &objects, meta, true)));
@@ -167,15 +167,21 @@ pub(crate) async fn list(
                     "PartialObjectMetadata".to_string(),
                 ),
                 items.into_iter().map(partial).collect(),
+                ItemTypes::Written,
             )
         }
-        None => ((target.def.api_version(), target.def.kind.clone()), items),
+        None => (
+            (target.def.api_version(), target.def.kind.clone()),
+            items,
+            ItemTypes::of(&target.def),
+        ),
     };
     Ok(list_response(
         target.format,
         (&api_version, &kind),
         meta,
         items,
+        types,
     ))
 }
 

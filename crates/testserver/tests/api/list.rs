@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use kubegen_testserver::ServerOptions;
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn seeded() -> Harness {
     let h = start().await;
@@ -278,4 +278,85 @@ async fn kind_specific_field_selectors_are_supported() {
         .get(&format!("{CM}?fieldSelector=spec.nodeName%3Dn2"))
         .await;
     assert_status(&reply, 400, "BadRequest");
+}
+
+/// `(kind, apiVersion)` of an object.
+fn types_of(object: &Value) -> (Option<Value>, Option<Value>) {
+    (
+        object.get("kind").cloned(),
+        object.get("apiVersion").cloned(),
+    )
+}
+
+fn items(list: &Value) -> &[Value] {
+    list["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// As v1.15 and v1.36 write them: a built-in kind's list items (a deletecollection's too) carry
+/// no `kind` or `apiVersion`, while a get, a custom resource's list items and a
+/// `PartialObjectMetadataList`'s items carry both.
+#[tokio::test]
+async fn list_items_carry_their_types_as_a_real_server_writes_them() {
+    let h = seeded().await;
+    let list = h.http.get(CM).await;
+    assert_eq!(items(&list.body).len(), 4);
+    assert!(
+        items(&list.body)
+            .iter()
+            .all(|i| types_of(i) == (None, None)),
+        "{}",
+        list.body
+    );
+    let one = h.http.get(&format!("{CM}/a")).await;
+    assert_eq!(
+        types_of(&one.body),
+        (Some(json!("ConfigMap")), Some(json!("v1")))
+    );
+
+    let accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let partial = h.http.get_accept(CM, accept).await;
+    let expected = (
+        Some(json!("PartialObjectMetadata")),
+        Some(json!("meta.k8s.io/v1")),
+    );
+    assert!(
+        items(&partial.body).iter().all(|i| types_of(i) == expected),
+        "{}",
+        partial.body
+    );
+
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.list.example.com"},
+        "spec": {"group": "list.example.com", "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(h.http.post(crds, crd).await.code, 201);
+    let gadgets = "/apis/list.example.com/v1/namespaces/default/gadgets";
+    let gadget =
+        json!({"apiVersion": "list.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
+    assert_eq!(h.http.post(gadgets, gadget).await.code, 201);
+    let list = h.http.get(gadgets).await;
+    let expected = (Some(json!("Gadget")), Some(json!("list.example.com/v1")));
+    assert_eq!(
+        items(&list.body).iter().map(types_of).collect::<Vec<_>>(),
+        [expected]
+    );
+
+    let deleted = h
+        .http
+        .delete(&format!("{CM}?labelSelector=app%3Dweb"))
+        .await;
+    assert_eq!(names(&deleted.body), ["a", "b"]);
+    assert!(
+        items(&deleted.body)
+            .iter()
+            .all(|i| types_of(i) == (None, None)),
+        "{}",
+        deleted.body
+    );
 }
