@@ -3,7 +3,7 @@
 //! Mirrors client-go `tools/cache/delta_fifo.go`.
 
 use std::{
-    collections::{HashMap, HashSet, VecDeque, hash_map::Entry},
+    collections::{VecDeque, hash_map::Entry},
     sync::Arc,
 };
 
@@ -15,7 +15,7 @@ use tracing::trace;
 use crate::{
     delta::{DeletedObject, Delta, Deltas},
     indexer::Indexer,
-    key::ObjectKey,
+    key::{KeyHasher, KeyMap, KeySet, ObjectKey},
 };
 
 /// A queue of *changes* per object, between the reflector (producer) and the informer's
@@ -55,7 +55,7 @@ pub struct DeltaFifo<K> {
 
 struct FifoState<K> {
     /// Pending deltas per key. Invariant: never holds an empty list.
-    items: HashMap<ObjectKey, Deltas<K>>,
+    items: KeyMap<Deltas<K>>,
     /// Pop order. Invariant: exactly the keys of `items`, each once.
     order: VecDeque<ObjectKey>,
     /// Whether anything (a `replace` or an add/update/delete) was ever queued.
@@ -70,7 +70,7 @@ impl<K: Resource> DeltaFifo<K> {
     /// An empty queue whose "known objects" are those in `known` (the informer's indexer).
     pub fn new(known: Indexer<K>) -> Self {
         let state = FifoState {
-            items: HashMap::new(),
+            items: KeyMap::default(),
             order: VecDeque::new(),
             populated: false,
             initial_population: 0,
@@ -122,19 +122,27 @@ impl<K: Resource> DeltaFifo<K> {
     /// `list` is consumed: its `Arc`s move into the queue, nothing is copied.
     pub fn replace(&self, list: Vec<Arc<K>>) {
         let mut state = self.state.lock();
-        let mut listed = HashSet::with_capacity(list.len());
+        let mut listed = KeySet::with_capacity_and_hasher(list.len(), KeyHasher::default());
         for obj in list {
             let key = ObjectKey::of(obj.as_ref());
             listed.insert(key.clone());
             state.queue(key, Delta::Replaced(obj));
         }
-        // Queued keys that vanished: the newest queued state is the best last-known state.
-        let queued_missing: Vec<(ObjectKey, Arc<K>)> = state
-            .items
-            .iter()
-            .filter(|(key, _)| !listed.contains(*key))
-            .filter_map(|(key, deltas)| Some((key.clone(), Arc::clone(deltas.last()?.object()))))
-            .collect();
+        // Queued keys that vanished: the newest queued state is the best last-known state. Every
+        // listed key is queued now, so when there are no more queued keys than listed ones (a
+        // first list), none vanished.
+        let queued_missing: Vec<(ObjectKey, Arc<K>)> = if state.items.len() == listed.len() {
+            Vec::new()
+        } else {
+            state
+                .items
+                .iter()
+                .filter(|(key, _)| !listed.contains(*key))
+                .filter_map(|(key, deltas)| {
+                    Some((key.clone(), Arc::clone(deltas.last()?.object())))
+                })
+                .collect()
+        };
         for (key, last_known) in queued_missing {
             state.queue(
                 key.clone(),

@@ -10,7 +10,7 @@
 
 use std::{
     borrow::Borrow,
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     panic::{AssertUnwindSafe, catch_unwind},
     sync::Arc,
 };
@@ -21,8 +21,11 @@ use parking_lot::RwLock;
 use crate::{
     error::Error,
     health::{PanicCounters, panic_message},
-    key::ObjectKey,
+    key::{KeyHasher, KeyMap, KeySet, ObjectKey},
 };
+
+/// One index: index value → the keys of the objects that have it.
+type Index = HashMap<String, KeySet, KeyHasher>;
 
 /// Name of the index that every [`Indexer`] has: object → its namespace.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -69,14 +72,14 @@ impl<K> Clone for Indexer<K> {
 
 struct Store<K> {
     /// The cached objects. Invariant: each value's own key (`ObjectKey::of`) is its map key.
-    items: HashMap<ObjectKey, Arc<K>>,
+    items: KeyMap<Arc<K>>,
     /// Index functions by index name. Invariant: same names as `indices`.
     indexers: HashMap<String, IndexFn<K>>,
     /// Reads the namespace without allocating; set by `Indexer::new` for the built-in index.
     namespace_of: Option<fn(&K) -> Option<&str>>,
     /// index name → index value → keys. Invariants: a key is in bucket `v` of index `i` exactly
     /// when `indexers[i](items[key])` contains `v`; buckets are never empty.
-    indices: HashMap<String, HashMap<String, HashSet<ObjectKey>>>,
+    indices: HashMap<String, Index>,
     /// Where caught index-function panics are counted (shared with the informer).
     panics: Arc<PanicCounters>,
 }
@@ -98,10 +101,10 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         let namespace: IndexFn<K> =
             Arc::new(|obj: &K| obj.meta().namespace.iter().cloned().collect());
         let store = Store {
-            items: HashMap::new(),
+            items: KeyMap::default(),
             indexers: HashMap::from([(NAMESPACE_INDEX.to_owned(), namespace)]),
             namespace_of: Some(|obj: &K| obj.meta().namespace.as_deref()),
-            indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), HashMap::new())]),
+            indices: HashMap::from([(NAMESPACE_INDEX.to_owned(), Index::default())]),
             panics,
         };
         Self {
@@ -127,7 +130,7 @@ impl<K> Indexer<K> {
             return Err(Error::IndexerConflict { name: name.clone() });
         }
         for (name, index_fn) in indexers {
-            let mut index: HashMap<String, HashSet<ObjectKey>> = HashMap::new();
+            let mut index = Index::default();
             for (key, obj) in &store.items {
                 for value in index_values(&store.panics, &name, &index_fn, key, obj) {
                     index.entry(value).or_default().insert(key.clone());
@@ -234,7 +237,7 @@ impl<K> Indexer<K> {
     }
 
     /// Runs `f` with the objects under a read lock, without copying them out.
-    pub(crate) fn with_items<R>(&self, f: impl FnOnce(&HashMap<ObjectKey, Arc<K>>) -> R) -> R {
+    pub(crate) fn with_items<R>(&self, f: impl FnOnce(&KeyMap<Arc<K>>) -> R) -> R {
         f(&self.inner.read().items)
     }
 
@@ -247,8 +250,14 @@ impl<K> Indexer<K> {
         // Recomputing must not count as the informer's panics.
         let scratch = PanicCounters::default();
         assert_eq!(
-            store.indexers.keys().collect::<HashSet<_>>(),
-            store.indices.keys().collect::<HashSet<_>>()
+            store
+                .indexers
+                .keys()
+                .collect::<std::collections::HashSet<_>>(),
+            store
+                .indices
+                .keys()
+                .collect::<std::collections::HashSet<_>>()
         );
         for (key, obj) in &store.items {
             assert_eq!(
@@ -285,7 +294,7 @@ impl<K> Indexer<K> {
 /// change, so this is the hot path of the indexer. `old`/`new` are `None` when there is no old
 /// or new object, `Some(None)` for a cluster-scoped one.
 fn update_namespace_index(
-    index: &mut HashMap<String, HashSet<ObjectKey>>,
+    index: &mut Index,
     key: &ObjectKey,
     old: Option<Option<&str>>,
     new: Option<Option<&str>>,
@@ -304,7 +313,7 @@ fn update_namespace_index(
     if let Some(Some(ns)) = new {
         match index.get_mut(ns) {
             Some(bucket) => drop(bucket.insert(key.clone())),
-            None => drop(index.insert(ns.to_owned(), HashSet::from([key.clone()]))),
+            None => drop(index.insert(ns.to_owned(), KeySet::from_iter([key.clone()]))),
         }
     }
 }
@@ -328,8 +337,8 @@ fn index_values<K>(
 }
 
 impl<K> Store<K> {
-    fn bucket(&self, index: &str, value: &str) -> Result<&HashSet<ObjectKey>, Error> {
-        static EMPTY: std::sync::OnceLock<HashSet<ObjectKey>> = std::sync::OnceLock::new();
+    fn bucket(&self, index: &str, value: &str) -> Result<&KeySet, Error> {
+        static EMPTY: std::sync::OnceLock<KeySet> = std::sync::OnceLock::new();
         let index = self
             .indices
             .get(index)
@@ -338,7 +347,7 @@ impl<K> Store<K> {
             })?;
         Ok(index
             .get(value)
-            .unwrap_or_else(|| EMPTY.get_or_init(HashSet::new)))
+            .unwrap_or_else(|| EMPTY.get_or_init(KeySet::default)))
     }
 
     fn insert(&mut self, key: ObjectKey, obj: Arc<K>) -> Option<Arc<K>> {

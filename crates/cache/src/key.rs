@@ -4,6 +4,7 @@
 //! `namespace/name`, a cluster-scoped one `name`. The key is what a controller puts in its work
 //! queue and what a `Lister` looks up, so it must be the same string everywhere.
 
+use std::collections::{HashMap, HashSet};
 use std::{fmt, sync::Arc};
 
 use kube_core::Resource;
@@ -21,7 +22,15 @@ impl ObjectKey {
     /// Builds the key of the object `name` in `namespace` (`None` or `""` for cluster-scoped).
     pub fn new(namespace: Option<&str>, name: &str) -> Self {
         match namespace {
-            Some(ns) if !ns.is_empty() => Self(format!("{ns}/{name}").into()),
+            Some(ns) if !ns.is_empty() => {
+                // Not `format!`: every listed object gets a key, and formatting costs more than
+                // the copy.
+                let mut key = String::with_capacity(ns.len() + 1 + name.len());
+                key.push_str(ns);
+                key.push('/');
+                key.push_str(name);
+                Self(key.into())
+            }
             _ => Self(name.into()),
         }
     }
@@ -51,6 +60,21 @@ impl ObjectKey {
         &self.0
     }
 }
+
+/// The hasher of the maps and sets keyed by [`ObjectKey`] or by index values.
+///
+/// # Why not std's `RandomState`?
+/// Every object of a cold sync is hashed several times (DeltaFIFO, indexer, namespace index), and
+/// SipHash showed up at ~5% of the client's CPU in the sync profile (`docs/performance.md`).
+/// foldhash is several times faster on short strings and, like SipHash, seeded per process, so
+/// names chosen by whoever creates objects cannot be aimed at collisions in advance.
+pub(crate) type KeyHasher = foldhash::fast::RandomState;
+
+/// A map keyed by [`ObjectKey`].
+pub(crate) type KeyMap<V> = HashMap<ObjectKey, V, KeyHasher>;
+
+/// A set of [`ObjectKey`]s.
+pub(crate) type KeySet = HashSet<ObjectKey, KeyHasher>;
 
 impl From<&str> for ObjectKey {
     /// Wraps an already formatted key (`namespace/name` or `name`).
