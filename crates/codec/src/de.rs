@@ -576,7 +576,3 @@ impl<'de> MapAccess<'de> for Entries<'_, 'de> {
         }
     }
 }
-
-#[cfg(test)]
-#[path = "de_tests.rs"]
-mod tests;

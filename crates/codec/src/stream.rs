@@ -425,7 +425,3 @@ fn watch_event(frame: &[u8]) -> std::result::Result<WatchFrame<'_>, String> {
     }
     Ok(event)
 }
-
-#[cfg(test)]
-#[path = "stream_tests.rs"]
-mod tests;

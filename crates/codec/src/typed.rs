@@ -170,7 +170,3 @@ impl ProtoKind {
             .map_err(|e| crate::de::within(e, "metadata"))
     }
 }
-
-#[cfg(test)]
-#[path = "typed_tests.rs"]
-mod tests;
