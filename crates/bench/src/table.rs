@@ -78,7 +78,7 @@ pub fn ratios(rows: &[Row]) -> String {
     {
         let cost = &row.cost;
         // The floor decodes whole objects: a metadata cache is compared with the full informer.
-        let (versus_heap, versus_full) = if row.label.starts_with("kubegen-metadata") {
+        let (versus_heap, versus_full) = if row.label.contains("metadata") {
             let full_rss = full.map(|c| c.peak_rss_delta_mib);
             ("-".to_owned(), ratio(cost.peak_rss_delta_mib, full_rss))
         } else {

@@ -46,8 +46,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
     about = "Cold informer sync: kubegen vs kube-rs vs floors"
 )]
 struct Args {
-    /// Child mode: measure this client (kubegen, kubegen-metadata, kube-rs, kube-rs-any, floor,
-    /// raw) and print one result line.
+    /// Child mode: measure this client (kubegen, kubegen-protobuf, kubegen-metadata, kube-rs,
+    /// kube-rs-any, kube-rs-metadata, floor, raw) and print one result line.
     #[arg(long)]
     role: Option<Role>,
     /// Server URL. Parent: use this server instead of starting a test server (data must fit).
@@ -233,7 +233,12 @@ fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec
         .map(|role| (role.as_str().to_owned(), job(*role, false)))
         .collect();
     if dataset == Dataset::Deployments {
-        for role in [Role::KubeRs, Role::Kubegen, Role::KubegenMetadata] {
+        for role in [
+            Role::KubeRs,
+            Role::Kubegen,
+            Role::KubeRsMetadata,
+            Role::KubegenMetadata,
+        ] {
             let label = format!("{} + strip managedFields", role.as_str());
             jobs.push((label, job(role, true)));
         }

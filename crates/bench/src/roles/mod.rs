@@ -44,6 +44,8 @@ pub enum Role {
     KubeRs,
     /// kube-rs's reflector, `any_semantic()` and unpaged.
     KubeRsAny,
+    /// kube-rs's reflector over its `metadata_watcher`, `any_semantic()` and unpaged.
+    KubeRsMetadata,
     /// The serde_json decode floor.
     Floor,
     /// The raw transfer baseline.
@@ -52,11 +54,12 @@ pub enum Role {
 
 impl Role {
     /// Every role, in table order.
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 8] = [
         Role::Raw,
         Role::Floor,
         Role::KubeRs,
         Role::KubeRsAny,
+        Role::KubeRsMetadata,
         Role::Kubegen,
         Role::KubegenProtobuf,
         Role::KubegenMetadata,
@@ -70,6 +73,7 @@ impl Role {
             Role::KubegenMetadata => "kubegen-metadata",
             Role::KubeRs => "kube-rs",
             Role::KubeRsAny => "kube-rs-any",
+            Role::KubeRsMetadata => "kube-rs-metadata",
             Role::Floor => "floor",
             Role::Raw => "raw",
         }
@@ -187,6 +191,12 @@ pub async fn run(job: &Job) -> Result<Cost> {
         }
         (Role::KubeRs | Role::KubeRsAny, Dataset::Deployments) => {
             kube_rs::sync::<Deployment>(job).await
+        }
+        (Role::KubeRsMetadata, Dataset::ConfigMaps) => {
+            kube_rs::sync_metadata::<ConfigMap>(job).await
+        }
+        (Role::KubeRsMetadata, Dataset::Deployments) => {
+            kube_rs::sync_metadata::<Deployment>(job).await
         }
         (Role::Kubegen, Dataset::ConfigMaps) => kubegen::sync::<ConfigMap>(job, Json).await,
         (Role::Kubegen, Dataset::Deployments) => kubegen::sync::<Deployment>(job, Json).await,
