@@ -111,8 +111,9 @@ impl RawClient {
     /// list asks for it, `limit=500&resourceVersion=0` then the `continue` tokens, and returns the
     /// raw page bodies. `resourceVersion=0` lets a real server answer from its watch cache, which
     /// ignores the limit (v1.15 and v1.36 both send every object at once): the same request, and
-    /// so the same work on the server, as the informers measured against it. `keep` false discards each body after reading it (the raw
-    /// transfer baseline) and returns only the byte count.
+    /// so the same work on the server, as the informers measured against it. `keep` false
+    /// discards each body after reading it (the raw transfer baseline) and returns only the byte
+    /// count.
     pub async fn list_pages(&self, collection: &str, keep: bool) -> Result<(Vec<Bytes>, u64)> {
         let mut pages = Vec::new();
         let mut total = 0u64;

@@ -21,6 +21,11 @@ fn comparable(version: &str, value: &Value) -> Value {
     }
 }
 
+/// Each of `items` as [`comparable`].
+fn comparable_items(version: &str, items: &[Value]) -> Vec<Value> {
+    items.iter().map(|v| comparable(version, v)).collect()
+}
+
 /// Decodes `body` fed in chunks of `chunk` bytes.
 fn decode_list<T: DeserializeOwned>(
     proto: ProtoKind,
@@ -55,18 +60,11 @@ fn check_list<K: DeserializeOwned + PartialEq + std::fmt::Debug>(
             assert_eq!(list.api_version, api_version);
         }
         let values = decode_list::<Value>(proto, &body, 4096).unwrap();
-        let items: Vec<Value> = values
-            .items
-            .iter()
-            .map(|v| comparable(version, v))
-            .collect();
-        let expected: Vec<Value> = json["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| comparable(version, v))
-            .collect();
-        assert_eq!(items, expected, "{stem} as JSON values");
+        assert_eq!(
+            comparable_items(version, &values.items),
+            comparable_items(version, json["items"].as_array().unwrap()),
+            "{stem} as JSON values"
+        );
     }
 }
 
@@ -86,12 +84,7 @@ fn real_partial_object_metadata_lists_decode_like_their_json_items_and_all() {
         let stem = format!("streams/list-partialobjectmetadata-{version}");
         let body = fixture(&format!("{stem}.pb"));
         let json: Value = serde_json::from_slice(&fixture(&format!("{stem}.json"))).unwrap();
-        let expected: Vec<Value> = json["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| comparable(version, v))
-            .collect();
+        let expected = comparable_items(version, json["items"].as_array().unwrap());
         assert!(
             expected
                 .iter()
@@ -100,8 +93,11 @@ fn real_partial_object_metadata_lists_decode_like_their_json_items_and_all() {
         );
         for chunk in [1, 7, 64, body.len()] {
             let list = decode_list::<Value>(proto, &body, chunk).unwrap();
-            let items: Vec<Value> = list.items.iter().map(|v| comparable(version, v)).collect();
-            assert_eq!(items, expected, "{stem} in chunks of {chunk}");
+            assert_eq!(
+                comparable_items(version, &list.items),
+                expected,
+                "{stem} in chunks of {chunk}"
+            );
             assert_eq!(list.kind, "PartialObjectMetadataList");
             assert_eq!(list.api_version, "meta.k8s.io/v1");
         }

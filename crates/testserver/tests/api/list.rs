@@ -295,6 +295,14 @@ fn items(list: &Value) -> &[Value] {
         .unwrap_or_default()
 }
 
+/// Asserts that every item of `list` has the types `expected`.
+fn assert_item_types(list: &Value, expected: (Option<Value>, Option<Value>)) {
+    assert!(
+        items(list).iter().all(|i| types_of(i) == expected),
+        "{list}"
+    );
+}
+
 /// As v1.15 and v1.36 write them: a built-in kind's list items (a deletecollection's too) carry
 /// no `kind` or `apiVersion`, while a get, a custom resource's list items and a
 /// `PartialObjectMetadataList`'s items carry both.
@@ -303,13 +311,7 @@ async fn list_items_carry_their_types_as_a_real_server_writes_them() {
     let h = seeded().await;
     let list = h.http.get(CM).await;
     assert_eq!(items(&list.body).len(), 4);
-    assert!(
-        items(&list.body)
-            .iter()
-            .all(|i| types_of(i) == (None, None)),
-        "{}",
-        list.body
-    );
+    assert_item_types(&list.body, (None, None));
     let one = h.http.get(&format!("{CM}/a")).await;
     assert_eq!(
         types_of(&one.body),
@@ -322,11 +324,7 @@ async fn list_items_carry_their_types_as_a_real_server_writes_them() {
         Some(json!("PartialObjectMetadata")),
         Some(json!("meta.k8s.io/v1")),
     );
-    assert!(
-        items(&partial.body).iter().all(|i| types_of(i) == expected),
-        "{}",
-        partial.body
-    );
+    assert_item_types(&partial.body, expected);
 
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "gadgets.list.example.com"},
@@ -352,11 +350,5 @@ async fn list_items_carry_their_types_as_a_real_server_writes_them() {
         .delete(&format!("{CM}?labelSelector=app%3Dweb"))
         .await;
     assert_eq!(names(&deleted.body), ["a", "b"]);
-    assert!(
-        items(&deleted.body)
-            .iter()
-            .all(|i| types_of(i) == (None, None)),
-        "{}",
-        deleted.body
-    );
+    assert_item_types(&deleted.body, (None, None));
 }
