@@ -17,7 +17,7 @@
 //! | client-go (`tools/cache`)              | kubegen-cache                         |
 //! |----------------------------------------|---------------------------------------|
 //! | `ListerWatcher`                        | [`ListWatch`], [`EventStream`]        |
-//! | `Reflector`                            | `reflector.rs` (internal, see docs)   |
+//! | `Reflector`                            | `Reflector`, `State`: `pub(crate)`, see below |
 //! | `DeltaFIFO`, `Delta`, `Deltas`         | [`DeltaFifo`], [`Delta`], [`Deltas`]  |
 //! | `DeletedFinalStateUnknown`             | [`DeletedObject::Tombstone`]          |
 //! | `Indexer`, `ThreadSafeStore`           | [`Indexer`]                           |
@@ -31,6 +31,18 @@
 //! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
 //! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
+//!
+//! # The reflector is internal
+//! `Reflector` and its `State` enum (`reflector.rs`, `reflector/state.rs`) are `pub(crate)`: this
+//! crate does not export them, and there is no way to build or step one from outside. Every
+//! [`SharedIndexInformer`] builds its own reflector in [`SharedIndexInformer::new`] and spawns it
+//! from [`SharedIndexInformer::start`] (or [`run`](SharedIndexInformer::run)). You configure it
+//! through [`InformerOptions`] (`page_size`, `streaming_list`, `streaming_timeout`, `transform`,
+//! `watch_error_handler`, `metrics`) and observe it through the [`WatchErrorHandler`] (every
+//! failed list or watch as a [`ListWatchError`]), [`InformerMetrics`],
+//! [`SharedIndexInformer::stats`] and its `tracing` debug events (target
+//! `kubegen_cache::reflector`, one per state transition). To see how it works, read the source
+//! (`reflector/state.rs` draws the state machine) and `docs/informer-internals.md`, step 2.
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
