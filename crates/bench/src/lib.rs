@@ -1,7 +1,7 @@
 //! kubegen-bench: measures kubegen against kube-rs and against the floors (raw transfer, pure
 //! serde decode) on the same in-process test server and the same data. Binaries only in spirit:
-//! this library is the shared harness of `informer-sync`, `watch-fanin` and `controller-e2e`, not
-//! an API.
+//! this library is the shared harness of `informer-sync`, `decode-cost`, `watch-fanin` and
+//! `controller-e2e`, not an API.
 //!
 //! See `docs/performance.md` for the method and the results.
 
