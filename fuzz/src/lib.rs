@@ -10,9 +10,12 @@
 //! CI runs the default 256 cases per property. A long local run: `PROPTEST_CASES=200000
 //! cargo nextest run --release -p kubegen-fuzz` (see `docs/performance.md` for the last run).
 //!
-//! Targets: the watch-stream decoder and the streaming list decoder (through
-//! `ResourceClient::watch`/`list` over a scripted [`Transport`](kubegen_client::Transport)), the
-//! kubeconfig parser (`Kubeconfig::parse`), and codegen's tag parser (through
-//! `kubegen_codegen::generate` on a generated `apis/` tree).
+//! Targets, one file each in `tests/fuzz/`: the watch-stream decoder and the streaming list
+//! decoder (`stream_decoders.rs`, through `ResourceClient::watch`/`list` over a scripted
+//! [`Transport`](kubegen_client::Transport)), kubegen-codec's protobuf list decoder and
+//! watch-frame splitter (`protobuf_decoders.rs`), the kubeconfig parser (`kubeconfig.rs`,
+//! `Kubeconfig::parse`), codegen's tag parser (`codegen_tags.rs`, through
+//! `kubegen_codegen::generate` on a generated `apis/` tree), and the test server's HTTP surface
+//! (`testserver_http.rs`).
 
 pub mod chunked;
