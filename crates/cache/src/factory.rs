@@ -65,21 +65,21 @@ pub type TweakListOptions = Arc<dyn Fn(&mut ListSelectors) + Send + Sync>;
 /// A transform for any type: rewrites the object's metadata before it is stored.
 pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 
-/// How a factory builds its informers.
+/// How a factory builds its informers. Built with methods, from any crate:
+/// `FactoryOptions::default().namespace("team-a").transform(Arc::new(strip_managed_fields))`.
 #[derive(Clone, Default)]
-#[non_exhaustive]
 pub struct FactoryOptions {
     /// Restrict namespaced types to one namespace (`None`: all namespaces). Cluster-scoped
     /// types ignore it.
-    pub namespace: Option<String>,
+    namespace: Option<String>,
     /// Applied to the selectors of every informer.
-    pub tweak_list_options: Option<TweakListOptions>,
+    tweak_list_options: Option<TweakListOptions>,
     /// Default resync period of every informer (`ZERO`: none).
-    pub default_resync: Duration,
-    /// Metadata transform for every type, e.g. `|m| m.managed_fields = None`.
-    pub transform: Option<MetaTransform>,
+    default_resync: Duration,
+    /// Metadata transform for every type.
+    transform: Option<MetaTransform>,
     /// Where every informer's `informer_*` series go (each labelled with its resource plural).
-    pub metrics: InformerMetrics,
+    metrics: InformerMetrics,
     /// Per-type resync periods, set with [`FactoryOptions::resync_for`].
     per_type_resync: HashMap<TypeId, Duration>,
     /// Per-type transforms (`Transform<K>` behind `Any`), set with [`FactoryOptions::transform_for`].
@@ -87,6 +87,37 @@ pub struct FactoryOptions {
 }
 
 impl FactoryOptions {
+    /// Restricts namespaced types to `namespace` (`None`, the default: all namespaces).
+    /// Cluster-scoped types ignore it.
+    pub fn namespace(mut self, namespace: impl Into<Option<String>>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// Adjusts the label and field selectors of every informer's lists and watches.
+    pub fn tweak_list_options(mut self, tweak: TweakListOptions) -> Self {
+        self.tweak_list_options = Some(tweak);
+        self
+    }
+
+    /// Resync period of every informer (default `ZERO`: none).
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.default_resync = period;
+        self
+    }
+
+    /// Metadata transform for every type, e.g. `|m| m.managed_fields = None`.
+    pub fn transform(mut self, transform: MetaTransform) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// Where every informer's `informer_*` series go.
+    pub fn metrics(mut self, metrics: InformerMetrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// Resync period for the informer of `K`, overriding `default_resync`.
     pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
         self.per_type_resync.insert(TypeId::of::<K>(), period);
@@ -386,11 +417,9 @@ mod tests {
         let tweak: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
             s.label_selector = Some("app=web".to_owned());
         });
-        let options = FactoryOptions {
-            namespace: Some("team-a".to_owned()),
-            tweak_list_options: Some(tweak),
-            ..FactoryOptions::default()
-        };
+        let options = FactoryOptions::default()
+            .namespace("team-a".to_owned())
+            .tweak_list_options(tweak);
         let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
 
         factory.informer::<ConfigMap>();

@@ -78,8 +78,7 @@ impl<K> EventStream<K> for Offline {
 #[test]
 fn metadata_informers_are_shared_per_kind_and_separate_from_full_and_partial_informers() {
     let asked = Asked::default();
-    let mut options = FactoryOptions::default();
-    options.namespace = Some("team-a".to_owned());
+    let options = FactoryOptions::default().namespace("team-a".to_owned());
     let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
 
     let metadata = factory.metadata_informer_for::<ConfigMap>();

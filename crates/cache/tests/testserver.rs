@@ -473,12 +473,12 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
         .await
         .unwrap();
 
-    let mut options = FactoryOptions::default();
-    options.namespace = Some("default".to_owned());
-    options.tweak_list_options = Some(Arc::new(|s: &mut ListSelectors| {
-        s.label_selector = Some("!skip".into())
-    }));
-    options.transform = Some(Arc::new(|m: &mut ObjectMeta| m.managed_fields = None));
+    let options = FactoryOptions::default()
+        .namespace("default".to_owned())
+        .tweak_list_options(Arc::new(|s: &mut ListSelectors| {
+            s.label_selector = Some("!skip".into())
+        }))
+        .transform(Arc::new(|m: &mut ObjectMeta| m.managed_fields = None));
     let factory = InformerFactory::new(
         ClientListWatchSource::new(client),
         options.resync_for::<ConfigMap>(Duration::from_secs(30)),
@@ -566,8 +566,7 @@ async fn metadata_informer_scenario(client: Client, namespace: &str) {
     for name in ["a", "b"] {
         create(&configmaps, name).await;
     }
-    let mut options = FactoryOptions::default();
-    options.namespace = Some(namespace.to_owned());
+    let options = FactoryOptions::default().namespace(namespace.to_owned());
     let factory = InformerFactory::new(ClientListWatchSource::new(client), options);
     let metadata = factory.metadata_informer_for::<ConfigMap>();
     let lister: MetadataLister<ConfigMap> = metadata.lister();

@@ -35,10 +35,44 @@ pub fn find_condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'
     conditions.iter().find(|c| c.type_ == type_)
 }
 
-/// A condition of `type_` for an object at `generation`, stamped `now`.
+/// A condition's `status`: metav1's `ConditionStatus`. `Unknown` says the controller cannot tell
+/// (yet): a dependency it could not reach, a check still running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConditionStatus {
+    /// `"True"`.
+    True,
+    /// `"False"`.
+    False,
+    /// `"Unknown"`.
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// The wire spelling: `True`, `False` or `Unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<bool> for ConditionStatus {
+    fn from(status: bool) -> Self {
+        if status {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        }
+    }
+}
+
+/// A condition of `type_` for an object at `generation`, stamped `now`; `status` is a
+/// [`ConditionStatus`] or a `bool`.
 pub fn condition(
     type_: &str,
-    status: bool,
+    status: impl Into<ConditionStatus>,
     reason: &str,
     message: &str,
     generation: Option<i64>,
@@ -46,7 +80,7 @@ pub fn condition(
 ) -> Condition {
     Condition {
         type_: type_.to_owned(),
-        status: if status { "True" } else { "False" }.to_owned(),
+        status: status.into().as_str().to_owned(),
         reason: reason.to_owned(),
         message: message.to_owned(),
         observed_generation: generation,
@@ -92,6 +126,22 @@ mod tests {
             .unwrap_or_else(|| panic!("Ready missing"));
         assert_eq!(ready.last_transition_time, at(30));
         assert_eq!(conditions.len(), 1);
+    }
+
+    #[test]
+    fn unknown_is_a_status_of_its_own_and_moves_the_transition_time() {
+        let mut conditions = vec![condition("Ready", true, "Up", "", Some(1), &at(10))];
+        let unknown = condition(
+            "Ready",
+            ConditionStatus::Unknown,
+            "Unreachable",
+            "the hypervisor does not answer",
+            Some(1),
+            &at(20),
+        );
+        assert!(set_condition(&mut conditions, unknown));
+        assert_eq!(conditions[0].status, "Unknown");
+        assert_eq!(conditions[0].last_transition_time, at(20));
     }
 
     #[test]

@@ -27,8 +27,13 @@
 //! the namespace as a whole (image-police's unit of policy).
 //!
 //! Outcomes: `Ok(Action::Done)` forgets the key's failures; `Ok(Action::RequeueAfter(d))`
-//! forgets them and re-adds the key after `d`; `Err(e)` (and a panic) is logged, counted, and
-//! re-added through the rate limiter (per-item exponential backoff plus the overall bucket).
+//! forgets them and re-adds the key after `d`; `Err(e)` is logged, counted, and handled as
+//! [`Reconciler::on_error`] says: [`OnError::Backoff`] (the default) re-adds the key through the
+//! rate limiter (per-item exponential backoff plus the overall bucket),
+//! [`OnError::RequeueAfter`] after a given delay, and [`OnError::Terminal`] not at all (the
+//! error is recorded as a Warning Event on the object and counted as terminal: it will not
+//! succeed until the object changes, which enqueues it again). A panic counts as an error and
+//! is retried with backoff.
 //!
 //! # Shutdown
 //! [`Controller::run`] returns when its `stop` future completes: the queue stops handing out
@@ -42,6 +47,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::{Resource, Selector};
 use kubegen_cache::{
     DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer, Synced,
@@ -52,7 +58,8 @@ use kubegen_workqueue::{
 };
 
 use crate::Error;
-use crate::metrics::{Metrics, Outcome};
+use crate::events::{EventType, Recorder};
+use crate::metrics::{Metrics, Outcome, ProcessMetrics};
 
 /// What the controller does with a key after a successful reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,12 +97,27 @@ impl Context {
     }
 }
 
+/// What the controller does with a key whose reconcile failed: the error policy of
+/// kube-rs's `error_policy` and controller-runtime's `reconcile.TerminalError`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Retry through the rate limiter: per-item exponential backoff, capped by the overall bucket.
+    Backoff,
+    /// Retry after exactly this long (the key's failures still count in [`Context::failures`]).
+    RequeueAfter(Duration),
+    /// Never retry: the error will not go away by itself (an invalid spec, a missing permission
+    /// that needs a person). Recorded as a Warning Event on the object and counted in
+    /// `controller_runtime_terminal_reconcile_errors_total`; the next change of the object
+    /// enqueues it again.
+    Terminal,
+}
+
 /// The application's business logic for the primary kind `K`.
 ///
 /// The reconciler holds whatever it needs (listers, clients, a [`crate::Recorder`]); the
 /// controller shares it between its workers.
 pub trait Reconciler<K>: Send + Sync + 'static {
-    /// Why a reconcile failed; the key is retried with backoff.
+    /// Why a reconcile failed; [`Reconciler::on_error`] says what happens next.
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Makes the world match `object`. Must be idempotent: it may run again for the same state.
@@ -104,6 +126,12 @@ pub trait Reconciler<K>: Send + Sync + 'static {
         object: Arc<K>,
         context: &Context,
     ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
+
+    /// What to do after `error`. The default retries with backoff.
+    fn on_error(&self, error: &Self::Error, context: &Context) -> OnError {
+        let _ = (error, context);
+        OnError::Backoff
+    }
 }
 
 /// The kind of objects a controller can reconcile or watch.
@@ -145,6 +173,8 @@ pub struct Builder<K> {
     generation_only: bool,
     queue_metrics: Arc<dyn MetricsProvider>,
     metrics: Metrics,
+    recorder: Option<Recorder>,
+    workers: Option<usize>,
     /// Registers one secondary kind's handler, once the queue exists.
     secondaries: Vec<Registrar>,
 }
@@ -169,15 +199,26 @@ impl<K: Object> Builder<K> {
         self
     }
 
-    /// Where the workqueue reports (`workqueue_*` under the controller's name).
-    pub fn queue_metrics(mut self, metrics: Arc<dyn MetricsProvider>) -> Self {
-        self.queue_metrics = metrics;
+    /// Where the workqueue (`workqueue_*{name="<controller>"}`) and the reconciles
+    /// (`controller_runtime_*{controller="<controller>"}`) are counted. A
+    /// [`crate::Manager::controller`] builder comes with the manager's.
+    pub fn metrics(mut self, metrics: &ProcessMetrics) -> Self {
+        self.queue_metrics = Arc::new(metrics.queues().clone());
+        self.metrics = metrics.controller(&self.name);
         self
     }
 
-    /// Where reconcile outcomes and durations are counted.
-    pub fn metrics(mut self, metrics: Metrics) -> Self {
-        self.metrics = metrics;
+    /// Parallel reconciles of this controller (controller-runtime's
+    /// `MaxConcurrentReconciles`); without it, the manager's default. At least 1.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers.max(1));
+        self
+    }
+
+    /// Where terminal errors are recorded as Events (without one, they are only logged and
+    /// counted). A [`crate::Manager::controller`] builder comes with the manager's.
+    pub fn recorder(mut self, recorder: Recorder) -> Self {
+        self.recorder = Some(recorder);
         self
     }
 
@@ -234,6 +275,8 @@ impl<K: Object> Builder<K> {
             grouping,
             registrations,
             metrics: self.metrics,
+            recorder: self.recorder,
+            workers: self.workers,
         })
     }
 }
@@ -287,6 +330,8 @@ pub struct Controller<K> {
     grouping: Grouping,
     registrations: Vec<HandlerRegistration>,
     metrics: Metrics,
+    recorder: Option<Recorder>,
+    workers: Option<usize>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -309,6 +354,8 @@ impl<K: Object> Controller<K> {
             generation_only: false,
             queue_metrics: Arc::new(NoopMetrics),
             metrics: Metrics::default(),
+            recorder: None,
+            workers: None,
             secondaries: Vec::new(),
         }
     }
@@ -316,6 +363,16 @@ impl<K: Object> Controller<K> {
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The worker count set with [`Builder::workers`], if any.
+    pub fn workers(&self) -> Option<usize> {
+        self.workers
+    }
+
+    /// The reconcile series this controller records into.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The queue, for tests and for metrics.
@@ -348,6 +405,7 @@ impl<K: Object> Controller<K> {
         stop: impl Future<Output = ()>,
         drain_timeout: Duration,
     ) -> bool {
+        self.metrics.set_max_concurrent_reconciles(workers);
         let mut handles = Workers(
             (0..workers)
                 .map(|_| {
@@ -356,6 +414,7 @@ impl<K: Object> Controller<K> {
                         primary: self.primary.clone(),
                         grouping: self.grouping,
                         metrics: self.metrics.clone(),
+                        recorder: self.recorder.clone(),
                         reconciler: Arc::clone(&reconciler),
                     };
                     tokio::spawn(worker.run())
@@ -395,12 +454,13 @@ struct Worker<K, R> {
     primary: Lister<K>,
     grouping: Grouping,
     metrics: Metrics,
+    recorder: Option<Recorder>,
     reconciler: Arc<R>,
 }
 
 /// How one reconcile attempt ended.
-enum Attempt<E> {
-    Finished(Result<Action, E>),
+enum Attempt<K, E> {
+    Finished(Result<Action, E>, Context, Arc<K>),
     Panicked,
     Gone,
 }
@@ -412,23 +472,24 @@ impl<K: Object, R: Reconciler<K>> Worker<K, R> {
             self.metrics.reconcile_started();
             let started = Instant::now();
             let attempt = self.attempt(&key).await;
-            self.settle(&key, attempt, started.elapsed());
+            let outcome = self.settle(&key, attempt).await;
+            self.metrics.observe_reconcile(outcome, started.elapsed());
             self.queue.done(&key);
         }
     }
 
-    async fn attempt(&self, key: &ObjectKey) -> Attempt<R::Error> {
+    async fn attempt(&self, key: &ObjectKey) -> Attempt<K, R::Error> {
         let Some(object) = self.lookup(key) else {
             return Attempt::Gone;
         };
         let context = Context::new(key.clone(), self.queue.num_requeues(key));
         // A panicking reconcile must not take the worker (and the key, never marked done) with
         // it: it counts as a failure and is retried with backoff.
-        match AssertUnwindSafe(self.reconciler.reconcile(object, &context))
+        match AssertUnwindSafe(self.reconciler.reconcile(Arc::clone(&object), &context))
             .catch_unwind()
             .await
         {
-            Ok(result) => Attempt::Finished(result),
+            Ok(result) => Attempt::Finished(result, context, object),
             Err(_panic) => Attempt::Panicked,
         }
     }
@@ -446,35 +507,80 @@ impl<K: Object, R: Reconciler<K>> Worker<K, R> {
         }
     }
 
-    fn settle(&self, key: &ObjectKey, attempt: Attempt<R::Error>, took: Duration) {
+    /// Tells the queue what happens to `key` next; returns how the attempt counts.
+    async fn settle(&self, key: &ObjectKey, attempt: Attempt<K, R::Error>) -> Outcome {
         let key_text = key.as_str();
-        let outcome = match attempt {
+        match attempt {
             Attempt::Gone => {
                 tracing::debug!(key = key_text, "not in the cache any more; nothing to do");
                 self.queue.forget(key);
                 Outcome::Success
             }
-            Attempt::Finished(Ok(action)) => {
+            Attempt::Finished(Ok(Action::Done), ..) => {
                 self.queue.forget(key);
-                if let Action::RequeueAfter(delay) = action {
-                    self.queue.add_after(key.clone(), delay);
-                }
                 Outcome::Success
             }
-            Attempt::Finished(Err(error)) => {
-                let cause = std::error::Error::source(&error).map(ToString::to_string);
-                tracing::warn!(key = key_text, error = %error, cause = ?cause, "reconcile failed; requeued");
-                self.queue.add_rate_limited(key.clone());
+            Attempt::Finished(Ok(Action::RequeueAfter(delay)), ..) => {
+                self.queue.forget(key);
+                self.queue.add_after(key.clone(), delay);
+                Outcome::RequeueAfter
+            }
+            Attempt::Finished(Err(error), context, object) => {
+                let policy = self.reconciler.on_error(&error, &context);
+                let message = error_chain(&error);
+                match policy {
+                    OnError::Backoff => {
+                        tracing::warn!(key = key_text, error = message, "reconcile failed; requeued with backoff");
+                        self.queue.add_rate_limited(key.clone());
+                    }
+                    OnError::RequeueAfter(delay) => {
+                        tracing::warn!(key = key_text, error = message, ?delay, "reconcile failed; requeued after a delay");
+                        self.queue.add_after(key.clone(), delay);
+                    }
+                    OnError::Terminal => {
+                        tracing::error!(key = key_text, error = message, "reconcile failed terminally; not retried");
+                        self.queue.forget(key);
+                        self.record_terminal(object.as_ref(), &message).await;
+                        return Outcome::Terminal;
+                    }
+                }
                 Outcome::Error
             }
             Attempt::Panicked => {
                 tracing::error!(key = key_text, "reconcile panicked; requeued");
                 self.queue.add_rate_limited(key.clone());
-                Outcome::Error
+                Outcome::Panic
             }
-        };
-        self.metrics.observe_reconcile(outcome, took);
+        }
     }
+
+    /// A Warning Event `ReconcileError` on `object` saying why it will not be retried. Events
+    /// are best effort: a failure to write one is logged.
+    async fn record_terminal(&self, object: &K, message: &str) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let now = Time(jiff::Timestamp::now());
+        let message = format!("not retried: {message}");
+        if let Err(error) = recorder
+            .record(object, EventType::Warning, "ReconcileError", &message, &now)
+            .await
+        {
+            tracing::warn!(error = %error, "recording the terminal error as an Event failed");
+        }
+    }
+}
+
+/// `error` and its causes, `: `-separated, as one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl Display for Action {

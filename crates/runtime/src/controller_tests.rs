@@ -195,6 +195,7 @@ fn worker(reconciler: Arc<Scripted>) -> Worker<ConfigMap, Scripted> {
         primary: Lister::new(indexer),
         grouping: Grouping::Object,
         metrics: Metrics::default(),
+        recorder: None,
         reconciler,
     }
 }

@@ -1,5 +1,6 @@
 //! The controller's HTTP endpoints: `/healthz`, `/readyz` (kubelet probes) and `/metrics`
-//! (Prometheus), served with hyper on the addresses given by `--health-addr` and `--metrics-addr`.
+//! (Prometheus), served with hyper by the [`crate::Manager`] on the addresses given by
+//! `--health-probe-bind-address` and `--metrics-bind-address` (controller-runtime's flags).
 //!
 //! # Probe semantics
 //! - `/healthz` answers 200 while the process serves requests at all: the liveness probe restarts
@@ -27,7 +28,7 @@ use hyper_util::rt::TokioIo;
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
 
-use crate::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, Scrape};
+use crate::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, ProcessMetrics};
 
 /// How much longer than the lease duration a leader may go without renewing before `/healthz`
 /// fails (the value client-go's controllers commonly give `HealthzAdaptor`).
@@ -86,7 +87,7 @@ impl Health {
 #[derive(Clone, Default)]
 pub struct Endpoints {
     health: Option<Health>,
-    metrics: Option<Scrape>,
+    metrics: Option<ProcessMetrics>,
 }
 
 impl Endpoints {
@@ -99,7 +100,7 @@ impl Endpoints {
     }
 
     /// Serves `/metrics`: every family registered in `metrics`, as OpenMetrics text.
-    pub fn metrics(metrics: Scrape) -> Endpoints {
+    pub fn metrics(metrics: ProcessMetrics) -> Endpoints {
         Endpoints {
             health: None,
             metrics: Some(metrics),
@@ -180,6 +181,13 @@ mod tests {
     use super::*;
     use crate::ProcessMetrics;
 
+    /// Metrics with one sample: this replica leads the Lease `test`.
+    fn leading() -> ProcessMetrics {
+        let metrics = ProcessMetrics::default();
+        metrics.set_leader("test", true);
+        metrics
+    }
+
     #[test]
     fn readyz_follows_the_ready_flag_and_healthz_does_not() {
         let health = Health::default();
@@ -239,7 +247,7 @@ mod tests {
     fn each_listener_serves_only_what_it_was_given() {
         let health_only = Endpoints::health(Health::default());
         assert_eq!(health_only.respond("/metrics").0, StatusCode::NOT_FOUND);
-        let metrics_only = Endpoints::metrics(ProcessMetrics::<()>::default().scrape());
+        let metrics_only = Endpoints::metrics(leading());
         assert_eq!(metrics_only.respond("/healthz").0, StatusCode::NOT_FOUND);
         let (status, content_type, body) = metrics_only.respond("/metrics");
         assert_eq!(
@@ -248,7 +256,10 @@ mod tests {
         );
         let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(scrape.docs.contains_key("controller_leader"), "{body}");
+        assert!(
+            scrape.docs.contains_key("leader_election_master_status"),
+            "{body}"
+        );
     }
 
     /// Sends `GET path` to a fresh server for `endpoints` and returns the raw HTTP reply.
@@ -287,7 +298,7 @@ mod tests {
     #[tokio::test]
     async fn serves_metrics_as_openmetrics_text_over_http() {
         let reply = get(
-            Endpoints::metrics(ProcessMetrics::<()>::default().scrape()),
+            Endpoints::metrics(leading()),
             "/metrics",
         )
         .await;
@@ -301,6 +312,9 @@ mod tests {
         assert_eq!(content_type, Some(METRICS_CONTENT_TYPE));
         let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(scrape.docs.contains_key("controller_leader"), "{body}");
+        assert!(
+            scrape.docs.contains_key("leader_election_master_status"),
+            "{body}"
+        );
     }
 }

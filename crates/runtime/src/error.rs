@@ -1,8 +1,11 @@
 //! Why the runtime stopped or could not start.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
 
-/// An error of the runtime's machinery (never of a reconcile: those are retried).
+/// An error of the runtime's machinery (never of a reconcile: those follow the reconciler's
+/// error policy).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -40,4 +43,67 @@ pub enum Error {
     /// candidate (client-go's controllers exit the same way).
     #[error("leadership lost")]
     LeadershipLost,
+    /// The client configuration could not be loaded.
+    #[error("loading the client configuration failed")]
+    ConfigLoadFailed {
+        /// The client's error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// The client could not be built from its configuration.
+    #[error("building the client failed")]
+    ClientBuildFailed {
+        /// The client's error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// A command-line flag has a value the runtime cannot use.
+    #[error("{flag}: {reason}")]
+    InvalidFlag {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The log subscriber could not be installed.
+    #[error("installing the log subscriber failed: {reason}")]
+    LoggingFailed {
+        /// Why.
+        reason: String,
+    },
+    /// A manifest could not be read or parsed, or names a kind the server does not serve.
+    #[error("{}: {reason}", file.display())]
+    ManifestUnreadable {
+        /// The manifest file (or the name its text was given).
+        file: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The API server refused an object of a manifest.
+    #[error("{}: creating {object} failed", file.display())]
+    ManifestRejected {
+        /// The manifest file.
+        file: PathBuf,
+        /// `Kind namespace/name` of the object.
+        object: String,
+        /// The API error (boxed: it is large and rare).
+        #[source]
+        source: Box<kubegen_client::Error>,
+    },
+    /// Discovery failed or did not list what was needed.
+    #[error("discovery of {path} failed: {reason}")]
+    DiscoveryFailed {
+        /// The discovery path asked.
+        path: String,
+        /// What went wrong, or what the server served instead.
+        reason: String,
+    },
+    /// A CustomResourceDefinition did not become Established in time.
+    #[error("CustomResourceDefinition {name} was not Established within {timeout:?}")]
+    NotEstablished {
+        /// The CRD's name.
+        name: String,
+        /// How long we waited.
+        timeout: Duration,
+    },
 }

@@ -1,25 +1,140 @@
 //! The finalizer helper: cleanup that must run before an object goes away. The counterpart of
-//! kube-rs's `runtime::finalizer` and controller-runtime's `controllerutil.AddFinalizer` /
+//! kube-rs's `runtime::finalizer()` and controller-runtime's `controllerutil.AddFinalizer` /
 //! `RemoveFinalizer` pattern.
 //!
-//! [`step`] decides, from the object alone, which of three things a reconcile must do:
-//! 1. not being deleted and without our finalizer: add it (then reconcile on the next event,
-//!    which the finalizer write itself triggers);
-//! 2. not being deleted and with it: apply (the normal reconcile);
-//! 3. being deleted (`deletionTimestamp` set) with our finalizer: clean up, then remove it; the
-//!    API server deletes the object once no finalizer is left. Being deleted without our
-//!    finalizer: nothing to do.
+//! [`finalizer`] does the whole dance for a reconcile: it adds the finalizer to an object that
+//! lacks it (then applies with the written object), calls the reconcile with
+//! [`Event::Apply`] while the object lives, and once the object is being deleted calls it with
+//! [`Event::Cleanup`] and, when the cleanup succeeded, removes the finalizer so the API server
+//! can delete the object:
 //!
-//! [`with_finalizer`] and [`without_finalizer`] compute the JSON patch that adds or removes the
-//! name, with a `test` of the current list so two writers never drop each other's finalizers
-//! (kube-rs does the same; a failed test is a 422 and the reconcile is retried).
+//! ```ignore
+//! finalizer(&client, "example.com/cleanup", vm, |event| async move {
+//!     match event {
+//!         Event::Apply(vm) => self.ensure_machine(&vm).await,
+//!         Event::Cleanup(vm) => self.destroy_machine(&vm).await,
+//!     }
+//! })
+//! .await
+//! ```
+//!
+//! The building blocks stay public for controllers that write their own flow: [`step`] decides,
+//! from the object alone, which of four things is due, and [`with_finalizer`] and
+//! [`without_finalizer`] compute the JSON patch that adds or removes the name, with a `test` of
+//! the current list so two writers never drop each other's finalizers (kube-rs does the same; a
+//! failed test is a 422 and the reconcile is retried).
 //!
 //! # Differences from kube-rs
-//! kube-rs's `finalizer()` runs the callbacks itself; here the reconcile matches on [`Step`], so
-//! the control flow stays visible in the controller's code and no boxed closures are needed.
+//! After adding the finalizer, kube-rs returns and waits for the write's watch event; here the
+//! apply runs at once on the object the patch returned, because a controller filtering updates by
+//! generation ([`crate::Builder::generation_changes_only`]) never sees that event.
+
+use std::future::Future;
+use std::sync::Arc;
 
 use kube_core::Resource;
+use kubegen_client::{ApiObject, Client, Patch, PatchOptions, ResourceClient};
 use serde_json::{Value, json};
+
+use crate::Action;
+
+/// What [`finalizer`] asks the reconcile to do.
+#[derive(Debug)]
+pub enum Event<K> {
+    /// The object lives and carries the finalizer: make the world match it.
+    Apply(Arc<K>),
+    /// The object is being deleted: release what it holds. On success the finalizer is removed.
+    Cleanup(Arc<K>),
+}
+
+/// Why [`finalizer`] failed; the reconcile is retried (or not) by the error policy.
+#[derive(Debug, thiserror::Error)]
+pub enum Error<E: std::error::Error + 'static> {
+    /// The patch adding the finalizer failed.
+    #[error("adding the finalizer {finalizer} failed")]
+    AddFailed {
+        /// The finalizer.
+        finalizer: String,
+        /// The API error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// The patch removing the finalizer failed; the cleanup ran and will run again.
+    #[error("removing the finalizer {finalizer} failed")]
+    RemoveFailed {
+        /// The finalizer.
+        finalizer: String,
+        /// The API error.
+        #[source]
+        source: kubegen_client::Error,
+    },
+    /// The reconcile's [`Event::Apply`] failed.
+    #[error("apply failed")]
+    ApplyFailed(#[source] E),
+    /// The reconcile's [`Event::Cleanup`] failed; the finalizer stays.
+    #[error("cleanup failed")]
+    CleanupFailed(#[source] E),
+}
+
+/// Runs `reconcile` for `object` under the finalizer `name`: adds the finalizer first if
+/// missing, calls [`Event::Apply`] while the object lives, and [`Event::Cleanup`] then removes
+/// the finalizer once it is being deleted. Being deleted without the finalizer: `Action::Done`.
+///
+/// # Errors
+/// The patch that adds or removes the finalizer failed, or the reconcile did.
+pub async fn finalizer<K, E, F, Fut>(
+    client: &Client,
+    name: &str,
+    object: Arc<K>,
+    reconcile: F,
+) -> Result<Action, Error<E>>
+where
+    K: ApiObject,
+    E: std::error::Error + 'static,
+    F: FnOnce(Event<K>) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+{
+    let api = match object.meta().namespace.as_deref() {
+        Some(namespace) => ResourceClient::<K>::namespaced(client.clone(), namespace),
+        None => ResourceClient::<K>::cluster(client.clone()),
+    };
+    let object_name = object.meta().name.clone().unwrap_or_default();
+    let patch = |patch: Value| {
+        let api = api.clone();
+        let object_name = object_name.clone();
+        async move {
+            api.patch(&object_name, &Patch::Json(patch), &PatchOptions::default())
+                .await
+        }
+    };
+    match step(object.as_ref(), name) {
+        Step::Nothing => Ok(Action::Done),
+        Step::Apply => reconcile(Event::Apply(object)).await.map_err(Error::ApplyFailed),
+        Step::Add => {
+            let written = patch(with_finalizer(object.as_ref(), name))
+                .await
+                .map_err(|source| Error::AddFailed {
+                    finalizer: name.to_owned(),
+                    source,
+                })?;
+            let event = Event::Apply(Arc::new(written));
+            reconcile(event).await.map_err(Error::ApplyFailed)
+        }
+        Step::Cleanup => {
+            let removal = without_finalizer(object.as_ref(), name);
+            reconcile(Event::Cleanup(object))
+                .await
+                .map_err(Error::CleanupFailed)?;
+            patch(removal)
+                .await
+                .map_err(|source| Error::RemoveFailed {
+                    finalizer: name.to_owned(),
+                    source,
+                })?;
+            Ok(Action::Done)
+        }
+    }
+}
 
 /// What a reconcile must do about the finalizer `name` of an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,32 +1,44 @@
-//! `kubegen-runtime`: what controller-runtime and kube-rs's `runtime` give a controller author,
+//! `kubegen-runtime`: what controller-runtime and kube-rs's `runtime` give an operator author,
 //! written once on kubegen's own pieces (kubegen-cache informers, kubegen-workqueue,
 //! kubegen-leaderelection, kubegen-client).
 //!
 //! | controller-runtime / client-go                  | here                                   | module          |
 //! |-------------------------------------------------|----------------------------------------|-----------------|
-//! | `builder.ControllerManagedBy().For().Owns().Watches()` | [`Controller::builder`], [`Builder`] | `controller.rs` |
-//! | `reconcile.Reconciler`, `reconcile.Result`      | [`Reconciler`], [`Action`], [`Context`] | `controller.rs` |
-//! | `manager.Manager` (leader election, probes, metrics server) | [`Manager`]                | `manager.rs`    |
-//! | `controllerutil.AddFinalizer`, kube-rs `finalizer` | [`finalizer::step`]                 | `finalizer.rs`  |
-//! | `meta.SetStatusCondition`                       | [`conditions::set_condition`]          | `conditions.rs` |
+//! | `ctrl.NewManager(cfg, ctrl.Options{..})`, `mgr.Start(ctx)` | [`Manager`], [`ManagerOptions`] | `manager.rs`    |
+//! | `builder.ControllerManagedBy().For().Owns().Watches()` | [`Manager::controller`], [`Builder`] | `controller.rs` |
+//! | `reconcile.Reconciler`, `reconcile.Result`, `reconcile.TerminalError` | [`Reconciler`], [`Action`], [`OnError`] | `controller.rs` |
+//! | `mgr.GetClient()` (cache reads, server writes)  | [`CachedClient`]                       | `cached.rs`     |
+//! | `controllerutil.AddFinalizer`, kube-rs `finalizer()` | [`finalizer::finalizer`]          | `finalizer.rs`  |
+//! | `meta.SetStatusCondition`, `metav1.ConditionStatus` | [`conditions::set_condition`], [`conditions::ConditionStatus`] | `conditions.rs` |
 //! | `record.EventRecorder`, `EventCorrelator`      | [`Recorder`], [`correlator::Correlator`] | `events.rs`, `correlator.rs` |
-//! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`metrics`]             | `endpoints.rs`, `metrics.rs` |
+//! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`ProcessMetrics`]      | `endpoints.rs`, `metrics.rs` |
+//! | the `--metrics-bind-address`, `--leader-elect`, ... flags, zap's JSON logs | [`ManagerFlags`] | `flags.rs` |
+//! | `ctrl.SetupSignalHandler()`                     | [`shutdown_signal`]                    | `signal.rs`     |
+//! | `kubectl create -f`, envtest's CRD install      | [`manifests`], [`crds`]                | `manifests.rs`, `crds.rs` |
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
 
+mod cached;
 pub mod conditions;
 pub mod controller;
 pub mod correlator;
+pub mod crds;
 pub mod endpoints;
 mod error;
 pub mod events;
 pub mod finalizer;
+pub mod flags;
 pub mod manager;
+pub mod manifests;
 pub mod metrics;
+mod signal;
 
-pub use controller::{Action, Builder, Context, Controller, Object, Reconciler};
+pub use cached::CachedClient;
+pub use controller::{Action, Builder, Context, Controller, Object, OnError, Reconciler};
 pub use endpoints::Health;
 pub use error::Error;
 pub use events::{EventType, Recorder};
-pub use manager::{Manager, ManagerOptions, serve_endpoints};
-pub use metrics::{AppMetrics, ProcessMetrics};
+pub use flags::ManagerFlags;
+pub use manager::{Manager, ManagerOptions};
+pub use metrics::ProcessMetrics;
+pub use signal::shutdown_signal;

@@ -1,30 +1,47 @@
-//! The manager: runs one controller's informers, its workers (under leader election if asked),
-//! the `/healthz`, `/readyz` and `/metrics` endpoints, and a graceful shutdown. The counterpart
-//! of controller-runtime's `manager.Manager` and of sample-controller's `main.go`.
+//! The manager: one process's controllers over one informer factory, under one leader election,
+//! with the `/healthz`, `/readyz` and `/metrics` endpoints and a graceful shutdown. The
+//! counterpart of controller-runtime's `manager.Manager` (`ctrl.NewManager(cfg, options)`, then
+//! `builder.ControllerManagedBy(mgr)...Complete(r)`, then `mgr.Start(ctx)`).
+//!
+//! ```ignore
+//! let mut manager = Manager::new(config, ManagerOptions::default())?;
+//! let informers = SharedInformerFactory::from(manager.factory().clone());
+//! let shops = informers.shop_v1().shops();
+//! let controller = manager.controller("shop", &shops.informer()).build()?;
+//! manager.add(controller, ShopReconciler { .. });
+//! manager.run(kubegen_runtime::shutdown_signal()).await?;
+//! ```
+//!
+//! # What one manager shares
+//! - **One informer factory**: every controller (and the [`CachedClient`]) asking for a kind gets
+//!   the same informer, so a kind is listed and watched once however many controllers read it.
+//! - **One metrics registry** ([`ProcessMetrics`]), wired in [`Manager::new`]: the REST client's,
+//!   the informers', each controller's workqueue and reconcile series (labelled by controller
+//!   name), leader election's, and the application's own ([`ProcessMetrics::register`]).
+//! - **One leader election** for all controllers, and one set of endpoints.
 //!
 //! # Order of events in [`Manager::run`]
-//! 1. (Before: [`serve_endpoints`] serves `/healthz` and `/metrics`; liveness waits for nothing.)
-//! 2. Start the informer factory; wait for the controller's caches (`cache_sync_timeout`); then
-//!    `/readyz` turns ready. Standby replicas keep their caches warm too, so a takeover starts
-//!    from a full cache.
-//! 3. Without leader election, run the workers until shutdown. With it, run them only while
-//!    holding the Lease (and `/healthz` fails if this leader stops renewing; see
+//! 1. Serve `/healthz` + `/readyz` and `/metrics` (when their addresses are set); liveness waits
+//!    for nothing.
+//! 2. Start the informer factory; wait for every controller's caches (`cache_sync_timeout`);
+//!    then `/readyz` turns ready. Standby replicas keep their caches warm too, so a takeover
+//!    starts from a full cache.
+//! 3. Without leader election, run every controller's workers until shutdown. With it, run them
+//!    only while holding the Lease (and `/healthz` fails if this leader stops renewing; see
 //!    [`LEADER_RENEWAL_TOLERANCE`]): when leadership is lost the workers stop at once and `run`
 //!    returns [`Error::LeadershipLost`] so the process restarts as a fresh candidate.
 //! 4. On shutdown: stop handing out keys, let in-flight reconciles finish (`shutdown_timeout`),
-//!    then release the Lease, then stop the informers and wait for their tasks.
-//!
-//! # Differences from controller-runtime
-//! One manager runs one controller: every kubegen controller so far has one, and it keeps the
-//! manager free of type erasure. Run several managers for several controllers.
+//!    then release the Lease, then stop the informers and wait for their tasks, then close the
+//!    endpoints.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kubegen_cache::{ClientListWatchSource, InformerFactory};
-use kubegen_client::Client;
+use futures_util::future::{BoxFuture, join_all};
+use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory, SharedIndexInformer};
+use kubegen_client::{Client, Config};
 use kubegen_leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, RunOutcome,
 };
@@ -32,10 +49,12 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::controller::{Controller, Object, Reconciler};
+use crate::cached::CachedClient;
+use crate::controller::{Builder, Controller, Object, Reconciler};
 use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessCheck};
 use crate::error::Error;
-use crate::metrics::{Metrics, Scrape};
+use crate::events::Recorder;
+use crate::metrics::ProcessMetrics;
 
 /// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
 #[derive(Clone, Debug)]
@@ -60,80 +79,247 @@ impl Stop {
     }
 }
 
-/// How the manager runs its controller.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
+/// How a [`Manager`] runs. Built with methods, from any crate:
+/// `ManagerOptions::default().workers(4).leader_election(Some(lease))`.
+#[derive(Clone)]
 pub struct ManagerOptions {
-    /// Parallel reconciles.
-    pub workers: usize,
-    /// How long to wait for the caches before giving up.
-    pub cache_sync_timeout: Duration,
-    /// How long in-flight reconciles may take to finish on shutdown.
-    pub shutdown_timeout: Duration,
-    /// Run the workers only while holding this Lease; `None` runs them unconditionally.
-    pub leader_election: Option<LeaderElectionConfig>,
+    workers: usize,
+    cache_sync_timeout: Duration,
+    shutdown_timeout: Duration,
+    leader_election: Option<LeaderElectionConfig>,
+    metrics_bind_address: Option<SocketAddr>,
+    health_probe_bind_address: Option<SocketAddr>,
+    identity: Option<String>,
+    factory: FactoryOptions,
 }
 
 impl Default for ManagerOptions {
+    /// Two workers per controller, 2 minutes to sync, 30 seconds to drain, no leader election,
+    /// no endpoints (a binary sets them from [`crate::ManagerFlags`]), all namespaces.
     fn default() -> Self {
         ManagerOptions {
             workers: 2,
             cache_sync_timeout: Duration::from_secs(120),
             shutdown_timeout: Duration::from_secs(30),
             leader_election: None,
+            metrics_bind_address: None,
+            health_probe_bind_address: None,
+            identity: None,
+            factory: FactoryOptions::default(),
         }
     }
 }
 
-/// Owns the informer factory, health, metrics and the client leader election uses.
-#[derive(Clone)]
+impl std::fmt::Debug for ManagerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The factory options hold closures: left out.
+        f.debug_struct("ManagerOptions")
+            .field("workers", &self.workers)
+            .field("cache_sync_timeout", &self.cache_sync_timeout)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("leader_election", &self.leader_election)
+            .field("metrics_bind_address", &self.metrics_bind_address)
+            .field("health_probe_bind_address", &self.health_probe_bind_address)
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ManagerOptions {
+    /// Parallel reconciles of each controller that does not set its own
+    /// ([`Builder::workers`]); at least 1.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// How long to wait for the caches before giving up.
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.cache_sync_timeout = timeout;
+        self
+    }
+
+    /// How long in-flight reconciles may take to finish on shutdown.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Run the workers only while holding this Lease; `None` (the default) runs them always.
+    pub fn leader_election(mut self, election: Option<LeaderElectionConfig>) -> Self {
+        self.leader_election = election;
+        self
+    }
+
+    /// Serve `/metrics` here; `None` (the default) serves no metrics endpoint.
+    pub fn metrics_bind_address(mut self, addr: Option<SocketAddr>) -> Self {
+        self.metrics_bind_address = addr;
+        self
+    }
+
+    /// Serve `/healthz` and `/readyz` here; `None` (the default) serves no probes.
+    pub fn health_probe_bind_address(mut self, addr: Option<SocketAddr>) -> Self {
+        self.health_probe_bind_address = addr;
+        self
+    }
+
+    /// The replica's name in Events (`reportingInstance`); default: the host name.
+    pub fn identity(mut self, identity: &str) -> Self {
+        self.identity = Some(identity.to_owned());
+        self
+    }
+
+    /// Options of the shared informer factory (namespace, selectors, transform, resync). Its
+    /// metrics are the manager's, whatever these say.
+    pub fn factory(mut self, options: FactoryOptions) -> Self {
+        self.factory = options;
+        self
+    }
+}
+
+/// What the manager needs of a controller without knowing its kinds.
+trait Runnable: Send + Sync {
+    fn name(&self) -> &str;
+    fn wait_for_sync(&self, timeout: Duration) -> BoxFuture<'_, Result<(), Error>>;
+    /// Runs the workers until `stop`, then drains for `drain`.
+    fn run(&self, workers: usize, stop: Stop, drain: Duration) -> BoxFuture<'_, bool>;
+}
+
+/// A controller with its reconciler and worker count.
+struct Managed<K, R> {
+    controller: Controller<K>,
+    reconciler: Arc<R>,
+}
+
+impl<K: Object, R: Reconciler<K>> Runnable for Managed<K, R> {
+    fn name(&self) -> &str {
+        self.controller.name()
+    }
+
+    fn wait_for_sync(&self, timeout: Duration) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(self.controller.wait_for_sync(timeout))
+    }
+
+    fn run(&self, workers: usize, stop: Stop, drain: Duration) -> BoxFuture<'_, bool> {
+        let workers = self.controller.workers().unwrap_or(workers);
+        let reconciler = Arc::clone(&self.reconciler);
+        Box::pin(async move {
+            let stopped = async move { stop.wait().await };
+            self.controller.run(reconciler, workers, stopped, drain).await
+        })
+    }
+}
+
+/// Owns a process's client, informer factory, metrics, health and controllers. See the module
+/// docs for what it shares and the order of events of [`Manager::run`].
 pub struct Manager {
     client: Client,
     factory: InformerFactory<ClientListWatchSource>,
     health: Health,
-    metrics: Metrics,
+    metrics: ProcessMetrics,
+    identity: String,
     options: ManagerOptions,
+    controllers: Vec<Box<dyn Runnable>>,
 }
 
 impl std::fmt::Debug for Manager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.controllers.iter().map(|c| c.name()).collect();
         f.debug_struct("Manager")
+            .field("controllers", &names)
             .field("health", &self.health)
-            .field("options", &self.options)
+            .field("identity", &self.identity)
             .finish_non_exhaustive()
     }
 }
 
 impl Manager {
-    /// A manager over `client` whose informers come from `factory` (the generated factory's
-    /// `generic()`), reporting readiness into `health` and leadership into `metrics`.
-    pub fn new(
-        client: Client,
-        factory: InformerFactory<ClientListWatchSource>,
-        health: Health,
-        metrics: Metrics,
-        options: ManagerOptions,
-    ) -> Manager {
-        Manager {
-            client,
-            factory,
-            health,
-            metrics,
-            options,
-        }
-    }
-
-    /// Runs `controller` with `reconciler` until `shutdown` resolves (or leadership is lost).
+    /// A manager over the API server of `config`: builds the client (its `rest_client_*`
+    /// series recorded into the manager's registry) and one informer factory (its
+    /// `informer_*` series too).
     ///
     /// # Errors
-    /// The caches did not sync, leader election failed, or leadership was lost; `Ok(())` after a
-    /// clean shutdown.
-    pub async fn run<K: Object, R: Reconciler<K>>(
-        &self,
-        controller: &Controller<K>,
-        reconciler: Arc<R>,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> Result<(), Error> {
+    /// [`Error::ClientBuildFailed`] when the client cannot be built from `config`.
+    pub fn new(mut config: Config, options: ManagerOptions) -> Result<Manager, Error> {
+        let metrics = ProcessMetrics::default();
+        config.metrics = metrics.client().clone();
+        let client = Client::new(config).map_err(|source| Error::ClientBuildFailed { source })?;
+        let factory_options = options.factory.clone().metrics(metrics.informers().clone());
+        let factory = InformerFactory::new(ClientListWatchSource::new(client.clone()), factory_options);
+        let identity = options.identity.clone().unwrap_or_else(default_identity);
+        Ok(Manager {
+            client,
+            factory,
+            health: Health::default(),
+            metrics,
+            identity,
+            options,
+            controllers: Vec::new(),
+        })
+    }
+
+    /// The client every piece of the manager uses (writes, leader election, Events).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The one informer factory; wrap it in a generated `SharedInformerFactory` with
+    /// `SharedInformerFactory::from(manager.factory().clone())` for typed accessors.
+    pub fn factory(&self) -> &InformerFactory<ClientListWatchSource> {
+        &self.factory
+    }
+
+    /// Reads from the manager's informers, writes to the server: controller-runtime's
+    /// delegating client.
+    pub fn cached_client(&self) -> CachedClient {
+        CachedClient::new(
+            self.client.clone(),
+            self.factory.clone(),
+            self.options.cache_sync_timeout,
+        )
+    }
+
+    /// The process's metrics registry (to register the application's own series, or read
+    /// what a scrape would show).
+    pub fn metrics(&self) -> &ProcessMetrics {
+        &self.metrics
+    }
+
+    /// Readiness and liveness as the probes report them.
+    pub fn health(&self) -> &Health {
+        &self.health
+    }
+
+    /// An Event recorder for `component`, reporting this replica's identity.
+    pub fn recorder(&self, component: &str) -> Recorder {
+        Recorder::new(self.client.clone(), component, &self.identity)
+    }
+
+    /// A builder for the controller `name` of the primary kind `K`, with the manager's metrics
+    /// (labelled `controller="<name>"`) and an Event recorder for terminal errors. Hand the
+    /// built controller to [`Manager::add`].
+    pub fn controller<K: Object>(&self, name: &str, primary: &SharedIndexInformer<K>) -> Builder<K> {
+        Controller::builder(name, primary)
+            .metrics(&self.metrics)
+            .recorder(self.recorder(name))
+    }
+
+    /// Adds `controller`, reconciled by `reconciler`, to what [`Manager::run`] runs.
+    pub fn add<K: Object, R: Reconciler<K>>(&mut self, controller: Controller<K>, reconciler: R) {
+        self.controllers.push(Box::new(Managed {
+            controller,
+            reconciler: Arc::new(reconciler),
+        }));
+    }
+
+    /// Runs every added controller until `shutdown` resolves (or leadership is lost); see the
+    /// module docs for the order of events.
+    ///
+    /// # Errors
+    /// An endpoint could not be bound, the caches did not sync, leader election failed, or
+    /// leadership was lost; `Ok(())` after a clean shutdown.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), Error> {
+        let servers = self.serve_endpoints().await?;
         let stop = Stop::new();
         let trigger = stop.clone();
         let shutdown_task = tokio::spawn(async move {
@@ -141,16 +327,10 @@ impl Manager {
             trigger.trigger();
         });
         self.factory.start();
-        tracing::info!(controller = controller.name(), "waiting for caches");
-        let synced = tokio::select! {
-            synced = controller.wait_for_sync(self.options.cache_sync_timeout) => synced,
-            () = stop.wait() => Ok(()),
-        };
-        let result = match synced {
+        let result = match self.wait_for_sync(&stop).await {
             Ok(()) if !stop.is_triggered() => {
                 self.health.set_ready(true);
-                tracing::info!(controller = controller.name(), "caches synced");
-                self.work(controller, reconciler, &stop).await
+                self.work(&stop).await
             }
             Ok(()) => Ok(()),
             Err(error) => Err(error),
@@ -158,34 +338,71 @@ impl Manager {
         self.health.set_ready(false);
         self.factory.shutdown().await;
         shutdown_task.abort();
+        servers.iter().for_each(JoinHandle::abort);
         result
     }
 
+    /// Waits for every controller's caches, or for `stop`.
+    async fn wait_for_sync(&self, stop: &Stop) -> Result<(), Error> {
+        let timeout = self.options.cache_sync_timeout;
+        let names: Vec<&str> = self.controllers.iter().map(|c| c.name()).collect();
+        tracing::info!(controllers = ?names, "waiting for caches");
+        let synced = join_all(self.controllers.iter().map(|c| c.wait_for_sync(timeout)));
+        tokio::select! {
+            results = synced => {
+                results.into_iter().collect::<Result<Vec<()>, Error>>()?;
+                tracing::info!("caches synced");
+                Ok(())
+            }
+            () = stop.wait() => Ok(()),
+        }
+    }
+
+    /// Serves the probes and `/metrics` on their addresses, each if set.
+    async fn serve_endpoints(&self) -> Result<Vec<JoinHandle<()>>, Error> {
+        let wanted = [
+            (self.options.health_probe_bind_address, Endpoints::health(self.health.clone())),
+            (self.options.metrics_bind_address, Endpoints::metrics(self.metrics.clone())),
+        ];
+        let mut servers = Vec::new();
+        for (addr, endpoints) in wanted {
+            let Some(addr) = addr else { continue };
+            let listener = match TcpListener::bind(addr).await {
+                Ok(listener) => listener,
+                Err(source) => {
+                    servers.iter().for_each(JoinHandle::abort);
+                    return Err(Error::BindFailed { addr, source });
+                }
+            };
+            let bound = listener.local_addr().unwrap_or(addr);
+            tracing::info!(addr = %bound, "serving endpoints");
+            servers.push(tokio::spawn(endpoints.serve(listener)));
+        }
+        Ok(servers)
+    }
+
+    /// Runs every controller's workers until `stop`, and drains them.
+    async fn run_controllers(&self, until: Stop) {
+        let (workers, drain) = (self.options.workers, self.options.shutdown_timeout);
+        let runs = self
+            .controllers
+            .iter()
+            .map(|controller| controller.run(workers, until.clone(), drain));
+        join_all(runs).await;
+    }
+
     /// Runs the workers: until shutdown, or (with leader election) while holding the Lease.
-    async fn work<K: Object, R: Reconciler<K>>(
-        &self,
-        controller: &Controller<K>,
-        reconciler: Arc<R>,
-        stop: &Stop,
-    ) -> Result<(), Error> {
+    async fn work(&self, stop: &Stop) -> Result<(), Error> {
         let Some(election) = self.options.leader_election.clone() else {
-            controller
-                .run(
-                    reconciler,
-                    self.options.workers,
-                    stop.wait(),
-                    self.options.shutdown_timeout,
-                )
-                .await;
+            self.run_controllers(stop.clone()).await;
             return Ok(());
         };
+        let lease = election.lock_name.clone();
         let elector = LeaderElector::new(self.client.clone(), election)
             .map_err(|source| Error::LeaderElectionFailed { source })?;
         self.health
             .set_liveness_check(Some(leader_liveness(elector.clone())));
-        let result = self
-            .work_while_leading(controller, reconciler, &elector, stop)
-            .await;
+        let result = self.work_while_leading(&elector, &lease, stop).await;
         self.health.set_liveness_check(None);
         result
     }
@@ -193,17 +410,17 @@ impl Manager {
     /// Campaigns for the Lease and runs the workers while holding it. The elector's own
     /// shutdown is "the workers have drained", so the Lease is released only after the last
     /// reconcile finished.
-    async fn work_while_leading<K: Object, R: Reconciler<K>>(
+    async fn work_while_leading(
         &self,
-        controller: &Controller<K>,
-        reconciler: Arc<R>,
         elector: &LeaderElector,
+        lease: &str,
         stop: &Stop,
     ) -> Result<(), Error> {
         let (started, mut leadership) = mpsc::unbounded_channel();
         let callbacks = Callbacks {
             started,
             metrics: self.metrics.clone(),
+            lease: lease.to_owned(),
         };
         let workers_done = Stop::new();
         let campaign = elector.run(callbacks, workers_done.wait());
@@ -213,14 +430,16 @@ impl Manager {
                 () = stop.wait() => None,
             };
             if let Some(term) = term {
-                let until = async {
+                let until = Stop::new();
+                let run = self.run_controllers(until.clone());
+                let end = async {
                     tokio::select! {
                         () = term.lost() => tracing::warn!("leadership lost; stopping workers"),
                         () = stop.wait() => {}
                     }
+                    until.trigger();
                 };
-                let (workers, timeout) = (self.options.workers, self.options.shutdown_timeout);
-                controller.run(reconciler, workers, until, timeout).await;
+                tokio::join!(run, end);
             }
             workers_done.trigger();
         };
@@ -245,17 +464,18 @@ fn leader_liveness(elector: LeaderElector) -> LivenessCheck {
 /// Hands the leadership token from the elector's callback to the work loop.
 struct Callbacks {
     started: mpsc::UnboundedSender<Leadership>,
-    metrics: Metrics,
+    metrics: ProcessMetrics,
+    lease: String,
 }
 
 impl LeaderCallbacks for Callbacks {
     fn started_leading(&self, leadership: Leadership) {
-        self.metrics.set_leader(true);
+        self.metrics.set_leader(&self.lease, true);
         let _ = self.started.send(leadership);
     }
 
     fn stopped_leading(&self) {
-        self.metrics.set_leader(false);
+        self.metrics.set_leader(&self.lease, false);
     }
 
     fn new_leader(&self, identity: &str) {
@@ -263,123 +483,22 @@ impl LeaderCallbacks for Callbacks {
     }
 }
 
-/// Serves `/healthz` + `/readyz` on `health_addr` and `/metrics` on `metrics_addr` (each if
-/// given; one address may not serve both). The servers run until their handles are aborted.
-///
-/// # Errors
-/// [`Error::BindFailed`] naming the address that could not be bound.
-pub async fn serve_endpoints(
-    health_addr: Option<SocketAddr>,
-    metrics_addr: Option<SocketAddr>,
-    health: &Health,
-    metrics: &Scrape,
-) -> Result<Vec<JoinHandle<()>>, Error> {
-    let wanted = [
-        (health_addr, Endpoints::health(health.clone())),
-        (metrics_addr, Endpoints::metrics(metrics.clone())),
-    ];
-    let mut servers = Vec::new();
-    for (addr, endpoints) in wanted {
-        let Some(addr) = addr else { continue };
-        let listener = match TcpListener::bind(addr).await {
-            Ok(listener) => listener,
-            Err(source) => {
-                servers.iter().for_each(JoinHandle::abort);
-                return Err(Error::BindFailed { addr, source });
-            }
-        };
-        tracing::info!(%addr, "serving endpoints");
-        servers.push(tokio::spawn(endpoints.serve(listener)));
-    }
-    Ok(servers)
+/// `<host name>_<pid and nanoseconds in hex>`: unique per process, readable in
+/// `kubectl get lease -o yaml` and in Events. In a pod the host name is the pod's name.
+pub fn default_identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "kubegen".to_owned());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!("{host}_{:x}{nanos:x}", std::process::id())
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    use kubegen_cache::FactoryOptions;
-    use kubegen_client::{CreateOptions, ResourceClient};
-
-    use super::*;
-    use crate::{Action, Context};
-
-    /// Counts reconciles and whether `/readyz` was ready during each.
-    struct Probe {
-        health: Health,
-        ready_calls: AtomicUsize,
-    }
-
-    impl Reconciler<ConfigMap> for Probe {
-        type Error = std::fmt::Error;
-
-        async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, Self::Error> {
-            if self.health.is_ready() {
-                self.ready_calls.fetch_add(1, Ordering::SeqCst);
-            }
-            Ok(Action::Done)
-        }
-    }
-
-    fn named(namespace: Option<&str>, name: &str) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(name.into()),
-            namespace: namespace.map(Into::into),
-            ..ObjectMeta::default()
-        }
-    }
-
-    #[tokio::test]
-    async fn runs_workers_after_sync_and_stops_cleanly_on_shutdown() {
-        let client = kubegen_fake::FakeClient::new().client();
-        let namespace = Namespace {
-            metadata: named(None, "ns"),
-            ..Namespace::default()
-        };
-        ResourceClient::cluster(client.clone())
-            .create(&namespace, &CreateOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let configmap = ConfigMap {
-            metadata: named(Some("ns"), "cm"),
-            ..ConfigMap::default()
-        };
-        ResourceClient::namespaced(client.clone(), "ns")
-            .create(&configmap, &CreateOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let factory = InformerFactory::new(
-            ClientListWatchSource::new(client.clone()),
-            FactoryOptions::default(),
-        );
-        let controller = Controller::builder("test", &factory.informer::<ConfigMap>())
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let health = Health::default();
-        let probe = Arc::new(Probe {
-            health: health.clone(),
-            ready_calls: AtomicUsize::new(0),
-        });
-        let manager = Manager::new(
-            client,
-            factory,
-            health.clone(),
-            Metrics::default(),
-            ManagerOptions::default(),
-        );
-        let watched = Arc::clone(&probe);
-        let shutdown = async move {
-            while watched.ready_calls.load(Ordering::SeqCst) < 1 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        };
-        let run = manager.run(&controller, Arc::clone(&probe), shutdown);
-        let result = tokio::time::timeout(Duration::from_secs(10), run).await;
-        assert!(matches!(result, Ok(Ok(()))), "{result:?}");
-        assert_eq!(probe.ready_calls.load(Ordering::SeqCst), 1);
-        assert!(!health.is_ready(), "not ready after shutdown");
-        assert!(controller.queue().is_shutting_down());
-    }
-}
+#[path = "manager_tests.rs"]
+mod tests;

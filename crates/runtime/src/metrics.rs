@@ -1,22 +1,29 @@
-//! The process's metrics: each controller's own series ([`Metrics`]) and the one
-//! `prometheus_client` registry every crate registers into ([`ProcessMetrics`]), which `/metrics`
-//! serves in the OpenMetrics text format. The counterpart of controller-runtime's
-//! `pkg/metrics` (one global registry, `controller_runtime_reconcile_*` families).
+//! The process's metrics: the one `prometheus_client` registry every crate registers into
+//! ([`ProcessMetrics`]), which `/metrics` serves in the OpenMetrics text format, and each
+//! controller's handle on controller-runtime's reconcile families ([`Metrics`]). The counterpart
+//! of controller-runtime's `pkg/metrics` and `pkg/internal/controller/metrics`.
 //!
 //! Operators ask three questions of a controller: is it doing work, is the work failing, and how
-//! long does it take. The reconcile counters and the duration histogram answer them; the
-//! workqueue's metrics (depth, latency, retries), the informers' (lists, watches, handler
-//! backlogs) and the client's request metrics sit in the same registry, so one scrape shows the
-//! whole pipeline. The names follow controller-runtime (`controller_runtime_reconcile_*`) with
-//! the controller's own prefix (`image_police_reconcile_total`).
+//! long does it take. controller-runtime's families answer them, under the names and labels its
+//! users' dashboards and alerts already query:
 //!
-//! # Differences from controller-runtime
-//! controller-runtime labels one family by `controller`; here each process names its series by
-//! a prefix of its own, so the dashboards of an existing controller (image-police) keep working.
+//! | family | labels | meaning |
+//! |---|---|---|
+//! | `controller_runtime_reconcile_total` | `controller`, `result` | reconciles by result: `success`, `error`, `requeue_after` |
+//! | `controller_runtime_reconcile_errors_total` | `controller` | reconciles that returned an error (or panicked) |
+//! | `controller_runtime_terminal_reconcile_errors_total` | `controller` | errors the reconciler called terminal: not retried |
+//! | `controller_runtime_reconcile_panics_total` | `controller` | reconciles that panicked |
+//! | `controller_runtime_reconcile_time_seconds` | `controller` | histogram of reconcile durations |
+//! | `controller_runtime_active_workers` | `controller` | reconciles running right now |
+//! | `controller_runtime_max_concurrent_reconciles` | `controller` | the controller's worker count |
+//! | `leader_election_master_status` | `name` | 1 while this replica holds the Lease `name` (client-go's) |
+//!
+//! The workqueue's (`workqueue_*{name}`), the informers' (`informer_*`) and the REST client's
+//! (`rest_client_*`) series sit in the same registry, so one scrape shows the whole pipeline.
 //!
 //! # Cost
-//! Counters and gauges are atomics; the duration histogram takes `prometheus_client`'s short
-//! mutex once per reconcile.
+//! Counters and gauges are atomics behind a label lookup; the duration histogram takes
+//! `prometheus_client`'s short mutex once per reconcile.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -25,6 +32,7 @@ use std::time::Duration;
 use kubegen_cache::InformerMetrics;
 use kubegen_client::ClientMetrics;
 use kubegen_workqueue::PrometheusMetrics;
+use parking_lot::RwLock;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -32,209 +40,318 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-/// Upper bounds (seconds) of the reconcile duration histogram buckets.
-const BUCKETS: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+/// Upper bounds (seconds) of the reconcile duration buckets: controller-runtime's.
+const BUCKETS: [f64; 25] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 60.0,
 ];
 
 /// The `Content-Type` of a scrape: the OpenMetrics text format that `prometheus_client` writes.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// How one reconcile ended.
+/// How one reconcile ended, as `controller_runtime_reconcile_total`'s `result` label says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Done; the key is forgotten by the rate limiter.
+    /// `Ok(Action::Done)`, or the object was gone.
     Success,
-    /// Failed; the key is requeued with backoff.
+    /// `Ok(Action::RequeueAfter(_))`.
+    RequeueAfter,
+    /// An error, retried with backoff or after a delay.
     Error,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabel {
-    result: &'static str,
+    /// An error the reconciler called terminal: not retried.
+    Terminal,
+    /// The reconcile panicked; retried with backoff.
+    Panic,
 }
 
 impl Outcome {
-    fn label(self) -> ResultLabel {
-        let result = match self {
+    fn result(self) -> &'static str {
+        match self {
             Outcome::Success => "success",
-            Outcome::Error => "error",
-        };
-        ResultLabel { result }
+            Outcome::RequeueAfter => "requeue_after",
+            Outcome::Error | Outcome::Terminal | Outcome::Panic => "error",
+        }
     }
 }
 
-/// A controller's own series. Cheap to clone: clones share the series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabel {
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeaseLabel {
+    name: String,
+}
+
+/// controller-runtime's reconcile families, shared by every controller of the process.
+#[derive(Clone, Debug)]
+struct Families {
+    reconciles: Family<ResultLabels, Counter>,
+    errors: Family<ControllerLabel, Counter>,
+    terminal_errors: Family<ControllerLabel, Counter>,
+    panics: Family<ControllerLabel, Counter>,
+    time: Family<ControllerLabel, Histogram>,
+    active_workers: Family<ControllerLabel, Gauge>,
+    max_concurrent: Family<ControllerLabel, Gauge>,
+}
+
+impl Default for Families {
+    fn default() -> Self {
+        Families {
+            reconciles: Family::default(),
+            errors: Family::default(),
+            terminal_errors: Family::default(),
+            panics: Family::default(),
+            time: Family::new_with_constructor(|| Histogram::new(BUCKETS)),
+            active_workers: Family::default(),
+            max_concurrent: Family::default(),
+        }
+    }
+}
+
+impl Families {
+    fn register(&self, registry: &mut Registry) {
+        let runtime = registry.sub_registry_with_prefix("controller_runtime");
+        runtime.register(
+            "reconcile",
+            "Total number of reconciliations per controller",
+            self.reconciles.clone(),
+        );
+        runtime.register(
+            "reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            self.errors.clone(),
+        );
+        runtime.register(
+            "terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            self.terminal_errors.clone(),
+        );
+        runtime.register(
+            "reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            self.panics.clone(),
+        );
+        runtime.register(
+            "reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            self.time.clone(),
+        );
+        runtime.register(
+            "active_workers",
+            "Number of currently used workers per controller",
+            self.active_workers.clone(),
+        );
+        runtime.register(
+            "max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            self.max_concurrent.clone(),
+        );
+    }
+}
+
+/// One controller's handle on the reconcile families: every series it touches carries
+/// `controller="<its name>"`. Cheap to clone: clones share the series.
 #[derive(Clone, Debug)]
 pub struct Metrics {
-    /// `<prefix>_reconcile_total{result}`.
-    reconciles: Family<ResultLabel, Counter>,
-    reconcile_errors: Counter,
-    /// Reconciles running right now. Invariant: never negative.
-    in_flight: Gauge,
-    leader: Gauge,
-    duration: Histogram,
+    families: Families,
+    label: ControllerLabel,
 }
 
 impl Default for Metrics {
+    /// Series of their own, registered nowhere (a controller built without a manager).
     fn default() -> Self {
         Metrics {
-            reconciles: Family::default(),
-            reconcile_errors: Counter::default(),
-            in_flight: Gauge::default(),
-            leader: Gauge::default(),
-            duration: Histogram::new(BUCKETS),
+            families: Families::default(),
+            label: ControllerLabel {
+                controller: String::new(),
+            },
         }
     }
 }
 
 impl Metrics {
-    /// Registers the `<prefix>_*` families in `registry`.
-    pub fn register(&self, prefix: &str, registry: &mut Registry) {
-        let prefixed = registry.sub_registry_with_prefix(prefix);
-        prefixed.register("reconcile", "Reconciles by result", self.reconciles.clone());
-        prefixed.register(
-            "reconcile_errors",
-            "Reconciles that failed and were requeued",
-            self.reconcile_errors.clone(),
-        );
-        prefixed.register(
-            "reconcile_duration_seconds",
-            "Time spent in one reconcile",
-            self.duration.clone(),
-        );
-        prefixed.register(
-            "reconciles_in_flight",
-            "Reconciles running right now",
-            self.in_flight.clone(),
-        );
-        prefixed.register(
-            "leader",
-            "1 while this replica holds the leader Lease",
-            self.leader.clone(),
-        );
+    /// The same families, labelled for the controller `name`.
+    #[must_use]
+    pub fn for_controller(&self, name: &str) -> Metrics {
+        Metrics {
+            families: self.families.clone(),
+            label: ControllerLabel {
+                controller: name.to_owned(),
+            },
+        }
+    }
+
+    /// Records how many workers the controller runs.
+    pub fn set_max_concurrent_reconciles(&self, workers: usize) {
+        let workers = i64::try_from(workers).unwrap_or(i64::MAX);
+        self.families
+            .max_concurrent
+            .get_or_create(&self.label)
+            .set(workers);
     }
 
     /// Marks the start of a reconcile; [`observe_reconcile`](Self::observe_reconcile) ends it.
     pub fn reconcile_started(&self) {
-        self.in_flight.inc();
+        self.families.active_workers.get_or_create(&self.label).inc();
     }
 
     /// How many reconciles are running right now.
     pub fn in_flight(&self) -> u64 {
-        u64::try_from(self.in_flight.get()).unwrap_or(0)
+        let active = self.families.active_workers.get_or_create(&self.label).get();
+        u64::try_from(active).unwrap_or(0)
     }
 
-    /// How many reconciles have finished, successfully or not.
+    /// How many reconciles have finished, whatever their outcome.
     pub fn reconciles_finished(&self) -> u64 {
-        [Outcome::Success, Outcome::Error]
+        ["success", "requeue_after", "error"]
             .into_iter()
-            .map(|outcome| self.reconciles.get_or_create(&outcome.label()).get())
+            .map(|result| self.reconciles(result))
             .sum()
+    }
+
+    /// How many reconciles finished with `result` (`success`, `requeue_after`, `error`).
+    pub fn reconciles(&self, result: &'static str) -> u64 {
+        let labels = ResultLabels {
+            controller: self.label.controller.clone(),
+            result,
+        };
+        self.families.reconciles.get_or_create(&labels).get()
+    }
+
+    /// How many errors were terminal (not retried).
+    pub fn terminal_errors(&self) -> u64 {
+        self.families
+            .terminal_errors
+            .get_or_create(&self.label)
+            .get()
     }
 
     /// Records one finished reconcile (started with [`reconcile_started`](Self::reconcile_started)).
     pub fn observe_reconcile(&self, outcome: Outcome, took: Duration) {
         // Saturating: a reconcile observed without a start must not take the gauge below zero.
-        let _ = self
-            .in_flight
+        let active = self.families.active_workers.get_or_create(&self.label);
+        let _ = active
             .inner()
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 Some((n - 1).max(0))
             });
-        self.reconciles.get_or_create(&outcome.label()).inc();
-        if outcome == Outcome::Error {
-            self.reconcile_errors.inc();
+        let labels = ResultLabels {
+            controller: self.label.controller.clone(),
+            result: outcome.result(),
+        };
+        self.families.reconciles.get_or_create(&labels).inc();
+        if matches!(
+            outcome,
+            Outcome::Error | Outcome::Terminal | Outcome::Panic
+        ) {
+            self.families.errors.get_or_create(&self.label).inc();
         }
-        self.duration.observe(took.as_secs_f64());
+        match outcome {
+            Outcome::Terminal => {
+                self.families.terminal_errors.get_or_create(&self.label).inc();
+            }
+            Outcome::Panic => {
+                self.families.panics.get_or_create(&self.label).inc();
+            }
+            _ => {}
+        }
+        self.families
+            .time
+            .get_or_create(&self.label)
+            .observe(took.as_secs_f64());
     }
-
-    /// Sets whether this replica currently holds the leader Lease (1) or not (0).
-    pub fn set_leader(&self, leader: bool) {
-        self.leader.set(i64::from(leader));
-    }
 }
 
-/// An application's own series, registered next to the runtime's in the one registry.
-pub trait AppMetrics: Clone + Default + Send + Sync + 'static {
-    /// The prefix of the controller's series: `<PREFIX>_reconcile_total`, ...
-    const PREFIX: &'static str;
-
-    /// Registers the application's families (under any names it likes).
-    fn register(&self, registry: &mut Registry);
-}
-
-/// No series of the application's own; the controller's series are `controller_*`.
-impl AppMetrics for () {
-    const PREFIX: &'static str = "controller";
-
-    fn register(&self, _registry: &mut Registry) {}
-}
-
-/// Every metric of the process, registered in one registry: the controller's own, the REST
-/// client's (`rest_client_*`), the workqueue's (`workqueue_*`), the informers'
-/// (`informer_*`) and the application's `A`. Built once in `main`; each piece gets its part.
-/// Cheap to clone: clones share the series and the registry.
+/// Every metric of the process, registered in one registry: controller-runtime's reconcile
+/// families ([`Metrics`], one label value per controller), the REST client's (`rest_client_*`),
+/// the workqueue's (`workqueue_*`), the informers' (`informer_*`), leader election's, and
+/// whatever the application registers with [`register`](Self::register). A
+/// [`crate::Manager`] builds it and wires every piece; cheap to clone (clones share it).
 #[derive(Clone, Debug)]
-pub struct ProcessMetrics<A = ()> {
-    /// The controller's own series.
-    pub controller: Metrics,
-    /// Given to the client through `Config::metrics`.
-    pub client: ClientMetrics,
-    /// Given to the workqueue.
-    pub queues: PrometheusMetrics,
-    /// Given to the informer factory.
-    pub informers: InformerMetrics,
-    /// The application's own series.
-    pub app: A,
-    /// All of the above, registered once.
-    scrape: Scrape,
+pub struct ProcessMetrics {
+    controllers: Metrics,
+    client: ClientMetrics,
+    queues: PrometheusMetrics,
+    informers: InformerMetrics,
+    leader: Family<LeaseLabel, Gauge>,
+    registry: Arc<RwLock<Registry>>,
 }
 
-impl<A: AppMetrics> Default for ProcessMetrics<A> {
+impl Default for ProcessMetrics {
     fn default() -> Self {
-        let (controller, client) = (Metrics::default(), ClientMetrics::default());
-        let (queues, informers) = (PrometheusMetrics::new(), InformerMetrics::default());
-        let app = A::default();
+        let controllers = Metrics::default();
+        let (client, queues) = (ClientMetrics::default(), PrometheusMetrics::new());
+        let (informers, leader) = (InformerMetrics::default(), Family::default());
         let mut registry = Registry::default();
-        controller.register(A::PREFIX, &mut registry);
-        app.register(&mut registry);
+        controllers.families.register(&mut registry);
         client.register(&mut registry);
         queues.register(&mut registry);
         informers.register(&mut registry);
+        registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            leader.clone(),
+        );
         ProcessMetrics {
-            controller,
+            controllers,
             client,
             queues,
             informers,
-            app,
-            scrape: Scrape(Arc::new(registry)),
+            leader,
+            registry: Arc::new(RwLock::new(registry)),
         }
     }
 }
 
-impl<A> ProcessMetrics<A> {
-    /// The registry, for `/metrics`.
-    pub fn scrape(&self) -> Scrape {
-        self.scrape.clone()
+impl ProcessMetrics {
+    /// The reconcile series of the controller `name`.
+    pub fn controller(&self, name: &str) -> Metrics {
+        self.controllers.for_controller(name)
+    }
+
+    /// What the REST client records into (`Config::metrics`).
+    pub fn client(&self) -> &ClientMetrics {
+        &self.client
+    }
+
+    /// What workqueues record into.
+    pub fn queues(&self) -> &PrometheusMetrics {
+        &self.queues
+    }
+
+    /// What the informer factory records into (`FactoryOptions::metrics`).
+    pub fn informers(&self) -> &InformerMetrics {
+        &self.informers
+    }
+
+    /// Sets whether this replica holds the Lease `name` (1) or not (0).
+    pub fn set_leader(&self, name: &str, leader: bool) {
+        let label = LeaseLabel {
+            name: name.to_owned(),
+        };
+        self.leader.get_or_create(&label).set(i64::from(leader));
+    }
+
+    /// Registers the application's own families next to the runtime's, e.g.
+    /// `metrics.register(|registry| registry.register("shop_orders", "Orders seen", orders.clone()))`.
+    pub fn register(&self, register: impl FnOnce(&mut Registry)) {
+        register(&mut self.registry.write());
     }
 
     /// The scrape body: every registered family in the OpenMetrics text format, `# EOF` last.
     pub fn encode(&self) -> String {
-        self.scrape.encode()
-    }
-}
-
-/// The one registry, read-only once built: what `/metrics` serves.
-#[derive(Clone, Debug)]
-pub struct Scrape(Arc<Registry>);
-
-impl Scrape {
-    /// Every registered family in the OpenMetrics text format, `# EOF` last.
-    pub fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail; an error here would be a bug in an encoder.
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.0) {
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.registry.read())
+        {
             tracing::error!(%error, "encoding metrics failed");
         }
         out

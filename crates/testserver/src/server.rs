@@ -139,6 +139,29 @@ impl TestServer {
         serde_yaml::to_string(&config).unwrap_or_default()
     }
 
+    /// An administrator's client configuration for this server (what
+    /// [`TestServer::kubeconfig_yaml`] says), e.g. for `kubegen_runtime::Manager::new`.
+    pub fn config(&self) -> kubegen_client::Config {
+        let kubeconfig = kubegen_client::Kubeconfig::parse(&self.kubeconfig_yaml(), Path::new("."));
+        let config = kubeconfig.and_then(|kubeconfig| {
+            kubegen_client::Config::from_kubeconfig(
+                &kubeconfig,
+                &kubegen_client::LoadOptions::default(),
+            )
+        });
+        // The kubeconfig is written above from the server's own URL, CA and token.
+        #[allow(clippy::expect_used)]
+        config.expect("the test server's own kubeconfig is valid")
+    }
+
+    /// An administrator's client for this server.
+    pub fn client(&self) -> kubegen_client::Client {
+        // A client from a valid configuration only fails to build without a TLS provider,
+        // which kubegen-client always compiles in.
+        #[allow(clippy::expect_used)]
+        kubegen_client::Client::new(self.config()).expect("a client for the test server")
+    }
+
     /// Writes [`TestServer::kubeconfig_yaml`] to `path`.
     ///
     /// # Errors

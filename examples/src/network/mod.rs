@@ -52,8 +52,7 @@ impl NetworkController {
         namespace: Option<String>,
         trace: PipelineTrace,
     ) -> anyhow::Result<NetworkController> {
-        let mut options = FactoryOptions::default();
-        options.namespace = namespace;
+        let options = FactoryOptions::default().namespace(namespace);
         let factory = SharedInformerFactory::new(client, options);
         let networks = factory.samplecrd_v1().networks().informer();
         networks.add_event_handler(TracingHandler { trace })?;

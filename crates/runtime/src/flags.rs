@@ -1,0 +1,371 @@
+//! The command-line flags every operator binary has, spelled as controller-runtime and
+//! client-go spell them, so manifests, Helm charts and runbooks written for Go operators work
+//! unchanged: `#[command(flatten)] manager: ManagerFlags` in the binary's clap `Parser`.
+//!
+//! | flag | default | meaning |
+//! |---|---|---|
+//! | `--kubeconfig`, `--context`, `--master` | | client-go's: which cluster (default: `$KUBECONFIG`, `~/.kube/config`, in-cluster) |
+//! | `--metrics-bind-address` | `:8080` | where `/metrics` is served; `0` disables it |
+//! | `--health-probe-bind-address` | `:8081` | where `/healthz` and `/readyz` are served; `0` disables them |
+//! | `--leader-elect` | off | run the controllers only while holding a Lease |
+//! | `--leader-elect-resource-namespace` | the pod's namespace | where the Lease lives |
+//! | `--leader-elect-resource-name` | the operator's name | the Lease's name |
+//! | `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period` | `15s`, `10s`, `2s` | component-base's timings |
+//! | `--log-level` (also `--zap-log-level`) | `info` | `error`, `warn`, `info`, `debug`, `trace`; `RUST_LOG` overrides it |
+//! | `--log-format` | `json` (`text` on a terminal) | JSON: one object per line, the message at the top level |
+//!
+//! Addresses are Go's: `:8080` listens on every interface, `127.0.0.1:8080` or `localhost:8080`
+//! on loopback, `0` (or an empty value) disables the endpoint. Durations are Go's
+//! `time.ParseDuration` spelling: `90s`, `1m30s`, `1h`, `500ms`, `1.5s`.
+
+use std::io::IsTerminal as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use kubegen_client::{Config, LoadOptions};
+use kubegen_leaderelection::LeaderElectionConfig;
+use tracing_subscriber::EnvFilter;
+
+use crate::error::Error;
+use crate::manager::{ManagerOptions, default_identity};
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// JSON when stderr is not a terminal (in a pod), text when it is (a developer's shell).
+    Auto,
+    /// One JSON object per line (`{"timestamp":..,"level":"INFO","message":..,..}`).
+    Json,
+    /// Human-readable lines.
+    Text,
+}
+
+/// The flags of a manager: connection, endpoints, leader election and logging.
+#[derive(Args, Clone, Debug)]
+pub struct ManagerFlags {
+    /// Path to a kubeconfig. Default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use instead of the current one.
+    #[arg(long)]
+    pub context: Option<String>,
+
+    /// The API server's URL; overrides the kubeconfig's.
+    #[arg(long)]
+    pub master: Option<String>,
+
+    /// The address `/metrics` is served on (`:8080`, `127.0.0.1:8080`); `0` disables it.
+    #[arg(long, default_value = ":8080", value_parser = parse_bind_address)]
+    pub metrics_bind_address: BindAddress,
+
+    /// The address `/healthz` and `/readyz` are served on; `0` disables them.
+    #[arg(long, default_value = ":8081", value_parser = parse_bind_address)]
+    pub health_probe_bind_address: BindAddress,
+
+    /// Run the controllers only while holding the leader Lease (needed with more than one replica).
+    #[arg(long)]
+    pub leader_elect: bool,
+
+    /// The namespace of the leader Lease. Default: the namespace the process runs in.
+    #[arg(long)]
+    pub leader_elect_resource_namespace: Option<String>,
+
+    /// The name of the leader Lease. Default: the operator's name.
+    #[arg(long)]
+    pub leader_elect_resource_name: Option<String>,
+
+    /// How long standby replicas wait after the leader's last renewal they saw before taking over.
+    #[arg(long, default_value = "15s", value_parser = parse_go_duration)]
+    pub leader_elect_lease_duration: Duration,
+
+    /// How long the leader retries a failing renewal before it stops leading.
+    #[arg(long, default_value = "10s", value_parser = parse_go_duration)]
+    pub leader_elect_renew_deadline: Duration,
+
+    /// The pause between attempts to acquire or renew the Lease.
+    #[arg(long, default_value = "2s", value_parser = parse_go_duration)]
+    pub leader_elect_retry_period: Duration,
+
+    /// The least severe level logged: error, warn, info, debug or trace. RUST_LOG, when set, wins.
+    #[arg(long, alias = "zap-log-level", default_value = "info")]
+    pub log_level: String,
+
+    /// The log line format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+}
+
+/// A parsed bind address: `None` when the endpoint is disabled (`0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindAddress(pub Option<SocketAddr>);
+
+impl ManagerFlags {
+    /// Installs the process's log subscriber: level from `--log-level` (or `RUST_LOG`), format
+    /// from `--log-format`, written to stderr. Call it once, first thing in `main`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidFlag`] for a level that does not parse; [`Error::LoggingFailed`] when a
+    /// subscriber is already installed.
+    pub fn init_logging(&self) -> Result<(), Error> {
+        let filter = match EnvFilter::try_from_default_env() {
+            Ok(filter) => filter,
+            Err(_) => EnvFilter::try_new(&self.log_level).map_err(|error| Error::InvalidFlag {
+                flag: "--log-level",
+                reason: error.to_string(),
+            })?,
+        };
+        let json = match self.log_format {
+            LogFormat::Json => true,
+            LogFormat::Text => false,
+            LogFormat::Auto => !std::io::stderr().is_terminal(),
+        };
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr);
+        let installed = if json {
+            builder.json().flatten_event(true).try_init()
+        } else {
+            builder.try_init()
+        };
+        installed.map_err(|error| Error::LoggingFailed {
+            reason: error.to_string(),
+        })
+    }
+
+    /// The client configuration `--kubeconfig`, `--context` and `--master` select (client-go's
+    /// precedence when none is given).
+    ///
+    /// # Errors
+    /// [`Error::ConfigLoadFailed`] naming what could not be read.
+    pub async fn load_config(&self) -> Result<Config, Error> {
+        let mut load = LoadOptions::default();
+        load.kubeconfig_path = self.kubeconfig.clone();
+        load.context = self.context.clone();
+        load.master_url = self.master.clone();
+        Config::load(&load)
+            .await
+            .map_err(|source| Error::ConfigLoadFailed { source })
+    }
+
+    /// The manager options these flags describe, for the operator `name` (the default Lease
+    /// name); the Lease's namespace defaults to `config`'s namespace (in a pod: its own).
+    ///
+    /// # Errors
+    /// [`Error::InvalidFlag`] when the leader election timings contradict each other.
+    pub fn options(&self, config: &Config, name: &str) -> Result<ManagerOptions, Error> {
+        let identity = default_identity();
+        let election = if self.leader_elect {
+            let namespace = self
+                .leader_elect_resource_namespace
+                .as_deref()
+                .unwrap_or_else(|| config.default_namespace());
+            let lease = self.leader_elect_resource_name.as_deref().unwrap_or(name);
+            let mut election = LeaderElectionConfig::new(namespace, lease, &identity);
+            election.release_on_cancel = true;
+            election.lease_duration = self.leader_elect_lease_duration;
+            election.renew_deadline = self.leader_elect_renew_deadline;
+            election.retry_period = self.leader_elect_retry_period;
+            election.validate().map_err(|error| Error::InvalidFlag {
+                flag: "--leader-elect-*",
+                reason: error.to_string(),
+            })?;
+            Some(election)
+        } else {
+            None
+        };
+        Ok(ManagerOptions::default()
+            .identity(&identity)
+            .leader_election(election)
+            .metrics_bind_address(self.metrics_bind_address.0)
+            .health_probe_bind_address(self.health_probe_bind_address.0))
+    }
+}
+
+/// Parses a Go listen address: `0` or empty disables; `:8080` is every interface; a host may be
+/// an IP address or `localhost`.
+///
+/// # Errors
+/// A message saying what is wrong with `value`.
+pub fn parse_bind_address(value: &str) -> Result<BindAddress, String> {
+    let value = value.trim();
+    if value.is_empty() || value == "0" {
+        return Ok(BindAddress(None));
+    }
+    let bad = || format!("{value:?} is not an address like :8080, 127.0.0.1:8080 or 0");
+    if let Ok(addr) = value.parse::<SocketAddr>() {
+        return Ok(BindAddress(Some(addr)));
+    }
+    let (host, port) = value.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let ip = match host {
+        "" => Ipv4Addr::UNSPECIFIED,
+        "localhost" => Ipv4Addr::LOCALHOST,
+        _ => return Err(bad()),
+    };
+    Ok(BindAddress(Some(SocketAddr::from((ip, port)))))
+}
+
+/// Parses a duration as Go's `time.ParseDuration` does: a sequence of decimal numbers, each
+/// with a unit (`ns`, `us`/`µs`, `ms`, `s`, `m`, `h`), such as `1m30s`, `1.5h` or `500ms`; `0`
+/// alone is zero. Negative durations are refused (no flag here means one).
+///
+/// # Errors
+/// A message naming the value and the expected spelling.
+pub fn parse_go_duration(value: &str) -> Result<Duration, String> {
+    let bad = || format!("{value:?} is not a duration like 30s, 1m30s or 500ms");
+    let mut rest = value.trim();
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if rest.is_empty() || rest.starts_with('-') {
+        return Err(bad());
+    }
+    rest = rest.strip_prefix('+').unwrap_or(rest);
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let (number, tail) = rest.split_at(number_end);
+        let number: f64 = number.parse().map_err(|_| bad())?;
+        let unit_end = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_end);
+        let seconds = match unit {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += number * seconds;
+        rest = tail;
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Binary {
+        #[command(flatten)]
+        manager: ManagerFlags,
+    }
+
+    fn parse(args: &[&str]) -> Result<ManagerFlags, clap::Error> {
+        let args = std::iter::once("operator").chain(args.iter().copied());
+        Binary::try_parse_from(args).map(|binary| binary.manager)
+    }
+
+    fn addr(text: &str) -> Option<SocketAddr> {
+        text.parse().ok()
+    }
+
+    #[test]
+    fn defaults_are_controller_runtimes() {
+        let flags = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags.metrics_bind_address.0, addr("0.0.0.0:8080"));
+        assert_eq!(flags.health_probe_bind_address.0, addr("0.0.0.0:8081"));
+        assert!(!flags.leader_elect);
+        assert_eq!(flags.leader_elect_lease_duration, Duration::from_secs(15));
+        assert_eq!(flags.leader_elect_renew_deadline, Duration::from_secs(10));
+        assert_eq!(flags.leader_elect_retry_period, Duration::from_secs(2));
+        assert_eq!(flags.log_level, "info");
+        assert_eq!(flags.log_format, LogFormat::Auto);
+    }
+
+    #[test]
+    fn controller_runtime_spellings_parse() {
+        let flags = parse(&[
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address",
+            "127.0.0.1:9443",
+            "--leader-elect",
+            "--leader-elect-resource-namespace=ops",
+            "--leader-elect-resource-name=shop-lock",
+            "--leader-elect-lease-duration=1m30s",
+            "--zap-log-level=debug",
+            "--log-format=json",
+            "--kubeconfig=/k",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags.metrics_bind_address.0, None);
+        assert_eq!(flags.health_probe_bind_address.0, addr("127.0.0.1:9443"));
+        assert!(flags.leader_elect);
+        assert_eq!(
+            flags.leader_elect_resource_namespace.as_deref(),
+            Some("ops")
+        );
+        assert_eq!(flags.leader_elect_resource_name.as_deref(), Some("shop-lock"));
+        assert_eq!(flags.leader_elect_lease_duration, Duration::from_secs(90));
+        assert_eq!(flags.log_level, "debug");
+        assert_eq!(flags.log_format, LogFormat::Json);
+        assert_eq!(flags.kubeconfig, Some(PathBuf::from("/k")));
+    }
+
+    #[test]
+    fn bind_addresses_are_gos() {
+        let parsed = |v| parse_bind_address(v).map(|a| a.0);
+        assert_eq!(parsed(":8080"), Ok(addr("0.0.0.0:8080")));
+        assert_eq!(parsed("localhost:9"), Ok(addr("127.0.0.1:9")));
+        assert_eq!(parsed("[::1]:9"), Ok(addr("[::1]:9")));
+        assert_eq!(parsed("0"), Ok(None));
+        assert_eq!(parsed(""), Ok(None));
+        let error = parsed("example.com:80").err().unwrap_or_default();
+        assert!(error.contains("\"example.com:80\""), "{error}");
+        assert!(parsed(":http").is_err());
+        assert!(parsed("8080").is_err());
+    }
+
+    #[test]
+    fn durations_are_gos() {
+        let cases = [
+            ("90s", Duration::from_secs(90)),
+            ("1m30s", Duration::from_secs(90)),
+            ("1h", Duration::from_secs(3600)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("500ms", Duration::from_millis(500)),
+            ("2h45m", Duration::from_secs(2 * 3600 + 45 * 60)),
+            ("10us", Duration::from_micros(10)),
+            ("0", Duration::ZERO),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_go_duration(text), Ok(expected), "{text}");
+        }
+        for bad in ["", "45", "5 minutes", "s", "-1s", "1d", "1.2.3s"] {
+            assert!(parse_go_duration(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn inconsistent_lease_timings_are_an_error_naming_the_flags() {
+        let flags = parse(&["--leader-elect", "--leader-elect-renew-deadline=20s"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let config = Config::new("https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}")));
+        let error = flags.options(&config, "shop").err().map(|e| e.to_string());
+        assert!(
+            error.as_deref().is_some_and(|e| e.contains("--leader-elect-*")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn options_name_the_lease_after_the_operator_in_the_configs_namespace() {
+        let flags = parse(&["--leader-elect"]).unwrap_or_else(|e| panic!("{e}"));
+        let config = Config::new("https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}")));
+        let options = flags.options(&config, "shop").unwrap_or_else(|e| panic!("{e}"));
+        let text = format!("{options:?}");
+        assert!(text.contains("lock_name: \"shop\""), "{text}");
+        assert!(text.contains("lock_namespace: \"default\""), "{text}");
+    }
+}

@@ -1,0 +1,261 @@
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubegen_client::{CreateOptions, ListOptions, ResourceClient};
+use kubegen_testserver::TestServer;
+
+use super::*;
+use crate::{Action, Context, OnError};
+
+/// Counts reconciles; fails every one when `fail` is set, with the policy `policy`.
+struct Counting {
+    reconciles: AtomicUsize,
+    fail: bool,
+    policy: OnError,
+}
+
+impl Counting {
+    fn new(fail: bool, policy: OnError) -> Arc<Counting> {
+        Arc::new(Counting {
+            reconciles: AtomicUsize::new(0),
+            fail,
+            policy,
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the spec names a region that does not exist")]
+struct NoSuchRegion;
+
+impl Reconciler<ConfigMap> for Arc<Counting> {
+    type Error = NoSuchRegion;
+
+    async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, NoSuchRegion> {
+        self.reconciles.fetch_add(1, Ordering::SeqCst);
+        if self.fail { Err(NoSuchRegion) } else { Ok(Action::Done) }
+    }
+
+    fn on_error(&self, _: &NoSuchRegion, _: &Context) -> OnError {
+        self.policy
+    }
+}
+
+async fn create_configmaps(server: &TestServer, names: &[&str]) {
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(server.client(), "default");
+    for name in names {
+        let configmap = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some((*name).to_owned()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        configmaps
+            .create(&configmap, &CreateOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Resolves once `done` holds, polling every 10 ms.
+fn when(done: impl Fn() -> bool + Send + 'static) -> impl Future<Output = ()> + Send + 'static {
+    async move {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+fn scraped(metrics: &ProcessMetrics, family: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let text = metrics.encode();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    scrape
+        .samples
+        .into_iter()
+        .find(|s| s.metric == family && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .and_then(|s| match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Untyped(v)
+            | prometheus_parse::Value::Gauge(v) => Some(v),
+            _ => None,
+        })
+}
+
+#[tokio::test]
+async fn two_controllers_share_one_list_and_watch_and_count_under_their_own_names() {
+    let server = TestServer::start().await;
+    create_configmaps(&server, &["a", "b"]).await;
+    let mut manager = Manager::new(server.config(), ManagerOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let (first, second) = (Counting::new(false, OnError::Backoff), Counting::new(false, OnError::Backoff));
+    for (name, reconciler) in [("first", &first), ("second", &second)] {
+        let controller = manager
+            .controller(name, &configmaps)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        manager.add(controller, Arc::clone(reconciler));
+    }
+    let metrics = manager.metrics().clone();
+    let (a, b) = (Arc::clone(&first), Arc::clone(&second));
+    let shutdown = when(move || {
+        a.reconciles.load(Ordering::SeqCst) >= 2 && b.reconciles.load(Ordering::SeqCst) >= 2
+    });
+    let run = tokio::time::timeout(Duration::from_secs(20), manager.run(shutdown)).await;
+    assert!(matches!(run, Ok(Ok(()))), "{run:?}");
+
+    let one_informer = [("informer", "configmaps")];
+    assert_eq!(scraped(&metrics, "informer_lists_total", &one_informer), Some(1.0));
+    assert_eq!(scraped(&metrics, "informer_watches_total", &one_informer), Some(1.0));
+    for name in ["first", "second"] {
+        let labels = [("controller", name), ("result", "success")];
+        let reconciled = scraped(&metrics, "controller_runtime_reconcile_total", &labels);
+        assert_eq!(reconciled, Some(2.0), "{name}");
+        let workers = scraped(
+            &metrics,
+            "controller_runtime_max_concurrent_reconciles",
+            &[("controller", name)],
+        );
+        assert_eq!(workers, Some(2.0), "{name}");
+        let depth = scraped(&metrics, "workqueue_depth", &[("name", name)]);
+        assert_eq!(depth, Some(0.0), "{name} has a queue of its own");
+    }
+}
+
+#[tokio::test]
+async fn a_terminal_error_is_not_retried_but_recorded_as_an_event_and_counted() {
+    let server = TestServer::start().await;
+    create_configmaps(&server, &["bad-region"]).await;
+    let mut manager = Manager::new(server.config(), ManagerOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let terminal = Counting::new(true, OnError::Terminal);
+    let controller = manager
+        .controller("regions", &configmaps)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let metrics = controller.metrics().clone();
+    manager.add(controller, Arc::clone(&terminal));
+    // Long enough for several backoff retries (5 ms, 10 ms, 20 ms, ...) had it been retried.
+    let counted = metrics.clone();
+    let shutdown = async move {
+        when(move || counted.terminal_errors() == 1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let run = tokio::time::timeout(Duration::from_secs(20), manager.run(shutdown)).await;
+    assert!(matches!(run, Ok(Ok(()))), "{run:?}");
+
+    assert_eq!(terminal.reconciles.load(Ordering::SeqCst), 1, "not retried");
+    assert_eq!(metrics.terminal_errors(), 1);
+    assert_eq!(metrics.reconciles("error"), 1);
+    let events = ResourceClient::<Event>::namespaced(server.client(), "default")
+        .list(&ListOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let recorded: Vec<(&str, &str)> = events
+        .items
+        .iter()
+        .map(|e| {
+            let reason = e.reason.as_deref().unwrap_or_default();
+            (reason, e.message.as_deref().unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(
+        recorded,
+        [(
+            "ReconcileError",
+            "not retried: the spec names a region that does not exist"
+        )]
+    );
+    assert_eq!(events.items[0].type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        events.items[0].involved_object.name.as_deref(),
+        Some("bad-region")
+    );
+}
+
+#[tokio::test]
+async fn requeue_after_an_error_retries_after_the_given_delay() {
+    let server = TestServer::start().await;
+    create_configmaps(&server, &["flaky"]).await;
+    let mut manager = Manager::new(server.config(), ManagerOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let later = Counting::new(true, OnError::RequeueAfter(Duration::from_millis(300)));
+    let controller = manager
+        .controller("flaky", &configmaps)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    manager.add(controller, Arc::clone(&later));
+    let watched = Arc::clone(&later);
+    let started = std::time::Instant::now();
+    let shutdown = when(move || watched.reconciles.load(Ordering::SeqCst) >= 2);
+    let run = tokio::time::timeout(Duration::from_secs(20), manager.run(shutdown)).await;
+    assert!(matches!(run, Ok(Ok(()))), "{run:?}");
+    assert!(started.elapsed() >= Duration::from_millis(300), "{:?}", started.elapsed());
+}
+
+/// A reconcile that takes 300 ms, and says when it finished.
+struct Slow {
+    started: AtomicBool,
+    finished: AtomicBool,
+}
+
+impl Reconciler<ConfigMap> for Arc<Slow> {
+    type Error = NoSuchRegion;
+
+    async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, NoSuchRegion> {
+        self.started.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.finished.store(true, Ordering::SeqCst);
+        Ok(Action::Done)
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sigterm_stops_the_manager_after_in_flight_reconciles_finish() {
+    use tokio::signal::unix::{SignalKind, signal};
+    // This test's own listener makes SIGTERM harmless to the test process before anything
+    // sends it (the default action would kill it).
+    let _guard = signal(SignalKind::terminate()).unwrap_or_else(|e| panic!("{e}"));
+    let server = TestServer::start().await;
+    create_configmaps(&server, &["slow"]).await;
+    let mut manager = Manager::new(server.config(), ManagerOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let slow = Arc::new(Slow {
+        started: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+    });
+    let controller = manager
+        .controller("slow", &configmaps)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    manager.add(controller, Arc::clone(&slow));
+    let health = manager.health().clone();
+    let running = tokio::spawn(manager.run(crate::shutdown_signal()));
+    when({
+        let slow = Arc::clone(&slow);
+        move || slow.started.load(Ordering::SeqCst)
+    })
+    .await;
+    assert!(health.is_ready());
+    // Until the manager's own listener is installed a SIGTERM goes to ours: send until it stops.
+    let pid = std::process::id().to_string();
+    let stopped = async {
+        while !running.is_finished() {
+            let _ = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let waited = tokio::time::timeout(Duration::from_secs(20), stopped).await;
+    assert!(waited.is_ok(), "SIGTERM did not stop the manager");
+    let result = running.await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(result, Ok(())), "{result:?}");
+    assert!(slow.finished.load(Ordering::SeqCst), "the in-flight reconcile was drained");
+    assert!(!health.is_ready(), "not ready after shutdown");
+}

@@ -1,0 +1,319 @@
+//! Creating the objects of YAML manifests, of any kind the server serves: what
+//! `kubectl create -f` does, for an operator installing its CRDs at start-up, a test loading its
+//! fixtures, or an embedded server loading samples.
+//!
+//! # How a document becomes a request
+//! `apiVersion` and `kind` are mapped to the resource's URL through discovery, as kubectl's
+//! RESTMapper does: the group version's `APIResourceList` (`GET /api/v1` or
+//! `GET /apis/<group>/<version>`) names each kind's plural and whether it is namespaced. So a
+//! custom resource needs no generated code, and a kind the server does not serve is an error
+//! naming the file and the kind, never a silent skip. A namespaced object without a namespace
+//! goes to the client's default namespace, as with kubectl.
+//!
+//! # Guarantees
+//! - Objects are created in document order; one that already exists is left as it is (so
+//!   installing twice, or into a cluster several test runs share, is fine).
+//! - A created CustomResourceDefinition (`apiextensions.k8s.io/v1` or `v1beta1`) is waited for
+//!   until `Established`, so the next document may be an object of its kind. Discovery of a
+//!   group version is asked again when a kind is missing from it (a CRD just established).
+//!
+//! # Differences from kubectl
+//! Nothing is updated: this is `create`, not `apply`. Server-side apply needs 1.16+, and an
+//! installer that overwrites what a cluster's administrator changed is not what a start-up
+//! step should do.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytes::Bytes;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
+use kubegen_client::Client;
+use serde::Deserialize as _;
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// How long a created CRD may take to be served.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Discovery documents of one group version are at most a few hundred KiB.
+const MAX_DISCOVERY_BYTES: usize = 4 * 1024 * 1024;
+/// Created objects are echoed back; no manifest object is near this size.
+const MAX_OBJECT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Creates every object of every `*.yaml`/`*.yml` file in `paths` (files, or directories read in
+/// name order), in order; returns one `Kind namespace/name` line per object created now.
+///
+/// # Errors
+/// The first file that cannot be read, kind that is not served, or object the server refuses.
+pub async fn create_from_paths(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>, Error> {
+    let mut creator = Creator::new(client);
+    let mut created = Vec::new();
+    for file in yaml_files(paths)? {
+        let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e.to_string()))?;
+        created.extend(creator.create_all(&file, &text).await?);
+    }
+    Ok(created)
+}
+
+/// Creates every object of the multi-document YAML `yaml` (named `source` in errors, e.g. the
+/// file it came from); returns one `Kind namespace/name` line per object created now.
+///
+/// # Errors
+/// A document that is not an object, a kind that is not served, an object the server refuses.
+pub async fn create_from_yaml(client: &Client, source: &str, yaml: &str) -> Result<Vec<String>, Error> {
+    Creator::new(client)
+        .create_all(Path::new(source), yaml)
+        .await
+}
+
+/// Creates one object given as JSON (`apiVersion`, `kind`, `metadata`, ...); returns its
+/// `Kind namespace/name`, or `None` if it already existed.
+///
+/// # Errors
+/// As [`create_from_yaml`].
+pub async fn create_object(client: &Client, object: Value) -> Result<Option<String>, Error> {
+    Creator::new(client)
+        .create(Path::new("<inline>"), object)
+        .await
+}
+
+/// The objects of a multi-document YAML text, without empty documents.
+///
+/// # Errors
+/// [`Error::ManifestUnreadable`] naming `source` when the YAML does not parse.
+pub fn documents(source: &Path, yaml: &str) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(yaml) {
+        let value = Value::deserialize(document).map_err(|e| unreadable(source, e.to_string()))?;
+        if !value.is_null() {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+fn unreadable(file: &Path, reason: String) -> Error {
+    Error::ManifestUnreadable {
+        file: file.to_path_buf(),
+        reason,
+    }
+}
+
+fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| unreadable(path, e.to_string()))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+            .collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    Ok(files)
+}
+
+/// Where objects of one kind live.
+#[derive(Clone, Debug)]
+struct Mapping {
+    plural: String,
+    namespaced: bool,
+}
+
+/// Creates objects through one client, remembering discovery per group version.
+struct Creator<'a> {
+    client: &'a Client,
+    discovered: HashMap<String, APIResourceList>,
+}
+
+impl<'a> Creator<'a> {
+    fn new(client: &'a Client) -> Creator<'a> {
+        Creator {
+            client,
+            discovered: HashMap::new(),
+        }
+    }
+
+    async fn create_all(&mut self, file: &Path, yaml: &str) -> Result<Vec<String>, Error> {
+        let mut created = Vec::new();
+        for document in documents(file, yaml)? {
+            if let Some(line) = self.create(file, document).await? {
+                created.push(line);
+            }
+        }
+        Ok(created)
+    }
+
+    async fn create(&mut self, file: &Path, object: Value) -> Result<Option<String>, Error> {
+        let text = |key: &str| object[key].as_str().unwrap_or_default().to_owned();
+        let (api_version, kind) = (text("apiVersion"), text("kind"));
+        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        if api_version.is_empty() || kind.is_empty() || name.is_empty() {
+            return Err(unreadable(
+                file,
+                "a document without apiVersion, kind or metadata.name".to_owned(),
+            ));
+        }
+        let mapping = self.mapping(file, &api_version, &kind).await?;
+        let namespace = mapping.namespaced.then(|| {
+            object["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or(self.client.default_namespace())
+                .to_owned()
+        });
+        let described = match &namespace {
+            Some(namespace) => format!("{kind} {namespace}/{name}"),
+            None => format!("{kind} {name}"),
+        };
+        let collection = collection_path(&api_version, namespace.as_deref(), &mapping.plural);
+        let body = serde_json::to_vec(&object).map_err(|e| unreadable(file, e.to_string()))?;
+        let request = http::Request::post(&collection)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Bytes::from(body))
+            .map_err(|e| unreadable(file, e.to_string()))?;
+        match self.client.send(request).await {
+            Ok(mut response) => {
+                // Read the echo so the connection is reusable; its content is not needed.
+                let _ = response.body_mut().collect_limited(MAX_OBJECT_BYTES).await;
+            }
+            Err(error) if error.is_already_exists() => return Ok(None),
+            Err(source) => {
+                return Err(Error::ManifestRejected {
+                    file: file.to_path_buf(),
+                    object: described,
+                    source: Box::new(source),
+                });
+            }
+        }
+        if kind == "CustomResourceDefinition" && api_version.starts_with("apiextensions.k8s.io/") {
+            wait_established(self.client, &format!("{collection}/{name}"), &name).await?;
+        }
+        Ok(Some(described))
+    }
+
+    /// The plural and scope of `kind` in `api_version`, from discovery; asked again (a few
+    /// times, a second apart) while the kind is missing, as a CRD just established may not be
+    /// in discovery yet.
+    async fn mapping(&mut self, file: &Path, api_version: &str, kind: &str) -> Result<Mapping, Error> {
+        for attempt in 0..5 {
+            if attempt > 0 || !self.discovered.contains_key(api_version) {
+                if attempt > 0 {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                if let Some(list) = discover(self.client, api_version).await? {
+                    self.discovered.insert(api_version.to_owned(), list);
+                }
+            }
+            let found = self.discovered.get(api_version).and_then(|list| {
+                list.resources
+                    .iter()
+                    .find(|r| r.kind == kind && !r.name.contains('/'))
+            });
+            if let Some(resource) = found {
+                return Ok(Mapping {
+                    plural: resource.name.clone(),
+                    namespaced: resource.namespaced,
+                });
+            }
+        }
+        Err(unreadable(
+            file,
+            format!("the server does not serve {kind} in {api_version}"),
+        ))
+    }
+}
+
+/// The collection URL of `plural` in `api_version`, in `namespace` if namespaced.
+fn collection_path(api_version: &str, namespace: Option<&str>, plural: &str) -> String {
+    let root = if api_version.contains('/') {
+        format!("/apis/{api_version}")
+    } else {
+        format!("/api/{api_version}")
+    };
+    match namespace {
+        Some(namespace) => format!("{root}/namespaces/{namespace}/{plural}"),
+        None => format!("{root}/{plural}"),
+    }
+}
+
+/// The `APIResourceList` of `api_version`, or `None` when the server does not serve it (404).
+async fn discover(client: &Client, api_version: &str) -> Result<Option<APIResourceList>, Error> {
+    let path = collection_path(api_version, None, "");
+    let path = path.trim_end_matches('/').to_owned();
+    let failed = |reason: String| Error::DiscoveryFailed {
+        path: path.clone(),
+        reason,
+    };
+    let request = http::Request::get(&path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Bytes::new())
+        .map_err(|e| failed(e.to_string()))?;
+    let mut response = match client.send(request).await {
+        Ok(response) => response,
+        Err(error) if error.is_not_found() => return Ok(None),
+        Err(error) => return Err(failed(error.to_string())),
+    };
+    let body = response
+        .body_mut()
+        .collect_limited(MAX_DISCOVERY_BYTES)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| failed(e.to_string()))
+}
+
+/// Polls the CRD at `path` until its `Established` condition is `True`: only then does the
+/// server serve its kind. Read as JSON, so `v1` and `v1beta1` CRDs are alike.
+async fn wait_established(client: &Client, path: &str, name: &str) -> Result<(), Error> {
+    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
+    loop {
+        if let Some(crd) = get_json(client, path).await
+            && established(&crd)
+        {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::NotEstablished {
+                name: name.to_owned(),
+                timeout: ESTABLISH_TIMEOUT,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn get_json(client: &Client, path: &str) -> Option<Value> {
+    let request = http::Request::get(path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Bytes::new())
+        .ok()?;
+    let mut response = client.send(request).await.ok()?;
+    let body = response
+        .body_mut()
+        .collect_limited(MAX_OBJECT_BYTES)
+        .await
+        .ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// Whether a CRD's `status.conditions` hold `Established=True`.
+pub(crate) fn established(crd: &Value) -> bool {
+    crd["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
+}
+
+#[cfg(test)]
+#[path = "manifests_tests.rs"]
+mod tests;
