@@ -18,42 +18,35 @@
 //! what they share. A deleted Deployment enqueues its namespace too (the runtime maps every
 //! event of a watched kind): the reconcile that follows finds nothing new to judge.
 
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::Selector;
 use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_cache::{ObjectKey, SharedIndexInformer};
 use kubegen_listers::police::v1beta1::WhiteListLister;
-use kubegen_runtime::Controller;
-use kubegen_workqueue::MetricsProvider;
+use kubegen_runtime::{Builder, Controller, Error};
 
-use crate::error::Error;
+/// The controller's name: its workqueue's `name` and its reconcile series' `controller` label.
+pub const NAME: &str = "image-police";
 
-/// Name of the workqueue, as it appears in the `workqueue_*` metrics.
-pub const QUEUE_NAME: &str = "image-police";
-
-/// The controller of WhiteLists, keyed by namespace, also watching Deployments.
+/// The controller of WhiteLists, keyed by namespace, also watching Deployments, from `builder`
+/// (a [`kubegen_runtime::Manager::controller`] builder for the WhiteList informer, or a bare
+/// [`Controller::builder`] in tests).
 ///
 /// # Errors
-/// [`Error::Runtime`] if an informer was already shut down.
+/// [`Error::HandlerRegistrationFailed`] if an informer was already shut down.
 pub fn build(
+    builder: Builder<WhiteList>,
     whitelists: &SharedIndexInformer<WhiteList>,
     deployments: &SharedIndexInformer<Deployment>,
-    metrics: kubegen_runtime::metrics::Metrics,
-    queue_metrics: Arc<dyn MetricsProvider>,
 ) -> Result<Controller<WhiteList>, Error> {
     let lister = WhiteListLister::new(whitelists.lister());
-    let controller = Controller::builder(QUEUE_NAME, whitelists)
+    builder
         .group_by_namespace()
         .generation_changes_only()
-        .metrics(metrics)
-        .queue_metrics(queue_metrics)
         .watches(deployments, move |deployment: &Deployment| {
             policed_namespace(&lister, deployment)
         })
-        .build()?;
-    Ok(controller)
+        .build()
 }
 
 /// The namespace of `deployment` if it has a WhiteList, looked up in the lister's namespace

@@ -11,8 +11,9 @@ use kubegen_informers::SharedInformerFactory;
 use kubegen_listers::apps::v1::DeploymentLister;
 use kubegen_listers::police::v1beta1::WhiteListLister;
 use kubegen_runtime::metrics::Metrics;
-use kubegen_workqueue::NoopMetrics;
 use serde_json::{Value, json};
+
+use std::sync::Arc;
 
 use super::*;
 use crate::metrics::PoliceMetrics;
@@ -67,14 +68,10 @@ impl Wiring {
             ),
             metrics: PoliceMetrics::default(),
         };
-        let metrics = Metrics::default();
-        let controller = build(
-            &whitelists.informer(),
-            &deployments.informer(),
-            metrics.clone(),
-            NoopMetrics::shared(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let builder = Controller::builder(NAME, &whitelists.informer());
+        let controller = build(builder, &whitelists.informer(), &deployments.informer())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let metrics = controller.metrics().clone();
         factory.start();
         controller
             .wait_for_sync(Duration::from_secs(10))

@@ -9,13 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
-use kubegen_client::{Client, Config, Kubeconfig, LoadOptions};
 use std::hash::BuildHasher as _;
 
+use kubegen_runtime::manifests;
 use kubegen_testserver::{ServerOptions, TestServer};
 
-use crate::crd::crd_manifest;
-use crate::manifests::{self, ManifestError};
+use crate::deploy::crd_manifest;
 use crate::service_account::{
     SERVICE_ACCOUNT, ServiceAccountError, issue_token, kubeconfig_with_token,
 };
@@ -40,19 +39,12 @@ pub enum EmbeddedError {
         #[source]
         source: std::io::Error,
     },
-    /// A client for the embedded server could not be built.
-    #[error("connecting to the embedded server failed")]
-    ClientFailed {
-        /// The client error.
-        #[source]
-        source: kubegen_client::Error,
-    },
     /// The CRDs or a sample could not be installed.
     #[error("installing the manifests failed")]
     InstallFailed {
-        /// The manifest error.
+        /// The runtime's error, naming the file and object.
         #[source]
-        source: ManifestError,
+        source: kubegen_runtime::Error,
     },
     /// No token for the controller's ServiceAccount could be issued.
     #[error("issuing the controller's ServiceAccount token failed")]
@@ -66,7 +58,7 @@ pub enum EmbeddedError {
 impl Embedded {
     /// Starts the server (authentication and RBAC on), writes the administrator's kubeconfig next
     /// to the system temp files, installs the CRD manifest of `deploy_dir` the server takes
-    /// ([`crd_manifest`]), `deploy_dir/samples/`, `deploy_dir/sa.yaml` and
+    /// ([`crd_manifest`]: discovery decides), `deploy_dir/samples/`, `deploy_dir/sa.yaml` and
     /// `deploy_dir/rbac.yaml`, and writes the controller's kubeconfig (the ServiceAccount's token,
     /// namespace `image-police`).
     ///
@@ -81,8 +73,7 @@ impl Embedded {
         let server = TestServer::start_with(options).await;
         let kubeconfig = temp_kubeconfig("embedded");
         write(&kubeconfig, &server.kubeconfig_yaml())?;
-        let client =
-            client_for(&server).map_err(|source| EmbeddedError::ClientFailed { source })?;
+        let client = server.client();
         let install_failed = |source| EmbeddedError::InstallFailed { source };
         let crds = crd_manifest(&client, deploy_dir)
             .await
@@ -93,7 +84,7 @@ impl Embedded {
             deploy_dir.join("sa.yaml"),
             deploy_dir.join("rbac.yaml"),
         ];
-        let created = manifests::apply(&client, &paths)
+        let created = manifests::create_from_paths(&client, &paths)
             .await
             .map_err(install_failed)?;
         let (namespace, name) = SERVICE_ACCOUNT;
@@ -175,16 +166,4 @@ fn write(path: &Path, yaml: &str) -> Result<(), EmbeddedError> {
 fn random_token() -> String {
     let random = || std::collections::hash_map::RandomState::new().hash_one(std::process::id());
     format!("{:016x}{:016x}", random(), random())
-}
-
-/// A client for `server`, from the kubeconfig it hands out.
-///
-/// # Errors
-/// The client's error (the kubeconfig is generated, so this does not happen in practice).
-pub fn client_for(server: &TestServer) -> kubegen_client::Result<Client> {
-    let kubeconfig = Kubeconfig::parse(&server.kubeconfig_yaml(), Path::new("."))?;
-    Client::new(Config::from_kubeconfig(
-        &kubeconfig,
-        &LoadOptions::default(),
-    )?)
 }

@@ -24,8 +24,8 @@
 //! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
-//! | `apiextensions/v1beta1` client, `kubectl api-versions` | [`crd::crd_manifest`], [`crd::CustomResourceDefinitionV1beta1`] | `crd.rs` |
-//! | `healthz`, `/metrics` (one registry)   | [`endpoints`] (runtime), [`metrics::ProcessMetrics`] | `metrics.rs` |
+//! | `kubectl api-versions` (which CRD manifest) | [`deploy::crd_manifest`]            | `deploy.rs`      |
+//! | `healthz`, `/metrics` (one registry)   | the runtime's `Manager`, [`metrics::PoliceMetrics`] | `metrics.rs` |
 //!
 //! # Differences from sample-controller
 //! - The workqueue holds namespaces, not `namespace/name` keys: all WhiteLists of a namespace
@@ -37,14 +37,11 @@
 //!   carry the test server).
 
 pub mod controller;
-pub mod crd;
+pub mod deploy;
 #[cfg(feature = "embedded")]
 pub mod embedded;
-pub use kubegen_runtime::endpoints;
-pub mod error;
 pub mod flags;
 pub mod image_ref;
-pub mod manifests;
 pub mod metrics;
 pub mod namespaces;
 pub mod policy;
@@ -54,4 +51,4 @@ pub mod service_account;
 pub mod status;
 pub mod writer;
 
-pub use error::Error;
+pub use kubegen_runtime::Error;

@@ -4,15 +4,15 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use kubegen_controller::endpoints::Health;
-use kubegen_controller::flags::{Flags, LogFormat};
-use kubegen_controller::metrics::ProcessMetrics;
-use tracing_subscriber::EnvFilter;
+use kubegen_controller::flags::Flags;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let mut flags = Flags::parse();
-    init_logging(flags.log_format);
+    if let Err(error) = flags.manager.init_logging() {
+        eprintln!("image-police: {error}");
+        return ExitCode::FAILURE;
+    }
     match run(&mut flags).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -28,13 +28,7 @@ async fn run(flags: &mut Flags) -> anyhow::Result<()> {
     } else {
         None
     };
-    kubegen_controller::run::run(
-        flags,
-        Health::default(),
-        ProcessMetrics::default(),
-        terminated(),
-    )
-    .await?;
+    kubegen_controller::run::run(flags, kubegen_runtime::shutdown_signal()).await?;
     Ok(())
 }
 
@@ -45,7 +39,7 @@ async fn start_embedded(
 ) -> anyhow::Result<kubegen_controller::embedded::Embedded> {
     let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
     eprintln!("{}", embedded.banner());
-    flags.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
+    flags.manager.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
     Ok(embedded)
 }
 
@@ -58,39 +52,6 @@ async fn start_embedded(_: &mut Flags) -> anyhow::Result<std::convert::Infallibl
          feature (in-cluster builds leave the in-process API server out); build with default \
          features to use it, e.g. `cargo run -p kubegen-controller --bin image-police -- --embedded`"
     )
-}
-
-/// Resolves on SIGTERM (kubelet stopping the pod) or SIGINT (Ctrl-C).
-async fn terminated() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("SIGINT received"),
-        () = term => tracing::info!("SIGTERM received"),
-    }
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
 }
 
 #[cfg(all(test, not(feature = "embedded")))]
@@ -107,6 +68,6 @@ mod tests {
                 .contains("built without the `embedded` cargo feature"),
             "{error}"
         );
-        assert_eq!(flags.kubeconfig, None, "flags are left alone");
+        assert_eq!(flags.manager.kubeconfig, None, "flags are left alone");
     }
 }

@@ -1,13 +1,10 @@
-//! image-police's metrics: the runtime's one registry ([`ProcessMetrics`]: reconciles as
-//! `image_police_reconcile_*`, client, workqueue, informers) plus the two series only this
-//! controller has ([`PoliceMetrics`]).
+//! image-police's own metrics, registered next to the runtime's in the manager's one registry
+//! (where its reconciles are `controller_runtime_reconcile_total{controller="image-police"}` and
+//! friends): the two series only this controller has.
 
-use kubegen_runtime::AppMetrics;
+use kubegen_runtime::ProcessMetrics;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::registry::Registry;
-
-/// Every metric of the image-police process, in one registry.
-pub type ProcessMetrics = kubegen_runtime::ProcessMetrics<PoliceMetrics>;
 
 /// The series only image-police has. Cheap to clone: clones share the series.
 #[derive(Clone, Debug, Default)]
@@ -16,11 +13,14 @@ pub struct PoliceMetrics {
     events_failed: Counter,
 }
 
-impl AppMetrics for PoliceMetrics {
-    const PREFIX: &'static str = "image_police";
+impl PoliceMetrics {
+    /// Registers `image_police_*` in the process's registry.
+    pub fn register_in(&self, process: &ProcessMetrics) {
+        process.register(|registry| self.register(registry));
+    }
 
     fn register(&self, registry: &mut Registry) {
-        let prefixed = registry.sub_registry_with_prefix(Self::PREFIX);
+        let prefixed = registry.sub_registry_with_prefix("image_police");
         prefixed.register(
             "deployments_deleted",
             "Deployments deleted for running a denied image",
