@@ -12,17 +12,22 @@
 //! crd_v1beta1 = "deploy/crd-v1beta1.yaml"  # the same CRDs for API servers < 1.16 (off unless set)
 //! boilerplate = "hack/boilerplate.rs.txt"  # license header (optional; none when left out)
 //! crate_prefix = "kubegen"            # crate names: <prefix>-api, <prefix>-clientset, ...
-//! runtime = "workspace"               # or "path:../kubegen/crates" or "version:0.1.0"
+//! runtime = "workspace"               # see below
 //! ```
 //!
-//! `runtime`: `workspace` is for crates generated inside kubegen's own workspace; another project
-//! uses `path:<dir holding kubegen's client/, cache/, fake/>` (a clone of kubegen);
-//! `version:<v>` names kubegen's runtime crates by version, which works only once they are
-//! published to a registry the project uses (none are on crates.io).
+//! `runtime` says how generated crates depend on kubegen's runtime crates ([`Runtime`], in
+//! `runtime.rs`): `workspace` is for crates generated inside kubegen's own workspace; another
+//! project uses a git table, `{ git = "<kubegen's repository>", tag = "v0.1.0" }` (or `rev =`,
+//! `branch =`, at most one, as in Cargo), or `path:<dir holding kubegen's client/, cache/,
+//! fake/>` (a clone of kubegen; written relative to each generated crate, even when configured
+//! absolute); `version:<v>` names them by version, which works only once they are published to a
+//! registry the project uses (none are on crates.io).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::runtime::Runtime;
 
 /// Everything a generation run needs to know.
 #[derive(Clone, Debug, Deserialize)]
@@ -51,36 +56,6 @@ pub struct Config {
     pub crate_prefix: String,
     /// How generated crates depend on kubegen's runtime and on third-party crates.
     pub runtime: Runtime,
-}
-
-/// How the generated `Cargo.toml`s name their dependencies.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "String")]
-pub enum Runtime {
-    /// `{ workspace = true }` for everything: the workspace pins all versions (this repository).
-    Workspace,
-    /// kubegen's runtime crates by path (the directory holding `client/`, `cache/`, `fake/`);
-    /// third-party crates by version.
-    Path(PathBuf),
-    /// kubegen's runtime crates by version from a registry.
-    Version(String),
-}
-
-impl TryFrom<String> for Runtime {
-    type Error = String;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        if value == "workspace" {
-            Ok(Runtime::Workspace)
-        } else if let Some(path) = value.strip_prefix("path:") {
-            Ok(Runtime::Path(PathBuf::from(path)))
-        } else if let Some(version) = value.strip_prefix("version:") {
-            Ok(Runtime::Version(version.to_owned()))
-        } else {
-            Err(format!(
-                "runtime `{value}`: expected `workspace`, `path:<dir>` or `version:<v>`"
-            ))
-        }
-    }
 }
 
 impl Default for Config {
@@ -171,15 +146,16 @@ mod tests {
     }
 
     #[test]
-    fn runtime_spellings_parse() {
-        assert_eq!(
-            Runtime::try_from("workspace".to_owned()),
-            Ok(Runtime::Workspace)
-        );
-        assert_eq!(
-            Runtime::try_from("path:../kubegen/crates".to_owned()),
-            Ok(Runtime::Path(PathBuf::from("../kubegen/crates")))
-        );
-        assert!(Runtime::try_from("git:https://example.com".to_owned()).is_err());
+    fn a_bad_runtime_table_names_the_file_and_the_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("kubegen.toml");
+        std::fs::write(
+            &file,
+            "runtime = { git = \"u\", tag = \"a\", rev = \"b\" }\n",
+        )
+        .expect("write");
+        let error = Config::load(&file).expect_err("two references").to_string();
+        assert!(error.contains("kubegen.toml"), "{error}");
+        assert!(error.contains("`runtime`: give at most one of"), "{error}");
     }
 }

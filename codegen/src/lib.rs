@@ -31,6 +31,7 @@ mod emit;
 pub mod model;
 mod names;
 mod parse;
+mod runtime;
 mod tags;
 #[cfg(test)]
 mod testutil;
@@ -38,9 +39,10 @@ mod types;
 pub mod wellknown;
 mod write;
 
-pub use config::{Config, Runtime};
+pub use config::Config;
 pub use diag::Diagnostic;
 pub use emit::Files;
+pub use runtime::{GitReference, GitSource, Runtime};
 pub use write::Changes;
 
 /// Everything that can stop a generation run.

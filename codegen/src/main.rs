@@ -101,6 +101,9 @@ fn run(args: Args) -> Result<ExitCode, Error> {
             return Ok(ExitCode::SUCCESS);
         }
         print!("{}", changes.diff);
+        if let Some(note) = changes.version_note() {
+            eprintln!("kubegen: {note}");
+        }
         eprintln!(
             "kubegen: generated code is stale ({} changed, {} stale): run scripts/update-codegen.sh",
             changes.changed.len(),

@@ -96,6 +96,14 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
 
             #(#accessors)*
         }
+
+        /// The typed facade over an existing generic factory, e.g. a `kubegen_runtime::Manager`'s,
+        /// so several controllers share one list+watch per kind.
+        impl ::std::convert::From<::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>> for SharedInformerFactory {
+            fn from(inner: ::kubegen_cache::InformerFactory<::kubegen_cache::ClientListWatchSource>) -> Self {
+                SharedInformerFactory { inner }
+            }
+        }
     };
     let doc = " Typed shared informers: `SharedInformerFactory::new(client, options).police_v1beta1().white_lists()`.\n\n \
 Generated from `apis/` by kubegen; delegates to `kubegen_cache::InformerFactory` and `SharedIndexInformer`.";

@@ -73,6 +73,42 @@ pub fn orders(client: kubegen_client::Client) -> shop_clientset::shop::v1::Order
 }
 "#;
 
+/// k8s-openapi's features for the app crate. An application picks the Kubernetes version
+/// (`latest` here) and libraries never do; but while kubegen's own workspace still pins a version
+/// for its runtime crates (the path dependencies inherit it), a second pick would fail the build
+/// ("Both v1_33 and v1_37 features are enabled"), so the app then goes without one.
+fn app_k8s_openapi_features(repo: &Path) -> &'static str {
+    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).expect("workspace manifest");
+    let pinned = manifest.lines().any(|line| {
+        line.starts_with("k8s-openapi")
+            && ["\"earliest\"", "\"latest\"", "\"v1_"]
+                .iter()
+                .any(|feature| line.contains(feature))
+    });
+    if pinned {
+        r#"["std"]"#
+    } else {
+        r#"["std", "latest"]"#
+    }
+}
+
+/// No generated file names an absolute path (the runtime dir is configured absolute here).
+fn assert_no_absolute_paths(dir: &Path, absolute: &Path) {
+    for entry in std::fs::read_dir(dir).expect("readable") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            assert_no_absolute_paths(&path, absolute);
+        } else {
+            let text = std::fs::read_to_string(&path).expect("text file");
+            assert!(
+                !text.contains(&format!("\"{}", absolute.display())) && !text.contains("= \"/"),
+                "{} holds an absolute path:\n{text}",
+                path.display()
+            );
+        }
+    }
+}
+
 /// kubegen used as the README says: the README's `kubegen.toml` (runtime pointing at this
 /// repository's crates) and workspace manifest, the fixture's `apis/` (enums, `Condition` and every
 /// other well-known type), no boilerplate file; then `cargo check` of the generated crates and of
@@ -102,6 +138,17 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
     );
     assert!(clientset.contains("pub fn orders(&self, namespace: &str) -> OrderClient"));
     assert!(clientset.contains("pub fn regions(&self) -> RegionClient"));
+    assert_no_absolute_paths(&dir.join("generated"), &crates);
+    let listers = std::fs::read_to_string(dir.join("generated/listers/Cargo.toml")).expect("toml");
+    let relative = format!("path = \"../../{}/cache\"", relative_to(dir, &crates));
+    assert!(listers.contains(&relative), "{listers}");
+    let api = std::fs::read_to_string(dir.join("generated/api/Cargo.toml")).expect("toml");
+    assert!(
+        api.contains(
+            r#"k8s-openapi = { version = "0.29.0", default-features = false, features = ["std"] }"#
+        ),
+        "a library picks no Kubernetes version: {api}"
+    );
     let crds = std::fs::read_to_string(dir.join("deploy/crds.yaml")).expect("CRDs generated");
     assert!(crds.contains("name: orders.shop.example.com") && crds.contains("scope: Cluster"));
     assert!(crds.contains("- gift-box") && crds.contains("x-kubernetes-list-map-keys:"));
@@ -115,8 +162,10 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
         "[package]\nname = \"shop-app\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
          [dependencies]\nshop-api = {{ path = \"../generated/api\" }}\n\
          shop-clientset = {{ path = \"../generated/clientset\" }}\n\
-         kubegen-client = {{ path = \"{}\" }}\n",
-        crates.join("client").display()
+         kubegen-client = {{ path = \"{}\" }}\n\
+         k8s-openapi = {{ version = \"0.29.0\", default-features = false, features = {} }}\n",
+        crates.join("client").display(),
+        app_k8s_openapi_features(&repo),
     );
     std::fs::create_dir_all(dir.join("app/src")).expect("mkdir");
     std::fs::write(dir.join("app/Cargo.toml"), app).expect("app manifest");
@@ -135,6 +184,22 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
             "--all-features",
             "--quiet",
         ]));
+}
+
+/// `to` relative to `from` (both absolute), with `/` separators.
+fn relative_to(from: &Path, to: &Path) -> String {
+    let from = from.canonicalize().expect("exists");
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let ups = std::iter::repeat_n("..".to_owned(), from.components().count() - common);
+    let downs = to
+        .components()
+        .skip(common)
+        .map(|part| part.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
 }
 
 #[test]
@@ -158,6 +223,11 @@ fn check_reports_drift_and_regeneration_deletes_files_of_removed_types() {
     let edited = std::fs::read_to_string(&api)
         .expect("generated")
         .replace("A customer order.", "Edited.");
+    let this = env!("CARGO_PKG_VERSION");
+    let older = edited.replace(
+        &format!("@generated by kubegen {this} from"),
+        "@generated by kubegen 0.0.1 from",
+    );
     std::fs::write(&api, edited).expect("edit");
     let drift = kubegen().arg("--check").output().expect("runs");
     assert_eq!(drift.status.code(), Some(1));
@@ -165,6 +235,20 @@ fn check_reports_drift_and_regeneration_deletes_files_of_removed_types() {
     assert!(
         diff.contains("-/// Edited.\n+/// A customer order.\n"),
         "{diff}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&drift.stderr).contains("this is kubegen"),
+        "same version: no version note"
+    );
+    std::fs::write(&api, older).expect("edit");
+    let upgrade = kubegen().arg("--check").output().expect("runs");
+    assert_eq!(upgrade.status.code(), Some(1));
+    let note = String::from_utf8_lossy(&upgrade.stderr);
+    assert!(
+        note.contains(&format!(
+            "generated by kubegen 0.0.1, this is kubegen {this}: regenerate"
+        )),
+        "{note}"
     );
 
     std::fs::remove_file(dir.join("apis/shop/v1/order.rs")).expect("remove a type");
