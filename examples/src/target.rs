@@ -2,28 +2,18 @@
 //! or a real cluster (`--kubeconfig`, else the usual kubeconfig chain). The one piece of set-up
 //! every example shares, so none of them repeats it.
 //!
-//! CRD installation is image-police's (`kubegen_controller::crd`, `manifests`): discovery picks
+//! CRD installation is the runtime's (`kubegen_runtime::crds`, `manifests`): discovery picks
 //! `deploy/crd.yaml` (`apiextensions.k8s.io/v1`) or `deploy/crd-v1beta1.yaml` (servers before
 //! 1.16), and each CRD is waited for until it is established. Existing CRDs are then given the
 //! manifest's spec, as `kubectl apply` would.
 
 use std::path::{Path, PathBuf};
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionSpec,
-};
-use kubegen_client::{
-    ApiObject, Client, Config, CreateOptions, GetOptions, LoadOptions, ResourceClient,
-    UpdateOptions,
-};
-use kubegen_controller::crd::{self, CustomResourceDefinitionV1beta1};
-use kubegen_controller::{embedded, manifests};
+use bytes::Bytes;
+use kubegen_client::{ApiObject, Client, Config, CreateOptions, LoadOptions, ResourceClient};
+use kubegen_runtime::crds::{self, CrdVersion};
+use kubegen_runtime::manifests;
 use kubegen_testserver::TestServer;
-use serde::Deserialize as _;
-use serde_json::Value;
-
-/// How often a CRD update is retried after a conflict.
-const CONFLICT_RETRIES: u32 = 5;
 
 /// The flags every example takes.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -81,7 +71,7 @@ impl Target {
             .write_kubeconfig(&path)
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         Ok(Target {
-            client: embedded::client_for(&server)?,
+            client: server.client(),
             server: Some(server),
             written_kubeconfig: Some(path),
         })
@@ -89,54 +79,37 @@ impl Target {
 
     async fn install_crds(&self) -> anyhow::Result<()> {
         let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
-        let crds = crd::crd_manifest(&self.client, &deploy).await?;
-        manifests::apply(&self.client, std::slice::from_ref(&crds)).await?;
-        self.update_crds(&crds).await
+        let (file, version) = match crds::served_version(&self.client).await? {
+            CrdVersion::V1 => ("crd.yaml", "v1"),
+            CrdVersion::V1beta1 => ("crd-v1beta1.yaml", "v1beta1"),
+        };
+        let manifest = deploy.join(file);
+        manifests::create_from_paths(&self.client, std::slice::from_ref(&manifest)).await?;
+        self.update_crds(&manifest, version).await
     }
 
-    /// Gives every CRD of `manifest` the manifest's spec. [`manifests::apply`] leaves existing
-    /// CRDs alone, and a cluster that ran an older version of these examples would keep the older
-    /// schema, whose pruning silently drops the fields added since (a status, conditions).
-    async fn update_crds(&self, manifest: &Path) -> anyhow::Result<()> {
+    /// Gives every CRD of `manifest` (of `apiextensions.k8s.io/<version>`) the manifest's spec.
+    /// [`manifests::create_from_paths`] leaves existing CRDs alone, and a cluster that ran an
+    /// older version of these examples would keep the older schema, whose pruning silently
+    /// drops the fields added since (a status, conditions). A JSON patch replacing `/spec` works
+    /// on both CRD versions and needs no read-modify-write.
+    async fn update_crds(&self, manifest: &Path, version: &str) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(manifest)?;
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let wanted = Value::deserialize(document)?;
-            let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
-            let spec = &wanted["spec"];
-            let result = if wanted["apiVersion"] == "apiextensions.k8s.io/v1" {
-                let spec: CustomResourceDefinitionSpec = serde_json::from_value(spec.clone())?;
-                self.update_crd(name, |crd: &mut CustomResourceDefinition| {
-                    crd.spec = spec.clone()
-                })
+        for crd in manifests::documents(manifest, &text)? {
+            let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+            let patch = serde_json::json!([{"op": "replace", "path": "/spec", "value": crd["spec"]}]);
+            let path = format!("/apis/apiextensions.k8s.io/{version}/customresourcedefinitions/{name}");
+            let request = http::Request::patch(&path)
+                .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+                .body(Bytes::from(serde_json::to_vec(&patch)?))?;
+            let mut response = self
+                .client
+                .send(request)
                 .await
-            } else {
-                self.update_crd(name, |crd: &mut CustomResourceDefinitionV1beta1| {
-                    crd.spec = spec.clone();
-                })
-                .await
-            };
-            result.map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
+            let _ = response.body_mut().collect_limited(16 * 1024 * 1024).await;
         }
         Ok(())
-    }
-
-    /// Reads CRD `name`, changes it with `change` and writes it back; again on a conflict
-    /// (another process updating it meanwhile), as client-go's `RetryOnConflict`.
-    async fn update_crd<K: ApiObject>(
-        &self,
-        name: &str,
-        change: impl Fn(&mut K),
-    ) -> kubegen_client::Result<()> {
-        let crds = ResourceClient::<K>::cluster(self.client.clone());
-        let mut attempts = 0;
-        loop {
-            let mut crd = crds.get(name, &GetOptions::default()).await?;
-            change(&mut crd);
-            match crds.update(&crd, &UpdateOptions::default()).await {
-                Err(error) if error.is_conflict() && attempts < CONFLICT_RETRIES => attempts += 1,
-                result => return result.map(drop),
-            }
-        }
     }
 
     /// The client for the target.

@@ -5,9 +5,9 @@
 //! `--health-probe-bind-address`, `--leader-elect`, `--leader-elect-resource-namespace`,
 //! `--leader-elect-resource-name`, `--log-level`, `--log-format`, ...), so manifests written for
 //! Go operators read the same here. The rest are image-police's own. Two take their value from
-//! the environment too, because that is how a pod learns it (the downward API in
-//! deploy/deployment.yaml): `--own-namespace` from `POD_NAMESPACE`, and `--namespace` from
-//! `IMAGE_POLICE_NAMESPACE`.
+//! the environment too, because that is how a pod learns them (the downward API in
+//! deploy/deployment.yaml): `--own-namespace` from `POD_NAMESPACE`, `--leader-elect-identity`
+//! from `POD_NAME`, and `--namespace` from `IMAGE_POLICE_NAMESPACE`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,6 +42,11 @@ pub struct Flags {
     /// delete itself).
     #[arg(long)]
     pub allow_protected_namespaces: bool,
+
+    /// This replica's identity in the leader Lease and in Events. Default: the host name (in a
+    /// pod, its name) plus a per-process suffix.
+    #[arg(long, env = "POD_NAME")]
+    pub leader_elect_identity: Option<String>,
 
     /// Number of namespaces reconciled concurrently (controller-runtime's
     /// `MaxConcurrentReconciles`).

@@ -3,7 +3,7 @@
 //! out; the manager does the rest (endpoints, cache sync, leader election, workers, drain).
 //!
 //! # Order of events
-//! 1. Load the client configuration (`--kubeconfig`, `--context`, `--master`; in a pod the
+//! 1. Build the client from the configuration (`--kubeconfig`, `--context`, `--master`; in a pod the
 //!    service account).
 //! 2. [`manager`]: one manager (one informer factory, one metrics registry with
 //!    `image_police_*` next to controller-runtime's families), the WhiteList and Deployment
@@ -19,7 +19,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use kubegen_cache::FactoryOptions;
-use kubegen_client::Config;
+use kubegen_client::Client;
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_runtime::{Error, Manager};
@@ -39,20 +39,20 @@ pub async fn run(
     flags: &Flags,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    let config = flags.manager.load_config().await?;
-    manager(flags, config)?.run(shutdown).await
+    let client = flags.manager.client().await?;
+    manager(flags, client)?.run(shutdown).await
 }
 
-/// The manager of image-police for `flags` over the API server of `config`: its controller,
-/// informers and metrics registered, nothing started. [`Manager::run`] runs it.
+/// The manager of image-police for `flags` over `client`: its controller, informers and
+/// metrics registered, nothing started. [`Manager::run`] runs it.
 ///
 /// # Errors
-/// [`Error::InvalidFlag`] for contradicting leader election flags, [`Error::ClientBuildFailed`].
-pub fn manager(flags: &Flags, config: Config) -> Result<Manager, Error> {
+/// [`Error::InvalidFlag`] for contradicting leader election flags.
+pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
     let own_namespace = flags
         .own_namespace
         .clone()
-        .unwrap_or_else(|| config.default_namespace().to_owned());
+        .unwrap_or_else(|| client.default_namespace().to_owned());
     let mut manager_flags = flags.manager.clone();
     if manager_flags.leader_elect_resource_namespace.is_none() {
         manager_flags.leader_elect_resource_namespace = Some(own_namespace.clone());
@@ -61,13 +61,16 @@ pub fn manager(flags: &Flags, config: Config) -> Result<Manager, Error> {
     let factory = FactoryOptions::default()
         .namespace(flags.namespace.clone())
         .transform(Arc::new(|meta| meta.managed_fields = None));
-    let options = manager_flags
-        .options(&config, NAME)?
+    let mut options = manager_flags.options(&client, NAME)?;
+    if let Some(identity) = &flags.leader_elect_identity {
+        options = options.identity(identity);
+    }
+    let options = options
         .workers(usize::from(flags.workers))
         .cache_sync_timeout(flags.cache_sync_timeout)
         .shutdown_timeout(flags.shutdown_timeout)
         .factory(factory);
-    let mut manager = Manager::new(config, options)?;
+    let mut manager = Manager::new(client, options);
     let police_metrics = PoliceMetrics::default();
     police_metrics.register_in(manager.metrics());
     let informers = SharedInformerFactory::from(manager.factory().clone());

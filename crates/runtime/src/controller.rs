@@ -134,6 +134,24 @@ pub trait Reconciler<K>: Send + Sync + 'static {
     }
 }
 
+/// A shared reconciler: the application keeps an `Arc` to inspect its state while the
+/// manager runs it.
+impl<K, R: Reconciler<K>> Reconciler<K> for Arc<R> {
+    type Error = R::Error;
+
+    fn reconcile(
+        &self,
+        object: Arc<K>,
+        context: &Context,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send {
+        R::reconcile(self, object, context)
+    }
+
+    fn on_error(&self, error: &Self::Error, context: &Context) -> OnError {
+        R::on_error(self, error, context)
+    }
+}
+
 /// The kind of objects a controller can reconcile or watch.
 pub trait Object: Resource<DynamicType = ()> + Clone + Send + Sync + 'static {}
 

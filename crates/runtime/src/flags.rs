@@ -24,12 +24,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use kubegen_client::{Config, LoadOptions};
+use kubegen_client::{Client, Config, LoadOptions};
 use kubegen_leaderelection::LeaderElectionConfig;
 use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
-use crate::manager::{ManagerOptions, default_identity};
+use crate::manager::ManagerOptions;
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -135,35 +135,36 @@ impl ManagerFlags {
         })
     }
 
-    /// The client configuration `--kubeconfig`, `--context` and `--master` select (client-go's
-    /// precedence when none is given).
+    /// A client for the cluster `--kubeconfig`, `--context` and `--master` select (client-go's
+    /// precedence when none is given: `$KUBECONFIG`, `~/.kube/config`, in-cluster).
     ///
     /// # Errors
-    /// [`Error::ConfigLoadFailed`] naming what could not be read.
-    pub async fn load_config(&self) -> Result<Config, Error> {
+    /// [`Error::ConfigLoadFailed`] naming what could not be read, [`Error::ClientBuildFailed`].
+    pub async fn client(&self) -> Result<Client, Error> {
         let mut load = LoadOptions::default();
         load.kubeconfig_path = self.kubeconfig.clone();
         load.context = self.context.clone();
         load.master_url = self.master.clone();
-        Config::load(&load)
+        let config = Config::load(&load)
             .await
-            .map_err(|source| Error::ConfigLoadFailed { source })
+            .map_err(|source| Error::ConfigLoadFailed { source })?;
+        Client::new(config).map_err(|source| Error::ClientBuildFailed { source })
     }
 
     /// The manager options these flags describe, for the operator `name` (the default Lease
-    /// name); the Lease's namespace defaults to `config`'s namespace (in a pod: its own).
+    /// name); the Lease's namespace defaults to `client`'s namespace (in a pod: its own).
     ///
     /// # Errors
     /// [`Error::InvalidFlag`] when the leader election timings contradict each other.
-    pub fn options(&self, config: &Config, name: &str) -> Result<ManagerOptions, Error> {
-        let identity = default_identity();
+    pub fn options(&self, client: &Client, name: &str) -> Result<ManagerOptions, Error> {
         let election = if self.leader_elect {
             let namespace = self
                 .leader_elect_resource_namespace
                 .as_deref()
-                .unwrap_or_else(|| config.default_namespace());
+                .unwrap_or_else(|| client.default_namespace());
             let lease = self.leader_elect_resource_name.as_deref().unwrap_or(name);
-            let mut election = LeaderElectionConfig::new(namespace, lease, &identity);
+            // The manager fills in the identity (`ManagerOptions::identity`).
+            let mut election = LeaderElectionConfig::new(namespace, lease, "pending");
             election.release_on_cancel = true;
             election.lease_duration = self.leader_elect_lease_duration;
             election.renew_deadline = self.leader_elect_renew_deadline;
@@ -177,7 +178,6 @@ impl ManagerFlags {
             None
         };
         Ok(ManagerOptions::default()
-            .identity(&identity)
             .leader_election(election)
             .metrics_bind_address(self.metrics_bind_address.0)
             .health_probe_bind_address(self.health_probe_bind_address.0))
@@ -271,6 +271,12 @@ mod tests {
         text.parse().ok()
     }
 
+    /// A client whose namespace is `default`; never connected.
+    fn client() -> Client {
+        let url = "https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}"));
+        Client::new(Config::new(url)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     #[test]
     fn defaults_are_controller_runtimes() {
         let flags = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
@@ -351,8 +357,7 @@ mod tests {
     fn inconsistent_lease_timings_are_an_error_naming_the_flags() {
         let flags = parse(&["--leader-elect", "--leader-elect-renew-deadline=20s"])
             .unwrap_or_else(|e| panic!("{e}"));
-        let config = Config::new("https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}")));
-        let error = flags.options(&config, "shop").err().map(|e| e.to_string());
+        let error = flags.options(&client(), "shop").err().map(|e| e.to_string());
         assert!(
             error.as_deref().is_some_and(|e| e.contains("--leader-elect-*")),
             "{error:?}"
@@ -362,8 +367,7 @@ mod tests {
     #[test]
     fn options_name_the_lease_after_the_operator_in_the_configs_namespace() {
         let flags = parse(&["--leader-elect"]).unwrap_or_else(|e| panic!("{e}"));
-        let config = Config::new("https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}")));
-        let options = flags.options(&config, "shop").unwrap_or_else(|e| panic!("{e}"));
+        let options = flags.options(&client(), "shop").unwrap_or_else(|e| panic!("{e}"));
         let text = format!("{options:?}");
         assert!(text.contains("lock_name: \"shop\""), "{text}");
         assert!(text.contains("lock_namespace: \"default\""), "{text}");

@@ -4,7 +4,7 @@
 //! `builder.ControllerManagedBy(mgr)...Complete(r)`, then `mgr.Start(ctx)`).
 //!
 //! ```ignore
-//! let mut manager = Manager::new(config, ManagerOptions::default())?;
+//! let mut manager = Manager::new(Client::new(config)?, ManagerOptions::default());
 //! let informers = SharedInformerFactory::from(manager.factory().clone());
 //! let shops = informers.shop_v1().shops();
 //! let controller = manager.controller("shop", &shops.informer()).build()?;
@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory, SharedIndexInformer};
-use kubegen_client::{Client, Config};
+use kubegen_client::Client;
 use kubegen_leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, RunOutcome,
 };
@@ -146,6 +146,7 @@ impl ManagerOptions {
     }
 
     /// Run the workers only while holding this Lease; `None` (the default) runs them always.
+    /// The candidate's identity is the manager's ([`ManagerOptions::identity`]).
     pub fn leader_election(mut self, election: Option<LeaderElectionConfig>) -> Self {
         self.leader_election = election;
         self
@@ -163,7 +164,8 @@ impl ManagerOptions {
         self
     }
 
-    /// The replica's name in Events (`reportingInstance`); default: the host name.
+    /// The replica's name: the Lease holder's identity and Events' `reportingInstance`.
+    /// Default: the host name (in a pod, its name) plus a per-process suffix.
     pub fn identity(mut self, identity: &str) -> Self {
         self.identity = Some(identity.to_owned());
         self
@@ -234,20 +236,15 @@ impl std::fmt::Debug for Manager {
 }
 
 impl Manager {
-    /// A manager over the API server of `config`: builds the client (its `rest_client_*`
-    /// series recorded into the manager's registry) and one informer factory (its
-    /// `informer_*` series too).
-    ///
-    /// # Errors
-    /// [`Error::ClientBuildFailed`] when the client cannot be built from `config`.
-    pub fn new(mut config: Config, options: ManagerOptions) -> Result<Manager, Error> {
-        let metrics = ProcessMetrics::default();
-        config.metrics = metrics.client().clone();
-        let client = Client::new(config).map_err(|source| Error::ClientBuildFailed { source })?;
+    /// A manager over `client`: one informer factory and one metrics registry, into which
+    /// the client's `rest_client_*` series and the informers' `informer_*` series are wired.
+    pub fn new(client: Client, options: ManagerOptions) -> Manager {
+        let metrics = ProcessMetrics::new(client.metrics());
         let factory_options = options.factory.clone().metrics(metrics.informers().clone());
-        let factory = InformerFactory::new(ClientListWatchSource::new(client.clone()), factory_options);
+        let source = ClientListWatchSource::new(client.clone());
+        let factory = InformerFactory::new(source, factory_options);
         let identity = options.identity.clone().unwrap_or_else(default_identity);
-        Ok(Manager {
+        Manager {
             client,
             factory,
             health: Health::default(),
@@ -255,7 +252,7 @@ impl Manager {
             identity,
             options,
             controllers: Vec::new(),
-        })
+        }
     }
 
     /// The client every piece of the manager uses (writes, leader election, Events).
@@ -393,10 +390,11 @@ impl Manager {
 
     /// Runs the workers: until shutdown, or (with leader election) while holding the Lease.
     async fn work(&self, stop: &Stop) -> Result<(), Error> {
-        let Some(election) = self.options.leader_election.clone() else {
+        let Some(mut election) = self.options.leader_election.clone() else {
             self.run_controllers(stop.clone()).await;
             return Ok(());
         };
+        election.identity.clone_from(&self.identity);
         let lease = election.lock_name.clone();
         let elector = LeaderElector::new(self.client.clone(), election)
             .map_err(|source| Error::LeaderElectionFailed { source })?;

@@ -29,7 +29,7 @@ impl Counting {
 #[error("the spec names a region that does not exist")]
 struct NoSuchRegion;
 
-impl Reconciler<ConfigMap> for Arc<Counting> {
+impl Reconciler<ConfigMap> for Counting {
     type Error = NoSuchRegion;
 
     async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, NoSuchRegion> {
@@ -88,8 +88,7 @@ fn scraped(metrics: &ProcessMetrics, family: &str, labels: &[(&str, &str)]) -> O
 async fn two_controllers_share_one_list_and_watch_and_count_under_their_own_names() {
     let server = TestServer::start().await;
     create_configmaps(&server, &["a", "b"]).await;
-    let mut manager = Manager::new(server.config(), ManagerOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut manager = Manager::new(server.client(), ManagerOptions::default());
     let configmaps = manager.factory().informer::<ConfigMap>();
     let (first, second) = (Counting::new(false, OnError::Backoff), Counting::new(false, OnError::Backoff));
     for (name, reconciler) in [("first", &first), ("second", &second)] {
@@ -129,8 +128,7 @@ async fn two_controllers_share_one_list_and_watch_and_count_under_their_own_name
 async fn a_terminal_error_is_not_retried_but_recorded_as_an_event_and_counted() {
     let server = TestServer::start().await;
     create_configmaps(&server, &["bad-region"]).await;
-    let mut manager = Manager::new(server.config(), ManagerOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut manager = Manager::new(server.client(), ManagerOptions::default());
     let configmaps = manager.factory().informer::<ConfigMap>();
     let terminal = Counting::new(true, OnError::Terminal);
     let controller = manager
@@ -181,8 +179,7 @@ async fn a_terminal_error_is_not_retried_but_recorded_as_an_event_and_counted() 
 async fn requeue_after_an_error_retries_after_the_given_delay() {
     let server = TestServer::start().await;
     create_configmaps(&server, &["flaky"]).await;
-    let mut manager = Manager::new(server.config(), ManagerOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut manager = Manager::new(server.client(), ManagerOptions::default());
     let configmaps = manager.factory().informer::<ConfigMap>();
     let later = Counting::new(true, OnError::RequeueAfter(Duration::from_millis(300)));
     let controller = manager
@@ -204,7 +201,7 @@ struct Slow {
     finished: AtomicBool,
 }
 
-impl Reconciler<ConfigMap> for Arc<Slow> {
+impl Reconciler<ConfigMap> for Slow {
     type Error = NoSuchRegion;
 
     async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, NoSuchRegion> {
@@ -224,8 +221,7 @@ async fn sigterm_stops_the_manager_after_in_flight_reconciles_finish() {
     let _guard = signal(SignalKind::terminate()).unwrap_or_else(|e| panic!("{e}"));
     let server = TestServer::start().await;
     create_configmaps(&server, &["slow"]).await;
-    let mut manager = Manager::new(server.config(), ManagerOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut manager = Manager::new(server.client(), ManagerOptions::default());
     let configmaps = manager.factory().informer::<ConfigMap>();
     let slow = Arc::new(Slow {
         started: AtomicBool::new(false),

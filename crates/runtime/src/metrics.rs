@@ -278,7 +278,6 @@ impl Metrics {
 #[derive(Clone, Debug)]
 pub struct ProcessMetrics {
     controllers: Metrics,
-    client: ClientMetrics,
     queues: PrometheusMetrics,
     informers: InformerMetrics,
     leader: Family<LeaseLabel, Gauge>,
@@ -287,8 +286,16 @@ pub struct ProcessMetrics {
 
 impl Default for ProcessMetrics {
     fn default() -> Self {
+        ProcessMetrics::new(ClientMetrics::default())
+    }
+}
+
+impl ProcessMetrics {
+    /// A registry holding `client`'s series (a client's own: `Client::metrics()`) and fresh
+    /// series of every other family.
+    pub fn new(client: ClientMetrics) -> Self {
         let controllers = Metrics::default();
-        let (client, queues) = (ClientMetrics::default(), PrometheusMetrics::new());
+        let queues = PrometheusMetrics::new();
         let (informers, leader) = (InformerMetrics::default(), Family::default());
         let mut registry = Registry::default();
         controllers.families.register(&mut registry);
@@ -302,24 +309,16 @@ impl Default for ProcessMetrics {
         );
         ProcessMetrics {
             controllers,
-            client,
             queues,
             informers,
             leader,
             registry: Arc::new(RwLock::new(registry)),
         }
     }
-}
 
-impl ProcessMetrics {
     /// The reconcile series of the controller `name`.
     pub fn controller(&self, name: &str) -> Metrics {
         self.controllers.for_controller(name)
-    }
-
-    /// What the REST client records into (`Config::metrics`).
-    pub fn client(&self) -> &ClientMetrics {
-        &self.client
     }
 
     /// What workqueues record into.

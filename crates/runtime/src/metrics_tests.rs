@@ -122,15 +122,14 @@ fn gauges_and_application_counters_show_their_current_values() {
 }
 #[tokio::test]
 async fn one_scrape_holds_every_crates_families_and_ends_with_eof() {
-    let process = ProcessMetrics::default();
     // A family appears once it has a series: give each crate's metrics one.
-    let mut config = kubegen_client::Config::new(
+    let config = kubegen_client::Config::new(
         "http://127.0.0.1:1"
             .parse()
             .unwrap_or_else(|e| panic!("{e}")),
     );
-    config.metrics = process.client().clone();
     let client = kubegen_client::Client::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let process = ProcessMetrics::new(client.metrics());
     let request = http::Request::get("/api").body(bytes::Bytes::new());
     let refused = client.send(request.unwrap_or_else(|e| panic!("{e}"))).await;
     assert!(refused.is_err(), "nothing listens on port 1");

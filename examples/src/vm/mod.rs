@@ -24,10 +24,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_api::cloudnative::v1alpha1::{VirtualMachine, VirtualMachineSpec};
 use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
-use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
-use kubegen_runtime::metrics::Metrics;
-use kubegen_runtime::{Controller, Health, Manager, ManagerOptions};
+use kubegen_runtime::{Manager, ManagerOptions};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -74,36 +72,26 @@ impl VmController {
     /// # Errors
     /// The controller could not be built, or the manager failed before it was ready.
     pub async fn start(client: Client, options: VmOptions) -> anyhow::Result<VmController> {
-        let mut factory_options = FactoryOptions::default();
-        factory_options.namespace.clone_from(&options.namespace);
-        let factory = SharedInformerFactory::new(client.clone(), factory_options);
-        let machines = factory.cloudnative_v1alpha1().virtual_machines().informer();
-        let controller = Controller::builder("vm-controller", &machines)
+        let factory = FactoryOptions::default().namespace(options.namespace.clone());
+        let manager_options = ManagerOptions::default()
+            .workers(options.workers)
+            .cache_sync_timeout(SYNC_TIMEOUT)
+            .shutdown_timeout(DRAIN_TIMEOUT)
+            .factory(factory);
+        let mut manager = Manager::new(client.clone(), manager_options);
+        let informers = SharedInformerFactory::from(manager.factory().clone());
+        let machines = informers.cloudnative_v1alpha1().virtual_machines().informer();
+        let controller = manager
+            .controller("vm-controller", &machines)
             .generation_changes_only()
             .build()?;
-        let mut manager_options = ManagerOptions::default();
-        manager_options.workers = options.workers.max(1);
-        manager_options.cache_sync_timeout = SYNC_TIMEOUT;
-        manager_options.shutdown_timeout = DRAIN_TIMEOUT;
-        let health = Health::default();
-        let manager = Manager::new(
-            client.clone(),
-            factory.generic().clone(),
-            health.clone(),
-            Metrics::default(),
-            manager_options,
-        );
-
-        let vms = Clientset::new(client).cloudnative_v1alpha1();
-        let reconciler = Arc::new(VmReconciler::new(vms, Hypervisor::new(options.boot_time)));
+        let reconciler = Arc::new(VmReconciler::new(client, Hypervisor::new(options.boot_time)));
+        manager.add(controller, Arc::clone(&reconciler));
+        let health = manager.health().clone();
         let (stop, stopped) = oneshot::channel::<()>();
-        let workers = Arc::clone(&reconciler);
-        let mut run = tokio::spawn(async move {
-            let stopped = async {
-                let _ = stopped.await;
-            };
-            manager.run(&controller, workers, stopped).await
-        });
+        let mut run = tokio::spawn(manager.run(async {
+            let _ = stopped.await;
+        }));
         while !health.is_ready() {
             if run.is_finished() {
                 return Err(match (&mut run).await {

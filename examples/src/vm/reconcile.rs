@@ -1,5 +1,7 @@
-//! One reconcile of one VirtualMachine: finalizer first (the runtime's `finalizer::step`), then
-//! the machine, then the status (the runtime's `conditions` helpers).
+//! One reconcile of one VirtualMachine under the runtime's [`finalizer()`]: it adds the
+//! finalizer to a new machine, applies (the machine, then the status with the runtime's
+//! `conditions` helpers) while the object lives, and once it is deleted destroys the machine
+//! and removes the finalizer.
 
 use std::sync::Arc;
 
@@ -7,9 +9,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kubegen_api::cloudnative::v1alpha1::{
     VirtualMachine, VirtualMachinePhase, VirtualMachineStatus,
 };
-use kubegen_client::{Patch, PatchOptions, UpdateOptions};
+use kubegen_client::{Client, UpdateOptions};
 use kubegen_clientset::cloudnative::v1alpha1::CloudnativeV1alpha1Client;
-use kubegen_runtime::finalizer::{self, Step};
+use kubegen_runtime::finalizer::{self, Event, finalizer};
 use kubegen_runtime::{Action, Context, Reconciler, conditions};
 
 use super::hypervisor::{Hypervisor, MachineState};
@@ -20,14 +22,14 @@ pub const FINALIZER: &str = "cloudnative.example.com/machine";
 /// Why a reconcile failed; the runtime retries it with backoff.
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
-    /// Adding or removing the finalizer failed.
-    #[error("updating the finalizers of VirtualMachine {key} failed")]
-    FinalizerUpdateFailed {
+    /// Adding or removing the finalizer, or the reconcile under it, failed.
+    #[error("reconciling VirtualMachine {key} failed")]
+    Finalizer {
         /// The VirtualMachine.
         key: String,
-        /// The server's answer.
+        /// What failed.
         #[source]
-        source: kubegen_client::Error,
+        source: Box<finalizer::Error<VmError>>,
     },
     /// Writing the status failed.
     #[error("writing the status of VirtualMachine {key} failed")]
@@ -42,14 +44,20 @@ pub enum VmError {
 
 /// The vm-controller's business logic.
 pub struct VmReconciler {
+    client: Client,
     vms: CloudnativeV1alpha1Client,
     hypervisor: Hypervisor,
 }
 
 impl VmReconciler {
-    /// A reconciler writing through `vms` and running machines on `hypervisor`.
-    pub fn new(vms: CloudnativeV1alpha1Client, hypervisor: Hypervisor) -> VmReconciler {
-        VmReconciler { vms, hypervisor }
+    /// A reconciler writing through `client` and running machines on `hypervisor`.
+    pub fn new(client: Client, hypervisor: Hypervisor) -> VmReconciler {
+        let vms = kubegen_clientset::Clientset::new(client.clone()).cloudnative_v1alpha1();
+        VmReconciler {
+            client,
+            vms,
+            hypervisor,
+        }
     }
 
     /// The simulated hypervisor.
@@ -67,56 +75,35 @@ impl Reconciler<VirtualMachine> for VmReconciler {
         context: &Context,
     ) -> Result<Action, VmError> {
         let key = context.key().as_str();
-        let vm = match finalizer::step(vm.as_ref(), FINALIZER) {
-            Step::Nothing => return Ok(Action::Done),
-            Step::Cleanup => {
-                self.hypervisor.destroy_machine(key);
-                tracing::info!(vm = key, "machine destroyed; releasing the object");
-                self.set_finalizer(&vm, key, false).await?;
-                return Ok(Action::Done);
+        finalizer(&self.client, FINALIZER, vm, |event| async move {
+            match event {
+                Event::Apply(vm) => self.apply(&vm, key).await,
+                Event::Cleanup(_) => {
+                    self.hypervisor.destroy_machine(key);
+                    tracing::info!(vm = key, "machine destroyed; releasing the object");
+                    Ok(Action::Done)
+                }
             }
-            // The finalizer write changes no generation, so no event brings the object back:
-            // carry on with the written object.
-            Step::Add => Arc::new(self.set_finalizer(&vm, key, true).await?),
-            Step::Apply => vm,
-        };
-        let memory = &vm.spec.memory.0;
-        let state = self.hypervisor.ensure_machine(key, vm.spec.cpu, memory);
-        self.write_status(&vm, key, &state).await?;
-        Ok(match state {
-            MachineState::Booting { ready_in } => Action::RequeueAfter(ready_in),
-            MachineState::Running { .. } => Action::Done,
+        })
+        .await
+        .map_err(|source| VmError::Finalizer {
+            key: key.to_owned(),
+            source: Box::new(source),
         })
     }
 }
 
 impl VmReconciler {
-    /// Adds (`present`) or removes [`FINALIZER`] with the runtime's guarded JSON patch (it tests
-    /// the list it read, so a concurrent writer makes it fail and the key is retried with
-    /// backoff); returns the patched object.
-    async fn set_finalizer(
-        &self,
-        vm: &VirtualMachine,
-        key: &str,
-        present: bool,
-    ) -> Result<VirtualMachine, VmError> {
-        let patch = if present {
-            finalizer::with_finalizer(vm, FINALIZER)
-        } else {
-            finalizer::without_finalizer(vm, FINALIZER)
-        };
-        self.vms
-            .virtual_machines(vm.metadata.namespace.as_deref().unwrap_or_default())
-            .patch(
-                vm.metadata.name.as_deref().unwrap_or_default(),
-                &Patch::Json(patch),
-                &PatchOptions::default(),
-            )
-            .await
-            .map_err(|source| VmError::FinalizerUpdateFailed {
-                key: key.to_owned(),
-                source,
-            })
+    /// Runs the machine `vm` asks for and reports it in the status; while it boots, asks to be
+    /// called again when it should be up.
+    async fn apply(&self, vm: &VirtualMachine, key: &str) -> Result<Action, VmError> {
+        let memory = &vm.spec.memory.0;
+        let state = self.hypervisor.ensure_machine(key, vm.spec.cpu, memory);
+        self.write_status(vm, key, &state).await?;
+        Ok(match state {
+            MachineState::Booting { ready_in } => Action::RequeueAfter(ready_in),
+            MachineState::Running { .. } => Action::Done,
+        })
     }
 
     /// Writes the status `state` calls for, unless the object has it already.

@@ -32,11 +32,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kubegen_bench::data;
 use kubegen_bench::http::RawClient;
 use kubegen_client::{ListOptions, ResourceClient, WatchEvent};
-use kubegen_controller::embedded::client_for;
-use kubegen_controller::endpoints::Health;
 use kubegen_controller::flags::Flags;
-use kubegen_controller::manifests;
-use kubegen_controller::metrics::ProcessMetrics;
+use kubegen_runtime::manifests;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
@@ -90,16 +87,9 @@ async fn bench(args: Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy"));
     let server = kubegen_testserver::TestServer::start().await;
-    let kubeconfig = std::env::temp_dir().join(format!(
-        "kubegen-bench-controller-e2e-{}.kubeconfig",
-        std::process::id()
-    ));
-    server
-        .write_kubeconfig(&kubeconfig)
-        .context("writing the kubeconfig")?;
-    let client = client_for(&server).context("client for the test server")?;
+    let client = server.client();
     let samples = deploy_dir.join("samples");
-    manifests::apply(
+    manifests::create_from_paths(
         &client,
         &[
             deploy_dir.join("crd.yaml"),
@@ -113,22 +103,18 @@ async fn bench(args: Args) -> Result<()> {
 
     let flags = Flags::try_parse_from([
         "image-police".to_owned(),
-        format!("--kubeconfig={}", kubeconfig.display()),
         "--own-namespace=image-police-bench".to_owned(),
-        "--metrics-addr=".to_owned(),
-        "--health-addr=".to_owned(),
+        "--metrics-bind-address=0".to_owned(),
+        "--health-probe-bind-address=0".to_owned(),
         format!("--workers={}", args.workers),
     ])
     .context("controller flags")?;
-    let (health, metrics) = (Health::default(), ProcessMetrics::default());
-    let ready = health.clone();
+    let manager = kubegen_controller::run::manager(&flags, server.client())?;
+    let ready = manager.health().clone();
     let (stop, stopped) = oneshot::channel::<()>();
-    let controller = tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        kubegen_controller::run::run(&flags, health, metrics, shutdown).await
-    });
+    let controller = tokio::spawn(manager.run(async {
+        let _ = stopped.await;
+    }));
     let wait_ready = async {
         while !ready.is_ready() {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -180,7 +166,6 @@ async fn bench(args: Args) -> Result<()> {
         Ok(Err(error)) => eprintln!("controller task: {error}"),
         Err(_) => eprintln!("controller did not stop within 30s"),
     }
-    let _ = std::fs::remove_file(&kubeconfig);
     print!("{}", render(&args, total, &mut latencies));
     Ok(())
 }

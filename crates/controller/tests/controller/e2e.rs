@@ -88,7 +88,7 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
         .cloned()
         .unwrap_or_default();
     assert_eq!(ready.status, "True");
-    let text = controller.metrics.encode();
+    let text = controller.process.encode();
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
         .unwrap_or_else(|e| panic!("{e}"));
     let value = |metric: &str, labels: &[(&str, &str)]| {
@@ -189,8 +189,8 @@ async fn only_the_leader_acts(env: Env) {
         );
     }
     assert!(
-        a.metrics.controller.reconciles_finished() == 0
-            || b.metrics.controller.reconciles_finished() == 0,
+        a.metrics.reconciles_finished() == 0
+            || b.metrics.reconciles_finished() == 0,
         "both replicas reconciled"
     );
     assert_eq!(a.stop().await, Ok(()));
@@ -252,7 +252,7 @@ async fn shutdown_drains_in_flight_work_and_releases_the_lease(env: Env) {
     env.create(forbidden_deployment(&ns, "slow")).await;
     controller.wait_in_flight().await;
 
-    let metrics = controller.metrics.controller.clone();
+    let metrics = controller.metrics.clone();
     assert_eq!(
         controller.stop().await,
         Ok(()),

@@ -20,11 +20,9 @@ use kubegen_api::police::v1beta1::{WhiteList, WhiteListStatus};
 use kubegen_client::{
     Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
 };
-use kubegen_controller::crd;
-use kubegen_controller::endpoints::Health;
+use kubegen_controller::deploy;
 use kubegen_controller::flags::Flags;
-use kubegen_controller::manifests;
-use kubegen_controller::metrics::ProcessMetrics;
+use kubegen_runtime::{Health, ProcessMetrics, manifests};
 use kubegen_controller::service_account::SERVICE_ACCOUNT;
 use kubegen_controller::service_account::{issue_token, kubeconfig_with_token};
 use kubegen_testserver::{ServerOptions, TestServer};
@@ -110,7 +108,7 @@ impl Env {
         let client = Client::new(config).unwrap_or_else(|e| panic!("client: {e}"));
         install_crds(&client).await;
         let identity = [deploy_dir().join("sa.yaml"), rbac.to_path_buf()];
-        manifests::apply(&client, &identity)
+        manifests::create_from_paths(&client, &identity)
             .await
             .unwrap_or_else(|e| panic!("installing the ServiceAccount and RBAC: {e}"));
         let (controller_kubeconfig, owns_controller_kubeconfig) =
@@ -158,8 +156,13 @@ impl Env {
 
     /// [`Env::start_controller`] without waiting for it to become ready: for controllers that
     /// cannot (an informer the RBAC does not allow to list never syncs).
-    pub fn spawn_controller(&self, name: &str, leader_elect: bool, namespace: &str) -> Controller {
-        Controller::spawn(self.flags(None, name, leader_elect, namespace))
+    pub async fn spawn_controller(
+        &self,
+        name: &str,
+        leader_elect: bool,
+        namespace: &str,
+    ) -> Controller {
+        Controller::spawn(self.flags(None, name, leader_elect, namespace)).await
     }
 
     /// A [`LatencyProxy`] in front of the target server.
@@ -181,7 +184,7 @@ impl Env {
         leader_elect: bool,
         namespace: &str,
     ) -> Controller {
-        let controller = Controller::spawn(self.flags(proxy, name, leader_elect, namespace));
+        let controller = Controller::spawn(self.flags(proxy, name, leader_elect, namespace)).await;
         controller.wait_ready().await;
         controller
     }
@@ -201,12 +204,12 @@ impl Env {
             kubeconfig,
             format!("--namespace={namespace}"),
             "--own-namespace=image-police-e2e".to_owned(),
-            "--metrics-addr=".to_owned(),
-            "--health-addr=".to_owned(),
+            "--metrics-bind-address=0".to_owned(),
+            "--health-probe-bind-address=0".to_owned(),
             "--cache-sync-timeout=30s".to_owned(),
             format!("--leader-elect-identity={name}-{}", unique()),
-            format!("--leader-elect-namespace={lease_namespace}"),
-            format!("--leader-elect-lease-name={}", self.lease),
+            format!("--leader-elect-resource-namespace={lease_namespace}"),
+            format!("--leader-elect-resource-name={}", self.lease),
             format!(
                 "--leader-elect-lease-duration={}ms",
                 LEASE_DURATION.as_millis()
@@ -344,34 +347,43 @@ pub struct Controller {
     health: Health,
     stop: oneshot::Sender<()>,
     done: tokio::task::JoinHandle<Result<(), String>>,
-    /// The process's metrics, shared with it.
-    pub metrics: ProcessMetrics,
+    /// The controller's reconcile series.
+    pub metrics: kubegen_runtime::metrics::Metrics,
+    /// Every metric of the process (what `/metrics` serves).
+    pub process: ProcessMetrics,
 }
 
 impl Controller {
-    fn spawn(flags: Flags) -> Controller {
+    /// Builds the manager the binary builds and runs it on a runtime of its own.
+    async fn spawn(flags: Flags) -> Controller {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap_or_else(|e| panic!("runtime: {e}"));
         let (stop, stopped) = oneshot::channel::<()>();
-        let (health, metrics) = (Health::default(), ProcessMetrics::default());
-        let shared = (health.clone(), metrics.clone());
+        let (handles, built) = oneshot::channel::<(Health, ProcessMetrics)>();
         let done = runtime.spawn(async move {
+            let client = flags.manager.client().await.map_err(|e| format!("{e:#}"))?;
+            let manager =
+                kubegen_controller::run::manager(&flags, client).map_err(|e| format!("{e:#}"))?;
+            let _ = handles.send((manager.health().clone(), manager.metrics().clone()));
             let shutdown = async {
                 let _ = stopped.await;
             };
-            kubegen_controller::run::run(&flags, shared.0, shared.1, shutdown)
-                .await
-                .map_err(|e| format!("{e:#}"))
+            manager.run(shutdown).await.map_err(|e| format!("{e:#}"))
         });
+        let Ok((health, process)) = built.await else {
+            let failed = done.await;
+            panic!("the controller could not be built: {failed:?}");
+        };
         Controller {
             runtime,
             health,
             stop,
             done,
-            metrics,
+            metrics: process.controller(kubegen_controller::controller::NAME),
+            process,
         }
     }
 
@@ -385,7 +397,7 @@ impl Controller {
     /// Waits until at least `count` reconciles have finished.
     pub async fn wait_reconciles(&self, count: u64) {
         poll(&format!("{count} reconciles finished"), || async {
-            (self.metrics.controller.reconciles_finished() >= count).then_some(())
+            (self.metrics.reconciles_finished() >= count).then_some(())
         })
         .await;
     }
@@ -393,7 +405,7 @@ impl Controller {
     /// Waits until a reconcile is running.
     pub async fn wait_in_flight(&self) {
         poll("a reconcile in flight", || async {
-            (self.metrics.controller.in_flight() > 0).then_some(())
+            (self.metrics.in_flight() > 0).then_some(())
         })
         .await;
     }
@@ -424,10 +436,10 @@ pub fn deploy_dir() -> PathBuf {
 /// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without
 /// apiextensions.k8s.io/v1 (1.15), as discovery says.
 async fn install_crds(client: &Client) {
-    let crds = crd::crd_manifest(client, &deploy_dir())
+    let crds = deploy::crd_manifest(client, &deploy_dir())
         .await
         .unwrap_or_else(|e| panic!("choosing the CRD manifest: {e}"));
-    manifests::apply(client, std::slice::from_ref(&crds))
+    manifests::create_from_paths(client, std::slice::from_ref(&crds))
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", crds.display()));
 }

@@ -118,12 +118,12 @@ async fn run_scenario(env: &Env) -> (Controller, String) {
     env.create(whitelist(&ns)).await;
     env.create(allowed_deployment(&ns, "web")).await;
     env.create(forbidden_deployment(&ns, "cache")).await;
-    (env.spawn_controller("rbac", true, &ns), ns)
+    (env.spawn_controller("rbac", true, &ns).await, ns)
 }
 
 /// The 403s the controller's metrics show: (family, labels) of every non-zero sample.
 fn forbidden_samples(controller: &Controller) -> Vec<String> {
-    let text = controller.metrics.encode();
+    let text = controller.process.encode();
     let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).unwrap();
     scrape
         .samples
