@@ -19,6 +19,9 @@
 //! Defaults: `crates/codec/proto` and `crates/codec/descriptors/kubernetes.fds`, relative to the
 //! workspace root. protox is a protobuf compiler in Rust, so no `protoc` is needed.
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -47,13 +50,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// Compiles every `*.proto` under `proto_dir` (also the import root) and writes the encoded set.
+/// Compiles `proto_dir` and writes the encoded set to `output`, creating its directory.
 fn run(proto_dir: &Path, output: &Path) -> Result<(), String> {
+    let bytes = compile(proto_dir)?;
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    std::fs::write(output, bytes).map_err(|e| format!("cannot write {}: {e}", output.display()))
+}
+
+/// The encoded `FileDescriptorSet` of every `*.proto` under `proto_dir` (also the import root),
+/// with their imports and without source info.
+fn compile(proto_dir: &Path) -> Result<Vec<u8>, String> {
     let mut files = Vec::new();
     collect_protos(proto_dir, proto_dir, &mut files)?;
     if files.is_empty() {
         return Err(format!("no .proto files under {}", proto_dir.display()));
     }
+    // `read_dir` order depends on the file system; sorting makes the output depend on content only.
     files.sort();
     let mut compiler = protox::Compiler::new([proto_dir])
         .map_err(|e| format!("cannot read {}: {e}", proto_dir.display()))?;
@@ -64,12 +79,7 @@ fn run(proto_dir: &Path, output: &Path) -> Result<(), String> {
             proto_dir.display()
         )
     })?;
-    let bytes = compiler.encode_file_descriptor_set();
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    std::fs::write(output, bytes).map_err(|e| format!("cannot write {}: {e}", output.display()))
+    Ok(compiler.encode_file_descriptor_set())
 }
 
 /// Every `*.proto` under `dir`, as paths relative to `root` (the import root).
@@ -89,4 +99,43 @@ fn collect_protos(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(CODEC_DIR)
+    }
+
+    #[test]
+    fn compiling_twice_gives_the_same_bytes() {
+        let proto = codec().join("proto");
+        assert_eq!(compile(&proto), compile(&proto));
+    }
+
+    /// The same check as `hack/verify-codegen.sh`, so `cargo test` catches drift too.
+    #[test]
+    fn committed_descriptors_match_the_vendored_protos() {
+        let committed = std::fs::read(codec().join("descriptors/kubernetes.fds")).unwrap();
+        let fresh = compile(&codec().join("proto")).unwrap();
+        // Not assert_eq!: a failure would print 180 kB of bytes.
+        assert!(
+            committed == fresh,
+            "crates/codec/descriptors/kubernetes.fds is stale: run scripts/update-codegen.sh"
+        );
+    }
+
+    #[test]
+    fn a_directory_without_protos_is_an_error() {
+        let empty = std::env::temp_dir().join(format!("proto-descriptors-{}", std::process::id()));
+        std::fs::create_dir_all(&empty).unwrap();
+        let result = compile(&empty);
+        std::fs::remove_dir(&empty).unwrap();
+        assert_eq!(
+            result,
+            Err(format!("no .proto files under {}", empty.display()))
+        );
+    }
 }
