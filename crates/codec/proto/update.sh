@@ -6,7 +6,8 @@
 # Each argument is a git directory (a clone or a bare mirror) of the repository; <tag> is the
 # release tag of all three (e.g. v0.36.2 for Kubernetes 1.36.2). Copies every generated.proto of the
 # GA versions (v1, v2) of k8s.io/api, the apimachinery and apiextensions ones they import, the
-# LICENSE of each repository, and regenerates go-fields.txt from the Go types of the same tag.
+# LICENSE of each repository, regenerates go-fields.txt from the Go types of the same tag, and
+# recompiles the descriptor set the codec embeds (../descriptors/kubernetes.fds).
 set -euo pipefail
 api=$1 machinery=$2 extensions=$3 tag=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,3 +38,5 @@ go_sources() { # <git dir> <dir> <proto package>: "<package>\t<line>" for each G
   for d in $extensions_dirs; do go_sources "$extensions" "$d" "k8s.io.apiextensions_apiserver.${d//\//.}"; done
 } | perl "$here/go-fields.pl" >"$here/go-fields.txt"
 echo "$tag" >"$here/VERSION"
+cargo run --quiet --manifest-path "$here/../../../Cargo.toml" --package kubegen-proto-descriptors -- \
+  "$here" "$here/../descriptors/kubernetes.fds"

@@ -13,9 +13,9 @@
 //!
 //! # Where the schema comes from
 //! The upstream `generated.proto` files of k8s.io/api (every GA group version), apimachinery and
-//! apiextensions-apiserver, vendored unchanged under `proto/` and compiled at build time by protox
-//! (a protobuf compiler in Rust, so no `protoc`); messages are read and written with prost-reflect's
-//! dynamic messages. The few facts about JSON that the `.proto` files lack (Go JSON names that differ,
+//! apiextensions-apiserver, vendored unchanged under `proto/`; messages are read and written with
+//! prost-reflect's dynamic messages (and decoded into serde types by plans built from the same
+//! descriptors). The few facts about JSON that the `.proto` files lack (Go JSON names that differ,
 //! which zero values Go's JSON keeps) are derived from the upstream Go struct tags into
 //! `proto/go-fields.txt`. Nothing is written per kind.
 //!
@@ -23,24 +23,28 @@
 //! so turning them into JSON (or k8s-openapi types) would take code per kind; a descriptor-driven
 //! codec handles every kind, and a new Kubernetes release is a data update (`proto/update.sh`).
 //!
-//! # Growing into list and watch decoding
+//! # How the descriptors get into the crate
+//! kubegen is used as a git dependency, so whatever this crate's build does, every user's build
+//! does. The `.proto` files are therefore compiled once, by the tool `hack/proto-descriptors`
+//! (protox, a protobuf compiler in Rust), into `descriptors/kubernetes.fds`, an encoded
+//! `FileDescriptorSet` that is committed and embedded with `include_bytes!` (`src/schema.rs`).
+//! Building the codec compiles no `.proto` file and needs neither protox nor `protoc`.
+//! `scripts/update-codegen.sh` regenerates the file (deterministically: sorted file list, no
+//! source info) and `hack/verify-codegen.sh` fails when it differs from what `proto/` compiles to.
+//!
+//! # Lists and watch streams
 //! [`KindSchema`] works on one object's message bytes. A `XxxList` message is `metadata` plus
 //! repeated `items`, each item an ordinary length-delimited field, and a protobuf watch stream is
-//! length-prefixed `WatchEvent` frames whose `object` is an embedded envelope; a streaming decoder
-//! can hand each item or frame to the same per-object decoding.
+//! length-prefixed `WatchEvent` frames whose `object` is an embedded envelope; [`ListDecoder`] and
+//! [`WatchFrames`] hand each item or frame to the same per-object decoding.
 //!
 //! # Differences from client-go
 //! - A zero scalar is written to JSON only where Go's JSON encoder writes it (per `go-fields.txt`),
 //!   so the JSON matches what a real server answers; a `Quantity` keeps the text it was sent in,
 //!   where Go would canonicalise it (`1000m` → `1`).
 //! - Compressed envelopes (`contentEncoding`) are rejected: no Kubernetes release writes them.
-
 //!
 //! # Not covered yet
-//! - Decoding lists and watch streams (`XxxList` items one at a time, length-prefixed `WatchEvent`
-//!   frames): issue 15 builds them on [`KindSchema`]. Encoding them is [`ListEncoder`] and
-//!   [`encode_watch_frame`] (what the test server answers with).
-//! - Decoding straight into k8s-openapi types: today the output is a `serde_json::Value`.
 //! - Objects embedded in `RawExtension`s more than 4 envelopes deep are refused (real objects
 //!   embed one level).
 

@@ -1,8 +1,9 @@
 //! The protobuf schema of the built-in kinds, and the lookup from `apiVersion` + `kind` to the
 //! message that encodes it (client-go's scheme does this with Go types registered per group version).
 //!
-//! The descriptor set is compiled at build time from the vendored upstream `generated.proto` files
-//! (`build.rs`, `proto/README.md`) and decoded once, on first use.
+//! The descriptor set is compiled from the vendored upstream `generated.proto` files by the tool
+//! `hack/proto-descriptors` (see `proto/README.md`), committed as `descriptors/kubernetes.fds`,
+//! embedded here and decoded once, on first use.
 
 use std::sync::LazyLock;
 
@@ -13,9 +14,11 @@ use crate::error::{CodecError, Result};
 use crate::{from_json, to_json};
 
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    let bytes = include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.fds"));
-    // The bytes are written by build.rs from the same source tree; a failure is a build bug.
-    DescriptorPool::decode(bytes.as_slice()).expect("build.rs wrote a valid descriptor set")
+    let bytes = include_bytes!("../descriptors/kubernetes.fds");
+    // protox encoded these bytes and hack/verify-codegen.sh checks them against `proto/`; a decode
+    // failure means the committed file is corrupt, which the first codec test reports.
+    DescriptorPool::decode(bytes.as_slice())
+        .expect("descriptors/kubernetes.fds is a valid descriptor set")
 });
 
 /// The descriptor pool holding every vendored Kubernetes message.
