@@ -97,8 +97,10 @@ impl Target {
         let text = std::fs::read_to_string(manifest)?;
         for crd in manifests::documents(manifest, &text)? {
             let name = crd["metadata"]["name"].as_str().unwrap_or_default();
-            let patch = serde_json::json!([{"op": "replace", "path": "/spec", "value": crd["spec"]}]);
-            let path = format!("/apis/apiextensions.k8s.io/{version}/customresourcedefinitions/{name}");
+            let patch =
+                serde_json::json!([{"op": "replace", "path": "/spec", "value": crd["spec"]}]);
+            let path =
+                format!("/apis/apiextensions.k8s.io/{version}/customresourcedefinitions/{name}");
             let request = http::Request::patch(&path)
                 .header(http::header::CONTENT_TYPE, "application/json-patch+json")
                 .body(Bytes::from(serde_json::to_vec(&patch)?))?;

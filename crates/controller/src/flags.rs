@@ -89,11 +89,16 @@ mod tests {
     fn defaults_match_the_documented_ones() {
         let flags = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(flags.workers, 2);
-        assert!(!flags.manager.leader_elect && !flags.embedded && !flags.allow_protected_namespaces);
+        assert!(
+            !flags.manager.leader_elect && !flags.embedded && !flags.allow_protected_namespaces
+        );
         assert_eq!(flags.cache_sync_timeout, Duration::from_secs(60));
         assert_eq!(flags.shutdown_timeout, Duration::from_secs(30));
         assert_eq!(flags.manager.metrics_bind_address.0, addr("0.0.0.0:8080"));
-        assert_eq!(flags.manager.health_probe_bind_address.0, addr("0.0.0.0:8081"));
+        assert_eq!(
+            flags.manager.health_probe_bind_address.0,
+            addr("0.0.0.0:8081")
+        );
     }
 
     #[test]
@@ -131,7 +136,11 @@ mod tests {
 
     #[test]
     fn the_old_spellings_are_gone() {
-        for old in ["--metrics-addr=:8080", "--health-addr=:8081", "--leader-elect-namespace=x"] {
+        for old in [
+            "--metrics-addr=:8080",
+            "--health-addr=:8081",
+            "--leader-elect-namespace=x",
+        ] {
             assert!(parse(&[old]).is_err(), "{old} accepted");
         }
     }

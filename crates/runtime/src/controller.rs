@@ -548,15 +548,28 @@ impl<K: Object, R: Reconciler<K>> Worker<K, R> {
                 let message = error_chain(&error);
                 match policy {
                     OnError::Backoff => {
-                        tracing::warn!(key = key_text, error = message, "reconcile failed; requeued with backoff");
+                        tracing::warn!(
+                            key = key_text,
+                            error = message,
+                            "reconcile failed; requeued with backoff"
+                        );
                         self.queue.add_rate_limited(key.clone());
                     }
                     OnError::RequeueAfter(delay) => {
-                        tracing::warn!(key = key_text, error = message, ?delay, "reconcile failed; requeued after a delay");
+                        tracing::warn!(
+                            key = key_text,
+                            error = message,
+                            ?delay,
+                            "reconcile failed; requeued after a delay"
+                        );
                         self.queue.add_after(key.clone(), delay);
                     }
                     OnError::Terminal => {
-                        tracing::error!(key = key_text, error = message, "reconcile failed terminally; not retried");
+                        tracing::error!(
+                            key = key_text,
+                            error = message,
+                            "reconcile failed terminally; not retried"
+                        );
                         self.queue.forget(key);
                         self.record_terminal(object.as_ref(), &message).await;
                         return Outcome::Terminal;

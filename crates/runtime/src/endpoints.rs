@@ -297,11 +297,7 @@ mod tests {
 
     #[tokio::test]
     async fn serves_metrics_as_openmetrics_text_over_http() {
-        let reply = get(
-            Endpoints::metrics(leading()),
-            "/metrics",
-        )
-        .await;
+        let reply = get(Endpoints::metrics(leading()), "/metrics").await;
         let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
         let content_type = head

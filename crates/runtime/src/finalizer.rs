@@ -109,7 +109,9 @@ where
     };
     match step(object.as_ref(), name) {
         Step::Nothing => Ok(Action::Done),
-        Step::Apply => reconcile(Event::Apply(object)).await.map_err(Error::ApplyFailed),
+        Step::Apply => reconcile(Event::Apply(object))
+            .await
+            .map_err(Error::ApplyFailed),
         Step::Add => {
             let written = patch(with_finalizer(object.as_ref(), name))
                 .await
@@ -125,12 +127,10 @@ where
             reconcile(Event::Cleanup(object))
                 .await
                 .map_err(Error::CleanupFailed)?;
-            patch(removal)
-                .await
-                .map_err(|source| Error::RemoveFailed {
-                    finalizer: name.to_owned(),
-                    source,
-                })?;
+            patch(removal).await.map_err(|source| Error::RemoveFailed {
+                finalizer: name.to_owned(),
+                source,
+            })?;
             Ok(Action::Done)
         }
     }

@@ -273,7 +273,9 @@ mod tests {
 
     /// A client whose namespace is `default`; never connected.
     fn client() -> Client {
-        let url = "https://127.0.0.1:6443".parse().unwrap_or_else(|e| panic!("{e}"));
+        let url = "https://127.0.0.1:6443"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
         Client::new(Config::new(url)).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -312,7 +314,10 @@ mod tests {
             flags.leader_elect_resource_namespace.as_deref(),
             Some("ops")
         );
-        assert_eq!(flags.leader_elect_resource_name.as_deref(), Some("shop-lock"));
+        assert_eq!(
+            flags.leader_elect_resource_name.as_deref(),
+            Some("shop-lock")
+        );
         assert_eq!(flags.leader_elect_lease_duration, Duration::from_secs(90));
         assert_eq!(flags.log_level, "debug");
         assert_eq!(flags.log_format, LogFormat::Json);
@@ -357,9 +362,14 @@ mod tests {
     fn inconsistent_lease_timings_are_an_error_naming_the_flags() {
         let flags = parse(&["--leader-elect", "--leader-elect-renew-deadline=20s"])
             .unwrap_or_else(|e| panic!("{e}"));
-        let error = flags.options(&client(), "shop").err().map(|e| e.to_string());
+        let error = flags
+            .options(&client(), "shop")
+            .err()
+            .map(|e| e.to_string());
         assert!(
-            error.as_deref().is_some_and(|e| e.contains("--leader-elect-*")),
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("--leader-elect-*")),
             "{error:?}"
         );
     }
@@ -367,7 +377,9 @@ mod tests {
     #[test]
     fn options_name_the_lease_after_the_operator_in_the_configs_namespace() {
         let flags = parse(&["--leader-elect"]).unwrap_or_else(|e| panic!("{e}"));
-        let options = flags.options(&client(), "shop").unwrap_or_else(|e| panic!("{e}"));
+        let options = flags
+            .options(&client(), "shop")
+            .unwrap_or_else(|e| panic!("{e}"));
         let text = format!("{options:?}");
         assert!(text.contains("lock_name: \"shop\""), "{text}");
         assert!(text.contains("lock_namespace: \"default\""), "{text}");

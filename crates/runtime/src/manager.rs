@@ -207,7 +207,9 @@ impl<K: Object, R: Reconciler<K>> Runnable for Managed<K, R> {
         let reconciler = Arc::clone(&self.reconciler);
         Box::pin(async move {
             let stopped = async move { stop.wait().await };
-            self.controller.run(reconciler, workers, stopped, drain).await
+            self.controller
+                .run(reconciler, workers, stopped, drain)
+                .await
         })
     }
 }
@@ -295,7 +297,11 @@ impl Manager {
     /// A builder for the controller `name` of the primary kind `K`, with the manager's metrics
     /// (labelled `controller="<name>"`) and an Event recorder for terminal errors. Hand the
     /// built controller to [`Manager::add`].
-    pub fn controller<K: Object>(&self, name: &str, primary: &SharedIndexInformer<K>) -> Builder<K> {
+    pub fn controller<K: Object>(
+        &self,
+        name: &str,
+        primary: &SharedIndexInformer<K>,
+    ) -> Builder<K> {
         Controller::builder(name, primary)
             .metrics(&self.metrics)
             .recorder(self.recorder(name))
@@ -315,7 +321,10 @@ impl Manager {
     /// # Errors
     /// An endpoint could not be bound, the caches did not sync, leader election failed, or
     /// leadership was lost; `Ok(())` after a clean shutdown.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), Error> {
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
         let servers = self.serve_endpoints().await?;
         let stop = Stop::new();
         let trigger = stop.clone();
@@ -358,8 +367,14 @@ impl Manager {
     /// Serves the probes and `/metrics` on their addresses, each if set.
     async fn serve_endpoints(&self) -> Result<Vec<JoinHandle<()>>, Error> {
         let wanted = [
-            (self.options.health_probe_bind_address, Endpoints::health(self.health.clone())),
-            (self.options.metrics_bind_address, Endpoints::metrics(self.metrics.clone())),
+            (
+                self.options.health_probe_bind_address,
+                Endpoints::health(self.health.clone()),
+            ),
+            (
+                self.options.metrics_bind_address,
+                Endpoints::metrics(self.metrics.clone()),
+            ),
         ];
         let mut servers = Vec::new();
         for (addr, endpoints) in wanted {

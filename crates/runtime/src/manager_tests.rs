@@ -34,7 +34,11 @@ impl Reconciler<ConfigMap> for Counting {
 
     async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, NoSuchRegion> {
         self.reconciles.fetch_add(1, Ordering::SeqCst);
-        if self.fail { Err(NoSuchRegion) } else { Ok(Action::Done) }
+        if self.fail {
+            Err(NoSuchRegion)
+        } else {
+            Ok(Action::Done)
+        }
     }
 
     fn on_error(&self, _: &NoSuchRegion, _: &Context) -> OnError {
@@ -60,11 +64,9 @@ async fn create_configmaps(server: &TestServer, names: &[&str]) {
 }
 
 /// Resolves once `done` holds, polling every 10 ms.
-fn when(done: impl Fn() -> bool + Send + 'static) -> impl Future<Output = ()> + Send + 'static {
-    async move {
-        while !done() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+async fn when(done: impl Fn() -> bool + Send + 'static) {
+    while !done() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -90,7 +92,10 @@ async fn two_controllers_share_one_list_and_watch_and_count_under_their_own_name
     create_configmaps(&server, &["a", "b"]).await;
     let mut manager = Manager::new(server.client(), ManagerOptions::default());
     let configmaps = manager.factory().informer::<ConfigMap>();
-    let (first, second) = (Counting::new(false, OnError::Backoff), Counting::new(false, OnError::Backoff));
+    let (first, second) = (
+        Counting::new(false, OnError::Backoff),
+        Counting::new(false, OnError::Backoff),
+    );
     for (name, reconciler) in [("first", &first), ("second", &second)] {
         let controller = manager
             .controller(name, &configmaps)
@@ -107,8 +112,14 @@ async fn two_controllers_share_one_list_and_watch_and_count_under_their_own_name
     assert!(matches!(run, Ok(Ok(()))), "{run:?}");
 
     let one_informer = [("informer", "configmaps")];
-    assert_eq!(scraped(&metrics, "informer_lists_total", &one_informer), Some(1.0));
-    assert_eq!(scraped(&metrics, "informer_watches_total", &one_informer), Some(1.0));
+    assert_eq!(
+        scraped(&metrics, "informer_lists_total", &one_informer),
+        Some(1.0)
+    );
+    assert_eq!(
+        scraped(&metrics, "informer_watches_total", &one_informer),
+        Some(1.0)
+    );
     for name in ["first", "second"] {
         let labels = [("controller", name), ("result", "success")];
         let reconciled = scraped(&metrics, "controller_runtime_reconcile_total", &labels);
@@ -192,7 +203,11 @@ async fn requeue_after_an_error_retries_after_the_given_delay() {
     let shutdown = when(move || watched.reconciles.load(Ordering::SeqCst) >= 2);
     let run = tokio::time::timeout(Duration::from_secs(20), manager.run(shutdown)).await;
     assert!(matches!(run, Ok(Ok(()))), "{run:?}");
-    assert!(started.elapsed() >= Duration::from_millis(300), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// A reconcile that takes 300 ms, and says when it finished.
@@ -244,7 +259,9 @@ async fn sigterm_stops_the_manager_after_in_flight_reconciles_finish() {
     let pid = std::process::id().to_string();
     let stopped = async {
         while !running.is_finished() {
-            let _ = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status();
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     };
@@ -252,6 +269,9 @@ async fn sigterm_stops_the_manager_after_in_flight_reconciles_finish() {
     assert!(waited.is_ok(), "SIGTERM did not stop the manager");
     let result = running.await.unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(result, Ok(())), "{result:?}");
-    assert!(slow.finished.load(Ordering::SeqCst), "the in-flight reconcile was drained");
+    assert!(
+        slow.finished.load(Ordering::SeqCst),
+        "the in-flight reconcile was drained"
+    );
     assert!(!health.is_ready(), "not ready after shutdown");
 }

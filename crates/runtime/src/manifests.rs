@@ -61,7 +61,11 @@ pub async fn create_from_paths(client: &Client, paths: &[PathBuf]) -> Result<Vec
 ///
 /// # Errors
 /// A document that is not an object, a kind that is not served, an object the server refuses.
-pub async fn create_from_yaml(client: &Client, source: &str, yaml: &str) -> Result<Vec<String>, Error> {
+pub async fn create_from_yaml(
+    client: &Client,
+    source: &str,
+    yaml: &str,
+) -> Result<Vec<String>, Error> {
     Creator::new(client)
         .create_all(Path::new(source), yaml)
         .await
@@ -110,7 +114,10 @@ fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| unreadable(path, e.to_string()))?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|ext| ext == "yaml" || ext == "yml"))
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|ext| ext == "yaml" || ext == "yml")
+            })
             .collect();
         entries.sort();
         files.extend(entries);
@@ -152,7 +159,10 @@ impl<'a> Creator<'a> {
     async fn create(&mut self, file: &Path, object: Value) -> Result<Option<String>, Error> {
         let text = |key: &str| object[key].as_str().unwrap_or_default().to_owned();
         let (api_version, kind) = (text("apiVersion"), text("kind"));
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if api_version.is_empty() || kind.is_empty() || name.is_empty() {
             return Err(unreadable(
                 file,
@@ -200,7 +210,12 @@ impl<'a> Creator<'a> {
     /// The plural and scope of `kind` in `api_version`, from discovery; asked again (a few
     /// times, a second apart) while the kind is missing, as a CRD just established may not be
     /// in discovery yet.
-    async fn mapping(&mut self, file: &Path, api_version: &str, kind: &str) -> Result<Mapping, Error> {
+    async fn mapping(
+        &mut self,
+        file: &Path,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Mapping, Error> {
         for attempt in 0..5 {
             if attempt > 0 || !self.discovered.contains_key(api_version) {
                 if attempt > 0 {

@@ -35,7 +35,10 @@ async fn crds_and_samples_are_created_once_and_again_without_error() {
         "WhiteList police-demo/allowed-images",
         "Deployment police-demo/cache-forbidden",
     ] {
-        assert!(created.contains(&expected.to_owned()), "{expected}: {created:?}");
+        assert!(
+            created.contains(&expected.to_owned()),
+            "{expected}: {created:?}"
+        );
     }
     let again = create_from_paths(&client, &paths)
         .await
@@ -77,7 +80,10 @@ async fn a_refused_object_is_an_error_naming_the_file_and_object() {
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert_eq!(error, "bad.yaml: creating ConfigMap default/Not_A_Name failed");
+    assert_eq!(
+        error,
+        "bad.yaml: creating ConfigMap default/Not_A_Name failed"
+    );
 }
 
 #[tokio::test]
@@ -114,7 +120,9 @@ impl Server115 {
         let collection = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
         match (method, path) {
             ("GET", DISCOVERY_PATH) => (200, self.discovery.as_bytes().to_vec()),
-            ("GET", "/apis/apiextensions.k8s.io/v1beta1") => (200, RESOURCES_115.as_bytes().to_vec()),
+            ("GET", "/apis/apiextensions.k8s.io/v1beta1") => {
+                (200, RESOURCES_115.as_bytes().to_vec())
+            }
             ("POST", path) if path == collection => (201, body.to_vec()),
             ("GET", path) if path.starts_with(collection) => {
                 let name = path.rsplit('/').next().unwrap_or_default();
@@ -164,7 +172,8 @@ async fn a_server_without_apiextensions_v1_gets_the_v1beta1_crds_installed() {
     let client = Client::with_transport(server.clone(), "default");
     let version = crds::served_version(&client).await;
     assert_eq!(version.ok(), Some(CrdVersion::V1beta1));
-    let yaml = std::fs::read_to_string(deploy("crd-v1beta1.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let yaml =
+        std::fs::read_to_string(deploy("crd-v1beta1.yaml")).unwrap_or_else(|e| panic!("{e}"));
     let created = create_from_yaml(&client, "crd-v1beta1.yaml", &yaml)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -180,12 +189,22 @@ async fn a_server_without_apiextensions_v1_gets_the_v1beta1_crds_installed() {
             .any(|r| *r == format!("GET {collection}/whitelists.police.example.com")),
         "waited for Established: {requests:?}"
     );
-    let posts = requests.iter().filter(|r| **r == format!("POST {collection}"));
+    let posts = requests
+        .iter()
+        .filter(|r| **r == format!("POST {collection}"));
     assert_eq!(posts.count(), created.len());
-    let discoveries = requests.iter().filter(|r| r.ends_with("/apiextensions.k8s.io/v1beta1"));
-    assert_eq!(discoveries.count(), 1, "discovery is remembered: {requests:?}");
+    let discoveries = requests
+        .iter()
+        .filter(|r| r.ends_with("/apiextensions.k8s.io/v1beta1"));
+    assert_eq!(
+        discoveries.count(),
+        1,
+        "discovery is remembered: {requests:?}"
+    );
     assert!(
-        requests.iter().all(|r| !r.contains("apiextensions.k8s.io/v1/")),
+        requests
+            .iter()
+            .all(|r| !r.contains("apiextensions.k8s.io/v1/")),
         "never asks the v1 API of a server without it: {requests:?}"
     );
 }

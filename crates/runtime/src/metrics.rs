@@ -200,12 +200,19 @@ impl Metrics {
 
     /// Marks the start of a reconcile; [`observe_reconcile`](Self::observe_reconcile) ends it.
     pub fn reconcile_started(&self) {
-        self.families.active_workers.get_or_create(&self.label).inc();
+        self.families
+            .active_workers
+            .get_or_create(&self.label)
+            .inc();
     }
 
     /// How many reconciles are running right now.
     pub fn in_flight(&self) -> u64 {
-        let active = self.families.active_workers.get_or_create(&self.label).get();
+        let active = self
+            .families
+            .active_workers
+            .get_or_create(&self.label)
+            .get();
         u64::try_from(active).unwrap_or(0)
     }
 
@@ -248,15 +255,15 @@ impl Metrics {
             result: outcome.result(),
         };
         self.families.reconciles.get_or_create(&labels).inc();
-        if matches!(
-            outcome,
-            Outcome::Error | Outcome::Terminal | Outcome::Panic
-        ) {
+        if matches!(outcome, Outcome::Error | Outcome::Terminal | Outcome::Panic) {
             self.families.errors.get_or_create(&self.label).inc();
         }
         match outcome {
             Outcome::Terminal => {
-                self.families.terminal_errors.get_or_create(&self.label).inc();
+                self.families
+                    .terminal_errors
+                    .get_or_create(&self.label)
+                    .inc();
             }
             Outcome::Panic => {
                 self.families.panics.get_or_create(&self.label).inc();
@@ -349,7 +356,8 @@ impl ProcessMetrics {
     pub fn encode(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail; an error here would be a bug in an encoder.
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.registry.read())
+        if let Err(error) =
+            prometheus_client::encoding::text::encode(&mut out, &self.registry.read())
         {
             tracing::error!(%error, "encoding metrics failed");
         }

@@ -63,7 +63,12 @@ fn reconciles_are_counted_by_controller_and_result_and_bucketed_cumulatively() {
     }
     let cumulative = BUCKETS
         .iter()
-        .map(|bound| [0.003, 0.03, 0.7, 2.0, 20.0].iter().filter(|t| *t <= bound).count())
+        .map(|bound| {
+            [0.003, 0.03, 0.7, 2.0, 20.0]
+                .iter()
+                .filter(|t| *t <= bound)
+                .count()
+        })
         .chain([5])
         .map(|count| count as f64);
     let bounds = BUCKETS.iter().copied().chain([f64::INFINITY]);
@@ -72,7 +77,11 @@ fn reconciles_are_counted_by_controller_and_result_and_bucketed_cumulatively() {
         .map(|(less_than, count)| HistogramCount { less_than, count })
         .collect();
     assert_eq!(
-        sample(&scrape, "controller_runtime_reconcile_time_seconds", &[police]),
+        sample(
+            &scrape,
+            "controller_runtime_reconcile_time_seconds",
+            &[police]
+        ),
         Some(Value::Histogram(expected))
     );
     assert_eq!(
@@ -90,10 +99,16 @@ fn gauges_and_application_counters_show_their_current_values() {
     let process = ProcessMetrics::default();
     let deleted: Counter = Counter::default();
     process.register(|registry| {
-        registry.register("image_police_deployments_deleted", "Deleted", deleted.clone());
+        registry.register(
+            "image_police_deployments_deleted",
+            "Deleted",
+            deleted.clone(),
+        );
     });
     process.set_leader("image-police", true);
-    process.controller("police").set_max_concurrent_reconciles(4);
+    process
+        .controller("police")
+        .set_max_concurrent_reconciles(4);
     deleted.inc();
     let scrape = parse(&process.encode());
     let lease = [("name", "image-police")];

@@ -80,12 +80,18 @@ impl VmController {
             .factory(factory);
         let mut manager = Manager::new(client.clone(), manager_options);
         let informers = SharedInformerFactory::from(manager.factory().clone());
-        let machines = informers.cloudnative_v1alpha1().virtual_machines().informer();
+        let machines = informers
+            .cloudnative_v1alpha1()
+            .virtual_machines()
+            .informer();
         let controller = manager
             .controller("vm-controller", &machines)
             .generation_changes_only()
             .build()?;
-        let reconciler = Arc::new(VmReconciler::new(client, Hypervisor::new(options.boot_time)));
+        let reconciler = Arc::new(VmReconciler::new(
+            client,
+            Hypervisor::new(options.boot_time),
+        ));
         manager.add(controller, Arc::clone(&reconciler));
         let health = manager.health().clone();
         let (stop, stopped) = oneshot::channel::<()>();

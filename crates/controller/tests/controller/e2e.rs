@@ -189,8 +189,7 @@ async fn only_the_leader_acts(env: Env) {
         );
     }
     assert!(
-        a.metrics.reconciles_finished() == 0
-            || b.metrics.reconciles_finished() == 0,
+        a.metrics.reconciles_finished() == 0 || b.metrics.reconciles_finished() == 0,
         "both replicas reconciled"
     );
     assert_eq!(a.stop().await, Ok(()));

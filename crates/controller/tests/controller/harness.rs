@@ -22,9 +22,9 @@ use kubegen_client::{
 };
 use kubegen_controller::deploy;
 use kubegen_controller::flags::Flags;
-use kubegen_runtime::{Health, ProcessMetrics, manifests};
 use kubegen_controller::service_account::SERVICE_ACCOUNT;
 use kubegen_controller::service_account::{issue_token, kubeconfig_with_token};
+use kubegen_runtime::{Health, ProcessMetrics, manifests};
 use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
