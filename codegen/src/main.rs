@@ -42,7 +42,8 @@ struct Args {
     /// Generated crates are named `<prefix>-api`, `<prefix>-clientset`, ...
     #[arg(long)]
     crate_prefix: Option<String>,
-    /// `workspace`, `path:<dir of kubegen's crates>` or `version:<v>`.
+    /// `workspace`, `path:<dir of kubegen's crates>` or `version:<v>` (a git runtime is a table:
+    /// `runtime = { git = "<url>", tag = "..." }` in kubegen.toml).
     #[arg(long)]
     runtime: Option<String>,
 }
