@@ -13,6 +13,10 @@
 //! 4. **format**: prettyplease, then the boilerplate and `@generated` header.
 //! 5. **write** (`write.rs`): write changed files and delete stale ones, or `--check` and diff.
 //!
+//! Beside the pipeline, [`init()`] (`init.rs`) scaffolds a new operator repository whose
+//! `kubegen.toml` points this generator at its `apis/`; `runtime.rs` says how generated crates
+//! (and the scaffold) depend on kubegen's runtime crates.
+//!
 //! ```no_run
 //! let config = kubegen_codegen::Config::load(std::path::Path::new("kubegen.toml"))?;
 //! let files = kubegen_codegen::generate(&config)?;
