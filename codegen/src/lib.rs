@@ -13,6 +13,10 @@
 //! 4. **format**: prettyplease, then the boilerplate and `@generated` header.
 //! 5. **write** (`write.rs`): write changed files and delete stale ones, or `--check` and diff.
 //!
+//! Beside the pipeline, [`init()`] (`init.rs`) scaffolds a new operator repository whose
+//! `kubegen.toml` points this generator at its `apis/`; `runtime.rs` says how generated crates
+//! (and the scaffold) depend on kubegen's runtime crates.
+//!
 //! ```no_run
 //! let config = kubegen_codegen::Config::load(std::path::Path::new("kubegen.toml"))?;
 //! let files = kubegen_codegen::generate(&config)?;
@@ -28,6 +32,7 @@ mod check;
 mod config;
 mod diag;
 mod emit;
+mod init;
 pub mod model;
 mod names;
 mod parse;
@@ -42,6 +47,7 @@ mod write;
 pub use config::Config;
 pub use diag::Diagnostic;
 pub use emit::Files;
+pub use init::{InitOptions, KUBEGEN_REPOSITORY, Scaffold, default_runtime, init};
 pub use runtime::{GitReference, GitSource, Runtime};
 pub use write::Changes;
 
@@ -82,6 +88,25 @@ pub enum Error {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// `kubegen init` was pointed at a directory that has entries; nothing was written.
+    #[error(
+        "cannot init {path}: the directory is not empty (kubegen init writes a new repository \
+         into an empty or missing directory)"
+    )]
+    InitNotEmpty {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A `kubegen init` option is invalid; nothing was written.
+    #[error("invalid --{option} `{value}`: {message}")]
+    InitOption {
+        /// The option, without `--`.
+        option: &'static str,
+        /// What was given.
+        value: String,
+        /// What is expected.
+        message: String,
     },
     /// A bug in kubegen: generated code that does not parse.
     #[error("internal error (please report): {0}")]

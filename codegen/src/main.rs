@@ -1,17 +1,20 @@
-//! The `kubegen` binary: reads `kubegen.toml` (or flags), regenerates, or `--check`s for drift.
+//! The `kubegen` binary: reads `kubegen.toml` (or flags), regenerates, or `--check`s for drift;
+//! `kubegen init` scaffolds a new operator repository (see `init.rs`).
 //!
 //! Exit codes: 0 done / up to date, 1 input problems or drift (`--check`), 2 usage or I/O errors.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
-use kubegen_codegen::{Config, Error, Runtime};
+use clap::{Args as ClapArgs, Parser, Subcommand};
+use kubegen_codegen::{Config, Error, GitReference, GitSource, InitOptions, Runtime};
 
 /// Generate API types, clientset, listers, informers and CRDs from annotated Rust types.
 #[derive(Parser)]
-#[command(name = "kubegen", version)]
+#[command(name = "kubegen", version, args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Config file; defaults to `kubegen.toml` in the current directory when it exists.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -39,14 +42,68 @@ struct Args {
     /// Generated crates are named `<prefix>-api`, `<prefix>-clientset`, ...
     #[arg(long)]
     crate_prefix: Option<String>,
-    /// `workspace`, `path:<dir of kubegen's crates>` or `version:<v>`.
+    /// `workspace`, `path:<dir of kubegen's crates>` or `version:<v>` (a git runtime is a table:
+    /// `runtime = { git = "<url>", tag = "..." }` in kubegen.toml).
     #[arg(long)]
     runtime: Option<String>,
 }
 
+#[derive(Subcommand)]
+enum Command {
+    /// Scaffold a new operator repository (API type, operator crate, tests, deploy/, Dockerfile)
+    /// into an empty directory; then run `kubegen` and `cargo test` there.
+    Init(Init),
+}
+
+#[derive(ClapArgs)]
+#[command(disable_version_flag = true)]
+struct Init {
+    /// The new repository: an empty or missing directory.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// API group of the kind, e.g. `greetings.example.com`.
+    #[arg(long)]
+    group: String,
+    /// API version of the kind, e.g. `v1`.
+    #[arg(long)]
+    version: String,
+    /// The kind, e.g. `Greeting`.
+    #[arg(long)]
+    kind: String,
+    /// The kind is namespaced (the default).
+    #[arg(long, conflicts_with = "cluster_scoped")]
+    namespaced: bool,
+    /// The kind is cluster-scoped.
+    #[arg(long)]
+    cluster_scoped: bool,
+    /// Operator name (crate, binary, Deployment, lease); default: the directory's name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Git URL of kubegen's repository for the runtime crates (default: kubegen's own
+    /// repository at tag `v<this kubegen's version>`).
+    #[arg(long, value_name = "URL", conflicts_with = "runtime_path")]
+    runtime_git: Option<String>,
+    /// With --runtime-git: the commit.
+    #[arg(long, requires = "runtime_git", conflicts_with_all = ["tag", "branch"])]
+    rev: Option<String>,
+    /// With --runtime-git: the tag.
+    #[arg(long, requires = "runtime_git", conflicts_with = "branch")]
+    tag: Option<String>,
+    /// With --runtime-git: the branch.
+    #[arg(long, requires = "runtime_git")]
+    branch: Option<String>,
+    /// A local clone's `crates/` directory for the runtime crates (written relative).
+    #[arg(long, value_name = "DIR")]
+    runtime_path: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(args) {
+    let mut args = Args::parse();
+    let result = match args.command.take() {
+        Some(Command::Init(init)) => run_init(init),
+        None => run(args),
+    };
+    match result {
         Ok(code) => code,
         Err(error) => {
             eprintln!("kubegen: {error}");
@@ -57,6 +114,42 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+fn run_init(init: Init) -> Result<ExitCode, Error> {
+    let reference = match (init.rev, init.tag, init.branch) {
+        (Some(rev), _, _) => Some(GitReference::Rev(rev)),
+        (_, Some(tag), _) => Some(GitReference::Tag(tag)),
+        (_, _, Some(branch)) => Some(GitReference::Branch(branch)),
+        _ => None,
+    };
+    let runtime = match (init.runtime_git, init.runtime_path) {
+        (Some(url), _) => Some(Runtime::Git(GitSource { url, reference })),
+        (None, Some(dir)) => Some(Runtime::Path(dir)),
+        (None, None) => None,
+    };
+    let options = InitOptions {
+        dir: init.dir,
+        name: init.name,
+        group: init.group,
+        version: init.version,
+        kind: init.kind,
+        cluster_scoped: init.cluster_scoped,
+        runtime,
+    };
+    let scaffold = kubegen_codegen::init(&options)?;
+    for path in &scaffold.files {
+        println!("wrote {}", options.dir.join(path).display());
+    }
+    println!(
+        "kubegen: scaffolded {} in {}. Next:\n  cd {}\n  kubegen       # generates generated/ and \
+         deploy/crds.yaml from apis/\n  cargo test    # runs the operator on an API server inside \
+         the test",
+        scaffold.name,
+        options.dir.display(),
+        options.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run(args: Args) -> Result<ExitCode, Error> {

@@ -322,16 +322,12 @@ mod tests {
             ),
             "path = \"../../../kubegen/crates/cache\""
         );
-        assert_eq!(
-            absolute.dependency("cache", Path::new("."), Path::new("generated/listers")),
-            format!(
-                "path = \"{}\"",
-                path_text(&relative_path(
-                    Path::new("generated/listers"),
-                    Path::new("/src/kubegen/crates/cache")
-                ))
-            ),
-            "a relative root is made absolute against the current directory"
+        let from_current_dir =
+            absolute.dependency("cache", Path::new("."), Path::new("generated/listers"));
+        assert!(
+            from_current_dir.starts_with("path = \"../")
+                && from_current_dir.ends_with("/src/kubegen/crates/cache\""),
+            "a relative root is made absolute against the current directory: {from_current_dir}"
         );
     }
 

@@ -1,4 +1,5 @@
-//! The generator end to end: golden fixtures, the bad-input corpus, use from another project.
+//! The generator end to end: golden fixtures, the bad-input corpus, use from another project,
+//! `kubegen init`.
 //!
 //! One test binary per crate: each binary links the whole dependency graph, so one per file
 //! would multiply link time and disk use in CI for nothing.
@@ -6,4 +7,5 @@
 
 mod bad;
 mod golden;
+mod init;
 mod project;
