@@ -142,7 +142,23 @@ fn deployment_is_locked_down_and_elects_a_leader() {
         args.iter().any(|a| a == "--leader-elect"),
         "replicas > 1 needs --leader-elect"
     );
-    assert!(args.iter().any(|a| a == "--health-addr=0.0.0.0:8081"));
+    // The arguments are what the binary accepts, and the probes reach its endpoints.
+    let command_line = std::iter::once("image-police").chain(args.iter().map(String::as_str));
+    let flags = <kubegen_controller::flags::Flags as clap::Parser>::try_parse_from(command_line)
+        .unwrap_or_else(|e| panic!("deploy/deployment.yaml's args: {e}"));
+    let port = |name: &str| {
+        let ports = container.ports.iter().flatten();
+        ports
+            .filter(|p| p.name.as_deref() == Some(name))
+            .map(|p| p.container_port)
+            .next()
+    };
+    let bound = |addr: kubegen_runtime::flags::BindAddress| addr.0.map(|a| i32::from(a.port()));
+    assert_eq!(
+        bound(flags.manager.health_probe_bind_address),
+        port("health")
+    );
+    assert_eq!(bound(flags.manager.metrics_bind_address), port("metrics"));
 }
 
 #[test]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fails when a kubegen library crate enables a k8s-openapi version feature (`earliest`, `latest`,
+# `v1_xx`) through its normal dependencies. k8s-openapi compiles for exactly one Kubernetes version
+# per build and leaves the choice to the application; a library that picks one makes every
+# application that picks another fail to build. Libraries pick a version only in
+# [dev-dependencies], for their own tests. Reads the dependency graph only: nothing is built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+libraries=(
+  kubegen-api kubegen-cache kubegen-client kubegen-clientset kubegen-codec kubegen-fake
+  kubegen-flowcontrol kubegen-informers kubegen-leaderelection kubegen-listers kubegen-runtime
+  kubegen-testserver kubegen-workqueue
+)
+status=0
+for library in "${libraries[@]}"; do
+  picked=$(cargo tree --quiet -p "$library" -e normal,features -i k8s-openapi 2>/dev/null \
+    | grep -oE 'k8s-openapi feature "(earliest|latest|v1_[0-9]+)"' | sort -u || true)
+  if [ -n "$picked" ]; then
+    echo "$library selects a Kubernetes version in its normal dependencies: $picked" >&2
+    cargo tree --quiet -p "$library" -e normal,features -i k8s-openapi >&2 || true
+    status=1
+  fi
+done
+if [ "$status" -eq 0 ]; then
+  echo "no library crate selects a k8s-openapi version feature"
+fi
+exit "$status"
