@@ -103,36 +103,13 @@ pub struct ManagerFlags {
 pub struct BindAddress(pub Option<SocketAddr>);
 
 impl ManagerFlags {
-    /// Installs the process's log subscriber: level from `--log-level` (or `RUST_LOG`), format
-    /// from `--log-format`, written to stderr. Call it once, first thing in `main`.
+    /// Installs the process's log subscriber as `--log-level` and `--log-format` say (see
+    /// [`init_logging`]). Call it once, first thing in `main`.
     ///
     /// # Errors
-    /// [`Error::InvalidFlag`] for a level that does not parse; [`Error::LoggingFailed`] when a
-    /// subscriber is already installed.
+    /// As [`init_logging`].
     pub fn init_logging(&self) -> Result<(), Error> {
-        let filter = match EnvFilter::try_from_default_env() {
-            Ok(filter) => filter,
-            Err(_) => EnvFilter::try_new(&self.log_level).map_err(|error| Error::InvalidFlag {
-                flag: "--log-level",
-                reason: error.to_string(),
-            })?,
-        };
-        let json = match self.log_format {
-            LogFormat::Json => true,
-            LogFormat::Text => false,
-            LogFormat::Auto => !std::io::stderr().is_terminal(),
-        };
-        let builder = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr);
-        let installed = if json {
-            builder.json().flatten_event(true).try_init()
-        } else {
-            builder.try_init()
-        };
-        installed.map_err(|error| Error::LoggingFailed {
-            reason: error.to_string(),
-        })
+        init_logging(&self.log_level, self.log_format)
     }
 
     /// A client for the cluster `--kubeconfig`, `--context` and `--master` select (client-go's
@@ -182,6 +159,40 @@ impl ManagerFlags {
             .metrics_bind_address(self.metrics_bind_address.0)
             .health_probe_bind_address(self.health_probe_bind_address.0))
     }
+}
+
+/// Installs the process's log subscriber, writing to stderr: the least severe `level` logged
+/// (`error`, `warn`, `info`, `debug`, `trace`, or a `RUST_LOG`-style filter; `RUST_LOG`, when
+/// set, wins), in `format`. JSON lines carry the message at the top level
+/// (`{"timestamp":..,"level":"INFO","message":"answered","target":..,<fields>}`), as zap's do.
+///
+/// # Errors
+/// [`Error::InvalidFlag`] for a level that does not parse; [`Error::LoggingFailed`] when a
+/// subscriber is already installed.
+pub fn init_logging(level: &str, format: LogFormat) -> Result<(), Error> {
+    let filter = match EnvFilter::try_from_default_env() {
+        Ok(filter) => filter,
+        Err(_) => EnvFilter::try_new(level).map_err(|error| Error::InvalidFlag {
+            flag: "--log-level",
+            reason: error.to_string(),
+        })?,
+    };
+    let json = match format {
+        LogFormat::Json => true,
+        LogFormat::Text => false,
+        LogFormat::Auto => !std::io::stderr().is_terminal(),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let installed = if json {
+        builder.json().flatten_event(true).try_init()
+    } else {
+        builder.try_init()
+    };
+    installed.map_err(|error| Error::LoggingFailed {
+        reason: error.to_string(),
+    })
 }
 
 /// Parses a Go listen address: `0` or empty disables; `:8080` is every interface; a host may be

@@ -162,6 +162,30 @@ impl TestServer {
         kubegen_client::Client::new(self.config()).expect("a client for the test server")
     }
 
+    /// A client acting as the ServiceAccount `namespace/name`, with a token from the server's
+    /// TokenRequest API (what `kubectl create token` asks for). With RBAC on
+    /// ([`ServerOptions::rbac`]) it has exactly the permissions bound to the ServiceAccount, as
+    /// an operator in a pod has: a test of the operator under its own `deploy/rbac.yaml`.
+    ///
+    /// # Errors
+    /// The TokenRequest failed (no such ServiceAccount), or its answer held no token.
+    pub async fn service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> kubegen_client::Result<kubegen_client::Client> {
+        use k8s_openapi::api::authentication::v1::TokenRequest;
+        use k8s_openapi::api::core::v1::ServiceAccount;
+        let accounts =
+            kubegen_client::ResourceClient::<ServiceAccount>::namespaced(self.client(), namespace);
+        let create = kubegen_client::CreateOptions::default();
+        let issued: TokenRequest = accounts
+            .create_subresource(name, "token", &TokenRequest::default(), &create)
+            .await?;
+        let token = issued.status.map(|status| status.token).unwrap_or_default();
+        kubegen_client::Client::new(self.config().bearer_token(token))
+    }
+
     /// Writes [`TestServer::kubeconfig_yaml`] to `path`.
     ///
     /// # Errors

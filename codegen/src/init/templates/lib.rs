@@ -17,15 +17,15 @@ use {{prefix_ident}}_clientset::Clientset;
 /// The operator's name: its events' source, its leader-election lease, its metrics' prefix.
 pub const NAME: &str = "{{name}}";
 
-/// The manager running the {{kind}} controller over `config`, ready to `run`.
+/// The manager running the {{kind}} controller over `client`, ready to `run`.
 ///
 /// # Errors
 /// The controller cannot be built (e.g. invalid options).
 pub fn manager(
-    config: kubegen_client::Config,
+    client: kubegen_client::Client,
     options: ManagerOptions,
 ) -> Result<Manager, kubegen_runtime::Error> {
-    let mut manager = Manager::new(config, options)?;
+    let mut manager = Manager::new(client, options);
     // The typed facade over the manager's factory: every informer of this process is shared.
     let informers = {{prefix_ident}}_informers::SharedInformerFactory::from(manager.factory().clone());
     let {{accessor}} = informers.{{group_version}}().{{accessor}}();

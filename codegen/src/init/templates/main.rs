@@ -18,9 +18,9 @@ struct Flags {
 async fn main() -> anyhow::Result<()> {
     let flags = Flags::parse();
     flags.manager.init_logging()?;
-    let config = flags.manager.load_config().await?;
-    let options = flags.manager.options(&config, {{crate}}::NAME)?;
-    let manager = {{crate}}::manager(config, options)?;
+    let client = flags.manager.client().await?;
+    let options = flags.manager.options(&client, {{crate}}::NAME)?;
+    let manager = {{crate}}::manager(client, options)?;
     tracing::info!(name = {{crate}}::NAME, "starting");
     // Drains in-flight reconciles and releases the leader lease before returning.
     manager.run(kubegen_runtime::shutdown_signal()).await?;

@@ -18,7 +18,7 @@ async fn a_new_{{kind_snake}}_becomes_ready() -> anyhow::Result<()> {
     let server = kubegen_testserver::TestServer::start().await;
     let client = server.client();
     kubegen_runtime::crds::install(&client, include_str!("../../deploy/crds.yaml")).await?;
-    let manager = {{crate}}::manager(server.config(), ManagerOptions::default())?;
+    let manager = {{crate}}::manager(client.clone(), ManagerOptions::default())?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(manager.run(async {
         let _ = stopped.await;
