@@ -21,7 +21,7 @@
 //! | `controller.go` `syncHandler`          | [`reconcile::Reconciler::reconcile_namespace`]| `reconcile.rs`   |
 //! | `updateFooStatus`                      | [`status::next_status`]                 | `status.rs`      |
 //! | `record.EventRecorder`                 | [`kubegen_runtime::Recorder`] (client-go's aggregation) | runtime |
-//! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/e2e.rs`    |                  |
+//! | `controller_test.go` fixture           | `reconcile_tests.rs`, `tests/controller/e2e.rs`|                  |
 //! | `distribution/reference` (image names) | [`image_ref::ImageRef`]                 | `image_ref.rs`   |
 //! | (the policy itself)                    | [`policy::Policy`]                      | `policy.rs`      |
 //! | `kubectl api-versions` (which CRD manifest) | [`deploy::crd_manifest`]            | `deploy.rs`      |
