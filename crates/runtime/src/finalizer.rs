@@ -189,6 +189,8 @@ pub fn without_finalizer<K: Resource>(object: &K, name: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use jiff::Timestamp;
     use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -230,6 +232,66 @@ mod tests {
                 {"op": "add", "path": "/metadata/finalizers/-", "value": "x/f"},
             ])
         );
+    }
+
+    #[tokio::test]
+    async fn finalizer_adds_itself_applies_and_removes_itself_only_after_a_cleanup_succeeded() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        use kubegen_client::{CreateOptions, DeleteOptions, GetOptions};
+
+        let server = kubegen_testserver::TestServer::start().await;
+        let client = server.client();
+        let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+        let configmap = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("cm".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let created = configmaps
+            .create(&configmap, &CreateOptions::default())
+            .await
+            .unwrap();
+        let get = || configmaps.get("cm", &GetOptions::default());
+
+        let applied = finalizer(&client, "x/f", Arc::new(created), |event| async move {
+            match event {
+                Event::Apply(object) => {
+                    let finalizers = object.metadata.finalizers.clone().unwrap_or_default();
+                    assert_eq!(finalizers, ["x/f"], "applies with the written object");
+                    Ok::<_, std::fmt::Error>(Action::RequeueAfter(Duration::from_secs(5)))
+                }
+                Event::Cleanup(_) => panic!("not being deleted"),
+            }
+        })
+        .await;
+        assert_eq!(applied.ok(), Some(Action::RequeueAfter(Duration::from_secs(5))));
+        assert_eq!(get().await.unwrap().metadata.finalizers, Some(vec!["x/f".to_owned()]));
+
+        configmaps.delete("cm", &DeleteOptions::default()).await.unwrap();
+        let deleting = Arc::new(get().await.unwrap());
+        assert!(deleting.metadata.deletion_timestamp.is_some());
+        let failed = finalizer(&client, "x/f", Arc::clone(&deleting), |event| async move {
+            match event {
+                Event::Cleanup(_) => Err(std::fmt::Error),
+                Event::Apply(_) => panic!("being deleted"),
+            }
+        })
+        .await;
+        assert!(matches!(failed, Err(Error::CleanupFailed(_))), "{failed:?}");
+        assert!(get().await.is_ok(), "a failed cleanup keeps the finalizer");
+
+        let cleaned = finalizer(&client, "x/f", deleting, |event| async move {
+            match event {
+                Event::Cleanup(_) => Ok::<_, std::fmt::Error>(Action::Done),
+                Event::Apply(_) => panic!("being deleted"),
+            }
+        })
+        .await;
+        assert_eq!(cleaned.ok(), Some(Action::Done));
+        let gone = get().await.err();
+        assert!(gone.as_ref().is_some_and(kubegen_client::Error::is_not_found), "{gone:?}");
     }
 
     #[test]

@@ -275,3 +275,40 @@ async fn sigterm_stops_the_manager_after_in_flight_reconciles_finish() {
     );
     assert!(!health.is_ready(), "not ready after shutdown");
 }
+
+#[tokio::test]
+async fn the_cached_client_reads_from_an_informer_it_starts_on_first_use() {
+    let server = TestServer::start().await;
+    create_configmaps(&server, &["a", "b"]).await;
+    let manager = Manager::new(server.client(), ManagerOptions::default());
+    let cached = manager.cached_client();
+    let a = cached.get::<ConfigMap>(Some("default"), "a").await;
+    let a = a.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.and_then(|a| a.metadata.name.clone()).as_deref(), Some("a"));
+    let all = cached
+        .list::<ConfigMap>(Some("default"), &kube_core::Selector::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut names: Vec<String> = all.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    names.sort();
+    assert!(names.starts_with(&["a".to_owned(), "b".to_owned()]), "{names:?}");
+    assert!(
+        Arc::ptr_eq(
+            &cached.get::<ConfigMap>(Some("default"), "b").await.ok().flatten().unwrap_or_default(),
+            &manager.factory().informer::<ConfigMap>().lister().get(Some("default"), "b").unwrap_or_default(),
+        ),
+        "the cache's object, shared with the factory's informer"
+    );
+    let writer = cached.writer::<ConfigMap>(Some("default"));
+    writer
+        .delete("a", &kubegen_client::DeleteOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    when({
+        let cached = cached.clone();
+        move || futures_util::FutureExt::now_or_never(cached.get::<ConfigMap>(Some("default"), "a"))
+            .is_some_and(|read| read.is_ok_and(|found| found.is_none()))
+    })
+    .await;
+    manager.factory().shutdown().await;
+}

@@ -174,15 +174,19 @@ impl TestServer {
         namespace: &str,
         name: &str,
     ) -> kubegen_client::Result<kubegen_client::Client> {
-        use k8s_openapi::api::authentication::v1::TokenRequest;
         use k8s_openapi::api::core::v1::ServiceAccount;
-        let accounts =
-            kubegen_client::ResourceClient::<ServiceAccount>::namespaced(self.client(), namespace);
+        let accounts = kubegen_client::ResourceClient::<ServiceAccount>::namespaced(
+            self.client(),
+            namespace,
+        );
+        // Read as JSON: k8s-openapi's TokenRequest differs between Kubernetes versions, and
+        // this crate compiles for whichever the application picks.
+        let request = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
         let create = kubegen_client::CreateOptions::default();
-        let issued: TokenRequest = accounts
-            .create_subresource(name, "token", &TokenRequest::default(), &create)
+        let issued: serde_json::Value = accounts
+            .create_subresource(name, "token", &request, &create)
             .await?;
-        let token = issued.status.map(|status| status.token).unwrap_or_default();
+        let token = issued["status"]["token"].as_str().unwrap_or_default();
         kubegen_client::Client::new(self.config().bearer_token(token))
     }
 
