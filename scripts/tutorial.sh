@@ -15,6 +15,8 @@
 # After the steps, the same project is built again with k8s-openapi's `earliest` instead of the
 # tutorial's `latest` (the application picks the Kubernetes version; kubegen works with either),
 # and `kubegen --check` confirms the committed generated code is what the generator writes.
+# Last, `kubegen init` scaffolds a second project from the same git URL, which must generate,
+# build without warnings and pass its own test.
 # Part of scripts/test.sh, so of CI.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -104,7 +106,16 @@ sed -i 's/features = \["latest"\]/features = ["earliest"]/' "$project/operator/C
 grep -q '"earliest"' "$project/operator/Cargo.toml"
 (cd "$project" && cargo build -p hello-operator --all-targets 2>&1) | tee -a "$work/steps.log"
 
-# The tutorial's code is what readers copy: it must compile without warnings.
+echo "== tutorial: kubegen init's scaffold generates, builds and passes its test"
+kubegen init "$work/shop-operator" --group shop.example.com --version v1 --kind Order \
+  --runtime-git "$KUBEGEN_GIT" --rev "$KUBEGEN_REV" | tee -a "$work/steps.log"
+(cd "$work/shop-operator" && kubegen && cargo test --all-targets 2>&1) | tee -a "$work/steps.log"
+if (cd "$work/shop-operator" && cargo tree -p shop-operator -e normal) | grep kubegen-testserver; then
+  echo "== tutorial: the scaffold's production tree holds the test server" >&2
+  exit 1
+fi
+
+# The tutorial's and the scaffold's code is what readers copy: it must compile without warnings.
 if grep -q '^warning' "$work/steps.log"; then
   echo "== tutorial: the steps passed, but the compiler warned (see above)" >&2
   exit 1

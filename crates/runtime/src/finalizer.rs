@@ -252,8 +252,9 @@ mod tests {
         let created = configmaps
             .create(&configmap, &CreateOptions::default())
             .await
-            .unwrap();
-        let get = || configmaps.get("cm", &GetOptions::default());
+            .unwrap_or_else(|e| panic!("{e}"));
+        let read = GetOptions::default();
+        let get = || configmaps.get("cm", &read);
 
         let applied = finalizer(&client, "x/f", Arc::new(created), |event| async move {
             match event {
@@ -266,11 +267,24 @@ mod tests {
             }
         })
         .await;
-        assert_eq!(applied.ok(), Some(Action::RequeueAfter(Duration::from_secs(5))));
-        assert_eq!(get().await.unwrap().metadata.finalizers, Some(vec!["x/f".to_owned()]));
+        assert_eq!(
+            applied.ok(),
+            Some(Action::RequeueAfter(Duration::from_secs(5)))
+        );
+        assert_eq!(
+            get()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .metadata
+                .finalizers,
+            Some(vec!["x/f".to_owned()])
+        );
 
-        configmaps.delete("cm", &DeleteOptions::default()).await.unwrap();
-        let deleting = Arc::new(get().await.unwrap());
+        configmaps
+            .delete("cm", &DeleteOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let deleting = Arc::new(get().await.unwrap_or_else(|e| panic!("{e}")));
         assert!(deleting.metadata.deletion_timestamp.is_some());
         let failed = finalizer(&client, "x/f", Arc::clone(&deleting), |event| async move {
             match event {
@@ -291,7 +305,11 @@ mod tests {
         .await;
         assert_eq!(cleaned.ok(), Some(Action::Done));
         let gone = get().await.err();
-        assert!(gone.as_ref().is_some_and(kubegen_client::Error::is_not_found), "{gone:?}");
+        assert!(
+            gone.as_ref()
+                .is_some_and(kubegen_client::Error::is_not_found),
+            "{gone:?}"
+        );
     }
 
     #[test]

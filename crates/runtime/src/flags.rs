@@ -189,7 +189,9 @@ pub fn init_logging(level: &str, format: LogFormat) -> Result<(), Error> {
         builder.json().flatten_event(true).try_init()
     } else {
         // Colours only for a person's terminal, never into a file or a collector.
-        builder.with_ansi(std::io::stderr().is_terminal()).try_init()
+        builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init()
     };
     installed.map_err(|error| Error::LoggingFailed {
         reason: error.to_string(),

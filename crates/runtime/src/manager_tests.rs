@@ -284,18 +284,34 @@ async fn the_cached_client_reads_from_an_informer_it_starts_on_first_use() {
     let cached = manager.cached_client();
     let a = cached.get::<ConfigMap>(Some("default"), "a").await;
     let a = a.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(a.and_then(|a| a.metadata.name.clone()).as_deref(), Some("a"));
+    assert_eq!(
+        a.and_then(|a| a.metadata.name.clone()).as_deref(),
+        Some("a")
+    );
     let all = cached
         .list::<ConfigMap>(Some("default"), &kube_core::Selector::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let mut names: Vec<String> = all.iter().filter_map(|c| c.metadata.name.clone()).collect();
     names.sort();
-    assert!(names.starts_with(&["a".to_owned(), "b".to_owned()]), "{names:?}");
+    assert!(
+        names.starts_with(&["a".to_owned(), "b".to_owned()]),
+        "{names:?}"
+    );
     assert!(
         Arc::ptr_eq(
-            &cached.get::<ConfigMap>(Some("default"), "b").await.ok().flatten().unwrap_or_default(),
-            &manager.factory().informer::<ConfigMap>().lister().get(Some("default"), "b").unwrap_or_default(),
+            &cached
+                .get::<ConfigMap>(Some("default"), "b")
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            &manager
+                .factory()
+                .informer::<ConfigMap>()
+                .lister()
+                .get(Some("default"), "b")
+                .unwrap_or_default(),
         ),
         "the cache's object, shared with the factory's informer"
     );
@@ -306,9 +322,68 @@ async fn the_cached_client_reads_from_an_informer_it_starts_on_first_use() {
         .unwrap_or_else(|e| panic!("{e}"));
     when({
         let cached = cached.clone();
-        move || futures_util::FutureExt::now_or_never(cached.get::<ConfigMap>(Some("default"), "a"))
-            .is_some_and(|read| read.is_ok_and(|found| found.is_none()))
+        move || {
+            futures_util::FutureExt::now_or_never(cached.get::<ConfigMap>(Some("default"), "a"))
+                .is_some_and(|read| read.is_ok_and(|found| found.is_none()))
+        }
     })
     .await;
     manager.factory().shutdown().await;
+}
+
+#[tokio::test]
+async fn the_manager_serves_probes_and_metrics_on_its_addresses() {
+    let free = || {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (health_addr, metrics_addr) = (free(), free());
+    let server = TestServer::start().await;
+    let options = ManagerOptions::default()
+        .health_probe_bind_address(Some(health_addr))
+        .metrics_bind_address(Some(metrics_addr));
+    let mut manager = Manager::new(server.client(), options);
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let controller = manager
+        .controller("probed", &configmaps)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    manager.add(controller, Counting::new(false, OnError::Backoff));
+    let health = manager.health().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(manager.run(async {
+        let _ = stopped.await;
+    }));
+    when(move || health.is_ready()).await;
+    let get = |addr: std::net::SocketAddr, path: &'static str| async move {
+        let client = kubegen_client::Client::new(kubegen_client::Config::new(
+            format!("http://{addr}")
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let request = http::Request::get(path)
+            .body(bytes::Bytes::new())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut response = client
+            .send(request)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let body = response
+            .body_mut()
+            .collect_limited(1 << 20)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8_lossy(&body).into_owned()
+    };
+    assert_eq!(get(health_addr, "/readyz").await, "ok\n");
+    assert_eq!(get(health_addr, "/healthz").await, "ok\n");
+    let scrape = get(metrics_addr, "/metrics").await;
+    assert!(
+        scrape.contains("controller_runtime_max_concurrent_reconciles{controller=\"probed\"} 2"),
+        "{scrape}"
+    );
+    let _ = stop.send(());
+    let result = running.await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(result, Ok(())), "{result:?}");
 }

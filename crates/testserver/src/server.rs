@@ -175,10 +175,8 @@ impl TestServer {
         name: &str,
     ) -> kubegen_client::Result<kubegen_client::Client> {
         use k8s_openapi::api::core::v1::ServiceAccount;
-        let accounts = kubegen_client::ResourceClient::<ServiceAccount>::namespaced(
-            self.client(),
-            namespace,
-        );
+        let accounts =
+            kubegen_client::ResourceClient::<ServiceAccount>::namespaced(self.client(), namespace);
         // Read as JSON: k8s-openapi's TokenRequest differs between Kubernetes versions, and
         // this crate compiles for whichever the application picks.
         let request = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});

@@ -104,6 +104,22 @@ async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
         Some(Value::Untyped(1.0)),
         "{text}"
     );
+    // controller-runtime's families, labelled with the controller's name, as dashboards query them.
+    let police = [("controller", "image-police"), ("result", "success")];
+    assert!(
+        matches!(value("controller_runtime_reconcile_total", &police), Some(Value::Untyped(n)) if n >= 1.0),
+        "controller-runtime reconcile metrics missing:\n{text}"
+    );
+    for family in [
+        "controller_runtime_reconcile_time_seconds",
+        "controller_runtime_active_workers",
+        "controller_runtime_max_concurrent_reconciles",
+    ] {
+        assert!(
+            scrape.docs.contains_key(family),
+            "{family} missing:\n{text}"
+        );
+    }
     let queue = [("name", "image-police")];
     assert!(
         matches!(value("workqueue_adds_total", &queue), Some(Value::Untyped(n)) if n >= 1.0),
