@@ -154,9 +154,9 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
          k8s-openapi = {{ version = \"0.29.0\", default-features = false, features = [\"std\", \"latest\"] }}\n",
         crates.join("client").display(),
     );
-    std::fs::create_dir_all(dir.join("app/src")).expect("mkdir");
-    std::fs::write(dir.join("app/Cargo.toml"), app).expect("app manifest");
-    std::fs::write(dir.join("app/src/main.rs"), APP_MAIN).expect("app main");
+    std::fs::create_dir_all(dir.join("operator/src")).expect("mkdir");
+    std::fs::write(dir.join("operator/Cargo.toml"), app).expect("app manifest");
+    std::fs::write(dir.join("operator/src/main.rs"), APP_MAIN).expect("app main");
     std::fs::copy(repo.join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock file");
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo.join("target"), PathBuf::from);
