@@ -22,14 +22,8 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::names;
-use crate::runtime::{GitReference, GitSource, Runtime, path_text, relative_path, toml_string};
+use crate::runtime::{Runtime, path_text, relative_path, toml_string};
 use crate::write::VERSION;
-
-/// kubegen's repository, the default source of the runtime crates in a scaffold: the
-/// `repository` of kubegen's workspace manifest, so it is written down once. The default
-/// reference is the tag `v<version of this kubegen>`, the runtime this generator was released
-/// with.
-pub const KUBEGEN_REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// What `kubegen init` scaffolds.
 #[derive(Clone, Debug)]
@@ -46,17 +40,11 @@ pub struct InitOptions {
     pub kind: String,
     /// Whether the kind is cluster-scoped (`+genclient:nonNamespaced`); namespaced otherwise.
     pub cluster_scoped: bool,
-    /// Where kubegen's runtime crates come from: [`Runtime::Git`] or [`Runtime::Path`] (relative
-    /// to the current directory, or absolute). `None`: [`default_runtime`].
-    pub runtime: Option<Runtime>,
-}
-
-/// `{ git = KUBEGEN_REPOSITORY, tag = "v<this version>" }`.
-pub fn default_runtime() -> Runtime {
-    Runtime::Git(GitSource {
-        url: KUBEGEN_REPOSITORY.to_owned(),
-        reference: Some(GitReference::Tag(format!("v{VERSION}"))),
-    })
+    /// Where kubegen's runtime crates come from: [`Runtime::Git`] (the repository and commit
+    /// the generator was installed from) or [`Runtime::Path`] (relative to the current
+    /// directory, or absolute). There is no default: a generator cannot tell where it was
+    /// installed from, and a guessed URL would only fail at the first build.
+    pub runtime: Runtime,
 }
 
 /// What `init` wrote.
@@ -231,8 +219,8 @@ fn values(options: &InitOptions) -> Result<Vec<(&'static str, String)>, Error> {
 
 /// The runtime as the new repository names it: a `path:` relative to `dir` (the flag's path is
 /// relative to the current directory, or absolute); git as given.
-fn runtime_in(dir: &Path, runtime: Option<Runtime>) -> Result<Runtime, Error> {
-    match runtime.unwrap_or_else(default_runtime) {
+fn runtime_in(dir: &Path, runtime: Runtime) -> Result<Runtime, Error> {
+    match runtime {
         Runtime::Path(path) => Ok(Runtime::Path(relative_path(dir, &path))),
         git @ Runtime::Git(_) => Ok(git),
         other => Err(Error::InitOption {

@@ -1,6 +1,7 @@
 use serde::Deserialize as _;
 
 use super::*;
+use crate::runtime::{GitReference, GitSource};
 
 fn options(dir: &Path) -> InitOptions {
     InitOptions {
@@ -10,7 +11,10 @@ fn options(dir: &Path) -> InitOptions {
         version: "v1".to_owned(),
         kind: "Greeting".to_owned(),
         cluster_scoped: false,
-        runtime: None,
+        runtime: Runtime::Git(GitSource {
+            url: "https://example.com/kubegen.git".to_owned(),
+            reference: Some(GitReference::Tag("v0.1.0".to_owned())),
+        }),
     }
 }
 
@@ -123,7 +127,7 @@ fn init_fills_names_from_group_version_and_kind() {
     let rbac = read("deploy/rbac.yaml");
     assert!(rbac.contains("resources: [\"greetings/status\"]"), "{rbac}");
     let manifest = read("operator/Cargo.toml");
-    let tag = format!("git = \"{KUBEGEN_REPOSITORY}\", tag = \"v{VERSION}\"");
+    let tag = "git = \"https://example.com/kubegen.git\", tag = \"v0.1.0\"";
     assert!(
         manifest.contains(&format!("kubegen-runtime = {{ {tag} }}")),
         "{manifest}"
@@ -169,7 +173,7 @@ fn a_runtime_path_is_written_relative_even_when_given_absolute() {
     let repo = dir.path().join("work/hello");
     let kubegen = dir.path().join("src/kubegen/crates");
     let with_path = InitOptions {
-        runtime: Some(Runtime::Path(kubegen)),
+        runtime: Runtime::Path(kubegen),
         ..options(&repo)
     };
     init(&with_path).expect("scaffolds");

@@ -47,7 +47,7 @@ mod write;
 pub use config::Config;
 pub use diag::Diagnostic;
 pub use emit::Files;
-pub use init::{InitOptions, KUBEGEN_REPOSITORY, Scaffold, default_runtime, init};
+pub use init::{InitOptions, Scaffold, init};
 pub use runtime::{GitReference, GitSource, Runtime};
 pub use write::Changes;
 

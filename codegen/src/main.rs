@@ -57,6 +57,7 @@ enum Command {
 
 #[derive(ClapArgs)]
 #[command(disable_version_flag = true)]
+#[command(group(clap::ArgGroup::new("runtime").required(true).args(["runtime_git", "runtime_path"])))]
 struct Init {
     /// The new repository: an empty or missing directory.
     #[arg(default_value = ".")]
@@ -79,8 +80,8 @@ struct Init {
     /// Operator name (crate, binary, Deployment, lease); default: the directory's name.
     #[arg(long)]
     name: Option<String>,
-    /// Git URL of kubegen's repository for the runtime crates (default: kubegen's own
-    /// repository at tag `v<this kubegen's version>`).
+    /// Git URL of kubegen's repository for the runtime crates: the one `kubegen` was installed
+    /// from (this or --runtime-path is required).
     #[arg(long, value_name = "URL", conflicts_with = "runtime_path")]
     runtime_git: Option<String>,
     /// With --runtime-git: the commit.
@@ -124,9 +125,18 @@ fn run_init(init: Init) -> Result<ExitCode, Error> {
         _ => None,
     };
     let runtime = match (init.runtime_git, init.runtime_path) {
-        (Some(url), _) => Some(Runtime::Git(GitSource { url, reference })),
-        (None, Some(dir)) => Some(Runtime::Path(dir)),
-        (None, None) => None,
+        (Some(url), _) => Runtime::Git(GitSource { url, reference }),
+        (None, Some(dir)) => Runtime::Path(dir),
+        // clap's `runtime` group already requires one of the two.
+        (None, None) => {
+            return Err(Error::InitOption {
+                option: "runtime",
+                value: String::new(),
+                message: "give --runtime-git <url> (the repository kubegen was installed from) \
+                          or --runtime-path <dir>"
+                    .to_owned(),
+            });
+        }
     };
     let options = InitOptions {
         dir: init.dir,

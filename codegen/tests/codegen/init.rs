@@ -108,11 +108,35 @@ fn init_then_generate_writes_a_repository_with_relative_paths_only() {
         .current_dir(&repo)
         .arg("init")
         .args(&args[2..5])
+        .arg(&runtime)
         .output()
         .expect("runs");
     assert_eq!(again.status.code(), Some(2));
     let refusal = String::from_utf8_lossy(&again.stderr);
     assert!(refusal.contains("is not empty"), "{refusal}");
+}
+
+#[test]
+fn init_without_a_runtime_source_says_which_flags_give_one() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_kubegen"))
+        .current_dir(temp.path())
+        .args([
+            "init",
+            "shop",
+            "--group=shop.example.com",
+            "--version=v1",
+            "--kind=Order",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("--runtime-git") && error.contains("--runtime-path"),
+        "{error}"
+    );
+    assert!(!temp.path().join("shop").exists(), "nothing written");
 }
 
 #[test]
