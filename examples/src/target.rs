@@ -79,11 +79,9 @@ impl Target {
 
     async fn install_crds(&self) -> anyhow::Result<()> {
         let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
-        let (file, version) = match crds::served_version(&self.client).await? {
-            CrdVersion::V1 => ("crd.yaml", "v1"),
-            CrdVersion::V1beta1 => ("crd-v1beta1.yaml", "v1beta1"),
-        };
-        let manifest = deploy.join(file);
+        let (v1, v1beta1) = (deploy.join("crd.yaml"), deploy.join("crd-v1beta1.yaml"));
+        let (manifest, version) = crds::manifest_for(&self.client, &v1, &v1beta1).await?;
+        let manifest = manifest.to_path_buf();
         manifests::create_from_paths(&self.client, std::slice::from_ref(&manifest)).await?;
         self.update_crds(&manifest, version).await
     }
@@ -93,23 +91,23 @@ impl Target {
     /// older version of these examples would keep the older schema, whose pruning silently
     /// drops the fields added since (a status, conditions). A JSON patch replacing `/spec` works
     /// on both CRD versions and needs no read-modify-write.
-    async fn update_crds(&self, manifest: &Path, version: &str) -> anyhow::Result<()> {
+    async fn update_crds(&self, manifest: &Path, version: CrdVersion) -> anyhow::Result<()> {
         let text = std::fs::read_to_string(manifest)?;
         for crd in manifests::documents(manifest, &text)? {
             let name = crd["metadata"]["name"].as_str().unwrap_or_default();
             let patch =
                 serde_json::json!([{"op": "replace", "path": "/spec", "value": crd["spec"]}]);
+            let version = version.as_str();
             let path =
                 format!("/apis/apiextensions.k8s.io/{version}/customresourcedefinitions/{name}");
             let request = http::Request::patch(&path)
                 .header(http::header::CONTENT_TYPE, "application/json-patch+json")
                 .body(Bytes::from(serde_json::to_vec(&patch)?))?;
-            let mut response = self
+            let _updated: serde_json::Value = self
                 .client
-                .send(request)
+                .request_json(request)
                 .await
                 .map_err(|e| anyhow::anyhow!("updating CRD {name}: {e}"))?;
-            let _ = response.body_mut().collect_limited(16 * 1024 * 1024).await;
         }
         Ok(())
     }

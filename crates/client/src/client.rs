@@ -239,8 +239,13 @@ impl Client {
         }
     }
 
-    /// Sends a request and decodes the whole JSON response as `T`, within the request timeout.
-    pub(crate) async fn request_json<T: serde::de::DeserializeOwned>(
+    /// Sends a request and decodes the whole JSON response as `T`, within the request timeout:
+    /// client-go's `RESTClient.Do(ctx).Into(obj)`, for requests no typed client covers
+    /// (discovery documents, a kind known only at run time).
+    ///
+    /// # Errors
+    /// As [`Client::send`], and [`Error::Decode`] when the body is not a `T`.
+    pub async fn request_json<T: serde::de::DeserializeOwned>(
         &self,
         request: Request<Bytes>,
     ) -> Result<T> {

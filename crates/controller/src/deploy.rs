@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use kubegen_runtime::crds::{self, CrdVersion};
+use kubegen_runtime::crds;
 
 /// The CRD manifest of `deploy_dir` that the server behind `client` takes: `crd.yaml`
 /// (`apiextensions.k8s.io/v1`) or, on servers before 1.16, `crd-v1beta1.yaml` (discovery
-/// decides: [`crds::served_version`]).
+/// decides: [`crds::manifest_for`]).
 ///
 /// # Errors
 /// Discovery failed or lists neither version.
@@ -15,8 +15,10 @@ pub async fn crd_manifest(
     client: &kubegen_client::Client,
     deploy_dir: &Path,
 ) -> Result<PathBuf, kubegen_runtime::Error> {
-    Ok(deploy_dir.join(match crds::served_version(client).await? {
-        CrdVersion::V1 => "crd.yaml",
-        CrdVersion::V1beta1 => "crd-v1beta1.yaml",
-    }))
+    let (v1, v1beta1) = (
+        deploy_dir.join("crd.yaml"),
+        deploy_dir.join("crd-v1beta1.yaml"),
+    );
+    let (manifest, _) = crds::manifest_for(client, &v1, &v1beta1).await?;
+    Ok(manifest.to_path_buf())
 }

@@ -4,8 +4,8 @@
 //! so it has exactly the permissions `deploy/rbac.yaml` grants its ServiceAccount, as in a cluster
 //! where the kubelet mounts such a token into the pod.
 
-use bytes::Bytes;
-use kubegen_client::Client;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kubegen_client::{Client, CreateOptions, ResourceClient};
 use serde_json::{Value, json};
 
 /// The controller's ServiceAccount (deploy/sa.yaml) and the namespace it lives in.
@@ -30,9 +30,6 @@ pub enum ServiceAccountError {
     Malformed(String),
 }
 
-/// The largest TokenRequest answer read (a real one is about 2 KiB).
-const MAX_ANSWER: usize = 64 * 1024;
-
 /// Asks the server for a token of ServiceAccount `namespace/name` (valid one hour).
 ///
 /// # Errors
@@ -49,20 +46,12 @@ pub async fn issue_token(
     };
     let body =
         json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
-    let request = http::Request::post(format!(
-        "/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"
-    ))
-    .header(http::header::CONTENT_TYPE, "application/json")
-    .header(http::header::ACCEPT, "application/json")
-    .body(Bytes::from(body.to_string()))
-    .map_err(|e| ServiceAccountError::Malformed(format!("building the TokenRequest: {e}")))?;
-    let mut response = client.send(request).await.map_err(failed)?;
-    let bytes = response
-        .body_mut()
-        .collect_limited(MAX_ANSWER)
+    // Read as JSON: k8s-openapi's TokenRequest differs between Kubernetes versions.
+    let accounts = ResourceClient::<ServiceAccount>::namespaced(client.clone(), namespace);
+    let answer: Value = accounts
+        .create_subresource(name, "token", &body, &CreateOptions::default())
         .await
-        .map_err(|e| ServiceAccountError::Malformed(format!("reading the TokenRequest: {e}")))?;
-    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        .map_err(failed)?;
     answer["status"]["token"]
         .as_str()
         .filter(|token| !token.is_empty())

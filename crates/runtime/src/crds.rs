@@ -8,7 +8,8 @@
 //! on distributions that backport or disable APIs, so [`served_version`] asks discovery
 //! (`GET /apis/apiextensions.k8s.io`, as `kubectl api-versions` does) and takes v1 when it can.
 
-use bytes::Bytes;
+use std::path::Path;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup;
 use kubegen_client::Client;
 
@@ -17,8 +18,6 @@ use crate::manifests;
 
 /// The discovery path of the CRD API group.
 pub const DISCOVERY_PATH: &str = "/apis/apiextensions.k8s.io";
-/// Discovery documents are a few hundred bytes; anything this large is not one.
-const MAX_DISCOVERY_BYTES: usize = 1024 * 1024;
 
 /// The `apiextensions.k8s.io` version of the CRD manifest a server takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,26 +38,45 @@ pub async fn served_version(client: &Client) -> Result<CrdVersion, Error> {
         path: DISCOVERY_PATH.to_owned(),
         reason,
     };
-    let request = http::Request::get(DISCOVERY_PATH)
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::new())
-        .map_err(|e| failed(e.to_string()))?;
-    let mut response = client
-        .send(request)
+    let request = manifests::get(DISCOVERY_PATH).map_err(|e| failed(e.to_string()))?;
+    let group: APIGroup = client
+        .request_json(request)
         .await
         .map_err(|e| failed(e.to_string()))?;
-    let body = response
-        .body_mut()
-        .collect_limited(MAX_DISCOVERY_BYTES)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let group: APIGroup = serde_json::from_slice(&body).map_err(|e| failed(e.to_string()))?;
     let served: Vec<&str> = group.versions.iter().map(|v| v.version.as_str()).collect();
     version_for(&served).ok_or_else(|| {
         failed(format!(
             "the server serves apiextensions.k8s.io {served:?}, neither v1 nor v1beta1"
         ))
     })
+}
+
+/// Of two CRD manifests holding the same CRDs, `v1` (`apiextensions.k8s.io/v1`) and `v1beta1`,
+/// the one the server behind `client` takes (see [`served_version`]), with its version.
+///
+/// # Errors
+/// As [`served_version`].
+pub async fn manifest_for<'a>(
+    client: &Client,
+    v1: &'a Path,
+    v1beta1: &'a Path,
+) -> Result<(&'a Path, CrdVersion), Error> {
+    let version = served_version(client).await?;
+    let manifest = match version {
+        CrdVersion::V1 => v1,
+        CrdVersion::V1beta1 => v1beta1,
+    };
+    Ok((manifest, version))
+}
+
+impl CrdVersion {
+    /// `v1` or `v1beta1`: the version in `apiextensions.k8s.io/<version>`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrdVersion::V1 => "v1",
+            CrdVersion::V1beta1 => "v1beta1",
+        }
+    }
 }
 
 /// The CRD version for a server serving these `apiextensions.k8s.io` versions, v1 first.

@@ -29,7 +29,7 @@ use kubegen_leaderelection::LeaderElectionConfig;
 use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
-use crate::manager::ManagerOptions;
+use crate::manager::{ManagerOptions, default_identity};
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -140,8 +140,9 @@ impl ManagerFlags {
                 .as_deref()
                 .unwrap_or_else(|| client.default_namespace());
             let lease = self.leader_elect_resource_name.as_deref().unwrap_or(name);
-            // The manager fills in the identity (`ManagerOptions::identity`).
-            let mut election = LeaderElectionConfig::new(namespace, lease, "pending");
+            // The manager competes as its own identity (`ManagerOptions::identity`), whatever
+            // this one says.
+            let mut election = LeaderElectionConfig::new(namespace, lease, &default_identity());
             election.release_on_cancel = true;
             election.lease_duration = self.leader_elect_lease_duration;
             election.renew_deadline = self.leader_elect_renew_deadline;

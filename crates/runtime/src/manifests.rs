@@ -36,10 +36,6 @@ use crate::error::Error;
 
 /// How long a created CRD may take to be served.
 const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
-/// Discovery documents of one group version are at most a few hundred KiB.
-const MAX_DISCOVERY_BYTES: usize = 4 * 1024 * 1024;
-/// Created objects are echoed back; no manifest object is near this size.
-const MAX_OBJECT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Creates every object of every `*.yaml`/`*.yml` file in `paths` (files, or directories read in
 /// name order), in order; returns one `Kind namespace/name` line per object created now.
@@ -187,11 +183,8 @@ impl<'a> Creator<'a> {
             .header(http::header::ACCEPT, "application/json")
             .body(Bytes::from(body))
             .map_err(|e| unreadable(file, e.to_string()))?;
-        match self.client.send(request).await {
-            Ok(mut response) => {
-                // Read the echo so the connection is reusable; its content is not needed.
-                let _ = response.body_mut().collect_limited(MAX_OBJECT_BYTES).await;
-            }
+        match self.client.request_json::<Value>(request).await {
+            Ok(_created) => {}
             Err(error) if error.is_already_exists() => return Ok(None),
             Err(source) => {
                 return Err(Error::ManifestRejected {
@@ -257,6 +250,13 @@ fn collection_path(api_version: &str, namespace: Option<&str>, plural: &str) -> 
     }
 }
 
+/// A GET of `path` asking for JSON.
+pub(crate) fn get(path: &str) -> Result<http::Request<Bytes>, http::Error> {
+    http::Request::get(path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Bytes::new())
+}
+
 /// The `APIResourceList` of `api_version`, or `None` when the server does not serve it (404).
 async fn discover(client: &Client, api_version: &str) -> Result<Option<APIResourceList>, Error> {
     let path = collection_path(api_version, None, "");
@@ -265,23 +265,12 @@ async fn discover(client: &Client, api_version: &str) -> Result<Option<APIResour
         path: path.clone(),
         reason,
     };
-    let request = http::Request::get(&path)
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::new())
-        .map_err(|e| failed(e.to_string()))?;
-    let mut response = match client.send(request).await {
-        Ok(response) => response,
-        Err(error) if error.is_not_found() => return Ok(None),
-        Err(error) => return Err(failed(error.to_string())),
-    };
-    let body = response
-        .body_mut()
-        .collect_limited(MAX_DISCOVERY_BYTES)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| failed(e.to_string()))
+    let request = get(&path).map_err(|e| failed(e.to_string()))?;
+    match client.request_json(request).await {
+        Ok(list) => Ok(Some(list)),
+        Err(error) if error.is_not_found() => Ok(None),
+        Err(error) => Err(failed(error.to_string())),
+    }
 }
 
 /// Polls the CRD at `path` until its `Established` condition is `True`: only then does the
@@ -305,17 +294,7 @@ async fn wait_established(client: &Client, path: &str, name: &str) -> Result<(),
 }
 
 async fn get_json(client: &Client, path: &str) -> Option<Value> {
-    let request = http::Request::get(path)
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::new())
-        .ok()?;
-    let mut response = client.send(request).await.ok()?;
-    let body = response
-        .body_mut()
-        .collect_limited(MAX_OBJECT_BYTES)
-        .await
-        .ok()?;
-    serde_json::from_slice(&body).ok()
+    client.request_json(get(path).ok()?).await.ok()
 }
 
 /// Whether a CRD's `status.conditions` hold `Established=True`.

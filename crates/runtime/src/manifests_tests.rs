@@ -56,15 +56,17 @@ async fn a_namespaced_object_without_a_namespace_goes_to_the_clients() {
     assert_eq!(created, ["ConfigMap default/settings"]);
 }
 
+/// The error creating `yaml` gives (empty if it succeeds).
+async fn creation_error(client: &Client, source: &str, yaml: &str) -> String {
+    let result = create_from_yaml(client, source, yaml).await;
+    result.err().map(|e| e.to_string()).unwrap_or_default()
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_kind_the_server_does_not_serve_is_an_error_naming_the_file_and_kind() {
     let server = TestServer::start().await;
     let yaml = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n";
-    let error = create_from_yaml(&server.client(), "gadgets.yaml", yaml)
-        .await
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let error = creation_error(&server.client(), "gadgets.yaml", yaml).await;
     assert_eq!(
         error,
         "gadgets.yaml: the server does not serve Gadget in example.com/v1"
@@ -75,11 +77,7 @@ async fn a_kind_the_server_does_not_serve_is_an_error_naming_the_file_and_kind()
 async fn a_refused_object_is_an_error_naming_the_file_and_object() {
     let server = TestServer::start().await;
     let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n";
-    let error = create_from_yaml(&server.client(), "bad.yaml", yaml)
-        .await
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let error = creation_error(&server.client(), "bad.yaml", yaml).await;
     assert_eq!(
         error,
         "bad.yaml: creating ConfigMap default/Not_A_Name failed"
