@@ -10,8 +10,10 @@
 //!   has not renewed its Lease for longer than the lease duration plus a tolerance answers 500.
 //!   Another replica may already lead, so this one must not keep acting; a restart makes it a
 //!   fresh candidate. Followers, and an outage that also stops every other replica, are healthy.
-//! - `/readyz` answers 200 once the informer caches have synced and until shutdown begins. A
-//!   standby replica (not leader) syncs its caches too, so it is ready and takes over quickly.
+//! - `/readyz` answers 200 once the informer caches have synced and until shutdown begins, and
+//!   (with webhooks) while the webhook server is serving: the webhook Service routes the API
+//!   server's calls only to ready pods. A standby replica (not leader) syncs its caches and
+//!   serves webhooks too, so it is ready and takes over quickly.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -45,7 +47,13 @@ pub struct Health {
     /// Consulted by `/healthz` when set: the leader elector's renewal check while leader
     /// election runs, `None` otherwise.
     liveness: Arc<Mutex<Option<LivenessCheck>>>,
+    /// Named checks `/readyz` also consults once the caches are synced (the webhook server's
+    /// "serving" check, controller-runtime's `StartedChecker`).
+    readiness: Arc<Mutex<Vec<(String, ReadinessCheck)>>>,
 }
+
+/// An extra readiness check consulted by `/readyz`: `false` fails the probe.
+pub type ReadinessCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 
 impl std::fmt::Debug for Health {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,9 +85,29 @@ impl Health {
         self.ready.store(ready, Ordering::Relaxed);
     }
 
+    /// Adds a named check that `/readyz` consults after the caches' (`mgr.AddReadyzCheck`).
+    pub fn add_readiness_check(&self, name: &str, check: ReadinessCheck) {
+        self.readiness.lock().push((name.to_owned(), check));
+    }
+
     /// Whether `/readyz` currently answers 200.
     pub fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Relaxed)
+        self.check_ready().is_ok()
+    }
+
+    /// What `/readyz` reports: `Ok` once the caches synced and every added check passes.
+    ///
+    /// # Errors
+    /// What is not ready yet.
+    pub fn check_ready(&self) -> Result<(), String> {
+        if !self.ready.load(Ordering::Relaxed) {
+            return Err("informer caches not synced (or shutting down)".to_owned());
+        }
+        let checks = self.readiness.lock().clone();
+        match checks.iter().find(|(_, check)| !check()) {
+            Some((name, _)) => Err(format!("{name} not ready")),
+            None => Ok(()),
+        }
     }
 }
 
@@ -119,11 +147,10 @@ impl Endpoints {
                     &format!("unhealthy: {reason}\n"),
                 ),
             },
-            ("/readyz", Some(health), _) if health.is_ready() => text(StatusCode::OK, "ok\n"),
-            ("/readyz", Some(_), _) => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "informer caches not synced (or shutting down)\n",
-            ),
+            ("/readyz", Some(health), _) => match health.check_ready() {
+                Ok(()) => text(StatusCode::OK, "ok\n"),
+                Err(reason) => text(StatusCode::SERVICE_UNAVAILABLE, &format!("{reason}\n")),
+            },
             ("/metrics", _, Some(metrics)) => {
                 (StatusCode::OK, METRICS_CONTENT_TYPE, metrics.encode())
             }
@@ -238,6 +265,19 @@ mod tests {
         );
         // Readiness is a separate question.
         health.set_ready(true);
+        assert_eq!(endpoints.respond("/readyz").0, StatusCode::OK);
+        let serving = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&serving);
+        health.add_readiness_check("webhook", Arc::new(move || flag.load(Ordering::Relaxed)));
+        assert_eq!(
+            endpoints.respond("/readyz"),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                TEXT_CONTENT_TYPE,
+                "webhook not ready\n".to_owned()
+            )
+        );
+        serving.store(true, Ordering::Relaxed);
         assert_eq!(endpoints.respond("/readyz").0, StatusCode::OK);
         health.set_liveness_check(None);
         assert_eq!(endpoints.respond("/healthz").0, StatusCode::OK);

@@ -106,4 +106,20 @@ pub enum Error {
         /// How long we waited.
         timeout: Duration,
     },
+    /// A webhook certificate or key could not be read, written or used.
+    #[error("webhook certificate {}: {reason}", file.display())]
+    CertificateUnreadable {
+        /// The file (or directory).
+        file: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The CA bundle could not be written into a webhook configuration or CRD.
+    #[error("injecting the webhook CA into {object} failed: {reason}")]
+    CaBundleInjectionFailed {
+        /// `resource/name` of the object.
+        object: String,
+        /// What went wrong.
+        reason: String,
+    },
 }

@@ -11,6 +11,9 @@
 //! | `--leader-elect-resource-namespace` | the pod's namespace | where the Lease lives |
 //! | `--leader-elect-resource-name` | the operator's name | the Lease's name |
 //! | `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period` | `15s`, `10s`, `2s` | component-base's timings |
+//! | `--webhook-port` | `9443` | the webhook server's port (controller-runtime's `webhook.Options.Port`); `0` disables it |
+//! | `--webhook-cert-path` (also `--webhook-cert-dir`) | `/tmp/k8s-webhook-server/serving-certs` | kubebuilder's: the directory of the serving certificate |
+//! | `--webhook-cert-name`, `--webhook-cert-key` | `tls.crt`, `tls.key` | kubebuilder's: the file names in that directory |
 //! | `--log-level` (also `--zap-log-level`) | `info` | `error`, `warn`, `info`, `debug`, `trace`; `RUST_LOG` overrides it |
 //! | `--log-format` | `json` (`text` on a terminal) | JSON: one object per line, the message at the top level |
 //!
@@ -30,6 +33,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
 use crate::manager::{ManagerOptions, default_identity};
+use crate::webhook::WebhookOptions;
 
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -88,6 +92,22 @@ pub struct ManagerFlags {
     /// The pause between attempts to acquire or renew the Lease.
     #[arg(long, default_value = "2s", value_parser = parse_go_duration)]
     pub leader_elect_retry_period: Duration,
+
+    /// The port of the webhook server (only served when the operator registers webhooks); `0` disables it.
+    #[arg(long, default_value_t = crate::webhook::DEFAULT_PORT)]
+    pub webhook_port: u16,
+
+    /// The directory holding the webhook server's certificate and key (re-read when they change).
+    #[arg(long, alias = "webhook-cert-dir", default_value = crate::webhook::DEFAULT_CERT_DIR)]
+    pub webhook_cert_path: PathBuf,
+
+    /// The certificate file's name in --webhook-cert-path.
+    #[arg(long, default_value = "tls.crt")]
+    pub webhook_cert_name: String,
+
+    /// The key file's name in --webhook-cert-path.
+    #[arg(long, default_value = "tls.key")]
+    pub webhook_cert_key: String,
 
     /// The least severe level logged: error, warn, info, debug or trace. RUST_LOG, when set, wins.
     #[arg(long, alias = "zap-log-level", default_value = "info")]
@@ -155,7 +175,14 @@ impl ManagerFlags {
         } else {
             None
         };
+        let webhook = (self.webhook_port != 0).then(|| {
+            WebhookOptions::default()
+                .bind_address(SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)))
+                .cert_dir(self.webhook_cert_path.clone())
+                .cert_names(&self.webhook_cert_name, &self.webhook_cert_key)
+        });
         Ok(ManagerOptions::default()
+            .webhook(webhook)
             .leader_election(election)
             .metrics_bind_address(self.metrics_bind_address.0)
             .health_probe_bind_address(self.health_probe_bind_address.0))
@@ -305,6 +332,48 @@ mod tests {
         assert_eq!(flags.leader_elect_retry_period, Duration::from_secs(2));
         assert_eq!(flags.log_level, "info");
         assert_eq!(flags.log_format, LogFormat::Auto);
+        assert_eq!(flags.webhook_port, 9443);
+        assert_eq!(
+            flags.webhook_cert_path,
+            PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
+        );
+        let options = flags
+            .options(&client(), "op")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let webhook = WebhookOptions::default();
+        assert!(
+            format!("{options:?}").contains(&format!("{webhook:?}")),
+            "{options:?}"
+        );
+    }
+
+    #[test]
+    fn kubebuilders_webhook_flags_parse() {
+        let flags = parse(&[
+            "--webhook-port=0",
+            "--webhook-cert-dir=/certs",
+            "--webhook-cert-name=c.pem",
+            "--webhook-cert-key=k.pem",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags.webhook_port, 0);
+        assert_eq!(flags.webhook_cert_path, PathBuf::from("/certs"));
+        assert_eq!(
+            (
+                flags.webhook_cert_name.as_str(),
+                flags.webhook_cert_key.as_str()
+            ),
+            ("c.pem", "k.pem")
+        );
+        let options = flags
+            .options(&client(), "op")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            format!("{options:?}").contains("webhook: None"),
+            "{options:?}"
+        );
+        let flags = parse(&["--webhook-cert-path=/certs"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags.webhook_cert_path, PathBuf::from("/certs"));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`ProcessMetrics`]      | `endpoints.rs`, `metrics.rs` |
 //! | the `--metrics-bind-address`, `--leader-elect`, ... flags, zap's JSON logs | [`ManagerFlags`] | `flags.rs` |
 //! | `ctrl.SetupSignalHandler()`                     | [`shutdown_signal`]                    | `signal.rs`     |
+//! | `pkg/webhook` (admission, conversion, certwatcher) | [`webhook`], [`Manager::webhook_server`] | `webhook/` |
 //! | `kubectl create -f`, envtest's CRD install      | [`manifests`], [`crds`]                | `manifests.rs`, `crds.rs` |
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
@@ -32,6 +33,7 @@ pub mod manager;
 pub mod manifests;
 pub mod metrics;
 mod signal;
+pub mod webhook;
 
 pub use cached::CachedClient;
 pub use controller::{Action, Builder, Context, Controller, Object, OnError, Reconciler};

@@ -22,7 +22,8 @@
 //!
 //! # Order of events in [`Manager::run`]
 //! 1. Serve `/healthz` + `/readyz` and `/metrics` (when their addresses are set); liveness waits
-//!    for nothing.
+//!    for nothing. Serve the webhooks ([`Manager::webhook_server`], when
+//!    [`ManagerOptions::webhook`] is set): before the caches, on every replica.
 //! 2. Start the informer factory; wait for every controller's caches (`cache_sync_timeout`);
 //!    then `/readyz` turns ready. Standby replicas keep their caches warm too, so a takeover
 //!    starts from a full cache.
@@ -55,6 +56,7 @@ use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessChec
 use crate::error::Error;
 use crate::events::Recorder;
 use crate::metrics::ProcessMetrics;
+use crate::webhook::{WebhookOptions, WebhookServer};
 
 /// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
 #[derive(Clone, Debug)]
@@ -91,6 +93,7 @@ pub struct ManagerOptions {
     health_probe_bind_address: Option<SocketAddr>,
     identity: Option<String>,
     factory: FactoryOptions,
+    webhook: Option<WebhookOptions>,
 }
 
 impl Default for ManagerOptions {
@@ -106,6 +109,7 @@ impl Default for ManagerOptions {
             health_probe_bind_address: None,
             identity: None,
             factory: FactoryOptions::default(),
+            webhook: None,
         }
     }
 }
@@ -121,11 +125,19 @@ impl std::fmt::Debug for ManagerOptions {
             .field("metrics_bind_address", &self.metrics_bind_address)
             .field("health_probe_bind_address", &self.health_probe_bind_address)
             .field("identity", &self.identity)
+            .field("webhook", &self.webhook)
             .finish_non_exhaustive()
     }
 }
 
 impl ManagerOptions {
+    /// Serve the handlers added to [`Manager::webhook_server`] as these options say; `None` (the
+    /// default) serves no webhooks.
+    pub fn webhook(mut self, options: Option<WebhookOptions>) -> Self {
+        self.webhook = options;
+        self
+    }
+
     /// Parallel reconciles of each controller that does not set its own
     /// ([`Builder::workers`]); at least 1.
     pub fn workers(mut self, workers: usize) -> Self {
@@ -224,6 +236,7 @@ pub struct Manager {
     identity: String,
     options: ManagerOptions,
     controllers: Vec<Box<dyn Runnable>>,
+    webhooks: WebhookServer,
 }
 
 impl std::fmt::Debug for Manager {
@@ -246,7 +259,9 @@ impl Manager {
         let source = ClientListWatchSource::new(client.clone());
         let factory = InformerFactory::new(source, factory_options);
         let identity = options.identity.clone().unwrap_or_else(default_identity);
+        let webhooks = WebhookServer::new(&metrics);
         Manager {
+            webhooks,
             client,
             factory,
             health: Health::default(),
@@ -282,6 +297,14 @@ impl Manager {
     /// what a scrape would show).
     pub fn metrics(&self) -> &ProcessMetrics {
         &self.metrics
+    }
+
+    /// The process's webhook server: add admission handlers and conversions here; [`Manager::run`]
+    /// serves them when [`ManagerOptions::webhook`] is set, before the caches sync (a CRD's
+    /// conversion webhook must answer for its informer to list), on every replica (webhooks do
+    /// not need the Lease), and `/readyz` fails until it serves.
+    pub fn webhook_server(&mut self) -> &mut WebhookServer {
+        &mut self.webhooks
     }
 
     /// Readiness and liveness as the probes report them.
@@ -325,7 +348,15 @@ impl Manager {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
-        let servers = self.serve_endpoints().await?;
+        let mut servers = self.serve_endpoints().await?;
+        match self.serve_webhooks().await {
+            Ok(Some(webhooks)) => servers.push(webhooks),
+            Ok(None) => {}
+            Err(error) => {
+                servers.iter().for_each(JoinHandle::abort);
+                return Err(error);
+            }
+        }
         let stop = Stop::new();
         let trigger = stop.clone();
         let shutdown_task = tokio::spawn(async move {
@@ -391,6 +422,27 @@ impl Manager {
             servers.push(tokio::spawn(endpoints.serve(listener)));
         }
         Ok(servers)
+    }
+
+    /// Serves the webhooks when any were added and the options say where.
+    async fn serve_webhooks(&self) -> Result<Option<JoinHandle<()>>, Error> {
+        let options = match (&self.options.webhook, self.webhooks.is_empty()) {
+            (Some(options), false) => options,
+            (None, false) => {
+                tracing::warn!(
+                    "webhook handlers were added but ManagerOptions::webhook is not set: not serving them"
+                );
+                return Ok(None);
+            }
+            (_, true) => return Ok(None),
+        };
+        let started = self.webhooks.started_checker();
+        self.health.add_readiness_check(
+            "webhook server",
+            Arc::new(move || started.load(std::sync::atomic::Ordering::Relaxed)),
+        );
+        let (task, _) = self.webhooks.start(&self.client, options).await?;
+        Ok(Some(task))
     }
 
     /// Runs every controller's workers until `stop`, and drains them.
