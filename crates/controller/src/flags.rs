@@ -53,6 +53,21 @@ pub struct Flags {
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: u16,
 
+    /// Generate a self-signed webhook certificate into --webhook-cert-path when it holds none, and
+    /// write its CA into the ValidatingWebhookConfiguration --webhook-configuration (needs RBAC to
+    /// update it). Without it the certificate comes from elsewhere (cert-manager).
+    #[arg(long)]
+    pub webhook_self_signed: bool,
+
+    /// The ValidatingWebhookConfiguration whose caBundle --webhook-self-signed fills in.
+    #[arg(long, default_value = "image-police")]
+    pub webhook_configuration: String,
+
+    /// The Service in front of the webhook server: the self-signed certificate is for
+    /// `<service>.<own namespace>.svc` (and localhost, 127.0.0.1).
+    #[arg(long, default_value = "image-police-webhook")]
+    pub webhook_service: String,
+
     /// Start an in-process API server with the CRDs and deploy/samples/ loaded, and run against it.
     /// Needs the `embedded` cargo feature (default; the in-cluster image is built without it).
     #[arg(long)]

@@ -44,11 +44,13 @@ pub mod flags;
 pub mod image_ref;
 pub mod metrics;
 pub mod namespaces;
+pub mod pod_template;
 pub mod policy;
 pub mod reconcile;
 pub mod run;
 pub mod service_account;
 pub mod status;
+pub mod webhook;
 pub mod writer;
 
 pub use kubegen_runtime::Error;

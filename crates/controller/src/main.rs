@@ -40,6 +40,8 @@ async fn start_embedded(
     let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
     eprintln!("{}", embedded.banner());
     flags.manager.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
+    // The in-process API server does not call admission webhooks yet: the controller enforces.
+    flags.manager.webhook_port = 0;
     Ok(embedded)
 }
 

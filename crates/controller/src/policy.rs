@@ -2,7 +2,8 @@
 //!
 //! Pure logic, no I/O: a [`Policy`] is built from each WhiteList's rules, the policies of all
 //! WhiteLists of a namespace are joined with [`Policy::union`], and the result is asked about each
-//! image a Deployment would run. Reconcile turns the answers into deletions, Events and status.
+//! image a pod template would run. Reconcile turns the answers into deletions, Events and status;
+//! the admission webhook (`webhook.rs`) into denials.
 //! Nothing in client-go corresponds; the rules follow the seed's "Container Image Police".
 //!
 //! # Matching rules
@@ -21,10 +22,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Container;
 
 use crate::image_ref::{ImageRef, ImageRefError, parse_tag};
+use crate::pod_template::PodTemplate;
 
 /// One rule as written in a WhiteList (`spec.images[i]`).
 #[derive(Clone, Copy, Debug)]
@@ -289,15 +290,11 @@ impl Policy {
         }
     }
 
-    /// Every container and init container of `deployment` whose image is denied, init
+    /// Every container and init container of `object`'s pod spec whose image is denied, init
     /// containers first (they run first). Containers without an image are skipped: the API server
     /// refuses to create their Pods, so they run nothing.
-    pub fn violations(&self, deployment: &Deployment) -> Vec<ContainerViolation> {
-        let Some(pod) = deployment
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.template.spec.as_ref())
-        else {
+    pub fn violations(&self, object: &impl PodTemplate) -> Vec<ContainerViolation> {
+        let Some(pod) = object.pod_spec() else {
             return Vec::new();
         };
         let init = pod.init_containers.iter().flatten().map(|c| (c, true));

@@ -157,9 +157,9 @@ pub fn spec_policy(spec: &WhiteListSpec) -> Result<Policy, Vec<RuleError>> {
     Policy::new(rules, spec.allow_none.unwrap_or(false))
 }
 
-/// What one reconcile decided for a whole namespace, before it acts.
+/// What one reconcile (or one admission review) decided for a whole namespace, before it acts.
 #[derive(Debug)]
-enum Verdict {
+pub(crate) enum Verdict {
     /// A namespace the controller does not act in.
     Protected,
     /// At least one WhiteList is invalid: enforcement in the namespace waits until it is fixed.
@@ -167,6 +167,33 @@ enum Verdict {
     Paused(Vec<(String, String)>),
     /// Every WhiteList is valid: enforce the union of them.
     Enforce(Policy),
+}
+
+/// Decides what to do in `namespace`, whose WhiteLists are `lists` (not empty).
+pub(crate) fn judge(
+    protected: &ProtectedNamespaces,
+    namespace: &str,
+    lists: &[Arc<WhiteList>],
+) -> Verdict {
+    if protected.contains(namespace) {
+        return Verdict::Protected;
+    }
+    let mut policies = Vec::with_capacity(lists.len());
+    let mut invalid = Vec::new();
+    for list in lists {
+        match spec_policy(&list.spec) {
+            Ok(policy) => policies.push(policy),
+            Err(problems) => {
+                let name = list.metadata.name.clone().unwrap_or_default();
+                invalid.push((name, join(&problems)));
+            }
+        }
+    }
+    if invalid.is_empty() {
+        Verdict::Enforce(Policy::union(&policies))
+    } else {
+        Verdict::Paused(invalid)
+    }
 }
 
 impl Verdict {
@@ -205,7 +232,7 @@ impl Reconciler {
         }
         lists.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let now = Time(Timestamp::now());
-        let verdict = self.judge(namespace, &lists);
+        let verdict = judge(&self.protected, namespace, &lists);
         let (handled, mut first_error) = match &verdict {
             Verdict::Enforce(policy) => self.enforce(namespace, &lists, policy, &now).await,
             Verdict::Protected | Verdict::Paused(_) => (Vec::new(), None),
@@ -221,29 +248,6 @@ impl Reconciler {
             }
         }
         first_error.map_or(Ok(()), Err)
-    }
-
-    /// Decides what to do in `namespace`, whose WhiteLists are `lists` (not empty).
-    fn judge(&self, namespace: &str, lists: &[Arc<WhiteList>]) -> Verdict {
-        if self.protected.contains(namespace) {
-            return Verdict::Protected;
-        }
-        let mut policies = Vec::with_capacity(lists.len());
-        let mut invalid = Vec::new();
-        for list in lists {
-            match spec_policy(&list.spec) {
-                Ok(policy) => policies.push(policy),
-                Err(problems) => {
-                    let name = list.metadata.name.clone().unwrap_or_default();
-                    invalid.push((name, join(&problems)));
-                }
-            }
-        }
-        if invalid.is_empty() {
-            Verdict::Enforce(Policy::union(&policies))
-        } else {
-            Verdict::Paused(invalid)
-        }
     }
 
     /// Deletes every offending Deployment of `namespace`, recording an Event on it and on each of
@@ -272,7 +276,7 @@ impl Reconciler {
             if deployment.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let found = policy.violations(&deployment);
+            let found = policy.violations(&*deployment);
             if found.is_empty() {
                 continue;
             }

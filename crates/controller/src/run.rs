@@ -8,7 +8,9 @@
 //! 2. [`manager`]: one manager (one informer factory, one metrics registry with
 //!    `image_police_*` next to controller-runtime's families), the WhiteList and Deployment
 //!    informers, the controller's handlers and its reconciler. Nothing runs yet.
-//! 3. [`kubegen_runtime::Manager::run`]: serve `/healthz`, `/readyz` and `/metrics`; wait for
+//!    The admission webhook ([`crate::webhook`]) is registered on the manager's webhook server.
+//! 3. [`kubegen_runtime::Manager::run`]: serve `/healthz`, `/readyz` and `/metrics`, and the
+//!    webhooks on `--webhook-port` (generating a certificate first with `--webhook-self-signed`); wait for
 //!    the caches (`--cache-sync-timeout`), then `/readyz` turns ready; run the workers (with
 //!    `--leader-elect` only while holding the Lease; losing it ends the process so it restarts
 //!    as a fresh candidate, as client-go's controllers do).
@@ -22,6 +24,7 @@ use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
+use kubegen_runtime::webhook::{CaBundleTarget, SelfSigned};
 use kubegen_runtime::{Error, Manager};
 
 use crate::controller::NAME;
@@ -29,6 +32,7 @@ use crate::flags::Flags;
 use crate::metrics::PoliceMetrics;
 use crate::namespaces::ProtectedNamespaces;
 use crate::reconcile::{COMPONENT, Reconciler};
+use crate::webhook::ImagePolicyWebhook;
 use crate::writer::Writer;
 
 /// Runs image-police as the binary does until `shutdown` resolves (or leadership is lost).
@@ -65,7 +69,15 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
     if let Some(identity) = &flags.leader_elect_identity {
         options = options.identity(identity);
     }
+    let webhook = manager_flags.webhook_options().map(|webhook| {
+        webhook.self_signed(
+            flags
+                .webhook_self_signed
+                .then(|| self_signed(flags, &own_namespace)),
+        )
+    });
     let options = options
+        .webhook(webhook)
         .workers(usize::from(flags.workers))
         .cache_sync_timeout(flags.cache_sync_timeout)
         .shutdown_timeout(flags.shutdown_timeout)
@@ -86,6 +98,12 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
         events: manager.recorder(COMPONENT),
         metrics: police_metrics,
     };
+    ImagePolicyWebhook {
+        whitelists: whitelists.lister(),
+        informer: whitelists.informer(),
+        protected: ProtectedNamespaces::new(&own_namespace, flags.allow_protected_namespaces),
+    }
+    .register(manager.webhook_server());
     let builder = manager.controller(NAME, &whitelists.informer());
     let controller =
         crate::controller::build(builder, &whitelists.informer(), &deployments.informer())?;
@@ -96,4 +114,22 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
     );
     manager.add(controller, reconciler);
     Ok(manager)
+}
+
+/// The self-signed bootstrap of `--webhook-self-signed`: a certificate for the webhook Service
+/// in `namespace` (and for loopback, where a developer's API server calls it by `url`), its CA
+/// written into the `--webhook-configuration`.
+fn self_signed(flags: &Flags, namespace: &str) -> SelfSigned {
+    let service = &flags.webhook_service;
+    SelfSigned {
+        dns_names: vec![
+            format!("{service}.{namespace}.svc"),
+            format!("{service}.{namespace}.svc.cluster.local"),
+            "localhost".to_owned(),
+        ],
+        ip_addresses: vec![std::net::IpAddr::from([127, 0, 0, 1])],
+        targets: vec![CaBundleTarget::Validating(
+            flags.webhook_configuration.clone(),
+        )],
+    }
 }

@@ -148,6 +148,16 @@ impl ManagerFlags {
         Client::new(config).map_err(|source| Error::ClientBuildFailed { source })
     }
 
+    /// The webhook server options `--webhook-*` describe; `None` with `--webhook-port=0`.
+    pub fn webhook_options(&self) -> Option<WebhookOptions> {
+        (self.webhook_port != 0).then(|| {
+            WebhookOptions::default()
+                .bind_address(SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)))
+                .cert_dir(self.webhook_cert_path.clone())
+                .cert_names(&self.webhook_cert_name, &self.webhook_cert_key)
+        })
+    }
+
     /// The manager options these flags describe, for the operator `name` (the default Lease
     /// name); the Lease's namespace defaults to `client`'s namespace (in a pod: its own).
     ///
@@ -175,14 +185,8 @@ impl ManagerFlags {
         } else {
             None
         };
-        let webhook = (self.webhook_port != 0).then(|| {
-            WebhookOptions::default()
-                .bind_address(SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)))
-                .cert_dir(self.webhook_cert_path.clone())
-                .cert_names(&self.webhook_cert_name, &self.webhook_cert_key)
-        });
         Ok(ManagerOptions::default()
-            .webhook(webhook)
+            .webhook(self.webhook_options())
             .leader_election(election)
             .metrics_bind_address(self.metrics_bind_address.0)
             .health_probe_bind_address(self.health_probe_bind_address.0))

@@ -206,6 +206,8 @@ impl Env {
             "--own-namespace=image-police-e2e".to_owned(),
             "--metrics-bind-address=0".to_owned(),
             "--health-probe-bind-address=0".to_owned(),
+            // The controller alone: the webhook scenarios start their own server.
+            "--webhook-port=0".to_owned(),
             "--cache-sync-timeout=30s".to_owned(),
             format!("--leader-elect-identity={name}-{}", unique()),
             format!("--leader-elect-resource-namespace={lease_namespace}"),

@@ -27,6 +27,7 @@
 
 use std::future::Future;
 
+use base64::Engine as _;
 use futures_util::future::BoxFuture;
 use k8s_openapi::api::authentication::v1::UserInfo;
 pub use kube_core::admission::Operation;
@@ -231,7 +232,7 @@ impl<K: Admissible, J: Judge<K>> Handler for Typed<K, J> {
                 Err(answer) => return answer,
             };
             match self.respond(&request).await {
-                Ok(response) => Answer::json(200, &response.into_review()),
+                Ok(response) => Answer::json(200, &base64_patch(response.into_review())),
                 Err(denial) if denial.unavailable => Answer {
                     status: 503,
                     body: denial.message.into_bytes(),
@@ -269,6 +270,18 @@ impl<K: Admissible, J: Judge<K>> Typed<K, J> {
         }
         Ok(response)
     }
+}
+
+/// The review as JSON with `response.patch` as base64 text: the wire form of Go's `[]byte`
+/// (what the API server documents and sends back in audit logs). kube-core writes it as an array
+/// of numbers.
+fn base64_patch(review: AdmissionReview<DynamicObject>) -> Value {
+    let mut value = serde_json::to_value(review).unwrap_or(Value::Null);
+    if let Some(patch) = value.pointer_mut("/response/patch") {
+        let bytes: Vec<u8> = serde_json::from_value(patch.take()).unwrap_or_default();
+        *patch = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    value
 }
 
 /// The JSON Patch from `before` to `after`, both encoded by `K`'s serde code (see the module

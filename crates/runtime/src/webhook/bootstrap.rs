@@ -8,15 +8,17 @@
 //!    restarted, the `emptyDir` kept them), they are kept. Otherwise a CA and a serving
 //!    certificate for the given DNS names and IP addresses are generated (rcgen, ECDSA P-256,
 //!    one year) and written there; the key is written with mode 0600.
-//! 2. The CA (`ca.crt`) is written into `caBundle` of every webhook of each listed
+//! 2. The CA (`ca.crt`) is added to `caBundle` of every webhook of each listed
 //!    `ValidatingWebhookConfiguration` / `MutatingWebhookConfiguration`, and of a CRD's conversion
 //!    webhook (GET, set, PUT; a conflict is retried on a fresh GET). Discovery picks the API
 //!    version (`v1`, else `v1beta1` for servers before 1.16).
 //!
-//! # Limits
-//! Each replica generates its own CA, so with several replicas the last one to start wins the
-//! `caBundle` and the others' certificates are not trusted: run one replica with the bootstrap,
-//! or let cert-manager issue one certificate for all (deploy/README explains both).
+//! # Several replicas
+//! Each replica generates its own CA. So that the API server trusts every replica behind the
+//! Service, a CA is *added* to the bundle, which keeps the [`KEPT_CAS`] most recently added
+//! distinct CAs (enough for two replicas plus a rolling update's surge); older ones, of
+//! replicas long gone, drop out. cert-manager (one certificate for all replicas) avoids the
+//! question entirely; the controller README compares both.
 
 use std::path::Path;
 
@@ -165,6 +167,9 @@ fn write(path: &Path, text: &str, mode: u32) -> Result<(), Error> {
         .map_err(|e| unwritable(path, &e))
 }
 
+/// How many CAs a bundle keeps (the most recently added).
+pub const KEPT_CAS: usize = 4;
+
 /// How often a conflicting PUT is retried on a fresh GET.
 const ATTEMPTS: usize = 3;
 
@@ -177,7 +182,6 @@ async fn inject(client: &Client, target: &CaBundleTarget, ca: &str) -> Result<()
     };
     let version = preferred_version(client, group).await.map_err(failed)?;
     let path = format!("/apis/{group}/{version}/{resource}/{name}");
-    let bundle = Value::String(base64::engine::general_purpose::STANDARD.encode(ca));
     let mut last = String::new();
     for _ in 0..ATTEMPTS {
         let request = json_request(http::Method::GET, &path, Bytes::new()).map_err(failed)?;
@@ -185,7 +189,7 @@ async fn inject(client: &Client, target: &CaBundleTarget, ca: &str) -> Result<()
             .request_json(request)
             .await
             .map_err(|e| failed(e.to_string()))?;
-        set_ca_bundle(&mut object, &bundle);
+        set_ca_bundle(&mut object, ca);
         let body = serde_json::to_vec(&object).map_err(|e| failed(e.to_string()))?;
         let request = json_request(http::Method::PUT, &path, Bytes::from(body)).map_err(failed)?;
         match client.request_json::<Value>(request).await {
@@ -200,15 +204,21 @@ async fn inject(client: &Client, target: &CaBundleTarget, ca: &str) -> Result<()
     Err(failed(last))
 }
 
-/// Sets `caBundle` wherever a configuration or CRD of any served version keeps it.
-pub(crate) fn set_ca_bundle(object: &mut Value, bundle: &Value) {
+/// Adds `ca` (PEM) to `caBundle` wherever a configuration or CRD of any served version keeps
+/// it, keeping the last [`KEPT_CAS`] distinct CAs.
+pub(crate) fn set_ca_bundle(object: &mut Value, ca: &str) {
+    let add = |config: &mut serde_json::Map<String, Value>| {
+        let old = config.get("caBundle").and_then(Value::as_str).unwrap_or("");
+        let bundle = added(old, ca);
+        config.insert("caBundle".to_owned(), Value::String(bundle));
+    };
     if let Some(webhooks) = object.get_mut("webhooks").and_then(Value::as_array_mut) {
         for webhook in webhooks {
             if let Some(config) = webhook
                 .get_mut("clientConfig")
                 .and_then(Value::as_object_mut)
             {
-                config.insert("caBundle".to_owned(), bundle.clone());
+                add(config);
             }
         }
     }
@@ -218,9 +228,34 @@ pub(crate) fn set_ca_bundle(object: &mut Value, bundle: &Value) {
         "/spec/conversion/webhookClientConfig",
     ] {
         if let Some(config) = object.pointer_mut(pointer).and_then(Value::as_object_mut) {
-            config.insert("caBundle".to_owned(), bundle.clone());
+            add(config);
         }
     }
+}
+
+/// The base64 bundle `old` (base64 of PEM CAs; anything undecodable is dropped) with `ca` added
+/// last, keeping the last [`KEPT_CAS`] distinct CAs.
+fn added(old: &str, ca: &str) -> String {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let old = engine
+        .decode(old)
+        .ok()
+        .and_then(|pem| String::from_utf8(pem).ok())
+        .unwrap_or_default();
+    const END: &str = "-----END CERTIFICATE-----";
+    let mut cas: Vec<String> = old
+        .split_inclusive(END)
+        .map(str::trim)
+        .filter(|block| block.starts_with("-----BEGIN CERTIFICATE-----") && block.ends_with(END))
+        .map(str::to_owned)
+        .collect();
+    let ca = ca.trim().to_owned();
+    cas.retain(|kept| *kept != ca);
+    cas.push(ca);
+    let skip = cas.len().saturating_sub(KEPT_CAS);
+    let mut pem = cas[skip..].join("\n");
+    pem.push('\n');
+    engine.encode(pem)
 }
 
 /// `v1` when the server serves it for `group`, else `v1beta1`.
@@ -252,7 +287,3 @@ fn json_request(
         .body(body)
         .map_err(|e| e.to_string())
 }
-
-#[cfg(test)]
-#[path = "bootstrap_tests.rs"]
-mod tests;

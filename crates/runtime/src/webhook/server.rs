@@ -322,7 +322,3 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     );
     response
 }
-
-#[cfg(test)]
-#[path = "server_tests.rs"]
-mod tests;
