@@ -101,3 +101,7 @@ fn load(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<CertifiedK
     let private = PrivateKeyDer::from_pem_file(key).map_err(|e| unreadable(key, e.to_string()))?;
     CertifiedKey::from_der(chain, private, provider).map_err(|e| unreadable(key, e.to_string()))
 }
+
+#[cfg(test)]
+#[path = "certs_tests.rs"]
+mod tests;
