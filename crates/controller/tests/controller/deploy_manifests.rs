@@ -72,6 +72,19 @@ fn rbac_grants_exactly_the_verbs_the_controller_uses() {
         ("ClusterRole", "apps", "deployments", "delete"),
         ("ClusterRole", "", "events", "create"),
         ("ClusterRole", "", "events", "patch"),
+        // --webhook-self-signed: the CA goes into the configuration's caBundle (GET, PUT).
+        (
+            "ClusterRole",
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            "get",
+        ),
+        (
+            "ClusterRole",
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            "update",
+        ),
         ("Role", "coordination.k8s.io", "leases", "get"),
         ("Role", "coordination.k8s.io", "leases", "create"),
         ("Role", "coordination.k8s.io", "leases", "update"),

@@ -31,11 +31,18 @@ async fn served_leaf(addr: std::net::SocketAddr, ca: &str) -> Vec<u8> {
     .with_root_certificates(roots)
     .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = TcpStream::connect(addr).await.unwrap_or_else(|e| panic!("{e}"));
+    let tcp = TcpStream::connect(addr)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let name = ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}"));
-    let tls = connector.connect(name, tcp).await.unwrap_or_else(|e| panic!("{e}"));
+    let tls = connector
+        .connect(name, tcp)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let (_, session) = tls.get_ref();
-    let chain = session.peer_certificates().unwrap_or_else(|| panic!("no peer certificate"));
+    let chain = session
+        .peer_certificates()
+        .unwrap_or_else(|| panic!("no peer certificate"));
     chain[0].to_vec()
 }
 
@@ -49,10 +56,15 @@ async fn replacing_the_files_changes_the_served_certificate_without_a_restart() 
         .bind_address(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
         .cert_dir(dir.path());
     let client = kubegen_client::Client::new(kubegen_client::Config::new(
-        "https://127.0.0.1:1".parse().unwrap_or_else(|e| panic!("{e}")),
+        "https://127.0.0.1:1"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}")),
     ))
     .unwrap_or_else(|e| panic!("{e}"));
-    let (task, addr) = server.start(&client, &options).await.unwrap_or_else(|e| panic!("{e}"));
+    let (task, addr) = server
+        .start(&client, &options)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(server.is_started());
     let first = served_leaf(addr, &first_ca).await;
     let on_disk = |dir: &Path| {
