@@ -160,3 +160,7 @@ impl<K: Admissible + PodTemplate> Validator<K> for ImagePolicyWebhook {
         self.check(&K::kind(&()), namespace, request.object)
     }
 }
+
+#[cfg(test)]
+#[path = "webhook_tests.rs"]
+mod tests;
