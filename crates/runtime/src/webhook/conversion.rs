@@ -138,3 +138,7 @@ fn invalid(version: &str, message: &str) -> Answer {
     version.clone_into(&mut review.types.api_version);
     Answer::json(200, &review)
 }
+
+#[cfg(test)]
+#[path = "conversion_tests.rs"]
+mod tests;
