@@ -10,7 +10,18 @@
 //!   [`Denial::unavailable`](super::Denial::unavailable), so the configuration's `failurePolicy`
 //!   decides.
 //! - Another method: 405. An unknown path: 404. A body over 7 MiB (controller-runtime's limit,
-//!   above the API server's 3 MiB object limit): 413.
+//!   above the API server's 3 MiB object limit): 413. A body that cannot be read otherwise
+//!   (the connection broke mid-body, a malformed chunk): 400.
+//!
+//! # Readiness
+//! [`WebhookServer::is_started`] is true from the moment the port is bound with a certificate
+//! that loaded until the serving task ends; the manager's `/readyz` consults it. controller-runtime's
+//! `StartedChecker` instead dials the server over TLS at every probe. Here that dial would prove
+//! little more: the listener is bound before the flag is set (connections queue until
+//! accepted), the certificate is loaded before binding, and a later rotation that does not load
+//! keeps the previous pair ([`CertWatcher`]), so a handshake cannot fail for a reason the flag
+//! misses, short of the accept loop itself wedging. It would also make a synchronous probe
+//! answer wait on a network round trip.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -22,7 +33,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -214,12 +225,21 @@ impl WebhookServer {
             metrics: self.metrics.clone(),
         });
         self.started.store(true, Ordering::Relaxed);
-        let started = Arc::clone(&self.started);
+        let serving = Serving(Arc::clone(&self.started));
         let task = tokio::spawn(async move {
+            let _serving = serving;
             serve(listener, acceptor, routes).await;
-            started.store(false, Ordering::Relaxed);
         });
         Ok((task, bound))
+    }
+}
+
+/// Clears the "started" flag when the serving task ends or is aborted.
+struct Serving(Arc<AtomicBool>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
 
@@ -302,8 +322,13 @@ impl Routes {
                 );
                 response
             }
-            Err(error) => text(
+            Err(error) if error.is::<LengthLimitError>() => text(
                 StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than {MAX_BODY} bytes"),
+            ),
+            // The client went away or broke the framing mid-body.
+            Err(error) => text(
+                StatusCode::BAD_REQUEST,
                 format!("reading the body failed: {error}"),
             ),
         };
@@ -322,3 +347,7 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     );
     response
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;
