@@ -387,3 +387,112 @@ async fn the_manager_serves_probes_and_metrics_on_its_addresses() {
     let result = running.await.unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(result, Ok(())), "{result:?}");
 }
+
+/// Allows every ConfigMap.
+struct AllowAll;
+
+impl crate::webhook::Validator<ConfigMap> for AllowAll {
+    async fn validate(
+        &self,
+        _: &crate::webhook::Admission<'_, ConfigMap>,
+    ) -> Result<crate::webhook::Warnings, crate::webhook::Denial> {
+        Ok(Vec::new())
+    }
+}
+
+/// A manager with one ConfigMap controller and a webhook on `addr` (self-signed into `dir`).
+fn manager_with_webhook(server: &TestServer, addr: SocketAddr, dir: &std::path::Path) -> Manager {
+    let bootstrap = crate::webhook::SelfSigned {
+        dns_names: vec!["localhost".to_owned()],
+        ..crate::webhook::SelfSigned::default()
+    };
+    let webhook = WebhookOptions::default()
+        .bind_address(addr)
+        .cert_dir(dir)
+        .self_signed(Some(bootstrap));
+    let mut manager = Manager::new(
+        server.client(),
+        ManagerOptions::default().webhook(Some(webhook)),
+    );
+    manager
+        .webhook_server()
+        .add_validator::<ConfigMap>("/validate", AllowAll);
+    let configmaps = manager.factory().informer::<ConfigMap>();
+    let controller = manager
+        .controller("hooked", &configmaps)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    manager.add(controller, Counting::new(false, OnError::Backoff));
+    manager
+}
+
+/// Whether a TLS handshake with the server at `addr` succeeds, trusting the CA in `dir`.
+async fn handshake(addr: SocketAddr, dir: &std::path::Path) -> bool {
+    use rustls_pki_types::pem::PemObject as _;
+    let ca = rustls_pki_types::CertificateDer::from_pem_file(dir.join("ca.crt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca).unwrap_or_else(|e| panic!("{e}"));
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap_or_else(|e| panic!("{e}"))
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
+        return false;
+    };
+    let name =
+        rustls_pki_types::ServerName::try_from("localhost").unwrap_or_else(|e| panic!("{e}"));
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .is_ok()
+}
+
+#[tokio::test]
+async fn readyz_fails_until_the_webhook_server_listens_then_passes() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // The webhook port is taken: the manager cannot serve its webhooks, so it never gets ready.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let addr = taken.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let manager = manager_with_webhook(&server, addr, dir.path());
+    let health = manager.health().clone();
+    let result = manager.run(std::future::pending()).await;
+    assert!(
+        matches!(&result, Err(Error::BindFailed { addr: a, .. }) if *a == addr),
+        "{result:?}"
+    );
+    assert!(!health.is_ready());
+
+    drop(taken);
+    let manager = manager_with_webhook(&server, addr, dir.path());
+    let health = manager.health().clone();
+    let probes = Endpoints::health(health.clone());
+    assert_eq!(
+        probes.respond("/readyz").2,
+        "informer caches not synced (or shutting down)\n"
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(manager.run(async {
+        let _ = stopped.await;
+    }));
+    let ready = health.clone();
+    when(move || ready.is_ready()).await;
+    assert_eq!(probes.respond("/readyz").2, "ok\n");
+    assert!(
+        handshake(addr, dir.path()).await,
+        "ready, but the webhook does not answer"
+    );
+    let _ = stop.send(());
+    let result = running.await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(result, Ok(())), "{result:?}");
+    // The manager stopped serving: its webhook check fails whatever the caches say.
+    health.set_ready(true);
+    let serving = health.clone();
+    when(move || serving.check_ready().is_err()).await;
+    assert_eq!(probes.respond("/readyz").2, "webhook server not ready\n");
+    assert!(!handshake(addr, dir.path()).await);
+}

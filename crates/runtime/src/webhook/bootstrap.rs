@@ -287,3 +287,7 @@ fn json_request(
         .body(body)
         .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+#[path = "bootstrap_tests.rs"]
+mod tests;
