@@ -12,6 +12,7 @@
 //! | `--leader-elect-resource-name` | the operator's name | the Lease's name |
 //! | `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period` | `15s`, `10s`, `2s` | component-base's timings |
 //! | `--webhook-port` | `9443` | the webhook server's port (controller-runtime's `webhook.Options.Port`); `0` disables it |
+//! | `--webhook-host` | every interface | the address it listens on (`webhook.Options.Host`), e.g. `127.0.0.1` for an API server on the same host |
 //! | `--webhook-cert-path` (also `--webhook-cert-dir`) | `/tmp/k8s-webhook-server/serving-certs` | kubebuilder's: the directory of the serving certificate |
 //! | `--webhook-cert-name`, `--webhook-cert-key` | `tls.crt`, `tls.key` | kubebuilder's: the file names in that directory |
 //! | `--log-level` (also `--zap-log-level`) | `info` | `error`, `warn`, `info`, `debug`, `trace`; `RUST_LOG` overrides it |
@@ -22,7 +23,7 @@
 //! `time.ParseDuration` spelling: `90s`, `1m30s`, `1h`, `500ms`, `1.5s`.
 
 use std::io::IsTerminal as _;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -97,6 +98,10 @@ pub struct ManagerFlags {
     #[arg(long, default_value_t = crate::webhook::DEFAULT_PORT)]
     pub webhook_port: u16,
 
+    /// The address the webhook server listens on (every interface when not given).
+    #[arg(long)]
+    pub webhook_host: Option<IpAddr>,
+
     /// The directory holding the webhook server's certificate and key (re-read when they change).
     #[arg(long, alias = "webhook-cert-dir", default_value = crate::webhook::DEFAULT_CERT_DIR)]
     pub webhook_cert_path: PathBuf,
@@ -152,7 +157,11 @@ impl ManagerFlags {
     pub fn webhook_options(&self) -> Option<WebhookOptions> {
         (self.webhook_port != 0).then(|| {
             WebhookOptions::default()
-                .bind_address(SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)))
+                .bind_address(SocketAddr::from((
+                    self.webhook_host
+                        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+                    self.webhook_port,
+                )))
                 .cert_dir(self.webhook_cert_path.clone())
                 .cert_names(&self.webhook_cert_name, &self.webhook_cert_key)
         })
@@ -362,6 +371,11 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(flags.webhook_port, 0);
         assert_eq!(flags.webhook_cert_path, PathBuf::from("/certs"));
+        let local = parse(&["--webhook-host=127.0.0.1", "--webhook-port=19443"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let expected =
+            WebhookOptions::default().bind_address(SocketAddr::from(([127, 0, 0, 1], 19443)));
+        assert_eq!(local.webhook_options(), Some(expected));
         assert_eq!(
             (
                 flags.webhook_cert_name.as_str(),

@@ -162,7 +162,36 @@ impl Env {
         leader_elect: bool,
         namespace: &str,
     ) -> Controller {
-        Controller::spawn(self.flags(None, name, leader_elect, namespace)).await
+        Controller::spawn(self.flags(None, name, leader_elect, namespace, &[])).await
+    }
+
+    /// Starts image-police with its admission webhook served on 127.0.0.1:`port`, the
+    /// self-signed bootstrap writing into `cert_dir` and injecting its CA into the
+    /// ValidatingWebhookConfiguration `configuration`; waits until it is ready (caches synced,
+    /// webhook serving).
+    pub async fn start_webhook(
+        &self,
+        namespace: &str,
+        port: u16,
+        cert_dir: &Path,
+        configuration: &str,
+    ) -> Controller {
+        let webhook = [
+            "--webhook-host=127.0.0.1".to_owned(),
+            format!("--webhook-port={port}"),
+            format!("--webhook-cert-path={}", cert_dir.display()),
+            "--webhook-self-signed".to_owned(),
+            format!("--webhook-configuration={configuration}"),
+        ];
+        let flags = self.flags(None, "webhook", false, namespace, &webhook);
+        let controller = Controller::spawn(flags).await;
+        controller.wait_ready().await;
+        controller
+    }
+
+    /// The administrator's client.
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// A [`LatencyProxy`] in front of the target server.
@@ -184,18 +213,21 @@ impl Env {
         leader_elect: bool,
         namespace: &str,
     ) -> Controller {
-        let controller = Controller::spawn(self.flags(proxy, name, leader_elect, namespace)).await;
+        let flags = self.flags(proxy, name, leader_elect, namespace, &[]);
+        let controller = Controller::spawn(flags).await;
         controller.wait_ready().await;
         controller
     }
 
-    /// The controller's command line for a scenario.
+    /// The controller's command line for a scenario; `webhook` holds the `--webhook-*` flags
+    /// (none: the controller alone, the webhook server disabled).
     fn flags(
         &self,
         proxy: Option<&LatencyProxy>,
         name: &str,
         leader_elect: bool,
         namespace: &str,
+        webhook: &[String],
     ) -> Flags {
         let kubeconfig = format!("--kubeconfig={}", self.controller_kubeconfig.display());
         let (lease_namespace, _) = SERVICE_ACCOUNT;
@@ -206,8 +238,6 @@ impl Env {
             "--own-namespace=image-police-e2e".to_owned(),
             "--metrics-bind-address=0".to_owned(),
             "--health-probe-bind-address=0".to_owned(),
-            // The controller alone: the webhook scenarios start their own server.
-            "--webhook-port=0".to_owned(),
             "--cache-sync-timeout=30s".to_owned(),
             format!("--leader-elect-identity={name}-{}", unique()),
             format!("--leader-elect-resource-namespace={lease_namespace}"),
@@ -225,6 +255,10 @@ impl Env {
         if leader_elect {
             args.push("--leader-elect".to_owned());
         }
+        if webhook.is_empty() {
+            args.push("--webhook-port=0".to_owned());
+        }
+        args.extend_from_slice(webhook);
         if let Some(proxy) = proxy {
             let scheme = self.server_url.scheme_str().unwrap_or("https");
             let path = self.server_url.path().trim_end_matches('/');

@@ -9,3 +9,4 @@ mod e2e;
 mod harness;
 mod latency_proxy;
 mod rbac_rules;
+mod webhook_e2e;
