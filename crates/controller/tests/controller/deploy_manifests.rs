@@ -156,9 +156,7 @@ fn deployment_is_locked_down_and_elects_a_leader() {
         "replicas > 1 needs --leader-elect"
     );
     // The arguments are what the binary accepts, and the probes reach its endpoints.
-    let command_line = std::iter::once("image-police").chain(args.iter().map(String::as_str));
-    let flags = <kubegen_controller::flags::Flags as clap::Parser>::try_parse_from(command_line)
-        .unwrap_or_else(|e| panic!("deploy/deployment.yaml's args: {e}"));
+    let flags = deployment_flags(container);
     let port = |name: &str| {
         let ports = container.ports.iter().flatten();
         ports
@@ -202,4 +200,129 @@ fn samples_hold_one_allowed_and_one_forbidden_deployment() {
     assert_eq!(forbidden.len(), 1);
     assert_eq!(forbidden[0].denial, Denial::NotListed);
     assert_eq!(forbidden[0].image, "redis:7.4");
+}
+
+/// The Deployment's arguments, parsed by the binary's own flag parser.
+fn deployment_flags(
+    container: &k8s_openapi::api::core::v1::Container,
+) -> kubegen_controller::flags::Flags {
+    let args = container.args.clone().unwrap_or_default();
+    let command_line = std::iter::once("image-police").chain(args.iter().map(String::as_str));
+    <kubegen_controller::flags::Flags as clap::Parser>::try_parse_from(command_line)
+        .unwrap_or_else(|e| panic!("deploy/deployment.yaml's args: {e}"))
+}
+
+#[test]
+fn webhook_configurations_reach_the_served_paths_through_the_service_and_port() {
+    let docs = documents("deployment.yaml");
+    let deployment: Deployment =
+        serde_yaml::from_value(docs[0].clone()).unwrap_or_else(|e| panic!("{e}"));
+    let pod = deployment
+        .spec
+        .unwrap_or_default()
+        .template
+        .spec
+        .unwrap_or_default();
+    let container = &pod.containers[0];
+    let flags = deployment_flags(container);
+    let service = documents("webhook.yaml")
+        .into_iter()
+        .find(|doc| doc["kind"] == "Service")
+        .unwrap_or_else(|| panic!("deploy/webhook.yaml has no Service"));
+    let service_name = service["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = service["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        service_name, flags.webhook_service,
+        "the self-signed certificate's name"
+    );
+    let service_port = &service["spec"]["ports"][0];
+    let target = service_port["targetPort"].as_str().unwrap_or_default();
+    let container_port = container
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some(target))
+        .map(|p| p.container_port);
+    assert_eq!(container_port, Some(i32::from(flags.manager.webhook_port)));
+    let served: BTreeSet<&str> = kubegen_controller::webhook::PATHS
+        .iter()
+        .map(|(_, path)| *path)
+        .collect();
+    for file in ["webhook.yaml", "webhook-v1beta1.yaml"] {
+        let config = documents(file)
+            .into_iter()
+            .find(|doc| doc["kind"] == "ValidatingWebhookConfiguration")
+            .unwrap_or_else(|| panic!("{file}: no configuration"));
+        assert_eq!(
+            config["metadata"]["name"].as_str(),
+            Some(flags.webhook_configuration.as_str()),
+            "{file}"
+        );
+        let mut paths = BTreeSet::new();
+        for webhook in config["webhooks"].as_sequence().into_iter().flatten() {
+            let target = &webhook["clientConfig"]["service"];
+            assert_eq!(target["name"].as_str(), Some(service_name), "{file}");
+            assert_eq!(target["namespace"].as_str(), Some(namespace), "{file}");
+            assert_eq!(target["port"], service_port["port"], "{file}");
+            assert_eq!(webhook["failurePolicy"].as_str(), Some("Ignore"), "{file}");
+            paths.insert(target["path"].as_str().unwrap_or_default());
+        }
+        assert_eq!(paths, served, "{file}");
+    }
+    // The certificate directory is a volume (the root filesystem is read-only).
+    let mount = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|m| std::path::Path::new(&m.mount_path) == flags.manager.webhook_cert_path)
+        .unwrap_or_else(|| panic!("nothing mounted at --webhook-cert-path"));
+    let volumes = pod.volumes.unwrap_or_default();
+    assert!(volumes.iter().any(|v| v.name == mount.name), "{mount:?}");
+}
+
+#[test]
+fn cert_manager_issues_for_the_service_into_the_secret_the_annotation_names() {
+    let docs = documents("cert-manager.yaml");
+    let certificate = docs
+        .iter()
+        .find(|doc| doc["kind"] == "Certificate")
+        .unwrap_or_else(|| panic!("no Certificate"));
+    let issuer = docs
+        .iter()
+        .find(|doc| doc["kind"] == "Issuer")
+        .unwrap_or_else(|| panic!("no Issuer"));
+    assert_eq!(
+        certificate["spec"]["issuerRef"]["name"],
+        issuer["metadata"]["name"]
+    );
+    let namespace = certificate["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(issuer["metadata"]["namespace"].as_str(), Some(namespace));
+    let name = certificate["metadata"]["name"].as_str().unwrap_or_default();
+    let dns_names = strings(&certificate["spec"]["dnsNames"]);
+    assert!(
+        dns_names.contains(&format!("image-police-webhook.{namespace}.svc")),
+        "{dns_names:?}"
+    );
+    // The documented switch: the annotation on both configurations, the Secret in deployment.yaml.
+    let read = |file: &str| {
+        std::fs::read_to_string(deploy_dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let annotation = format!("#   cert-manager.io/inject-ca-from: {namespace}/{name}\n");
+    for file in ["webhook.yaml", "webhook-v1beta1.yaml"] {
+        assert!(
+            read(file).contains(&annotation),
+            "{file} lacks {annotation:?}"
+        );
+    }
+    let secret = certificate["spec"]["secretName"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        read("deployment.yaml").contains(&format!("#   secretName: {secret}\n")),
+        "deployment.yaml does not show how to mount {secret}"
+    );
 }
