@@ -29,8 +29,8 @@
 //! | `admission.Denied(msg)`, `admission.Errored(code, err)` | [`Denial::forbidden`], [`Denial::with_code`] |
 //! | `conversion.Hub`/`Convertible`, `/convert`          | [`Convert`], [`CONVERT_PATH`]          |
 //! | `certwatcher.CertWatcher`                          | [`CertWatcher`]                        |
-//! | `webhook.Server.StartedChecker()`                  | part of the manager's `/readyz`        |
-//! | cert-manager's CA injector                          | [`SelfSigned`] (development, one replica) |
+//! | `webhook.Server.StartedChecker()` (dials TLS)       | part of the manager's `/readyz` (a flag set once bound; why no dial: `server.rs`) |
+//! | cert-manager's CA injector                          | [`SelfSigned`] (no cert-manager needed; one CA per replica, last 4 kept) |
 
 mod admission;
 mod bootstrap;
