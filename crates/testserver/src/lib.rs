@@ -96,47 +96,41 @@
 //! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. An unknown path outside
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
-mod api;
+mod admission;
+mod apiserver;
 mod apply;
-mod authn;
 mod authz;
 mod body;
-mod conversion;
-mod discovery;
-mod encoding;
+mod encode;
 mod error;
 mod faults;
 mod fieldvalidation;
 mod handlers;
-mod negotiation;
+mod kinds;
+mod listener;
+mod object;
 mod openapi;
 mod options;
 mod patch;
-mod query;
+mod pipeline;
 mod rbac;
 mod registry;
-mod requestinfo;
-mod route;
-mod selectors;
-mod server;
-mod shared;
-mod state;
+mod request;
 mod status;
-mod store;
+mod storage;
 mod table;
 mod tls;
 mod validation;
-mod watch;
 
+pub use apiserver::ApiServer;
 pub use authz::{
     AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
 };
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
-pub use handlers::scale::ScaleSubresource;
+pub use listener::TestServer;
 pub use options::ServerOptions;
+pub use registry::scale::ScaleSubresource;
 pub use registry::{NameRule, ResourceDefinition};
-pub use server::TestServer;
-pub use shared::ApiServer;
 pub use table::PrinterColumn;

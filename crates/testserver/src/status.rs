@@ -6,7 +6,9 @@
 //! wording as the real server, so client error predicates (`is_not_found`, `is_conflict`, ...) and
 //! logged messages behave identically against this test double.
 
+use crate::body::{BoxBody, full, with_json_type};
 use bytes::Bytes;
+use http::{Response, header};
 use serde::Serialize;
 
 /// One field-level cause inside `details.causes` (apimachinery `StatusCause`).
@@ -446,6 +448,21 @@ pub(crate) fn cause(reason: &str, field: &str, message: impl Into<String>) -> Ca
         message: message.into(),
         field: field.into(),
     }
+}
+
+/// The `Status` response for an error.
+pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
+    let mut builder = Response::builder().status(error.code);
+    if error.plain_text {
+        return builder
+            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(full(Bytes::from(error.message.clone())))
+            .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+    }
+    if let Some(seconds) = error.retry_after {
+        builder = builder.header(header::RETRY_AFTER, seconds.to_string());
+    }
+    with_json_type(builder, full(error.to_json()))
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) ->
         subresource: subresource.map(String::from),
         watch_path: false,
         dry_run: false,
-        format: crate::encoding::WireFormat::Json,
+        format: crate::request::negotiation::WireFormat::Json,
         writer,
     }
 }

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use crate::handlers::create::normalize_namespace;
-use crate::handlers::metadata_mut;
-use crate::route::Target;
+use crate::object::metadata_mut;
+use crate::request::route::Target;
+use crate::request::route::normalize_namespace;
 use crate::status::ApiError;
 
 /// An apply request's configuration, checked against the URL.

@@ -28,9 +28,8 @@ pub(crate) mod fieldset;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod schema;
+pub(crate) mod writer;
 
-use http::HeaderMap;
-use http::header::USER_AGENT;
 use serde_json::Value;
 
 pub(crate) use crate::apply::config::Config;
@@ -38,12 +37,12 @@ use crate::apply::fieldset::FieldSet;
 use crate::apply::managed::Entry;
 use crate::apply::merge::{Comparison, WalkError, Walker};
 use crate::apply::schema::{Node, Schemas};
+use crate::apply::writer::Writer;
 use crate::openapi::{GroupSchemas, crd::installed_in, kind_root};
-use crate::query::Query;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::state::State;
-use crate::status::{ApiError, Cause};
+use crate::request::route::Target;
+use crate::status::ApiError;
+use crate::storage::State;
 
 /// Whether a write still has its managedFields to record, or an apply has set them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,83 +54,6 @@ pub(crate) enum Fields {
     TrackScale,
     /// Set by [`Tracker::apply`].
     Applied,
-}
-
-/// Who writes, from the request: `fieldManager`, `force` and the `User-Agent`.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Writer {
-    /// `?fieldManager=`, if given.
-    pub(crate) field_manager: Option<String>,
-    /// The `User-Agent` up to its first `/` (apiserver `prefixFromUserAgent`).
-    pub(crate) agent: String,
-    /// `?force=true`.
-    pub(crate) force: bool,
-}
-
-impl Writer {
-    pub(crate) fn from_request(headers: &HeaderMap, query: &Query) -> Writer {
-        let agent = headers
-            .get(USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        Writer {
-            field_manager: query.get("fieldManager").map(String::from),
-            agent: agent.split('/').next().unwrap_or("").to_string(),
-            force: query.flag("force"),
-        }
-    }
-
-    /// The manager an `Update` is recorded under; `unknown` when neither names one (v1.36 records a
-    /// write without a `User-Agent` so).
-    fn manager(&self) -> &str {
-        match self.field_manager.as_deref().unwrap_or(&self.agent) {
-            "" => "unknown",
-            named => named,
-        }
-    }
-
-    /// `force` outside an apply.
-    ///
-    /// # Errors
-    /// 422 `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for
-    /// non-apply patch` (checked on v1.36).
-    pub(crate) fn check_no_force(&self) -> Result<(), ApiError> {
-        if !self.force {
-            return Ok(());
-        }
-        let cause = Cause {
-            reason: "FieldValueForbidden".into(),
-            message: "Forbidden: may not be specified for non-apply patch".into(),
-            field: "force".into(),
-        };
-        Err(ApiError::invalid(
-            "meta.k8s.io",
-            "PatchOptions",
-            "",
-            vec![cause],
-        ))
-    }
-
-    /// The manager of an apply.
-    ///
-    /// # Errors
-    /// 422 `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required
-    /// for apply patch` without one (checked on v1.36).
-    pub(crate) fn applier(&self) -> Result<&str, ApiError> {
-        match self.field_manager.as_deref() {
-            Some(m) if !m.is_empty() => Ok(m),
-            _ => Err(ApiError::invalid(
-                "meta.k8s.io",
-                "PatchOptions",
-                "",
-                vec![Cause {
-                    reason: "FieldValueRequired".into(),
-                    message: "Required value: is required for apply patch".into(),
-                    field: "fieldManager".into(),
-                }],
-            )),
-        }
-    }
 }
 
 /// The schemas of the kind a request writes, loaded under the state lock.
@@ -177,7 +99,7 @@ impl<'a> Tracker<'a> {
             subresource: target.subresource.clone().unwrap_or_default(),
             status_subresource: def.status_subresource,
             writer: &target.writer,
-            now: crate::handlers::now(),
+            now: crate::object::now(),
         }
     }
 

@@ -7,14 +7,18 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
+use crate::apiserver::ApiServer;
 use crate::apply::{Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
-use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
-use crate::route::Target;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::encode::object_response;
+use crate::kinds::{crd, namespace};
+use crate::object::{metadata_mut, now, parse_object};
+use crate::request::route::Target;
+use crate::request::route::key_of;
+use crate::request::route::normalize_namespace;
 use crate::status::{ApiError, cause};
-use crate::store::Stored;
+use crate::storage::State;
+use crate::storage::objects::Stored;
 use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
@@ -98,7 +102,7 @@ pub(crate) fn insert(
         ));
     }
     let stored = state.store.insert(&def.key(), key, object);
-    if crd::is_crd(def) {
+    if def.is_crd() {
         crd::register(&mut state, &stored.value);
     }
     api.notify(state.store.current_rv());
@@ -107,28 +111,6 @@ pub(crate) fn insert(
 
 fn meta_name(meta: &Map<String, Value>) -> &str {
     meta.get("name").and_then(Value::as_str).unwrap_or("")
-}
-
-/// Checks the body's namespace against the URL and sets it (or clears it for cluster-scoped kinds).
-pub(crate) fn normalize_namespace(
-    meta: &mut Map<String, Value>,
-    target: &Target,
-) -> Result<(), ApiError> {
-    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
-    match &target.namespace {
-        Some(ns) if target.def.namespaced => {
-            if !given.is_empty() && given != ns {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            meta.insert("namespace".into(), ns.clone().into());
-        }
-        _ => {
-            meta.remove("namespace");
-        }
-    }
-    Ok(())
 }
 
 /// `metadata.name`, or a fresh one from `generateName`: its first 58 bytes and 5 random characters,
@@ -213,7 +195,7 @@ fn stamp_new_metadata(meta: &mut Map<String, Value>, name: &str, generation: boo
 
 /// Kind-specific defaults and validation (the registry strategies' `PrepareForCreate`).
 fn prepare_kind(target: &Target, object: &mut Map<String, Value>) -> Result<(), ApiError> {
-    if crd::is_crd(&target.def) {
+    if target.def.is_crd() {
         return crd::prepare(object);
     }
     if target.def.group.is_empty() && target.def.plural == "namespaces" {

@@ -11,18 +11,22 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
+use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
-use crate::encoding::{ItemTypes, json_list_body};
+use crate::body::json_response;
+use crate::encode::object_response;
+use crate::encode::{ItemTypes, json_list_body};
 use crate::handlers::delete_options::DeleteOptions;
-use crate::handlers::finalizers_of;
-use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
-use crate::query::{ListParams, Query};
+use crate::kinds::{crd, namespace};
+use crate::object::finalizers_of;
+use crate::object::{meta_str, now};
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
-use crate::state::State;
+use crate::request::query::{ListParams, Query};
+use crate::request::route::Target;
 use crate::status::{ApiError, success_status};
-use crate::store::{ListQuery, ObjectKey, Stored};
+use crate::storage::State;
+use crate::storage::existing;
+use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// What a delete did.
 pub(crate) enum Outcome {
@@ -159,7 +163,7 @@ pub(crate) fn remove(
     key: &ObjectKey,
 ) -> Option<Stored> {
     let last = state.store.remove(&def.key(), key)?;
-    if crd::is_crd(def) {
+    if def.is_crd() {
         crd::unregister(state, &last.value);
     }
     if def.namespaced {
@@ -208,10 +212,10 @@ pub(crate) fn delete_collection(
     let rv = state.store.current_rv();
     api.notify(rv);
     drop(state);
-    let meta = crate::handlers::read::list_meta(rv, None, None);
-    let head = crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), meta);
+    let meta = crate::encode::list_meta(rv, None, None);
+    let head = crate::encode::list_head(&target.def.kind, &target.def.api_version(), meta);
     let body = json_list_body(head, deleted, ItemTypes::of(&target.def));
-    Ok(crate::shared::with_json_type(
+    Ok(crate::body::with_json_type(
         Response::builder().status(StatusCode::OK),
         body,
     ))

@@ -8,15 +8,20 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
+use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
-use crate::conversion::{Conversion, partial_object_metadata};
-use crate::encoding::{ItemTypes, list_response};
-use crate::handlers::{existing, meta_str, object_response};
-use crate::query::{ListParams, Query, RvMatch};
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::body::json_response;
+use crate::encode::conversion::Conversion;
+use crate::encode::list_meta;
+use crate::encode::object_response;
+use crate::encode::{ItemTypes, list_response};
+use crate::object::meta_str;
+use crate::object::partial_object_metadata;
+use crate::request::query::{ListParams, Query, RvMatch};
+use crate::request::route::Target;
 use crate::status::ApiError;
-use crate::store::{ListQuery, ObjectKey, Stored};
+use crate::storage::existing;
+use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// `GET .../<plural>/<name>`, as the object, its metadata or a one-row Table.
 pub(crate) fn get(
@@ -239,38 +244,6 @@ fn next_token(
         _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
     };
     Some(ContinueToken { rv, after }.encode())
-}
-
-/// A list's `metadata`: `resourceVersion`, then `continue` and `remainingItemCount` when set.
-pub(crate) fn list_meta(
-    rv: u64,
-    next: Option<&str>,
-    remaining: Option<usize>,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("resourceVersion".into(), rv.to_string().into());
-    if let Some(next) = next {
-        metadata.insert("continue".into(), next.into());
-    }
-    if let Some(remaining) = remaining {
-        metadata.insert("remainingItemCount".into(), remaining.into());
-    }
-    metadata
-}
-
-/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
-pub(crate) fn list_head(
-    kind: &str,
-    api_version: &str,
-    metadata: serde_json::Map<String, serde_json::Value>,
-) -> Bytes {
-    let head = format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
-        serde_json::Value::from(format!("{kind}List")),
-        serde_json::Value::from(api_version),
-        serde_json::Value::Object(metadata)
-    );
-    Bytes::from(head)
 }
 
 #[cfg(test)]

@@ -13,12 +13,13 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Map, Value, json};
 
+use crate::apiserver::ApiServer;
 use crate::authz::{Attributes, Decision, Rules, UserInfo};
 use crate::body::BoxBody;
-use crate::handlers::parse_object;
+use crate::body::json_response;
+use crate::object::parse_object;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::request::route::Target;
 use crate::status::{ApiError, cause};
 use crate::validation::check_type_meta;
 

@@ -19,47 +19,18 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
+use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
-use crate::handlers::{existing, meta_str, parse_object, update};
+use crate::body::json_response;
+use crate::handlers::update;
+use crate::object::{meta_str, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::registry::scale::ScaleSubresource;
+use crate::request::route::Target;
 use crate::status::{ApiError, Qualified, cause};
-use crate::store::Stored;
-
-/// Where a kind keeps what its Scale shows (apiextensions `CustomResourceSubresourceScale`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScaleSubresource {
-    /// Dotted path of the desired replicas, e.g. `.spec.replicas`.
-    pub spec_replicas_path: String,
-    /// Dotted path of the observed replicas, e.g. `.status.replicas`.
-    pub status_replicas_path: String,
-    /// Dotted path of the selector string (custom resources), e.g. `.status.selector`; empty
-    /// for none. Built-in kinds format their `spec.selector` instead.
-    pub label_selector_path: String,
-}
-
-impl ScaleSubresource {
-    /// The subresource of Deployments, ReplicaSets and StatefulSets.
-    pub(crate) fn builtin() -> ScaleSubresource {
-        ScaleSubresource {
-            spec_replicas_path: ".spec.replicas".into(),
-            status_replicas_path: ".status.replicas".into(),
-            label_selector_path: String::new(),
-        }
-    }
-
-    /// Reads a CRD version's `subresources.scale`.
-    pub(crate) fn from_crd(scale: &Value) -> ScaleSubresource {
-        let text = |field: &str| scale.get(field).and_then(Value::as_str).unwrap_or("");
-        ScaleSubresource {
-            spec_replicas_path: text("specReplicasPath").into(),
-            status_replicas_path: text("statusReplicasPath").into(),
-            label_selector_path: text("labelSelectorPath").into(),
-        }
-    }
-}
+use crate::storage::existing;
+use crate::storage::objects::Stored;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).
 fn pointer(path: &str) -> String {

@@ -10,18 +10,21 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
+use crate::apiserver::ApiServer;
 use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
-use crate::handlers::create::{self, normalize_namespace};
-use crate::handlers::{
-    crd, delete, existing, finalizers_of, metadata_mut, object_response, parse_object,
-};
+use crate::encode::object_response;
+use crate::handlers::create;
+use crate::handlers::delete;
+use crate::kinds::crd;
+use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
-use crate::route::Target;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::request::route::Target;
+use crate::request::route::normalize_namespace;
 use crate::status::{ApiError, cause};
-use crate::store::{ObjectKey, Stored};
+use crate::storage::State;
+use crate::storage::existing;
+use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::check_type_meta;
 
 /// `PUT .../<plural>/<name>[/status]`.
@@ -140,7 +143,7 @@ pub(crate) fn commit(
             .unwrap_or(0);
         next["metadata"]["generation"] = (generation + 1).into();
     }
-    if crd::is_crd(def)
+    if def.is_crd()
         && !status_only
         && let Some(object) = next.as_object_mut()
     {
@@ -183,7 +186,7 @@ pub(crate) fn commit(
         return Ok(Stored::new(next, last.rv));
     }
     let stored = state.store.replace(&def.key(), key, next);
-    if crd::is_crd(def) {
+    if def.is_crd() {
         crd::register(state, &stored.value);
     }
     Ok(stored)
@@ -216,7 +219,7 @@ fn check_preconditions(
             ));
         }
     }
-    let old_uid = crate::handlers::meta_str(&old.value, "uid");
+    let old_uid = crate::object::meta_str(&old.value, "uid");
     if let Some(uid) = field("uid").filter(|u| *u != old_uid) {
         let why = format!(
             "Precondition failed: UID in precondition: {uid}, UID in object meta: {old_uid}"

@@ -8,11 +8,11 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+use crate::apiserver::ApiServer;
 use crate::handlers::create::create;
-use crate::route::Target;
-use crate::shared::ApiServer;
+use crate::request::route::Target;
 
-use super::GROUP;
+use super::rules::GROUP;
 
 /// `(name, rules, subject groups)` of each default role and its binding of the same name.
 fn defaults() -> Vec<(&'static str, Value, &'static [&'static str])> {
@@ -86,9 +86,9 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 subresource: None,
                 watch_path: false,
                 dry_run: false,
-                format: crate::encoding::WireFormat::Json,
+                format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
-                writer: crate::apply::Writer {
+                writer: crate::apply::writer::Writer {
                     field_manager: Some("kube-apiserver".into()),
                     ..Default::default()
                 },

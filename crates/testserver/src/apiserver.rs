@@ -8,19 +8,15 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::{Response, StatusCode, header};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::authn::IssuedTokens;
 use crate::authz::Authorizer;
-use crate::body::{BoxBody, full};
 use crate::faults::Faults;
 use crate::options::ServerOptions;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::state::State;
+use crate::storage::State;
+use crate::storage::tokens::IssuedTokens;
 
 pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
@@ -78,27 +74,4 @@ impl ApiServer {
     pub(crate) fn notify(&self, rv: u64) {
         self.inner.changes.send_replace(rv);
     }
-}
-
-impl Target {
-    /// Group and plural for error messages.
-    pub(crate) fn qualified(&self) -> crate::status::Qualified<'_> {
-        crate::status::Qualified {
-            group: &self.def.group,
-            resource: &self.def.plural,
-        }
-    }
-}
-
-/// A JSON response.
-pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
-    with_json_type(Response::builder().status(code), full(body))
-}
-
-/// Adds the JSON content type and builds.
-pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
-    builder
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .unwrap_or_else(|_| Response::new(crate::body::full(Bytes::new())))
 }

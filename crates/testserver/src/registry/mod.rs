@@ -8,8 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::handlers::scale::ScaleSubresource;
-use crate::table::PrinterColumn;
+pub(crate) mod scale;
+
+use crate::registry::scale::ScaleSubresource;
+use crate::table::custom::PrinterColumn;
 
 /// How `metadata.name` is validated for a kind (apimachinery `path.ValidatePathSegmentName` plus the
 /// kind's own rule).
@@ -134,6 +136,11 @@ impl ResourceDefinition {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Whether this is `customresourcedefinitions.apiextensions.k8s.io`.
+    pub(crate) fn is_crd(&self) -> bool {
+        self.group == "apiextensions.k8s.io" && self.plural == "customresourcedefinitions"
     }
 
     /// Storage/lookup key of this resource.

@@ -4,13 +4,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::handlers::now;
+use crate::apiserver::ApiServer;
+use crate::object::now;
 use crate::registry::ResourceKey;
-use crate::route::Target;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::request::route::Target;
 use crate::status::{ApiError, Qualified};
-use crate::store::ObjectKey;
+use crate::storage::State;
+use crate::storage::objects::ObjectKey;
 
 fn namespaces() -> ResourceKey {
     ResourceKey::new("", "v1", "namespaces")
@@ -86,7 +86,7 @@ pub(crate) fn check_writable(
 
 /// Starts deleting a namespace: Terminating phase, then its content, then itself when empty.
 /// Returns the namespace as it is after this call (None when already gone).
-pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::store::Stored> {
+pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::storage::objects::Stored> {
     let key = ns_key(name);
     let current = state.store.get(&namespaces(), &key)?.clone();
     if current

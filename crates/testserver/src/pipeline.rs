@@ -8,26 +8,29 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, header};
+use http::{Method, Request, Response};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::authn::IssuedTokens;
+use crate::apiserver::{ApiServer, Inner};
 use crate::authz::{Authorizer, UserInfo};
-use crate::body::{BoxBody, full};
-use crate::conversion::Conversion;
-use crate::encoding;
+use crate::body::BoxBody;
+use crate::encode;
+use crate::encode::conversion::Conversion;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
-use crate::negotiation;
+use crate::handlers::{discovery, watch as watches};
 use crate::options::ServerOptions;
-use crate::query::Query;
 use crate::rbac::Rbac;
-use crate::route::{self, Route, Target};
-use crate::shared::{ApiServer, Inner, with_json_type};
-use crate::state::State;
+use crate::request::negotiation;
+use crate::request::query::Query;
+use crate::request::requestinfo;
+use crate::request::route::{self, Route, Target};
 use crate::status::ApiError;
-use crate::{authn, discovery, fieldvalidation, openapi, rbac, requestinfo, watch as watches};
+use crate::status::error_response;
+use crate::storage::State;
+use crate::storage::tokens::IssuedTokens;
+use crate::{fieldvalidation, openapi, rbac};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
 /// default. A larger body gets 413 `RequestEntityTooLarge`; reads ignore their body, as there.
@@ -55,7 +58,7 @@ impl ApiServer {
             }),
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            handlers::namespace::create_initial(&api, ns);
+            crate::kinds::namespace::create_initial(&api, ns);
         }
         if api.inner.options.rbac {
             rbac::bootstrap(&api);
@@ -77,7 +80,7 @@ impl ApiServer {
 
     async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
         let user = self.authenticate(request.headers())?;
-        requestinfo::authorize(self, &request, &user)?;
+        requestinfo::authorize(self.inner.authorizer.as_ref(), &request, &user)?;
         let latency = self.inner.faults.latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
@@ -117,10 +120,10 @@ impl ApiServer {
                 )));
             }
         };
-        if authn::is_token_request(&target) {
-            return authn::token_request(self, &target, request.method(), request.body());
+        if handlers::token::is_token_request(&target) {
+            return handlers::token::token_request(self, &target, request.method(), request.body());
         }
-        target.writer = crate::apply::Writer::from_request(request.headers(), &query);
+        target.writer = crate::apply::writer::Writer::from_request(request.headers(), &query);
         let verb = verb_of(request.method(), &target, &query)?;
         if !target.def.allows(verb) {
             return Err(ApiError::method_not_allowed());
@@ -132,8 +135,8 @@ impl ApiServer {
             .negotiated(parts, body, target, query, verb, user)
             .await
         {
-            Ok(response) => Ok(encoding::in_format(response, format).await),
-            Err(error) => Ok(encoding::error_in_format(&error, format)),
+            Ok(response) => Ok(encode::in_format(response, format).await),
+            Err(error) => Ok(encode::error_in_format(&error, format)),
         }
     }
 
@@ -231,24 +234,10 @@ fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static s
     Ok(verb)
 }
 
-/// The `Status` response for an error.
-pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
-    let mut builder = Response::builder().status(error.code);
-    if error.plain_text {
-        return builder
-            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
-            .body(full(Bytes::from(error.message.clone())))
-            .unwrap_or_else(|_| Response::new(full(Bytes::new())));
-    }
-    if let Some(seconds) = error.retry_after {
-        builder = builder.header(header::RETRY_AFTER, seconds.to_string());
-    }
-    with_json_type(builder, full(error.to_json()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header;
     use http_body_util::BodyExt;
     use serde_json::{Value, json};
 

@@ -10,9 +10,8 @@
 use bytes::Bytes;
 use http::{Method, Request};
 
-use crate::authz::{Attributes, Decision, UserInfo};
-use crate::query::Query;
-use crate::shared::ApiServer;
+use crate::authz::{Attributes, Authorizer, Decision, UserInfo};
+use crate::request::query::Query;
 use crate::status::{ApiError, Qualified};
 
 /// Asks the server's authorizer whether `user` may make `request`: the one authorization check
@@ -21,13 +20,13 @@ use crate::status::{ApiError, Qualified};
 /// # Errors
 /// 403 Forbidden worded like the real server when the authorizer does not allow it.
 pub(crate) fn authorize(
-    api: &ApiServer,
+    authorizer: &dyn Authorizer,
     request: &Request<Bytes>,
     user: &UserInfo,
 ) -> Result<(), ApiError> {
     let query = Query::parse(request.uri().query());
     let attributes = attributes(request.method(), request.uri().path(), &query, user);
-    match api.inner.authorizer.authorize(&attributes) {
+    match authorizer.authorize(&attributes) {
         Decision::Allow { .. } => Ok(()),
         Decision::Deny { reason } | Decision::NoOpinion { reason } => {
             Err(forbidden(&attributes, &reason))

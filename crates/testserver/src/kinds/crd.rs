@@ -11,18 +11,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::handlers::scale::ScaleSubresource;
-use crate::handlers::{now, strings_at};
+use crate::object::{now, strings_at};
+use crate::registry::scale::ScaleSubresource;
 use crate::registry::{ResourceDefinition, ResourceKey};
-use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
-use crate::store::ObjectKey;
-use crate::table::PrinterColumn;
-
-/// Whether `def` is `customresourcedefinitions.apiextensions.k8s.io`.
-pub(crate) fn is_crd(def: &ResourceDefinition) -> bool {
-    def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions"
-}
+use crate::storage::State;
+use crate::storage::objects::ObjectKey;
+use crate::table::custom::PrinterColumn;
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")

@@ -24,16 +24,18 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, ChannelBody};
-use crate::conversion::{Conversion, partial_object_metadata};
-use crate::encoding::{WireFormat, watch_content_type, watch_event};
+use crate::encode::conversion::Conversion;
+use crate::encode::{watch_content_type, watch_event};
 use crate::handlers::read::wait_for_rv;
-use crate::query::{ListParams, Query};
-use crate::route::Target;
-use crate::selectors::FieldSelector;
-use crate::shared::ApiServer;
+use crate::object::partial_object_metadata;
+use crate::request::negotiation::WireFormat;
+use crate::request::query::{ListParams, Query};
+use crate::request::route::Target;
+use crate::request::selectors::FieldSelector;
 use crate::status::ApiError;
-use crate::store::{Event, EventType, ListQuery, Stored};
+use crate::storage::objects::{Event, EventType, ListQuery, Stored};
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {

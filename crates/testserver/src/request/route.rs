@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
-use crate::openapi::Endpoint;
+use serde_json::{Map, Value};
+
 use crate::registry::{Registry, ResourceDefinition};
-use crate::status::ApiError;
+use crate::status::{ApiError, Qualified};
+use crate::storage::objects::ObjectKey;
 
 /// A resource endpoint: collection, object or subresource.
 #[derive(Clone, Debug)]
@@ -21,9 +23,60 @@ pub(crate) struct Target {
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
     /// The format the answer is written in, once content negotiation chose it.
-    pub(crate) format: crate::encoding::WireFormat,
+    pub(crate) format: crate::request::negotiation::WireFormat,
     /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
-    pub(crate) writer: crate::apply::Writer,
+    pub(crate) writer: crate::apply::writer::Writer,
+}
+
+impl Target {
+    /// Group and plural for error messages.
+    pub(crate) fn qualified(&self) -> Qualified<'_> {
+        Qualified {
+            group: &self.def.group,
+            resource: &self.def.plural,
+        }
+    }
+}
+
+/// The storage key of `name` under `target`'s namespace.
+pub(crate) fn key_of(target: &Target, name: &str) -> ObjectKey {
+    (
+        target.namespace.clone().unwrap_or_default(),
+        name.to_string(),
+    )
+}
+
+/// Checks the body's namespace against the URL and sets it (or clears it for cluster-scoped kinds).
+pub(crate) fn normalize_namespace(
+    meta: &mut Map<String, Value>,
+    target: &Target,
+) -> Result<(), ApiError> {
+    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
+    match &target.namespace {
+        Some(ns) if target.def.namespaced => {
+            if !given.is_empty() && given != ns {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            meta.insert("namespace".into(), ns.clone().into());
+        }
+        _ => {
+            meta.remove("namespace");
+        }
+    }
+    Ok(())
+}
+
+/// The OpenAPI endpoints.
+#[derive(Clone, Debug)]
+pub(crate) enum Endpoint {
+    /// `/openapi/v2`
+    V2,
+    /// `/openapi/v3`
+    V3Index,
+    /// `/openapi/v3/<path>`, e.g. `apis/apps/v1`.
+    V3(String),
 }
 
 /// Every endpoint the server has.
@@ -147,7 +200,7 @@ fn resource(
         subresource,
         watch_path,
         dry_run: false,
-        format: crate::encoding::WireFormat::Json,
+        format: crate::request::negotiation::WireFormat::Json,
         writer: Default::default(),
     }))
 }

@@ -1,0 +1,4 @@
+//! Per-kind strategies.
+
+pub(crate) mod crd;
+pub(crate) mod namespace;
