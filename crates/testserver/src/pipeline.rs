@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::apiserver::{ApiServer, Inner};
+use crate::apply::writer::Writer;
 use crate::authz::{Authorizer, UserInfo};
 use crate::body::BoxBody;
 use crate::encode;
@@ -23,9 +24,12 @@ use crate::handlers::{discovery, watch as watches};
 use crate::options::ServerOptions;
 use crate::rbac::Rbac;
 use crate::request::negotiation;
+use crate::request::negotiation::WireFormat;
 use crate::request::query::Query;
 use crate::request::requestinfo;
 use crate::request::route::{self, Route, Target};
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
 use crate::status::ApiError;
 use crate::status::error_response;
 use crate::storage::State;
@@ -88,30 +92,26 @@ impl ApiServer {
         let route = route::parse(request.uri().path(), &self.inner.state.lock().registry)?;
         let query = Query::parse(request.uri().query());
         match route {
-            Route::Resource(target) => self.resource(request, target, query, &user).await,
+            Route::Resource(target) => self.resource(request, target, query, user).await,
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
                 openapi::serve(self, &endpoint, request.headers(), &query)
             }
             other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
-            _ => Err(ApiError::method_not_supported(
-                crate::status::Qualified {
-                    group: "",
-                    resource: request.uri().path(),
-                },
-                request.method().as_str(),
-            )),
+            _ => Err(ApiError::method_not_allowed()),
         }
     }
 
+    /// A resource request: its scope is decided (verb, dry run, writer, negotiated format), then
+    /// the handler the verb and subresource name runs. Every answer from negotiation on, error or
+    /// not, is written in the negotiated format.
     async fn resource(
         &self,
         request: Request<Bytes>,
         target: Target,
         query: Query,
-        user: &UserInfo,
+        user: UserInfo,
     ) -> Result<Response<BoxBody>, ApiError> {
-        let mut target = target;
-        target.dry_run = match query.get("dryRun") {
+        let dry_run = match query.get("dryRun") {
             None | Some("") => false,
             Some("All") => true,
             Some(other) => {
@@ -120,116 +120,120 @@ impl ApiServer {
                 )));
             }
         };
-        if handlers::token::is_token_request(&target) {
-            return handlers::token::token_request(self, &target, request.method(), request.body());
-        }
-        target.writer = crate::apply::writer::Writer::from_request(request.headers(), &query);
-        let verb = verb_of(request.method(), &target, &query)?;
-        if !target.def.allows(verb) {
-            return Err(ApiError::method_not_allowed());
-        }
+        let verb = served_verb(request.method(), &target, &query)?;
+        let writer = Writer::from_request(request.headers(), &query);
         let (parts, body) = request.into_parts();
-        target.format = negotiation::check_accept(&parts.headers, &target.def)?;
-        let format = target.format;
-        match self
-            .negotiated(parts, body, target, query, verb, user)
-            .await
-        {
+        let format = match target.subresource.as_deref() {
+            // TokenRequests answer before content negotiation, in JSON.
+            Some("token") => WireFormat::Json,
+            _ => negotiation::check_accept(&parts.headers, &target.def)?,
+        };
+        let scope = Scope {
+            target,
+            verb,
+            user,
+            format,
+            writer,
+            dry_run,
+        };
+        if scope.subresource.as_deref() == Some("token") {
+            return handlers::token::token_request(self, &scope, &body);
+        }
+        match self.negotiated(parts, body, &scope, query).await {
             Ok(response) => Ok(encode::in_format(response, format).await),
             Err(error) => Ok(encode::error_in_format(&error, format)),
         }
     }
 
-    /// A resource request after content negotiation: every answer, error or not, is written in
-    /// the negotiated format by the caller.
+    /// A resource request after content negotiation: faults, body limits and decoding, field
+    /// validation, then the handler.
     async fn negotiated(
         &self,
         parts: http::request::Parts,
         body: Bytes,
-        target: Target,
+        scope: &Scope,
         query: Query,
-        verb: &'static str,
-        user: &UserInfo,
     ) -> Result<Response<BoxBody>, ApiError> {
+        let verb = scope.verb;
         let fault_request = FaultRequest {
-            verb,
-            group: &target.def.group,
-            plural: &target.def.plural,
-            subresource: target.subresource.as_deref(),
-            namespace: target.namespace.as_deref(),
-            name: target.name.as_deref(),
+            verb: verb.as_str(),
+            group: &scope.def.group,
+            plural: &scope.def.plural,
+            subresource: scope.subresource.as_deref(),
+            namespace: scope.namespace.as_deref(),
+            name: scope.name.as_deref(),
         };
         if let Some(error) = self.inner.faults.take_failure(&fault_request) {
             return Err(error);
         }
         let conversion = match verb {
-            "get" | "list" | "watch" if target.subresource.is_none() => {
-                Conversion::from_request(&parts.headers, &query, &target.def, verb)?
+            Verb::Get | Verb::List | Verb::Watch if scope.subresource.is_none() => {
+                Conversion::from_request(&parts.headers, &query, &scope.def, verb.as_str())?
             }
             _ => None,
         };
-        if !matches!(verb, "get" | "list" | "watch") && body.len() > MAX_REQUEST_BODY {
+        if !verb.is_read() && body.len() > MAX_REQUEST_BODY {
             return Err(ApiError::request_entity_too_large(&format!(
                 "limit is {MAX_REQUEST_BODY}"
             )));
         }
         let body = match verb {
-            "create" | "update" | "delete" => {
-                negotiation::body_as_json(&parts.headers, body, &target.def)?
+            Verb::Create | Verb::Update | Verb::Delete => {
+                negotiation::body_as_json(&parts.headers, body, &scope.def)?
             }
             _ => body,
         };
-        if handlers::review::is_review(&target.def) {
-            return handlers::review::create(self, &target, &body, user);
+        if handlers::review::is_review(&scope.def) {
+            return handlers::review::create(self, scope, &body, &scope.user);
         }
-        if target.subresource.as_deref() == Some("scale") {
-            return handlers::scale::serve(self, &target, verb, &parts.headers, &body);
+        if scope.subresource.as_deref() == Some("scale") {
+            return handlers::scale::serve(self, scope, &parts.headers, &body);
         }
         let warnings = match verb {
-            "create" | "update" | "patch" => {
-                fieldvalidation::check(self, (&target, verb), &parts.headers, &body, &query)?
+            Verb::Create | Verb::Update | Verb::Patch => {
+                fieldvalidation::check(self, (scope, verb.as_str()), &parts.headers, &body, &query)?
             }
             _ => Vec::new(),
         };
         let mut response = match verb {
-            "get" => handlers::read::get(self, &target, conversion),
-            "list" => handlers::read::list(self, &target, &query, conversion).await,
-            "watch" => watches::start(self, &target, &query, conversion).await,
-            "create" => handlers::create::create(self, &target, &body),
-            "update" => handlers::update::update(self, &target, &body),
-            "patch" => handlers::update::patch(self, &target, &parts.headers, &body),
-            "delete" => handlers::delete::delete(self, &target, &body, &query),
-            _ => handlers::delete::delete_collection(self, &target, &query, &body),
+            Verb::Get => handlers::read::get(self, scope, conversion),
+            Verb::List => handlers::read::list(self, scope, &query, conversion).await,
+            Verb::Watch => watches::start(self, scope, &query, conversion).await,
+            Verb::Create => handlers::create::create(self, scope, &body),
+            Verb::Update => handlers::update::update(self, scope, &body),
+            Verb::Patch => handlers::update::patch(self, scope, &parts.headers, &body),
+            Verb::Delete => handlers::delete::delete(self, scope, &body, &query),
+            Verb::DeleteCollection => {
+                handlers::delete::delete_collection(self, scope, &query, &body)
+            }
         }?;
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
     }
 }
 
-/// The Kubernetes verb of a request (apiserver `RequestInfoFactory`).
-fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static str, ApiError> {
-    let has_name = target.name.is_some();
-    let status = target.subresource.is_some();
-    let verb = match *method {
-        // `?watch` makes a list a watch; on one object it is ignored (a get), as the real server
-        // does. One object is watched through the legacy `/watch/` path.
-        Method::GET if target.watch_path || (!has_name && query.flag("watch")) => "watch",
-        Method::GET if has_name => "get",
-        Method::GET => "list",
-        Method::POST if !has_name => "create",
-        Method::PUT if has_name => "update",
-        Method::PATCH if has_name => "patch",
-        Method::DELETE if has_name && !status => "delete",
-        Method::DELETE if !has_name => "deletecollection",
-        _ => {
-            return Err(ApiError::method_not_supported(
-                target.qualified(),
-                method.as_str(),
-            ));
-        }
+/// The verb of a resource request, when the endpoint serves it; the real server's generic 405
+/// (no route for the method) otherwise, as v1.36 answers `OPTIONS`, `PROPFIND`, `HEAD`, `PUT` on
+/// a collection, `POST` on an object, `DELETE` on `/status` or `/scale`, `GET` on `/token`.
+fn served_verb(method: &Method, target: &Target, query: &Query) -> Result<Verb, ApiError> {
+    let named = target.name.is_some();
+    let verb = Verb::of(method, named, target.watch_path, query.flag("watch"))
+        .ok_or_else(ApiError::method_not_allowed)?;
+    // No HEAD routes (go-restful), and the `/watch/` prefix serves GET only.
+    let routed = *method != Method::HEAD && (!target.watch_path || *method == Method::GET);
+    let served = match target.subresource.as_deref() {
+        None => match verb {
+            Verb::Get | Verb::Update | Verb::Patch | Verb::Delete => named,
+            Verb::List | Verb::DeleteCollection => !named,
+            Verb::Create => !named,
+            Verb::Watch => true,
+        },
+        Some("status" | "scale") => matches!(verb, Verb::Get | Verb::Update | Verb::Patch),
+        Some("token") => verb == Verb::Create,
+        Some(_) => false,
     };
-    if status && !matches!(verb, "get" | "update" | "patch") {
-        return Err(ApiError::method_not_supported(target.qualified(), verb));
+    if !routed || !served || !target.def.allows(verb.as_str()) {
+        return Err(ApiError::method_not_allowed());
     }
     Ok(verb)
 }
@@ -367,6 +371,61 @@ mod tests {
         ] {
             let (code, _) = call(&api, method, path, "application/json", Value::Null).await;
             assert!((400..500).contains(&code), "{method} {path}: {code}");
+        }
+    }
+
+    /// Asked v1.36: a method no route serves is the router's generic 405 (never another verb),
+    /// on collections, objects, subresources and create-only kinds alike.
+    #[tokio::test]
+    async fn unserved_methods_get_the_generic_405() {
+        let api = ApiServer::new(ServerOptions::default());
+        let (code, _) = call(
+            &api,
+            "POST",
+            "/apis/apps/v1/namespaces/default/deployments",
+            "application/json",
+            json!({"metadata": {"name": "d"}}),
+        )
+        .await;
+        assert_eq!(code, 201);
+        let want = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server does not allow this method on the requested resource",
+            "reason": "MethodNotAllowed", "details": {}, "code": 405});
+        for (method, path) in [
+            ("OPTIONS", "/api/v1/namespaces/default/configmaps"),
+            ("PROPFIND", "/api/v1/namespaces/default/configmaps"),
+            ("OPTIONS", "/api/v1/namespaces/default/configmaps/x"),
+            ("PROPFIND", "/api/v1/namespaces/default/configmaps/x"),
+            ("HEAD", "/api/v1/namespaces/default/configmaps/x"),
+            ("PUT", "/api/v1/namespaces/default/configmaps"),
+            ("PATCH", "/api/v1/namespaces/default/configmaps"),
+            ("POST", "/api/v1/namespaces/default/configmaps/x"),
+            ("DELETE", "/api/v1/namespaces"),
+            (
+                "DELETE",
+                "/apis/apps/v1/namespaces/default/deployments/d/status",
+            ),
+            (
+                "POST",
+                "/apis/apps/v1/namespaces/default/deployments/d/status",
+            ),
+            (
+                "DELETE",
+                "/apis/apps/v1/namespaces/default/deployments/d/scale",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/default/serviceaccounts/default/token",
+            ),
+            (
+                "GET",
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            ),
+            ("POST", "/api/v1"),
+            ("POST", "/version"),
+        ] {
+            let (code, body) = call(&api, method, path, "application/json", Value::Null).await;
+            assert_eq!((code, &body), (405, &want), "{method} {path}");
         }
     }
 }

@@ -234,18 +234,6 @@ impl ApiError {
         ApiError::new(400, "BadRequest", message.into())
     }
 
-    /// 405 for a verb the resource does not support.
-    pub(crate) fn method_not_supported(what: Qualified<'_>, action: &str) -> ApiError {
-        let message = format!(
-            "{action} is not supported on resources of kind \"{}\"",
-            what.display()
-        );
-        let mut e = ApiError::new(405, "MethodNotAllowed", message);
-        e.details.group = what.group.to_string();
-        e.details.kind = what.resource.to_string();
-        e
-    }
-
     /// 405 for a verb a resource has no route for (e.g. `GET` on a create-only review), worded
     /// like the real server's router: generic message, empty details.
     pub(crate) fn method_not_allowed() -> ApiError {

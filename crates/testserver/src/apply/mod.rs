@@ -40,7 +40,7 @@ use crate::apply::schema::{Node, Schemas};
 use crate::apply::writer::Writer;
 use crate::openapi::{GroupSchemas, crd::installed_in, kind_root};
 use crate::registry::ResourceDefinition;
-use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::State;
 
@@ -85,7 +85,7 @@ pub(crate) struct Tracker<'a> {
 }
 
 impl<'a> Tracker<'a> {
-    pub(crate) fn new(schemas: &'a KindSchemas, target: &'a Target) -> Tracker<'a> {
+    pub(crate) fn new(schemas: &'a KindSchemas, target: &'a Scope) -> Tracker<'a> {
         let def = &target.def;
         let components = schemas.schemas.as_ref().map(GroupSchemas::get);
         let root = components.and_then(|c| kind_root(c, (&def.group, &def.version, &def.kind)));

@@ -13,9 +13,9 @@ use crate::body::BoxBody;
 use crate::encode::object_response;
 use crate::kinds::{crd, namespace};
 use crate::object::{metadata_mut, now, parse_object};
-use crate::request::route::Target;
 use crate::request::route::key_of;
 use crate::request::route::normalize_namespace;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::objects::Stored;
@@ -24,7 +24,7 @@ use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_ca
 /// `POST .../<plural>`.
 pub(crate) fn create(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let def = &target.def;
@@ -39,7 +39,7 @@ pub(crate) fn create(
 /// managedFields `fields` says are set already).
 pub(crate) fn insert(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     mut object: Map<String, Value>,
     fields: Fields,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -117,7 +117,7 @@ fn meta_name(meta: &Map<String, Value>) -> &str {
 /// as the real server's `SimpleNameGenerator`. Validation comes after, on the result.
 fn choose_name(
     state: &State,
-    target: &Target,
+    target: &Scope,
     meta: &mut Map<String, Value>,
 ) -> Result<String, ApiError> {
     let name = meta_name(meta).to_string();
@@ -194,7 +194,7 @@ fn stamp_new_metadata(meta: &mut Map<String, Value>, name: &str, generation: boo
 }
 
 /// Kind-specific defaults and validation (the registry strategies' `PrepareForCreate`).
-fn prepare_kind(target: &Target, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+fn prepare_kind(target: &Scope, object: &mut Map<String, Value>) -> Result<(), ApiError> {
     if target.def.is_crd() {
         return crd::prepare(object);
     }

@@ -22,7 +22,7 @@ use crate::object::finalizers_of;
 use crate::object::{meta_str, now};
 use crate::registry::ResourceDefinition;
 use crate::request::query::{ListParams, Query};
-use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
 use crate::storage::State;
 use crate::storage::existing;
@@ -39,7 +39,7 @@ pub(crate) enum Outcome {
 /// `DELETE .../<plural>/<name>`.
 pub(crate) fn delete(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     body: &Bytes,
     query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -99,7 +99,7 @@ fn pending_code(options: &DeleteOptions) -> StatusCode {
 /// What a delete would answer, without deleting: objects that finalizers would hold (and
 /// namespaces) would be marked, others removed.
 fn dry_run_response(
-    target: &Target,
+    target: &Scope,
     name: &str,
     stored: &Stored,
     options: &DeleteOptions,
@@ -175,7 +175,7 @@ pub(crate) fn remove(
 /// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
 pub(crate) fn delete_collection(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     query: &Query,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {

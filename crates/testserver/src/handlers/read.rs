@@ -18,7 +18,7 @@ use crate::encode::{ItemTypes, list_response};
 use crate::object::meta_str;
 use crate::object::partial_object_metadata;
 use crate::request::query::{ListParams, Query, RvMatch};
-use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::existing;
 use crate::storage::objects::{ListQuery, ObjectKey, Stored};
@@ -26,7 +26,7 @@ use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 /// `GET .../<plural>/<name>`, as the object, its metadata or a one-row Table.
 pub(crate) fn get(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let state = api.inner.state.lock();
@@ -106,7 +106,7 @@ pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError
 /// `GET .../<plural>` without `watch`, as a list, a list of metadata or a Table.
 pub(crate) async fn list(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     query: &Query,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {

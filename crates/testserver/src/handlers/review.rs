@@ -19,7 +19,7 @@ use crate::body::BoxBody;
 use crate::body::json_response;
 use crate::object::parse_object;
 use crate::registry::ResourceDefinition;
-use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::validation::check_type_meta;
 
@@ -39,7 +39,7 @@ pub(crate) fn is_review(def: &ResourceDefinition) -> bool {
 /// 400 for a body that is not a JSON object, 422 Invalid for a spec the real server rejects.
 pub(crate) fn create(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     body: &Bytes,
     user: &UserInfo,
 ) -> Result<Response<BoxBody>, ApiError> {

@@ -27,7 +27,8 @@ use crate::object::{meta_str, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
 use crate::registry::scale::ScaleSubresource;
-use crate::request::route::Target;
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
 use crate::storage::existing;
 use crate::storage::objects::Stored;
@@ -43,8 +44,7 @@ fn pointer(path: &str) -> String {
 /// `GET|PUT|PATCH .../<plural>/<name>/scale`.
 pub(crate) fn serve(
     api: &ApiServer,
-    target: &Target,
-    verb: &str,
+    target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -57,10 +57,11 @@ pub(crate) fn serve(
     let (parent, key) = existing(&state, target).map_err(|e| not_found_scale(target, e))?;
     let parent = parent.clone();
     let old = scale_of(&target.def, &paths, &parent)?;
-    let wanted = match verb {
-        "get" => return Ok(json_response(StatusCode::OK, Bytes::from(old.to_string()))),
-        "update" => parse_object(body)?,
-        _ => patched(headers, body, &old)?,
+    let wanted = match target.verb {
+        Verb::Update => parse_object(body)?,
+        Verb::Patch => patched(headers, body, &old)?,
+        // Only get, update and patch are routed to `/scale`.
+        _ => return Ok(json_response(StatusCode::OK, Bytes::from(old.to_string()))),
     };
     let replicas = check_scale(target, &parent, &wanted)?;
     let mut next = (*parent.value).clone();
@@ -76,7 +77,7 @@ pub(crate) fn serve(
         return Err(ApiError::internal("the stored object is not a JSON object"));
     };
     let mut parent_target = target.clone();
-    parent_target.subresource = None;
+    parent_target.target.subresource = None;
     let stored = update::commit(
         &mut state,
         &parent_target,
@@ -96,7 +97,7 @@ pub(crate) fn serve(
 /// A built-in's missing parent is reported on `deployments/scale.apps`, as the real server
 /// does. (Custom resources keep the parent's resource: a guess, no real server with a scalable
 /// CRD was at hand.)
-fn not_found_scale(target: &Target, error: ApiError) -> ApiError {
+fn not_found_scale(target: &Scope, error: ApiError) -> ApiError {
     if error.code != 404 || target.def.group != "apps" {
         return error;
     }
@@ -209,7 +210,7 @@ fn patched(headers: &HeaderMap, body: &Bytes, old: &Value) -> Result<Map<String,
 /// 400 for a wrong kind, name or namespace, 409 for a UID precondition that fails, 422 for a
 /// missing namespace or negative replicas.
 fn check_scale(
-    target: &Target,
+    target: &Scope,
     parent: &Stored,
     scale: &Map<String, Value>,
 ) -> Result<i64, ApiError> {

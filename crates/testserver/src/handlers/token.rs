@@ -4,7 +4,7 @@
 //! accepts.
 
 use bytes::Bytes;
-use http::{Method, Response, StatusCode};
+use http::{Response, StatusCode};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
@@ -12,6 +12,7 @@ use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, json_response};
 use crate::object::{now, parse_object};
 use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::existing;
 use crate::storage::tokens::Issued;
@@ -20,29 +21,18 @@ const AUDIENCE: &str = "https://kubernetes.default.svc";
 const DEFAULT_EXPIRATION: i64 = 3600;
 const MIN_EXPIRATION: i64 = 600;
 
-/// Whether `target` is a ServiceAccount's `token` subresource.
-pub(crate) fn is_token_request(target: &Target) -> bool {
-    target.def.group.is_empty()
-        && target.def.plural == "serviceaccounts"
-        && target.subresource.as_deref() == Some("token")
-}
-
 /// `POST /api/v1/namespaces/<ns>/serviceaccounts/<name>/token`: issues a token for the
 /// ServiceAccount and answers the TokenRequest with `status.token` and
 /// `status.expirationTimestamp`, the metadata naming the ServiceAccount.
 ///
 /// # Errors
-/// 405 for other verbs, 404 for a missing namespace or ServiceAccount, 422 for an
+/// 404 for a missing namespace or ServiceAccount, 422 for an
 /// `expirationSeconds` under ten minutes, 400 for a body that is not an object.
 pub(crate) fn token_request(
     api: &ApiServer,
-    target: &Target,
-    method: &Method,
+    target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
-    if *method != Method::POST {
-        return Err(ApiError::method_not_allowed());
-    }
     let mut request = parse_object(body)?;
     let spec = request.get("spec").cloned().unwrap_or_else(|| json!({}));
     let seconds = spec["expirationSeconds"]

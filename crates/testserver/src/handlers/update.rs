@@ -19,8 +19,8 @@ use crate::handlers::delete;
 use crate::kinds::crd;
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
-use crate::request::route::Target;
 use crate::request::route::normalize_namespace;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::existing;
@@ -30,7 +30,7 @@ use crate::validation::check_type_meta;
 /// `PUT .../<plural>/<name>[/status]`.
 pub(crate) fn update(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let mut object = parse_object(body)?;
@@ -55,7 +55,7 @@ pub(crate) fn update(
 /// `PATCH .../<plural>/<name>[/status]`.
 pub(crate) fn patch(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -94,7 +94,7 @@ pub(crate) fn patch(
 
 /// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
 /// object, or creates it (201) when there is none.
-fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
+fn apply(api: &ApiServer, target: &Scope, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
     let config = Config::parse(body, target)?;
     let mut state = api.inner.state.lock();
@@ -123,7 +123,7 @@ fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxB
 /// Returns the stored version, or `old` itself when nothing changed.
 pub(crate) fn commit(
     state: &mut State,
-    target: &Target,
+    target: &Scope,
     key: ObjectKey,
     old: &Stored,
     incoming: Map<String, Value>,
@@ -194,7 +194,7 @@ pub(crate) fn commit(
 
 /// resourceVersion and uid in the body act as preconditions.
 fn check_preconditions(
-    target: &Target,
+    target: &Scope,
     name: &str,
     old: &Stored,
     incoming: &Map<String, Value>,
@@ -279,7 +279,7 @@ fn merge_for_mode(
 }
 
 fn check_finalizers(
-    target: &Target,
+    target: &Scope,
     name: &str,
     old: &Stored,
     next: &Value,

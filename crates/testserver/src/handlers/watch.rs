@@ -32,7 +32,7 @@ use crate::handlers::read::wait_for_rv;
 use crate::object::partial_object_metadata;
 use crate::request::negotiation::WireFormat;
 use crate::request::query::{ListParams, Query};
-use crate::request::route::Target;
+use crate::request::scope::Scope;
 use crate::request::selectors::FieldSelector;
 use crate::status::ApiError;
 use crate::storage::objects::{Event, EventType, ListQuery, Stored};
@@ -40,7 +40,7 @@ use crate::storage::objects::{Event, EventType, ListQuery, Stored};
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
     api: ApiServer,
-    target: Target,
+    target: Scope,
     params: ListParams,
     /// Restricts events to one object (legacy `/watch/<plural>/<name>` or `?watch` on an item).
     name: Option<FieldSelector>,
@@ -64,7 +64,7 @@ struct Watcher {
 /// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
 pub(crate) async fn start(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     query: &Query,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {

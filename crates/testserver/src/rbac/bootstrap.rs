@@ -9,8 +9,11 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
+use crate::authz::UserInfo;
 use crate::handlers::create::create;
 use crate::request::route::Target;
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
 
 use super::rules::GROUP;
 
@@ -85,6 +88,11 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 name: None,
                 subresource: None,
                 watch_path: false,
+            };
+            let scope = Scope {
+                target,
+                verb: Verb::Create,
+                user: UserInfo::admin(),
                 dry_run: false,
                 format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
@@ -93,7 +101,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                     ..Default::default()
                 },
             };
-            if let Err(e) = create(api, &target, &Bytes::from(object.to_string())) {
+            if let Err(e) = create(api, &scope, &Bytes::from(object.to_string())) {
                 tracing::warn!(%name, %plural, error = %e.message, "bootstrapping RBAC failed");
             }
         }

@@ -8,4 +8,6 @@ pub(crate) mod negotiation;
 pub(crate) mod query;
 pub(crate) mod requestinfo;
 pub(crate) mod route;
+pub(crate) mod scope;
 pub(crate) mod selectors;
+pub(crate) mod verb;

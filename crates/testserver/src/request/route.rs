@@ -20,12 +20,6 @@ pub(crate) struct Target {
     pub(crate) subresource: Option<String>,
     /// Legacy `/watch/` path prefix.
     pub(crate) watch_path: bool,
-    /// `dryRun=All`: validate and answer as usual, but store nothing.
-    pub(crate) dry_run: bool,
-    /// The format the answer is written in, once content negotiation chose it.
-    pub(crate) format: crate::request::negotiation::WireFormat,
-    /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
-    pub(crate) writer: crate::apply::writer::Writer,
 }
 
 impl Target {
@@ -199,9 +193,6 @@ fn resource(
         name,
         subresource,
         watch_path,
-        dry_run: false,
-        format: crate::request::negotiation::WireFormat::Json,
-        writer: Default::default(),
     }))
 }
 
