@@ -21,6 +21,7 @@ use crate::encode::conversion::Conversion;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
 use crate::handlers::{discovery, watch as watches};
+use crate::kinds::{namespace, strategy_for};
 use crate::options::ServerOptions;
 use crate::rbac::Rbac;
 use crate::request::negotiation;
@@ -61,8 +62,12 @@ impl ApiServer {
                 address: Mutex::new("127.0.0.1:6443".into()),
             }),
         };
-        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            crate::kinds::namespace::create_initial(&api, ns);
+        {
+            let mut state = api.inner.state.lock();
+            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                namespace::create_initial(&mut state, ns);
+            }
+            api.notify(state.store.current_rv());
         }
         if api.inner.options.rbac {
             rbac::bootstrap(&api);
@@ -183,8 +188,8 @@ impl ApiServer {
             }
             _ => body,
         };
-        if handlers::review::is_review(&scope.def) {
-            return handlers::review::create(self, scope, &body, &scope.user);
+        if let Some(review) = strategy_for(&scope.def).review() {
+            return handlers::review::create(self, scope, review, &body);
         }
         if scope.subresource.as_deref() == Some("scale") {
             return handlers::scale::serve(self, scope, &parts.headers, &body);
@@ -230,6 +235,7 @@ fn served_verb(method: &Method, target: &Target, query: &Query) -> Result<Verb, 
         },
         Some("status" | "scale") => matches!(verb, Verb::Get | Verb::Update | Verb::Patch),
         Some("token") => verb == Verb::Create,
+        Some("finalize") => verb == Verb::Update,
         Some(_) => false,
     };
     if !routed || !served || !target.def.allows(verb.as_str()) {

@@ -7,11 +7,12 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
+use crate::admission::{self, Attributes, Operation};
 use crate::apiserver::ApiServer;
 use crate::apply::{Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::encode::object_response;
-use crate::kinds::{crd, namespace};
+use crate::kinds::strategy_for;
 use crate::object::{metadata_mut, now, parse_object};
 use crate::request::route::key_of;
 use crate::request::route::normalize_namespace;
@@ -57,10 +58,16 @@ pub(crate) fn insert(
             "resourceVersion should not be set on objects to be created",
         ));
     }
+    let given_name = meta_name(meta).to_string();
     let mut state = api.inner.state.lock();
-    if let Some(ns) = &target.namespace {
-        namespace::check_writable(&state, target, ns, meta_name(meta))?;
-    }
+    let attributes = Attributes {
+        operation: Operation::Create,
+        scope: target,
+        name: &given_name,
+        state: &state,
+    };
+    admission::admit(&attributes, Some(&mut object))?;
+    let meta = metadata_mut(&mut object)?;
     let name = choose_name(&state, target, meta)?;
     let mut causes = match meta.get("generateName").and_then(Value::as_str) {
         Some(prefix) if !prefix.is_empty() => {
@@ -80,7 +87,7 @@ pub(crate) fn insert(
     if def.status_subresource {
         object.remove("status");
     }
-    prepare_kind(target, &mut object)?;
+    strategy_for(def).prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
     if fields == Fields::Track {
         let schemas = KindSchemas::load(&state, def)?;
@@ -94,6 +101,13 @@ pub(crate) fn insert(
             vec![too_long],
         ));
     }
+    let attributes = Attributes {
+        operation: Operation::Create,
+        scope: target,
+        name: &name,
+        state: &state,
+    };
+    admission::validate(&attributes, Some(&object))?;
     if target.dry_run {
         let preview = Stored::new(object, 0);
         return Ok(object_response(
@@ -102,9 +116,7 @@ pub(crate) fn insert(
         ));
     }
     let stored = state.store.insert(&def.key(), key, object);
-    if def.is_crd() {
-        crd::register(&mut state, &stored.value);
-    }
+    strategy_for(def).after_write(&mut state, &stored.value);
     api.notify(state.store.current_rv());
     Ok(object_response(StatusCode::CREATED, &stored))
 }
@@ -191,15 +203,4 @@ fn stamp_new_metadata(meta: &mut Map<String, Value>, name: &str, generation: boo
     } else {
         meta.remove("generation");
     }
-}
-
-/// Kind-specific defaults and validation (the registry strategies' `PrepareForCreate`).
-fn prepare_kind(target: &Scope, object: &mut Map<String, Value>) -> Result<(), ApiError> {
-    if target.def.is_crd() {
-        return crd::prepare(object);
-    }
-    if target.def.group.is_empty() && target.def.plural == "namespaces" {
-        namespace::prepare(object);
-    }
-    Ok(())
 }

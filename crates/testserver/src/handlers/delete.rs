@@ -9,32 +9,25 @@
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use serde_json::Value;
 
+use crate::admission::{self, Attributes, Operation};
 use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
 use crate::encode::object_response;
 use crate::encode::{ItemTypes, json_list_body};
-use crate::handlers::delete_options::DeleteOptions;
-use crate::kinds::{crd, namespace};
+use crate::kinds::deletion::{Outcome, delete_object};
+use crate::kinds::{namespace_cleanup, strategy_for};
 use crate::object::finalizers_of;
-use crate::object::{meta_str, now};
+use crate::object::meta_str;
 use crate::registry::ResourceDefinition;
+use crate::request::delete_options::DeleteOptions;
 use crate::request::query::{ListParams, Query};
+use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
 use crate::storage::State;
-use crate::storage::existing;
 use crate::storage::objects::{ListQuery, ObjectKey, Stored};
-
-/// What a delete did.
-pub(crate) enum Outcome {
-    /// Finalizers remain: the object now carries `deletionTimestamp`.
-    Pending(Stored),
-    /// The object is gone; this is its last state.
-    Gone(Stored),
-}
 
 /// `DELETE .../<plural>/<name>`.
 pub(crate) fn delete(
@@ -48,18 +41,22 @@ pub(crate) fn delete(
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
+    let attributes = Attributes {
+        operation: Operation::Delete,
+        scope: target,
+        name: &name,
+        state: &state,
+    };
+    admission::admit(&attributes, None)?;
+    admission::validate(&attributes, None)?;
     if target.dry_run {
         return Ok(dry_run_response(target, &name, stored, &options));
     }
-    let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
-    if namespace_delete && matches!(name.as_str(), "default" | "kube-system" | "kube-public") {
-        // The NamespaceLifecycle admission plugin protects the system namespaces.
-        let why = "this namespace may not be deleted";
-        return Err(ApiError::forbidden(target.qualified(), &name, why));
-    }
-    let response = if namespace_delete {
-        let after = namespace::terminate(&mut state, &name);
-        match after {
+    let response = if strategy_for(&target.def).terminates() {
+        let delete = |state: &mut State, def: &ResourceDefinition, key: &ObjectKey| {
+            delete_object(state, def, key, &DeleteOptions::default());
+        };
+        match namespace_cleanup::terminate(&mut state, &name, delete) {
             Some(ns) => object_response(StatusCode::OK, &ns),
             None => json_response(
                 StatusCode::OK,
@@ -107,7 +104,7 @@ fn dry_run_response(
     let held = !options.finalizers(&finalizers_of(&stored.value)).is_empty();
     if held {
         object_response(pending_code(options), stored)
-    } else if target.def.delete_returns_object || target.def.plural == "namespaces" {
+    } else if target.def.delete_returns_object || strategy_for(&target.def).terminates() {
         object_response(StatusCode::OK, stored)
     } else {
         let uid = meta_str(&stored.value, "uid");
@@ -116,60 +113,6 @@ fn dry_run_response(
             success_status(target.qualified(), name, uid),
         )
     }
-}
-
-/// Deletes one object: marks it when finalizers remain after `options` (running the removal
-/// hooks otherwise). None when it does not exist.
-pub(crate) fn delete_object(
-    state: &mut State,
-    def: &ResourceDefinition,
-    key: &ObjectKey,
-    options: &DeleteOptions,
-) -> Option<Outcome> {
-    let stored = state.store.get(&def.key(), key)?.clone();
-    let current = finalizers_of(&stored.value);
-    let finalizers = options.finalizers(&current);
-    if finalizers.is_empty() {
-        return remove(state, def, key).map(Outcome::Gone);
-    }
-    let deleting = stored
-        .value
-        .pointer("/metadata/deletionTimestamp")
-        .is_some();
-    if deleting && finalizers == current {
-        return Some(Outcome::Pending(stored));
-    }
-    let mut next = (*stored.value).clone();
-    next["metadata"]["finalizers"] = finalizers.into();
-    if !deleting {
-        next["metadata"]["deletionTimestamp"] = now().into();
-        next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-        if let Some(generation) = next.pointer("/metadata/generation").and_then(Value::as_i64) {
-            next["metadata"]["generation"] = (generation + 1).into();
-        }
-    }
-    Some(Outcome::Pending(state.store.replace(
-        &def.key(),
-        key.clone(),
-        next,
-    )))
-}
-
-/// Removes an object for good and runs what must follow: a CRD takes its resource with it; a
-/// terminating namespace may now be empty.
-pub(crate) fn remove(
-    state: &mut State,
-    def: &ResourceDefinition,
-    key: &ObjectKey,
-) -> Option<Stored> {
-    let last = state.store.remove(&def.key(), key)?;
-    if def.is_crd() {
-        crd::unregister(state, &last.value);
-    }
-    if def.namespaced {
-        namespace::finish_if_empty(state, &key.0);
-    }
-    Some(last)
 }
 
 /// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
@@ -204,6 +147,14 @@ pub(crate) fn delete_collection(
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),
         );
+        let attributes = Attributes {
+            operation: Operation::Delete,
+            scope: target,
+            name: &key.1,
+            state: &state,
+        };
+        admission::admit(&attributes, None)?;
+        admission::validate(&attributes, None)?;
         match delete_object(&mut state, &target.def, &key, &options) {
             Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s),
             None => {}

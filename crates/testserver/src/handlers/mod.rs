@@ -5,7 +5,6 @@
 
 pub(crate) mod create;
 pub(crate) mod delete;
-pub(crate) mod delete_options;
 pub(crate) mod discovery;
 pub(crate) mod read;
 pub(crate) mod review;

@@ -18,9 +18,9 @@ use crate::encode::{ItemTypes, list_response};
 use crate::object::meta_str;
 use crate::object::partial_object_metadata;
 use crate::request::query::{ListParams, Query, RvMatch};
+use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::ApiError;
-use crate::storage::existing;
 use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// `GET .../<plural>/<name>`, as the object, its metadata or a one-row Table.

@@ -27,10 +27,10 @@ use crate::object::{meta_str, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
 use crate::registry::scale::ScaleSubresource;
+use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
-use crate::storage::existing;
 use crate::storage::objects::Stored;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).

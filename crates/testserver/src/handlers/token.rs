@@ -12,9 +12,9 @@ use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, json_response};
 use crate::object::{now, parse_object};
 use crate::request::route::Target;
+use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
-use crate::storage::existing;
 use crate::storage::tokens::Issued;
 
 const AUDIENCE: &str = "https://kubernetes.default.svc";

@@ -10,20 +10,20 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
+use crate::admission::{self, Attributes, Operation};
 use crate::apiserver::ApiServer;
 use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::encode::object_response;
 use crate::handlers::create;
-use crate::handlers::delete;
-use crate::kinds::crd;
+use crate::kinds::{deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
+use crate::request::route::existing;
 use crate::request::route::normalize_namespace;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
-use crate::storage::existing;
 use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::check_type_meta;
 
@@ -143,11 +143,16 @@ pub(crate) fn commit(
             .unwrap_or(0);
         next["metadata"]["generation"] = (generation + 1).into();
     }
-    if def.is_crd()
-        && !status_only
-        && let Some(object) = next.as_object_mut()
-    {
-        crd::prepare(object)?;
+    let strategy = strategy_for(def);
+    let attributes = Attributes {
+        operation: Operation::Update,
+        scope: target,
+        name: &name,
+        state,
+    };
+    admission::admit(&attributes, next.as_object_mut())?;
+    if !status_only && let Some(object) = next.as_object_mut() {
+        strategy.prepare_for_update(object)?;
     }
     if fields != Fields::Applied {
         let schemas = KindSchemas::load(state, def)?;
@@ -169,6 +174,13 @@ pub(crate) fn commit(
     if next == *old.value {
         return Ok(old.clone());
     }
+    let attributes = Attributes {
+        operation: Operation::Update,
+        scope: target,
+        name: &name,
+        state,
+    };
+    admission::validate(&attributes, Some(&next))?;
     if target.dry_run {
         return Ok(Stored::new(next, old.rv));
     }
@@ -176,19 +188,18 @@ pub(crate) fn commit(
         && next
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty());
+            .is_none_or(|f| f.is_empty())
+        && !strategy.held(&next);
     if finished {
         // The real store deletes instead of writing this update: watchers see only DELETED,
         // carrying the last stored state (finalizers included); the client gets the updated
         // object at the deletion's resourceVersion.
-        let last = delete::remove(state, def, &key)
+        let last = deletion::remove(state, def, &key)
             .ok_or_else(|| ApiError::not_found(target.qualified(), &name))?;
         return Ok(Stored::new(next, last.rv));
     }
     let stored = state.store.replace(&def.key(), key, next);
-    if def.is_crd() {
-        crd::register(state, &stored.value);
-    }
+    strategy.after_write(state, &stored.value);
     Ok(stored)
 }
 

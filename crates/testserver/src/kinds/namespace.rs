@@ -1,28 +1,103 @@
-//! Namespace lifecycle: namespaced writes need an existing, active namespace; deleting a namespace
-//! marks it `Terminating`, deletes its content (honouring finalizers) and removes it once empty —
-//! what the real namespace registry plus the namespace controller do together.
+//! The Namespace strategy (`pkg/registry/core/namespace/strategy.go` and its REST storage):
+//! defaults on create (the `kubernetes` finalizer, phase Active, the name label), the `finalize`
+//! subresource (`PUT .../namespaces/<name>/finalize`, what the namespace controller calls to
+//! remove its finalizer: an update of everything but `status`), and removal by an update only once
+//! `spec.finalizers` is empty as well as `metadata.finalizers` (`ShouldDeleteNamespaceDuringUpdate`).
+//!
+//! Deleting a namespace terminates it; the inline stand-in for the namespace controller that
+//! empties and removes it is [`super::namespace_cleanup`]. Which namespaces exist and accept
+//! content is admission's check (`crate::admission::namespace_lifecycle`).
 
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::ApiServer;
-use crate::object::now;
+use crate::kinds::strategy::Strategy;
+use crate::object::{meta_str, now, strings_at};
 use crate::registry::ResourceKey;
-use crate::request::route::Target;
-use crate::status::{ApiError, Qualified};
+use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::objects::ObjectKey;
 
-fn namespaces() -> ResourceKey {
+/// The strategy of `namespaces`.
+pub(crate) struct Namespaces;
+
+impl Strategy for Namespaces {
+    fn subresources(&self) -> &'static [&'static str] {
+        &["finalize"]
+    }
+
+    fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        prepare(object);
+        Ok(())
+    }
+
+    fn prepare_for_update(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        check_finalizer_names(object)?;
+        // An empty list is no list in the Go type (`omitempty`): v1.36 answers `"spec": {}`.
+        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+            && spec
+                .get("finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+        {
+            spec.remove("finalizers");
+        }
+        Ok(())
+    }
+
+    fn held(&self, object: &Value) -> bool {
+        !strings_at(object, "/spec/finalizers").is_empty()
+    }
+
+    fn terminates(&self) -> bool {
+        true
+    }
+}
+
+/// `spec.finalizers` hold standard names (`kubernetes`, `orphan`, `foregroundDeletion`) or
+/// qualified ones (`example.com/x`), as apimachinery's `ValidateFinalizerName` wants.
+///
+/// # Errors
+/// 422 `Namespace "<n>" is invalid: spec.finalizers[<i>]: Invalid value: "<f>": name is neither a
+/// standard finalizer name nor is it fully qualified` (worded as v1.36).
+fn check_finalizer_names(object: &Map<String, Value>) -> Result<(), ApiError> {
+    let value = Value::Object(object.clone());
+    let causes: Vec<_> = strings_at(&value, "/spec/finalizers")
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            let standard = matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion");
+            !standard && !f.contains('/')
+        })
+        .map(|(i, f)| {
+            let message = format!(
+                "Invalid value: {f:?}: name is neither a standard finalizer name nor is it fully qualified"
+            );
+            cause("FieldValueInvalid", &format!("spec.finalizers[{i}]"), message)
+        })
+        .collect();
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        "",
+        "Namespace",
+        meta_str(&value, "name"),
+        causes,
+    ))
+}
+
+/// The storage key of the namespaces.
+pub(crate) fn namespaces() -> ResourceKey {
     ResourceKey::new("", "v1", "namespaces")
 }
 
-fn ns_key(name: &str) -> ObjectKey {
+/// The storage key of namespace `name`.
+pub(crate) fn ns_key(name: &str) -> ObjectKey {
     (String::new(), name.to_string())
 }
 
 /// Creates one of the namespaces every cluster starts with.
-pub(crate) fn create_initial(api: &ApiServer, name: &str) {
-    let mut state = api.inner.state.lock();
+pub(crate) fn create_initial(state: &mut State, name: &str) {
     let mut object = json!({
         "kind": "Namespace",
         "apiVersion": "v1",
@@ -32,11 +107,10 @@ pub(crate) fn create_initial(api: &ApiServer, name: &str) {
         prepare(map);
     }
     state.store.insert(&namespaces(), ns_key(name), object);
-    api.notify(state.store.current_rv());
 }
 
 /// Defaults of a new namespace: the `kubernetes` finalizer, phase Active, the name label.
-pub(crate) fn prepare(object: &mut Map<String, Value>) {
+fn prepare(object: &mut Map<String, Value>) {
     let name = object
         .get("metadata")
         .and_then(|m| m.get("name"))
@@ -50,93 +124,4 @@ pub(crate) fn prepare(object: &mut Map<String, Value>) {
     }
     object.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
     object.insert("status".into(), json!({"phase": "Active"}));
-}
-
-/// Namespaced writes need the namespace to exist and not be terminating.
-///
-/// # Errors
-/// 404 `namespaces "x" not found`; 403 Forbidden while it terminates.
-pub(crate) fn check_writable(
-    state: &State,
-    target: &Target,
-    ns: &str,
-    name: &str,
-) -> Result<(), ApiError> {
-    let Some(namespace) = state.store.get(&namespaces(), &ns_key(ns)) else {
-        return Err(ApiError::not_found(
-            Qualified {
-                group: "",
-                resource: "namespaces",
-            },
-            ns,
-        ));
-    };
-    if namespace
-        .value
-        .pointer("/metadata/deletionTimestamp")
-        .is_some()
-    {
-        let why = format!(
-            "unable to create new content in namespace {ns} because it is being terminated"
-        );
-        return Err(ApiError::forbidden(target.qualified(), name, &why));
-    }
-    Ok(())
-}
-
-/// Starts deleting a namespace: Terminating phase, then its content, then itself when empty.
-/// Returns the namespace as it is after this call (None when already gone).
-pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::storage::objects::Stored> {
-    let key = ns_key(name);
-    let current = state.store.get(&namespaces(), &key)?.clone();
-    if current
-        .value
-        .pointer("/metadata/deletionTimestamp")
-        .is_none()
-    {
-        let mut next = (*current.value).clone();
-        next["metadata"]["deletionTimestamp"] = now().into();
-        next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-        next["status"] = json!({"phase": "Terminating"});
-        state.store.replace(&namespaces(), key.clone(), next);
-    }
-    let resources: Vec<_> = state
-        .registry
-        .all()
-        .filter(|d| d.namespaced)
-        .cloned()
-        .collect();
-    for def in resources {
-        let keys: Vec<ObjectKey> = match state.store.collection(&def.key()) {
-            Some(c) => c.keys().filter(|k| k.0 == name).cloned().collect(),
-            None => continue,
-        };
-        for object_key in keys {
-            crate::handlers::delete::delete_object(state, &def, &object_key, &Default::default());
-        }
-    }
-    finish_if_empty(state, name);
-    state.store.get(&namespaces(), &key).cloned()
-}
-
-/// Removes a terminating namespace once no namespaced object is left in it.
-pub(crate) fn finish_if_empty(state: &mut State, name: &str) {
-    let key = ns_key(name);
-    let terminating = state
-        .store
-        .get(&namespaces(), &key)
-        .is_some_and(|ns| ns.value.pointer("/metadata/deletionTimestamp").is_some());
-    if !terminating {
-        return;
-    }
-    let has_content = state.registry.all().filter(|d| d.namespaced).any(|def| {
-        state.store.collection(&def.key()).is_some_and(|c| {
-            c.range((name.to_string(), String::new())..)
-                .next()
-                .is_some_and(|(k, _)| k.0 == name)
-        })
-    });
-    if !has_content {
-        state.store.remove(&namespaces(), &key);
-    }
 }

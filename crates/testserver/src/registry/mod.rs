@@ -288,6 +288,7 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview", plural: "selfsubjectreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview", plural: "selfsubjectaccessreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview", plural: "selfsubjectrulesreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole", plural: "clusterroles", short: &[], namespaced: false, status: false, generation: false },
@@ -416,7 +417,9 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             .map(|v| v.to_string())
             .collect(),
             // Reviews are questions, answered and never stored.
-            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" => vec!["create".into()],
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" | "selfsubjectreviews" => {
+                vec!["create".into()]
+            }
             _ => Vec::new(),
         },
         printer_columns: Vec::new(),

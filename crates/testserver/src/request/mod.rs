@@ -4,6 +4,7 @@
 //! scope handed to handlers (`scope`).
 
 pub(crate) mod authn;
+pub(crate) mod delete_options;
 pub(crate) mod negotiation;
 pub(crate) mod query;
 pub(crate) mod requestinfo;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::kinds::strategy_for;
 use crate::registry::{Registry, ResourceDefinition};
 use crate::status::{ApiError, Qualified};
-use crate::storage::objects::ObjectKey;
+use crate::storage::State;
+use crate::storage::objects::{ObjectKey, Stored};
 
 /// A resource endpoint: collection, object or subresource.
 #[derive(Clone, Debug)]
@@ -71,6 +73,19 @@ pub(crate) enum Endpoint {
     V3Index,
     /// `/openapi/v3/<path>`, e.g. `apis/apps/v1`.
     V3(String),
+}
+
+/// The object `target` names, or 404.
+pub(crate) fn existing<'a>(
+    state: &'a State,
+    target: &Target,
+) -> Result<(&'a Stored, ObjectKey), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
+    let key = key_of(target, name);
+    match state.store.get(&target.def.key(), &key) {
+        Some(stored) => Ok((stored, key)),
+        None => Err(ApiError::not_found(target.qualified(), name)),
+    }
 }
 
 /// Every endpoint the server has.
@@ -181,8 +196,7 @@ fn resource(
     let served = |sub: &str| match sub {
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
-        "token" => def.group.is_empty() && def.plural == "serviceaccounts",
-        _ => false,
+        other => strategy_for(&def).subresources().contains(&other),
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {
         return Err(ApiError::unknown_path());

@@ -6,10 +6,7 @@ pub(crate) mod objects;
 pub(crate) mod tokens;
 
 use crate::registry::Registry;
-use crate::request::route::{Target, key_of};
-use crate::status::ApiError;
 use crate::storage::objects::Store;
-use crate::storage::objects::{ObjectKey, Stored};
 
 /// Everything behind the lock: objects, history and the resource table change together (a CRD
 /// create registers its resource atomically with storing the CRD).
@@ -48,18 +45,5 @@ impl State {
                 );
             }
         }
-    }
-}
-
-/// The object `target` names, or 404.
-pub(crate) fn existing<'a>(
-    state: &'a State,
-    target: &Target,
-) -> Result<(&'a Stored, ObjectKey), ApiError> {
-    let name = target.name.as_deref().unwrap_or_default();
-    let key = key_of(target, name);
-    match state.store.get(&target.def.key(), &key) {
-        Some(stored) => Ok((stored, key)),
-        None => Err(ApiError::not_found(target.qualified(), name)),
     }
 }
