@@ -9,13 +9,12 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use tokio::sync::watch;
 
 use crate::authz::Authorizer;
 use crate::faults::Faults;
 use crate::options::ServerOptions;
 use crate::registry::ResourceDefinition;
-use crate::storage::State;
+use crate::storage::Storage;
 use crate::storage::tokens::IssuedTokens;
 
 pub(crate) struct Inner {
@@ -24,9 +23,8 @@ pub(crate) struct Inner {
     pub(crate) authorizer: Arc<dyn Authorizer>,
     /// ServiceAccount tokens issued by the TokenRequest API.
     pub(crate) tokens: IssuedTokens,
-    pub(crate) state: Arc<Mutex<State>>,
-    /// Latest resourceVersion; watch tasks wait on it for new events.
-    pub(crate) changes: watch::Sender<u64>,
+    /// The objects and resource table, and the wake-up of watches.
+    pub(crate) storage: Storage,
     pub(crate) faults: Faults,
     /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
     pub(crate) address: Mutex<String>,
@@ -62,16 +60,16 @@ impl ApiServer {
     /// register its custom kinds). Replaces an existing definition with the same group, version
     /// and plural; stored objects are kept.
     pub fn register(&self, definition: ResourceDefinition) {
-        self.inner.state.lock().registry.insert(definition);
+        self.inner.storage.lock().registry.insert(definition);
     }
 
     /// The newest resourceVersion.
     pub fn resource_version(&self) -> u64 {
-        self.inner.state.lock().store.current_rv()
+        self.inner.storage.resource_version()
     }
 
     /// Wakes watch tasks after a write.
     pub(crate) fn notify(&self, rv: u64) {
-        self.inner.changes.send_replace(rv);
+        self.inner.storage.notify(rv);
     }
 }

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, Request, Response};
 use parking_lot::Mutex;
-use tokio::sync::watch;
 
 use crate::apiserver::{ApiServer, Inner};
 use crate::apply::writer::Writer;
@@ -33,7 +32,7 @@ use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::ApiError;
 use crate::status::error_response;
-use crate::storage::State;
+use crate::storage::Storage;
 use crate::storage::tokens::IssuedTokens;
 use crate::{fieldvalidation, openapi, rbac};
 
@@ -45,25 +44,24 @@ impl ApiServer {
     /// A server with the built-in resources and the namespaces every cluster has (`default`,
     /// `kube-system`, `kube-public`, `kube-node-lease`).
     pub fn new(opts: ServerOptions) -> ApiServer {
-        let state = Arc::new(Mutex::new(State::new(opts.history_size)));
+        let storage = Storage::new(opts.history_size);
         let authorizer: Arc<dyn Authorizer> = if opts.rbac {
-            Arc::new(Rbac::new(state.clone()))
+            Arc::new(Rbac::new(storage.shared()))
         } else {
             opts.authorizer.clone()
         };
         let api = ApiServer {
             inner: Arc::new(Inner {
-                faults: Faults::new(state.clone()),
+                faults: Faults::new(storage.shared()),
                 authorizer,
                 tokens: IssuedTokens::default(),
                 options: opts,
-                state,
-                changes: watch::Sender::new(0),
+                storage,
                 address: Mutex::new("127.0.0.1:6443".into()),
             }),
         };
         {
-            let mut state = api.inner.state.lock();
+            let mut state = api.inner.storage.lock();
             for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 namespace::create_initial(&mut state, ns);
             }
@@ -89,13 +87,14 @@ impl ApiServer {
 
     async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
         let user = self.authenticate(request.headers())?;
-        requestinfo::authorize(self.inner.authorizer.as_ref(), &request, &user)?;
+        let query = Query::parse(request.uri().query());
+        let asked = (request.method(), request.uri().path(), &query);
+        requestinfo::authorize(self.inner.authorizer.as_ref(), asked, &user)?;
         let latency = self.inner.faults.latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
-        let route = route::parse(request.uri().path(), &self.inner.state.lock().registry)?;
-        let query = Query::parse(request.uri().query());
+        let route = route::parse(request.uri().path(), &self.inner.storage.lock().registry)?;
         match route {
             Route::Resource(target) => self.resource(request, target, query, user).await,
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
@@ -192,7 +191,7 @@ impl ApiServer {
             return handlers::review::create(self, scope, review, &body);
         }
         if scope.subresource.as_deref() == Some("scale") {
-            return handlers::scale::serve(self, scope, &parts.headers, &body);
+            return handlers::scale::serve(&self.inner.storage, scope, &parts.headers, &body);
         }
         let warnings = match verb {
             Verb::Create | Verb::Update | Verb::Patch => {
@@ -204,12 +203,14 @@ impl ApiServer {
             Verb::Get => handlers::read::get(self, scope, conversion),
             Verb::List => handlers::read::list(self, scope, &query, conversion).await,
             Verb::Watch => watches::start(self, scope, &query, conversion).await,
-            Verb::Create => handlers::create::create(self, scope, &body),
-            Verb::Update => handlers::update::update(self, scope, &body),
-            Verb::Patch => handlers::update::patch(self, scope, &parts.headers, &body),
-            Verb::Delete => handlers::delete::delete(self, scope, &body, &query),
+            Verb::Create => handlers::create::create(&self.inner.storage, scope, &body),
+            Verb::Update => handlers::update::update(&self.inner.storage, scope, &body),
+            Verb::Patch => {
+                handlers::update::patch(&self.inner.storage, scope, &parts.headers, &body)
+            }
+            Verb::Delete => handlers::delete::delete(&self.inner.storage, scope, &body, &query),
             Verb::DeleteCollection => {
-                handlers::delete::delete_collection(self, scope, &query, &body)
+                handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
             }
         }?;
         fieldvalidation::add_warnings(&mut response, &warnings);
@@ -272,7 +273,7 @@ mod tests {
         let response = api.handle(request).await;
         let code = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        api.inner.state.lock().check_invariants();
+        api.inner.storage.lock().check_invariants();
         (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
     }
 
@@ -280,7 +281,7 @@ mod tests {
     #[tokio::test]
     async fn invariants_hold_after_every_kind_of_write() {
         let api = ApiServer::new(ServerOptions::default());
-        api.inner.state.lock().check_invariants();
+        api.inner.storage.lock().check_invariants();
         let json_ct = "application/json";
         let merge = "application/merge-patch+json";
         let crd = json!({

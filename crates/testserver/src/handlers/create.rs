@@ -8,7 +8,6 @@ use rand::Rng;
 use serde_json::{Map, Value};
 
 use crate::admission::{self, Attributes, Operation};
-use crate::apiserver::ApiServer;
 use crate::apply::{Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::encode::object_response;
@@ -19,12 +18,13 @@ use crate::request::route::normalize_namespace;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
+use crate::storage::Storage;
 use crate::storage::objects::Stored;
 use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
 pub(crate) fn create(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -33,13 +33,13 @@ pub(crate) fn create(
         return Err(ApiError::unknown_path());
     }
     let object = parse_object(body)?;
-    insert(api, target, object, Fields::Track)
+    insert(store, target, object, Fields::Track)
 }
 
 /// Creates `object` (from a create's body, or an apply's merged configuration whose
 /// managedFields `fields` says are set already).
 pub(crate) fn insert(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     mut object: Map<String, Value>,
     fields: Fields,
@@ -59,7 +59,7 @@ pub(crate) fn insert(
         ));
     }
     let given_name = meta_name(meta).to_string();
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let attributes = Attributes {
         operation: Operation::Create,
         scope: target,
@@ -117,7 +117,7 @@ pub(crate) fn insert(
     }
     let stored = state.store.insert(&def.key(), key, object);
     strategy_for(def).after_write(&mut state, &stored.value);
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::CREATED, &stored))
 }
 

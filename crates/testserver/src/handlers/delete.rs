@@ -11,7 +11,6 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 
 use crate::admission::{self, Attributes, Operation};
-use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
 use crate::encode::object_response;
@@ -27,17 +26,18 @@ use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
 use crate::storage::State;
+use crate::storage::Storage;
 use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// `DELETE .../<plural>/<name>`.
 pub(crate) fn delete(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     body: &Bytes,
     query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
     let options = DeleteOptions::parse(body, query)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
@@ -79,7 +79,7 @@ pub(crate) fn delete(
             None => return Err(ApiError::not_found(target.qualified(), &name)),
         }
     };
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(response)
 }
 
@@ -117,14 +117,14 @@ fn dry_run_response(
 
 /// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
 pub(crate) fn delete_collection(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     query: &Query,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let params = ListParams::parse(query, &target.def, false)?;
     let options = DeleteOptions::parse(body, query)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let keep = |s: &Stored| params.matches(&s.value);
     let list_query = ListQuery {
         namespace: target.namespace.as_deref(),
@@ -161,7 +161,7 @@ pub(crate) fn delete_collection(
         }
     }
     let rv = state.store.current_rv();
-    api.notify(rv);
+    store.notify(rv);
     drop(state);
     let meta = crate::encode::list_meta(rv, None, None);
     let head = crate::encode::list_head(&target.def.kind, &target.def.api_version(), meta);

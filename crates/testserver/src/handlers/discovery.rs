@@ -24,7 +24,7 @@ pub(crate) const GIT_VERSION: &str = "v1.36.2";
 
 /// Serves a discovery route (every non-resource GET).
 pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let defs: Vec<ResourceDefinition> = state.registry.all().map(|d| (**d).clone()).collect();
     drop(state);
     let body = match route {

@@ -29,7 +29,7 @@ pub(crate) fn get(
     target: &Scope,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let (stored, _) = existing(&state, target)?;
     Ok(match conversion {
         Some(Conversion::Table(table)) => {
@@ -91,7 +91,7 @@ impl ContinueToken {
 /// Waits until the store reaches `rv`, or fails with 504 "Too large resource version" after the
 /// configured wait, like the watch cache's `waitUntilFreshAndBlock`.
 pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError> {
-    let mut changes = api.inner.changes.subscribe();
+    let mut changes = api.inner.storage.subscribe();
     let wait: Duration = api.inner.options.too_large_rv_wait;
     let reached = tokio::time::timeout(wait, changes.wait_for(|current| *current >= rv)).await;
     match reached {
@@ -121,7 +121,7 @@ pub(crate) async fn list(
     {
         wait_for_rv(api, rv).await?;
     }
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let store = &state.store;
     let at = snapshot(&params, token.as_ref());
     if let Some(at) = at

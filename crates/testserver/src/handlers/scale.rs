@@ -19,7 +19,6 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
 use crate::handlers::update;
@@ -31,6 +30,7 @@ use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
+use crate::storage::Storage;
 use crate::storage::objects::Stored;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).
@@ -43,7 +43,7 @@ fn pointer(path: &str) -> String {
 
 /// `GET|PUT|PATCH .../<plural>/<name>/scale`.
 pub(crate) fn serve(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
@@ -53,7 +53,7 @@ pub(crate) fn serve(
         .scale_subresource
         .clone()
         .ok_or_else(ApiError::unknown_path)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (parent, key) = existing(&state, target).map_err(|e| not_found_scale(target, e))?;
     let parent = parent.clone();
     let old = scale_of(&target.def, &paths, &parent)?;
@@ -86,7 +86,7 @@ pub(crate) fn serve(
         next,
         crate::apply::Fields::TrackScale,
     )?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     let scale = scale_of(&target.def, &paths, &stored)?;
     Ok(json_response(
         StatusCode::OK,

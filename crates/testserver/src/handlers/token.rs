@@ -93,7 +93,7 @@ pub(crate) fn token_request(
 /// as the real server does.
 fn service_account(api: &ApiServer, target: &Target) -> Result<(String, String, String), ApiError> {
     let namespace = target.namespace.clone().unwrap_or_default();
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let namespaces = state.registry.get("", "v1", "namespaces");
     let namespace_exists = namespaces.is_some_and(|def| {
         state

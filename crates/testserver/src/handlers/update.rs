@@ -11,7 +11,6 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
 use crate::admission::{self, Attributes, Operation};
-use crate::apiserver::ApiServer;
 use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::encode::object_response;
@@ -24,12 +23,13 @@ use crate::request::route::normalize_namespace;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
+use crate::storage::Storage;
 use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::check_type_meta;
 
 /// `PUT .../<plural>/<name>[/status]`.
 pub(crate) fn update(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -44,17 +44,17 @@ pub(crate) fn update(
         )));
     }
     normalize_namespace(meta, target)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
     let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 
 /// `PATCH .../<plural>/<name>[/status]`.
 pub(crate) fn patch(
-    api: &ApiServer,
+    store: &Storage,
     target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
@@ -65,10 +65,10 @@ pub(crate) fn patch(
         .unwrap_or("");
     let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
     if kind == PatchKind::Apply {
-        return apply(api, target, body);
+        return apply(store, target, body);
     }
     target.writer.check_no_force()?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
     let patched = patch::apply(kind, &old.value, body, &target.def)?;
@@ -88,16 +88,16 @@ pub(crate) fn patch(
     }
     normalize_namespace(meta, target)?;
     let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
 /// object, or creates it (201) when there is none.
-fn apply(api: &ApiServer, target: &Scope, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
+fn apply(store: &Storage, target: &Scope, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
     let config = Config::parse(body, target)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let schemas = KindSchemas::load(&state, &target.def)?;
     let tracker = Tracker::new(&schemas, target);
     let (old, key) = match existing(&state, target) {
@@ -107,7 +107,7 @@ fn apply(api: &ApiServer, target: &Scope, body: &Bytes) -> Result<Response<BoxBo
                 return Err(ApiError::internal("the applied object is not an object"));
             };
             drop(state);
-            return create::insert(api, target, object, Fields::Applied);
+            return create::insert(store, target, object, Fields::Applied);
         }
         Err(other) => return Err(other),
     };
@@ -115,7 +115,7 @@ fn apply(api: &ApiServer, target: &Scope, body: &Bytes) -> Result<Response<BoxBo
         return Err(ApiError::internal("the applied object is not an object"));
     };
     let stored = commit(&mut state, target, key, &old, next, Fields::Applied)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 

@@ -112,7 +112,7 @@ impl Watcher {
             || matches!(self.params.resource_version, None | Some(0))
                 && self.params.send_initial_events.is_none();
         let api = self.api.clone();
-        let state = api.inner.state.lock();
+        let state = api.inner.storage.lock();
         let store = &state.store;
         if synthetic {
             let keep = |s: &Stored| self.passes(&s.value);
@@ -221,7 +221,7 @@ impl Watcher {
         let fetched = self
             .api
             .inner
-            .state
+            .storage
             .lock()
             .store
             .events_after(&self.target.def.key(), self.cursor);
@@ -293,7 +293,7 @@ impl Watcher {
     }
 
     async fn follow(&mut self) {
-        let mut changes = self.api.inner.changes.subscribe();
+        let mut changes = self.api.inner.storage.subscribe();
         let mut control = self.api.inner.faults.watch_control();
         let started = *control.borrow_and_update();
         let mut bookmark_generation = started.bookmark_generation;

@@ -38,7 +38,7 @@ const LIST_METADATA_DOC: &str = "Standard list metadata. More info: https://git.
 
 /// Every stored CustomResourceDefinition.
 pub(super) fn installed(api: &ApiServer) -> Vec<Value> {
-    installed_in(&api.inner.state.lock())
+    installed_in(&api.inner.storage.lock())
 }
 
 /// The stored CustomResourceDefinitions, read under a lock the caller holds.

@@ -80,7 +80,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                              "metadata": metadata(name), "subjects": subjects,
                              "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name}});
         for (plural, object) in [("clusterroles", role), ("clusterrolebindings", binding)] {
-            let def = api.inner.state.lock().registry.get(GROUP, "v1", plural);
+            let def = api.inner.storage.lock().registry.get(GROUP, "v1", plural);
             let Some(def) = def else { continue };
             let target = Target {
                 def,
@@ -101,7 +101,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                     ..Default::default()
                 },
             };
-            if let Err(e) = create(api, &scope, &Bytes::from(object.to_string())) {
+            if let Err(e) = create(&api.inner.storage, &scope, &Bytes::from(object.to_string())) {
                 tracing::warn!(%name, %plural, error = %e.message, "bootstrapping RBAC failed");
             }
         }

@@ -56,7 +56,7 @@ impl ApiServer {
         if issued.expires <= Timestamp::now() {
             return None;
         }
-        let state = self.inner.state.lock();
+        let state = self.inner.storage.lock();
         let def = state.registry.get("", "v1", "serviceaccounts")?;
         let key = (issued.namespace.clone(), issued.name.clone());
         let account = state.store.get(&def.key(), &key)?;

@@ -7,8 +7,7 @@
 //!
 //! Also the 403 a denial answers (apiserver `endpoints/handlers/responsewriters.Forbidden`).
 
-use bytes::Bytes;
-use http::{Method, Request};
+use http::Method;
 
 use crate::authz::{Attributes, Authorizer, Decision, UserInfo};
 use crate::request::query::Query;
@@ -22,11 +21,10 @@ use crate::status::{ApiError, Qualified};
 /// 403 Forbidden worded like the real server when the authorizer does not allow it.
 pub(crate) fn authorize(
     authorizer: &dyn Authorizer,
-    request: &Request<Bytes>,
+    (method, path, query): (&Method, &str, &Query),
     user: &UserInfo,
 ) -> Result<(), ApiError> {
-    let query = Query::parse(request.uri().query());
-    let attributes = attributes(request.method(), request.uri().path(), &query, user);
+    let attributes = attributes(method, path, query, user);
     match authorizer.authorize(&attributes) {
         Decision::Allow { .. } => Ok(()),
         Decision::Deny { reason } | Decision::NoOpinion { reason } => {

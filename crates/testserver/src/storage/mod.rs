@@ -5,6 +5,11 @@
 pub(crate) mod objects;
 pub(crate) mod tokens;
 
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+use tokio::sync::watch;
+
 use crate::registry::Registry;
 use crate::storage::objects::Store;
 
@@ -45,5 +50,48 @@ impl State {
                 );
             }
         }
+    }
+}
+
+/// The narrow handle handlers work through: the state behind its lock, and the wake-up of watch
+/// tasks after a write. Cheap to clone; clones share the state.
+#[derive(Clone, Debug)]
+pub(crate) struct Storage {
+    state: Arc<Mutex<State>>,
+    /// Latest resourceVersion; watch tasks wait on it for new events.
+    changes: watch::Sender<u64>,
+}
+
+impl Storage {
+    pub(crate) fn new(history_size: usize) -> Storage {
+        Storage {
+            state: Arc::new(Mutex::new(State::new(history_size))),
+            changes: watch::Sender::new(0),
+        }
+    }
+
+    /// The state, locked.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock()
+    }
+
+    /// The shared state itself, for the parts that keep their own handle (RBAC, faults).
+    pub(crate) fn shared(&self) -> Arc<Mutex<State>> {
+        self.state.clone()
+    }
+
+    /// Wakes watch tasks after a write that reached resourceVersion `rv`.
+    pub(crate) fn notify(&self, rv: u64) {
+        self.changes.send_replace(rv);
+    }
+
+    /// The newest resourceVersion.
+    pub(crate) fn resource_version(&self) -> u64 {
+        self.lock().store.current_rv()
+    }
+
+    /// A receiver woken on every write.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 }
