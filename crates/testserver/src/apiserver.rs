@@ -1,10 +1,11 @@
-//! [`ApiServer`], the handle every part of the server shares: the locked [`State`] (`state.rs`),
-//! watch wake-ups, options and faults, plus the JSON response builders. The
-//! request path (`api.rs`), the handlers, discovery and watches all work through it.
+//! [`ApiServer`], the handle the server's parts share: the storage ([`Storage`]: state and watch
+//! wake-ups), options, the authorizer, issued tokens and faults. The pipeline (`pipeline.rs`)
+//! builds it and hands each handler what it needs: write handlers get only the storage handle,
+//! readers, watches, reviews and discovery the whole server (options, faults, the authorizer).
 //!
 //! Mirrors what kube-apiserver's handlers receive from their `RequestScope` and storage: here one
-//! struct, defined apart from the router in `api.rs` so that the handlers depend on it and the
-//! router on the handlers, never the other way round.
+//! struct, defined apart from the pipeline so that the handlers may depend on it and the pipeline
+//! on the handlers, never the other way round.
 
 use std::sync::Arc;
 

@@ -134,6 +134,19 @@ impl Body for ChannelBody {
     }
 }
 
+/// A JSON response.
+pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
+    with_json_type(Response::builder().status(code), full(body))
+}
+
+/// Adds the JSON content type and builds.
+pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
+    builder
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,17 +191,4 @@ mod tests {
         );
         assert_eq!(&body.collect().await.unwrap().to_bytes()[..], b"[]");
     }
-}
-
-/// A JSON response.
-pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
-    with_json_type(Response::builder().status(code), full(body))
-}
-
-/// Adds the JSON content type and builds.
-pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
-    builder
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }

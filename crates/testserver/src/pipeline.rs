@@ -1,9 +1,13 @@
-//! [`ApiServer::new`] and [`ApiServer::handle`]: the whole server without a socket. The HTTP
-//! listener, the fake clientset and tests all call `handle`, so every path exercises the same
-//! logic. The struct and what handlers share through it live in `shared.rs`.
+//! [`ApiServer::new`] and [`ApiServer::handle`]: the whole server without a socket, the request
+//! path drawn in `lib.rs`. The HTTP listener, the fake clientset and tests all call `handle`, so
+//! every path exercises the same logic.
 //!
-//! Mirrors kube-apiserver's handler chain in miniature: authentication, (injected) latency and
-//! faults, routing, then one handler per verb (apiserver `endpoints/handlers/*.go`).
+//! Mirrors kube-apiserver's handler chain in miniature (`DefaultBuildHandlerChain`, then
+//! `endpoints/installer.go`'s routes): authentication, authorization, (injected) latency,
+//! routing, the request's [`Scope`] (verb, dry run, field manager, negotiated format), faults,
+//! body decoding and field validation, then the one handler the verb and subresource name
+//! (apiserver `endpoints/handlers/*.go`); admission and the kind's strategy run inside the write
+//! handlers, as they run inside the real registry's `Create`/`Update`/`Delete`.
 
 use std::sync::Arc;
 
@@ -159,17 +163,7 @@ impl ApiServer {
         query: Query,
     ) -> Result<Response<BoxBody>, ApiError> {
         let verb = scope.verb;
-        let fault_request = FaultRequest {
-            verb: verb.as_str(),
-            group: &scope.def.group,
-            plural: &scope.def.plural,
-            subresource: scope.subresource.as_deref(),
-            namespace: scope.namespace.as_deref(),
-            name: scope.name.as_deref(),
-        };
-        if let Some(error) = self.inner.faults.take_failure(&fault_request) {
-            return Err(error);
-        }
+        self.injected_failure(scope)?;
         let conversion = match verb {
             Verb::Get | Verb::List | Verb::Watch if scope.subresource.is_none() => {
                 Conversion::from_request(&parts.headers, &query, &scope.def, verb.as_str())?
@@ -215,6 +209,22 @@ impl ApiServer {
         }?;
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
+    }
+
+    /// A failure `Faults` holds for this request, if any.
+    fn injected_failure(&self, scope: &Scope) -> Result<(), ApiError> {
+        let fault_request = FaultRequest {
+            verb: scope.verb.as_str(),
+            group: &scope.def.group,
+            plural: &scope.def.plural,
+            subresource: scope.subresource.as_deref(),
+            namespace: scope.namespace.as_deref(),
+            name: scope.name.as_deref(),
+        };
+        match self.inner.faults.take_failure(&fault_request) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 }
 

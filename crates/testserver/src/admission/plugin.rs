@@ -53,3 +53,19 @@ pub(crate) trait Plugin: Sync {
         Ok(())
     }
 }
+
+impl<'a> Attributes<'a> {
+    pub(crate) fn new(
+        operation: Operation,
+        scope: &'a Scope,
+        name: &'a str,
+        state: &'a State,
+    ) -> Attributes<'a> {
+        Attributes {
+            operation,
+            scope,
+            name,
+            state,
+        }
+    }
+}

@@ -72,6 +72,29 @@ impl KindSchemas {
     }
 }
 
+/// Records a write in `next`'s managedFields as `fields` says: as an `Update` (through `scale`
+/// for [`Fields::TrackScale`]), or not at all for an apply, whose merge recorded it already.
+///
+/// # Errors
+/// 400 for malformed managedFields; 500 when the kind's schemas cannot be loaded.
+pub(crate) fn record_write(
+    state: &State,
+    target: &Scope,
+    fields: Fields,
+    old: Option<&Value>,
+    next: &mut Value,
+) -> Result<(), ApiError> {
+    if fields == Fields::Applied {
+        return Ok(());
+    }
+    let schemas = KindSchemas::load(state, &target.def)?;
+    let mut tracker = Tracker::new(&schemas, target);
+    if fields == Fields::TrackScale {
+        tracker = tracker.through("scale");
+    }
+    tracker.record_update(old, next)
+}
+
 /// Field ownership for one write: the kind's schema, the endpoint and the writer.
 pub(crate) struct Tracker<'a> {
     walker: Walker<'a>,

@@ -1,5 +1,5 @@
 //! The `as=` conversions of reads: which one an `Accept` header asks for ([`Conversion`]), and
-//! the `PartialObjectMetadata` form of objects and lists ([`partial_object_metadata`]).
+//! the `PartialObjectMetadata` form of objects and lists (`crate::object::partial_object_metadata`).
 //!
 //! Mirrors apiserver `endpoints/handlers/response.go` (`transformObject`, `asPartialObjectMetadata`,
 //! `asPartialObjectMetadataList`) and `endpoints/handlers/watch.go` (each event's object is

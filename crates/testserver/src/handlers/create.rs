@@ -8,11 +8,12 @@ use rand::Rng;
 use serde_json::{Map, Value};
 
 use crate::admission::{self, Attributes, Operation};
-use crate::apply::{Fields, KindSchemas, Tracker};
+use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
 use crate::encode::object_response;
 use crate::kinds::strategy_for;
 use crate::object::{metadata_mut, now, parse_object};
+use crate::registry::ResourceDefinition;
 use crate::request::route::key_of;
 use crate::request::route::normalize_namespace;
 use crate::request::scope::Scope;
@@ -60,25 +61,11 @@ pub(crate) fn insert(
     }
     let given_name = meta_name(meta).to_string();
     let mut state = store.lock();
-    let attributes = Attributes {
-        operation: Operation::Create,
-        scope: target,
-        name: &given_name,
-        state: &state,
-    };
+    let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
     admission::admit(&attributes, Some(&mut object))?;
     let meta = metadata_mut(&mut object)?;
     let name = choose_name(&state, target, meta)?;
-    let mut causes = match meta.get("generateName").and_then(Value::as_str) {
-        Some(prefix) if !prefix.is_empty() => {
-            prefix_causes(def.name_rule, prefix, "metadata.generateName")
-        }
-        _ => Vec::new(),
-    };
-    causes.extend(name_causes(def.name_rule, &name, "metadata.name"));
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
-    }
+    check_names(def, meta, &name)?;
     let key = key_of(target, &name);
     if state.store.get(&def.key(), &key).is_some() {
         return Err(ApiError::already_exists(target.qualified(), &name));
@@ -89,10 +76,7 @@ pub(crate) fn insert(
     }
     strategy_for(def).prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
-    if fields == Fields::Track {
-        let schemas = KindSchemas::load(&state, def)?;
-        Tracker::new(&schemas, target).record_update(None, &mut object)?;
-    }
+    record_write(&state, target, fields, None, &mut object)?;
     if let Some(too_long) = data_size_cause(def, &object) {
         return Err(ApiError::invalid(
             &def.group,
@@ -101,12 +85,7 @@ pub(crate) fn insert(
             vec![too_long],
         ));
     }
-    let attributes = Attributes {
-        operation: Operation::Create,
-        scope: target,
-        name: &name,
-        state: &state,
-    };
+    let attributes = Attributes::new(Operation::Create, target, &name, &state);
     admission::validate(&attributes, Some(&object))?;
     if target.dry_run {
         let preview = Stored::new(object, 0);
@@ -119,6 +98,28 @@ pub(crate) fn insert(
     strategy_for(def).after_write(&mut state, &stored.value);
     store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::CREATED, &stored))
+}
+
+/// The chosen name and the `generateName` it came from, if any, validated by the kind's rule.
+///
+/// # Errors
+/// 422 Invalid with one cause per problem.
+fn check_names(
+    def: &ResourceDefinition,
+    meta: &Map<String, Value>,
+    name: &str,
+) -> Result<(), ApiError> {
+    let mut causes = match meta.get("generateName").and_then(Value::as_str) {
+        Some(prefix) if !prefix.is_empty() => {
+            prefix_causes(def.name_rule, prefix, "metadata.generateName")
+        }
+        _ => Vec::new(),
+    };
+    causes.extend(name_causes(def.name_rule, name, "metadata.name"));
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(&def.group, &def.kind, name, causes));
+    }
+    Ok(())
 }
 
 fn meta_name(meta: &Map<String, Value>) -> &str {

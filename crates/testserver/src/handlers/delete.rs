@@ -1,11 +1,10 @@
-//! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`, registry
-//! `Store.Delete` with `BeforeDelete` and finalizer handling).
+//! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`): options and
+//! preconditions, admission, then the shared deletion with finalizers (`crate::kinds::deletion`)
+//! or, for a kind whose strategy terminates (namespaces), termination
+//! (`crate::kinds::namespace_cleanup`).
 //!
-//! An object with finalizers is not removed: it gets `deletionTimestamp` (and a generation bump)
-//! and disappears when an update removes its last finalizer (see `update.rs`). The propagation
-//! policy adds or drops the `foregroundDeletion` / `orphan` finalizers first (see
-//! `delete_options.rs`). Like the real server, a delete that leaves the object in place answers
-//! 200 with the object; 202 only when the request set `orphanDependents: false`.
+//! Like the real server, a delete that leaves the object in place answers 200 with the object;
+//! 202 only when the request set `orphanDependents: false`.
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -41,12 +40,7 @@ pub(crate) fn delete(
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
-    let attributes = Attributes {
-        operation: Operation::Delete,
-        scope: target,
-        name: &name,
-        state: &state,
-    };
+    let attributes = Attributes::new(Operation::Delete, target, &name, &state);
     admission::admit(&attributes, None)?;
     admission::validate(&attributes, None)?;
     if target.dry_run {
@@ -147,12 +141,7 @@ pub(crate) fn delete_collection(
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),
         );
-        let attributes = Attributes {
-            operation: Operation::Delete,
-            scope: target,
-            name: &key.1,
-            state: &state,
-        };
+        let attributes = Attributes::new(Operation::Delete, target, &key.1, &state);
         admission::admit(&attributes, None)?;
         admission::validate(&attributes, None)?;
         match delete_object(&mut state, &target.def, &key, &options) {

@@ -11,11 +11,11 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
 use crate::admission::{self, Attributes, Operation};
-use crate::apply::{Config, Fields, KindSchemas, Tracker};
+use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
 use crate::body::BoxBody;
 use crate::encode::object_response;
 use crate::handlers::create;
-use crate::kinds::{deletion, strategy_for};
+use crate::kinds::{Strategy, deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::request::route::existing;
@@ -144,24 +144,12 @@ pub(crate) fn commit(
         next["metadata"]["generation"] = (generation + 1).into();
     }
     let strategy = strategy_for(def);
-    let attributes = Attributes {
-        operation: Operation::Update,
-        scope: target,
-        name: &name,
-        state,
-    };
+    let attributes = Attributes::new(Operation::Update, target, &name, state);
     admission::admit(&attributes, next.as_object_mut())?;
     if !status_only && let Some(object) = next.as_object_mut() {
         strategy.prepare_for_update(object)?;
     }
-    if fields != Fields::Applied {
-        let schemas = KindSchemas::load(state, def)?;
-        let mut tracker = Tracker::new(&schemas, target);
-        if fields == Fields::TrackScale {
-            tracker = tracker.through("scale");
-        }
-        tracker.record_update(Some(&old.value), &mut next)?;
-    }
+    record_write(state, target, fields, Some(&old.value), &mut next)?;
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(
             &def.group,
@@ -174,23 +162,12 @@ pub(crate) fn commit(
     if next == *old.value {
         return Ok(old.clone());
     }
-    let attributes = Attributes {
-        operation: Operation::Update,
-        scope: target,
-        name: &name,
-        state,
-    };
+    let attributes = Attributes::new(Operation::Update, target, &name, state);
     admission::validate(&attributes, Some(&next))?;
     if target.dry_run {
         return Ok(Stored::new(next, old.rv));
     }
-    let finished = next.pointer("/metadata/deletionTimestamp").is_some()
-        && next
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty())
-        && !strategy.held(&next);
-    if finished {
+    if finished(strategy, &next) {
         // The real store deletes instead of writing this update: watchers see only DELETED,
         // carrying the last stored state (finalizers included); the client gets the updated
         // object at the deletion's resourceVersion.
@@ -201,6 +178,17 @@ pub(crate) fn commit(
     let stored = state.store.replace(&def.key(), key, next);
     strategy.after_write(state, &stored.value);
     Ok(stored)
+}
+
+/// Whether an update leaves a deleted object without finalizers, so that the store removes it
+/// instead (`ShouldDeleteDuringUpdate`, with the kind's own finalizers for namespaces).
+fn finished(strategy: &dyn Strategy, next: &Value) -> bool {
+    next.pointer("/metadata/deletionTimestamp").is_some()
+        && next
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty())
+        && !strategy.held(next)
 }
 
 /// resourceVersion and uid in the body act as preconditions.

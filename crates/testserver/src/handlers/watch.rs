@@ -1,5 +1,5 @@
 //! Watch streams: newline-delimited JSON events (or, for built-in kinds when negotiated,
-//! length-prefixed protobuf `WatchEvent` frames, written by `encoding`) over a chunked response,
+//! length-prefixed protobuf `WatchEvent` frames, written by `crate::encode`) over a chunked response,
 //! served from the store's
 //! event history (apiserver `storage/cacher/cache_watcher.go`, `endpoints/handlers/watch.go`).
 //!

@@ -3,7 +3,8 @@
 //!
 //! Mirrors the role of kube-apiserver's REST storage map (one `genericregistry.Store` per
 //! group/version/resource) and of the apiextensions server's per-CRD handler: routing, discovery and
-//! validation all consult this table.
+//! validation all consult this table. What a kind does differently from the generic verbs is its
+//! strategy's (`crate::kinds::strategy_for`), looked up by the same group and plural.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

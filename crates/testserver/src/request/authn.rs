@@ -1,4 +1,4 @@
-//! Authentication: which user a request runs as. Mirrors apiserver's bearer-token authenticators:
+//! Authentication, the first step of the request path: which user a request runs as. Mirrors apiserver's bearer-token authenticators:
 //! a static token list (`--token-auth-file`, here [`crate::ServerOptions::tokens`] and the
 //! admin [`crate::ServerOptions::bearer_token`]) and ServiceAccount tokens the server issued
 //! through the TokenRequest API (`POST .../serviceaccounts/<name>/token`,
@@ -14,8 +14,7 @@
 //! - A request without a token gets 401 where the real servers kubegen is checked against (which
 //!   allow anonymous requests) run it as `system:anonymous`: a test server that authenticates
 //!   wants every client to present a token, and there is no `--anonymous-auth` switch here.
-//! - `boundObjectRef` is ignored (answered `null`), and no `authentication.k8s.io/v1`
-//!   `SelfSubjectReview` is served.
+//! - `boundObjectRef` is ignored (answered `null`).
 
 use http::{HeaderMap, header};
 use jiff::Timestamp;

@@ -1,7 +1,8 @@
-//! The request side of the pipeline, before any handler runs: who asks (`authn`), what they ask
-//! in the authorizer's terms (`requestinfo`), which endpoint the path names (`route`), the verb
-//! (`verb`), the query (`query`, `selectors`), the negotiated formats (`negotiation`), and the
-//! scope handed to handlers (`scope`).
+//! The request side of the pipeline, before any handler runs (steps 1–5 of the map in `lib.rs`):
+//! who asks (`authn`), what they ask in the authorizer's terms (`requestinfo`, with the `verb`
+//! derived once), which endpoint the path names (`route`), the negotiated formats
+//! (`negotiation`), and the immutable `scope` handed to handlers; plus the request's options as
+//! handlers read them (`query` with its `selectors`, `delete_options`).
 
 pub(crate) mod authn;
 pub(crate) mod delete_options;

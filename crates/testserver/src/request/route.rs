@@ -1,5 +1,8 @@
 //! URL routing: which endpoint a request path names, following the real server's URL layout
-//! (apiserver `endpoints/installer.go`, `request/requestinfo.go`).
+//! (apiserver `endpoints/installer.go`, `request/requestinfo.go`): a [`Target`] (resource,
+//! namespace, name, subresource) for resource paths, where the subresources served are the
+//! definition's `status`/`scale` plus the kind strategy's own (`crate::kinds`). Also what
+//! belongs to a target: its storage key, its stored object and the namespace a body must carry.
 
 use std::sync::Arc;
 

@@ -1,6 +1,9 @@
-//! [`State`]: everything the server keeps behind its one lock, the objects with their history
-//! ([`Store`]) and the resource table ([`Registry`]). Mirrors what etcd plus the apiserver's
-//! registered REST storage hold for a real server; here they change together, under one lock.
+//! The bottom of the write path: [`State`], everything the server keeps behind its one lock (the
+//! objects with their history, `objects.rs`, and the resource table, `crate::registry`), and
+//! [`Storage`], the narrow handle handlers work through (the lock plus the wake-up of watches).
+//! Mirrors what etcd plus the apiserver's registered REST storage hold for a real server; here
+//! they change together, under one lock (a CRD create registers its resource atomically with
+//! storing the CRD). `tokens.rs` keeps the tokens the TokenRequest API issued.
 
 pub(crate) mod objects;
 pub(crate) mod tokens;
