@@ -93,14 +93,17 @@ impl ApiServer {
         let user = self.authenticate(request.headers())?;
         let query = Query::parse(request.uri().query());
         let asked = (request.method(), request.uri().path(), &query);
-        requestinfo::authorize(self.inner.authorizer.as_ref(), asked, &user)?;
+        let verb = requestinfo::authorize(self.inner.authorizer.as_ref(), asked, &user)?;
         let latency = self.inner.faults.latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
         let route = route::parse(request.uri().path(), &self.inner.storage.lock().registry)?;
         match route {
-            Route::Resource(target) => self.resource(request, target, query, user).await,
+            Route::Resource(target) => {
+                let scope = (verb, user);
+                self.resource(request, target, query, scope).await
+            }
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
                 openapi::serve(self, &endpoint, request.headers(), &query)
             }
@@ -117,7 +120,7 @@ impl ApiServer {
         request: Request<Bytes>,
         target: Target,
         query: Query,
-        user: UserInfo,
+        (verb, user): (Option<Verb>, UserInfo),
     ) -> Result<Response<BoxBody>, ApiError> {
         let dry_run = match query.get("dryRun") {
             None | Some("") => false,
@@ -128,7 +131,7 @@ impl ApiServer {
                 )));
             }
         };
-        let verb = served_verb(request.method(), &target, &query)?;
+        let verb = served_verb(request.method(), &target, verb)?;
         let writer = Writer::from_request(request.headers(), &query);
         let (parts, body) = request.into_parts();
         let format = match target.subresource.as_deref() {
@@ -231,10 +234,9 @@ impl ApiServer {
 /// The verb of a resource request, when the endpoint serves it; the real server's generic 405
 /// (no route for the method) otherwise, as v1.36 answers `OPTIONS`, `PROPFIND`, `HEAD`, `PUT` on
 /// a collection, `POST` on an object, `DELETE` on `/status` or `/scale`, `GET` on `/token`.
-fn served_verb(method: &Method, target: &Target, query: &Query) -> Result<Verb, ApiError> {
+fn served_verb(method: &Method, target: &Target, verb: Option<Verb>) -> Result<Verb, ApiError> {
     let named = target.name.is_some();
-    let verb = Verb::of(method, named, target.watch_path, query.flag("watch"))
-        .ok_or_else(ApiError::method_not_allowed)?;
+    let verb = verb.ok_or_else(ApiError::method_not_allowed)?;
     // No HEAD routes (go-restful), and the `/watch/` prefix serves GET only.
     let routed = *method != Method::HEAD && (!target.watch_path || *method == Method::GET);
     let served = match target.subresource.as_deref() {

@@ -15,7 +15,9 @@ use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified};
 
 /// Asks the server's authorizer whether `user` may make `request`: the one authorization check
-/// every request passes, before routing (apiserver `filters.WithAuthorization`).
+/// every request passes, before routing (apiserver `filters.WithAuthorization`). Returns the verb
+/// of a resource request (None for non-resource requests and methods without one), derived here
+/// once for authorization and dispatch alike.
 ///
 /// # Errors
 /// 403 Forbidden worded like the real server when the authorizer does not allow it.
@@ -23,10 +25,11 @@ pub(crate) fn authorize(
     authorizer: &dyn Authorizer,
     (method, path, query): (&Method, &str, &Query),
     user: &UserInfo,
-) -> Result<(), ApiError> {
+) -> Result<Option<Verb>, ApiError> {
     let attributes = attributes(method, path, query, user);
     match authorizer.authorize(&attributes) {
-        Decision::Allow { .. } => Ok(()),
+        Decision::Allow { .. } if attributes.resource.is_empty() => Ok(None),
+        Decision::Allow { .. } => Ok(Verb::named(&attributes.verb)),
         Decision::Deny { reason } | Decision::NoOpinion { reason } => {
             Err(forbidden(&attributes, &reason))
         }

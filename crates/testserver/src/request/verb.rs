@@ -63,6 +63,23 @@ impl Verb {
         }
     }
 
+    /// The verb named `name` (the inverse of [`Verb::as_str`]); None for other names, such as
+    /// the lower-cased method authorization sees for a method without a verb.
+    pub(crate) fn named(name: &str) -> Option<Verb> {
+        [
+            Verb::Get,
+            Verb::List,
+            Verb::Watch,
+            Verb::Create,
+            Verb::Update,
+            Verb::Patch,
+            Verb::Delete,
+            Verb::DeleteCollection,
+        ]
+        .into_iter()
+        .find(|verb| verb.as_str() == name)
+    }
+
     /// Whether the verb only reads (its body, if any, is ignored).
     pub(crate) fn is_read(self) -> bool {
         matches!(self, Verb::Get | Verb::List | Verb::Watch)
@@ -72,6 +89,23 @@ impl Verb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in [
+            "get",
+            "list",
+            "watch",
+            "create",
+            "update",
+            "patch",
+            "delete",
+            "deletecollection",
+        ] {
+            assert_eq!(Verb::named(name).map(Verb::as_str), Some(name));
+        }
+        assert_eq!(Verb::named("options"), None);
+    }
 
     #[test]
     fn verbs_follow_the_request_info_factory() {
