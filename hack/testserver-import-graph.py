@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Import graph of crates/testserver/src: which module file refers to which (`crate::`/`super::`
-paths, `use` groups included; tests excluded), and its strongly connected components. A layered
-crate has none larger than one file; exits 1 when it has (usable in CI).
+"""Import graph of crates/testserver/src: which module file refers to which (`crate::`,
+`super::` and `self::` paths, `use` groups included, and a parent's children named relatively;
+comments and test modules excluded), and its strongly connected components. The crate is layered
+(see the request path in its lib.rs): each module imports only modules below it, so no component
+may hold more than one file. Prints the components and exits 1 when there is one (CI runs it).
+
+Paths through the crate root's re-exports (`crate::ApiServer`) are not followed: modules name
+each other by their own paths.
 
 Usage: hack/testserver-import-graph.py [src-dir] [--edges]
 """
@@ -9,7 +14,8 @@ import os
 import re
 import sys
 
-src = next((a for a in sys.argv[1:] if not a.startswith("--")), "crates/testserver/src")
+DEFAULT_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "testserver", "src")
+src = next((a for a in sys.argv[1:] if not a.startswith("--")), DEFAULT_SRC)
 show_edges = "--edges" in sys.argv
 
 
@@ -73,13 +79,11 @@ def resolve(mod, path):
     if segs[0] == "crate":
         base, segs = [], segs[1:]
     elif segs[0] == "super":
-        base = list(mod[:-1]) if not files[mod].endswith("mod.rs") else list(mod[:-1])
-        segs = segs[1:]
+        base, segs = list(mod[:-1]), segs[1:]
         while segs and segs[0] == "super":
             base, segs = base[:-1], segs[1:]
     elif segs[0] == "self":
-        base = list(mod) if files[mod].endswith(("mod.rs", "lib.rs")) else list(mod)
-        segs = segs[1:]
+        base, segs = list(mod), segs[1:]
     else:
         return None
     best = None
