@@ -9,7 +9,7 @@ Usage: KUBECONFIG=<admin kubeconfig of a real server> hack/update-openapi-data.p
 What it does: downloads the server's /openapi/v2 and /openapi/v3/<path> documents as JSON (the
 upstream documents, exactly as the API server builds them from the Kubernetes types), keeps only
 the paths of the resources and subresources the test server serves (SERVED below, which mirrors
-crates/testserver/src/registry.rs; a unit test there fails when the two drift apart), keeps only the
+crates/testserver/src/registry/mod.rs; a unit test there fails when the two drift apart), keeps only the
 schemas those paths reach, and writes one gzip bundle (deterministic: mtime 0, sorted keys):
 
     {"source": {"gitVersion": ..., "note": ...},
@@ -39,10 +39,10 @@ import sys
 import time
 
 # group/version -> plural -> served subresources. Mirrors BUILTINS in
-# crates/testserver/src/registry.rs, plus `scale` where the test server serves it.
+# crates/testserver/src/registry/mod.rs, plus `scale` where the test server serves it.
 SERVED = {
     "v1": {
-        "namespaces": ["status"],
+        "namespaces": ["status", "finalize"],
         "configmaps": [],
         "secrets": [],
         "pods": ["status"],
@@ -60,6 +60,7 @@ SERVED = {
     },
     "batch/v1": {"jobs": ["status"], "cronjobs": ["status"]},
     "coordination.k8s.io/v1": {"leases": []},
+    "authentication.k8s.io/v1": {"selfsubjectreviews": []},
     "authorization.k8s.io/v1": {
         "selfsubjectaccessreviews": [],
         "selfsubjectrulesreviews": [],

@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
+use http::{Response, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use tokio::sync::mpsc;
@@ -41,7 +42,7 @@ impl ListBody {
         Self::with_prefix(head, items, b"", tail)
     }
 
-    /// A body of objects given by their [`Stored::untyped_rest`](crate::store::Stored::untyped_rest):
+    /// A body of objects given by their [`Stored::untyped_rest`](crate::storage::objects::Stored::untyped_rest):
     /// each is written as `{` and those bytes, without copying them first.
     pub(crate) fn boxed_untyped(head: Bytes, items: Vec<Bytes>, tail: Bytes) -> BoxBody {
         Self::with_prefix(head, items, b"{", tail)
@@ -131,6 +132,19 @@ impl Body for ChannelBody {
             .poll_recv(cx)
             .map(|chunk| chunk.map(|b| Ok(Frame::data(b))))
     }
+}
+
+/// A JSON response.
+pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
+    with_json_type(Response::builder().status(code), full(body))
+}
+
+/// Adds the JSON content type and builds.
+pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
+    builder
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }
 
 #[cfg(test)]

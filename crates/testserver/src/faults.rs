@@ -13,9 +13,9 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::authz::{Attributes, UserInfo};
-use crate::requestinfo;
-use crate::state::State;
+use crate::request::requestinfo;
 use crate::status::ApiError;
+use crate::storage::State;
 
 /// The failure returned by [`Faults::fail_next`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 use serde_json::{Map, Value, json};
 
 use super::*;
+use crate::openapi::unknown_fields::KindSchema;
 
 fn components() -> Map<String, Value> {
     let c = json!({

@@ -16,6 +16,36 @@
 //! - [`Faults`] injects failures: dropped, stalled or bookmark-less watches, forced compaction
 //!   (410), 429/500/503 responses, latency.
 //!
+//! # The request path
+//! ```text
+//! TestServer (listener.rs: socket, TLS, HTTP/1.1+2) ──or── ApiServer::handle (pipeline.rs)
+//!  1. authenticate      bearer token → UserInfo               request/authn.rs, storage/tokens.rs
+//!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, request/verb.rs,
+//!                                                              authz.rs, rbac/
+//!  3. route             path → Target or discovery/OpenAPI    request/route.rs
+//!                         (non-resource: handlers/discovery.rs, openapi/)
+//!  4. scope             verb, dryRun, fieldManager, Accept    request/scope.rs, request/negotiation.rs
+//!                         → one immutable Scope; 405 for a method no route serves
+//!  5. faults, decode    injected failures, 413, body → JSON,  faults.rs, request/negotiation.rs,
+//!                         fieldValidation                      fieldvalidation.rs, request/query.rs
+//!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
+//!                         TokenRequest)                          delete,scale,review,token}.rs
+//!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle)
+//!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
+//!                                                                namespace_cleanup, strategy)
+//!                         server-side apply, managedFields    apply/, patch.rs, validation.rs
+//!  9. store             objects, history, resource table      storage/, registry/
+//! 10. encode            JSON/protobuf, lists, watch frames,   encode/, table/
+//!                         Tables, PartialObjectMetadata
+//! bottom: Status errors (status.rs), bodies and JSON responses (body.rs), object helpers
+//!         (object.rs)
+//! ```
+//! Admission (7) and the strategy (8) run inside the write handlers, under the storage lock, as
+//! the real registry runs them inside `Create`/`Update`/`Delete`. Each module imports only modules
+//! below it on this map (`hack/testserver-import-graph.py` checks there is no import cycle);
+//! handlers receive the request's `Scope` (`request/scope.rs`) and, for writes, only the storage
+//! handle.
+//!
 //! # Real-server behaviour reproduced
 //! - Storage: one global, monotonically increasing resourceVersion; uid, creationTimestamp,
 //!   generation (bumped only when something outside metadata/status changes); optimistic
@@ -25,8 +55,11 @@
 //!   delete preconditions and `propagationPolicy` (`Foreground` / `Orphan` keep the object with
 //!   the `foregroundDeletion` / `orphan` finalizer: as on the real servers kubegen is checked
 //!   against, no garbage collector runs, so it stays until a client removes the finalizer);
-//!   deletecollection; namespaces that must exist, and namespace deletion (Terminating, content
-//!   deleted, then removed); DNS-1123 name validation (422 Invalid), of `generateName` too (cut
+//!   deletecollection; namespaces that must exist (the NamespaceLifecycle admission plugin), and
+//!   namespace deletion (Terminating, content deleted, then the `kubernetes` finalizer dropped and
+//!   the namespace removed once no finalizer is left), the namespace `finalize` subresource
+//!   (everything but `status`, removal once `spec.finalizers` and `metadata.finalizers` are
+//!   empty); DNS-1123 name validation (422 Invalid), of `generateName` too (cut
 //!   at byte 58 like the real server, even inside a multibyte character), and the 1 MiB limit of
 //!   ConfigMap and Secret data (422 Invalid).
 //! - Limits: write bodies over 3 MiB get 413 (current servers' `MaxRequestBodyBytes`; 1.15 had
@@ -66,77 +99,82 @@
 //! - Authentication and authorization, opt-in ([`ServerOptions::tokens`],
 //!   [`ServerOptions::bearer_token`], [`ServerOptions::rbac`]; by default everybody is an
 //!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API
-//!   (`authn.rs`), 401 for a missing or unknown token; every request authorized once before
-//!   routing, with the real server's request attributes and 403 wording (`requestinfo.rs`); RBAC
+//!   (`request/authn.rs`), 401 for a missing or unknown token; every request authorized once
+//!   before routing, with the real server's request attributes and 403 wording
+//!   (`request/requestinfo.rs`); RBAC
 //!   over the served `rbac.authorization.k8s.io/v1` objects with the bootstrap roles a real server
 //!   creates (`rbac/`). Access reviews (`SelfSubjectAccessReview` / `SelfSubjectRulesReview`)
-//!   answer for the requesting user from the same [`Authorizer`], for `kubectl auth can-i`.
+//!   answer for the requesting user from the same [`Authorizer`], for `kubectl auth can-i`;
+//!   `SelfSubjectReview` names the requesting user, for `kubectl auth whoami`.
 //! - TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
 //!   with q-values; answers (objects, lists, `Status` errors, watch streams) in protobuf for
 //!   built-in kinds when the chosen range asks for it, as kubectl and client-go do, JSON otherwise
 //!   and for custom resources and Tables; 406 when no media range can be written (shapes in
-//!   `negotiation`, writing in `encoding`).
+//!   `request/negotiation.rs`, writing in `encode/`).
+//! - Methods: the verb of a request follows kube-apiserver's `RequestInfoFactory` (HEAD counts as
+//!   GET for authorization); a method no route serves (`OPTIONS`, `HEAD`, `PUT` on a collection,
+//!   `DELETE` on `/status`…) gets the router's generic 405.
 //!
 //! # Deliberately not reproduced
-//! No admission beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse new
-//! content, system namespaces cannot be deleted), no anonymous requests, no ClusterRole
+//! No admission plugin beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse
+//! new content, system namespaces cannot be deleted) and no admission webhooks, no anonymous
+//! requests, no ClusterRole
 //! aggregation or RBAC escalation checks, no `ancient-changes` compaction of managedFields, no
 //! pruning of unknown fields
 //! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
 //! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
-//! YAML responses, namespace `/finalize`, and no
+//! YAML responses, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
-//! from the URL where the real server would reject it. A watch from a resourceVersion newer than
+//! from the URL where the real server would reject it. Namespace content is deleted at once by
+//! the delete request itself (`kinds/namespace_cleanup.rs` stands in for the namespace
+//! controller), and the namespace strategy does not yet keep `spec.finalizers` on a plain update
+//! or add `kubernetes` to a client's own on create. Discovery and OpenAPI paths answer GET only
+//! (the generic 405 otherwise), where v1.36 answers some of them (`/apis`, `/apis/<group>`,
+//! `/openapi/v2`) whatever the method. A watch from a resourceVersion newer than
 //! the server's waits for it instead of failing. Request bodies and patched objects nest at most
 //! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. An unknown path outside
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
 
-mod api;
+mod admission;
+mod apiserver;
 mod apply;
-mod authn;
 mod authz;
 mod body;
-mod conversion;
-mod discovery;
-mod encoding;
+mod encode;
 mod error;
 mod faults;
 mod fieldvalidation;
 mod handlers;
-mod negotiation;
+mod kinds;
+mod listener;
+mod object;
 mod openapi;
 mod options;
 mod patch;
-mod query;
+mod pipeline;
 mod rbac;
 mod registry;
-mod requestinfo;
-mod route;
-mod selectors;
-mod server;
-mod shared;
-mod state;
+mod request;
 mod status;
-mod store;
+mod storage;
 mod table;
 mod tls;
 mod validation;
-mod watch;
 
+pub use apiserver::ApiServer;
 pub use authz::{
     AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
 };
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
-pub use handlers::scale::ScaleSubresource;
+pub use listener::TestServer;
 pub use options::ServerOptions;
+pub use registry::scale::ScaleSubresource;
 pub use registry::{NameRule, ResourceDefinition};
-pub use server::TestServer;
-pub use shared::ApiServer;
 pub use table::PrinterColumn;

@@ -6,7 +6,9 @@
 //! wording as the real server, so client error predicates (`is_not_found`, `is_conflict`, ...) and
 //! logged messages behave identically against this test double.
 
+use crate::body::{BoxBody, full, with_json_type};
 use bytes::Bytes;
+use http::{Response, header};
 use serde::Serialize;
 
 /// One field-level cause inside `details.causes` (apimachinery `StatusCause`).
@@ -232,18 +234,6 @@ impl ApiError {
         ApiError::new(400, "BadRequest", message.into())
     }
 
-    /// 405 for a verb the resource does not support.
-    pub(crate) fn method_not_supported(what: Qualified<'_>, action: &str) -> ApiError {
-        let message = format!(
-            "{action} is not supported on resources of kind \"{}\"",
-            what.display()
-        );
-        let mut e = ApiError::new(405, "MethodNotAllowed", message);
-        e.details.group = what.group.to_string();
-        e.details.kind = what.resource.to_string();
-        e
-    }
-
     /// 405 for a verb a resource has no route for (e.g. `GET` on a create-only review), worded
     /// like the real server's router: generic message, empty details.
     pub(crate) fn method_not_allowed() -> ApiError {
@@ -446,6 +436,21 @@ pub(crate) fn cause(reason: &str, field: &str, message: impl Into<String>) -> Ca
         message: message.into(),
         field: field.into(),
     }
+}
+
+/// The `Status` response for an error.
+pub(crate) fn error_response(error: &ApiError) -> Response<BoxBody> {
+    let mut builder = Response::builder().status(error.code);
+    if error.plain_text {
+        return builder
+            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(full(Bytes::from(error.message.clone())))
+            .unwrap_or_else(|_| Response::new(full(Bytes::new())));
+    }
+    if let Some(seconds) = error.retry_after {
+        builder = builder.header(header::RETRY_AFTER, seconds.to_string());
+    }
+    with_json_type(builder, full(error.to_json()))
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
+use crate::authz::UserInfo;
 use crate::registry::ResourceDefinition;
+use crate::request::route::Target;
+use crate::request::verb::Verb;
 
 fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
     let path = if group.is_empty() {
@@ -24,8 +27,8 @@ fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
     }
 }
 
-fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) -> Target {
-    Target {
+fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) -> Scope {
+    let target = Target {
         def: Arc::new(ResourceDefinition {
             group: group.into(),
             version: "v1".into(),
@@ -37,8 +40,13 @@ fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) ->
         name: Some("x".into()),
         subresource: subresource.map(String::from),
         watch_path: false,
+    };
+    Scope {
+        target,
+        verb: Verb::Update,
+        user: UserInfo::admin(),
         dry_run: false,
-        format: crate::encoding::WireFormat::Json,
+        format: crate::request::negotiation::WireFormat::Json,
         writer,
     }
 }
@@ -66,7 +74,7 @@ fn fields_of(object: &Value) -> Vec<(String, String, Value)> {
         .unwrap_or_default()
 }
 
-fn parsed(config: &Value, target: &Target) -> Config {
+fn parsed(config: &Value, target: &Scope) -> Config {
     Config::parse(config.to_string().as_bytes(), target).unwrap()
 }
 

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use crate::handlers::create::normalize_namespace;
-use crate::handlers::metadata_mut;
-use crate::route::Target;
+use crate::object::metadata_mut;
+use crate::request::route::normalize_namespace;
+use crate::request::scope::Scope;
 use crate::status::ApiError;
 
 /// An apply request's configuration, checked against the URL.
@@ -21,7 +21,7 @@ impl Config {
     /// # Errors
     /// 400 for YAML that is not an object, another kind or version (`invalid object type:
     /// /v1, Kind=Secret`), another name or namespace than the URL's (checked on v1.36).
-    pub(crate) fn parse(body: &[u8], target: &Target) -> Result<Config, ApiError> {
+    pub(crate) fn parse(body: &[u8], target: &Scope) -> Result<Config, ApiError> {
         let value: Value = serde_yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
         let Value::Object(mut config) = value else {

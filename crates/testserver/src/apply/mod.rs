@@ -28,9 +28,8 @@ pub(crate) mod fieldset;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod schema;
+pub(crate) mod writer;
 
-use http::HeaderMap;
-use http::header::USER_AGENT;
 use serde_json::Value;
 
 pub(crate) use crate::apply::config::Config;
@@ -38,12 +37,12 @@ use crate::apply::fieldset::FieldSet;
 use crate::apply::managed::Entry;
 use crate::apply::merge::{Comparison, WalkError, Walker};
 use crate::apply::schema::{Node, Schemas};
+use crate::apply::writer::Writer;
 use crate::openapi::{GroupSchemas, crd::installed_in, kind_root};
-use crate::query::Query;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::state::State;
-use crate::status::{ApiError, Cause};
+use crate::request::scope::Scope;
+use crate::status::ApiError;
+use crate::storage::State;
 
 /// Whether a write still has its managedFields to record, or an apply has set them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,83 +54,6 @@ pub(crate) enum Fields {
     TrackScale,
     /// Set by [`Tracker::apply`].
     Applied,
-}
-
-/// Who writes, from the request: `fieldManager`, `force` and the `User-Agent`.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Writer {
-    /// `?fieldManager=`, if given.
-    pub(crate) field_manager: Option<String>,
-    /// The `User-Agent` up to its first `/` (apiserver `prefixFromUserAgent`).
-    pub(crate) agent: String,
-    /// `?force=true`.
-    pub(crate) force: bool,
-}
-
-impl Writer {
-    pub(crate) fn from_request(headers: &HeaderMap, query: &Query) -> Writer {
-        let agent = headers
-            .get(USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        Writer {
-            field_manager: query.get("fieldManager").map(String::from),
-            agent: agent.split('/').next().unwrap_or("").to_string(),
-            force: query.flag("force"),
-        }
-    }
-
-    /// The manager an `Update` is recorded under; `unknown` when neither names one (v1.36 records a
-    /// write without a `User-Agent` so).
-    fn manager(&self) -> &str {
-        match self.field_manager.as_deref().unwrap_or(&self.agent) {
-            "" => "unknown",
-            named => named,
-        }
-    }
-
-    /// `force` outside an apply.
-    ///
-    /// # Errors
-    /// 422 `PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for
-    /// non-apply patch` (checked on v1.36).
-    pub(crate) fn check_no_force(&self) -> Result<(), ApiError> {
-        if !self.force {
-            return Ok(());
-        }
-        let cause = Cause {
-            reason: "FieldValueForbidden".into(),
-            message: "Forbidden: may not be specified for non-apply patch".into(),
-            field: "force".into(),
-        };
-        Err(ApiError::invalid(
-            "meta.k8s.io",
-            "PatchOptions",
-            "",
-            vec![cause],
-        ))
-    }
-
-    /// The manager of an apply.
-    ///
-    /// # Errors
-    /// 422 `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required
-    /// for apply patch` without one (checked on v1.36).
-    pub(crate) fn applier(&self) -> Result<&str, ApiError> {
-        match self.field_manager.as_deref() {
-            Some(m) if !m.is_empty() => Ok(m),
-            _ => Err(ApiError::invalid(
-                "meta.k8s.io",
-                "PatchOptions",
-                "",
-                vec![Cause {
-                    reason: "FieldValueRequired".into(),
-                    message: "Required value: is required for apply patch".into(),
-                    field: "fieldManager".into(),
-                }],
-            )),
-        }
-    }
 }
 
 /// The schemas of the kind a request writes, loaded under the state lock.
@@ -150,6 +72,29 @@ impl KindSchemas {
     }
 }
 
+/// Records a write in `next`'s managedFields as `fields` says: as an `Update` (through `scale`
+/// for [`Fields::TrackScale`]), or not at all for an apply, whose merge recorded it already.
+///
+/// # Errors
+/// 400 for malformed managedFields; 500 when the kind's schemas cannot be loaded.
+pub(crate) fn record_write(
+    state: &State,
+    target: &Scope,
+    fields: Fields,
+    old: Option<&Value>,
+    next: &mut Value,
+) -> Result<(), ApiError> {
+    if fields == Fields::Applied {
+        return Ok(());
+    }
+    let schemas = KindSchemas::load(state, &target.def)?;
+    let mut tracker = Tracker::new(&schemas, target);
+    if fields == Fields::TrackScale {
+        tracker = tracker.through("scale");
+    }
+    tracker.record_update(old, next)
+}
+
 /// Field ownership for one write: the kind's schema, the endpoint and the writer.
 pub(crate) struct Tracker<'a> {
     walker: Walker<'a>,
@@ -163,7 +108,7 @@ pub(crate) struct Tracker<'a> {
 }
 
 impl<'a> Tracker<'a> {
-    pub(crate) fn new(schemas: &'a KindSchemas, target: &'a Target) -> Tracker<'a> {
+    pub(crate) fn new(schemas: &'a KindSchemas, target: &'a Scope) -> Tracker<'a> {
         let def = &target.def;
         let components = schemas.schemas.as_ref().map(GroupSchemas::get);
         let root = components.and_then(|c| kind_root(c, (&def.group, &def.version, &def.kind)));
@@ -177,7 +122,7 @@ impl<'a> Tracker<'a> {
             subresource: target.subresource.clone().unwrap_or_default(),
             status_subresource: def.status_subresource,
             writer: &target.writer,
-            now: crate::handlers::now(),
+            now: crate::object::now(),
         }
     }
 

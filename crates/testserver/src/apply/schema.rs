@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::fieldvalidation::resolve;
+use crate::openapi::unknown_fields::resolve;
 
 /// The named schemas a kind's schema refers to; None for a kind without a document.
 #[derive(Clone, Copy)]

@@ -7,20 +7,26 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
-use crate::apply::{Fields, KindSchemas, Tracker};
+use crate::admission::{self, Attributes, Operation};
+use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
-use crate::handlers::{crd, key_of, metadata_mut, namespace, now, object_response, parse_object};
-use crate::route::Target;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::encode::object_response;
+use crate::kinds::strategy_for;
+use crate::object::{metadata_mut, now, parse_object};
+use crate::registry::ResourceDefinition;
+use crate::request::route::key_of;
+use crate::request::route::normalize_namespace;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
-use crate::store::Stored;
+use crate::storage::State;
+use crate::storage::Storage;
+use crate::storage::objects::Stored;
 use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
 pub(crate) fn create(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let def = &target.def;
@@ -28,14 +34,14 @@ pub(crate) fn create(
         return Err(ApiError::unknown_path());
     }
     let object = parse_object(body)?;
-    insert(api, target, object, Fields::Track)
+    insert(store, target, object, Fields::Track)
 }
 
 /// Creates `object` (from a create's body, or an apply's merged configuration whose
 /// managedFields `fields` says are set already).
 pub(crate) fn insert(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     mut object: Map<String, Value>,
     fields: Fields,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -53,21 +59,13 @@ pub(crate) fn insert(
             "resourceVersion should not be set on objects to be created",
         ));
     }
-    let mut state = api.inner.state.lock();
-    if let Some(ns) = &target.namespace {
-        namespace::check_writable(&state, target, ns, meta_name(meta))?;
-    }
+    let given_name = meta_name(meta).to_string();
+    let mut state = store.lock();
+    let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
+    admission::admit(&attributes, Some(&mut object))?;
+    let meta = metadata_mut(&mut object)?;
     let name = choose_name(&state, target, meta)?;
-    let mut causes = match meta.get("generateName").and_then(Value::as_str) {
-        Some(prefix) if !prefix.is_empty() => {
-            prefix_causes(def.name_rule, prefix, "metadata.generateName")
-        }
-        _ => Vec::new(),
-    };
-    causes.extend(name_causes(def.name_rule, &name, "metadata.name"));
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
-    }
+    check_names(def, meta, &name)?;
     let key = key_of(target, &name);
     if state.store.get(&def.key(), &key).is_some() {
         return Err(ApiError::already_exists(target.qualified(), &name));
@@ -76,12 +74,9 @@ pub(crate) fn insert(
     if def.status_subresource {
         object.remove("status");
     }
-    prepare_kind(target, &mut object)?;
+    strategy_for(def).prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
-    if fields == Fields::Track {
-        let schemas = KindSchemas::load(&state, def)?;
-        Tracker::new(&schemas, target).record_update(None, &mut object)?;
-    }
+    record_write(&state, target, fields, None, &mut object)?;
     if let Some(too_long) = data_size_cause(def, &object) {
         return Err(ApiError::invalid(
             &def.group,
@@ -90,6 +85,8 @@ pub(crate) fn insert(
             vec![too_long],
         ));
     }
+    let attributes = Attributes::new(Operation::Create, target, &name, &state);
+    admission::validate(&attributes, Some(&object))?;
     if target.dry_run {
         let preview = Stored::new(object, 0);
         return Ok(object_response(
@@ -98,44 +95,42 @@ pub(crate) fn insert(
         ));
     }
     let stored = state.store.insert(&def.key(), key, object);
-    if crd::is_crd(def) {
-        crd::register(&mut state, &stored.value);
-    }
-    api.notify(state.store.current_rv());
+    strategy_for(def).after_write(&mut state, &stored.value);
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::CREATED, &stored))
+}
+
+/// The chosen name and the `generateName` it came from, if any, validated by the kind's rule.
+///
+/// # Errors
+/// 422 Invalid with one cause per problem.
+fn check_names(
+    def: &ResourceDefinition,
+    meta: &Map<String, Value>,
+    name: &str,
+) -> Result<(), ApiError> {
+    let mut causes = match meta.get("generateName").and_then(Value::as_str) {
+        Some(prefix) if !prefix.is_empty() => {
+            prefix_causes(def.name_rule, prefix, "metadata.generateName")
+        }
+        _ => Vec::new(),
+    };
+    causes.extend(name_causes(def.name_rule, name, "metadata.name"));
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(&def.group, &def.kind, name, causes));
+    }
+    Ok(())
 }
 
 fn meta_name(meta: &Map<String, Value>) -> &str {
     meta.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
-/// Checks the body's namespace against the URL and sets it (or clears it for cluster-scoped kinds).
-pub(crate) fn normalize_namespace(
-    meta: &mut Map<String, Value>,
-    target: &Target,
-) -> Result<(), ApiError> {
-    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
-    match &target.namespace {
-        Some(ns) if target.def.namespaced => {
-            if !given.is_empty() && given != ns {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            meta.insert("namespace".into(), ns.clone().into());
-        }
-        _ => {
-            meta.remove("namespace");
-        }
-    }
-    Ok(())
-}
-
 /// `metadata.name`, or a fresh one from `generateName`: its first 58 bytes and 5 random characters,
 /// as the real server's `SimpleNameGenerator`. Validation comes after, on the result.
 fn choose_name(
     state: &State,
-    target: &Target,
+    target: &Scope,
     meta: &mut Map<String, Value>,
 ) -> Result<String, ApiError> {
     let name = meta_name(meta).to_string();
@@ -209,15 +204,4 @@ fn stamp_new_metadata(meta: &mut Map<String, Value>, name: &str, generation: boo
     } else {
         meta.remove("generation");
     }
-}
-
-/// Kind-specific defaults and validation (the registry strategies' `PrepareForCreate`).
-fn prepare_kind(target: &Target, object: &mut Map<String, Value>) -> Result<(), ApiError> {
-    if crd::is_crd(&target.def) {
-        return crd::prepare(object);
-    }
-    if target.def.group.is_empty() && target.def.plural == "namespaces" {
-        namespace::prepare(object);
-    }
-    Ok(())
 }

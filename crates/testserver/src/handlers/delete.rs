@@ -1,61 +1,56 @@
-//! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`, registry
-//! `Store.Delete` with `BeforeDelete` and finalizer handling).
+//! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`): options and
+//! preconditions, admission, then the shared deletion with finalizers (`crate::kinds::deletion`)
+//! or, for a kind whose strategy terminates (namespaces), termination
+//! (`crate::kinds::namespace_cleanup`).
 //!
-//! An object with finalizers is not removed: it gets `deletionTimestamp` (and a generation bump)
-//! and disappears when an update removes its last finalizer (see `update.rs`). The propagation
-//! policy adds or drops the `foregroundDeletion` / `orphan` finalizers first (see
-//! `delete_options.rs`). Like the real server, a delete that leaves the object in place answers
-//! 200 with the object; 202 only when the request set `orphanDependents: false`.
+//! Like the real server, a delete that leaves the object in place answers 200 with the object;
+//! 202 only when the request set `orphanDependents: false`.
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use serde_json::Value;
 
+use crate::admission::{self, Attributes, Operation};
 use crate::body::BoxBody;
-use crate::encoding::{ItemTypes, json_list_body};
-use crate::handlers::delete_options::DeleteOptions;
-use crate::handlers::finalizers_of;
-use crate::handlers::{crd, existing, meta_str, namespace, now, object_response};
-use crate::query::{ListParams, Query};
+use crate::body::json_response;
+use crate::encode::object_response;
+use crate::encode::{ItemTypes, json_list_body};
+use crate::kinds::deletion::{Outcome, delete_object};
+use crate::kinds::{namespace_cleanup, strategy_for};
+use crate::object::finalizers_of;
+use crate::object::meta_str;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
-use crate::state::State;
+use crate::request::delete_options::DeleteOptions;
+use crate::request::query::{ListParams, Query};
+use crate::request::route::existing;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
-use crate::store::{ListQuery, ObjectKey, Stored};
-
-/// What a delete did.
-pub(crate) enum Outcome {
-    /// Finalizers remain: the object now carries `deletionTimestamp`.
-    Pending(Stored),
-    /// The object is gone; this is its last state.
-    Gone(Stored),
-}
+use crate::storage::State;
+use crate::storage::Storage;
+use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// `DELETE .../<plural>/<name>`.
 pub(crate) fn delete(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     body: &Bytes,
     query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
     let options = DeleteOptions::parse(body, query)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
+    let attributes = Attributes::new(Operation::Delete, target, &name, &state);
+    admission::admit(&attributes, None)?;
+    admission::validate(&attributes, None)?;
     if target.dry_run {
         return Ok(dry_run_response(target, &name, stored, &options));
     }
-    let namespace_delete = target.def.group.is_empty() && target.def.plural == "namespaces";
-    if namespace_delete && matches!(name.as_str(), "default" | "kube-system" | "kube-public") {
-        // The NamespaceLifecycle admission plugin protects the system namespaces.
-        let why = "this namespace may not be deleted";
-        return Err(ApiError::forbidden(target.qualified(), &name, why));
-    }
-    let response = if namespace_delete {
-        let after = namespace::terminate(&mut state, &name);
-        match after {
+    let response = if strategy_for(&target.def).terminates() {
+        let delete = |state: &mut State, def: &ResourceDefinition, key: &ObjectKey| {
+            delete_object(state, def, key, &DeleteOptions::default());
+        };
+        match namespace_cleanup::terminate(&mut state, &name, delete) {
             Some(ns) => object_response(StatusCode::OK, &ns),
             None => json_response(
                 StatusCode::OK,
@@ -78,7 +73,7 @@ pub(crate) fn delete(
             None => return Err(ApiError::not_found(target.qualified(), &name)),
         }
     };
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(response)
 }
 
@@ -95,7 +90,7 @@ fn pending_code(options: &DeleteOptions) -> StatusCode {
 /// What a delete would answer, without deleting: objects that finalizers would hold (and
 /// namespaces) would be marked, others removed.
 fn dry_run_response(
-    target: &Target,
+    target: &Scope,
     name: &str,
     stored: &Stored,
     options: &DeleteOptions,
@@ -103,7 +98,7 @@ fn dry_run_response(
     let held = !options.finalizers(&finalizers_of(&stored.value)).is_empty();
     if held {
         object_response(pending_code(options), stored)
-    } else if target.def.delete_returns_object || target.def.plural == "namespaces" {
+    } else if target.def.delete_returns_object || strategy_for(&target.def).terminates() {
         object_response(StatusCode::OK, stored)
     } else {
         let uid = meta_str(&stored.value, "uid");
@@ -114,70 +109,16 @@ fn dry_run_response(
     }
 }
 
-/// Deletes one object: marks it when finalizers remain after `options` (running the removal
-/// hooks otherwise). None when it does not exist.
-pub(crate) fn delete_object(
-    state: &mut State,
-    def: &ResourceDefinition,
-    key: &ObjectKey,
-    options: &DeleteOptions,
-) -> Option<Outcome> {
-    let stored = state.store.get(&def.key(), key)?.clone();
-    let current = finalizers_of(&stored.value);
-    let finalizers = options.finalizers(&current);
-    if finalizers.is_empty() {
-        return remove(state, def, key).map(Outcome::Gone);
-    }
-    let deleting = stored
-        .value
-        .pointer("/metadata/deletionTimestamp")
-        .is_some();
-    if deleting && finalizers == current {
-        return Some(Outcome::Pending(stored));
-    }
-    let mut next = (*stored.value).clone();
-    next["metadata"]["finalizers"] = finalizers.into();
-    if !deleting {
-        next["metadata"]["deletionTimestamp"] = now().into();
-        next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-        if let Some(generation) = next.pointer("/metadata/generation").and_then(Value::as_i64) {
-            next["metadata"]["generation"] = (generation + 1).into();
-        }
-    }
-    Some(Outcome::Pending(state.store.replace(
-        &def.key(),
-        key.clone(),
-        next,
-    )))
-}
-
-/// Removes an object for good and runs what must follow: a CRD takes its resource with it; a
-/// terminating namespace may now be empty.
-pub(crate) fn remove(
-    state: &mut State,
-    def: &ResourceDefinition,
-    key: &ObjectKey,
-) -> Option<Stored> {
-    let last = state.store.remove(&def.key(), key)?;
-    if crd::is_crd(def) {
-        crd::unregister(state, &last.value);
-    }
-    if def.namespaced {
-        namespace::finish_if_empty(state, &key.0);
-    }
-    Some(last)
-}
-
 /// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
 pub(crate) fn delete_collection(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     query: &Query,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let params = ListParams::parse(query, &target.def, false)?;
     let options = DeleteOptions::parse(body, query)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let keep = |s: &Stored| params.matches(&s.value);
     let list_query = ListQuery {
         namespace: target.namespace.as_deref(),
@@ -200,18 +141,21 @@ pub(crate) fn delete_collection(
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),
         );
+        let attributes = Attributes::new(Operation::Delete, target, &key.1, &state);
+        admission::admit(&attributes, None)?;
+        admission::validate(&attributes, None)?;
         match delete_object(&mut state, &target.def, &key, &options) {
             Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s),
             None => {}
         }
     }
     let rv = state.store.current_rv();
-    api.notify(rv);
+    store.notify(rv);
     drop(state);
-    let meta = crate::handlers::read::list_meta(rv, None, None);
-    let head = crate::handlers::read::list_head(&target.def.kind, &target.def.api_version(), meta);
+    let meta = crate::encode::list_meta(rv, None, None);
+    let head = crate::encode::list_head(&target.def.kind, &target.def.api_version(), meta);
     let body = json_list_body(head, deleted, ItemTypes::of(&target.def));
-    Ok(crate::shared::with_json_type(
+    Ok(crate::body::with_json_type(
         Response::builder().status(StatusCode::OK),
         body,
     ))

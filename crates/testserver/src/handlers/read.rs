@@ -8,23 +8,28 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
+use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
-use crate::conversion::{Conversion, partial_object_metadata};
-use crate::encoding::{ItemTypes, list_response};
-use crate::handlers::{existing, meta_str, object_response};
-use crate::query::{ListParams, Query, RvMatch};
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::body::json_response;
+use crate::encode::conversion::Conversion;
+use crate::encode::list_meta;
+use crate::encode::object_response;
+use crate::encode::{ItemTypes, list_response};
+use crate::object::meta_str;
+use crate::object::partial_object_metadata;
+use crate::request::query::{ListParams, Query, RvMatch};
+use crate::request::route::existing;
+use crate::request::scope::Scope;
 use crate::status::ApiError;
-use crate::store::{ListQuery, ObjectKey, Stored};
+use crate::storage::objects::{ListQuery, ObjectKey, Stored};
 
 /// `GET .../<plural>/<name>`, as the object, its metadata or a one-row Table.
 pub(crate) fn get(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let (stored, _) = existing(&state, target)?;
     Ok(match conversion {
         Some(Conversion::Table(table)) => {
@@ -86,7 +91,7 @@ impl ContinueToken {
 /// Waits until the store reaches `rv`, or fails with 504 "Too large resource version" after the
 /// configured wait, like the watch cache's `waitUntilFreshAndBlock`.
 pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError> {
-    let mut changes = api.inner.changes.subscribe();
+    let mut changes = api.inner.storage.subscribe();
     let wait: Duration = api.inner.options.too_large_rv_wait;
     let reached = tokio::time::timeout(wait, changes.wait_for(|current| *current >= rv)).await;
     match reached {
@@ -101,7 +106,7 @@ pub(crate) async fn wait_for_rv(api: &ApiServer, rv: u64) -> Result<(), ApiError
 /// `GET .../<plural>` without `watch`, as a list, a list of metadata or a Table.
 pub(crate) async fn list(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     query: &Query,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -116,7 +121,7 @@ pub(crate) async fn list(
     {
         wait_for_rv(api, rv).await?;
     }
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let store = &state.store;
     let at = snapshot(&params, token.as_ref());
     if let Some(at) = at
@@ -239,38 +244,6 @@ fn next_token(
         _ => i64::try_from(list_rv).unwrap_or(i64::MAX),
     };
     Some(ContinueToken { rv, after }.encode())
-}
-
-/// A list's `metadata`: `resourceVersion`, then `continue` and `remainingItemCount` when set.
-pub(crate) fn list_meta(
-    rv: u64,
-    next: Option<&str>,
-    remaining: Option<usize>,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("resourceVersion".into(), rv.to_string().into());
-    if let Some(next) = next {
-        metadata.insert("continue".into(), next.into());
-    }
-    if let Some(remaining) = remaining {
-        metadata.insert("remainingItemCount".into(), remaining.into());
-    }
-    metadata
-}
-
-/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
-pub(crate) fn list_head(
-    kind: &str,
-    api_version: &str,
-    metadata: serde_json::Map<String, serde_json::Value>,
-) -> Bytes {
-    let head = format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
-        serde_json::Value::from(format!("{kind}List")),
-        serde_json::Value::from(api_version),
-        serde_json::Value::Object(metadata)
-    );
-    Bytes::from(head)
 }
 
 #[cfg(test)]

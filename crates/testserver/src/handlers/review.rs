@@ -1,11 +1,16 @@
-//! `SelfSubjectAccessReview` and `SelfSubjectRulesReview` (`authorization.k8s.io/v1`, create only):
-//! what `kubectl auth can-i` and `kubectl auth can-i --list` ask. Mirrors apiserver
-//! `pkg/registry/authorization/selfsubjectaccessreview/rest.go` and
-//! `selfsubjectrulesreview/rest.go`: nothing is stored, the answer is the request with `status`
-//! filled in from the server's [`crate::authz::Authorizer`], as the requesting user.
+//! The reviews, questions answered and never stored (create only): `SelfSubjectAccessReview` and
+//! `SelfSubjectRulesReview` (`authorization.k8s.io/v1`), what `kubectl auth can-i` and `kubectl
+//! auth can-i --list` ask, and `SelfSubjectReview` (`authentication.k8s.io/v1`), what `kubectl
+//! auth whoami` asks. Mirrors apiserver
+//! `pkg/registry/authorization/selfsubject{access,rules}review/rest.go` and
+//! `pkg/registry/authentication/selfsubjectreview/rest.go`: the answer is the request with
+//! `status` filled in from the server's [`crate::authz::Authorizer`] or, for
+//! `SelfSubjectReview`, the authenticated user itself (a new object: the body's metadata and
+//! status are ignored, as v1.36 does).
 //!
 //! # Differences from the real server
-//! - The response carries no `managedFields`.
+//! - The response carries no `managedFields`; a `SelfSubjectReview` has no `extra` (users here
+//!   carry none).
 //! - Shapes follow v1.36 (v1.15 answered `creationTimestamp: null` and printed Go structs in
 //!   validation messages).
 
@@ -13,59 +18,75 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Map, Value, json};
 
+use crate::apiserver::ApiServer;
 use crate::authz::{Attributes, Decision, Rules, UserInfo};
 use crate::body::BoxBody;
-use crate::handlers::parse_object;
-use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::body::json_response;
+use crate::kinds::Review;
+use crate::object::{now, parse_object};
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::validation::check_type_meta;
 
-const GROUP: &str = "authorization.k8s.io";
-const ACCESS: &str = "selfsubjectaccessreviews";
-const RULES: &str = "selfsubjectrulesreviews";
-
-/// Whether `def` is one of the review resources this module answers.
-pub(crate) fn is_review(def: &ResourceDefinition) -> bool {
-    def.group == GROUP && (def.plural == ACCESS || def.plural == RULES)
-}
-
-/// `POST /apis/authorization.k8s.io/v1/selfsubject{access,rules}reviews`, answered for `user`
-/// (the request's authenticated user).
+/// `POST .../selfsubject{access,rules}reviews` (`authorization.k8s.io`) and
+/// `.../selfsubjectreviews` (`authentication.k8s.io`), answered for the request's authenticated
+/// user.
 ///
 /// # Errors
 /// 400 for a body that is not a JSON object, 422 Invalid for a spec the real server rejects.
 pub(crate) fn create(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
+    review: Review,
     body: &Bytes,
-    user: &UserInfo,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let mut review = parse_object(body)?;
-    check_type_meta(&mut review, &target.def)?;
-    let spec = review.get("spec").cloned().unwrap_or(Value::Null);
-    let user = user.clone();
+    let mut object = parse_object(body)?;
+    check_type_meta(&mut object, &target.def)?;
+    let spec = object.get("spec").cloned().unwrap_or(Value::Null);
+    let user = target.user.clone();
     let authorizer = &api.inner.authorizer;
-    let status = if target.def.plural == ACCESS {
-        let attributes = access_attributes(&spec, user)?;
-        access_status(&authorizer.authorize(&attributes))
-    } else {
-        let namespace = spec["namespace"].as_str().unwrap_or_default();
-        if namespace.is_empty() {
-            return Err(ApiError::bad_request("no namespace on request"));
+    let status = match review {
+        Review::Access => {
+            let attributes = access_attributes(&spec, user)?;
+            access_status(&authorizer.authorize(&attributes))
         }
-        // The real rules review answers a new object: only the status, empty metadata and spec.
-        review.retain(|k, _| k == "apiVersion" || k == "kind");
-        review.insert("metadata".into(), json!({}));
-        review.insert("spec".into(), json!({}));
-        rules_status(&authorizer.rules_for(&user, namespace))
+        Review::Rules => {
+            let namespace = spec["namespace"].as_str().unwrap_or_default();
+            if namespace.is_empty() {
+                return Err(ApiError::bad_request("no namespace on request"));
+            }
+            // The real rules review answers a new object: only the status, empty metadata and
+            // spec.
+            object.retain(|k, _| k == "apiVersion" || k == "kind");
+            object.insert("metadata".into(), json!({}));
+            object.insert("spec".into(), json!({}));
+            rules_status(&authorizer.rules_for(&user, namespace))
+        }
+        Review::Subject => {
+            // Whatever the body says, the answer is a new object naming the requesting user.
+            object.retain(|k, _| k == "apiVersion" || k == "kind");
+            object.insert("metadata".into(), json!({"creationTimestamp": now()}));
+            json!({"userInfo": subject_user_info(&user)})
+        }
     };
-    review.insert("status".into(), status);
+    object.insert("status".into(), status);
     Ok(json_response(
         StatusCode::CREATED,
-        Bytes::from(Value::Object(review).to_string()),
+        Bytes::from(Value::Object(object).to_string()),
     ))
+}
+
+/// A `SelfSubjectReview`'s `status.userInfo` (authentication `UserInfo`: empty fields omitted).
+fn subject_user_info(user: &UserInfo) -> Value {
+    let mut info = Map::new();
+    info.insert("username".into(), user.name.clone().into());
+    if !user.uid.is_empty() {
+        info.insert("uid".into(), user.uid.clone().into());
+    }
+    if !user.groups.is_empty() {
+        info.insert("groups".into(), user.groups.clone().into());
+    }
+    Value::Object(info)
 }
 
 /// The authorizer's question from a `SelfSubjectAccessReviewSpec`.
@@ -111,7 +132,7 @@ fn access_attributes(spec: &Value, user: UserInfo) -> Result<Attributes, ApiErro
 /// `.authorization.k8s.io "" is invalid: ...`).
 fn invalid_spec(field: &str, message: String) -> ApiError {
     ApiError::invalid(
-        GROUP,
+        "authorization.k8s.io",
         "",
         "",
         vec![cause("FieldValueInvalid", field, message)],

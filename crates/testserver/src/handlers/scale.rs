@@ -20,46 +20,18 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
 use crate::body::BoxBody;
-use crate::handlers::{existing, meta_str, parse_object, update};
+use crate::body::json_response;
+use crate::handlers::update;
+use crate::object::{meta_str, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::shared::{ApiServer, json_response};
+use crate::registry::scale::ScaleSubresource;
+use crate::request::route::existing;
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
-use crate::store::Stored;
-
-/// Where a kind keeps what its Scale shows (apiextensions `CustomResourceSubresourceScale`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScaleSubresource {
-    /// Dotted path of the desired replicas, e.g. `.spec.replicas`.
-    pub spec_replicas_path: String,
-    /// Dotted path of the observed replicas, e.g. `.status.replicas`.
-    pub status_replicas_path: String,
-    /// Dotted path of the selector string (custom resources), e.g. `.status.selector`; empty
-    /// for none. Built-in kinds format their `spec.selector` instead.
-    pub label_selector_path: String,
-}
-
-impl ScaleSubresource {
-    /// The subresource of Deployments, ReplicaSets and StatefulSets.
-    pub(crate) fn builtin() -> ScaleSubresource {
-        ScaleSubresource {
-            spec_replicas_path: ".spec.replicas".into(),
-            status_replicas_path: ".status.replicas".into(),
-            label_selector_path: String::new(),
-        }
-    }
-
-    /// Reads a CRD version's `subresources.scale`.
-    pub(crate) fn from_crd(scale: &Value) -> ScaleSubresource {
-        let text = |field: &str| scale.get(field).and_then(Value::as_str).unwrap_or("");
-        ScaleSubresource {
-            spec_replicas_path: text("specReplicasPath").into(),
-            status_replicas_path: text("statusReplicasPath").into(),
-            label_selector_path: text("labelSelectorPath").into(),
-        }
-    }
-}
+use crate::storage::Storage;
+use crate::storage::objects::Stored;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).
 fn pointer(path: &str) -> String {
@@ -71,9 +43,8 @@ fn pointer(path: &str) -> String {
 
 /// `GET|PUT|PATCH .../<plural>/<name>/scale`.
 pub(crate) fn serve(
-    api: &ApiServer,
-    target: &Target,
-    verb: &str,
+    store: &Storage,
+    target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -82,14 +53,15 @@ pub(crate) fn serve(
         .scale_subresource
         .clone()
         .ok_or_else(ApiError::unknown_path)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (parent, key) = existing(&state, target).map_err(|e| not_found_scale(target, e))?;
     let parent = parent.clone();
     let old = scale_of(&target.def, &paths, &parent)?;
-    let wanted = match verb {
-        "get" => return Ok(json_response(StatusCode::OK, Bytes::from(old.to_string()))),
-        "update" => parse_object(body)?,
-        _ => patched(headers, body, &old)?,
+    let wanted = match target.verb {
+        Verb::Update => parse_object(body)?,
+        Verb::Patch => patched(headers, body, &old)?,
+        // Only get, update and patch are routed to `/scale`.
+        _ => return Ok(json_response(StatusCode::OK, Bytes::from(old.to_string()))),
     };
     let replicas = check_scale(target, &parent, &wanted)?;
     let mut next = (*parent.value).clone();
@@ -105,7 +77,7 @@ pub(crate) fn serve(
         return Err(ApiError::internal("the stored object is not a JSON object"));
     };
     let mut parent_target = target.clone();
-    parent_target.subresource = None;
+    parent_target.target.subresource = None;
     let stored = update::commit(
         &mut state,
         &parent_target,
@@ -114,7 +86,7 @@ pub(crate) fn serve(
         next,
         crate::apply::Fields::TrackScale,
     )?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     let scale = scale_of(&target.def, &paths, &stored)?;
     Ok(json_response(
         StatusCode::OK,
@@ -125,7 +97,7 @@ pub(crate) fn serve(
 /// A built-in's missing parent is reported on `deployments/scale.apps`, as the real server
 /// does. (Custom resources keep the parent's resource: a guess, no real server with a scalable
 /// CRD was at hand.)
-fn not_found_scale(target: &Target, error: ApiError) -> ApiError {
+fn not_found_scale(target: &Scope, error: ApiError) -> ApiError {
     if error.code != 404 || target.def.group != "apps" {
         return error;
     }
@@ -238,7 +210,7 @@ fn patched(headers: &HeaderMap, body: &Bytes, old: &Value) -> Result<Map<String,
 /// 400 for a wrong kind, name or namespace, 409 for a UID precondition that fails, 422 for a
 /// missing namespace or negative replicas.
 fn check_scale(
-    target: &Target,
+    target: &Scope,
     parent: &Stored,
     scale: &Map<String, Value>,
 ) -> Result<i64, ApiError> {

@@ -10,24 +10,27 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
-use crate::apply::{Config, Fields, KindSchemas, Tracker};
+use crate::admission::{self, Attributes, Operation};
+use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
 use crate::body::BoxBody;
-use crate::handlers::create::{self, normalize_namespace};
-use crate::handlers::{
-    crd, delete, existing, finalizers_of, metadata_mut, object_response, parse_object,
-};
+use crate::encode::object_response;
+use crate::handlers::create;
+use crate::kinds::{Strategy, deletion, strategy_for};
+use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
-use crate::route::Target;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::request::route::existing;
+use crate::request::route::normalize_namespace;
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
-use crate::store::{ObjectKey, Stored};
+use crate::storage::State;
+use crate::storage::Storage;
+use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::check_type_meta;
 
 /// `PUT .../<plural>/<name>[/status]`.
 pub(crate) fn update(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let mut object = parse_object(body)?;
@@ -41,18 +44,18 @@ pub(crate) fn update(
         )));
     }
     normalize_namespace(meta, target)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
     let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 
 /// `PATCH .../<plural>/<name>[/status]`.
 pub(crate) fn patch(
-    api: &ApiServer,
-    target: &Target,
+    store: &Storage,
+    target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -62,10 +65,10 @@ pub(crate) fn patch(
         .unwrap_or("");
     let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
     if kind == PatchKind::Apply {
-        return apply(api, target, body);
+        return apply(store, target, body);
     }
     target.writer.check_no_force()?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let (old, key) = existing(&state, target)?;
     let old = old.clone();
     let patched = patch::apply(kind, &old.value, body, &target.def)?;
@@ -85,16 +88,16 @@ pub(crate) fn patch(
     }
     normalize_namespace(meta, target)?;
     let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
 /// object, or creates it (201) when there is none.
-fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
+fn apply(store: &Storage, target: &Scope, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
     let config = Config::parse(body, target)?;
-    let mut state = api.inner.state.lock();
+    let mut state = store.lock();
     let schemas = KindSchemas::load(&state, &target.def)?;
     let tracker = Tracker::new(&schemas, target);
     let (old, key) = match existing(&state, target) {
@@ -104,7 +107,7 @@ fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxB
                 return Err(ApiError::internal("the applied object is not an object"));
             };
             drop(state);
-            return create::insert(api, target, object, Fields::Applied);
+            return create::insert(store, target, object, Fields::Applied);
         }
         Err(other) => return Err(other),
     };
@@ -112,7 +115,7 @@ fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxB
         return Err(ApiError::internal("the applied object is not an object"));
     };
     let stored = commit(&mut state, target, key, &old, next, Fields::Applied)?;
-    api.notify(state.store.current_rv());
+    store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::OK, &stored))
 }
 
@@ -120,7 +123,7 @@ fn apply(api: &ApiServer, target: &Target, body: &Bytes) -> Result<Response<BoxB
 /// Returns the stored version, or `old` itself when nothing changed.
 pub(crate) fn commit(
     state: &mut State,
-    target: &Target,
+    target: &Scope,
     key: ObjectKey,
     old: &Stored,
     incoming: Map<String, Value>,
@@ -140,20 +143,13 @@ pub(crate) fn commit(
             .unwrap_or(0);
         next["metadata"]["generation"] = (generation + 1).into();
     }
-    if crd::is_crd(def)
-        && !status_only
-        && let Some(object) = next.as_object_mut()
-    {
-        crd::prepare(object)?;
+    let strategy = strategy_for(def);
+    let attributes = Attributes::new(Operation::Update, target, &name, state);
+    admission::admit(&attributes, next.as_object_mut())?;
+    if !status_only && let Some(object) = next.as_object_mut() {
+        strategy.prepare_for_update(object)?;
     }
-    if fields != Fields::Applied {
-        let schemas = KindSchemas::load(state, def)?;
-        let mut tracker = Tracker::new(&schemas, target);
-        if fields == Fields::TrackScale {
-            tracker = tracker.through("scale");
-        }
-        tracker.record_update(Some(&old.value), &mut next)?;
-    }
+    record_write(state, target, fields, Some(&old.value), &mut next)?;
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(
             &def.group,
@@ -166,32 +162,38 @@ pub(crate) fn commit(
     if next == *old.value {
         return Ok(old.clone());
     }
+    let attributes = Attributes::new(Operation::Update, target, &name, state);
+    admission::validate(&attributes, Some(&next))?;
     if target.dry_run {
         return Ok(Stored::new(next, old.rv));
     }
-    let finished = next.pointer("/metadata/deletionTimestamp").is_some()
-        && next
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty());
-    if finished {
+    if finished(strategy, &next) {
         // The real store deletes instead of writing this update: watchers see only DELETED,
         // carrying the last stored state (finalizers included); the client gets the updated
         // object at the deletion's resourceVersion.
-        let last = delete::remove(state, def, &key)
+        let last = deletion::remove(state, def, &key)
             .ok_or_else(|| ApiError::not_found(target.qualified(), &name))?;
         return Ok(Stored::new(next, last.rv));
     }
     let stored = state.store.replace(&def.key(), key, next);
-    if crd::is_crd(def) {
-        crd::register(state, &stored.value);
-    }
+    strategy.after_write(state, &stored.value);
     Ok(stored)
+}
+
+/// Whether an update leaves a deleted object without finalizers, so that the store removes it
+/// instead (`ShouldDeleteDuringUpdate`, with the kind's own finalizers for namespaces).
+fn finished(strategy: &dyn Strategy, next: &Value) -> bool {
+    next.pointer("/metadata/deletionTimestamp").is_some()
+        && next
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty())
+        && !strategy.held(next)
 }
 
 /// resourceVersion and uid in the body act as preconditions.
 fn check_preconditions(
-    target: &Target,
+    target: &Scope,
     name: &str,
     old: &Stored,
     incoming: &Map<String, Value>,
@@ -216,7 +218,7 @@ fn check_preconditions(
             ));
         }
     }
-    let old_uid = crate::handlers::meta_str(&old.value, "uid");
+    let old_uid = crate::object::meta_str(&old.value, "uid");
     if let Some(uid) = field("uid").filter(|u| *u != old_uid) {
         let why = format!(
             "Precondition failed: UID in precondition: {uid}, UID in object meta: {old_uid}"
@@ -276,7 +278,7 @@ fn merge_for_mode(
 }
 
 fn check_finalizers(
-    target: &Target,
+    target: &Scope,
     name: &str,
     old: &Stored,
     next: &Value,

@@ -13,13 +13,13 @@
 //! The bundle is decompressed and parsed once per process, on the first request that needs it
 //! (~30 ms), never at server start, so `image-police --embedded` starts as fast as before.
 
+use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::Document;
 use crate::status::ApiError;
 
 /// The bundle, gzip-compressed JSON.
@@ -78,6 +78,24 @@ fn load(compressed: &[u8]) -> Result<Builtin, String> {
         meta,
         crd_templates,
     })
+}
+
+/// One served document with its serialized form and hash.
+#[derive(Clone, Debug)]
+pub(crate) struct Document {
+    pub(crate) value: Value,
+    pub(crate) bytes: Bytes,
+    /// Upper-case hex SHA-512 of `bytes` (kube-openapi `computeETag`).
+    pub(crate) hash: String,
+}
+
+impl Document {
+    pub(crate) fn new(value: Value) -> Document {
+        let bytes = Bytes::from(value.to_string());
+        let digest = ring::digest::digest(&ring::digest::SHA512, &bytes);
+        let hash = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
+        Document { value, bytes, hash }
+    }
 }
 
 #[cfg(test)]

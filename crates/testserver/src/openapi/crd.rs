@@ -23,9 +23,9 @@ use serde_json::{Map, Value, json};
 
 use super::builtin::Builtin;
 use super::paths::{self, Flavor, Resource};
+use crate::apiserver::ApiServer;
 use crate::registry::ResourceKey;
-use crate::shared::ApiServer;
-use crate::state::State;
+use crate::storage::State;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
@@ -38,7 +38,7 @@ const LIST_METADATA_DOC: &str = "Standard list metadata. More info: https://git.
 
 /// Every stored CustomResourceDefinition.
 pub(super) fn installed(api: &ApiServer) -> Vec<Value> {
-    installed_in(&api.inner.state.lock())
+    installed_in(&api.inner.storage.lock())
 }
 
 /// The stored CustomResourceDefinitions, read under a lock the caller holds.

@@ -24,6 +24,7 @@ pub(crate) mod builtin;
 pub(crate) mod crd;
 mod negotiate;
 mod paths;
+pub(crate) mod unknown_fields;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -37,41 +38,15 @@ use kubegen_codec::{
     OpenApiVersion, openapi_to_protobuf,
 };
 
+use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, full};
-use crate::fieldvalidation::KindSchema;
-use crate::query::Query;
-use crate::shared::ApiServer;
+use crate::openapi::unknown_fields::KindSchema;
+use crate::request::query::Query;
 use crate::status::ApiError;
+pub(crate) use builtin::Document;
 use negotiate::Format;
 
-/// The OpenAPI endpoints.
-#[derive(Clone, Debug)]
-pub(crate) enum Endpoint {
-    /// `/openapi/v2`
-    V2,
-    /// `/openapi/v3`
-    V3Index,
-    /// `/openapi/v3/<path>`, e.g. `apis/apps/v1`.
-    V3(String),
-}
-
-/// One served document with its serialized form and hash.
-#[derive(Clone, Debug)]
-pub(crate) struct Document {
-    pub(crate) value: Value,
-    pub(crate) bytes: Bytes,
-    /// Upper-case hex SHA-512 of `bytes` (kube-openapi `computeETag`).
-    pub(crate) hash: String,
-}
-
-impl Document {
-    pub(crate) fn new(value: Value) -> Document {
-        let bytes = Bytes::from(value.to_string());
-        let digest = ring::digest::digest(&ring::digest::SHA512, &bytes);
-        let hash = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
-        Document { value, bytes, hash }
-    }
-}
+pub(crate) use crate::request::route::Endpoint;
 
 /// Serves a GET on an OpenAPI endpoint.
 ///

@@ -8,11 +8,14 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+use crate::apiserver::ApiServer;
+use crate::authz::UserInfo;
 use crate::handlers::create::create;
-use crate::route::Target;
-use crate::shared::ApiServer;
+use crate::request::route::Target;
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
 
-use super::GROUP;
+use super::rules::GROUP;
 
 /// `(name, rules, subject groups)` of each default role and its binding of the same name.
 fn defaults() -> Vec<(&'static str, Value, &'static [&'static str])> {
@@ -77,7 +80,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                              "metadata": metadata(name), "subjects": subjects,
                              "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name}});
         for (plural, object) in [("clusterroles", role), ("clusterrolebindings", binding)] {
-            let def = api.inner.state.lock().registry.get(GROUP, "v1", plural);
+            let def = api.inner.storage.lock().registry.get(GROUP, "v1", plural);
             let Some(def) = def else { continue };
             let target = Target {
                 def,
@@ -85,15 +88,20 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 name: None,
                 subresource: None,
                 watch_path: false,
+            };
+            let scope = Scope {
+                target,
+                verb: Verb::Create,
+                user: UserInfo::admin(),
                 dry_run: false,
-                format: crate::encoding::WireFormat::Json,
+                format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
-                writer: crate::apply::Writer {
+                writer: crate::apply::writer::Writer {
                     field_manager: Some("kube-apiserver".into()),
                     ..Default::default()
                 },
             };
-            if let Err(e) = create(api, &target, &Bytes::from(object.to_string())) {
+            if let Err(e) = create(&api.inner.storage, &scope, &Bytes::from(object.to_string())) {
                 tracing::warn!(%name, %plural, error = %e.message, "bootstrapping RBAC failed");
             }
         }

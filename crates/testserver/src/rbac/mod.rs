@@ -29,12 +29,11 @@ use serde_json::Value;
 
 use crate::authz::{Attributes, Authorizer, Decision, Rules, UserInfo};
 use crate::registry::ResourceKey;
-use crate::state::State;
+use crate::storage::State;
 
 pub(crate) use bootstrap::bootstrap;
+use rules::GROUP;
 pub(crate) use rules::PolicyRule;
-
-const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The group whose members may do everything (apiserver `user.SystemPrivilegedGroup`).
 const MASTERS: &str = "system:masters";

@@ -3,8 +3,8 @@ use http::Request;
 use serde_json::json;
 
 use super::*;
+use crate::apiserver::ApiServer;
 use crate::options::ServerOptions;
-use crate::shared::ApiServer;
 
 fn rbac_server() -> ApiServer {
     ApiServer::new(ServerOptions {

@@ -6,6 +6,9 @@ use serde::Deserialize;
 
 use crate::authz::{Attributes, NonResourceRule, ResourceRule};
 
+/// The RBAC API group.
+pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
+
 /// `rbac.authorization.k8s.io/v1` `PolicyRule`, as stored in a Role or ClusterRole.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", default)]

@@ -23,7 +23,7 @@ pub struct PrinterColumn {
     /// OpenAPI format hint, e.g. `name`; may be empty.
     pub format: String,
     /// Column description; empty means "Custom resource definition column (in JSONPath
-    /// format): <path>", as the real server fills in.
+    /// format): \<path\>", as the real server fills in.
     pub description: String,
     /// 0 for columns kubectl always shows, more for `-o wide` only.
     pub priority: i32,

@@ -20,7 +20,7 @@
 //!   `NoHeaders` after it.
 
 mod builtin;
-mod custom;
+pub(crate) mod custom;
 mod duration;
 mod event;
 mod fields;
@@ -32,7 +32,7 @@ use std::sync::LazyLock;
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 
-use crate::shared::json_response;
+use crate::body::json_response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -40,9 +40,8 @@ pub use custom::PrinterColumn;
 pub(crate) use fields::label_selector;
 
 use crate::body::BoxBody;
-use crate::handlers::crd::is_crd;
-use crate::query::Query;
 use crate::registry::ResourceDefinition;
+use crate::request::query::Query;
 use crate::status::ApiError;
 use builtin::Kind;
 
@@ -139,9 +138,7 @@ impl TableRequest {
         match self.include {
             IncludeObject::None => Value::Null,
             IncludeObject::Object => object.clone(),
-            IncludeObject::Metadata => {
-                crate::conversion::partial_object_metadata(object, self.version)
-            }
+            IncludeObject::Metadata => crate::object::partial_object_metadata(object, self.version),
         }
     }
 
@@ -232,7 +229,7 @@ enum Printer {
 
 impl Printer {
     fn of(def: &ResourceDefinition) -> Printer {
-        if is_crd(def) {
+        if def.is_crd() {
             return Printer::Default;
         }
         if let Some(kind) = Kind::of(&def.group, &def.plural) {

@@ -113,3 +113,45 @@ async fn reviews_are_create_only() {
     );
     assert_eq!(reply.body["details"], json!({}));
 }
+
+const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+
+/// `kubectl auth whoami`: v1.36 serves `authentication.k8s.io/v1` `selfsubjectreviews`
+/// (create only; no v1beta1 any more) and answers 201 with a new object naming the requesting
+/// user, whatever the body says.
+#[tokio::test]
+async fn self_subject_review_names_the_requesting_user() {
+    let h = start().await;
+    let list = h.http.get("/apis/authentication.k8s.io/v1").await.body;
+    assert_eq!(
+        list["resources"],
+        json!([{"name": "selfsubjectreviews", "singularName": "selfsubjectreview",
+                "namespaced": false, "kind": "SelfSubjectReview", "verbs": ["create"]}])
+    );
+    let group = h.http.get("/apis/authentication.k8s.io").await.body;
+    assert_eq!(
+        group["versions"],
+        json!([{"groupVersion": "authentication.k8s.io/v1", "version": "v1"}])
+    );
+    for body in [
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+        json!({"metadata": {"name": "x"}, "status": {"userInfo": {"username": "evil"}}}),
+    ] {
+        let reply = h.http.post(WHOAMI, body).await;
+        assert_eq!(reply.code, 201, "{}", reply.body);
+        let mut answer = reply.body.clone();
+        let created = answer["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("creationTimestamp");
+        assert!(created.is_some_and(|t| t.is_string()), "{}", reply.body);
+        assert_eq!(
+            answer,
+            json!({"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                   "metadata": {},
+                   "status": {"userInfo": {"username": "kubegen-admin",
+                                           "groups": ["system:masters", "system:authenticated"]}}})
+        );
+    }
+    assert_status(&h.http.get(WHOAMI).await, 405, "MethodNotAllowed");
+}

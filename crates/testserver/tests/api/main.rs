@@ -14,6 +14,7 @@ mod discovery;
 mod faults;
 mod fidelity;
 mod list;
+mod namespaces;
 mod negotiation;
 mod openapi;
 mod rbac;

@@ -297,3 +297,23 @@ async fn the_default_server_serves_rbac_kinds_but_allows_everything() {
     assert!(names(&h.http.get(&format!("{RBAC}/clusterroles")).await.body).is_empty());
     assert_eq!(h.http.get("/api/v1/nodes").await.code, 200);
 }
+
+#[tokio::test]
+async fn self_subject_review_answers_for_an_issued_token() {
+    let h = secured().await;
+    let account = h.http.get(&format!("{SA}/bot")).await.body;
+    let bot = client_with(&h, &issue(&h).await);
+    let reply = bot
+        .post(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            json!({}),
+        )
+        .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(
+        reply.body["status"]["userInfo"],
+        json!({"username": "system:serviceaccount:team:bot", "uid": account["metadata"]["uid"],
+               "groups": ["system:serviceaccounts", "system:serviceaccounts:team",
+                          "system:authenticated"]})
+    );
+}

@@ -1,5 +1,5 @@
 //! The `as=` conversions of reads: which one an `Accept` header asks for ([`Conversion`]), and
-//! the `PartialObjectMetadata` form of objects and lists ([`partial_object_metadata`]).
+//! the `PartialObjectMetadata` form of objects and lists (`crate::object::partial_object_metadata`).
 //!
 //! Mirrors apiserver `endpoints/handlers/response.go` (`transformObject`, `asPartialObjectMetadata`,
 //! `asPartialObjectMetadataList`) and `endpoints/handlers/watch.go` (each event's object is
@@ -27,12 +27,11 @@
 //!   mistake is visible.
 
 use http::HeaderMap;
-use serde_json::{Value, json};
 
-use crate::encoding::WireFormat;
-use crate::negotiation::{choose, parse_accept};
-use crate::query::Query;
 use crate::registry::ResourceDefinition;
+use crate::request::negotiation::WireFormat;
+use crate::request::negotiation::{choose, parse_accept};
+use crate::request::query::Query;
 use crate::status::ApiError;
 use crate::table::TableRequest;
 
@@ -98,24 +97,12 @@ impl Conversion {
 /// The Go type a real server names in its 406 messages.
 fn go_type(def: &ResourceDefinition, list: bool) -> String {
     let suffix = if list { "List" } else { "" };
-    if crate::negotiation::speaks_protobuf(def) {
+    if crate::request::negotiation::speaks_protobuf(def) {
         let package = def.group.split('.').next().filter(|g| !g.is_empty());
         format!("*{}.{}{suffix}", package.unwrap_or("core"), def.kind)
     } else {
         format!("*unstructured.Unstructured{suffix}")
     }
-}
-
-/// `object` as `PartialObjectMetadata` of `meta.k8s.io/<version>`: its `metadata`, whole.
-///
-/// The one conversion of objects to their metadata: gets, list items, watch events and Table rows
-/// (`includeObject=Metadata`) all use it.
-pub(crate) fn partial_object_metadata(object: &Value, version: &str) -> Value {
-    json!({
-        "kind": "PartialObjectMetadata",
-        "apiVersion": format!("meta.k8s.io/{version}"),
-        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
-    })
 }
 
 #[cfg(test)]

@@ -1,26 +1,22 @@
-//! [`ApiServer`], the handle every part of the server shares: the locked [`State`] (`state.rs`),
-//! watch wake-ups, options and faults, plus the JSON response builders. The
-//! request path (`api.rs`), the handlers, discovery and watches all work through it.
+//! [`ApiServer`], the handle the server's parts share: the storage ([`Storage`]: state and watch
+//! wake-ups), options, the authorizer, issued tokens and faults. The pipeline (`pipeline.rs`)
+//! builds it and hands each handler what it needs: write handlers get only the storage handle,
+//! readers, watches, reviews and discovery the whole server (options, faults, the authorizer).
 //!
 //! Mirrors what kube-apiserver's handlers receive from their `RequestScope` and storage: here one
-//! struct, defined apart from the router in `api.rs` so that the handlers depend on it and the
-//! router on the handlers, never the other way round.
+//! struct, defined apart from the pipeline so that the handlers may depend on it and the pipeline
+//! on the handlers, never the other way round.
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::{Response, StatusCode, header};
 use parking_lot::Mutex;
-use tokio::sync::watch;
 
-use crate::authn::IssuedTokens;
 use crate::authz::Authorizer;
-use crate::body::{BoxBody, full};
 use crate::faults::Faults;
 use crate::options::ServerOptions;
 use crate::registry::ResourceDefinition;
-use crate::route::Target;
-use crate::state::State;
+use crate::storage::Storage;
+use crate::storage::tokens::IssuedTokens;
 
 pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
@@ -28,9 +24,8 @@ pub(crate) struct Inner {
     pub(crate) authorizer: Arc<dyn Authorizer>,
     /// ServiceAccount tokens issued by the TokenRequest API.
     pub(crate) tokens: IssuedTokens,
-    pub(crate) state: Arc<Mutex<State>>,
-    /// Latest resourceVersion; watch tasks wait on it for new events.
-    pub(crate) changes: watch::Sender<u64>,
+    /// The objects and resource table, and the wake-up of watches.
+    pub(crate) storage: Storage,
     pub(crate) faults: Faults,
     /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
     pub(crate) address: Mutex<String>,
@@ -66,39 +61,16 @@ impl ApiServer {
     /// register its custom kinds). Replaces an existing definition with the same group, version
     /// and plural; stored objects are kept.
     pub fn register(&self, definition: ResourceDefinition) {
-        self.inner.state.lock().registry.insert(definition);
+        self.inner.storage.lock().registry.insert(definition);
     }
 
     /// The newest resourceVersion.
     pub fn resource_version(&self) -> u64 {
-        self.inner.state.lock().store.current_rv()
+        self.inner.storage.resource_version()
     }
 
     /// Wakes watch tasks after a write.
     pub(crate) fn notify(&self, rv: u64) {
-        self.inner.changes.send_replace(rv);
+        self.inner.storage.notify(rv);
     }
-}
-
-impl Target {
-    /// Group and plural for error messages.
-    pub(crate) fn qualified(&self) -> crate::status::Qualified<'_> {
-        crate::status::Qualified {
-            group: &self.def.group,
-            resource: &self.def.plural,
-        }
-    }
-}
-
-/// A JSON response.
-pub(crate) fn json_response(code: StatusCode, body: Bytes) -> Response<BoxBody> {
-    with_json_type(Response::builder().status(code), full(body))
-}
-
-/// Adds the JSON content type and builds.
-pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) -> Response<BoxBody> {
-    builder
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .unwrap_or_else(|_| Response::new(crate::body::full(Bytes::new())))
 }

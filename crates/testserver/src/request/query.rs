@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::num::IntErrorKind;
 
 use crate::registry::ResourceDefinition;
-use crate::selectors::{FieldSelector, LabelSelector};
+use crate::request::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 
 /// Decoded query parameters (last value wins).

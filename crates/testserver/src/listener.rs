@@ -18,11 +18,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-use crate::api::MAX_REQUEST_BODY;
+use crate::apiserver::ApiServer;
 use crate::error::Error;
 use crate::faults::Faults;
 use crate::options::ServerOptions;
-use crate::shared::ApiServer;
+use crate::pipeline::MAX_REQUEST_BODY;
 use crate::tls;
 
 /// A running API server on 127.0.0.1. Shuts down on drop.

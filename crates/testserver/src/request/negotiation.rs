@@ -34,7 +34,6 @@ use bytes::Bytes;
 use http::{HeaderMap, header};
 use kubegen_codec::{KindSchema, PROTOBUF_MEDIA_TYPE};
 
-use crate::encoding::WireFormat;
 use crate::registry::ResourceDefinition;
 use crate::status::ApiError;
 
@@ -236,6 +235,16 @@ pub(crate) fn body_as_json(
         _ => return Ok(body),
     };
     Ok(Bytes::from(object.to_string()))
+}
+
+/// The format a response is written in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum WireFormat {
+    /// `application/json` (also what `*/*` gets).
+    #[default]
+    Json,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
 }
 
 #[cfg(test)]

@@ -11,10 +11,11 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
+use crate::body::json_response;
 use crate::registry::ResourceDefinition;
-use crate::route::Route;
-use crate::shared::{ApiServer, json_response};
+use crate::request::route::Route;
 
 /// The Kubernetes version this server claims to be: the release its built-in OpenAPI documents
 /// come from, so `/version` and the v2 document's `info.version` ("1.36") agree as on a real
@@ -23,7 +24,7 @@ pub(crate) const GIT_VERSION: &str = "v1.36.2";
 
 /// Serves a discovery route (every non-resource GET).
 pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
-    let state = api.inner.state.lock();
+    let state = api.inner.storage.lock();
     let defs: Vec<ResourceDefinition> = state.registry.all().map(|d| (**d).clone()).collect();
     drop(state);
     let body = match route {

@@ -1,7 +1,10 @@
 use http::HeaderValue;
 
+use jiff::SignedDuration;
+
 use super::*;
 use crate::options::ServerOptions;
+use crate::storage::tokens::Issued;
 
 fn headers(token: Option<&str>) -> HeaderMap {
     let mut headers = HeaderMap::new();

@@ -11,17 +11,34 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::handlers::scale::ScaleSubresource;
-use crate::handlers::{now, strings_at};
+use crate::kinds::strategy::Strategy;
+use crate::object::{now, strings_at};
+use crate::registry::scale::ScaleSubresource;
 use crate::registry::{ResourceDefinition, ResourceKey};
-use crate::state::State;
 use crate::status::{ApiError, Cause, cause};
-use crate::store::ObjectKey;
-use crate::table::PrinterColumn;
+use crate::storage::State;
+use crate::storage::objects::ObjectKey;
+use crate::table::custom::PrinterColumn;
 
-/// Whether `def` is `customresourcedefinitions.apiextensions.k8s.io`.
-pub(crate) fn is_crd(def: &ResourceDefinition) -> bool {
-    def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions"
+/// The strategy of `customresourcedefinitions.apiextensions.k8s.io`.
+pub(crate) struct Crds;
+
+impl Strategy for Crds {
+    fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        prepare(object)
+    }
+
+    fn prepare_for_update(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        prepare(object)
+    }
+
+    fn after_write(&self, state: &mut State, stored: &Value) {
+        register(state, stored);
+    }
+
+    fn after_delete(&self, state: &mut State, last: &Value) {
+        unregister(state, last);
+    }
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -32,7 +49,7 @@ fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
 ///
 /// # Errors
 /// 422 Invalid with one cause per problem.
-pub(crate) fn prepare(object: &mut Map<String, Value>) -> Result<(), ApiError> {
+fn prepare(object: &mut Map<String, Value>) -> Result<(), ApiError> {
     let value = Value::Object(object.clone());
     let name = text(&value, "/metadata/name").to_string();
     let causes = validate(&value, &name);
@@ -177,7 +194,7 @@ fn definitions(value: &Value) -> Vec<ResourceDefinition> {
 }
 
 /// Serves every served version of the CRD (and stops serving versions no longer served).
-pub(crate) fn register(state: &mut State, crd: &Value) {
+fn register(state: &mut State, crd: &Value) {
     let served = definitions(crd);
     let (group, plural) = (text(crd, "/spec/group"), text(crd, "/spec/names/plural"));
     let stale: Vec<ResourceKey> = state
@@ -197,7 +214,7 @@ pub(crate) fn register(state: &mut State, crd: &Value) {
 }
 
 /// Deletes every object of every version of the CRD (watchers see DELETED) and stops serving it.
-pub(crate) fn unregister(state: &mut State, crd: &Value) {
+fn unregister(state: &mut State, crd: &Value) {
     let group = text(crd, "/spec/group");
     let plural = text(crd, "/spec/names/plural");
     for version in versions(crd) {

@@ -3,6 +3,7 @@ use http::header;
 use serde_json::{Map, json};
 
 use super::*;
+use crate::object::partial_object_metadata;
 
 fn accept(value: &str) -> HeaderMap {
     let mut headers = HeaderMap::new();
@@ -108,12 +109,12 @@ async fn partial_lists_are_partial_object_metadata_lists_with_the_list_metadata(
     let mut metadata = Map::new();
     metadata.insert("resourceVersion".into(), "9".into());
     let kind = ("meta.k8s.io/v1beta1", "PartialObjectMetadata");
-    let response = crate::encoding::list_response(
-        crate::encoding::WireFormat::Json,
+    let response = crate::encode::list_response(
+        crate::request::negotiation::WireFormat::Json,
         kind,
         metadata,
         vec![],
-        crate::encoding::ItemTypes::Written,
+        crate::encode::ItemTypes::Written,
     );
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(

@@ -7,28 +7,29 @@
 //!
 //! Also the 403 a denial answers (apiserver `endpoints/handlers/responsewriters.Forbidden`).
 
-use bytes::Bytes;
-use http::{Method, Request};
+use http::Method;
 
-use crate::authz::{Attributes, Decision, UserInfo};
-use crate::query::Query;
-use crate::shared::ApiServer;
+use crate::authz::{Attributes, Authorizer, Decision, UserInfo};
+use crate::request::query::Query;
+use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified};
 
 /// Asks the server's authorizer whether `user` may make `request`: the one authorization check
-/// every request passes, before routing (apiserver `filters.WithAuthorization`).
+/// every request passes, before routing (apiserver `filters.WithAuthorization`). Returns the verb
+/// of a resource request (None for non-resource requests and methods without one), derived here
+/// once for authorization and dispatch alike.
 ///
 /// # Errors
 /// 403 Forbidden worded like the real server when the authorizer does not allow it.
 pub(crate) fn authorize(
-    api: &ApiServer,
-    request: &Request<Bytes>,
+    authorizer: &dyn Authorizer,
+    (method, path, query): (&Method, &str, &Query),
     user: &UserInfo,
-) -> Result<(), ApiError> {
-    let query = Query::parse(request.uri().query());
-    let attributes = attributes(request.method(), request.uri().path(), &query, user);
-    match api.inner.authorizer.authorize(&attributes) {
-        Decision::Allow { .. } => Ok(()),
+) -> Result<Option<Verb>, ApiError> {
+    let attributes = attributes(method, path, query, user);
+    match authorizer.authorize(&attributes) {
+        Decision::Allow { .. } if attributes.resource.is_empty() => Ok(None),
+        Decision::Allow { .. } => Ok(Verb::named(&attributes.verb)),
         Decision::Deny { reason } | Decision::NoOpinion { reason } => {
             Err(forbidden(&attributes, &reason))
         }
@@ -56,39 +57,30 @@ pub(crate) fn attributes(
         _ => return non_resource(),
     };
     let (version, rest) = (rest[0], &rest[1..]);
-    let mut verb = match *method {
-        Method::POST => "create",
-        Method::GET | Method::HEAD => "get",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE => "delete",
-        _ => &method_verb,
-    }
-    .to_string();
-    let rest = match rest {
-        ["watch", tail @ ..] => {
-            verb = "watch".into();
-            tail
-        }
-        _ => rest,
+    let (watch_path, rest) = match rest {
+        ["watch", tail @ ..] => (true, tail),
+        _ => (false, rest),
     };
     let (namespace, rest) = split_namespace(rest);
-    let mut attributes = Attributes {
+    let named = rest.len() > 1;
+    let verb = Verb::of(method, named, watch_path, query.flag("watch"))
+        .map_or(method_verb, |verb| verb.as_str().to_string());
+    let name = if named {
+        rest[1].to_string()
+    } else {
+        name_from_field_selector(&verb, query)
+    };
+    Attributes {
         user: user.clone(),
+        verb,
         namespace,
         group: group.to_string(),
         version: version.to_string(),
         resource: rest.first().map(|s| s.to_string()).unwrap_or_default(),
-        name: rest.get(1).map(|s| s.to_string()).unwrap_or_default(),
+        name,
         subresource: rest.get(2).map(|s| s.to_string()).unwrap_or_default(),
         ..Attributes::default()
-    };
-    if attributes.name.is_empty() {
-        verb = collection_verb(&verb, query);
-        attributes.name = name_from_field_selector(&verb, query);
     }
-    attributes.verb = verb;
-    attributes
 }
 
 /// `/namespaces/<ns>/<rest>` names the namespace and what is in it; `/namespaces/<ns>` and its
@@ -106,18 +98,6 @@ fn split_namespace<'a>(rest: &'a [&'a str]) -> (String, &'a [&'a str]) {
         }
         _ => (String::new(), rest),
     }
-}
-
-/// A `get` without a name is a `list`, or a `watch` with `?watch=true`; a `delete` without a name
-/// is a `deletecollection`.
-fn collection_verb(verb: &str, query: &Query) -> String {
-    match verb {
-        "get" if query.flag("watch") => "watch",
-        "get" => "list",
-        "delete" => "deletecollection",
-        other => other,
-    }
-    .to_string()
 }
 
 /// A list or watch selecting one name with `fieldSelector=metadata.name=<n>` is authorized for

@@ -3,13 +3,16 @@
 //!
 //! Mirrors the role of kube-apiserver's REST storage map (one `genericregistry.Store` per
 //! group/version/resource) and of the apiextensions server's per-CRD handler: routing, discovery and
-//! validation all consult this table.
+//! validation all consult this table. What a kind does differently from the generic verbs is its
+//! strategy's (`crate::kinds::strategy_for`), looked up by the same group and plural.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::handlers::scale::ScaleSubresource;
-use crate::table::PrinterColumn;
+pub(crate) mod scale;
+
+use crate::registry::scale::ScaleSubresource;
+use crate::table::custom::PrinterColumn;
 
 /// How `metadata.name` is validated for a kind (apimachinery `path.ValidatePathSegmentName` plus the
 /// kind's own rule).
@@ -134,6 +137,11 @@ impl ResourceDefinition {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Whether this is `customresourcedefinitions.apiextensions.k8s.io`.
+    pub(crate) fn is_crd(&self) -> bool {
+        self.group == "apiextensions.k8s.io" && self.plural == "customresourcedefinitions"
     }
 
     /// Storage/lookup key of this resource.
@@ -281,6 +289,7 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
+    Builtin { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview", plural: "selfsubjectreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview", plural: "selfsubjectaccessreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview", plural: "selfsubjectrulesreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole", plural: "clusterroles", short: &[], namespaced: false, status: false, generation: false },
@@ -409,7 +418,9 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             .map(|v| v.to_string())
             .collect(),
             // Reviews are questions, answered and never stored.
-            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" => vec!["create".into()],
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" | "selfsubjectreviews" => {
+                vec!["create".into()]
+            }
             _ => Vec::new(),
         },
         printer_columns: Vec::new(),

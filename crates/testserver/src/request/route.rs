@@ -1,11 +1,18 @@
 //! URL routing: which endpoint a request path names, following the real server's URL layout
-//! (apiserver `endpoints/installer.go`, `request/requestinfo.go`).
+//! (apiserver `endpoints/installer.go`, `request/requestinfo.go`): a [`Target`] (resource,
+//! namespace, name, subresource) for resource paths, where the subresources served are the
+//! definition's `status`/`scale` plus the kind strategy's own (`crate::kinds`). Also what
+//! belongs to a target: its storage key, its stored object and the namespace a body must carry.
 
 use std::sync::Arc;
 
-use crate::openapi::Endpoint;
+use serde_json::{Map, Value};
+
+use crate::kinds::strategy_for;
 use crate::registry::{Registry, ResourceDefinition};
-use crate::status::ApiError;
+use crate::status::{ApiError, Qualified};
+use crate::storage::State;
+use crate::storage::objects::{ObjectKey, Stored};
 
 /// A resource endpoint: collection, object or subresource.
 #[derive(Clone, Debug)]
@@ -18,12 +25,70 @@ pub(crate) struct Target {
     pub(crate) subresource: Option<String>,
     /// Legacy `/watch/` path prefix.
     pub(crate) watch_path: bool,
-    /// `dryRun=All`: validate and answer as usual, but store nothing.
-    pub(crate) dry_run: bool,
-    /// The format the answer is written in, once content negotiation chose it.
-    pub(crate) format: crate::encoding::WireFormat,
-    /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
-    pub(crate) writer: crate::apply::Writer,
+}
+
+impl Target {
+    /// Group and plural for error messages.
+    pub(crate) fn qualified(&self) -> Qualified<'_> {
+        Qualified {
+            group: &self.def.group,
+            resource: &self.def.plural,
+        }
+    }
+}
+
+/// The storage key of `name` under `target`'s namespace.
+pub(crate) fn key_of(target: &Target, name: &str) -> ObjectKey {
+    (
+        target.namespace.clone().unwrap_or_default(),
+        name.to_string(),
+    )
+}
+
+/// Checks the body's namespace against the URL and sets it (or clears it for cluster-scoped kinds).
+pub(crate) fn normalize_namespace(
+    meta: &mut Map<String, Value>,
+    target: &Target,
+) -> Result<(), ApiError> {
+    let given = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
+    match &target.namespace {
+        Some(ns) if target.def.namespaced => {
+            if !given.is_empty() && given != ns {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            meta.insert("namespace".into(), ns.clone().into());
+        }
+        _ => {
+            meta.remove("namespace");
+        }
+    }
+    Ok(())
+}
+
+/// The OpenAPI endpoints.
+#[derive(Clone, Debug)]
+pub(crate) enum Endpoint {
+    /// `/openapi/v2`
+    V2,
+    /// `/openapi/v3`
+    V3Index,
+    /// `/openapi/v3/<path>`, e.g. `apis/apps/v1`.
+    V3(String),
+}
+
+/// The object `target` names, or 404.
+pub(crate) fn existing<'a>(
+    state: &'a State,
+    target: &Target,
+) -> Result<(&'a Stored, ObjectKey), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
+    let key = key_of(target, name);
+    match state.store.get(&target.def.key(), &key) {
+        Some(stored) => Ok((stored, key)),
+        None => Err(ApiError::not_found(target.qualified(), name)),
+    }
 }
 
 /// Every endpoint the server has.
@@ -134,8 +199,7 @@ fn resource(
     let served = |sub: &str| match sub {
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
-        "token" => def.group.is_empty() && def.plural == "serviceaccounts",
-        _ => false,
+        other => strategy_for(&def).subresources().contains(&other),
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {
         return Err(ApiError::unknown_path());
@@ -146,9 +210,6 @@ fn resource(
         name,
         subresource,
         watch_path,
-        dry_run: false,
-        format: crate::encoding::WireFormat::Json,
-        writer: Default::default(),
     }))
 }
 

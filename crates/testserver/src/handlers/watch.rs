@@ -1,5 +1,5 @@
 //! Watch streams: newline-delimited JSON events (or, for built-in kinds when negotiated,
-//! length-prefixed protobuf `WatchEvent` frames, written by `encoding`) over a chunked response,
+//! length-prefixed protobuf `WatchEvent` frames, written by `crate::encode`) over a chunked response,
 //! served from the store's
 //! event history (apiserver `storage/cacher/cache_watcher.go`, `endpoints/handlers/watch.go`).
 //!
@@ -24,21 +24,23 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, ChannelBody};
-use crate::conversion::{Conversion, partial_object_metadata};
-use crate::encoding::{WireFormat, watch_content_type, watch_event};
+use crate::encode::conversion::Conversion;
+use crate::encode::{watch_content_type, watch_event};
 use crate::handlers::read::wait_for_rv;
-use crate::query::{ListParams, Query};
-use crate::route::Target;
-use crate::selectors::FieldSelector;
-use crate::shared::ApiServer;
+use crate::object::partial_object_metadata;
+use crate::request::negotiation::WireFormat;
+use crate::request::query::{ListParams, Query};
+use crate::request::scope::Scope;
+use crate::request::selectors::FieldSelector;
 use crate::status::ApiError;
-use crate::store::{Event, EventType, ListQuery, Stored};
+use crate::storage::objects::{Event, EventType, ListQuery, Stored};
 
 /// Everything a watch task needs, fixed when the watch starts.
 struct Watcher {
     api: ApiServer,
-    target: Target,
+    target: Scope,
     params: ListParams,
     /// Restricts events to one object (legacy `/watch/<plural>/<name>` or `?watch` on an item).
     name: Option<FieldSelector>,
@@ -62,7 +64,7 @@ struct Watcher {
 /// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
 pub(crate) async fn start(
     api: &ApiServer,
-    target: &Target,
+    target: &Scope,
     query: &Query,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
@@ -110,7 +112,7 @@ impl Watcher {
             || matches!(self.params.resource_version, None | Some(0))
                 && self.params.send_initial_events.is_none();
         let api = self.api.clone();
-        let state = api.inner.state.lock();
+        let state = api.inner.storage.lock();
         let store = &state.store;
         if synthetic {
             let keep = |s: &Stored| self.passes(&s.value);
@@ -219,7 +221,7 @@ impl Watcher {
         let fetched = self
             .api
             .inner
-            .state
+            .storage
             .lock()
             .store
             .events_after(&self.target.def.key(), self.cursor);
@@ -291,7 +293,7 @@ impl Watcher {
     }
 
     async fn follow(&mut self) {
-        let mut changes = self.api.inner.changes.subscribe();
+        let mut changes = self.api.inner.storage.subscribe();
         let mut control = self.api.inner.faults.watch_control();
         let started = *control.borrow_and_update();
         let mut bookmark_generation = started.bookmark_generation;

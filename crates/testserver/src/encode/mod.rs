@@ -20,23 +20,13 @@ use http_body_util::BodyExt;
 use kubegen_codec::{ListEncoder, PROTOBUF_MEDIA_TYPE, encode_object, encode_watch_frame};
 use serde_json::{Map, Value};
 
+use crate::body::json_response;
+use crate::body::with_json_type;
 use crate::body::{BoxBody, ListBody, full};
-use crate::handlers::read::list_head;
-use crate::negotiation::speaks_protobuf;
 use crate::registry::ResourceDefinition;
-use crate::shared::with_json_type;
+use crate::request::negotiation::{WireFormat, speaks_protobuf};
 use crate::status::ApiError;
-use crate::store::Stored;
-
-/// The format a response is written in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum WireFormat {
-    /// `application/json` (also what `*/*` gets).
-    #[default]
-    Json,
-    /// `application/vnd.kubernetes.protobuf`.
-    Protobuf,
-}
+use crate::storage::objects::Stored;
 
 fn protobuf_response(code: StatusCode, content_type: &str, body: Vec<u8>) -> Response<BoxBody> {
     Response::builder()
@@ -80,9 +70,9 @@ pub(crate) async fn in_format(
     }
 }
 
-/// The `Status` of `error` in `format` (see [`crate::api::error_response`] for JSON).
+/// The `Status` of `error` in `format` (see [`crate::status::error_response`] for JSON).
 pub(crate) fn error_in_format(error: &ApiError, format: WireFormat) -> Response<BoxBody> {
-    let json = crate::api::error_response(error);
+    let json = crate::status::error_response(error);
     if format == WireFormat::Json || error.plain_text {
         return json;
     }
@@ -198,6 +188,45 @@ pub(crate) fn watch_event(format: WireFormat, kind: &str, object: &Value, json: 
     out.extend_from_slice(b"}\n");
     out.freeze()
 }
+
+/// A response carrying one stored object.
+pub(crate) fn object_response(code: StatusCode, stored: &Stored) -> http::Response<BoxBody> {
+    json_response(code, stored.json.clone())
+}
+
+/// A list's `metadata`: `resourceVersion`, then `continue` and `remainingItemCount` when set.
+pub(crate) fn list_meta(
+    rv: u64,
+    next: Option<&str>,
+    remaining: Option<usize>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("resourceVersion".into(), rv.to_string().into());
+    if let Some(next) = next {
+        metadata.insert("continue".into(), next.into());
+    }
+    if let Some(remaining) = remaining {
+        metadata.insert("remainingItemCount".into(), remaining.into());
+    }
+    metadata
+}
+
+/// `{"kind":"<Kind>List","apiVersion":..,"metadata":{..},"items":[`
+pub(crate) fn list_head(
+    kind: &str,
+    api_version: &str,
+    metadata: serde_json::Map<String, serde_json::Value>,
+) -> Bytes {
+    let head = format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        serde_json::Value::from(format!("{kind}List")),
+        serde_json::Value::from(api_version),
+        serde_json::Value::Object(metadata)
+    );
+    Bytes::from(head)
+}
+
+pub(crate) mod conversion;
 
 #[cfg(test)]
 #[path = "encoding_tests.rs"]

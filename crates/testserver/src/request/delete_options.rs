@@ -14,9 +14,9 @@
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::query::Query;
+use crate::request::query::Query;
 use crate::status::{ApiError, Qualified, cause};
-use crate::store::Stored;
+use crate::storage::objects::Stored;
 
 /// The finalizer of a foreground deletion (`metav1.FinalizerDeleteDependents`).
 const FOREGROUND: &str = "foregroundDeletion";
@@ -89,7 +89,7 @@ impl DeleteOptions {
             group,
             resource: kind,
         };
-        let uid = crate::handlers::meta_str(&stored.value, "uid");
+        let uid = crate::object::meta_str(&stored.value, "uid");
         if let Some(want) = self.uid.as_deref().filter(|w| *w != uid) {
             let why = format!(
                 "the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"

@@ -1,0 +1,53 @@
+//! Admission: the plugins every write passes after authorization and before storage, run in
+//! kube-apiserver's order: every mutating plugin ([`Plugin::admit`]), then every validating one
+//! ([`Plugin::validate`]) (apiserver `pkg/admission`, `admission.chainAdmissionHandler`). A
+//! plugin answers for one write: a create (with the new object), an update (new and old
+//! object) or a delete (the object being deleted).
+//!
+//! Plugins, in order:
+//! - [`namespace_lifecycle`]: NamespaceLifecycle — namespaced content needs an existing
+//!   namespace, a terminating namespace takes no new content, the system namespaces cannot be
+//!   deleted.
+//!
+//! Admission webhooks (Mutating/ValidatingWebhookConfiguration) belong at the end of each phase,
+//! as on a real server.
+
+pub(crate) mod namespace_lifecycle;
+pub(crate) mod plugin;
+
+use serde_json::{Map, Value};
+
+pub(crate) use plugin::{Attributes, Operation, Plugin};
+
+use crate::status::ApiError;
+
+/// The enabled plugins, in kube-apiserver's order.
+const PLUGINS: &[&dyn Plugin] = &[&namespace_lifecycle::NamespaceLifecycle];
+
+/// Runs the mutating phase of every plugin, in order; the first rejection wins.
+///
+/// # Errors
+/// The rejecting plugin's `Status`.
+pub(crate) fn admit(
+    attributes: &Attributes<'_>,
+    mut object: Option<&mut Map<String, Value>>,
+) -> Result<(), ApiError> {
+    for plugin in PLUGINS {
+        plugin.admit(attributes, object.as_deref_mut())?;
+    }
+    Ok(())
+}
+
+/// Runs the validating phase of every plugin, in order; the first rejection wins.
+///
+/// # Errors
+/// The rejecting plugin's `Status`.
+pub(crate) fn validate(
+    attributes: &Attributes<'_>,
+    object: Option<&Value>,
+) -> Result<(), ApiError> {
+    for plugin in PLUGINS {
+        plugin.validate(attributes, object)?;
+    }
+    Ok(())
+}

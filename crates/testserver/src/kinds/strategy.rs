@@ -1,0 +1,67 @@
+//! The [`Strategy`] trait: the hooks through which the generic handlers and deletion ask a kind
+//! for its own rules (see the table in `crate::kinds`).
+
+use serde_json::{Map, Value};
+
+use crate::status::ApiError;
+use crate::storage::State;
+
+/// How a kind departs from the generic verbs. Every hook defaults to the generic behaviour.
+pub(crate) trait Strategy: Sync {
+    /// Subresources served beside `status` and `scale` (which the definition declares).
+    fn subresources(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// `PrepareForCreate` and `Validate`: defaults and checks of a new object, before storing.
+    ///
+    /// # Errors
+    /// 422 Invalid for an object the kind rejects.
+    fn prepare_for_create(&self, _object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// `PrepareForUpdate` and `ValidateUpdate` of a write through the main endpoint or a
+    /// subresource other than `status`.
+    ///
+    /// # Errors
+    /// 422 Invalid for an object the kind rejects.
+    fn prepare_for_update(&self, _object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// After a create or update was stored (`AfterCreate`/`AfterUpdate`).
+    fn after_write(&self, _state: &mut State, _stored: &Value) {}
+
+    /// After the object was removed for good (`AfterDelete`).
+    fn after_delete(&self, _state: &mut State, _last: &Value) {}
+
+    /// Whether the kind's own finalizers (outside `metadata.finalizers`) still hold a deleted
+    /// object: an update that empties `metadata.finalizers` removes it only when this is false
+    /// (the store's `ShouldDeleteDuringUpdate`).
+    fn held(&self, _object: &Value) -> bool {
+        false
+    }
+
+    /// Whether a delete terminates instead of removing: the object is marked and its content
+    /// deleted first (namespaces; see `crate::kinds::namespace_cleanup`).
+    fn terminates(&self) -> bool {
+        false
+    }
+
+    /// The review this kind answers, for kinds that are questions, answered and never stored.
+    fn review(&self) -> Option<Review> {
+        None
+    }
+}
+
+/// The review kinds (`crate::handlers::review`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Review {
+    /// `authorization.k8s.io` `SelfSubjectAccessReview`.
+    Access,
+    /// `authorization.k8s.io` `SelfSubjectRulesReview`.
+    Rules,
+    /// `authentication.k8s.io` `SelfSubjectReview`.
+    Subject,
+}

@@ -1,0 +1,450 @@
+//! [`ApiServer::new`] and [`ApiServer::handle`]: the whole server without a socket, the request
+//! path drawn in `lib.rs`. The HTTP listener, the fake clientset and tests all call `handle`, so
+//! every path exercises the same logic.
+//!
+//! Mirrors kube-apiserver's handler chain in miniature (`DefaultBuildHandlerChain`, then
+//! `endpoints/installer.go`'s routes): authentication, authorization, (injected) latency,
+//! routing, the request's [`Scope`] (verb, dry run, field manager, negotiated format), faults,
+//! body decoding and field validation, then the one handler the verb and subresource name
+//! (apiserver `endpoints/handlers/*.go`); admission and the kind's strategy run inside the write
+//! handlers, as they run inside the real registry's `Create`/`Update`/`Delete`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use parking_lot::Mutex;
+
+use crate::apiserver::{ApiServer, Inner};
+use crate::apply::writer::Writer;
+use crate::authz::{Authorizer, UserInfo};
+use crate::body::BoxBody;
+use crate::encode;
+use crate::encode::conversion::Conversion;
+use crate::faults::{FaultRequest, Faults};
+use crate::handlers;
+use crate::handlers::{discovery, watch as watches};
+use crate::kinds::{namespace, strategy_for};
+use crate::options::ServerOptions;
+use crate::rbac::Rbac;
+use crate::request::negotiation;
+use crate::request::negotiation::WireFormat;
+use crate::request::query::Query;
+use crate::request::requestinfo;
+use crate::request::route::{self, Route, Target};
+use crate::request::scope::Scope;
+use crate::request::verb::Verb;
+use crate::status::ApiError;
+use crate::status::error_response;
+use crate::storage::Storage;
+use crate::storage::tokens::IssuedTokens;
+use crate::{fieldvalidation, openapi, rbac};
+
+/// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
+/// default. A larger body gets 413 `RequestEntityTooLarge`; reads ignore their body, as there.
+pub(crate) const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
+
+impl ApiServer {
+    /// A server with the built-in resources and the namespaces every cluster has (`default`,
+    /// `kube-system`, `kube-public`, `kube-node-lease`).
+    pub fn new(opts: ServerOptions) -> ApiServer {
+        let storage = Storage::new(opts.history_size);
+        let authorizer: Arc<dyn Authorizer> = if opts.rbac {
+            Arc::new(Rbac::new(storage.shared()))
+        } else {
+            opts.authorizer.clone()
+        };
+        let api = ApiServer {
+            inner: Arc::new(Inner {
+                faults: Faults::new(storage.shared()),
+                authorizer,
+                tokens: IssuedTokens::default(),
+                options: opts,
+                storage,
+                address: Mutex::new("127.0.0.1:6443".into()),
+            }),
+        };
+        {
+            let mut state = api.inner.storage.lock();
+            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                namespace::create_initial(&mut state, ns);
+            }
+            api.notify(state.store.current_rv());
+        }
+        if api.inner.options.rbac {
+            rbac::bootstrap(&api);
+        }
+        api
+    }
+
+    /// Handles one request. Watch responses stream (the body yields chunks as events happen).
+    pub async fn handle(&self, request: Request<Bytes>) -> Response<BoxBody> {
+        let method = request.method().clone();
+        let path = request.uri().path().to_string();
+        let response = match self.dispatch(request).await {
+            Ok(response) => response,
+            Err(error) => error_response(&error),
+        };
+        tracing::debug!(%method, %path, status = response.status().as_u16(), "handled");
+        response
+    }
+
+    async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
+        let user = self.authenticate(request.headers())?;
+        let query = Query::parse(request.uri().query());
+        let asked = (request.method(), request.uri().path(), &query);
+        let verb = requestinfo::authorize(self.inner.authorizer.as_ref(), asked, &user)?;
+        let latency = self.inner.faults.latency();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let route = route::parse(request.uri().path(), &self.inner.storage.lock().registry)?;
+        match route {
+            Route::Resource(target) => {
+                let scope = (verb, user);
+                self.resource(request, target, query, scope).await
+            }
+            Route::OpenApi(endpoint) if request.method() == Method::GET => {
+                openapi::serve(self, &endpoint, request.headers(), &query)
+            }
+            other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
+            _ => Err(ApiError::method_not_allowed()),
+        }
+    }
+
+    /// A resource request: its scope is decided (verb, dry run, writer, negotiated format), then
+    /// the handler the verb and subresource name runs. Every answer from negotiation on, error or
+    /// not, is written in the negotiated format.
+    async fn resource(
+        &self,
+        request: Request<Bytes>,
+        target: Target,
+        query: Query,
+        (verb, user): (Option<Verb>, UserInfo),
+    ) -> Result<Response<BoxBody>, ApiError> {
+        let dry_run = match query.get("dryRun") {
+            None | Some("") => false,
+            Some("All") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+                )));
+            }
+        };
+        let verb = served_verb(request.method(), &target, verb)?;
+        let writer = Writer::from_request(request.headers(), &query);
+        let (parts, body) = request.into_parts();
+        let format = match target.subresource.as_deref() {
+            // TokenRequests answer before content negotiation, in JSON.
+            Some("token") => WireFormat::Json,
+            _ => negotiation::check_accept(&parts.headers, &target.def)?,
+        };
+        let scope = Scope {
+            target,
+            verb,
+            user,
+            format,
+            writer,
+            dry_run,
+        };
+        if scope.subresource.as_deref() == Some("token") {
+            return handlers::token::token_request(self, &scope, &body);
+        }
+        match self.negotiated(parts, body, &scope, query).await {
+            Ok(response) => Ok(encode::in_format(response, format).await),
+            Err(error) => Ok(encode::error_in_format(&error, format)),
+        }
+    }
+
+    /// A resource request after content negotiation: faults, body limits and decoding, field
+    /// validation, then the handler.
+    async fn negotiated(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+        scope: &Scope,
+        query: Query,
+    ) -> Result<Response<BoxBody>, ApiError> {
+        let verb = scope.verb;
+        self.injected_failure(scope)?;
+        let conversion = match verb {
+            Verb::Get | Verb::List | Verb::Watch if scope.subresource.is_none() => {
+                Conversion::from_request(&parts.headers, &query, &scope.def, verb.as_str())?
+            }
+            _ => None,
+        };
+        if !verb.is_read() && body.len() > MAX_REQUEST_BODY {
+            return Err(ApiError::request_entity_too_large(&format!(
+                "limit is {MAX_REQUEST_BODY}"
+            )));
+        }
+        let body = match verb {
+            Verb::Create | Verb::Update | Verb::Delete => {
+                negotiation::body_as_json(&parts.headers, body, &scope.def)?
+            }
+            _ => body,
+        };
+        if let Some(review) = strategy_for(&scope.def).review() {
+            return handlers::review::create(self, scope, review, &body);
+        }
+        if scope.subresource.as_deref() == Some("scale") {
+            return handlers::scale::serve(&self.inner.storage, scope, &parts.headers, &body);
+        }
+        let warnings = match verb {
+            Verb::Create | Verb::Update | Verb::Patch => {
+                fieldvalidation::check(self, (scope, verb.as_str()), &parts.headers, &body, &query)?
+            }
+            _ => Vec::new(),
+        };
+        let mut response = match verb {
+            Verb::Get => handlers::read::get(self, scope, conversion),
+            Verb::List => handlers::read::list(self, scope, &query, conversion).await,
+            Verb::Watch => watches::start(self, scope, &query, conversion).await,
+            Verb::Create => handlers::create::create(&self.inner.storage, scope, &body),
+            Verb::Update => handlers::update::update(&self.inner.storage, scope, &body),
+            Verb::Patch => {
+                handlers::update::patch(&self.inner.storage, scope, &parts.headers, &body)
+            }
+            Verb::Delete => handlers::delete::delete(&self.inner.storage, scope, &body, &query),
+            Verb::DeleteCollection => {
+                handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
+            }
+        }?;
+        fieldvalidation::add_warnings(&mut response, &warnings);
+        Ok(response)
+    }
+
+    /// A failure `Faults` holds for this request, if any.
+    fn injected_failure(&self, scope: &Scope) -> Result<(), ApiError> {
+        let fault_request = FaultRequest {
+            verb: scope.verb.as_str(),
+            group: &scope.def.group,
+            plural: &scope.def.plural,
+            subresource: scope.subresource.as_deref(),
+            namespace: scope.namespace.as_deref(),
+            name: scope.name.as_deref(),
+        };
+        match self.inner.faults.take_failure(&fault_request) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The verb of a resource request, when the endpoint serves it; the real server's generic 405
+/// (no route for the method) otherwise, as v1.36 answers `OPTIONS`, `PROPFIND`, `HEAD`, `PUT` on
+/// a collection, `POST` on an object, `DELETE` on `/status` or `/scale`, `GET` on `/token`.
+fn served_verb(method: &Method, target: &Target, verb: Option<Verb>) -> Result<Verb, ApiError> {
+    let named = target.name.is_some();
+    let verb = verb.ok_or_else(ApiError::method_not_allowed)?;
+    // No HEAD routes (go-restful), and the `/watch/` prefix serves GET only.
+    let routed = *method != Method::HEAD && (!target.watch_path || *method == Method::GET);
+    let served = match target.subresource.as_deref() {
+        None => match verb {
+            Verb::Get | Verb::Update | Verb::Patch | Verb::Delete => named,
+            Verb::List | Verb::DeleteCollection => !named,
+            Verb::Create => !named,
+            Verb::Watch => true,
+        },
+        Some("status" | "scale") => matches!(verb, Verb::Get | Verb::Update | Verb::Patch),
+        Some("token") => verb == Verb::Create,
+        Some("finalize") => verb == Verb::Update,
+        Some(_) => false,
+    };
+    if !routed || !served || !target.def.allows(verb.as_str()) {
+        return Err(ApiError::method_not_allowed());
+    }
+    Ok(verb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::header;
+    use http_body_util::BodyExt;
+    use serde_json::{Value, json};
+
+    async fn call(
+        api: &ApiServer,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Value,
+    ) -> (u16, Value) {
+        let bytes = if body.is_null() {
+            Bytes::new()
+        } else {
+            Bytes::from(body.to_string())
+        };
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(bytes)
+            .unwrap();
+        let response = api.handle(request).await;
+        let code = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        api.inner.storage.lock().check_invariants();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// Drives every write path and checks the invariants after each request.
+    #[tokio::test]
+    async fn invariants_hold_after_every_kind_of_write() {
+        let api = ApiServer::new(ServerOptions::default());
+        api.inner.storage.lock().check_invariants();
+        let json_ct = "application/json";
+        let merge = "application/merge-patch+json";
+        let crd = json!({
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "things", "kind": "Thing"},
+                     "versions": [{"name": "v1", "served": true, "storage": true}]},
+        });
+        let steps: Vec<(&str, &str, &str, Value, u16)> = vec![
+            (
+                "POST",
+                "/api/v1/namespaces",
+                json_ct,
+                json!({"metadata": {"name": "t"}}),
+                201,
+            ),
+            (
+                "POST",
+                "/api/v1/namespaces/t/configmaps",
+                json_ct,
+                json!({"metadata": {"name": "a", "finalizers": ["x/y"]}}),
+                201,
+            ),
+            (
+                "PUT",
+                "/api/v1/namespaces/t/configmaps/a",
+                json_ct,
+                json!({"metadata": {"name": "a", "finalizers": ["x/y"]}, "data": {"k": "v"}}),
+                200,
+            ),
+            (
+                "PATCH",
+                "/api/v1/namespaces/t/configmaps/a",
+                merge,
+                json!({"data": {"k": "w"}}),
+                200,
+            ),
+            (
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                json_ct,
+                crd,
+                201,
+            ),
+            (
+                "POST",
+                "/apis/example.com/v1/namespaces/t/things",
+                json_ct,
+                json!({"metadata": {"name": "th"}}),
+                201,
+            ),
+            ("DELETE", "/api/v1/namespaces/t", json_ct, Value::Null, 200),
+            (
+                "PATCH",
+                "/api/v1/namespaces/t/configmaps/a",
+                merge,
+                json!({"metadata": {"finalizers": null}}),
+                200,
+            ),
+            ("GET", "/api/v1/namespaces/t", json_ct, Value::Null, 404),
+            (
+                "DELETE",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.example.com",
+                json_ct,
+                Value::Null,
+                200,
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/default/configmaps",
+                json_ct,
+                Value::Null,
+                200,
+            ),
+        ];
+        for (method, path, content_type, body, want) in steps {
+            let (code, reply) = call(&api, method, path, content_type, body).await;
+            assert_eq!(code, want, "{method} {path}: {reply}");
+        }
+    }
+
+    #[tokio::test]
+    async fn handle_never_panics_on_odd_requests() {
+        let api = ApiServer::new(ServerOptions::default());
+        for (method, path) in [
+            ("GET", "/"),
+            ("GET", "/api/v1/namespaces/default/configmaps/a/b/c"),
+            ("OPTIONS", "/api/v1/pods"),
+            ("PUT", "/api/v1/pods"),
+            ("GET", "/apis//v1/x"),
+            ("GET", "/api/v1/namespaces//configmaps"),
+            ("POST", "/apis/apps/v1/deployments"),
+            ("GET", "/api/v1/watch"),
+        ] {
+            let (code, _) = call(&api, method, path, "application/json", Value::Null).await;
+            assert!((400..500).contains(&code), "{method} {path}: {code}");
+        }
+    }
+
+    /// Asked v1.36: a method no route serves is the router's generic 405 (never another verb),
+    /// on collections, objects, subresources and create-only kinds alike.
+    #[tokio::test]
+    async fn unserved_methods_get_the_generic_405() {
+        let api = ApiServer::new(ServerOptions::default());
+        let (code, _) = call(
+            &api,
+            "POST",
+            "/apis/apps/v1/namespaces/default/deployments",
+            "application/json",
+            json!({"metadata": {"name": "d"}}),
+        )
+        .await;
+        assert_eq!(code, 201);
+        let want = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server does not allow this method on the requested resource",
+            "reason": "MethodNotAllowed", "details": {}, "code": 405});
+        for (method, path) in [
+            ("OPTIONS", "/api/v1/namespaces/default/configmaps"),
+            ("PROPFIND", "/api/v1/namespaces/default/configmaps"),
+            ("OPTIONS", "/api/v1/namespaces/default/configmaps/x"),
+            ("PROPFIND", "/api/v1/namespaces/default/configmaps/x"),
+            ("HEAD", "/api/v1/namespaces/default/configmaps/x"),
+            ("PUT", "/api/v1/namespaces/default/configmaps"),
+            ("PATCH", "/api/v1/namespaces/default/configmaps"),
+            ("POST", "/api/v1/namespaces/default/configmaps/x"),
+            ("DELETE", "/api/v1/namespaces"),
+            (
+                "DELETE",
+                "/apis/apps/v1/namespaces/default/deployments/d/status",
+            ),
+            (
+                "POST",
+                "/apis/apps/v1/namespaces/default/deployments/d/status",
+            ),
+            (
+                "DELETE",
+                "/apis/apps/v1/namespaces/default/deployments/d/scale",
+            ),
+            (
+                "GET",
+                "/api/v1/namespaces/default/serviceaccounts/default/token",
+            ),
+            (
+                "GET",
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            ),
+            ("POST", "/api/v1"),
+            ("POST", "/version"),
+        ] {
+            let (code, body) = call(&api, method, path, "application/json", Value::Null).await;
+            assert_eq!((code, &body), (405, &want), "{method} {path}");
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! [`Scope`]: everything the pipeline decided about a resource request before a handler runs,
+//! built once and immutable (apiserver `endpoints/handlers.RequestScope` plus the request's
+//! `RequestInfo`, user and options). A handler holding a `Scope` knows negotiation has run.
+
+use std::ops::Deref;
+
+use crate::apply::writer::Writer;
+use crate::authz::UserInfo;
+use crate::request::negotiation::WireFormat;
+use crate::request::route::Target;
+use crate::request::verb::Verb;
+
+/// A resource request, decided: its endpoint, verb, user, the negotiated answer format, who
+/// writes and whether it is a dry run.
+#[derive(Clone, Debug)]
+pub(crate) struct Scope {
+    pub(crate) target: Target,
+    pub(crate) verb: Verb,
+    /// The authenticated user.
+    pub(crate) user: UserInfo,
+    /// The format the answer is written in, chosen by content negotiation.
+    pub(crate) format: WireFormat,
+    /// Who writes (`fieldManager`, `force`, `User-Agent`), for managedFields.
+    pub(crate) writer: Writer,
+    /// `dryRun=All`: validate and answer as usual, but store nothing.
+    pub(crate) dry_run: bool,
+}
+
+/// A scope reads as its target (`scope.def`, `scope.name`): handlers mostly ask about the
+/// endpoint, and the target never changes once routed.
+impl Deref for Scope {
+    type Target = Target;
+
+    fn deref(&self) -> &Target {
+        &self.target
+    }
+}
