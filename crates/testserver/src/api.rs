@@ -228,6 +228,10 @@ fn verb_of(method: &Method, target: &Target, query: &Query) -> Result<&'static s
     if status && !matches!(verb, "get" | "update" | "patch") {
         return Err(ApiError::method_not_supported(target.qualified(), verb));
     }
+    // A namespace's `finalize` is written, never read or patched.
+    if target.subresource.as_deref() == Some("finalize") && verb != "update" {
+        return Err(ApiError::method_not_supported(target.qualified(), verb));
+    }
     Ok(verb)
 }
 

@@ -135,6 +135,7 @@ fn resource(
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
         "token" => def.group.is_empty() && def.plural == "serviceaccounts",
+        "finalize" => def.group.is_empty() && def.plural == "namespaces",
         _ => false,
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {

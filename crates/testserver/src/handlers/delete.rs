@@ -151,8 +151,7 @@ pub(crate) fn delete_object(
     )))
 }
 
-/// Removes an object for good and runs what must follow: a CRD takes its resource with it; a
-/// terminating namespace may now be empty.
+/// Removes an object for good and runs what must follow: a CRD takes its resource with it.
 pub(crate) fn remove(
     state: &mut State,
     def: &ResourceDefinition,
@@ -161,9 +160,6 @@ pub(crate) fn remove(
     let last = state.store.remove(&def.key(), key)?;
     if crd::is_crd(def) {
         crd::unregister(state, &last.value);
-    }
-    if def.namespaced {
-        namespace::finish_if_empty(state, &key.0);
     }
     Some(last)
 }

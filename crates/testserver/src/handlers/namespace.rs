@@ -84,11 +84,17 @@ pub(crate) fn check_writable(
     Ok(())
 }
 
-/// Starts deleting a namespace: Terminating phase, then its content, then itself when empty.
+/// Starts deleting a namespace, as the namespace registry does: `deletionTimestamp` and phase
+/// `Terminating`, or removal right away when neither `spec.finalizers` nor `metadata.finalizers`
+/// hold anything. Its content is the namespace controller's job (the controller-manager, see
+/// [`crate::ServerOptions::controller_manager`]), which ends with `PUT .../finalize`.
 /// Returns the namespace as it is after this call (None when already gone).
 pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::store::Stored> {
     let key = ns_key(name);
     let current = state.store.get(&namespaces(), &key)?.clone();
+    if finalized(&current.value) {
+        return state.store.remove(&namespaces(), &key);
+    }
     if current
         .value
         .pointer("/metadata/deletionTimestamp")
@@ -97,46 +103,42 @@ pub(crate) fn terminate(state: &mut State, name: &str) -> Option<crate::store::S
         let mut next = (*current.value).clone();
         next["metadata"]["deletionTimestamp"] = now().into();
         next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
-        next["status"] = json!({"phase": "Terminating"});
-        state.store.replace(&namespaces(), key.clone(), next);
+        next["status"]["phase"] = "Terminating".into();
+        return Some(state.store.replace(&namespaces(), key, next));
     }
-    let resources: Vec<_> = state
-        .registry
-        .all()
-        .filter(|d| d.namespaced)
-        .cloned()
-        .collect();
-    for def in resources {
-        let keys: Vec<ObjectKey> = match state.store.collection(&def.key()) {
-            Some(c) => c.keys().filter(|k| k.0 == name).cloned().collect(),
-            None => continue,
-        };
-        for object_key in keys {
-            crate::handlers::delete::delete_object(state, &def, &object_key, &Default::default());
-        }
-    }
-    finish_if_empty(state, name);
-    state.store.get(&namespaces(), &key).cloned()
+    Some(current)
 }
 
-/// Removes a terminating namespace once no namespaced object is left in it.
-pub(crate) fn finish_if_empty(state: &mut State, name: &str) {
-    let key = ns_key(name);
-    let terminating = state
-        .store
-        .get(&namespaces(), &key)
-        .is_some_and(|ns| ns.value.pointer("/metadata/deletionTimestamp").is_some());
-    if !terminating {
-        return;
-    }
-    let has_content = state.registry.all().filter(|d| d.namespaced).any(|def| {
-        state.store.collection(&def.key()).is_some_and(|c| {
-            c.range((name.to_string(), String::new())..)
-                .next()
-                .is_some_and(|(k, _)| k.0 == name)
-        })
-    });
-    if !has_content {
-        state.store.remove(&namespaces(), &key);
+/// Whether both finalizer lists of a namespace are empty: a terminating namespace is then removed
+/// (the namespace store's `ShouldDeleteNamespaceDuringUpdate`).
+pub(crate) fn finalized(namespace: &Value) -> bool {
+    let empty = |pointer: &str| {
+        namespace
+            .pointer(pointer)
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    };
+    empty("/spec/finalizers") && empty("/metadata/finalizers")
+}
+
+/// The namespace strategy's update rules: `spec.finalizers` changes only through the `finalize`
+/// subresource, which changes nothing else of the spec or status
+/// (`pkg/registry/core/namespace/strategy.go`).
+pub(crate) fn prepare_update(old: &Value, next: &mut Value, subresource: Option<&str>) {
+    match subresource {
+        Some("finalize") => {
+            let finalizers = next.pointer("/spec/finalizers").cloned();
+            let mut kept = old.clone();
+            kept["metadata"] = next["metadata"].take();
+            kept["spec"]["finalizers"] = finalizers.unwrap_or_else(|| json!([]));
+            *next = kept;
+        }
+        Some(_) => {}
+        None => {
+            next["spec"]["finalizers"] = old
+                .pointer("/spec/finalizers")
+                .cloned()
+                .unwrap_or_else(|| json!([]));
+        }
     }
 }

@@ -14,7 +14,7 @@ use crate::apply::{Config, Fields, KindSchemas, Tracker};
 use crate::body::BoxBody;
 use crate::handlers::create::{self, normalize_namespace};
 use crate::handlers::{
-    crd, delete, existing, finalizers_of, metadata_mut, object_response, parse_object,
+    crd, delete, existing, finalizers_of, metadata_mut, namespace, object_response, parse_object,
 };
 use crate::patch::{self, PatchKind};
 use crate::route::Target;
@@ -131,6 +131,10 @@ pub(crate) fn commit(
     check_preconditions(target, &name, old, &incoming)?;
     let status_only = target.subresource.as_deref() == Some("status");
     let mut next = merge_for_mode(old, incoming, status_only, def.status_subresource);
+    let namespace = def.group.is_empty() && def.plural == "namespaces";
+    if namespace {
+        namespace::prepare_update(&old.value, &mut next, target.subresource.as_deref());
+    }
     check_finalizers(target, &name, old, &next)?;
     if def.tracks_generation && spec_changed(&old.value, &next, def.status_subresource) {
         let generation = old
@@ -173,7 +177,8 @@ pub(crate) fn commit(
         && next
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_none_or(|f| f.is_empty());
+            .is_none_or(|f| f.is_empty())
+        && (!namespace || namespace::finalized(&next));
     if finished {
         // The real store deletes instead of writing this update: watchers see only DELETED,
         // carrying the last stored state (finalizers included); the client gets the updated
