@@ -260,9 +260,12 @@ async fn foreground_deletion_removes_dependents_first_then_the_owner() {
 #[tokio::test]
 async fn a_blocking_dependent_with_a_finalizer_holds_a_foreground_owner() {
     let server = TestServer::start().await;
-    let client = server.client();
-    create_namespace(&client, "block").await;
-    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "block");
+    blocked(&server.client(), "block").await;
+}
+
+async fn blocked(client: &Client, ns: &str) {
+    create_namespace(client, ns).await;
+    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), ns);
     let owner = maps
         .create(&config_map("owner", json!([])), &CreateOptions::default())
         .await
@@ -317,9 +320,12 @@ async fn orphan_deletion_strips_the_owner_reference_and_keeps_the_dependents() {
 #[tokio::test]
 async fn a_dependent_whose_owner_never_existed_is_collected() {
     let server = TestServer::start().await;
-    let client = server.client();
-    create_namespace(&client, "dangling").await;
-    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "dangling");
+    dangling(&server.client(), "dangling").await;
+}
+
+async fn dangling(client: &Client, ns: &str) {
+    create_namespace(client, ns).await;
+    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), ns);
     let ghost = owner_ref(
         "ConfigMap",
         "v1",
@@ -516,6 +522,173 @@ async fn a_custom_resource_owner_is_collected_with_its_replica_set() {
     eventually("the widget and its ReplicaSet to go", || async {
         !exists(&sets, "rs").await
             && matches!(api.get("w", &GetOptions::default()).await, Err(e) if e.is_not_found())
+    })
+    .await;
+}
+
+/// `(type, name, finalizers, owner names)` of each ConfigMap event in `ns` until `last` is
+/// deleted.
+async fn config_map_events(
+    maps: &ResourceClient<ConfigMap>,
+    rv: Option<String>,
+    last: &str,
+) -> Vec<(String, String, Vec<String>, Vec<String>)> {
+    let mut opts = ListOptions::default();
+    opts.resource_version = rv;
+    let mut events = maps.watch(&opts).await.unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = tokio::time::timeout(WAIT, events.next()).await.unwrap() {
+        let (kind, cm) = match event.unwrap() {
+            kubegen_client::WatchEvent::Added(cm) => ("ADDED", cm),
+            kubegen_client::WatchEvent::Modified(cm) => ("MODIFIED", cm),
+            kubegen_client::WatchEvent::Deleted(cm) => ("DELETED", cm),
+            _ => continue,
+        };
+        let name = cm.metadata.name.clone().unwrap();
+        let owners = cm.metadata.owner_references.unwrap_or_default();
+        let done = kind == "DELETED" && name == last;
+        seen.push((
+            kind.to_owned(),
+            name,
+            cm.metadata.finalizers.unwrap_or_default(),
+            owners.into_iter().map(|o| o.name).collect(),
+        ));
+        if done {
+            break;
+        }
+    }
+    seen
+}
+
+fn event(
+    kind: &str,
+    name: &str,
+    finalizers: &[&str],
+    owners: &[&str],
+) -> (String, String, Vec<String>, Vec<String>) {
+    let strings = |s: &[&str]| s.iter().map(|s| (*s).to_owned()).collect();
+    (
+        kind.into(),
+        name.into(),
+        strings(finalizers),
+        strings(owners),
+    )
+}
+
+/// The sequences captured from v1.36 with kube-controller-manager (`kubectl get cm --watch-only
+/// --output-watch-events` while `kubectl delete cm owner --cascade=foreground|orphan`).
+#[tokio::test]
+async fn foreground_and_orphan_deletions_emit_the_events_of_v1_36() {
+    let server = TestServer::start().await;
+    sequences(&server.client(), "sequences").await;
+}
+
+async fn sequences(client: &Client, ns: &str) {
+    let (maps, _) = owner_and_dependents(client, ns).await;
+    let rv = maps
+        .list(&ListOptions::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version;
+    let foreground = DeleteOptions::default().propagation_policy(PropagationPolicy::Foreground);
+    maps.delete("owner", &foreground).await.unwrap();
+    let mut seen = config_map_events(&maps, rv, "owner").await;
+    // The two dependents go in either order, as on the real server (one queue, many workers).
+    seen[1..3].sort();
+    assert_eq!(
+        seen,
+        [
+            event("MODIFIED", "owner", &["foregroundDeletion"], &[]),
+            event("DELETED", "blocking", &[], &["owner"]),
+            event("DELETED", "free", &[], &["owner"]),
+            event("DELETED", "owner", &["foregroundDeletion"], &[]),
+        ]
+    );
+    let owner = maps
+        .create(&config_map("owner2", json!([])), &CreateOptions::default())
+        .await
+        .unwrap();
+    let reference = owner_ref(
+        "ConfigMap",
+        "v1",
+        "owner2",
+        owner.metadata.uid.as_deref().unwrap(),
+        false,
+    );
+    let dependent = maps
+        .create(
+            &config_map("dep2", json!([reference])),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    let orphan = DeleteOptions::default().propagation_policy(PropagationPolicy::Orphan);
+    maps.delete("owner2", &orphan).await.unwrap();
+    let seen = config_map_events(&maps, dependent.metadata.resource_version, "owner2").await;
+    assert_eq!(
+        seen,
+        [
+            event("MODIFIED", "owner2", &["orphan"], &[]),
+            event("MODIFIED", "dep2", &[], &[]),
+            event("DELETED", "owner2", &["orphan"], &[]),
+        ]
+    );
+}
+
+/// The real cluster of `KUBEGEN_E2E_KUBECONFIG` (v1.36 with kube-controller-manager), or why not.
+async fn cluster_client() -> Option<Client> {
+    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
+        eprintln!(
+            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
+        );
+        return None;
+    };
+    let options =
+        kubegen_client::LoadOptions::default().kubeconfig_path(std::path::PathBuf::from(path));
+    let config = kubegen_client::Config::load(&options).await.unwrap();
+    Some(Client::new(config).unwrap())
+}
+
+/// Runs `scenario` in a fresh namespace on the real cluster, then deletes the namespace.
+async fn on_cluster<F, Fut>(name: &str, scenario: F)
+where
+    F: FnOnce(Client, String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let Some(client) = cluster_client().await else {
+        return;
+    };
+    let ns = format!("kcm-e2e-{name}-{}", std::process::id());
+    scenario(client.clone(), ns.clone()).await;
+    let namespaces = ResourceClient::<Namespace>::cluster(client);
+    let _ = namespaces.delete(&ns, &DeleteOptions::default()).await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn foreground_and_orphan_deletions_emit_the_events_of_v1_36_on_cluster() {
+    on_cluster("sequences", |client, ns| async move {
+        sequences(&client, &ns).await
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_blocking_dependent_with_a_finalizer_holds_a_foreground_owner_on_cluster() {
+    on_cluster(
+        "block",
+        |client, ns| async move { blocked(&client, &ns).await },
+    )
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_dependent_whose_owner_never_existed_is_collected_on_cluster() {
+    on_cluster("dangling", |client, ns| async move {
+        dangling(&client, &ns).await
     })
     .await;
 }
