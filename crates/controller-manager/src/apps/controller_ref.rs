@@ -11,6 +11,7 @@
 //! - Orphan, selected, neither side being deleted: adopted (our controller reference added),
 //!   after one uncached GET proves the owner still exists with the same UID and is not being
 //!   deleted, so a just-deleted owner never adopts.
+//!
 //! A 404 while adopting or releasing means the object is gone: not ours, no error.
 
 use std::{future::Future, sync::Arc};

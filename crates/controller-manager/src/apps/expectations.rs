@@ -77,10 +77,10 @@ impl Expectations {
         let Some(pods) = deleting.get_mut(key) else {
             return;
         };
-        if pods.remove(pod_key) {
-            if let Some(r) = self.records.lock().get_mut(key) {
-                r.del -= 1;
-            }
+        if pods.remove(pod_key)
+            && let Some(r) = self.records.lock().get_mut(key)
+        {
+            r.del -= 1;
         }
     }
 

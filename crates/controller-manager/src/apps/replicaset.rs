@@ -391,22 +391,23 @@ impl Inner {
         let namespace = rs.metadata.namespace.as_deref().unwrap_or_default();
         let client = self.rs_client(namespace);
         let options = UpdateOptions::default().field_manager(FIELD_MANAGER);
-        let mut next = (**rs).clone();
         let action = || format!("update status of {}", describe(rs.as_ref()));
-        for attempt in 0..2 {
-            next.status = Some(status.clone());
-            match client.update_status(&next, &options).await {
-                Ok(updated) => return Ok(Arc::new(updated)),
-                Err(e) if attempt == 1 => return Err(request(action())(e)),
-                Err(_) => {}
-            }
-            let name = rs.metadata.name.as_deref().unwrap_or_default();
-            next = client
-                .get(name, &GetOptions::default())
-                .await
-                .map_err(request(action()))?;
+        let mut next = (**rs).clone();
+        next.status = Some(status.clone());
+        if let Ok(updated) = client.update_status(&next, &options).await {
+            return Ok(Arc::new(updated));
         }
-        unreachable!("the loop returns on its second attempt")
+        let name = rs.metadata.name.as_deref().unwrap_or_default();
+        let mut next = client
+            .get(name, &GetOptions::default())
+            .await
+            .map_err(request(action()))?;
+        next.status = Some(status);
+        client
+            .update_status(&next, &options)
+            .await
+            .map(Arc::new)
+            .map_err(request(action()))
     }
 }
 
@@ -484,6 +485,7 @@ pub(crate) fn calculate_status(
             if let Some(c) = status.conditions.as_mut() {
                 c.retain(|c| c.type_ != "ReplicaFailure");
             }
+            status.conditions = status.conditions.take().filter(|c| !c.is_empty());
         }
         _ => {}
     }

@@ -28,7 +28,6 @@ fn deployment(replicas: i32, surge: IntOrString, unavailable: IntOrString) -> De
                 rolling_update: Some(RollingUpdateDeployment {
                     max_surge: Some(surge),
                     max_unavailable: Some(unavailable),
-                    ..RollingUpdateDeployment::default()
                 }),
             }),
             ..DeploymentSpec::default()
