@@ -17,6 +17,7 @@ mod deployment;
 mod expectations;
 mod pods;
 mod replicaset;
+mod versioned;
 mod worker;
 
 use std::{future::Future, sync::Arc, time::Duration};

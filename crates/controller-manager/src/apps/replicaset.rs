@@ -30,6 +30,7 @@ use kubegen_client::{
 };
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
+use super::versioned::{Field, string, text};
 use super::{
     FIELD_MANAGER, Informers, controller_of, controller_ref, describe, expectations::Expectations,
     key_of, pods, selector_of, selects, split_key,
@@ -132,7 +133,7 @@ impl Inner {
             .list(&Selector::default())
             .into_iter()
             .filter(|rs| {
-                let selector = rs.spec.as_ref().map(|s| &s.selector);
+                let selector = rs.spec.value().map(|s| &s.selector);
                 let selector = selector_of(rs.as_ref(), selector).ok().flatten();
                 selects(selector.as_ref(), pod.metadata.labels.as_ref())
             })
@@ -206,7 +207,7 @@ impl Inner {
             return Ok(());
         };
         let needs_sync = self.expectations.satisfied(key);
-        let spec = rs.spec.clone().unwrap_or_default();
+        let spec = rs.spec.value().cloned().unwrap_or_default();
         let selector = selector_of(rs.as_ref(), Some(&spec.selector))?;
         let all = self.pods.namespaced(namespace).list(&Selector::default());
         let active: Vec<_> = all.iter().filter(|p| pods::is_active(p)).cloned().collect();
@@ -255,7 +256,7 @@ impl Inner {
     /// Creates or deletes Pods toward `spec.replicas` (`manageReplicas`).
     async fn manage_replicas(&self, active: &[Arc<Pod>], rs: &ReplicaSet, key: &str) -> Result<()> {
         let want =
-            usize::try_from(rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)).unwrap_or(0);
+            usize::try_from(rs.spec.value().and_then(|s| s.replicas).unwrap_or(1)).unwrap_or(0);
         if active.len() < want {
             let diff = (want - active.len()).min(BURST_REPLICAS);
             self.expectations.expect_creations(key, diff);
@@ -283,7 +284,7 @@ impl Inner {
         let name = rs.metadata.name.as_deref().unwrap_or_default();
         let template = rs
             .spec
-            .as_ref()
+            .value()
             .and_then(|s| s.template.clone())
             .unwrap_or_default();
         if template
@@ -359,7 +360,7 @@ impl Inner {
             if controller_of(sibling.as_ref()).is_none_or(|r| r.uid != owner.uid) {
                 continue;
             }
-            let selector = sibling.spec.as_ref().map(|s| &s.selector);
+            let selector = sibling.spec.value().map(|s| &s.selector);
             let Ok(Some(selector)) = selector_of(sibling.as_ref(), selector) else {
                 continue;
             };
@@ -434,7 +435,7 @@ pub(crate) fn calculate_status(
     now: Timestamp,
 ) -> ReplicaSetStatus {
     let mut status = rs.status.clone().unwrap_or_default();
-    let spec = rs.spec.clone().unwrap_or_default();
+    let spec = rs.spec.value().cloned().unwrap_or_default();
     let template_labels = spec
         .template
         .as_ref()
@@ -459,7 +460,7 @@ pub(crate) fn calculate_status(
     let has_failure = status
         .conditions
         .as_ref()
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "ReplicaFailure"));
+        .is_some_and(|c| c.iter().any(|c| text(&c.type_) == "ReplicaFailure"));
     match manage_error {
         Some(e) if !has_failure => {
             let want = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
@@ -472,8 +473,8 @@ pub(crate) fn calculate_status(
                 .conditions
                 .get_or_insert_with(Vec::new)
                 .push(ReplicaSetCondition {
-                    type_: "ReplicaFailure".into(),
-                    status: "True".into(),
+                    type_: string("ReplicaFailure"),
+                    status: string("True"),
                     reason: Some(reason.into()),
                     message: Some(e.to_string()),
                     last_transition_time: Some(Time(
@@ -483,7 +484,7 @@ pub(crate) fn calculate_status(
         }
         None if has_failure => {
             if let Some(c) = status.conditions.as_mut() {
-                c.retain(|c| c.type_ != "ReplicaFailure");
+                c.retain(|c| text(&c.type_) != "ReplicaFailure");
             }
             status.conditions = status.conditions.take().filter(|c| !c.is_empty());
         }

@@ -35,6 +35,7 @@ use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
+use super::versioned::Field;
 use super::{
     Informers, controller_of, key_of, replicaset::register, selector_of, selects, split_key,
 };
@@ -132,7 +133,7 @@ impl Inner {
             .namespaced(namespace)
             .list(&Selector::default())
         {
-            let selector = d.spec.as_ref().map(|s| &s.selector);
+            let selector = d.spec.value().map(|s| &s.selector);
             let selector = selector_of(d.as_ref(), selector).ok().flatten();
             if selector.as_ref().is_some_and(|s| !s.selects_all())
                 && selects(selector.as_ref(), rs.metadata.labels.as_ref())
@@ -209,7 +210,7 @@ impl Inner {
             .iter()
             .map(|rs| (rs.metadata.uid.clone().unwrap_or_default(), Vec::new()))
             .collect();
-        let selector = d.spec.as_ref().map(|s| &s.selector);
+        let selector = d.spec.value().map(|s| &s.selector);
         let Ok(Some(selector)) = selector_of(d, selector) else {
             return map;
         };
@@ -228,7 +229,7 @@ impl Inner {
             return Ok(());
         };
         let mut d = (*cached).clone();
-        let selector_spec = d.spec.as_ref().map(|s| s.selector.clone());
+        let selector_spec = d.spec.value().map(|s| s.selector.clone());
         let selector = selector_of(&d, selector_spec.as_ref())?;
         if selector.as_ref().is_none_or(Selector::selects_all) {
             return self.sync_selecting_all(d).await;

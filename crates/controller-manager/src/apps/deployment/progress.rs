@@ -19,6 +19,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::{Inner, sync::calculate_status, util::Spec};
 use crate::Result;
 use crate::apps::key_of;
+use crate::apps::versioned::{string, text};
 
 /// Now, to the second: what the API server stores and returns, so a condition written now
 /// compares equal to itself read back.
@@ -35,8 +36,8 @@ pub(super) fn new_condition(
     message: String,
 ) -> DeploymentCondition {
     DeploymentCondition {
-        type_: type_.into(),
-        status: status.into(),
+        type_: string(type_),
+        status: string(status),
         reason: Some(reason.into()),
         message: Some(message),
         last_update_time: Some(now()),
@@ -54,7 +55,7 @@ fn find<'a>(status: &'a DeploymentStatus, type_: &str) -> Option<&'a DeploymentC
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == type_)
+        .find(|c| text(&c.type_) == type_)
 }
 
 /// Sets a condition in the Deployment's status.
@@ -65,7 +66,7 @@ pub(super) fn set(d: &mut Deployment, condition: DeploymentCondition) {
 /// `SetDeploymentCondition`: unchanged if status and reason are the same; otherwise moved to
 /// the end, keeping its transition time when only the reason changed.
 pub(super) fn set_in(status: &mut DeploymentStatus, mut condition: DeploymentCondition) {
-    if let Some(current) = find(status, &condition.type_) {
+    if let Some(current) = find(status, text(&condition.type_)) {
         if current.status == condition.status && current.reason == condition.reason {
             return;
         }
@@ -73,7 +74,8 @@ pub(super) fn set_in(status: &mut DeploymentStatus, mut condition: DeploymentCon
             condition.last_transition_time = current.last_transition_time.clone();
         }
     }
-    remove(status, &condition.type_);
+    let type_ = text(&condition.type_).to_owned();
+    remove(status, &type_);
     status
         .conditions
         .get_or_insert_with(Vec::new)
@@ -83,7 +85,7 @@ pub(super) fn set_in(status: &mut DeploymentStatus, mut condition: DeploymentCon
 /// `RemoveDeploymentCondition`; no conditions left is `None`, as Go's nil slice.
 fn remove(status: &mut DeploymentStatus, type_: &str) {
     if let Some(conditions) = status.conditions.as_mut() {
-        conditions.retain(|c| c.type_ != type_);
+        conditions.retain(|c| text(&c.type_) != type_);
         if conditions.is_empty() {
             status.conditions = None;
         }
@@ -182,7 +184,7 @@ impl Inner {
                     format!("{subject} is progressing."),
                 );
                 if let Some(current) = &current {
-                    if current.status == "True" {
+                    if text(&current.status) == "True" {
                         c.last_transition_time = current.last_transition_time.clone();
                     }
                     remove(&mut status, "Progressing");
@@ -271,7 +273,7 @@ fn replica_failure(
             .conditions
             .as_ref()?
             .iter()
-            .find(|c| c.type_ == "ReplicaFailure")
+            .find(|c| text(&c.type_) == "ReplicaFailure")
             .cloned()
     };
     let found = new.and_then(failure).or_else(|| {

@@ -14,6 +14,7 @@ use super::{
     Inner, progress,
     util::{self, Spec},
 };
+use crate::apps::versioned::Field;
 use crate::apps::{FIELD_MANAGER, controller_ref, describe};
 use crate::{Result, error::request};
 
@@ -67,7 +68,7 @@ impl Inner {
         let mut copy = (**rs).clone();
         let annotations_updated = util::set_new_rs_annotations(d, &mut copy, new_revision, true);
         let min_ready = Spec::of(d).min_ready_seconds;
-        let spec = copy.spec.get_or_insert_with(Default::default);
+        let spec = copy.spec.value_mut();
         if annotations_updated || spec.min_ready_seconds.unwrap_or(0) != min_ready {
             spec.min_ready_seconds = Some(min_ready).filter(|s| *s != 0);
             let updated = self
@@ -113,7 +114,7 @@ impl Inner {
         let mut all = old.to_vec();
         all.push(Arc::new(rs.clone()));
         let replicas = util::new_rs_replicas(&Spec::of(d), &all, 0);
-        rs.spec.get_or_insert_with(Default::default).replicas = Some(replicas);
+        rs.spec.value_mut().replicas = Some(replicas);
         util::set_new_rs_annotations(d, &mut rs, new_revision, false);
         let options = CreateOptions::default().field_manager(FIELD_MANAGER);
         let (created, already_existed) = match self.rs_client(d).create(&rs, &options).await {
@@ -155,7 +156,7 @@ impl Inner {
         };
         let template = |r: &ReplicaSet| {
             r.spec
-                .as_ref()
+                .value()
                 .and_then(|s| s.template.clone())
                 .unwrap_or_default()
         };
@@ -341,7 +342,7 @@ impl Inner {
             return Ok((false, rs.clone()));
         }
         let mut copy = (**rs).clone();
-        copy.spec.get_or_insert_with(Default::default).replicas = Some(size);
+        copy.spec.value_mut().replicas = Some(size);
         util::set_replicas_annotations(&mut copy, desired, max);
         let updated = self
             .rs_client(d)
@@ -410,7 +411,7 @@ fn set_revision(d: &mut Deployment, revision: &str) -> bool {
 
 /// The ReplicaSet for the Deployment's current template, before sizing and annotations.
 fn new_rs_object(d: &Deployment) -> ReplicaSet {
-    let spec = d.spec.clone().unwrap_or_default();
+    let spec = d.spec.value().cloned().unwrap_or_default();
     let collision_count = d.status.as_ref().and_then(|s| s.collision_count);
     let mut template = spec.template.clone();
     let hash = util::template_hash(&template, collision_count);
@@ -441,7 +442,7 @@ fn new_rs_object(d: &Deployment) -> ReplicaSet {
             labels: Some(labels),
             ..ObjectMeta::default()
         },
-        spec: Some(ReplicaSetSpec {
+        spec: Field::of(ReplicaSetSpec {
             replicas: Some(0),
             min_ready_seconds: spec.min_ready_seconds.filter(|s| *s != 0),
             selector,

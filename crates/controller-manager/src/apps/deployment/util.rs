@@ -19,6 +19,8 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::apps::versioned::Field;
+
 /// `deployment.kubernetes.io/revision`.
 pub(crate) const REVISION: &str = "deployment.kubernetes.io/revision";
 /// `deployment.kubernetes.io/revision-history`: earlier revisions of a rolled-back-to RS.
@@ -83,7 +85,7 @@ pub(crate) struct Spec {
 
 impl Spec {
     pub(crate) fn of(d: &Deployment) -> Spec {
-        let spec = d.spec.clone().unwrap_or_default();
+        let spec = d.spec.value().cloned().unwrap_or_default();
         let strategy = spec.strategy.unwrap_or_default();
         let rolling = strategy.rolling_update.unwrap_or_default();
         let quarter = || IntOrString::String("25%".into());
@@ -150,7 +152,7 @@ pub(crate) fn scaled(value: &IntOrString, total: i32, round_up: bool) -> i32 {
 }
 
 pub(crate) fn replicas_of(rs: &ReplicaSet) -> i32 {
-    rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
+    rs.spec.value().and_then(|s| s.replicas).unwrap_or(1)
 }
 
 fn status_of(rs: &ReplicaSet) -> (i32, i32, i32, Option<i32>) {
@@ -271,14 +273,14 @@ pub(crate) fn split_new_old(
 ) -> (Option<Arc<ReplicaSet>>, Vec<Arc<ReplicaSet>>) {
     let template = d
         .spec
-        .as_ref()
+        .value()
         .map(|s| s.template.clone())
         .unwrap_or_default();
     rss.sort_by(|a, b| by_creation(a, b));
     let position = rss.iter().position(|rs| {
         let t = rs
             .spec
-            .as_ref()
+            .value()
             .and_then(|s| s.template.clone())
             .unwrap_or_default();
         equal_ignore_hash(&template, &t)
