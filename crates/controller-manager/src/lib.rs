@@ -20,7 +20,9 @@
 //! | `serviceaccount-controller` | `pkg/controller/serviceaccount/serviceaccounts_controller.go` | `serviceaccount/mod.rs` |
 //! | `serviceaccount-token-controller` | `pkg/controller/serviceaccount/tokens_controller.go` | `serviceaccount/tokens.rs` |
 //! | `root-ca-certificate-publisher-controller` | `pkg/controller/certificates/rootcacertpublisher/publisher.go` | `serviceaccount/rootca.rs` |
-//! | `deployment-controller`, `replicaset-controller` | `pkg/controller/deployment/`, `pkg/controller/replicaset/` | `apps/` (plugged in by the lead, see `manager.rs`) |
+//! | `deployment-controller` | `pkg/controller/deployment/*.go`, `deployment/util/*.go` | `apps/deployment/` |
+//! | `replicaset-controller` | `pkg/controller/replicaset/replica_set.go` | `apps/replicaset.rs` |
+//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `apps/controller_ref.rs`, `apps/expectations.rs`, `apps/pods.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
 //!
 //! # Defaults
@@ -37,6 +39,7 @@
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod apps;
 mod error;
 mod garbagecollector;
 mod manager;

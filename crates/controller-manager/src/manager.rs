@@ -89,12 +89,18 @@ impl ControllerManager {
         for runner in runners {
             tasks.spawn(runner);
         }
-        // LEAD: plug in the apps controllers here (branch `kcm-apps`):
-        // if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
-        //     let stop = context.stop.clone();
-        //     let apps = crate::apps::run(self.client.clone(), crate::apps::AppsOptions::default(), stopped(stop));
-        //     tasks.spawn(async move { if let Err(e) = apps.await { tracing::warn!(error = %e, "apps controllers stopped") } });
-        // }
+        if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
+            let apps = crate::apps::run(
+                self.client.clone(),
+                crate::apps::AppsOptions::default(),
+                stopped(context.stop.clone()),
+            );
+            tasks.spawn(async move {
+                if let Err(e) = apps.await {
+                    tracing::warn!(error = %e, "the deployment and replicaset controllers stopped");
+                }
+            });
+        }
         shutdown.await;
         stop_tx.send_replace(true);
         while tasks.join_next().await.is_some() {}
