@@ -30,6 +30,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReferen
 use kube_core::{Resource, Selector};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::Client;
+use kubegen_runtime::{EventType, Recorder};
 
 use crate::{Error, Result};
 
@@ -118,6 +119,49 @@ pub async fn run(
     d_workers.stop().await;
     factory.shutdown().await;
     Ok(())
+}
+
+/// Records a core/v1 Event about `object` as `recorder`'s component (`deployment-controller`,
+/// `replicaset-controller`). Events are best effort, as with client-go's broadcaster: a refused
+/// one is logged and the sync goes on.
+pub(crate) async fn record<K: Resource<DynamicType = ()>>(
+    recorder: &Recorder,
+    object: &K,
+    kind: EventType,
+    reason: &str,
+    message: &str,
+) {
+    let now =
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+    if let Err(e) = recorder.record(object, kind, reason, message, &now).await {
+        tracing::warn!(object = %describe(object), reason, error = %e, "could not record Event");
+    }
+}
+
+/// An error as Go's `%v` prints it in Events and conditions: the API server's message for a
+/// refused request, the bare reason for an object that cannot be acted on.
+pub(crate) fn go_message(error: &Error) -> String {
+    match error {
+        Error::RequestFailed { source, .. } => api_message(source),
+        Error::InvalidObject { reason, .. } => reason.clone(),
+        Error::CacheSyncFailed(_) => error.to_string(),
+    }
+}
+
+/// A client error as Go's `%v` of the API error prints it: the `Status` message.
+pub(crate) fn api_message(error: &kubegen_client::Error) -> String {
+    error
+        .status()
+        .map_or_else(|| error.to_string(), |s| s.message.clone())
+}
+
+/// Whether a write failed because its namespace is being deleted (a `NamespaceTerminating`
+/// cause): the controllers then record no Event, as every further write would fail the same way.
+pub(crate) fn namespace_terminating(error: &kubegen_client::Error) -> bool {
+    error
+        .status()
+        .and_then(|s| s.details.as_ref())
+        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
 }
 
 /// The three shared informers both controllers read.

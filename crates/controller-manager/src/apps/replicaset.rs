@@ -13,6 +13,11 @@
 //! 4. Write `status` (`replicas`, `fullyLabeledReplicas`, `readyReplicas`,
 //!    `availableReplicas`, `terminatingReplicas`, `observedGeneration`, a `ReplicaFailure`
 //!    condition after a failed create or delete) through `/status` when it changed.
+//!
+//! Every Pod created or deleted is recorded as a core/v1 Event on the ReplicaSet from
+//! `replicaset-controller`, as `controller_utils.go`'s `RealPodControl` does:
+//! `SuccessfulCreate` ("Created pod: web-abc-xyz"), `SuccessfulDelete` ("Deleted pod: ..."),
+//! and the Warnings `FailedCreate` ("Error creating: <API message>") and `FailedDelete`.
 
 use std::{sync::Arc, time::Duration};
 
@@ -28,12 +33,14 @@ use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ResourceClient, UpdateOptions,
 };
+use kubegen_runtime::{EventType, Recorder};
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
 use super::versioned::{Field, string, text};
 use super::{
-    FIELD_MANAGER, Informers, controller_of, controller_ref, describe, expectations::Expectations,
-    key_of, pods, selector_of, selects, split_key,
+    FIELD_MANAGER, Informers, api_message, controller_of, controller_ref, describe,
+    expectations::Expectations, go_message, key_of, namespace_terminating, pods, record,
+    selector_of, selects, split_key,
 };
 use crate::{Error, Result, error::request};
 
@@ -52,12 +59,14 @@ struct Inner {
     pods: Lister<Pod>,
     queue: RateLimitingQueue<String>,
     expectations: Expectations,
+    recorder: Recorder,
 }
 
 impl ReplicaSetController {
     /// Builds the controller and registers its event handlers on the informers.
     pub(crate) fn new(client: Client, informers: &Informers) -> Result<Self> {
         let inner = Arc::new(Inner {
+            recorder: Recorder::new(client.clone(), "replicaset-controller", ""),
             client,
             replica_sets: informers.replica_sets.lister(),
             pods: informers.pods.lister(),
@@ -308,7 +317,36 @@ impl Inner {
         let (mut created, mut batch) = (0, 1.min(count));
         while batch > 0 {
             let results = join_all((0..batch).map(|_| pods.create(&pod, &options))).await;
-            let failures: Vec<_> = results.into_iter().filter_map(Result::err).collect();
+            let mut failures = Vec::new();
+            for result in results {
+                match result {
+                    Ok(pod) => {
+                        let name = pod.metadata.name.as_deref().unwrap_or_default();
+                        let message = format!("Created pod: {name}");
+                        record(
+                            &self.recorder,
+                            rs,
+                            EventType::Normal,
+                            "SuccessfulCreate",
+                            &message,
+                        )
+                        .await;
+                    }
+                    Err(e) if namespace_terminating(&e) => failures.push(e),
+                    Err(e) => {
+                        let message = format!("Error creating: {}", api_message(&e));
+                        record(
+                            &self.recorder,
+                            rs,
+                            EventType::Warning,
+                            "FailedCreate",
+                            &message,
+                        )
+                        .await;
+                        failures.push(e);
+                    }
+                }
+            }
             created += batch - failures.len();
             if let Some(first) = failures.into_iter().next() {
                 return (
@@ -332,10 +370,31 @@ impl Inner {
         });
         let mut first_error = None;
         for (pod, result) in join_all(deletes).await {
-            let Err(e) = result else { continue };
+            let name = pod.metadata.name.as_deref().unwrap_or_default();
+            let Err(e) = result else {
+                let message = format!("Deleted pod: {name}");
+                record(
+                    &self.recorder,
+                    rs,
+                    EventType::Normal,
+                    "SuccessfulDelete",
+                    &message,
+                )
+                .await;
+                continue;
+            };
             self.expectations
                 .deletion_observed(key, &key_of(pod.as_ref()));
             if !e.is_not_found() {
+                let message = format!("Error deleting: {}", api_message(&e));
+                record(
+                    &self.recorder,
+                    rs,
+                    EventType::Warning,
+                    "FailedDelete",
+                    &message,
+                )
+                .await;
                 let action = format!("delete Pod {}", key_of(pod.as_ref()));
                 first_error.get_or_insert(request(action)(e));
             }
@@ -476,7 +535,7 @@ pub(crate) fn calculate_status(
                     type_: string("ReplicaFailure"),
                     status: string("True"),
                     reason: Some(reason.into()),
-                    message: Some(e.to_string()),
+                    message: Some(go_message(e)),
                     last_transition_time: Some(Time(
                         Timestamp::from_second(now.as_second()).unwrap_or(now),
                     )),
