@@ -14,6 +14,7 @@
 
 mod controller_ref;
 mod deployment;
+mod events;
 mod expectations;
 mod pods;
 mod replicaset;
@@ -30,7 +31,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReferen
 use kube_core::{Resource, Selector};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::Client;
-use kubegen_runtime::{EventType, Recorder};
 
 use crate::{Error, Result};
 
@@ -119,23 +119,6 @@ pub async fn run(
     d_workers.stop().await;
     factory.shutdown().await;
     Ok(())
-}
-
-/// Records a core/v1 Event about `object` as `recorder`'s component (`deployment-controller`,
-/// `replicaset-controller`). Events are best effort, as with client-go's broadcaster: a refused
-/// one is logged and the sync goes on.
-pub(crate) async fn record<K: Resource<DynamicType = ()>>(
-    recorder: &Recorder,
-    object: &K,
-    kind: EventType,
-    reason: &str,
-    message: &str,
-) {
-    let now =
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
-    if let Err(e) = recorder.record(object, kind, reason, message, &now).await {
-        tracing::warn!(object = %describe(object), reason, error = %e, "could not record Event");
-    }
 }
 
 /// An error as Go's `%v` prints it in Events and conditions: the API server's message for a

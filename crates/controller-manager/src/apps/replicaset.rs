@@ -33,14 +33,15 @@ use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ResourceClient, UpdateOptions,
 };
-use kubegen_runtime::{EventType, Recorder};
+use kubegen_runtime::EventType;
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
+use super::events::EventSink;
 use super::versioned::{Field, string, text};
 use super::{
     FIELD_MANAGER, Informers, api_message, controller_of, controller_ref, describe,
-    expectations::Expectations, go_message, key_of, namespace_terminating, pods, record,
-    selector_of, selects, split_key,
+    expectations::Expectations, go_message, key_of, namespace_terminating, pods, selector_of,
+    selects, split_key,
 };
 use crate::{Error, Result, error::request};
 
@@ -59,14 +60,14 @@ struct Inner {
     pods: Lister<Pod>,
     queue: RateLimitingQueue<String>,
     expectations: Expectations,
-    recorder: Recorder,
+    events: EventSink,
 }
 
 impl ReplicaSetController {
     /// Builds the controller and registers its event handlers on the informers.
     pub(crate) fn new(client: Client, informers: &Informers) -> Result<Self> {
         let inner = Arc::new(Inner {
-            recorder: Recorder::new(client.clone(), "replicaset-controller", ""),
+            events: EventSink::new(client.clone(), "replicaset-controller"),
             client,
             replica_sets: informers.replica_sets.lister(),
             pods: informers.pods.lister(),
@@ -323,26 +324,14 @@ impl Inner {
                     Ok(pod) => {
                         let name = pod.metadata.name.as_deref().unwrap_or_default();
                         let message = format!("Created pod: {name}");
-                        record(
-                            &self.recorder,
-                            rs,
-                            EventType::Normal,
-                            "SuccessfulCreate",
-                            &message,
-                        )
-                        .await;
+                        self.events
+                            .record(rs, EventType::Normal, "SuccessfulCreate", message);
                     }
                     Err(e) if namespace_terminating(&e) => failures.push(e),
                     Err(e) => {
                         let message = format!("Error creating: {}", api_message(&e));
-                        record(
-                            &self.recorder,
-                            rs,
-                            EventType::Warning,
-                            "FailedCreate",
-                            &message,
-                        )
-                        .await;
+                        self.events
+                            .record(rs, EventType::Warning, "FailedCreate", message);
                         failures.push(e);
                     }
                 }
@@ -373,28 +362,16 @@ impl Inner {
             let name = pod.metadata.name.as_deref().unwrap_or_default();
             let Err(e) = result else {
                 let message = format!("Deleted pod: {name}");
-                record(
-                    &self.recorder,
-                    rs,
-                    EventType::Normal,
-                    "SuccessfulDelete",
-                    &message,
-                )
-                .await;
+                self.events
+                    .record(rs, EventType::Normal, "SuccessfulDelete", message);
                 continue;
             };
             self.expectations
                 .deletion_observed(key, &key_of(pod.as_ref()));
             if !e.is_not_found() {
                 let message = format!("Error deleting: {}", api_message(&e));
-                record(
-                    &self.recorder,
-                    rs,
-                    EventType::Warning,
-                    "FailedDelete",
-                    &message,
-                )
-                .await;
+                self.events
+                    .record(rs, EventType::Warning, "FailedDelete", message);
                 let action = format!("delete Pod {}", key_of(pod.as_ref()));
                 first_error.get_or_insert(request(action)(e));
             }

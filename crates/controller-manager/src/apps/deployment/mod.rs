@@ -36,12 +36,13 @@ use k8s_openapi::api::{
 use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
-use kubegen_runtime::{EventType, Recorder};
+use kubegen_runtime::EventType;
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
+use super::events::EventSink;
 use super::versioned::Field;
 use super::{
-    Informers, controller_of, key_of, record, replicaset::register, selector_of, selects, split_key,
+    Informers, controller_of, key_of, replicaset::register, selector_of, selects, split_key,
 };
 use crate::{Result, error::request};
 
@@ -57,14 +58,14 @@ pub(crate) struct Inner {
     replica_sets: Lister<ReplicaSet>,
     pods: Lister<Pod>,
     queue: RateLimitingQueue<String>,
-    recorder: Recorder,
+    events: EventSink,
 }
 
 impl DeploymentController {
     /// Builds the controller and registers its event handlers on the informers.
     pub(crate) fn new(client: Client, informers: &Informers) -> Result<Self> {
         let inner = Arc::new(Inner {
-            recorder: Recorder::new(client.clone(), "deployment-controller", ""),
+            events: EventSink::new(client.clone(), "deployment-controller"),
             client,
             deployments: informers.deployments.lister(),
             replica_sets: informers.replica_sets.lister(),
@@ -262,14 +263,8 @@ impl Inner {
     /// A Deployment selecting everything is refused; only its observed generation moves.
     async fn sync_selecting_all(&self, mut d: Deployment) -> Result<()> {
         let message = "This deployment is selecting all pods. A non-empty selector is required.";
-        record(
-            &self.recorder,
-            &d,
-            EventType::Warning,
-            "SelectingAll",
-            message,
-        )
-        .await;
+        self.events
+            .record(&d, EventType::Warning, "SelectingAll", message.into());
         let status = d.status.get_or_insert_with(Default::default);
         if status.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
             status.observed_generation = d.metadata.generation;

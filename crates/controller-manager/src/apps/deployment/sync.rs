@@ -16,7 +16,7 @@ use super::{
     util::{self, Spec},
 };
 use crate::apps::versioned::Field;
-use crate::apps::{FIELD_MANAGER, controller_ref, describe, go_message, record};
+use crate::apps::{FIELD_MANAGER, controller_ref, describe, go_message};
 use crate::{Result, error::request};
 
 /// The new ReplicaSet (if any) and all the others.
@@ -127,14 +127,8 @@ impl Inner {
         if !already_existed && replicas > 0 {
             let name = created.metadata.name.as_deref().unwrap_or_default();
             let message = format!("Scaled up replica set {name} from 0 to {replicas}");
-            record(
-                &self.recorder,
-                d,
-                EventType::Normal,
-                "ScalingReplicaSet",
-                &message,
-            )
-            .await;
+            self.events
+                .record(d, EventType::Normal, "ScalingReplicaSet", message);
         }
         let mut needs_update = set_revision(d, &new_revision.to_string());
         if Spec::of(d).progress_deadline_seconds.is_some() && !already_existed {
@@ -210,7 +204,7 @@ impl Inner {
             let _ = self.write_status(d).await;
         }
         let reason = "ReplicaSetCreateError";
-        record(&self.recorder, &*d, EventType::Warning, reason, &message).await;
+        self.events.record(&*d, EventType::Warning, reason, message);
         failure
     }
 
@@ -378,14 +372,8 @@ impl Inner {
             let name = updated.metadata.name.as_deref().unwrap_or_default();
             let message =
                 format!("Scaled {direction} replica set {name} from {old_size} to {size}");
-            record(
-                &self.recorder,
-                d,
-                EventType::Normal,
-                "ScalingReplicaSet",
-                &message,
-            )
-            .await;
+            self.events
+                .record(d, EventType::Normal, "ScalingReplicaSet", message);
         }
         Ok((size_changed, Arc::new(updated)))
     }
