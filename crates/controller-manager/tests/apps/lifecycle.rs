@@ -159,10 +159,15 @@ async fn history_limit(client: Client, ns: String) {
     wait_for_events(&client, ns, Vec::new()).await;
 }
 
-fn pod_labelled(name: &str, app: &str) -> Pod {
+/// An orphan Pod `app: adopt` that its ReplicaSet would rather keep than its own Pods.
+fn orphan() -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": app}},
+        "metadata": {
+            "name": "orphan",
+            "labels": {"app": "adopt"},
+            "annotations": {"controller.kubernetes.io/pod-deletion-cost": "100"}
+        },
         "spec": {"containers": [{"name": "c", "image": "nginx"}]}
     }))
     .unwrap()
@@ -194,15 +199,14 @@ async fn pods(client: &Client, ns: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// A ReplicaSet adopts a matching orphan instead of creating a Pod; a Pod relabelled out of its
-/// selector loses its owner reference (no `ownerReferences` left) and is replaced.
+/// A ReplicaSet adopts a matching orphan, which counts toward its replicas: the surplus Pod
+/// goes, the one with the lower deletion cost. A Pod relabelled out of the selector loses its
+/// owner reference (no `ownerReferences` left) and is replaced.
+///
+/// The orphan comes after the ReplicaSet's own Pod: the other way round, whether the first sync
+/// creates a Pod depends on whether the controller has seen the orphan yet (on the real pair too).
 async fn adoption(client: Client, ns: String) {
     let ns = ns.as_str();
-    let pod_client = ResourceClient::<Pod>::namespaced(client.clone(), ns);
-    pod_client
-        .create(&pod_labelled("orphan", "adopt"), &CreateOptions::default())
-        .await
-        .unwrap();
     let rs: ReplicaSet = serde_json::from_value(json!({
         "apiVersion": "apps/v1", "kind": "ReplicaSet",
         "metadata": {"name": "adopter"},
@@ -220,9 +224,18 @@ async fn adoption(client: Client, ns: String) {
         .create(&rs, &CreateOptions::default())
         .await
         .unwrap();
-    let adopted = vec![("orphan".to_string(), Some("ReplicaSet/adopter".to_string()))];
-    eventually("the orphan adopted", || async {
-        (pods(&client, ns).await == adopted).then_some(())
+    let owned = |name: &str| (name.to_string(), Some("ReplicaSet/adopter".to_string()));
+    eventually("the ReplicaSet's own Pod", || async {
+        (pods(&client, ns).await == vec![owned("adopter-*")]).then_some(())
+    })
+    .await;
+    let pod_client = ResourceClient::<Pod>::namespaced(client.clone(), ns);
+    pod_client
+        .create(&orphan(), &CreateOptions::default())
+        .await
+        .unwrap();
+    eventually("the orphan adopted and the own Pod deleted", || async {
+        (pods(&client, ns).await == vec![owned("orphan")]).then_some(())
     })
     .await;
     let relabel = json!({"metadata": {"labels": {"app": "gone"}}});
@@ -234,24 +247,21 @@ async fn adoption(client: Client, ns: String) {
         )
         .await
         .unwrap();
-    let replaced = vec![
-        (
-            "adopter-*".to_string(),
-            Some("ReplicaSet/adopter".to_string()),
-        ),
-        ("orphan".to_string(), None),
-    ];
-    eventually("the pod released and replaced", || async {
+    let replaced = vec![owned("adopter-*"), ("orphan".to_string(), None)];
+    eventually("the orphan released and replaced", || async {
         (pods(&client, ns).await == replaced).then_some(())
     })
     .await;
-    let created = event(
-        "Normal",
-        "SuccessfulCreate",
-        "ReplicaSet/adopter",
-        "Created pod: adopter-*",
-    );
-    wait_for_events(&client, ns, vec![created]).await;
+    let pod = |reason: &str, verb: &str| {
+        let message = format!("{verb} pod: adopter-*");
+        event("Normal", reason, "ReplicaSet/adopter", &message)
+    };
+    let expected = vec![
+        pod("SuccessfulCreate", "Created"),
+        pod("SuccessfulDelete", "Deleted"),
+        pod("SuccessfulCreate", "Created"),
+    ];
+    wait_for_events(&client, ns, expected).await;
 }
 
 /// Recreate: the old ReplicaSet goes to 0 and its Pods are deleted before the new one is
