@@ -14,6 +14,7 @@
 
 mod controller_ref;
 mod deployment;
+mod events;
 mod expectations;
 mod pods;
 mod replicaset;
@@ -118,6 +119,32 @@ pub async fn run(
     d_workers.stop().await;
     factory.shutdown().await;
     Ok(())
+}
+
+/// An error as Go's `%v` prints it in Events and conditions: the API server's message for a
+/// refused request, the bare reason for an object that cannot be acted on.
+pub(crate) fn go_message(error: &Error) -> String {
+    match error {
+        Error::RequestFailed { source, .. } => api_message(source),
+        Error::InvalidObject { reason, .. } => reason.clone(),
+        Error::CacheSyncFailed(_) => error.to_string(),
+    }
+}
+
+/// A client error as Go's `%v` of the API error prints it: the `Status` message.
+pub(crate) fn api_message(error: &kubegen_client::Error) -> String {
+    error
+        .status()
+        .map_or_else(|| error.to_string(), |s| s.message.clone())
+}
+
+/// Whether a write failed because its namespace is being deleted (a `NamespaceTerminating`
+/// cause): the controllers then record no Event, as every further write would fail the same way.
+pub(crate) fn namespace_terminating(error: &kubegen_client::Error) -> bool {
+    error
+        .status()
+        .and_then(|s| s.details.as_ref())
+        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
 }
 
 /// The three shared informers both controllers read.

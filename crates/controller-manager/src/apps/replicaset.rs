@@ -13,29 +13,40 @@
 //! 4. Write `status` (`replicas`, `fullyLabeledReplicas`, `readyReplicas`,
 //!    `availableReplicas`, `terminatingReplicas`, `observedGeneration`, a `ReplicaFailure`
 //!    condition after a failed create or delete) through `/status` when it changed.
+//!
+//! Every Pod created or deleted is recorded as a core/v1 Event on the ReplicaSet from
+//! `replicaset-controller`, as `controller_utils.go`'s `RealPodControl` does:
+//! `SuccessfulCreate` ("Created pod: web-abc-xyz"), `SuccessfulDelete` ("Deleted pod: ..."),
+//! and the Warnings `FailedCreate` ("Error creating: <API message>") and `FailedDelete`.
 
 use std::{sync::Arc, time::Duration};
 
 use futures_util::future::join_all;
 use k8s_openapi::api::{
-    apps::v1::{ReplicaSet, ReplicaSetCondition, ReplicaSetStatus},
+    apps::v1::{ReplicaSet, ReplicaSetStatus},
     core::v1::Pod,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube_core::{Resource, Selector};
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ResourceClient, UpdateOptions,
 };
+use kubegen_runtime::EventType;
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
-use super::versioned::{Field, string, text};
+use super::events::EventSink;
+use super::versioned::Field;
 use super::{
-    FIELD_MANAGER, Informers, controller_of, controller_ref, describe, expectations::Expectations,
-    key_of, pods, selector_of, selects, split_key,
+    FIELD_MANAGER, Informers, api_message, controller_of, controller_ref, describe,
+    expectations::Expectations, key_of, namespace_terminating, pods, selector_of, selects,
+    split_key,
 };
 use crate::{Error, Result, error::request};
+
+mod status;
+
+use status::{calculate_status, same_counts};
 
 /// Most Pods created or deleted by one sync (`BurstReplicas`).
 const BURST_REPLICAS: usize = 500;
@@ -52,12 +63,14 @@ struct Inner {
     pods: Lister<Pod>,
     queue: RateLimitingQueue<String>,
     expectations: Expectations,
+    events: EventSink,
 }
 
 impl ReplicaSetController {
     /// Builds the controller and registers its event handlers on the informers.
     pub(crate) fn new(client: Client, informers: &Informers) -> Result<Self> {
         let inner = Arc::new(Inner {
+            events: EventSink::new(client.clone(), "replicaset-controller"),
             client,
             replica_sets: informers.replica_sets.lister(),
             pods: informers.pods.lister(),
@@ -308,7 +321,24 @@ impl Inner {
         let (mut created, mut batch) = (0, 1.min(count));
         while batch > 0 {
             let results = join_all((0..batch).map(|_| pods.create(&pod, &options))).await;
-            let failures: Vec<_> = results.into_iter().filter_map(Result::err).collect();
+            let mut failures = Vec::new();
+            for result in results {
+                match result {
+                    Ok(pod) => {
+                        let name = pod.metadata.name.as_deref().unwrap_or_default();
+                        let message = format!("Created pod: {name}");
+                        self.events
+                            .record(rs, EventType::Normal, "SuccessfulCreate", message);
+                    }
+                    Err(e) if namespace_terminating(&e) => failures.push(e),
+                    Err(e) => {
+                        let message = format!("Error creating: {}", api_message(&e));
+                        self.events
+                            .record(rs, EventType::Warning, "FailedCreate", message);
+                        failures.push(e);
+                    }
+                }
+            }
             created += batch - failures.len();
             if let Some(first) = failures.into_iter().next() {
                 return (
@@ -332,10 +362,19 @@ impl Inner {
         });
         let mut first_error = None;
         for (pod, result) in join_all(deletes).await {
-            let Err(e) = result else { continue };
+            let name = pod.metadata.name.as_deref().unwrap_or_default();
+            let Err(e) = result else {
+                let message = format!("Deleted pod: {name}");
+                self.events
+                    .record(rs, EventType::Normal, "SuccessfulDelete", message);
+                continue;
+            };
             self.expectations
                 .deletion_observed(key, &key_of(pod.as_ref()));
             if !e.is_not_found() {
+                let message = format!("Error deleting: {}", api_message(&e));
+                self.events
+                    .record(rs, EventType::Warning, "FailedDelete", message);
                 let action = format!("delete Pod {}", key_of(pod.as_ref()));
                 first_error.get_or_insert(request(action)(e));
             }
@@ -410,90 +449,4 @@ impl Inner {
             .map(Arc::new)
             .map_err(request(action()))
     }
-}
-
-fn same_counts(a: &ReplicaSetStatus, b: &ReplicaSetStatus) -> bool {
-    a.replicas == b.replicas
-        && a.fully_labeled_replicas == b.fully_labeled_replicas
-        && a.ready_replicas == b.ready_replicas
-        && a.available_replicas == b.available_replicas
-        && a.terminating_replicas == b.terminating_replicas
-}
-
-/// `Some(n)` unless `n` is 0: the counts Go serializes with `omitempty`.
-fn nonzero(n: usize) -> Option<i32> {
-    let n = i32::try_from(n).unwrap_or(i32::MAX);
-    (n != 0).then_some(n)
-}
-
-/// The status `rs` should have with these claimed `active` Pods (`calculateStatus`).
-pub(crate) fn calculate_status(
-    rs: &ReplicaSet,
-    active: &[Arc<Pod>],
-    terminating: usize,
-    manage_error: Option<&Error>,
-    now: Timestamp,
-) -> ReplicaSetStatus {
-    let mut status = rs.status.clone().unwrap_or_default();
-    let spec = rs.spec.value().cloned().unwrap_or_default();
-    let template_labels = spec
-        .template
-        .as_ref()
-        .and_then(|t| t.metadata.as_ref())
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default();
-    let fully_labeled = active
-        .iter()
-        .filter(|p| {
-            let labels = p.metadata.labels.as_ref();
-            template_labels
-                .iter()
-                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
-        })
-        .count();
-    let ready: Vec<_> = active.iter().filter(|p| pods::is_ready(p)).collect();
-    let min_ready = spec.min_ready_seconds.unwrap_or(0);
-    let available = ready
-        .iter()
-        .filter(|p| pods::is_available(p, min_ready, now))
-        .count();
-    let has_failure = status
-        .conditions
-        .as_ref()
-        .is_some_and(|c| c.iter().any(|c| text(&c.type_) == "ReplicaFailure"));
-    match manage_error {
-        Some(e) if !has_failure => {
-            let want = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
-            let reason = match active.len().cmp(&want) {
-                std::cmp::Ordering::Less => "FailedCreate",
-                std::cmp::Ordering::Greater => "FailedDelete",
-                std::cmp::Ordering::Equal => "",
-            };
-            status
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(ReplicaSetCondition {
-                    type_: string("ReplicaFailure"),
-                    status: string("True"),
-                    reason: Some(reason.into()),
-                    message: Some(e.to_string()),
-                    last_transition_time: Some(Time(
-                        Timestamp::from_second(now.as_second()).unwrap_or(now),
-                    )),
-                });
-        }
-        None if has_failure => {
-            if let Some(c) = status.conditions.as_mut() {
-                c.retain(|c| text(&c.type_) != "ReplicaFailure");
-            }
-            status.conditions = status.conditions.take().filter(|c| !c.is_empty());
-        }
-        _ => {}
-    }
-    status.replicas = i32::try_from(active.len()).unwrap_or(i32::MAX);
-    status.fully_labeled_replicas = nonzero(fully_labeled);
-    status.ready_replicas = nonzero(ready.len());
-    status.available_replicas = nonzero(available);
-    status.terminating_replicas = Some(i32::try_from(terminating).unwrap_or(i32::MAX));
-    status
 }

@@ -12,8 +12,11 @@
 //! 409 Conflict on the second write and is retried with the fresh object. This is why a new
 //! Deployment's status is written in two steps on a real cluster, and we reproduce it.
 //!
+//! # Events
+//! As the real controller: `ScalingReplicaSet` ("Scaled up replica set web-abc from 0 to 1"),
+//! `ReplicaSetCreateError` and `SelectingAll`, core/v1 Events from `deployment-controller`.
+//!
 //! # Differences from kube-controller-manager
-//! - No Events (`ScalingReplicaSet`, ...) are recorded.
 //! - The deprecated `extensions/v1beta1` rollback annotation is ignored (apps/v1 has no
 //!   `rollbackTo`; `kubectl rollout undo` patches the template client-side).
 //! - `pod-template-hash` values differ (see `util.rs`).
@@ -33,8 +36,10 @@ use k8s_openapi::api::{
 use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
+use kubegen_runtime::EventType;
 use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
 
+use super::events::EventSink;
 use super::versioned::Field;
 use super::{
     Informers, controller_of, key_of, replicaset::register, selector_of, selects, split_key,
@@ -53,12 +58,14 @@ pub(crate) struct Inner {
     replica_sets: Lister<ReplicaSet>,
     pods: Lister<Pod>,
     queue: RateLimitingQueue<String>,
+    events: EventSink,
 }
 
 impl DeploymentController {
     /// Builds the controller and registers its event handlers on the informers.
     pub(crate) fn new(client: Client, informers: &Informers) -> Result<Self> {
         let inner = Arc::new(Inner {
+            events: EventSink::new(client.clone(), "deployment-controller"),
             client,
             deployments: informers.deployments.lister(),
             replica_sets: informers.replica_sets.lister(),
@@ -255,6 +262,9 @@ impl Inner {
 
     /// A Deployment selecting everything is refused; only its observed generation moves.
     async fn sync_selecting_all(&self, mut d: Deployment) -> Result<()> {
+        let message = "This deployment is selecting all pods. A non-empty selector is required.";
+        self.events
+            .record(&d, EventType::Warning, "SelectingAll", message.into());
         let status = d.status.get_or_insert_with(Default::default);
         if status.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
             status.observed_generation = d.metadata.generation;

@@ -133,10 +133,9 @@ fn timed_out(d: &Deployment, status: &DeploymentStatus) -> bool {
     match c.reason.as_deref() {
         Some("NewReplicaSetAvailable") => false,
         Some("ProgressDeadlineExceeded") => true,
-        _ => c
-            .last_update_time
-            .as_ref()
-            .is_some_and(|t| t.0.as_second() + i64::from(deadline) < Timestamp::now().as_second()),
+        _ => c.last_update_time.as_ref().is_some_and(|t| {
+            t.0.as_millisecond() + i64::from(deadline) * 1000 < Timestamp::now().as_millisecond()
+        }),
     }
 }
 

@@ -9,13 +9,14 @@ use std::{collections::BTreeMap, sync::Arc};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kubegen_client::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
+use kubegen_runtime::EventType;
 
 use super::{
     Inner, progress,
     util::{self, Spec},
 };
 use crate::apps::versioned::Field;
-use crate::apps::{FIELD_MANAGER, controller_ref, describe};
+use crate::apps::{FIELD_MANAGER, controller_ref, describe, go_message};
 use crate::{Result, error::request};
 
 /// The new ReplicaSet (if any) and all the others.
@@ -123,6 +124,12 @@ impl Inner {
             Err(e) => return Err(self.report_create_failure(d, &rs, e).await),
         };
         let created = Arc::new(created);
+        if !already_existed && replicas > 0 {
+            let name = created.metadata.name.as_deref().unwrap_or_default();
+            let message = format!("Scaled up replica set {name} from 0 to {replicas}");
+            self.events
+                .record(d, EventType::Normal, "ScalingReplicaSet", message);
+        }
         let mut needs_update = set_revision(d, &new_revision.to_string());
         if Spec::of(d).progress_deadline_seconds.is_some() && !already_existed {
             let message = format!(
@@ -180,17 +187,24 @@ impl Inner {
     ) -> crate::Error {
         let name = rs.metadata.name.as_deref().unwrap_or_default();
         let failure = request(format!("create {}", describe(rs)))(error);
+        let message = format!(
+            "Failed to create new replica set {name:?}: {}",
+            go_message(&failure)
+        );
         if Spec::of(d).progress_deadline_seconds.is_some() {
-            let message = format!(
-                "Failed to create new replica set {name:?}: {}",
-                source_text(&failure)
-            );
             progress::set(
                 d,
-                progress::new_condition("Progressing", "False", "ReplicaSetCreateError", message),
+                progress::new_condition(
+                    "Progressing",
+                    "False",
+                    "ReplicaSetCreateError",
+                    message.clone(),
+                ),
             );
             let _ = self.write_status(d).await;
         }
+        let reason = "ReplicaSetCreateError";
+        self.events.record(&*d, EventType::Warning, reason, message);
         failure
     }
 
@@ -337,7 +351,8 @@ impl Inner {
     ) -> Result<(bool, Arc<ReplicaSet>)> {
         let spec = Spec::of(d);
         let (desired, max) = (spec.replicas, spec.replicas + spec.max_surge());
-        let size_changed = util::replicas_of(rs) != size;
+        let old_size = util::replicas_of(rs);
+        let size_changed = old_size != size;
         if !size_changed && !util::replicas_annotations_differ(rs, desired, max) {
             return Ok((false, rs.clone()));
         }
@@ -352,6 +367,14 @@ impl Inner {
             )
             .await
             .map_err(request(format!("scale {} to {size}", describe(&copy))))?;
+        if size_changed {
+            let direction = if old_size < size { "up" } else { "down" };
+            let name = updated.metadata.name.as_deref().unwrap_or_default();
+            let message =
+                format!("Scaled {direction} replica set {name} from {old_size} to {size}");
+            self.events
+                .record(d, EventType::Normal, "ScalingReplicaSet", message);
+        }
         Ok((size_changed, Arc::new(updated)))
     }
 
@@ -392,11 +415,6 @@ impl Inner {
         }
         Ok(())
     }
-}
-
-/// The error's cause as Go's `%v` of the client error prints it.
-fn source_text(error: &crate::Error) -> String {
-    std::error::Error::source(error).map_or_else(|| error.to_string(), ToString::to_string)
 }
 
 /// Sets the Deployment's revision annotation; true if it changed (`SetDeploymentRevision`).
