@@ -39,7 +39,7 @@
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
-pub mod apps;
+mod apps;
 mod error;
 mod garbagecollector;
 mod manager;

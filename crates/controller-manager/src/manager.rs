@@ -92,7 +92,10 @@ impl ControllerManager {
         if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
             let apps = crate::apps::run(
                 self.client.clone(),
-                crate::apps::AppsOptions::default(),
+                crate::apps::AppsOptions {
+                    deployment_workers: self.options.workers_or(5),
+                    replicaset_workers: self.options.workers_or(5),
+                },
                 stopped(context.stop.clone()),
             );
             tasks.spawn(async move {

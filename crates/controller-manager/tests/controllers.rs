@@ -91,11 +91,11 @@ async fn a_deleted_namespace_is_emptied_then_removed_after_its_content() {
     // Order by resourceVersion: the ConfigMap's (and ServiceAccount's) deletion comes first.
     let mut deleted_map_rv = 0u64;
     while let Some(event) = map_events.next().await {
-        if let kubegen_client::WatchEvent::Deleted(cm) = event.unwrap() {
-            if cm.metadata.name.as_deref() == Some("one") {
-                deleted_map_rv = cm.metadata.resource_version.unwrap().parse().unwrap();
-                break;
-            }
+        if let kubegen_client::WatchEvent::Deleted(cm) = event.unwrap()
+            && cm.metadata.name.as_deref() == Some("one")
+        {
+            deleted_map_rv = cm.metadata.resource_version.unwrap().parse().unwrap();
+            break;
         }
     }
     let mut kinds = Vec::new();

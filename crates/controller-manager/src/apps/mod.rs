@@ -41,34 +41,12 @@ pub(crate) const FIELD_MANAGER: &str = "kube-controller-manager";
 const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
-/// `--concurrent-replicaset-syncs`, both 5 by default).
+/// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's
+/// [`workers`](crate::ControllerManagerOptions::workers)).
 #[derive(Clone, Debug)]
-pub struct AppsOptions {
-    deployment_workers: usize,
-    replicaset_workers: usize,
-}
-
-impl Default for AppsOptions {
-    fn default() -> Self {
-        Self {
-            deployment_workers: 5,
-            replicaset_workers: 5,
-        }
-    }
-}
-
-impl AppsOptions {
-    /// Concurrent Deployment syncs (default 5; at least 1).
-    pub fn deployment_workers(mut self, workers: usize) -> Self {
-        self.deployment_workers = workers.max(1);
-        self
-    }
-
-    /// Concurrent ReplicaSet syncs (default 5; at least 1).
-    pub fn replicaset_workers(mut self, workers: usize) -> Self {
-        self.replicaset_workers = workers.max(1);
-        self
-    }
+pub(crate) struct AppsOptions {
+    pub(crate) deployment_workers: usize,
+    pub(crate) replicaset_workers: usize,
 }
 
 /// Runs the deployment and replicaset controllers against the API server of `client` until
@@ -77,7 +55,7 @@ impl AppsOptions {
 /// # Errors
 /// [`Error::CacheSyncFailed`] when the informers cannot list within a minute. Sync errors are
 /// not returned: each is logged and its key retried with backoff, as the real controllers do.
-pub async fn run(
+pub(crate) async fn run(
     client: Client,
     options: AppsOptions,
     shutdown: impl Future<Output = ()>,

@@ -173,10 +173,10 @@ async fn resync(shared: &Arc<Shared>, monitors: &mut HashMap<String, Monitor>) {
         }
     }
     for (id, served) in wanted {
-        if !monitors.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = monitors.entry(id) {
             let monitor = monitor(shared, &served);
             monitor.start();
-            monitors.insert(id, monitor);
+            slot.insert(monitor);
         }
     }
 }

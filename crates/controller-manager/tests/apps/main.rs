@@ -12,7 +12,6 @@ use std::{future::Future, time::Duration};
 
 use k8s_openapi::api::core::v1::{Event, Namespace};
 use kubegen_client::{Client, Config, CreateOptions, DeleteOptions, ListOptions, ResourceClient};
-use kubegen_controller_manager::apps::{AppsOptions, run};
 
 /// Polls `check` until it returns `Some`, for at most 20 s.
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
@@ -29,21 +28,15 @@ where
     panic!("timed out waiting for {what}");
 }
 
-/// Runs `scenario` in namespace `default` of a fresh test server with the controllers running.
+/// Runs `scenario` in namespace `default` of a fresh test server, whose built-in
+/// controller-manager (on by default) runs these controllers.
 pub async fn on_test_server<F, Fut>(scenario: F)
 where
     F: FnOnce(Client, String) -> Fut,
     Fut: Future<Output = ()>,
 {
     let server = kubegen_testserver::TestServer::start().await;
-    let client = server.client();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let controllers = tokio::spawn(run(client.clone(), AppsOptions::default(), async {
-        let _ = stopped.await;
-    }));
-    scenario(client, "default".into()).await;
-    stop.send(()).unwrap();
-    controllers.await.unwrap().unwrap();
+    scenario(server.client(), "default".into()).await;
 }
 
 /// Runs `scenario` on the cluster `KUBEGEN_E2E_KUBECONFIG` names, driven by its own
