@@ -10,7 +10,7 @@ use std::future::Future;
 use kube_core::metadata::PartialObjectMeta;
 use kube_core::{ObjectList, WatchEvent};
 use kubegen_client::{
-    ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
+    AnyObject, ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
 };
 use serde::de::DeserializeOwned;
 
@@ -142,9 +142,12 @@ fn non_empty(rv: &str) -> Option<String> {
     (!rv.is_empty()).then(|| rv.to_owned())
 }
 
+/// For every object type the client reads, typed or dynamic: `ClientListWatch::new(
+/// ResourceClient::dynamic_metadata(client, &resource, None), base)` feeds a metadata-only
+/// informer of a resource found by discovery (what the garbage collector's monitors are).
 impl<K> ListWatch<K> for ClientListWatch<K>
 where
-    K: ApiObject,
+    K: AnyObject,
 {
     type Watch = ClientWatch<K>;
 

@@ -262,7 +262,10 @@ async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_many_requests_backs_off_then_rewatches() {
-    let h = Harness::start(ServerOptions::default(), false, 3).await;
+    // No controller-manager: the injected 429s must reach this informer's watches only.
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = Harness::start(options, false, 3).await;
     let faults = h.server.faults();
     // The client retries a 429 itself (5 times); the 6th reaches the reflector, which backs off.
     let throttled = Failure::TooManyRequests {

@@ -18,6 +18,8 @@
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
+//! | `dynamic.Interface`, `metadata.Client.Resource(gvr)` | [`ResourceClient::dynamic`], [`ResourceClient::dynamic_metadata`] | `dynamic.rs` |
+//! | `discovery.ServerPreferredResources`        | [`discover`]                           | `dynamic.rs`                 |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //!
 //! # Where it sits
@@ -34,6 +36,7 @@ mod auth;
 mod body;
 mod client;
 pub mod config;
+mod dynamic;
 mod error;
 mod list_decoder;
 mod metadata;
@@ -53,6 +56,7 @@ pub use client::Client;
 pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
 pub use config::{Config, LoadOptions};
+pub use dynamic::{Discovery, ServedResource, discover};
 pub use error::{Error, Result};
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
@@ -61,10 +65,11 @@ pub use options::{
 };
 pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
-pub use resource_client::{ApiObject, ResourceClient};
+pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
 
+pub use kube_core::discovery::ApiResource;
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.
 pub use kube_core::metadata::PartialObjectMeta;
-pub use kube_core::{ObjectList, Status, WatchEvent};
+pub use kube_core::{DynamicObject, ObjectList, Status, WatchEvent};

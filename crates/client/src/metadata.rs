@@ -80,14 +80,18 @@ impl Representation {
         }
     }
 
-    /// The protobuf messages of `K`'s reads in this representation, when `format` is protobuf:
-    /// `K`'s own for a built-in kind, `PartialObjectMetadata` for every kind.
-    pub(crate) fn proto_kind<K: ApiObject>(self, format: WireFormat) -> Option<ProtoKind> {
+    /// The protobuf messages of reads of kind `api_version`/`kind` in this representation,
+    /// when `format` is protobuf: the kind's own for a built-in kind, `PartialObjectMetadata`
+    /// for every kind.
+    pub(crate) fn proto_kind(
+        self,
+        format: WireFormat,
+        api_version: &str,
+        kind: &str,
+    ) -> Option<ProtoKind> {
         match (format, self) {
             (WireFormat::Json, _) => None,
-            (WireFormat::Protobuf, Representation::Object) => {
-                ProtoKind::lookup(&K::api_version(&()), &K::kind(&()))
-            }
+            (WireFormat::Protobuf, Representation::Object) => ProtoKind::lookup(api_version, kind),
             (WireFormat::Protobuf, Representation::Metadata) => {
                 ProtoKind::partial_object_metadata()
             }
@@ -104,9 +108,8 @@ impl<K: ApiObject> ResourceClient<PartialObjectMeta<K>> {
     /// Asks for `PartialObjectMetadata`, in the client's wire format.
     fn metadata_only(mut self) -> Self {
         self.representation = Representation::Metadata;
-        self.proto = self
-            .representation
-            .proto_kind::<PartialObjectMeta<K>>(self.client().policies().wire_format);
+        let format = self.client().policies().wire_format;
+        self.proto = self.representation.proto_kind(format, "", "");
         self
     }
 
@@ -186,9 +189,8 @@ mod tests {
 
     #[test]
     fn metadata_reads_decode_partial_object_metadata_in_protobuf_for_every_kind() {
-        use k8s_openapi::api::core::v1::ConfigMap;
         let proto = Representation::Metadata
-            .proto_kind::<PartialObjectMeta<ConfigMap>>(WireFormat::Protobuf)
+            .proto_kind(WireFormat::Protobuf, "v1", "ConfigMap")
             .expect("PartialObjectMetadata has a protobuf form");
         assert_eq!(
             proto.message_name(),
@@ -196,7 +198,7 @@ mod tests {
         );
         assert!(
             Representation::Metadata
-                .proto_kind::<PartialObjectMeta<ConfigMap>>(WireFormat::Json)
+                .proto_kind(WireFormat::Json, "v1", "ConfigMap")
                 .is_none()
         );
     }

@@ -54,6 +54,20 @@ impl<K> ApiObject for K where
 {
 }
 
+/// What the verbs need of any object, whether its kind is known at compile time ([`ApiObject`])
+/// or only at run time (kube-core's `DynamicObject`, addressed by an `ApiResource`, see
+/// [`ResourceClient::dynamic`]): its metadata, JSON in both directions, and the bounds of a value
+/// shared across tasks. Implemented automatically.
+pub trait AnyObject:
+    Resource + Clone + DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> AnyObject for K where
+    K: Resource + Clone + DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
 /// Typed access to one kind in one scope: a namespace, all namespaces, or the cluster.
 ///
 /// # Scopes
@@ -101,13 +115,8 @@ where
     fn with_scope(client: Client, namespace: Option<&str>) -> Self {
         let path = ResourcePath::new(&K::group(&()), &K::version(&()), &K::plural(&()), namespace);
         let format = client.policies().wire_format;
-        ResourceClient {
-            client,
-            path,
-            representation: Representation::Object,
-            proto: Representation::Object.proto_kind::<K>(format),
-            _kind: PhantomData,
-        }
+        let proto = Representation::Object.proto_kind(format, &K::api_version(&()), &K::kind(&()));
+        ResourceClient::at(client, path, Representation::Object, proto)
     }
 
     /// A client for a namespaced kind in `namespace`.
@@ -130,8 +139,31 @@ where
     /// use JSON; metadata-only clients use protobuf for every kind (the server converts each
     /// object to a `PartialObjectMetadata`, whose protobuf form it always has).
     pub fn with_wire_format(mut self, format: WireFormat) -> Self {
-        self.proto = self.representation.proto_kind::<K>(format);
+        self.proto = self
+            .representation
+            .proto_kind(format, &K::api_version(&()), &K::kind(&()));
         self
+    }
+}
+
+impl<K> ResourceClient<K>
+where
+    K: AnyObject,
+{
+    /// A client for the resource at `path`, reading in `representation` (and `proto` when set).
+    pub(crate) fn at(
+        client: Client,
+        path: ResourcePath,
+        representation: Representation,
+        proto: Option<ProtoKind>,
+    ) -> Self {
+        ResourceClient {
+            client,
+            path,
+            representation,
+            proto,
+            _kind: PhantomData,
+        }
     }
 
     /// Whether `get`, `list` and `watch` ask for protobuf.
@@ -285,8 +317,8 @@ where
     async fn put(&self, obj: &K, subresource: Option<&str>, opts: &UpdateOptions) -> Result<K> {
         let name = obj.meta().name.as_deref().ok_or_else(|| {
             Error::BuildRequest(format!(
-                "update of a {} without metadata.name",
-                K::kind(&())
+                "update of an object of {} without metadata.name",
+                self.path.collection()
             ))
         })?;
         let body = encode(obj, "update")?;

@@ -32,7 +32,7 @@
 //!                         TokenRequest)                          delete,scale,review,token}.rs
 //!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle)
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
-//!                                                                namespace_cleanup, strategy)
+//!                                                                strategy)
 //!                         server-side apply, managedFields    apply/, patch.rs, validation.rs
 //!  9. store             objects, history, resource table      storage/, registry/
 //! 10. encode            JSON/protobuf, lists, watch frames,   encode/, table/
@@ -53,11 +53,10 @@
 //!   semantics; JSON merge, JSON patch and (for built-ins) strategic merge patch; finalizers with
 //!   `deletionTimestamp` (removing the last one deletes without a further MODIFIED);
 //!   delete preconditions and `propagationPolicy` (`Foreground` / `Orphan` keep the object with
-//!   the `foregroundDeletion` / `orphan` finalizer: as on the real servers kubegen is checked
-//!   against, no garbage collector runs, so it stays until a client removes the finalizer);
+//!   the `foregroundDeletion` / `orphan` finalizer until the garbage collector removes it);
 //!   deletecollection; namespaces that must exist (the NamespaceLifecycle admission plugin), and
-//!   namespace deletion (Terminating, content deleted, then the `kubernetes` finalizer dropped and
-//!   the namespace removed once no finalizer is left), the namespace `finalize` subresource
+//!   namespace deletion (Terminating until the namespace controller has deleted the content and
+//!   called `finalize`), the namespace `finalize` subresource
 //!   (everything but `status`, removal once `spec.finalizers` and `metadata.finalizers` are
 //!   empty); DNS-1123 name validation (422 Invalid), of `generateName` too (cut
 //!   at byte 58 like the real server, even inside a multibyte character), and the 1 MiB limit of
@@ -113,6 +112,13 @@
 //!   built-in kinds when the chosen range asks for it, as kubectl and client-go do, JSON otherwise
 //!   and for custom resources and Tables; 406 when no media range can be written (shapes in
 //!   `request/negotiation.rs`, writing in `encode/`).
+//! - A controller-manager beside the server ([`ServerOptions::controller_manager`], on by default
+//!   for a [`TestServer`], never for a socket-less [`ApiServer`]): `kubegen-controller-manager`
+//!   runs kube-controller-manager's namespace, garbage-collector, ServiceAccount, token,
+//!   Deployment and ReplicaSet controllers against the server as a client, on kubegen's own
+//!   informers, so namespaces finish deleting, owners collect their dependents and Deployments
+//!   roll out as on a real cluster (no scheduler or kubelet: Pods stay Pending). Switched off, the
+//!   server answers as a kube-apiserver without kube-controller-manager.
 //! - Methods: the verb of a request follows kube-apiserver's `RequestInfoFactory` (HEAD counts as
 //!   GET for authorization); a method no route serves (`OPTIONS`, `HEAD`, `PUT` on a collection,
 //!   `DELETE` on `/status`…) gets the router's generic 405.
@@ -125,14 +131,12 @@
 //! pruning of unknown fields
 //! (they are reported, see `fieldValidation`, but stored), no defaulting of built-in specs
 //! (Table cells and Scales read absent fields with the real defaults, e.g. one replica), no
-//! garbage collection of owned objects, no graceful pod deletion, no version conversion (each
+//! graceful pod deletion, no version conversion (each
 //! served version and the two Event APIs have separate storage), no aggregated discovery,
 //! YAML responses, and no
 //! watch-cache pagination quirks (a `limit` is always honoured). Watch `ERROR` events stay plain
 //! `Status` objects in Table form. A body without `apiVersion`/`kind` is accepted and completed
-//! from the URL where the real server would reject it. Namespace content is deleted at once by
-//! the delete request itself (`kinds/namespace_cleanup.rs` stands in for the namespace
-//! controller), and the namespace strategy does not yet keep `spec.finalizers` on a plain update
+//! from the URL where the real server would reject it. The namespace strategy does not yet keep `spec.finalizers` on a plain update
 //! or add `kubernetes` to a client's own on create. Discovery and OpenAPI paths answer GET only
 //! (the generic 405 otherwise), where v1.36 answers some of them (`/apis`, `/apis/<group>`,
 //! `/openapi/v2`) whatever the method. A watch from a resourceVersion newer than

@@ -43,6 +43,23 @@ pub struct TestServer {
     accept: JoinHandle<()>,
 }
 
+/// Starts the controller-manager against `server` as an administrator; it stops when `shutdown`
+/// turns true (on drop).
+fn spawn_controller_manager(server: &TestServer) {
+    let options = kubegen_controller_manager::ControllerManagerOptions::default()
+        .root_ca_pem(server.ca_pem.clone());
+    let manager = kubegen_controller_manager::ControllerManager::new(server.client(), options);
+    let mut stop = server.shutdown.subscribe();
+    tokio::spawn(async move {
+        let stopped = async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        };
+        if let Err(e) = manager.run(stopped).await {
+            tracing::warn!(error = %e, "the controller-manager stopped");
+        }
+    });
+}
+
 impl std::fmt::Debug for TestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TestServer")
@@ -91,6 +108,7 @@ impl TestServer {
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let token = opts.bearer_token.clone();
+        let controller_manager = opts.controller_manager;
         let api = ApiServer::new(opts);
         *api.inner.address.lock() = address.to_string();
         let (shutdown, stop) = watch::channel(false);
@@ -98,14 +116,18 @@ impl TestServer {
         let acceptor = tls.map(|t| t.acceptor);
         let accept = tokio::spawn(accept_loop(listener, api.clone(), acceptor, stop));
         tracing::info!(url = %format!("{scheme}://{address}"), "kubegen-testserver listening");
-        Ok(TestServer {
+        let server = TestServer {
             api,
             url: format!("{scheme}://{address}"),
             ca_pem,
             token,
             shutdown,
             accept,
-        })
+        };
+        if controller_manager {
+            spawn_controller_manager(&server);
+        }
+        Ok(server)
     }
 
     /// The base URL, e.g. `http://127.0.0.1:43121`.

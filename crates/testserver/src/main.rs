@@ -1,33 +1,57 @@
-//! `kubegen-testserver`: runs the test API server until Ctrl-C so a person can point `curl` or
-//! `kubectl` at it.
+//! `kubegen-testserver`: the test API server as a stand-alone local cluster, for any client
+//! (kubectl, client-go, kube-rs, curl).
+//!
+//! It runs until Ctrl-C or SIGTERM. stdout carries only the server's URL (scripts read it), logs
+//! go to stderr. The flags follow kube-apiserver's where one exists (`--token-auth-file`,
+//! `--authorization-mode=RBAC` as `--rbac`) and kube-controller-manager's `--controllers` idea
+//! as one switch.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Parser;
-use kubegen_testserver::{ServerOptions, TestServer};
+use kubegen_testserver::{ServerOptions, TestServer, UserInfo};
 
-/// In-process Kubernetes API server (kubegen's test double).
+/// A Kubernetes API server (kubegen's test double) with its controller-manager, on 127.0.0.1.
 #[derive(Debug, Parser)]
 #[command(name = "kubegen-testserver", version)]
 struct Args {
     /// Port on 127.0.0.1 (0: ephemeral).
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// Write a kubeconfig pointing at the server to this file.
+    /// Write a kubeconfig for an administrator of the server to this file.
     #[arg(long)]
     kubeconfig_out: Option<PathBuf>,
     /// Serve HTTPS with a generated CA (its data goes into the kubeconfig).
     #[arg(long)]
     tls: bool,
-    /// Require this bearer token.
+    /// Require this bearer token; it authenticates as an administrator (`system:masters`) and the
+    /// kubeconfig uses it.
     #[arg(long)]
     token: Option<String>,
+    /// More tokens, in kube-apiserver's `--token-auth-file` format: one `token,user,uid` line per
+    /// token, optionally followed by a quoted, comma-separated group list
+    /// (`s3cr3t,alice,alice-uid,"dev,ops"`).
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// Authorize requests with RBAC over the stored Roles and bindings (kube-apiserver's
+    /// `--authorization-mode=RBAC`), with the bootstrap roles a real server creates.
+    #[arg(long)]
+    rbac: bool,
+    /// Run the in-process controller-manager (namespace lifecycle, garbage collector,
+    /// ServiceAccounts and tokens, Deployments and ReplicaSets); `false` answers as a
+    /// kube-apiserver without kube-controller-manager.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    controller_manager: bool,
+    /// YAML manifests (files, or directories of `*.yaml`) whose objects are created at start-up,
+    /// in order; CustomResourceDefinitions are waited for until established.
+    #[arg(long = "preload", value_name = "PATH")]
+    preload: Vec<PathBuf>,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // Logs go to stderr so stdout carries only the URL (scripts read it).
+    // Logs go to stderr so stdout carries only the URL.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -35,13 +59,16 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let args = Args::parse();
-    let mut options = ServerOptions::default();
-    options.port = args.port;
-    options.tls = args.tls;
-    options.bearer_token = args.token;
-    let server = TestServer::try_start(options)
+    let server = TestServer::try_start(options(&args)?)
         .await
         .context("starting the server")?;
+    if !args.preload.is_empty() {
+        let created =
+            kubegen_runtime::manifests::create_from_paths(&server.client(), &args.preload)
+                .await
+                .context("creating the preloaded manifests")?;
+        tracing::info!(objects = created.len(), "manifests preloaded");
+    }
     if let Some(path) = &args.kubeconfig_out {
         server
             .write_kubeconfig(path)
@@ -54,6 +81,53 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The server's options from the flags.
+fn options(args: &Args) -> anyhow::Result<ServerOptions> {
+    let mut options = ServerOptions::default();
+    options.port = args.port;
+    options.tls = args.tls;
+    options.bearer_token = args.token.clone();
+    options.rbac = args.rbac;
+    options.controller_manager = args.controller_manager;
+    if let Some(path) = &args.token_auth_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --token-auth-file {}", path.display()))?;
+        options.tokens = parse_token_auth_file(path, &text)?;
+    }
+    Ok(options)
+}
+
+/// kube-apiserver's static token file: `token,user,uid[,"group1,group2,..."]` per line, as CSV
+/// (blank lines and `#` comments skipped).
+fn parse_token_auth_file(path: &Path, text: &str) -> anyhow::Result<Vec<(String, UserInfo)>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let mut tokens = Vec::new();
+    for record in reader.records() {
+        let record = record.with_context(|| format!("{}: not CSV", path.display()))?;
+        let line = record.position().map_or(0, |p| p.line());
+        let field = |i: usize| record.get(i).map(str::trim).unwrap_or_default();
+        if field(0).is_empty() || field(1).is_empty() {
+            anyhow::bail!(
+                "{}:{line}: a line needs at least a token and a user name (token,user,uid)",
+                path.display()
+            );
+        }
+        let groups: Vec<&str> = field(3)
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+            .collect();
+        let mut user = UserInfo::new(field(1), field(2), &groups);
+        user.groups.push("system:authenticated".into());
+        tokens.push((field(0).to_string(), user));
+    }
+    Ok(tokens)
+}
+
 /// Ctrl-C, or SIGTERM (how containers and process supervisors stop a program).
 async fn wait_for_signal() -> anyhow::Result<()> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -63,4 +137,33 @@ async fn wait_for_signal() -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_file_lines_become_users_with_their_groups() {
+        let text = "# comment\nt1,alice,a-uid,\"dev,ops\"\nt2,bob,b-uid\n";
+        let tokens = parse_token_auth_file(Path::new("tokens.csv"), text).unwrap();
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens[0].0, "t1");
+        assert_eq!(tokens[0].1.name, "alice");
+        assert_eq!(tokens[0].1.uid, "a-uid");
+        assert_eq!(
+            tokens[0].1.groups,
+            vec!["dev", "ops", "system:authenticated"]
+        );
+        assert_eq!(tokens[1].1.groups, vec!["system:authenticated"]);
+    }
+
+    #[test]
+    fn a_token_file_line_without_a_user_is_an_error_naming_the_line() {
+        let err = parse_token_auth_file(Path::new("tokens.csv"), "t1,alice\nt2\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tokens.csv:2: a line needs at least a token and a user name (token,user,uid)"
+        );
+    }
 }

@@ -50,6 +50,14 @@ pub struct ServerOptions {
     /// Decides every request and answers access reviews (`kubectl auth can-i`) unless `rbac` is
     /// set. [`AllowAll`] by default, like a server with `--authorization-mode=AlwaysAllow`.
     pub authorizer: Arc<dyn Authorizer>,
+    /// Run kube-controller-manager's controllers beside the server (`kubegen-controller-manager`
+    /// with its default set: namespace lifecycle, garbage collector, ServiceAccounts and their
+    /// tokens, Deployments and ReplicaSets), as an administrator, started by
+    /// [`crate::TestServer::start_with`] and stopped when the server drops. On by default, as on
+    /// a real cluster; switch it off to see what the apiserver alone answers: deleted namespaces
+    /// stay `Terminating`, `Foreground` / `Orphan` deletes keep their finalizer, nothing is
+    /// garbage-collected. [`crate::ApiServer`] without a socket never runs it.
+    pub controller_manager: bool,
 }
 
 impl Default for ServerOptions {
@@ -65,6 +73,7 @@ impl Default for ServerOptions {
             too_large_rv_wait: Duration::from_secs(1),
             streaming_list: true,
             authorizer: Arc::new(AllowAll),
+            controller_manager: true,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `delete` and `deletecollection` (apiserver `endpoints/handlers/delete.go`): options and
 //! preconditions, admission, then the shared deletion with finalizers (`crate::kinds::deletion`)
 //! or, for a kind whose strategy terminates (namespaces), termination
-//! (`crate::kinds::namespace_cleanup`).
+//! (`crate::kinds::namespace::terminate`).
 //!
 //! Like the real server, a delete that leaves the object in place answers 200 with the object;
 //! 202 only when the request set `orphanDependents: false`.
@@ -15,18 +15,16 @@ use crate::body::json_response;
 use crate::encode::object_response;
 use crate::encode::{ItemTypes, json_list_body};
 use crate::kinds::deletion::{Outcome, delete_object};
-use crate::kinds::{namespace_cleanup, strategy_for};
+use crate::kinds::{namespace, strategy_for};
 use crate::object::finalizers_of;
 use crate::object::meta_str;
-use crate::registry::ResourceDefinition;
 use crate::request::delete_options::DeleteOptions;
 use crate::request::query::{ListParams, Query};
 use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
-use crate::storage::State;
 use crate::storage::Storage;
-use crate::storage::objects::{ListQuery, ObjectKey, Stored};
+use crate::storage::objects::{ListQuery, Stored};
 
 /// `DELETE .../<plural>/<name>`.
 pub(crate) fn delete(
@@ -47,10 +45,7 @@ pub(crate) fn delete(
         return Ok(dry_run_response(target, &name, stored, &options));
     }
     let response = if strategy_for(&target.def).terminates() {
-        let delete = |state: &mut State, def: &ResourceDefinition, key: &ObjectKey| {
-            delete_object(state, def, key, &DeleteOptions::default());
-        };
-        match namespace_cleanup::terminate(&mut state, &name, delete) {
+        match namespace::terminate(&mut state, &name) {
             Some(ns) => object_response(StatusCode::OK, &ns),
             None => json_response(
                 StatusCode::OK,

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::kinds::{namespace_cleanup, strategy_for};
+use crate::kinds::strategy_for;
 use crate::object::{finalizers_of, now};
 use crate::registry::ResourceDefinition;
 use crate::request::delete_options::DeleteOptions;
@@ -61,7 +61,7 @@ pub(crate) fn delete_object(
 }
 
 /// Removes an object for good and runs what must follow: the kind's `after_delete` (a CRD takes
-/// its resource with it); a terminating namespace may now be empty.
+/// its resource with it).
 pub(crate) fn remove(
     state: &mut State,
     def: &ResourceDefinition,
@@ -69,8 +69,5 @@ pub(crate) fn remove(
 ) -> Option<Stored> {
     let last = state.store.remove(&def.key(), key)?;
     strategy_for(def).after_delete(state, &last.value);
-    if def.namespaced {
-        namespace_cleanup::finish_if_empty(state, &key.0);
-    }
     Some(last)
 }

@@ -7,7 +7,7 @@
 //!
 //! | kind | file | differs in |
 //! |---|---|---|
-//! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that terminates (the inline namespace controller is [`namespace_cleanup`]), removal only once `spec.finalizers` is empty too |
+//! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too |
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
 //! | access and subject reviews | here | answered, never stored (`crate::handlers::review`) |
@@ -19,7 +19,6 @@
 pub(crate) mod crd;
 pub(crate) mod deletion;
 pub(crate) mod namespace;
-pub(crate) mod namespace_cleanup;
 
 pub(crate) mod strategy;
 

@@ -4,18 +4,20 @@
 //! remove its finalizer: an update of everything but `status`), and removal by an update only once
 //! `spec.finalizers` is empty as well as `metadata.finalizers` (`ShouldDeleteNamespaceDuringUpdate`).
 //!
-//! Deleting a namespace terminates it; the inline stand-in for the namespace controller that
-//! empties and removes it is [`super::namespace_cleanup`]. Which namespaces exist and accept
-//! content is admission's check (`crate::admission::namespace_lifecycle`).
+//! Deleting a namespace only terminates it ([`terminate`]), as on a real apiserver: emptying it
+//! and calling `finalize` is the namespace controller's job (`kubegen-controller-manager`, run
+//! beside the server unless [`crate::ServerOptions::controller_manager`] is off — then it stays
+//! `Terminating`, as with a kube-apiserver without kube-controller-manager). Which namespaces
+//! exist and accept content is admission's check (`crate::admission::namespace_lifecycle`).
 
 use serde_json::{Map, Value, json};
 
 use crate::kinds::strategy::Strategy;
-use crate::object::{meta_str, now, strings_at};
+use crate::object::{finalizers_of, meta_str, now, strings_at};
 use crate::registry::ResourceKey;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
-use crate::storage::objects::ObjectKey;
+use crate::storage::objects::{ObjectKey, Stored};
 
 /// The strategy of `namespaces`.
 pub(crate) struct Namespaces;
@@ -124,4 +126,30 @@ fn prepare(object: &mut Map<String, Value>) {
     }
     object.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
     object.insert("status".into(), json!({"phase": "Active"}));
+}
+
+/// Starts deleting a namespace, as the namespace registry does: `deletionTimestamp` and phase
+/// `Terminating`, or removal right away when neither `spec.finalizers` nor `metadata.finalizers`
+/// hold anything. Returns the namespace as it is after this call (None when removed).
+pub(crate) fn terminate(state: &mut State, name: &str) -> Option<Stored> {
+    let key = ns_key(name);
+    let current = state.store.get(&namespaces(), &key)?.clone();
+    let finalized = strings_at(&current.value, "/spec/finalizers").is_empty()
+        && finalizers_of(&current.value).is_empty();
+    if finalized {
+        state.store.remove(&namespaces(), &key);
+        return None;
+    }
+    if current
+        .value
+        .pointer("/metadata/deletionTimestamp")
+        .is_some()
+    {
+        return Some(current);
+    }
+    let mut next = (*current.value).clone();
+    next["metadata"]["deletionTimestamp"] = now().into();
+    next["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+    next["status"] = json!({"phase": "Terminating"});
+    Some(state.store.replace(&namespaces(), key, next))
 }

@@ -44,7 +44,7 @@ pub(crate) trait Strategy: Sync {
     }
 
     /// Whether a delete terminates instead of removing: the object is marked and its content
-    /// deleted first (namespaces; see `crate::kinds::namespace_cleanup`).
+    /// deleted first by a controller (namespaces; see `crate::kinds::namespace::terminate`).
     fn terminates(&self) -> bool {
         false
     }

@@ -36,7 +36,10 @@ async fn fail_next_returns_429_with_retry_after_then_recovers() {
 
 #[tokio::test]
 async fn fail_next_can_return_500_and_503() {
-    let h = start().await;
+    // No controller-manager: a fault matching any request could hit one of its requests.
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = start_with(options).await;
     h.server
         .faults()
         .fail_next(1, RequestMatch::any(), Failure::InternalError);

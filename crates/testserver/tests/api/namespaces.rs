@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::*;
+use kubegen_testserver::ServerOptions;
 
 const NS: &str = "/api/v1/namespaces";
 
@@ -85,7 +86,10 @@ async fn finalize_rejects_what_v1_36_rejects() {
 
 #[tokio::test]
 async fn a_terminating_namespace_goes_once_finalize_empties_its_finalizers() {
-    let h = start().await;
+    // No controller-manager: this test plays the namespace controller's part itself.
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = start_with(options).await;
     namespace(&h, "team").await;
     let path = format!("{NS}/team/finalize");
     let held = h
@@ -95,8 +99,13 @@ async fn a_terminating_namespace_goes_once_finalize_empties_its_finalizers() {
     assert_eq!(held.code, 200, "{}", held.body);
     let deleted = h.http.delete(&format!("{NS}/team")).await;
     assert_eq!(deleted.code, 200, "{}", deleted.body);
-    // Empty already: the inline namespace controller drops its `kubernetes` finalizer; the
-    // other one keeps the namespace Terminating.
+    assert_eq!(deleted.body["status"]["phase"], "Terminating");
+    // What the namespace controller does once the namespace is empty: drop `kubernetes`.
+    let dropped = h
+        .http
+        .put(&path, finalize("team", &["example.com/x"]))
+        .await;
+    assert_eq!(dropped.code, 200, "{}", dropped.body);
     let terminating = h.http.get(&format!("{NS}/team")).await.body;
     assert_eq!(terminating["status"]["phase"], "Terminating");
     assert_eq!(

@@ -137,7 +137,10 @@ async fn bookmarks_are_sent_on_demand_only_to_watches_that_allow_them() {
 
 #[tokio::test]
 async fn send_initial_events_streams_state_then_the_initial_events_end_bookmark() {
-    let h = start().await;
+    // No controller-manager: its writes would move the resourceVersion the bookmark carries.
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = start_with(options).await;
     h.http.post(CM, configmap("a", json!({}))).await;
     let rv_now = h.server.api().resource_version();
     let path = format!(

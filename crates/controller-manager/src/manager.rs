@@ -1,0 +1,136 @@
+//! [`ControllerManager`]: starts the chosen controllers over one shared informer factory and
+//! stops them together. Mirrors `cmd/kube-controller-manager/app/controllermanager.go`
+//! (`StartControllers`, then `InformerFactory.Start` once every controller has asked for its
+//! informers).
+
+use std::{future::Future, pin::Pin, time::Duration};
+
+use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
+use kubegen_client::Client;
+use tokio::{sync::watch, task::JoinSet};
+
+use crate::options::{Controller, ControllerManagerOptions};
+use crate::{Error, Result, garbagecollector, namespace, serviceaccount};
+
+/// How long [`ControllerManager::run`] waits for the shared informers' first lists.
+const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A controller's work once its informers are registered: runs until the stop signal.
+pub(crate) type Runner = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// What every controller is built from.
+pub(crate) struct Context {
+    pub(crate) client: Client,
+    /// The shared factory of typed informers (one watch per kind, whoever reads it).
+    pub(crate) factory: InformerFactory<ClientListWatchSource>,
+    pub(crate) options: ControllerManagerOptions,
+    /// Turns true when the manager stops.
+    pub(crate) stop: watch::Receiver<bool>,
+}
+
+/// Resolves once `stop` turns true (or its sender is gone).
+pub(crate) async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
+}
+
+/// kube-controller-manager's controllers, in process, against the API server of one client.
+///
+/// ```no_run
+/// # async fn demo(client: kubegen_client::Client) -> kubegen_controller_manager::Result<()> {
+/// use kubegen_controller_manager::{Controller, ControllerManager, ControllerManagerOptions};
+/// let options = ControllerManagerOptions::default().without(Controller::GarbageCollector);
+/// ControllerManager::new(client, options)
+///     .run(async { let _ = tokio::signal::ctrl_c().await; })
+///     .await
+/// # }
+/// ```
+pub struct ControllerManager {
+    client: Client,
+    options: ControllerManagerOptions,
+}
+
+impl ControllerManager {
+    /// A manager that will run `options`' controllers with `client` (which needs the rights of
+    /// kube-controller-manager: an administrator's client is simplest).
+    pub fn new(client: Client, options: ControllerManagerOptions) -> Self {
+        ControllerManager { client, options }
+    }
+
+    /// Runs the controllers until `shutdown` completes, then stops them and waits for in-flight
+    /// syncs.
+    ///
+    /// # Errors
+    /// [`Error::CacheSyncFailed`] when the shared informers cannot list within a minute. Sync
+    /// errors are not returned: each is logged and retried with backoff, as the real
+    /// controllers do.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let (stop_tx, stop) = watch::channel(false);
+        let factory = InformerFactory::new(
+            ClientListWatchSource::new(self.client.clone()),
+            FactoryOptions::default(),
+        );
+        let context = Context {
+            client: self.client.clone(),
+            factory,
+            options: self.options.clone(),
+            stop,
+        };
+        let runners = self.build(&context);
+        context.factory.start();
+        if let Err(e) = context
+            .factory
+            .wait_for_cache_sync(CACHE_SYNC_TIMEOUT)
+            .await
+        {
+            context.factory.shutdown().await;
+            return Err(Error::CacheSyncFailed(e));
+        }
+        let mut tasks = JoinSet::new();
+        for runner in runners {
+            tasks.spawn(runner);
+        }
+        if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
+            let apps = crate::apps::run(
+                self.client.clone(),
+                crate::apps::AppsOptions {
+                    deployment_workers: self.options.workers_or(5),
+                    replicaset_workers: self.options.workers_or(5),
+                },
+                stopped(context.stop.clone()),
+            );
+            tasks.spawn(async move {
+                if let Err(e) = apps.await {
+                    tracing::warn!(error = %e, "the deployment and replicaset controllers stopped");
+                }
+            });
+        }
+        shutdown.await;
+        stop_tx.send_replace(true);
+        while tasks.join_next().await.is_some() {}
+        context.factory.shutdown().await;
+        Ok(())
+    }
+
+    /// Registers each chosen controller's informers and handlers; returns their runners.
+    fn build(&self, context: &Context) -> Vec<Runner> {
+        let mut runners = Vec::new();
+        if self.options.runs(Controller::Namespace) {
+            runners.push(namespace::start(context));
+        }
+        if self.options.runs(Controller::GarbageCollector) {
+            runners.push(garbagecollector::start(context));
+        }
+        if self.options.runs(Controller::ServiceAccount) {
+            runners.push(serviceaccount::start_accounts(context));
+        }
+        if self.options.runs(Controller::ServiceAccountToken) {
+            runners.push(serviceaccount::start_tokens(context));
+        }
+        if self.options.runs(Controller::RootCaCertificatePublisher)
+            && let Some(pem) = &self.options.root_ca_pem
+        {
+            runners.push(serviceaccount::start_root_ca(context, pem.clone()));
+        }
+        runners
+    }
+}

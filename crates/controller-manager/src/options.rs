@@ -1,0 +1,162 @@
+//! [`ControllerManagerOptions`]: which controllers run and with what, built with builder methods
+//! so a test in another crate can write
+//! `ControllerManagerOptions::default().without(Controller::GarbageCollector)`.
+
+use std::collections::BTreeSet;
+
+/// A controller of kube-controller-manager, by the name its `--controllers` flag uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Controller {
+    /// `namespace-controller`: empties and finalizes terminating namespaces.
+    Namespace,
+    /// `garbage-collector-controller`: ownerReferences, background/foreground/orphan deletion.
+    GarbageCollector,
+    /// `serviceaccount-controller`: a `default` ServiceAccount in every active namespace.
+    ServiceAccount,
+    /// `serviceaccount-token-controller`: fills ServiceAccount token Secrets.
+    ServiceAccountToken,
+    /// `root-ca-certificate-publisher-controller`: a `kube-root-ca.crt` ConfigMap per namespace.
+    RootCaCertificatePublisher,
+    /// `deployment-controller`.
+    Deployment,
+    /// `replicaset-controller`.
+    ReplicaSet,
+}
+
+impl Controller {
+    /// Every controller this crate knows.
+    pub const ALL: [Controller; 7] = [
+        Controller::Namespace,
+        Controller::GarbageCollector,
+        Controller::ServiceAccount,
+        Controller::ServiceAccountToken,
+        Controller::RootCaCertificatePublisher,
+        Controller::Deployment,
+        Controller::ReplicaSet,
+    ];
+
+    /// kube-controller-manager's name for it (`namespace-controller`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Controller::Namespace => "namespace-controller",
+            Controller::GarbageCollector => "garbage-collector-controller",
+            Controller::ServiceAccount => "serviceaccount-controller",
+            Controller::ServiceAccountToken => "serviceaccount-token-controller",
+            Controller::RootCaCertificatePublisher => "root-ca-certificate-publisher-controller",
+            Controller::Deployment => "deployment-controller",
+            Controller::ReplicaSet => "replicaset-controller",
+        }
+    }
+
+    /// The controller kube-controller-manager calls `name`, if this crate has it.
+    pub fn from_name(name: &str) -> Option<Controller> {
+        Controller::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// What a [`ControllerManager`](crate::ControllerManager) runs.
+///
+/// # Defaults
+/// Every controller but [`Controller::RootCaCertificatePublisher`]: a `kube-root-ca.crt`
+/// ConfigMap appearing in every namespace would change what tests that count ConfigMaps see, so
+/// it is opt-in here although a real cluster runs it. Workers per controller: kube-controller-
+/// manager's defaults (`--concurrent-namespace-syncs` 10, `--concurrent-gc-syncs` 20,
+/// `--concurrent-serviceaccount-token-syncs` 5), which only matter under load.
+#[derive(Clone, Debug)]
+pub struct ControllerManagerOptions {
+    pub(crate) controllers: BTreeSet<Controller>,
+    pub(crate) root_ca_pem: Option<String>,
+    pub(crate) workers: Option<usize>,
+}
+
+impl Default for ControllerManagerOptions {
+    fn default() -> Self {
+        let controllers = Controller::ALL
+            .into_iter()
+            .filter(|c| *c != Controller::RootCaCertificatePublisher)
+            .collect();
+        ControllerManagerOptions {
+            controllers,
+            root_ca_pem: None,
+            workers: None,
+        }
+    }
+}
+
+impl ControllerManagerOptions {
+    /// Runs `controller` too.
+    pub fn with(mut self, controller: Controller) -> Self {
+        self.controllers.insert(controller);
+        self
+    }
+
+    /// Does not run `controller`.
+    pub fn without(mut self, controller: Controller) -> Self {
+        self.controllers.remove(&controller);
+        self
+    }
+
+    /// Runs exactly `controllers`.
+    pub fn only(mut self, controllers: impl IntoIterator<Item = Controller>) -> Self {
+        self.controllers = controllers.into_iter().collect();
+        self
+    }
+
+    /// The cluster's CA certificate (PEM): the token controller writes it as `ca.crt` and the
+    /// root-CA publisher publishes it (kube-controller-manager's `--root-ca-file`). Without one,
+    /// token Secrets get no `ca.crt` and the publisher does not run.
+    pub fn root_ca_pem(mut self, pem: Option<String>) -> Self {
+        self.root_ca_pem = pem;
+        self
+    }
+
+    /// Workers of every controller (at least 1), instead of kube-controller-manager's defaults.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers.max(1));
+        self
+    }
+
+    /// Whether `controller` runs.
+    pub fn runs(&self, controller: Controller) -> bool {
+        self.controllers.contains(&controller)
+    }
+
+    /// Workers for a controller whose kube-controller-manager default is `default`.
+    pub(crate) fn workers_or(&self, default: usize) -> usize {
+        self.workers.unwrap_or(default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_set_leaves_the_root_ca_publisher_out() {
+        let options = ControllerManagerOptions::default();
+        for controller in Controller::ALL {
+            let expected = controller != Controller::RootCaCertificatePublisher;
+            assert_eq!(options.runs(controller), expected, "{}", controller.name());
+        }
+    }
+
+    #[test]
+    fn controllers_are_found_by_kube_controller_manager_names() {
+        for controller in Controller::ALL {
+            assert_eq!(Controller::from_name(controller.name()), Some(controller));
+        }
+        assert_eq!(Controller::from_name("job-controller"), None);
+    }
+
+    #[test]
+    fn builder_methods_add_remove_and_replace() {
+        let options = ControllerManagerOptions::default()
+            .without(Controller::GarbageCollector)
+            .with(Controller::RootCaCertificatePublisher);
+        assert!(!options.runs(Controller::GarbageCollector));
+        assert!(options.runs(Controller::RootCaCertificatePublisher));
+        let only = options.only([Controller::Namespace]);
+        assert!(only.runs(Controller::Namespace));
+        assert!(!only.runs(Controller::ServiceAccount));
+    }
+}
