@@ -148,6 +148,8 @@ impl ApiServer {
             dry_run,
         };
         if scope.subresource.as_deref() == Some("token") {
+            // kubectl sends the TokenRequest in protobuf.
+            let body = negotiation::body_as_json(&parts.headers, body, &scope.def)?;
             return handlers::token::token_request(self, &scope, &body);
         }
         match self.negotiated(parts, body, &scope, query).await {

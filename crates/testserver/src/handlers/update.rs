@@ -133,7 +133,14 @@ pub(crate) fn commit(
     let name = key.1.clone();
     check_preconditions(target, &name, old, &incoming)?;
     let status_only = target.subresource.as_deref() == Some("status");
-    let mut next = merge_for_mode(old, incoming, status_only, def.status_subresource);
+    let status_metadata = strategy_for(def).status_update_metadata();
+    let mut next = merge_for_mode(
+        old,
+        incoming,
+        status_only,
+        def.status_subresource,
+        status_metadata,
+    );
     check_finalizers(target, &name, old, &next)?;
     if def.tracks_generation && spec_changed(&old.value, &next, def.status_subresource) {
         let generation = old
@@ -243,10 +250,23 @@ fn merge_for_mode(
     mut incoming: Map<String, Value>,
     status_only: bool,
     status_subresource: bool,
+    status_metadata: Option<&[&str]>,
 ) -> Value {
+    let old_meta = old.value.get("metadata").and_then(Value::as_object);
     if status_only {
-        // The status endpoint changes status and nothing else.
+        // The status endpoint changes status and, for some kinds, metadata; nothing else.
         let mut next = (*old.value).clone();
+        if let (Some(kept), Some(Value::Object(mut meta))) =
+            (status_metadata, incoming.remove("metadata"))
+        {
+            for field in SERVER_OWNED.iter().chain(kept) {
+                match old_meta.and_then(|m| m.get(*field)) {
+                    Some(v) => meta.insert((*field).into(), v.clone()),
+                    None => meta.remove(*field),
+                };
+            }
+            next["metadata"] = Value::Object(meta);
+        }
         match (next.as_object_mut(), incoming.remove("status")) {
             (Some(map), Some(status)) => {
                 map.insert("status".into(), status);
@@ -258,7 +278,6 @@ fn merge_for_mode(
         }
         return next;
     }
-    let old_meta = old.value.get("metadata").and_then(Value::as_object);
     if let Some(meta) = incoming.get_mut("metadata").and_then(Value::as_object_mut) {
         for field in SERVER_OWNED {
             match old_meta.and_then(|m| m.get(field)) {

@@ -9,7 +9,9 @@
 //! |---|---|---|
 //! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too |
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
+//! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
+//! | Deployment, ReplicaSet | here | a `/status` write also changes metadata (a Deployment's labels excepted) |
 //! | access and subject reviews | here | answered, never stored (`crate::handlers::review`) |
 //!
 //! The generic deletion (finalizers, `deletionTimestamp`, the removal hooks) shared by `delete`,
@@ -19,6 +21,7 @@
 pub(crate) mod crd;
 pub(crate) mod deletion;
 pub(crate) mod namespace;
+pub(crate) mod pod;
 
 pub(crate) mod strategy;
 
@@ -36,6 +39,18 @@ impl Strategy for ServiceAccounts {
     }
 }
 
+/// Deployments and ReplicaSets: a `/status` write also changes metadata, except a Deployment's
+/// labels (`pkg/registry/apps/{deployment,replicaset}/strategy.go`); the deployment controller
+/// writes its revision annotation that way.
+struct AppsWorkloads {
+    kept_on_status_update: &'static [&'static str],
+}
+impl Strategy for AppsWorkloads {
+    fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
+        Some(self.kept_on_status_update)
+    }
+}
+
 struct Reviews(Review);
 impl Strategy for Reviews {
     fn review(&self) -> Option<Review> {
@@ -48,6 +63,13 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
     match (def.group.as_str(), def.plural.as_str()) {
         ("", "namespaces") => &namespace::Namespaces,
         ("", "serviceaccounts") => &ServiceAccounts,
+        ("", "pods") => &pod::Pods,
+        ("apps", "deployments") => &AppsWorkloads {
+            kept_on_status_update: &["labels"],
+        },
+        ("apps", "replicasets") => &AppsWorkloads {
+            kept_on_status_update: &[],
+        },
         ("apiextensions.k8s.io", "customresourcedefinitions") => &crd::Crds,
         ("authorization.k8s.io", "selfsubjectaccessreviews") => &Reviews(Review::Access),
         ("authorization.k8s.io", "selfsubjectrulesreviews") => &Reviews(Review::Rules),

@@ -30,6 +30,15 @@ pub(crate) trait Strategy: Sync {
         Ok(())
     }
 
+    /// What a write through `/status` may change of `metadata` (the status strategy's
+    /// `PrepareForUpdate`): `None`, nothing (custom resources and most kinds here: the old
+    /// metadata is kept); `Some(kept)`, everything but the server-owned fields and `kept`, which
+    /// stay as they were (Deployments keep their labels, ReplicaSets nothing: their status
+    /// strategies only reset `spec` and, for Deployments, `labels`).
+    fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     /// After a create or update was stored (`AfterCreate`/`AfterUpdate`).
     fn after_write(&self, _state: &mut State, _stored: &Value) {}
 

@@ -474,3 +474,50 @@ async fn system_namespaces_may_not_be_deleted() {
         "namespaces \"default\" is forbidden: this namespace may not be deleted"
     );
 }
+
+/// v1.36's apps status strategies reset only `spec` (and a Deployment's labels): the deployment
+/// controller writes its revision annotation through `/status`. A custom resource's status
+/// write keeps the old metadata.
+#[tokio::test]
+async fn a_deployment_status_write_keeps_annotations_but_not_labels() {
+    let h = start().await;
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx"}]}}},
+    });
+    let mut created = h.http.post(path, deployment).await.body;
+    created["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "1"});
+    created["metadata"]["labels"] = json!({"app": "changed"});
+    created["spec"]["replicas"] = json!(7);
+    created["status"] = json!({"observedGeneration": 1});
+    let reply = h.http.put(&format!("{path}/web/status"), created).await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(
+        reply.body["metadata"]["annotations"],
+        json!({"deployment.kubernetes.io/revision": "1"})
+    );
+    assert_eq!(reply.body["metadata"]["labels"], json!({"app": "web"}));
+    assert!(reply.body["spec"].get("replicas").is_none());
+    assert_eq!(reply.body["status"], json!({"observedGeneration": 1}));
+}
+
+/// A created Pod starts Pending with its QoS class, whatever status the request carried.
+#[tokio::test]
+async fn a_created_pod_is_pending_with_its_qos_class() {
+    let h = start().await;
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "image": "nginx"}]},
+        "status": {"phase": "Running"},
+    });
+    let reply = h.http.post("/api/v1/namespaces/default/pods", pod).await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(
+        reply.body["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+}

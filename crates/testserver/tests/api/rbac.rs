@@ -138,6 +138,26 @@ async fn token_request_answers_like_the_real_server() {
     assert_status(&get, 405, "MethodNotAllowed");
 }
 
+/// kubectl (`create token`) sends the TokenRequest in protobuf.
+#[tokio::test]
+async fn token_request_reads_a_protobuf_body() {
+    let h = secured().await;
+    let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": {}, "spec": {"expirationSeconds": 4000}});
+    let body = kubegen_codec::encode_object(&request).unwrap();
+    let reply = h
+        .http
+        .send(
+            "POST",
+            &format!("{SA}/bot/token"),
+            "application/vnd.kubernetes.protobuf",
+            body.into(),
+        )
+        .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(reply.body["spec"]["expirationSeconds"], 4000);
+    assert!(reply.body["status"]["token"].is_string());
+}
+
 #[tokio::test]
 async fn an_issued_token_is_the_service_account_until_the_account_is_deleted() {
     let h = secured().await;
