@@ -114,6 +114,46 @@ watch_change() {
   cat "$work/watch.out"
 }
 
+# Polls (up to 30 s) until the namespace's `default` ServiceAccount exists.
+wait_for_default_serviceaccount() {
+  for _ in $(seq 60); do
+    k -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  k -n "$ns" get serviceaccount default
+}
+# Polls (up to 30 s) until Deployment $1 owns $2 ReplicaSets.
+wait_for_replicasets() {
+  local count=
+  for _ in $(seq 60); do
+    count=$(k -n "$ns" get replicasets -l "app=$1" -o name | wc -l)
+    [ "$count" -eq "$2" ] && return 0
+    sleep 0.5
+  done
+  echo "deployment $1 has $count ReplicaSets, not $2"
+  return 1
+}
+# Fails when kubectl prints "No resources found" (so `refuse` can require it) or errors.
+kget_any() {
+  local out
+  out=$(k get "$@" 2>&1) || { echo "$out"; return 1; }
+  echo "$out"
+  ! grep -q 'No resources found' <<<"$out"
+}
+# Creates ConfigMap $2 with an ownerReference to ConfigMap $1.
+create_dependent() {
+  local uid
+  uid=$(k -n "$ns" get configmap "$1" -o 'jsonpath={.metadata.uid}')
+  k -n "$ns" create -f - <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: $2
+  ownerReferences:
+    - {apiVersion: v1, kind: ConfigMap, name: $1, uid: $uid}
+YAML
+}
+
 cat >"$work/deployment.yaml" <<'YAML'
 apiVersion: apps/v1
 kind: Deployment
@@ -206,6 +246,30 @@ fi
 check "get -w streams a change" '^MODIFIED +web ' -- watch_change web
 check "delete --wait" 'deployment.apps "other" deleted' -- k -n "$ns" delete deployment other --wait=true
 refuse "get a deleted object" 'NotFound|not found' -- k -n "$ns" get deployment other
+# What a controller-manager does (the real kube-controller-manager next to a real server, the
+# in-process one inside the embedded server): ServiceAccounts, rollouts, garbage collection and
+# namespace lifecycle.
+check "auth whoami (SelfSubjectReview)" '^Username ' -- k auth whoami
+check "a new namespace gets its default ServiceAccount" '' -- wait_for_default_serviceaccount
+check "create token for it" '^eyJ' -- k -n "$ns" create token default
+check "create a Deployment to roll out" 'deployment.apps/roll created' -- k -n "$ns" create deployment roll --image=nginx:1.27
+check "it gets a ReplicaSet" '' -- wait_for_replicasets roll 1
+check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
+check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3
+check "a second ReplicaSet rolls out" '' -- wait_for_replicasets roll 2
+check "rollout history shows revision 2" '^2 +<none>' -- k -n "$ns" rollout history deployment/roll
+check "delete --cascade=orphan" 'deployment.apps "roll" deleted' -- k -n "$ns" delete deployment roll --cascade=orphan --timeout=60s
+check "the orphans stay, without their owner" '^roll-[a-z0-9]+=$' -- k -n "$ns" get replicasets -l app=roll -o 'jsonpath={range .items[*]}{.metadata.name}={.metadata.ownerReferences}{"\n"}{end}'
+check "delete --cascade=foreground waits for the dependents" 'deleted' -- k -n "$ns" delete replicasets -l app=roll --cascade=foreground --timeout=60s
+refuse "the dependents are gone" 'No resources found' -- kget_any -n "$ns" pods -l app=roll
+check "create an owner ConfigMap" 'configmap/owner created' -- k -n "$ns" create configmap owner
+check "create a ConfigMap it owns" 'configmap/dependent created' -- create_dependent owner dependent
+check "delete the owner" 'configmap "owner" deleted' -- k -n "$ns" delete configmap owner
+check "the garbage collector deletes the dependent" '' -- k -n "$ns" wait --for=delete configmap/dependent --timeout=60s
+check "create a namespace with content" "namespace/$ns-doomed created" -- k create namespace "$ns-doomed"
+check "content in it" 'configmap/content created' -- k -n "$ns-doomed" create configmap content
+check "delete the namespace: it finishes" "namespace \"$ns-doomed\" deleted" -- k delete namespace "$ns-doomed" --timeout=60s
+refuse "the namespace is gone" 'NotFound|not found' -- k get namespace "$ns-doomed"
 if [ -n "$server_pid" ]; then
   check "the controller ran against the same server" 'cache-forbidden' -- k -n police-demo get events
   check "a forbidden image is created" 'deployment.apps/forbidden created' -- k -n "$ns" create deployment forbidden --image=redis:7.4
@@ -214,6 +278,35 @@ if [ -n "$server_pid" ]; then
   refuse "it stays deleted" 'NotFound|not found' -- k -n "$ns" get deployment forbidden
 else
   k delete namespace "$ns" --wait=false >/dev/null
+fi
+
+# The kubegen-testserver binary as a local cluster (crates/testserver/README.md), restarted over
+# its data directory.
+if [ -z "${SMOKE_KUBECONFIG:-}" ]; then
+  cargo build --quiet -p kubegen-testserver --features cli --bin kubegen-testserver
+  target_dir=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local_cluster() {
+    "$target_dir/debug/kubegen-testserver" --tls --port "$port" --data-dir "$work/cluster" \
+      --preload deploy/crd.yaml --kubeconfig-out "$work/local.kubeconfig" >"$work/local.url" 2>"$work/local.log" &
+    server_pid=$!
+    for _ in $(seq 100); do [ -s "$work/local.url" ] && return 0; sleep 0.1; done
+    cat "$work/local.log" >&2
+    return 1
+  }
+  stop_local_cluster() { kill "$server_pid" && wait "$server_pid"; server_pid=; }
+  [ -n "$server_pid" ] && { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=; }
+  check "kubegen-testserver starts with --tls --data-dir --preload" '' -- local_cluster
+  export KUBECONFIG=$work/local.kubeconfig
+  check "the preloaded CRDs are served" '^whitelists\.police\.example\.com ' -- k get crd
+  check "local cluster: create namespace" 'namespace/demo created' -- k create namespace demo
+  check "local cluster: create deployment" 'deployment.apps/web created' -- k -n demo create deployment web --image=nginx:1.27
+  check "local cluster: auth whoami" '^Username +kubegen-admin' -- k auth whoami
+  check "local cluster: stops on SIGTERM" '' -- stop_local_cluster
+  check "local cluster: starts again over its data directory" '' -- local_cluster
+  check "local cluster: the deployment survived with the old kubeconfig" '^web ' -- k -n demo get deployment web --no-headers
+  check "local cluster: delete namespace finishes" 'namespace "demo" deleted' -- k delete namespace demo --timeout=60s
 fi
 
 if [ "$failed" -gt 0 ]; then

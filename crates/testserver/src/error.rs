@@ -16,4 +16,12 @@ pub enum Error {
     /// Generating the CA or server certificate, or configuring rustls, failed.
     #[error("setting up TLS failed: {0}")]
     TlsSetupFailed(String),
+    /// Reading or writing the data directory ([`crate::ServerOptions::data_dir`]) failed.
+    #[error("data directory: {}: {reason}", path.display())]
+    DataDirFailed {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
 }

@@ -41,11 +41,13 @@ pub struct TestServer {
     /// Set to true on drop; every connection task watches it.
     shutdown: watch::Sender<bool>,
     accept: JoinHandle<()>,
+    /// The controller-manager's task, when it runs.
+    controller_manager: Option<JoinHandle<()>>,
 }
 
 /// Starts the controller-manager against `server` as an administrator; it stops when `shutdown`
-/// turns true (on drop).
-fn spawn_controller_manager(server: &TestServer) {
+/// turns true (on [`TestServer::stop`] or drop).
+fn spawn_controller_manager(server: &TestServer) -> JoinHandle<()> {
     let options = kubegen_controller_manager::ControllerManagerOptions::default()
         .root_ca_pem(server.ca_pem.clone());
     let manager = kubegen_controller_manager::ControllerManager::new(server.client(), options);
@@ -56,6 +58,27 @@ fn spawn_controller_manager(server: &TestServer) {
         };
         if let Err(e) = manager.run(stopped).await {
             tracing::warn!(error = %e, "the controller-manager stopped");
+        }
+    })
+}
+
+/// Saves the server's objects into `dir` shortly after changes (at most every 200 ms) until the
+/// server drops (which saves once more, see `Drop`).
+fn spawn_saver(server: &TestServer, dir: std::path::PathBuf) {
+    let api = server.api.clone();
+    let mut changes = api.inner.storage.subscribe();
+    let mut stop = server.shutdown.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { break },
+                _ = stop.wait_for(|stopped| *stopped) => break,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            changes.mark_unchanged();
+            if let Err(e) = api.save(&dir) {
+                tracing::warn!(error = %e, "saving the data directory failed");
+            }
         }
     });
 }
@@ -92,7 +115,7 @@ impl TestServer {
     /// Like [`TestServer::start_with`], returning setup errors.
     ///
     /// # Errors
-    /// [`Error::BindFailed`], [`Error::TlsSetupFailed`].
+    /// [`Error::BindFailed`], [`Error::TlsSetupFailed`], [`Error::DataDirFailed`].
     pub async fn try_start(opts: ServerOptions) -> Result<TestServer, Error> {
         let port = opts.port;
         let listener = TcpListener::bind(("127.0.0.1", port))
@@ -102,14 +125,18 @@ impl TestServer {
             .local_addr()
             .map_err(|source| Error::BindFailed { port, source })?;
         let tls = if opts.tls {
-            Some(tls::generate()?)
+            Some(tls::generate(opts.data_dir.as_deref())?)
         } else {
             None
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let token = opts.bearer_token.clone();
         let controller_manager = opts.controller_manager;
-        let api = ApiServer::new(opts);
+        let data_dir = opts.data_dir.clone();
+        let api = match &data_dir {
+            Some(dir) => ApiServer::restored(opts, dir)?,
+            None => ApiServer::new(opts),
+        };
         *api.inner.address.lock() = address.to_string();
         let (shutdown, stop) = watch::channel(false);
         let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
@@ -123,9 +150,14 @@ impl TestServer {
             token,
             shutdown,
             accept,
+            controller_manager: None,
         };
+        if let Some(dir) = data_dir {
+            spawn_saver(&server, dir);
+        }
+        let mut server = server;
         if controller_manager {
-            spawn_controller_manager(&server);
+            server.controller_manager = Some(spawn_controller_manager(&server));
         }
         Ok(server)
     }
@@ -228,6 +260,16 @@ impl TestServer {
         self.api.faults()
     }
 
+    /// Stops the server gracefully: the controller-manager first (its informers end their
+    /// watches while the server still answers), then the listener. Dropping the server stops it
+    /// too, without waiting.
+    pub async fn stop(mut self) {
+        if let Some(task) = self.controller_manager.take() {
+            self.shutdown.send_replace(true);
+            let _ = task.await;
+        }
+    }
+
     /// The in-process request handler behind the socket (shares the store).
     pub fn api(&self) -> ApiServer {
         self.api.clone()
@@ -240,6 +282,11 @@ impl Drop for TestServer {
         self.api.faults().drop_watches();
         self.shutdown.send_replace(true);
         self.accept.abort();
+        if let Some(dir) = &self.api.inner.options.data_dir
+            && let Err(e) = self.api.save(dir)
+        {
+            tracing::warn!(error = %e, "saving the data directory failed");
+        }
     }
 }
 

@@ -26,7 +26,8 @@ struct Args {
     #[arg(long)]
     tls: bool,
     /// Require this bearer token; it authenticates as an administrator (`system:masters`) and the
-    /// kubeconfig uses it.
+    /// kubeconfig uses it. With --tls and no --token, one is generated (and kept in --data-dir):
+    /// kubectl asks for a user name on an HTTPS server whose kubeconfig has no credentials.
     #[arg(long)]
     token: Option<String>,
     /// More tokens, in kube-apiserver's `--token-auth-file` format: one `token,user,uid` line per
@@ -47,6 +48,10 @@ struct Args {
     /// in order; CustomResourceDefinitions are waited for until established.
     #[arg(long = "preload", value_name = "PATH")]
     preload: Vec<PathBuf>,
+    /// Keep objects (and the CA with --tls, and issued tokens) in this directory so they survive
+    /// a restart; use a fixed --port too, so a written kubeconfig stays valid.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -78,6 +83,7 @@ async fn main() -> anyhow::Result<()> {
     println!("{}", server.url());
     wait_for_signal().await?;
     tracing::info!("shutting down");
+    server.stop().await;
     Ok(())
 }
 
@@ -86,15 +92,36 @@ fn options(args: &Args) -> anyhow::Result<ServerOptions> {
     let mut options = ServerOptions::default();
     options.port = args.port;
     options.tls = args.tls;
-    options.bearer_token = args.token.clone();
+    options.bearer_token = admin_token(args)?;
     options.rbac = args.rbac;
     options.controller_manager = args.controller_manager;
+    options.data_dir = args.data_dir.clone();
     if let Some(path) = &args.token_auth_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading --token-auth-file {}", path.display()))?;
         options.tokens = parse_token_auth_file(path, &text)?;
     }
     Ok(options)
+}
+
+/// The administrator's token: `--token`, or with `--tls` a generated one (the same after a
+/// restart with `--data-dir`, so a written kubeconfig stays valid).
+fn admin_token(args: &Args) -> anyhow::Result<Option<String>> {
+    if args.token.is_some() || !args.tls {
+        return Ok(args.token.clone());
+    }
+    let generated = || uuid::Uuid::new_v4().simple().to_string();
+    let Some(dir) = &args.data_dir else {
+        return Ok(Some(generated()));
+    };
+    let path = dir.join("admin-token");
+    if let Ok(token) = std::fs::read_to_string(&path) {
+        return Ok(Some(token.trim().to_string()));
+    }
+    let token = generated();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(&path, &token).with_context(|| format!("writing {}", path.display()))?;
+    Ok(Some(token))
 }
 
 /// kube-apiserver's static token file: `token,user,uid[,"group1,group2,..."]` per line, as CSV

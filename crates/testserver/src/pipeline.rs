@@ -9,6 +9,7 @@
 //! (apiserver `endpoints/handlers/*.go`); admission and the kind's strategy run inside the write
 //! handlers, as they run inside the real registry's `Create`/`Update`/`Delete`.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -36,8 +37,8 @@ use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::ApiError;
 use crate::status::error_response;
-use crate::storage::Storage;
 use crate::storage::tokens::IssuedTokens;
+use crate::storage::{Storage, persist};
 use crate::{fieldvalidation, openapi, rbac};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
@@ -48,13 +49,59 @@ impl ApiServer {
     /// A server with the built-in resources and the namespaces every cluster has (`default`,
     /// `kube-system`, `kube-public`, `kube-node-lease`).
     pub fn new(opts: ServerOptions) -> ApiServer {
+        let api = ApiServer::empty(opts);
+        api.seed(false);
+        api
+    }
+
+    /// A server with the objects `dir` holds (a first start when it holds none): what
+    /// [`crate::TestServer`] runs with [`ServerOptions::data_dir`].
+    ///
+    /// # Errors
+    /// [`Error::DataDirFailed`](crate::Error::DataDirFailed) when the snapshot cannot be read.
+    pub(crate) fn restored(opts: ServerOptions, dir: &Path) -> Result<ApiServer, crate::Error> {
+        let api = ApiServer::empty(opts);
+        let restored = {
+            let mut state = api.inner.storage.lock();
+            persist::restore(dir, &mut state, &api.inner.tokens)?
+        };
+        api.seed(restored);
+        Ok(api)
+    }
+
+    /// Saves the objects and issued tokens into `dir` (see [`ServerOptions::data_dir`]).
+    ///
+    /// # Errors
+    /// [`Error::DataDirFailed`](crate::Error::DataDirFailed) naming the file not written.
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), crate::Error> {
+        let state = self.inner.storage.lock();
+        persist::save(dir, &state, &self.inner.tokens)
+    }
+
+    /// The initial content every cluster has: its namespaces (unless `restored`, when they come
+    /// from the data directory) and, with RBAC, the bootstrap roles (created when missing).
+    fn seed(&self, restored: bool) {
+        if !restored {
+            let mut state = self.inner.storage.lock();
+            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                namespace::create_initial(&mut state, ns);
+            }
+        }
+        self.notify(self.inner.storage.resource_version());
+        if self.inner.options.rbac {
+            rbac::bootstrap(self);
+        }
+    }
+
+    /// The server without any object.
+    fn empty(opts: ServerOptions) -> ApiServer {
         let storage = Storage::new(opts.history_size);
         let authorizer: Arc<dyn Authorizer> = if opts.rbac {
             Arc::new(Rbac::new(storage.shared()))
         } else {
             opts.authorizer.clone()
         };
-        let api = ApiServer {
+        ApiServer {
             inner: Arc::new(Inner {
                 faults: Faults::new(storage.shared()),
                 authorizer,
@@ -63,18 +110,7 @@ impl ApiServer {
                 storage,
                 address: Mutex::new("127.0.0.1:6443".into()),
             }),
-        };
-        {
-            let mut state = api.inner.storage.lock();
-            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                namespace::create_initial(&mut state, ns);
-            }
-            api.notify(state.store.current_rv());
         }
-        if api.inner.options.rbac {
-            rbac::bootstrap(&api);
-        }
-        api
     }
 
     /// Handles one request. Watch responses stream (the body yields chunks as events happen).

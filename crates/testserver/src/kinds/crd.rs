@@ -194,7 +194,7 @@ fn definitions(value: &Value) -> Vec<ResourceDefinition> {
 }
 
 /// Serves every served version of the CRD (and stops serving versions no longer served).
-fn register(state: &mut State, crd: &Value) {
+pub(crate) fn register(state: &mut State, crd: &Value) {
     let served = definitions(crd);
     let (group, plural) = (text(crd, "/spec/group"), text(crd, "/spec/names/plural"));
     let stale: Vec<ResourceKey> = state

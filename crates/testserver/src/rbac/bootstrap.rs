@@ -82,6 +82,18 @@ pub(crate) fn bootstrap(api: &ApiServer) {
         for (plural, object) in [("clusterroles", role), ("clusterrolebindings", binding)] {
             let def = api.inner.storage.lock().registry.get(GROUP, "v1", plural);
             let Some(def) = def else { continue };
+            // Restored from a data directory already.
+            let key = (String::new(), name.to_string());
+            if api
+                .inner
+                .storage
+                .lock()
+                .store
+                .get(&def.key(), &key)
+                .is_some()
+            {
+                continue;
+            }
             let target = Target {
                 def,
                 namespace: None,

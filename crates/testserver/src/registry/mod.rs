@@ -204,6 +204,19 @@ impl ResourceKey {
     pub(crate) fn new(group: &str, version: &str, plural: &str) -> ResourceKey {
         ResourceKey(Arc::from(format!("{group}/{version}/{plural}")))
     }
+
+    /// `group/version/plural` (`/v1/configmaps` for the core group).
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key [`ResourceKey::as_str`] wrote, if `text` has its three parts.
+    pub(crate) fn parse(text: &str) -> Option<ResourceKey> {
+        let mut parts = text.rsplitn(3, '/');
+        let (plural, version, group) = (parts.next()?, parts.next()?, parts.next()?);
+        (!plural.is_empty() && !version.is_empty())
+            .then(|| ResourceKey::new(group, version, plural))
+    }
 }
 
 /// All served resources.

@@ -3,9 +3,11 @@
 //! [`Storage`], the narrow handle handlers work through (the lock plus the wake-up of watches).
 //! Mirrors what etcd plus the apiserver's registered REST storage hold for a real server; here
 //! they change together, under one lock (a CRD create registers its resource atomically with
-//! storing the CRD). `tokens.rs` keeps the tokens the TokenRequest API issued.
+//! storing the CRD). `tokens.rs` keeps the tokens the TokenRequest API issued; `persist.rs` saves
+//! both into a data directory and restores them.
 
 pub(crate) mod objects;
+pub(crate) mod persist;
 pub(crate) mod tokens;
 
 use std::sync::Arc;

@@ -198,6 +198,31 @@ impl Store {
         self.compacted = self.rv;
     }
 
+    /// Every stored object with its resource, for a snapshot (`crate::storage::persist`).
+    pub(crate) fn objects(&self) -> impl Iterator<Item = (&ResourceKey, &Stored)> {
+        self.collections
+            .iter()
+            .flat_map(|(resource, objects)| objects.values().map(move |o| (resource, o)))
+    }
+
+    /// Puts back an object as a snapshot held it, at its own resourceVersion, without an event.
+    /// [`Store::restored_at`] then moves the store to the snapshot's resourceVersion.
+    pub(crate) fn restore(&mut self, resource: ResourceKey, key: ObjectKey, value: Value, rv: u64) {
+        self.rv = self.rv.max(rv);
+        self.collections
+            .entry(resource)
+            .or_default()
+            .insert(key, Stored::new(value, rv));
+    }
+
+    /// Ends a restore: the store continues at `rv` (at least every restored object's) with no
+    /// history, so reads and watches at older versions get 410, as after etcd compaction.
+    pub(crate) fn restored_at(&mut self, rv: u64) {
+        self.rv = self.rv.max(rv);
+        self.history.clear();
+        self.compacted = self.rv;
+    }
+
     /// The current version of one object.
     pub(crate) fn get(&self, resource: &ResourceKey, key: &ObjectKey) -> Option<&Stored> {
         self.collections.get(resource)?.get(key)

@@ -2,7 +2,7 @@
 //! generation, the status subresource, finalizers, namespaces.
 
 use crate::common::*;
-use kubegen_testserver::ServerOptions;
+use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::{Value, json};
 
 const DEPLOY: &str = "/apis/apps/v1/namespaces/default/deployments";
@@ -520,4 +520,54 @@ async fn a_created_pod_is_pending_with_its_qos_class() {
         reply.body["status"],
         json!({"phase": "Pending", "qosClass": "BestEffort"})
     );
+}
+
+/// `ServerOptions::data_dir`: objects, their uids and resourceVersions and custom resources
+/// survive a restart; a watch from before it gets 410, as after an etcd compaction.
+#[tokio::test]
+async fn objects_survive_a_restart_with_a_data_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = || {
+        let mut options = ServerOptions::default();
+        options.data_dir = Some(dir.path().to_path_buf());
+        options.controller_manager = false;
+        options
+    };
+    let first = TestServer::start_with(options()).await;
+    let http = Http::new(&first.url());
+    let created = http.post(CM, configmap("kept", json!({}))).await.body;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "things", "kind": "Thing"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
+    });
+    assert_eq!(
+        http.post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            crd
+        )
+        .await
+        .code,
+        201
+    );
+    let things = "/apis/example.com/v1/namespaces/default/things";
+    let thing = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}});
+    assert_eq!(http.post(things, thing).await.code, 201);
+    let rv_before = first.api().resource_version();
+    drop(first);
+
+    let second = TestServer::start_with(options()).await;
+    let http = Http::new(&second.url());
+    assert_eq!(http.get(&format!("{CM}/kept")).await.body, created);
+    assert_eq!(http.get(&format!("{things}/t")).await.code, 200);
+    assert_eq!(second.api().resource_version(), rv_before);
+    let mut stale = http
+        .watch(&format!("{CM}?watch=1&resourceVersion={}", rv(&created)))
+        .await;
+    let event = stale.next().await.unwrap();
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["code"], 410, "{event}");
 }
