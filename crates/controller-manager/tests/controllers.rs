@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, PropagationPolicy,
@@ -58,9 +58,24 @@ fn owner_ref(kind: &str, api_version: &str, name: &str, uid: &str, block: bool) 
 #[tokio::test]
 async fn a_deleted_namespace_is_emptied_then_removed_after_its_content() {
     let server = TestServer::start().await;
-    let client = server.client();
-    create_namespace(&client, "doomed").await;
-    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "doomed");
+    namespace_deletion(&server.client(), "doomed").await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_deleted_namespace_is_emptied_then_removed_after_its_content_on_cluster() {
+    let Some(client) = cluster_client().await else {
+        return;
+    };
+    namespace_deletion(&client, &format!("kcm-e2e-doomed-{}", std::process::id())).await;
+}
+
+/// Deletes namespace `doomed` holding a ConfigMap: the ConfigMap's DELETED comes before the
+/// namespace's, which is Terminating, then carries the five deletion conditions, then goes.
+async fn namespace_deletion(client: &Client, doomed: &str) {
+    let client = client.clone();
+    create_namespace(&client, doomed).await;
+    let maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), doomed);
     maps.create(&config_map("one", json!([])), &CreateOptions::default())
         .await
         .unwrap();
@@ -77,15 +92,15 @@ async fn a_deleted_namespace_is_emptied_then_removed_after_its_content() {
     let mut map_events = all_maps.watch(&opts).await.unwrap();
     let mut ns_events = namespaces.watch(&opts).await.unwrap();
     namespaces
-        .delete("doomed", &DeleteOptions::default())
+        .delete(doomed, &DeleteOptions::default())
         .await
         .unwrap();
-    let terminating = namespaces.get("doomed", &GetOptions::default()).await;
+    let terminating = namespaces.get(doomed, &GetOptions::default()).await;
     if let Ok(ns) = terminating {
         assert!(ns.metadata.deletion_timestamp.is_some());
     }
     eventually("the namespace to go", || async {
-        !exists(&namespaces, "doomed").await
+        !exists(&namespaces, doomed).await
     })
     .await;
     // Order by resourceVersion: the ConfigMap's (and ServiceAccount's) deletion comes first.
@@ -103,13 +118,13 @@ async fn a_deleted_namespace_is_emptied_then_removed_after_its_content() {
     while let Some(event) = ns_events.next().await {
         match event.unwrap() {
             kubegen_client::WatchEvent::Modified(ns)
-                if ns.metadata.name.as_deref() == Some("doomed") =>
+                if ns.metadata.name.as_deref() == Some(doomed) =>
             {
                 let conditions = ns.status.and_then(|s| s.conditions).unwrap_or_default();
                 kinds.push(format!("MODIFIED({})", conditions.len()));
             }
             kubegen_client::WatchEvent::Deleted(ns)
-                if ns.metadata.name.as_deref() == Some("doomed") =>
+                if ns.metadata.name.as_deref() == Some(doomed) =>
             {
                 deleted_ns_rv = ns.metadata.resource_version.unwrap().parse().unwrap();
                 kinds.push("DELETED".into());
@@ -689,6 +704,259 @@ async fn a_blocking_dependent_with_a_finalizer_holds_a_foreground_owner_on_clust
 async fn a_dependent_whose_owner_never_existed_is_collected_on_cluster() {
     on_cluster("dangling", |client, ns| async move {
         dangling(&client, &ns).await
+    })
+    .await;
+}
+
+/// The cluster-scoped CRD the custom-resource cascades use (one name for every run: CRDs are
+/// cluster-wide, and a real cluster several runs share already has it).
+const WIDGET_GROUP: &str = "kcm-e2e.example.com";
+
+fn widgets() -> kubegen_client::ApiResource {
+    kubegen_client::ApiResource {
+        group: WIDGET_GROUP.into(),
+        version: "v1".into(),
+        api_version: format!("{WIDGET_GROUP}/v1"),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    }
+}
+
+/// Installs the Widget CRD unless it is there, and waits until Widgets can be listed.
+async fn install_widgets(client: &Client) {
+    let crds = kubegen_client::ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
+    };
+    let crd: kubegen_client::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{WIDGET_GROUP}")},
+        "spec": {"group": WIDGET_GROUP, "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap();
+    match ResourceClient::dynamic(client.clone(), &crds, None)
+        .create(&crd, &CreateOptions::default())
+        .await
+    {
+        Ok(_) => {}
+        Err(e) if e.is_already_exists() => {}
+        Err(e) => panic!("creating the Widget CRD: {e}"),
+    }
+    let all = ResourceClient::dynamic(client.clone(), &widgets(), None);
+    eventually("Widgets to be served", || async {
+        all.list(&ListOptions::default()).await.is_ok()
+    })
+    .await;
+}
+
+/// A Widget `w` owning Deployment `web` (which the deployment controller gives a ReplicaSet),
+/// deleted with `policy`; returns the Widget's watch events (type and finalizers), and the
+/// resourceVersions of the Widget's and the Deployment's DELETED (0 when not deleted).
+async fn widget_cascade(
+    client: &Client,
+    ns: &str,
+    policy: PropagationPolicy,
+) -> (Vec<(String, Vec<String>)>, u64, u64) {
+    install_widgets(client).await;
+    create_namespace(client, ns).await;
+    let api = ResourceClient::dynamic(client.clone(), &widgets(), Some(ns));
+    let widget: kubegen_client::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{WIDGET_GROUP}/v1"), "kind": "Widget", "metadata": {"name": "w"}
+    }))
+    .unwrap();
+    let widget = api
+        .create(&widget, &CreateOptions::default())
+        .await
+        .unwrap();
+    let owner = owner_ref(
+        "Widget",
+        &format!("{WIDGET_GROUP}/v1"),
+        "w",
+        widget.metadata.uid.as_deref().unwrap(),
+        true,
+    );
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web", "ownerReferences": [owner]},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}
+    }))
+    .unwrap();
+    let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), ns);
+    let sets = ResourceClient::<ReplicaSet>::namespaced(client.clone(), ns);
+    deployments
+        .create(&deployment, &CreateOptions::default())
+        .await
+        .unwrap();
+    eventually("the Deployment's ReplicaSet", || async {
+        !sets
+            .list(&ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    let rv = api
+        .list(&ListOptions::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version;
+    let mut opts = ListOptions::default();
+    opts.resource_version = rv;
+    let mut widget_events = api.watch(&opts).await.unwrap();
+    let mut deployment_events = deployments.watch(&opts).await.unwrap();
+    api.delete("w", &DeleteOptions::default().propagation_policy(policy))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut widget_deleted = 0;
+    while let Some(event) = tokio::time::timeout(WAIT, widget_events.next())
+        .await
+        .unwrap()
+    {
+        let (kind, object) = match event.unwrap() {
+            kubegen_client::WatchEvent::Modified(o) => ("MODIFIED", o),
+            kubegen_client::WatchEvent::Deleted(o) => ("DELETED", o),
+            _ => continue,
+        };
+        seen.push((
+            kind.to_owned(),
+            object.metadata.finalizers.clone().unwrap_or_default(),
+        ));
+        if kind == "DELETED" {
+            widget_deleted = object.metadata.resource_version.unwrap().parse().unwrap();
+            break;
+        }
+    }
+    let mut deployment_deleted = 0;
+    if policy != PropagationPolicy::Orphan {
+        while let Some(event) = tokio::time::timeout(WAIT, deployment_events.next())
+            .await
+            .unwrap()
+        {
+            if let kubegen_client::WatchEvent::Deleted(d) = event.unwrap() {
+                deployment_deleted = d.metadata.resource_version.unwrap().parse().unwrap();
+                break;
+            }
+        }
+        eventually("the ReplicaSets to go", || async {
+            sets.list(&ListOptions::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        })
+        .await;
+    }
+    (seen, widget_deleted, deployment_deleted)
+}
+
+fn finalizers(kind: &str, finalizers: &[&str]) -> (String, Vec<String>) {
+    (
+        kind.into(),
+        finalizers.iter().map(|f| (*f).to_owned()).collect(),
+    )
+}
+
+/// Background: the Widget goes at once, then the collector deletes its Deployment (and that its
+/// ReplicaSet).
+async fn widget_background(client: &Client, ns: &str) {
+    let (seen, widget, deployment) =
+        widget_cascade(client, ns, PropagationPolicy::Background).await;
+    assert_eq!(seen, [finalizers("DELETED", &[])]);
+    assert!(widget < deployment, "{widget} < {deployment}");
+}
+
+/// Foreground: the Widget is held by `foregroundDeletion` until its blocking Deployment is gone.
+async fn widget_foreground(client: &Client, ns: &str) {
+    let (seen, widget, deployment) =
+        widget_cascade(client, ns, PropagationPolicy::Foreground).await;
+    assert_eq!(
+        seen,
+        [
+            finalizers("MODIFIED", &["foregroundDeletion"]),
+            finalizers("DELETED", &["foregroundDeletion"]),
+        ]
+    );
+    assert!(deployment < widget, "{deployment} < {widget}");
+}
+
+/// Orphan: the Deployment loses its owner reference and stays, with its ReplicaSet.
+async fn widget_orphan(client: &Client, ns: &str) {
+    let (seen, _, _) = widget_cascade(client, ns, PropagationPolicy::Orphan).await;
+    assert_eq!(
+        seen,
+        [
+            finalizers("MODIFIED", &["orphan"]),
+            finalizers("DELETED", &["orphan"]),
+        ]
+    );
+    let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), ns);
+    let kept = deployments
+        .get("web", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(kept.metadata.owner_references, None);
+    let sets = ResourceClient::<ReplicaSet>::namespaced(client.clone(), ns);
+    assert_eq!(
+        sets.list(&ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_custom_resource_owning_a_deployment_deleted_in_background() {
+    let server = TestServer::start().await;
+    widget_background(&server.client(), "bg").await;
+}
+
+#[tokio::test]
+async fn a_custom_resource_owning_a_deployment_deleted_in_foreground() {
+    let server = TestServer::start().await;
+    widget_foreground(&server.client(), "fg").await;
+}
+
+#[tokio::test]
+async fn a_custom_resource_owning_a_deployment_deleted_orphaning_it() {
+    let server = TestServer::start().await;
+    widget_orphan(&server.client(), "orphan").await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_custom_resource_owning_a_deployment_deleted_in_background_on_cluster() {
+    on_cluster("widget-bg", |client, ns| async move {
+        widget_background(&client, &ns).await
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_custom_resource_owning_a_deployment_deleted_in_foreground_on_cluster() {
+    on_cluster("widget-fg", |client, ns| async move {
+        widget_foreground(&client, &ns).await
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn a_custom_resource_owning_a_deployment_deleted_orphaning_it_on_cluster() {
+    on_cluster("widget-orphan", |client, ns| async move {
+        widget_orphan(&client, &ns).await
     })
     .await;
 }
