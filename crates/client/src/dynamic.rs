@@ -219,14 +219,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_group_version_document_yields_its_top_level_resources_only() {
+    fn a_group_version_document_yields_its_top_level_resources_only() -> serde_json::Result<()> {
         let list: ResourceList = serde_json::from_value(serde_json::json!({
             "resources": [
                 {"name": "deployments", "kind": "Deployment", "namespaced": true, "verbs": ["get", "list", "delete"]},
                 {"name": "deployments/scale", "kind": "Scale", "namespaced": true, "verbs": ["get"]},
             ]
-        }))
-        .unwrap();
+        }))?;
         let found: Vec<_> = served("apps", "v1", list).collect();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].resource.api_version, "apps/v1");
@@ -234,6 +233,7 @@ mod tests {
         assert!(found[0].namespaced);
         assert!(found[0].supports("delete"));
         assert!(!found[0].supports("deletecollection"));
+        Ok(())
     }
 
     #[test]
