@@ -15,6 +15,7 @@
 //! | typed clients / `gentype.Client[T]`         | [`ResourceClient`]                     | `resource_client.rs`         |
 //! | `rest/watch.StreamWatcher`                  | [`WatchStream`]                        | `watch.rs`                   |
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
+//! | applyconfigurations' `Extract<Kind>`, `ExtractInto` | [`extract`] (field sets: `kubegen-fieldpath`) | `extract.rs` |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
@@ -35,6 +36,7 @@ mod body;
 mod client;
 pub mod config;
 mod error;
+mod extract;
 mod list_decoder;
 mod metadata;
 mod metrics;
@@ -54,6 +56,7 @@ pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
 pub use config::{Config, LoadOptions};
 pub use error::{Error, Result};
+pub use extract::extract;
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
