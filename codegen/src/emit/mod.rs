@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::model::{Kind, Model};
 
 mod api;
+pub(crate) mod applyconfig;
 mod clientset;
 mod crd;
 mod crd_v1beta1;
@@ -114,6 +115,7 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     clientset::emit(ctx, &mut files)?;
     listers::emit(ctx, &mut files)?;
     informers::emit(ctx, &mut files)?;
+    applyconfig::emit(ctx, &mut files)?;
     if let Some(crd_path) = &ctx.config.crd {
         files.insert(crd_path.clone(), crd::emit(ctx)?);
     }

@@ -4,6 +4,7 @@
 //! would multiply link time and disk use in CI for nothing.
 #![allow(clippy::unwrap_used)]
 
+mod apply;
 mod crds;
 mod fake_clientset;
 mod informers;
