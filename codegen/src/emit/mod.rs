@@ -20,6 +20,7 @@ pub(crate) mod applyconfig;
 mod clientset;
 mod crd;
 mod crd_v1beta1;
+pub(crate) mod defaults;
 mod fake;
 mod informers;
 mod listers;
@@ -109,6 +110,15 @@ impl EmitCtx<'_> {
 }
 
 /// Emits every generated file.
+/// What the configured outputs leave out of the model (today: the v1beta1 CRDs' dropped defaults
+/// and checks), one line each, for the user to read.
+pub(crate) fn warnings(ctx: &EmitCtx<'_>) -> Result<Vec<String>, Error> {
+    match &ctx.config.crd_v1beta1 {
+        Some(_) => crd_v1beta1::warnings(ctx),
+        None => Ok(Vec::new()),
+    }
+}
+
 pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     let mut files = Files::new();
     api::emit(ctx, &mut files)?;

@@ -77,6 +77,7 @@ async fn generated_crds_are_served_and_round_trip_a_sample_of_each_kind() {
             memory: k8s_openapi::apimachinery::pkg::api::resource::Quantity("4Gi".into()),
             image: "debian-13".into(),
             annotations: [("zone".to_owned(), "a".to_owned())].into(),
+            ..VirtualMachineSpec::default()
         },
         status: None,
     };

@@ -115,6 +115,24 @@ pub struct VirtualMachineSpecApplyConfiguration {
     /// `image`.
     #[serde(rename = "image", default, skip_serializing_if = "Option::is_none")]
     pub image: ::std::option::Option<::std::string::String>,
+    /// `hostname`.
+    #[serde(rename = "hostname", default, skip_serializing_if = "Option::is_none")]
+    pub hostname: ::std::option::Option<::std::string::String>,
+    /// `sshKeys`.
+    #[serde(rename = "sshKeys", default, skip_serializing_if = "Option::is_none")]
+    pub ssh_keys: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// `diskBus`.
+    #[serde(rename = "diskBus", default, skip_serializing_if = "Option::is_none")]
+    pub disk_bus: ::std::option::Option<::std::string::String>,
+    /// `diskGi`.
+    #[serde(rename = "diskGi", default, skip_serializing_if = "Option::is_none")]
+    pub disk_gi: ::std::option::Option<i32>,
+    /// `cpuShare`.
+    #[serde(rename = "cpuShare", default, skip_serializing_if = "Option::is_none")]
+    pub cpu_share: ::std::option::Option<f64>,
+    /// `owner`.
+    #[serde(rename = "owner", default, skip_serializing_if = "Option::is_none")]
+    pub owner: ::std::option::Option<::std::string::String>,
     /// `annotations`.
     #[serde(rename = "annotations", default, skip_serializing_if = "Option::is_none")]
     pub annotations: ::std::option::Option<
@@ -138,6 +156,39 @@ impl VirtualMachineSpecApplyConfiguration {
     /// Sets `image`.
     pub fn with_image(mut self, value: ::std::string::String) -> Self {
         self.image = Some(value);
+        self
+    }
+    /// Sets `hostname`.
+    pub fn with_hostname(mut self, value: ::std::string::String) -> Self {
+        self.hostname = Some(value);
+        self
+    }
+    /// Appends to `sshKeys`.
+    pub fn with_ssh_keys(
+        mut self,
+        values: impl IntoIterator<Item = ::std::string::String>,
+    ) -> Self {
+        self.ssh_keys.get_or_insert_with(Vec::new).extend(values);
+        self
+    }
+    /// Sets `diskBus`.
+    pub fn with_disk_bus(mut self, value: ::std::string::String) -> Self {
+        self.disk_bus = Some(value);
+        self
+    }
+    /// Sets `diskGi`.
+    pub fn with_disk_gi(mut self, value: i32) -> Self {
+        self.disk_gi = Some(value);
+        self
+    }
+    /// Sets `cpuShare`.
+    pub fn with_cpu_share(mut self, value: f64) -> Self {
+        self.cpu_share = Some(value);
+        self
+    }
+    /// Sets `owner`.
+    pub fn with_owner(mut self, value: ::std::string::String) -> Self {
+        self.owner = Some(value);
         self
     }
     /// Inserts into `annotations`.

@@ -131,6 +131,14 @@ pub struct BackupSpecApplyConfiguration {
     pub credentials: ::std::option::Option<
         crate::core::v1::LocalObjectReferenceApplyConfiguration,
     >,
+    /// `retry`.
+    #[serde(rename = "retry", default, skip_serializing_if = "Option::is_none")]
+    pub retry: ::std::option::Option<crate::batchops::v1::RetryApplyConfiguration>,
+    /// `timeouts`.
+    #[serde(rename = "timeouts", default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: ::std::option::Option<
+        ::std::collections::BTreeMap<::std::string::String, i64>,
+    >,
 }
 impl BackupSpecApplyConfiguration {
     /// Sets `selector`.
@@ -185,6 +193,57 @@ impl BackupSpecApplyConfiguration {
         value: crate::core::v1::LocalObjectReferenceApplyConfiguration,
     ) -> Self {
         self.credentials = Some(value);
+        self
+    }
+    /// Sets `retry`.
+    pub fn with_retry(
+        mut self,
+        value: crate::batchops::v1::RetryApplyConfiguration,
+    ) -> Self {
+        self.retry = Some(value);
+        self
+    }
+    /// Inserts into `timeouts`.
+    pub fn with_timeouts(
+        mut self,
+        entries: impl IntoIterator<Item = (::std::string::String, i64)>,
+    ) -> Self {
+        self.timeouts.get_or_insert_with(Default::default).extend(entries);
+        self
+    }
+}
+/// Apply configuration of `apis/batchops/v1: Retry`: every field optional and sent only when set.
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct RetryApplyConfiguration {
+    /// `limit`.
+    #[serde(rename = "limit", default, skip_serializing_if = "Option::is_none")]
+    pub limit: ::std::option::Option<i32>,
+    /// `backoff`.
+    #[serde(rename = "backoff", default, skip_serializing_if = "Option::is_none")]
+    pub backoff: ::std::option::Option<
+        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+    >,
+    /// `share`.
+    #[serde(rename = "share", default, skip_serializing_if = "Option::is_none")]
+    pub share: ::std::option::Option<f64>,
+}
+impl RetryApplyConfiguration {
+    /// Sets `limit`.
+    pub fn with_limit(mut self, value: i32) -> Self {
+        self.limit = Some(value);
+        self
+    }
+    /// Sets `backoff`.
+    pub fn with_backoff(
+        mut self,
+        value: ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+    ) -> Self {
+        self.backoff = Some(value);
+        self
+    }
+    /// Sets `share`.
+    pub fn with_share(mut self, value: f64) -> Self {
+        self.share = Some(value);
         self
     }
 }
