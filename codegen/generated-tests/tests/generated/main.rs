@@ -8,4 +8,5 @@ mod apply;
 mod crds;
 mod fake_clientset;
 mod informers;
+mod markers;
 mod serde_shape;
