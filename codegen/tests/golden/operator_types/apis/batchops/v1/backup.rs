@@ -60,6 +60,9 @@ pub struct Retry {
     /// +kubegen:validation:ExclusiveMaximum=true
     /// +kubegen:default=0.5
     pub share: f64,
+    /// Scheduling priority; below zero yields to other backups.
+    /// +kubegen:default=-1
+    pub priority: Option<i64>,
 }
 
 /// Where a backup goes.

@@ -134,6 +134,9 @@ pub struct Retry {
     >,
     /// Share of the nodes used, above 0 and below 1.
     pub share: f64,
+    /// Scheduling priority; below zero yields to other backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: ::std::option::Option<i64>,
 }
 impl ::std::default::Default for Retry {
     /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
@@ -146,6 +149,7 @@ impl ::std::default::Default for Retry {
                 ),
             ),
             share: 0.5f64,
+            priority: ::std::option::Option::Some(-1),
         }
     }
 }

@@ -226,6 +226,9 @@ pub struct RetryApplyConfiguration {
     /// `share`.
     #[serde(rename = "share", default, skip_serializing_if = "Option::is_none")]
     pub share: ::std::option::Option<f64>,
+    /// `priority`.
+    #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
+    pub priority: ::std::option::Option<i64>,
 }
 impl RetryApplyConfiguration {
     /// Sets `limit`.
@@ -244,6 +247,11 @@ impl RetryApplyConfiguration {
     /// Sets `share`.
     pub fn with_share(mut self, value: f64) -> Self {
         self.share = Some(value);
+        self
+    }
+    /// Sets `priority`.
+    pub fn with_priority(mut self, value: i64) -> Self {
+        self.priority = Some(value);
         self
     }
 }
