@@ -41,6 +41,7 @@ mod tags;
 #[cfg(test)]
 mod testutil;
 mod types;
+mod validation;
 pub mod wellknown;
 mod write;
 

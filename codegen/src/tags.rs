@@ -6,6 +6,7 @@
 //! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
 
 use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Verb};
+pub(crate) use crate::validation::Validation;
 
 /// Where a tag may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,51 +81,6 @@ pub(crate) enum Tag {
     Value(String),
 }
 
-/// One `+kubegen:validation:<Name>=` rule, spelled as kubebuilder spells it.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Validation {
-    /// `Minimum=`.
-    Minimum(f64),
-    /// `Maximum=`.
-    Maximum(f64),
-    /// `ExclusiveMinimum=true|false`.
-    ExclusiveMinimum(bool),
-    /// `ExclusiveMaximum=true|false`.
-    ExclusiveMaximum(bool),
-    /// `Pattern=`.
-    Pattern(String),
-    /// `Enum=a;b`.
-    Enum(Vec<String>),
-    /// `MinLength=`.
-    MinLength(u64),
-    /// `MaxLength=`.
-    MaxLength(u64),
-    /// `MinItems=`.
-    MinItems(u64),
-    /// `MaxItems=`.
-    MaxItems(u64),
-    /// `UniqueItems=true|false`.
-    UniqueItems(bool),
-    /// `Format=email`.
-    Format(String),
-}
-
-/// The validation markers, in kubebuilder's spelling.
-const VALIDATION_NAMES: [&str; 12] = [
-    "Minimum",
-    "Maximum",
-    "ExclusiveMinimum",
-    "ExclusiveMaximum",
-    "Pattern",
-    "Enum",
-    "MinLength",
-    "MaxLength",
-    "MinItems",
-    "MaxItems",
-    "UniqueItems",
-    "Format",
-];
-
 /// A tag that could not be parsed: what is wrong and how to fix it.
 #[derive(Debug, PartialEq)]
 pub(crate) struct TagError {
@@ -132,7 +88,7 @@ pub(crate) struct TagError {
     pub(crate) hint: String,
 }
 
-fn err(message: String, hint: &str) -> TagError {
+pub(crate) fn err(message: String, hint: &str) -> TagError {
     TagError {
         message,
         hint: hint.to_owned(),
@@ -143,7 +99,7 @@ const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespa
 +genclient:noStatus, +genclient:noVerbs, +genclient:readonly, +genclient:onlyVerbs=, \
 +genclient:skipVerbs=, +genclient:method=, +kubegen:plural=, +kubegen:singular=, \
 +kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:";
-const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{Minimum,Maximum,\
+pub(crate) const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{Minimum,Maximum,\
 ExclusiveMinimum,ExclusiveMaximum,Pattern,Enum,MinLength,MaxLength,MinItems,MaxItems,UniqueItems,\
 Format}=, +kubegen:default=<json>, +kubegen:required, +kubegen:optional, +kubegen:listType=, \
 +kubegen:listMapKeys=, +kubegen:validation:XValidation:rule=\"<CEL>\",message=\"<text>\"";
@@ -232,7 +188,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
                 return Ok(Tag::PrintColumn(print_column(rest)?));
             }
             if let Some(rule) = name.strip_prefix("+kubegen:validation:") {
-                return Ok(Tag::Validation(validation(rule, need()?)?));
+                return Ok(Tag::Validation(crate::validation::parse(rule, need()?)?));
             }
             let hint = if name.starts_with("+kubegen:validation") || name.starts_with("+kubegen:d")
             {
@@ -246,7 +202,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
 }
 
 /// `a, b` or `a;b` -> `["a", "b"]`.
-fn list(value: &str) -> Vec<String> {
+pub(crate) fn list(value: &str) -> Vec<String> {
     value
         .split([',', ';'])
         .map(str::trim)
@@ -448,104 +404,6 @@ fn cel_value<'a>(key: &str, tail: &'a str, hint: &str) -> Result<(String, &'a st
     match values.next() {
         Some(Ok(value)) => Ok((value, &tail[values.byte_offset()..])),
         _ => Err(err(format!("`{key}` needs a JSON string value"), hint)),
-    }
-}
-
-fn validation(rule: &str, value: &str) -> Result<Validation, TagError> {
-    let number = |value: &str| {
-        value
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| {
-                err(
-                    format!("`{rule}` value `{value}` is not a number"),
-                    "write e.g. `=1`",
-                )
-            })
-    };
-    let count = |value: &str| {
-        value.parse::<u64>().map_err(|_| {
-            err(
-                format!("`{rule}` value `{value}` is not a non-negative integer"),
-                "write e.g. `=1`",
-            )
-        })
-    };
-    let flag = |value: &str| {
-        value.parse::<bool>().map_err(|_| {
-            err(
-                format!("`{rule}` value `{value}` is not `true` or `false`"),
-                "write e.g. `=true`",
-            )
-        })
-    };
-    Ok(match rule {
-        "Minimum" => Validation::Minimum(number(value)?),
-        "Maximum" => Validation::Maximum(number(value)?),
-        "ExclusiveMinimum" => Validation::ExclusiveMinimum(flag(value)?),
-        "ExclusiveMaximum" => Validation::ExclusiveMaximum(flag(value)?),
-        "Pattern" => Validation::Pattern(value.to_owned()),
-        "Enum" => Validation::Enum(list(value)),
-        "MinLength" => Validation::MinLength(count(value)?),
-        "MaxLength" => Validation::MaxLength(count(value)?),
-        "MinItems" => Validation::MinItems(count(value)?),
-        "MaxItems" => Validation::MaxItems(count(value)?),
-        "UniqueItems" => Validation::UniqueItems(flag(value)?),
-        "Format" => Validation::Format(format(value)?),
-        other => {
-            let hint = match VALIDATION_NAMES
-                .iter()
-                .find(|name| name.eq_ignore_ascii_case(other))
-            {
-                Some(name) => format!("markers are spelled as kubebuilder spells them: `{name}`"),
-                None => FIELD_TAGS_HINT.to_owned(),
-            };
-            return Err(TagError {
-                message: format!("unknown validation marker `{other}`"),
-                hint,
-            });
-        }
-    })
-}
-
-/// The string formats the API server checks (kube-openapi's `strfmt` registry, minus the
-/// aliases): anything else it would accept and never check.
-const FORMATS: [&str; 24] = [
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-    "byte",
-    "password",
-    "date",
-    "duration",
-    "datetime",
-];
-
-fn format(value: &str) -> Result<String, TagError> {
-    if FORMATS.contains(&value) {
-        Ok(value.to_owned())
-    } else {
-        Err(err(
-            format!("unknown string format `{value}`"),
-            &format!("formats the API server checks: {}", FORMATS.join(", ")),
-        ))
     }
 }
 

@@ -86,7 +86,6 @@ pub(super) fn warnings(ctx: &EmitCtx<'_>) -> Result<Vec<String>, Error> {
 }
 
 /// Something left out of the file: on which CRD, in which versions, at which field.
-#[derive(PartialEq)]
 struct RemovedFrom {
     /// The CRD's name.
     crd: String,
