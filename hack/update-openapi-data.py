@@ -26,8 +26,11 @@ paths.rs for the names). `v3Schemas` are the other schemas of the template's v3 
 
 It also writes codegen/openapi/wellknown.json: the v3 component schemas of the well-known types
 that API structs may name by their bare name (WELL_KNOWN below, mirrored by codegen/src/wellknown.rs,
-whose unit tests fail when the two drift apart) and every schema they reference, so that kubegen
-can inline the upstream schemas into CRDs without depending on a runtime crate.
+whose unit tests fail when the two drift apart), of every served kind (the schemas carrying an
+`x-kubernetes-group-version-kind`, lists excepted: kubegen generates the built-in kinds' apply
+configurations from them, see codegen/src/emit/applyconfig/builtin.rs) and every schema they
+reference, so that kubegen can inline the upstream schemas into CRDs and write apply
+configurations without depending on a runtime crate.
 """
 
 import gzip
@@ -243,15 +246,25 @@ CODEGEN_OUT = os.path.join(
 )
 
 
+def is_kind(schema):
+    """Whether a component schema is a top-level kind (not a list of one)."""
+    gvks = schema.get("x-kubernetes-group-version-kind", [])
+    return any(not gvk["kind"].endswith("List") for gvk in gvks) and "metadata" in schema.get(
+        "properties", {})
+
+
 def write_codegen_schemas(bundle):
-    """codegen/openapi/wellknown.json: WELL_KNOWN and the schemas they reach, from the v3 docs."""
+    """codegen/openapi/wellknown.json: WELL_KNOWN, the served kinds and the schemas they reach,
+    from the v3 docs."""
     schemas = {}
     for doc in bundle["v3"].values():
         schemas.update(doc.get("components", {}).get("schemas", {}))
     missing = [name for name in WELL_KNOWN if name not in schemas]
     if missing:
         sys.exit("the served documents do not reach %s" % missing)
-    keep = set(WELL_KNOWN) | reachable([schemas[name] for name in WELL_KNOWN], schemas)
+    kinds = [name for name, schema in schemas.items() if is_kind(schema)]
+    roots = set(WELL_KNOWN) | set(kinds)
+    keep = roots | reachable([schemas[name] for name in roots], schemas)
     out = {
         "source": {
             "gitVersion": bundle["source"]["gitVersion"],

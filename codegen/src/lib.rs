@@ -41,6 +41,7 @@ mod tags;
 #[cfg(test)]
 mod testutil;
 mod types;
+mod validation;
 pub mod wellknown;
 mod write;
 
@@ -160,6 +161,23 @@ pub fn load_model(config: &Config) -> Result<model::Model, Error> {
 /// # Errors
 /// Input problems ([`Error::Invalid`]), an unreadable boilerplate, or an internal error.
 pub fn generate(config: &Config) -> Result<Files, Error> {
+    with_context(config, emit::all)
+}
+
+/// What the generated files leave out of `apis/` and the user should know: each default and check
+/// (CEL rule, set or map list) the v1beta1 CRDs cannot carry, naming the CRD, versions and field.
+///
+/// # Errors
+/// As [`generate`].
+pub fn warnings(config: &Config) -> Result<Vec<String>, Error> {
+    with_context(config, emit::warnings)
+}
+
+/// Loads the model and runs `emit` on it.
+fn with_context<T>(
+    config: &Config,
+    run: impl FnOnce(&emit::EmitCtx<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
     let model = load_model(config)?;
     let boilerplate = match &config.boilerplate {
         Some(path) => {
@@ -179,7 +197,7 @@ pub fn generate(config: &Config) -> Result<Files, Error> {
         model: &model,
         boilerplate,
     };
-    emit::all(&ctx)
+    run(&ctx)
 }
 
 /// Writes `files` under the config root; deletes stale generated files under `config.output`.

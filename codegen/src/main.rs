@@ -197,6 +197,9 @@ fn run(args: Args) -> Result<ExitCode, Error> {
         })?;
     }
     let files = kubegen_codegen::generate(&config)?;
+    for warning in kubegen_codegen::warnings(&config)? {
+        eprintln!("kubegen: warning: {warning}");
+    }
     if args.check {
         let changes = kubegen_codegen::check(&config, &files);
         if changes.is_empty() {

@@ -166,22 +166,31 @@ impl FieldType {
 /// Validation, defaulting and requiredness markers of one field (`+kubegen:validation:*` ...).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldMarkers {
-    /// `minimum=`.
+    /// `Minimum=`.
     pub minimum: Option<f64>,
-    /// `maximum=`.
+    /// `Maximum=`.
     pub maximum: Option<f64>,
-    /// `pattern=`.
+    /// `ExclusiveMinimum=true`: the value must be greater than `Minimum`.
+    pub exclusive_minimum: bool,
+    /// `ExclusiveMaximum=true`: the value must be less than `Maximum`.
+    pub exclusive_maximum: bool,
+    /// `Pattern=`.
     pub pattern: Option<String>,
-    /// `enum=a;b;c`.
+    /// `Enum=a;b;c`.
     pub enum_values: Vec<String>,
-    /// `minLength=`.
+    /// `MinLength=`.
     pub min_length: Option<u64>,
-    /// `maxLength=`.
+    /// `MaxLength=`.
     pub max_length: Option<u64>,
-    /// `minItems=`.
+    /// `MinItems=`.
     pub min_items: Option<u64>,
-    /// `maxItems=`.
+    /// `MaxItems=`.
     pub max_items: Option<u64>,
+    /// `UniqueItems=true`: emitted as `x-kubernetes-list-type: set`, since API servers reject
+    /// `uniqueItems: true` in CRD schemas.
+    pub unique_items: bool,
+    /// `Format=email`: a string format the API server checks.
+    pub format: Option<String>,
     /// `+kubegen:default=<json>`, kept as the JSON text the user wrote.
     pub default: Option<String>,
     /// `+kubegen:required` (only meaningful on `Option` fields: none allowed, the checker says so).
@@ -196,13 +205,20 @@ pub struct FieldMarkers {
     pub rules: Vec<CelRule>,
 }
 
-/// One `x-kubernetes-validations` entry: a CEL rule the API server evaluates.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One `x-kubernetes-validations` entry: a CEL rule the API server evaluates. A rule that
+/// mentions `oldSelf` is a transition rule: the server checks it on updates only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CelRule {
     /// The CEL expression, e.g. `self.minReplicas <= self.maxReplicas`.
     pub rule: String,
     /// The message shown when the rule fails.
     pub message: Option<String>,
+    /// A CEL expression giving the message (wins over `message` when it evaluates).
+    pub message_expression: Option<String>,
+    /// The error's reason (`FieldValueForbidden`, ...; the server says `FieldValueInvalid`).
+    pub reason: Option<String>,
+    /// The field the error names, relative to the marked one (`.spec.size`).
+    pub field_path: Option<String>,
 }
 
 /// Whether a kind lives in a namespace.

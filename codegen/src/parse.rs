@@ -350,6 +350,10 @@ fn apply_marker(markers: &mut FieldMarkers, tag: Tag) {
         Tag::Validation(rule) => match rule {
             Validation::Minimum(v) => markers.minimum = Some(v),
             Validation::Maximum(v) => markers.maximum = Some(v),
+            Validation::ExclusiveMinimum(v) => markers.exclusive_minimum = v,
+            Validation::ExclusiveMaximum(v) => markers.exclusive_maximum = v,
+            Validation::UniqueItems(v) => markers.unique_items = v,
+            Validation::Format(v) => markers.format = Some(v),
             Validation::Pattern(v) => markers.pattern = Some(v),
             Validation::Enum(v) => markers.enum_values = v,
             Validation::MinLength(v) => markers.min_length = Some(v),

@@ -6,6 +6,7 @@
 //! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
 
 use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Verb};
+pub(crate) use crate::validation::Validation;
 
 /// Where a tag may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,27 +81,6 @@ pub(crate) enum Tag {
     Value(String),
 }
 
-/// One `+kubegen:validation:` rule.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Validation {
-    /// `minimum=`.
-    Minimum(f64),
-    /// `maximum=`.
-    Maximum(f64),
-    /// `pattern=`.
-    Pattern(String),
-    /// `enum=a;b`.
-    Enum(Vec<String>),
-    /// `minLength=`.
-    MinLength(u64),
-    /// `maxLength=`.
-    MaxLength(u64),
-    /// `minItems=`.
-    MinItems(u64),
-    /// `maxItems=`.
-    MaxItems(u64),
-}
-
 /// A tag that could not be parsed: what is wrong and how to fix it.
 #[derive(Debug, PartialEq)]
 pub(crate) struct TagError {
@@ -108,7 +88,7 @@ pub(crate) struct TagError {
     pub(crate) hint: String,
 }
 
-fn err(message: String, hint: &str) -> TagError {
+pub(crate) fn err(message: String, hint: &str) -> TagError {
     TagError {
         message,
         hint: hint.to_owned(),
@@ -119,10 +99,10 @@ const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespa
 +genclient:noStatus, +genclient:noVerbs, +genclient:readonly, +genclient:onlyVerbs=, \
 +genclient:skipVerbs=, +genclient:method=, +kubegen:plural=, +kubegen:singular=, \
 +kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:";
-const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{minimum,maximum,pattern,\
-enum,minLength,maxLength,minItems,maxItems}=, +kubegen:default=, +kubegen:required, \
-+kubegen:optional, +kubegen:listType=, +kubegen:listMapKeys=, \
-+kubegen:validation:XValidation:rule=\"<CEL>\",message=\"<text>\"";
+pub(crate) const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{Minimum,Maximum,\
+ExclusiveMinimum,ExclusiveMaximum,Pattern,Enum,MinLength,MaxLength,MinItems,MaxItems,UniqueItems,\
+Format}=, +kubegen:default=<json>, +kubegen:required, +kubegen:optional, +kubegen:listType=, \
++kubegen:listMapKeys=, +kubegen:validation:XValidation:rule=\"<CEL>\",message=\"<text>\"";
 const VERBS_HINT: &str = "verbs are: create, update, updateStatus, delete, deleteCollection, get, \
 list, watch, patch";
 
@@ -208,7 +188,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
                 return Ok(Tag::PrintColumn(print_column(rest)?));
             }
             if let Some(rule) = name.strip_prefix("+kubegen:validation:") {
-                return Ok(Tag::Validation(validation(rule, need()?)?));
+                return Ok(Tag::Validation(crate::validation::parse(rule, need()?)?));
             }
             let hint = if name.starts_with("+kubegen:validation") || name.starts_with("+kubegen:d")
             {
@@ -222,7 +202,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
 }
 
 /// `a, b` or `a;b` -> `["a", "b"]`.
-fn list(value: &str) -> Vec<String> {
+pub(crate) fn list(value: &str) -> Vec<String> {
     value
         .split([',', ';'])
         .map(str::trim)
@@ -363,71 +343,68 @@ fn list_type(value: &str) -> Result<Tag, TagError> {
     }
 }
 
-/// `rule="<CEL>",message="<text>"`: JSON string literals, so a rule may hold `,` `=` and `"`.
+/// The `reason`s the API server accepts on a CEL rule (`FieldValueInvalid` when none is given).
+const REASONS: [&str; 4] = [
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
+
+/// `rule="<CEL>",message="<text>",messageExpression="<CEL>",reason=<Reason>,fieldPath="<path>"`:
+/// values are JSON string literals, so a rule may hold `,` `=` and `"`; `reason` may be bare.
 fn cel_rule(text: &str) -> Result<CelRule, TagError> {
     const HINT: &str = "write e.g. `+kubegen:validation:XValidation:rule=\"self.min <= self.max\",\
 message=\"min must not exceed max\"` (values are JSON strings)";
     let mut rest = text.trim();
-    let (mut rule, mut message) = (None, None);
+    let mut rule = CelRule::default();
+    let mut seen_rule = false;
     while !rest.is_empty() {
         let (key, tail) = rest
             .split_once('=')
             .ok_or_else(|| err(format!("expected `key=\"value\"`, found `{rest}`"), HINT))?;
-        let mut values = serde_json::Deserializer::from_str(tail).into_iter::<String>();
-        let value = match values.next() {
-            Some(Ok(value)) => value,
-            _ => return Err(err(format!("`{key}` needs a JSON string value"), HINT)),
-        };
-        rest = tail[values.byte_offset()..].trim_start();
+        let key = key.trim();
+        let (value, after) = cel_value(key, tail.trim_start(), HINT)?;
+        rest = after.trim_start();
         rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-        match key.trim() {
-            "rule" => rule = Some(value),
-            "message" => message = Some(value),
+        match key {
+            "rule" => (rule.rule, seen_rule) = (value, true),
+            "message" => rule.message = Some(value),
+            "messageExpression" => rule.message_expression = Some(value),
+            "fieldPath" => rule.field_path = Some(value),
+            "reason" if REASONS.contains(&value.as_str()) => rule.reason = Some(value),
+            "reason" => {
+                return Err(err(
+                    format!("unknown XValidation reason `{value}`"),
+                    &format!("reasons are: {}", REASONS.join(", ")),
+                ));
+            }
             other => {
                 return Err(err(
                     format!("unknown XValidation key `{other}`"),
-                    "keys are: rule, message",
+                    "keys are: rule, message, messageExpression, reason, fieldPath",
                 ));
             }
         }
     }
-    let rule = rule.ok_or_else(|| err("XValidation without `rule=`".to_owned(), HINT))?;
-    Ok(CelRule { rule, message })
+    if !seen_rule {
+        return Err(err("XValidation without `rule=`".to_owned(), HINT));
+    }
+    Ok(rule)
 }
 
-fn validation(rule: &str, value: &str) -> Result<Validation, TagError> {
-    let number = |value: &str| {
-        value.parse::<f64>().map_err(|_| {
-            err(
-                format!("`{rule}` value `{value}` is not a number"),
-                "write e.g. `=1`",
-            )
-        })
-    };
-    let count = |value: &str| {
-        value.parse::<u64>().map_err(|_| {
-            err(
-                format!("`{rule}` value `{value}` is not a non-negative integer"),
-                "write e.g. `=1`",
-            )
-        })
-    };
-    Ok(match rule {
-        "minimum" => Validation::Minimum(number(value)?),
-        "maximum" => Validation::Maximum(number(value)?),
-        "pattern" => Validation::Pattern(value.to_owned()),
-        "enum" => Validation::Enum(list(value)),
-        "minLength" => Validation::MinLength(count(value)?),
-        "maxLength" => Validation::MaxLength(count(value)?),
-        "minItems" => Validation::MinItems(count(value)?),
-        "maxItems" => Validation::MaxItems(count(value)?),
-        other => {
-            return Err(err(
-                format!("unknown validation rule `{other}`"),
-                FIELD_TAGS_HINT,
-            ));
-        }
-    })
+/// One value of an XValidation pair and the text after it: a JSON string, or (for `reason`,
+/// as kubebuilder writes it) a bare word.
+fn cel_value<'a>(key: &str, tail: &'a str, hint: &str) -> Result<(String, &'a str), TagError> {
+    if key == "reason" && !tail.starts_with('"') {
+        let end = tail.find(',').unwrap_or(tail.len());
+        return Ok((tail[..end].trim().to_owned(), &tail[end..]));
+    }
+    let mut values = serde_json::Deserializer::from_str(tail).into_iter::<String>();
+    match values.next() {
+        Some(Ok(value)) => Ok((value, &tail[values.byte_offset()..])),
+        _ => Err(err(format!("`{key}` needs a JSON string value"), hint)),
+    }
 }
 
 #[cfg(test)]
@@ -507,6 +484,7 @@ mod tests {
         let expected = CelRule {
             rule: r#"self.a, self.b == "x=y""#.to_owned(),
             message: Some("a, b".to_owned()),
+            ..CelRule::default()
         };
         assert_eq!(tag, Ok(Tag::Rule(expected)));
     }
@@ -520,7 +498,7 @@ mod tests {
         );
         let expected = CelRule {
             rule: "self.min <= self.max".to_owned(),
-            message: None,
+            ..CelRule::default()
         };
         assert_eq!(tag, Ok(Tag::Rule(expected)));
     }
@@ -537,14 +515,105 @@ mod tests {
     }
 
     #[test]
-    fn cel_rule_rejects_unknown_keys() {
-        let error = parse(
-            r#"+kubegen:validation:XValidation:rule="true",reason="x""#,
+    fn cel_rule_rejects_unknown_keys_and_reasons() {
+        let field = |line: &str| parse(line, Placement::Field, &loc()).expect_err("rejected");
+        let error = field(r#"+kubegen:validation:XValidation:rule="true",severity="x""#);
+        assert_eq!(error.message, "unknown XValidation key `severity`");
+        let error = field(r#"+kubegen:validation:XValidation:rule="true",reason=Nope"#);
+        assert_eq!(error.message, "unknown XValidation reason `Nope`");
+        let error = field(r#"+kubegen:validation:XValidation:message="no rule""#);
+        assert_eq!(error.message, "XValidation without `rule=`");
+    }
+
+    #[test]
+    fn parses_every_cel_rule_key_with_a_bare_reason() {
+        let tag = parse(
+            r#"+kubegen:validation:XValidation:rule="self >= oldSelf",message="m",messageExpression="'x ' + self.y",reason=FieldValueForbidden,fieldPath=".y""#,
             Placement::Field,
             &loc(),
-        )
-        .expect_err("must be rejected");
-        assert_eq!(error.message, "unknown XValidation key `reason`");
+        );
+        let expected = CelRule {
+            rule: "self >= oldSelf".to_owned(),
+            message: Some("m".to_owned()),
+            message_expression: Some("'x ' + self.y".to_owned()),
+            reason: Some("FieldValueForbidden".to_owned()),
+            field_path: Some(".y".to_owned()),
+        };
+        assert_eq!(tag, Ok(Tag::Rule(expected)));
+        let quoted = parse(
+            r#"+kubegen:validation:XValidation:rule="true",reason="FieldValueRequired""#,
+            Placement::Field,
+            &loc(),
+        );
+        let Ok(Tag::Rule(rule)) = quoted else {
+            panic!("{quoted:?}")
+        };
+        assert_eq!(rule.reason.as_deref(), Some("FieldValueRequired"));
+    }
+
+    #[test]
+    fn parses_each_validation_marker_in_kubebuilder_spelling() {
+        let cases = [
+            ("Minimum=-1.5", Validation::Minimum(-1.5)),
+            ("Maximum=128", Validation::Maximum(128.0)),
+            ("ExclusiveMinimum=true", Validation::ExclusiveMinimum(true)),
+            (
+                "ExclusiveMaximum=false",
+                Validation::ExclusiveMaximum(false),
+            ),
+            ("Pattern=^a=b$", Validation::Pattern("^a=b$".to_owned())),
+            (
+                "Enum=a;b",
+                Validation::Enum(vec!["a".to_owned(), "b".to_owned()]),
+            ),
+            ("MinLength=1", Validation::MinLength(1)),
+            ("MaxLength=63", Validation::MaxLength(63)),
+            ("MinItems=0", Validation::MinItems(0)),
+            ("MaxItems=8", Validation::MaxItems(8)),
+            ("UniqueItems=true", Validation::UniqueItems(true)),
+            ("Format=email", Validation::Format("email".to_owned())),
+        ];
+        for (marker, expected) in cases {
+            let line = format!("+kubegen:validation:{marker}");
+            assert_eq!(
+                parse(&line, Placement::Field, &loc()),
+                Ok(Tag::Validation(expected)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_validation_markers() {
+        let cases = [
+            ("Maximum=NaN", "`Maximum` value `NaN` is not a number"),
+            (
+                "MaxLength=-1",
+                "`MaxLength` value `-1` is not a non-negative integer",
+            ),
+            (
+                "UniqueItems=yes",
+                "`UniqueItems` value `yes` is not `true` or `false`",
+            ),
+            ("Format=zipcode", "unknown string format `zipcode`"),
+            ("MultipleOf=2", "unknown validation marker `MultipleOf`"),
+        ];
+        for (marker, message) in cases {
+            let line = format!("+kubegen:validation:{marker}");
+            let error = parse(&line, Placement::Field, &loc()).expect_err("must be rejected");
+            assert_eq!(error.message, message, "{line}");
+        }
+    }
+
+    #[test]
+    fn lower_case_spelling_points_at_kubebuilders() {
+        let error = parse("+kubegen:validation:minimum=1", Placement::Field, &loc())
+            .expect_err("one spelling only");
+        assert_eq!(error.message, "unknown validation marker `minimum`");
+        assert_eq!(
+            error.hint,
+            "markers are spelled as kubebuilder spells them: `Minimum`"
+        );
     }
 
     #[test]
@@ -578,8 +647,8 @@ mod tests {
 
     #[test]
     fn rejects_non_numeric_minimum() {
-        let error = parse("+kubegen:validation:minimum=one", Placement::Field, &loc())
+        let error = parse("+kubegen:validation:Minimum=one", Placement::Field, &loc())
             .expect_err("must be rejected");
-        assert_eq!(error.message, "`minimum` value `one` is not a number");
+        assert_eq!(error.message, "`Minimum` value `one` is not a number");
     }
 }

@@ -114,7 +114,7 @@ impl WellKnown {
     }
 
     /// The upstream component schema name; `None` for `Duration`, a string in upstream.
-    fn definition(self) -> Option<String> {
+    pub(crate) fn definition(self) -> Option<String> {
         match self {
             WellKnown::Duration => None,
             WellKnown::Condition
@@ -143,12 +143,25 @@ impl WellKnown {
     }
 }
 
+/// `codegen/openapi/wellknown.json`, parsed once. Compiled in, so a parse failure is a kubegen
+/// bug that every test touching the data catches before release.
+static DATA: LazyLock<Json> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("../openapi/wellknown.json"))
+        .expect("codegen/openapi/wellknown.json is JSON")
+});
+
+/// The upstream component schemas by name (`io.k8s.api.apps.v1.StatefulSet`, ...): the
+/// well-known types, the test server's built-in kinds and every schema they reference.
+pub(crate) fn component_schemas() -> &'static serde_json::Map<String, Json> {
+    static EMPTY: LazyLock<serde_json::Map<String, Json>> = LazyLock::new(serde_json::Map::new);
+    DATA["schemas"].as_object().unwrap_or(&EMPTY)
+}
+
 /// The schema of every well-known type that has a definition, converted once. The data is
 /// compiled in, so a failure is a kubegen bug that `every_well_known_type_has_a_structural_schema`
 /// catches before release.
 static SCHEMAS: LazyLock<Vec<(WellKnown, Value)>> = LazyLock::new(|| {
-    let data: Json = serde_json::from_str(include_str!("../openapi/wellknown.json"))
-        .expect("codegen/openapi/wellknown.json is JSON");
+    let data = &*DATA;
     WellKnown::ALL
         .into_iter()
         .filter_map(|wk| {

@@ -15,15 +15,47 @@ pub struct VirtualMachine {
 }
 
 /// The wanted machine.
+///
+/// +kubegen:validation:XValidation:rule="self.cpu <= 64 || self.diskBus == 'virtio'",messageExpression="'disk bus ' + self.diskBus + ' supports at most 64 CPUs'",reason=FieldValueForbidden,fieldPath=".diskBus"
 pub struct VirtualMachineSpec {
     /// Number of virtual CPUs.
-    /// +kubegen:validation:minimum=1
-    /// +kubegen:validation:maximum=128
+    /// +kubegen:validation:Minimum=1
+    /// +kubegen:validation:Maximum=128
+    /// +kubegen:default=1
     pub cpu: i32,
     /// Memory size, e.g. `4Gi`.
     pub memory: Quantity,
     /// Boot image reference.
     pub image: String,
+    /// Host name of the machine: a DNS label.
+    /// +kubegen:validation:MinLength=1
+    /// +kubegen:validation:MaxLength=63
+    /// +kubegen:validation:Pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+    pub hostname: Option<String>,
+    /// Public SSH keys to install, each once; when given, at least one.
+    /// +kubegen:optional
+    /// +kubegen:validation:MinItems=1
+    /// +kubegen:validation:MaxItems=8
+    /// +kubegen:validation:UniqueItems=true
+    pub ssh_keys: Vec<String>,
+    /// The bus the boot disk is attached to.
+    /// +kubegen:validation:Enum=virtio;scsi;sata
+    /// +kubegen:default="virtio"
+    pub disk_bus: String,
+    /// Boot disk size in GiB; it may grow but never shrink.
+    /// +kubegen:validation:Minimum=1
+    /// +kubegen:default=10
+    /// +kubegen:validation:XValidation:rule="self >= oldSelf",message="diskGi may grow but not shrink"
+    pub disk_gi: i32,
+    /// Host CPU time each virtual CPU may use, as a share of one host CPU: above 0, below 4.
+    /// +kubegen:validation:Minimum=0
+    /// +kubegen:validation:ExclusiveMinimum=true
+    /// +kubegen:validation:Maximum=4
+    /// +kubegen:validation:ExclusiveMaximum=true
+    pub cpu_share: Option<f64>,
+    /// Who to mail about the machine.
+    /// +kubegen:validation:Format=email
+    pub owner: Option<String>,
     /// Extra labels for the hypervisor.
     /// +kubegen:optional
     pub annotations: BTreeMap<String, String>,

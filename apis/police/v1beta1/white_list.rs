@@ -29,7 +29,7 @@ pub struct ImageRule {
     /// Image name without tag, e.g. `docker.io/library/nginx`. To allow an image pinned by digest,
     /// name the exact digest here (`docker.io/library/nginx@sha256:...`) and list no tags: digests
     /// cannot be matched against tags.
-    /// +kubegen:validation:minLength=1
+    /// +kubegen:validation:MinLength=1
     pub name: String,
     /// Allowed tags; every allowed tag must be listed (there is no wildcard). Empty only for a
     /// digest rule.
@@ -53,7 +53,7 @@ pub struct WhiteListCondition {
     /// Condition type, e.g. `Ready`.
     pub type_: String,
     /// `True`, `False` or `Unknown`.
-    /// +kubegen:validation:enum=True;False;Unknown
+    /// +kubegen:validation:Enum=True;False;Unknown
     pub status: String,
     /// Machine-readable reason of the last transition.
     pub reason: Option<String>,

@@ -3,7 +3,8 @@
 //! checked here so the problem points at the field instead of surfacing as a rejected manifest.
 //!
 //! A `map` list needs keys, its items must be objects, and every key must be a property of the
-//! item that is required or has a default; a `set` holds scalars; keys need `listType=map`.
+//! item that is required or has a default; a `set` (and `UniqueItems`, emitted as a set) holds
+//! scalars; keys need `listType=map`.
 
 use super::{find, find_enum};
 use crate::diag::Diagnostics;
@@ -12,10 +13,24 @@ use crate::model::{Field, FieldType, Package};
 /// Checks the list-type markers of one field.
 pub(super) fn check(package: &Package, field: &Field, diags: &mut Diagnostics) {
     let markers = &field.markers;
+    let mut error = |message: String, hint: &str| diags.error(&field.location, message, hint);
+    // `UniqueItems` is emitted as `x-kubernetes-list-type: set`, so it needs scalar items too.
+    if markers.unique_items
+        && let FieldType::Vec(item) = field.ty.without_option()
+        && !is_scalar(package, item)
+    {
+        error(
+            format!(
+                "`+kubegen:validation:UniqueItems` on `{}`, whose items are not scalars",
+                field.name
+            ),
+            "the API server checks uniqueness of strings, numbers, booleans or enums only; \
+             use `listType=map` for objects",
+        );
+    }
     if markers.list_type.is_none() && markers.list_map_keys.is_empty() {
         return;
     }
-    let mut error = |message: String, hint: &str| diags.error(&field.location, message, hint);
     let FieldType::Vec(item) = field.ty.without_option() else {
         error(
             format!(

@@ -38,7 +38,7 @@ pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
                     "add `+genclient` to the struct, or use another type",
                 );
             }
-            check_markers(field, diags);
+            check_markers(package, def, field, diags);
             check_default_impl(def, field, diags);
             lists::check(package, field, diags);
         }
@@ -160,58 +160,75 @@ fn reaches<'a>(
     false
 }
 
-fn check_markers(field: &Field, diags: &mut Diagnostics) {
+fn check_markers(package: &Package, def: &StructDef, field: &Field, diags: &mut Diagnostics) {
     let markers = &field.markers;
     let base = field.ty.without_option();
     let numeric = matches!(base, FieldType::I32 | FieldType::I64 | FieldType::F64);
     let string = matches!(base, FieldType::String);
     let list = matches!(base, FieldType::Vec(_));
-    let mut misplaced = |ok: bool, marker: &str, wants: &str| {
-        if !ok {
+    let place = format!("`{}.{}`", def.name, field.name);
+    let mut misplaced = |used: bool, marker: &str, ok: bool, wants: &str| {
+        if used && !ok {
             diags.error(
                 &field.location,
-                format!(
-                    "`+kubegen:validation:{marker}` on field `{}`, which is not {wants}",
-                    field.name
-                ),
+                format!("{place}: `+kubegen:validation:{marker}` needs {wants}"),
                 format!("`{marker}` only applies to fields that are {wants}"),
             );
         }
     };
-    if markers.minimum.is_some() || markers.maximum.is_some() {
-        misplaced(numeric, "minimum/maximum", "a number");
-    }
-    if markers.pattern.is_some() || markers.min_length.is_some() || markers.max_length.is_some() {
-        misplaced(string, "pattern/minLength/maxLength", "a string");
-    }
-    if !markers.enum_values.is_empty() {
-        misplaced(string, "enum", "a string");
-    }
-    if markers.min_items.is_some() || markers.max_items.is_some() {
-        misplaced(list, "minItems/maxItems", "a list");
-    }
+    misplaced(markers.minimum.is_some(), "Minimum", numeric, "a number");
+    misplaced(markers.maximum.is_some(), "Maximum", numeric, "a number");
+    let lone_min = markers.exclusive_minimum && markers.minimum.is_none();
+    misplaced(lone_min, "ExclusiveMinimum", false, "a `Minimum` beside it");
+    let lone_max = markers.exclusive_maximum && markers.maximum.is_none();
+    misplaced(lone_max, "ExclusiveMaximum", false, "a `Maximum` beside it");
+    misplaced(markers.pattern.is_some(), "Pattern", string, "a string");
+    misplaced(
+        markers.min_length.is_some(),
+        "MinLength",
+        string,
+        "a string",
+    );
+    misplaced(
+        markers.max_length.is_some(),
+        "MaxLength",
+        string,
+        "a string",
+    );
+    misplaced(markers.format.is_some(), "Format", string, "a string");
+    misplaced(!markers.enum_values.is_empty(), "Enum", string, "a string");
+    misplaced(markers.min_items.is_some(), "MinItems", list, "a list");
+    misplaced(markers.max_items.is_some(), "MaxItems", list, "a list");
+    misplaced(markers.unique_items, "UniqueItems", list, "a list");
+    let conflicting =
+        markers.unique_items && markers.list_type.as_deref().is_some_and(|t| t != "set");
+    misplaced(
+        conflicting,
+        "UniqueItems",
+        false,
+        "no `+kubegen:listType` other than `set`",
+    );
     let is_option = matches!(field.ty, FieldType::Option(_));
     if markers.required && (is_option || markers.optional) {
         diags.error(
             &field.location,
-            format!(
-                "field `{}` is both optional and `+kubegen:required`",
-                field.name
-            ),
+            format!("{place} is both optional and `+kubegen:required`"),
             "a required field is written without `Option` and without `+kubegen:optional`",
         );
     }
-    if let Some(default) = &markers.default
-        && serde_json::from_str::<serde_json::Value>(default).is_err()
-    {
-        diags.error(
-            &field.location,
-            format!(
-                "`+kubegen:default={default}` on `{}` is not JSON",
-                field.name
-            ),
-            "write a JSON value, e.g. `+kubegen:default=\"text\"` or `+kubegen:default=3`",
-        );
+    if let Some(default) = &markers.default {
+        let problem = match serde_json::from_str::<serde_json::Value>(default) {
+            Err(_) => Some("is not JSON".to_owned()),
+            Ok(value) => crate::emit::defaults::tokens(package, &field.ty, &value).err(),
+        };
+        if let Some(problem) = problem {
+            diags.error(
+                &field.location,
+                format!("{place}: `+kubegen:default={default}`: {problem}"),
+                "write a JSON value of the field's type, e.g. `+kubegen:default=\"text\"` or \
+                 `+kubegen:default=3`",
+            );
+        }
     }
 }
 

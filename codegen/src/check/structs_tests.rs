@@ -82,10 +82,90 @@ fn an_unknown_type_names_both_struct_and_enum_in_its_hint() {
 #[test]
 fn string_markers_on_an_enum_field_are_rejected() {
     let types = "pub enum Phase {\n    Up,\n}\npub struct Spec {\n\
-                 /// +kubegen:validation:enum=Up\n    pub phase: Phase,\n}\n";
+                 /// +kubegen:validation:Enum=Up\n    pub phase: Phase,\n}\n";
     assert_eq!(
         errors(types),
-        ["6: `+kubegen:validation:enum` on field `phase`, which is not a string"]
+        ["6: `Spec.phase`: `+kubegen:validation:Enum` needs a string"]
+    );
+}
+
+#[test]
+fn each_marker_on_a_type_it_cannot_apply_to_names_type_and_field() {
+    let types = r"pub struct Spec {
+    /// +kubegen:validation:MinLength=1
+    pub count: i32,
+    /// +kubegen:validation:Minimum=1
+    pub name: String,
+    /// +kubegen:validation:MaxItems=1
+    /// +kubegen:validation:Format=email
+    pub flag: bool,
+    /// +kubegen:validation:Maximum=1
+    /// +kubegen:validation:ExclusiveMinimum=true
+    pub ratio: f64,
+    /// +kubegen:validation:UniqueItems=true
+    /// +kubegen:listType=atomic
+    pub tags: Vec<String>,
+    /// +kubegen:validation:UniqueItems=true
+    pub rules: Vec<Rule>,
+}
+pub struct Rule {
+    pub name: String,
+}
+";
+    assert_eq!(
+        errors(types),
+        [
+            "3: `Spec.count`: `+kubegen:validation:MinLength` needs a string",
+            "5: `Spec.name`: `+kubegen:validation:Minimum` needs a number",
+            "8: `Spec.flag`: `+kubegen:validation:Format` needs a string",
+            "8: `Spec.flag`: `+kubegen:validation:MaxItems` needs a list",
+            "11: `Spec.ratio`: `+kubegen:validation:ExclusiveMinimum` needs a `Minimum` beside it",
+            "14: `Spec.tags`: `+kubegen:validation:UniqueItems` needs no `+kubegen:listType` other than `set`",
+            "16: `+kubegen:validation:UniqueItems` on `rules`, whose items are not scalars",
+        ]
+    );
+}
+
+#[test]
+fn defaults_must_be_json_of_the_field_type() {
+    let types = r#"pub enum Bus {
+    Virtio,
+}
+pub struct Spec {
+    /// +kubegen:default=three
+    pub a: i32,
+    /// +kubegen:default="3"
+    pub b: i32,
+    /// +kubegen:default=3000000000
+    pub c: i32,
+    /// +kubegen:default="ide"
+    pub d: Bus,
+    /// +kubegen:default={"nope": 1}
+    pub e: Option<Inner>,
+    /// +kubegen:default="2024-01-01T00:00:00Z"
+    pub f: Option<Time>,
+    /// +kubegen:default={"size": 2}
+    pub g: Option<Inner>,
+    /// +kubegen:default=["a"]
+    pub h: Vec<String>,
+    /// +kubegen:default={}
+    pub i: Option<Inner>,
+}
+pub struct Inner {
+    pub size: i32,
+}
+"#;
+    assert_eq!(
+        errors(types),
+        [
+            "6: `Spec.a`: `+kubegen:default=three`: is not JSON",
+            "8: `Spec.b`: `+kubegen:default=\"3\"`: `\"3\"` is not a 32-bit integer",
+            "10: `Spec.c`: `+kubegen:default=3000000000`: `3000000000` is not a 32-bit integer",
+            "12: `Spec.d`: `+kubegen:default=\"ide\"`: `\"ide\"` is not one of [\"Virtio\"]",
+            "14: `Spec.e`: `+kubegen:default={\"nope\": 1}`: `nope` is not a field of `Inner`",
+            "16: `Spec.f`: `+kubegen:default=\"2024-01-01T00:00:00Z\"`: a default on a `Time` field is not supported (only strings, numbers, booleans, quantities, int-or-strings, enums, structs of the package, and lists and maps of them)",
+            "22: `Spec.i`: `+kubegen:default={}`: `{}` lacks `size`, a required field of `Inner` (the API server checks an object default as written, without its nested defaults)",
+        ]
     );
 }
 

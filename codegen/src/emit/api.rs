@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersionKey, doc_attrs, inner_doc_attrs};
+use super::{EmitCtx, Files, GroupVersionKey, defaults, doc_attrs, inner_doc_attrs};
 use crate::Error;
 use crate::model::{BuiltinPackage, EnumDef, Field, FieldType, Kind, Package, Scope, StructDef};
 use crate::names;
@@ -20,7 +20,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
         bodies.push((
             (package.module.clone(), package.version.clone()),
             source,
-            package_body(package),
+            package_body(package)?,
         ));
     }
     for builtin in &ctx.model.builtins {
@@ -37,7 +37,7 @@ e.g. `police::v1beta1::WhiteList` or `apps::v1::Deployment`. Objects are plain d
     super::module_tree(ctx, "api", doc, Vec::new(), bodies, files)
 }
 
-fn package_body(package: &Package) -> TokenStream {
+fn package_body(package: &Package) -> Result<TokenStream, Error> {
     let doc = format!(" `{}/{}`.", package.group, package.version);
     let separator = if package.docs.is_empty() {
         quote!()
@@ -45,18 +45,22 @@ fn package_body(package: &Package) -> TokenStream {
         quote!(#![doc = ""])
     };
     let inner_docs = inner_doc_attrs(&package.docs);
-    let structs = package.structs.iter().map(|def| {
-        let kind = package.kinds.iter().find(|kind| kind.name == def.name);
-        struct_tokens(def, kind)
-    });
+    let structs = package
+        .structs
+        .iter()
+        .map(|def| {
+            let kind = package.kinds.iter().find(|kind| kind.name == def.name);
+            struct_tokens(package, def, kind)
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let enums = package.enums.iter().map(enum_tokens);
-    quote! {
+    Ok(quote! {
         #![doc = #doc]
         #separator
         #inner_docs
         #(#structs)*
         #(#enums)*
-    }
+    })
 }
 
 /// A unit-variant enum serialized as its variants' strings. The first variant is the Rust
@@ -96,7 +100,11 @@ fn enum_tokens(def: &EnumDef) -> TokenStream {
     }
 }
 
-fn struct_tokens(def: &StructDef, kind: Option<&Kind>) -> TokenStream {
+fn struct_tokens(
+    package: &Package,
+    def: &StructDef,
+    kind: Option<&Kind>,
+) -> Result<TokenStream, Error> {
     let name = names::ident(&def.name);
     let docs = if def.docs.is_empty() {
         let line = format!(" `{}`.", def.name);
@@ -105,22 +113,67 @@ fn struct_tokens(def: &StructDef, kind: Option<&Kind>) -> TokenStream {
         doc_attrs(&def.docs)
     };
     let fields = def.fields.iter().map(field_tokens);
+    let default_impl = default_impl(package, def)?;
+    let derive_default = default_impl.is_none().then(|| quote!(Default,));
     // Kinds write `apiVersion` and `kind` on serialization, so their Serialize is generated below.
     let derives = if kind.is_some() {
-        quote!(#[derive(Clone, Debug, Default, PartialEq, ::serde::Deserialize)])
+        quote!(#[derive(Clone, Debug, #derive_default PartialEq, ::serde::Deserialize)])
     } else {
-        quote!(#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)])
+        quote!(#[derive(Clone, Debug, #derive_default PartialEq, ::serde::Serialize, ::serde::Deserialize)])
     };
     let kind_impls = kind.map(|kind| kind_tokens(def, kind));
-    quote! {
+    Ok(quote! {
         #docs
         #derives
         #[serde(rename_all = "camelCase")]
         pub struct #name {
             #(#fields)*
         }
+        #default_impl
         #kind_impls
+    })
+}
+
+/// A written-out `Default` giving the `+kubegen:default=` values (see `defaults.rs` for why);
+/// `None` (derive it) when no field has one.
+fn default_impl(package: &Package, def: &StructDef) -> Result<Option<TokenStream>, Error> {
+    if def
+        .fields
+        .iter()
+        .all(|field| field.markers.default.is_none())
+    {
+        return Ok(None);
     }
+    let fields = def
+        .fields
+        .iter()
+        .map(|field| {
+            let ident = names::ident(&field.name);
+            let Some(text) = &field.markers.default else {
+                return Ok(quote!(#ident: ::std::default::Default::default(),));
+            };
+            let value = serde_json::from_str(text)
+                .map_err(|error| error.to_string())
+                .and_then(|value| defaults::tokens(package, &field.ty, &value))
+                .map_err(|problem| {
+                    Error::Internal(format!(
+                        "default of `{}.{}` passed the checker but: {problem}",
+                        def.name, field.name
+                    ))
+                })?;
+            Ok(quote!(#ident: #value,))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let name = names::ident(&def.name);
+    let doc = " The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.";
+    Ok(Some(quote! {
+        impl ::std::default::Default for #name {
+            #[doc = #doc]
+            fn default() -> Self {
+                Self { #(#fields)* }
+            }
+        }
+    }))
 }
 
 fn field_tokens(field: &Field) -> TokenStream {

@@ -15,6 +15,7 @@ use crate::names;
 /// Emits `crates/generated/clientset` (the fake module is added by `fake.rs`).
 pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     let api = ctx.config.crate_ident("api");
+    let configs = ctx.config.crate_ident("applyconfigurations");
     let gvs = ctx.group_versions();
     let bodies: Vec<(GroupVersionKey, String, TokenStream)> = gvs
         .iter()
@@ -23,7 +24,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
             (
                 (gv.module.to_owned(), gv.version.to_owned()),
                 gv.source.clone(),
-                group_version(gv, &api),
+                group_version(gv, &api, &configs),
             )
         })
         .collect();
@@ -99,7 +100,11 @@ fn group_client(gv: &GroupVersion<'_>) -> proc_macro2::Ident {
 }
 
 /// `<module>/<version>.rs`: the group-version client and one typed client per kind.
-fn group_version(gv: &GroupVersion<'_>, api: &proc_macro2::Ident) -> TokenStream {
+fn group_version(
+    gv: &GroupVersion<'_>,
+    api: &proc_macro2::Ident,
+    configs: &proc_macro2::Ident,
+) -> TokenStream {
     let ty = group_client(gv);
     let doc = format!(" Typed clients for `{}`.", api_version(gv));
     let struct_doc = format!(
@@ -108,7 +113,7 @@ fn group_version(gv: &GroupVersion<'_>, api: &proc_macro2::Ident) -> TokenStream
         names::group_version(gv.module, gv.version)
     );
     let accessors = gv.kinds.iter().map(|kind| kind_accessors(kind));
-    let clients = gv.kinds.iter().map(|kind| typed_client(kind, api));
+    let clients = gv.kinds.iter().map(|kind| typed_client(kind, api, configs));
     quote! {
         #![doc = #doc]
         #[doc = #struct_doc]
@@ -165,7 +170,11 @@ fn kind_accessors(kind: &Kind) -> TokenStream {
 }
 
 /// The typed client of one kind, one method per enabled verb (see the STYLE.md exemplar).
-fn typed_client(kind: &Kind, api: &proc_macro2::Ident) -> TokenStream {
+fn typed_client(
+    kind: &Kind,
+    api: &proc_macro2::Ident,
+    configs: &proc_macro2::Ident,
+) -> TokenStream {
     let names = names::for_kind(kind);
     let (client, ty) = (&names.client, &names.ty);
     let (module, version) = (names::ident(&kind.module), names::ident(&kind.version));
@@ -183,6 +192,8 @@ fn typed_client(kind: &Kind, api: &proc_macro2::Ident) -> TokenStream {
         .methods
         .iter()
         .map(|method| custom_method(kind, method, api));
+    let config = crate::emit::applyconfig::config_ident(&kind.name);
+    let apply = apply_methods(kind, &path, &quote!(::#configs::#module::#version::#config));
     quote! {
         #[doc = #doc]
         #[derive(Clone, Debug)]
@@ -197,8 +208,52 @@ fn typed_client(kind: &Kind, api: &proc_macro2::Ident) -> TokenStream {
             }
 
             #(#methods)*
+            #apply
             #(#custom)*
         }
+    }
+}
+
+/// `apply` (with `patch`) and `apply_status` (with the status subresource): server-side apply of
+/// the kind's apply configuration, which sends only the fields it sets.
+fn apply_methods(kind: &Kind, ty: &TokenStream, config: &TokenStream) -> TokenStream {
+    if !kind.has(Verb::Patch) {
+        return TokenStream::new();
+    }
+    let item = format!("{}/{{name}}", kind.collection_path());
+    let doc = [
+        format!(
+            " Server-side apply of `config` to the `{}` named `name` as `opts.field_manager`: \
+creates it, or merges the fields `config` sets and releases those this manager applied before \
+and no longer sets. A field another manager owns with another value is a 409 conflict unless \
+`opts.force`.",
+            kind.name
+        ),
+        String::new(),
+        format!(" `PATCH {item}` (`application/apply-patch+yaml`)"),
+    ];
+    let status = (kind.has_status && kind.has(Verb::UpdateStatus)).then(|| {
+        let doc = [
+            format!(
+                " Server-side apply of `config` to the status of the `{}` named `name`.",
+                kind.name
+            ),
+            String::new(),
+            format!(" `PATCH {item}/status` (`application/apply-patch+yaml`)"),
+        ];
+        quote! {
+            #(#[doc = #doc])*
+            pub async fn apply_status(&self, name: &str, config: &#config, opts: &::kubegen_client::ApplyOptions) -> ::kubegen_client::Result<#ty> {
+                self.inner.apply_status(name, config, opts).await
+            }
+        }
+    });
+    quote! {
+        #(#[doc = #doc])*
+        pub async fn apply(&self, name: &str, config: &#config, opts: &::kubegen_client::ApplyOptions) -> ::kubegen_client::Result<#ty> {
+            self.inner.apply(name, config, opts).await
+        }
+        #status
     }
 }
 

@@ -11,14 +11,16 @@
 //! - Printer columns spell their path key `JSONPath`, not `jsonPath`.
 //! - `preserveUnknownFields: false`: unknown fields are pruned as v1 always does (1.15+, needs the
 //!   structural schema kubegen emits). v1beta1 would keep them by default.
-//! - No `default`s: defaulting needs 1.16, a 1.15 server rejects them (feature gate off), and from
-//!   1.17 a CRD with defaults must be created through v1. The file's head comment lists every
-//!   default removed, so users know which fields to set themselves.
-//!
+//! - No `default`s: defaulting needs 1.16, a 1.15 server rejects them (`default: Forbidden: must
+//!   not be set`, the CustomResourceDefaulting gate is alpha and off), and from 1.17 a CRD with
+//!   defaults must be created through v1.
 //! - No `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`, `x-kubernetes-map-type` or
 //!   `x-kubernetes-validations`: they came with 1.16 (validations with 1.23), and a 1.15 server's
-//!   validation rejects them as unknown fields. The server then treats such lists as atomic and
-//!   does not evaluate CEL rules: a controller must not rely on them there.
+//!   validation rejects them as unknown fields. The server then treats such lists as atomic (so
+//!   `UniqueItems`, a set, lets duplicates in) and does not evaluate CEL rules.
+//!
+//! A v1beta1 CRD that silently lost a check would surprise: the file's head comment lists every
+//! default and every check removed, and [`warnings`] (printed by `kubegen`) names them too.
 //!
 //! `x-kubernetes-int-or-string` and `x-kubernetes-preserve-unknown-fields` stay (1.15+). Every other keyword kubegen emits (`type`, `format`,
 //! `description`, `properties`, `required`, `items`, `additionalProperties`, `anyOf`, `enum`,
@@ -30,7 +32,7 @@ use serde_yaml::Value;
 
 use super::EmitCtx;
 use super::crd::{self, Crd, crds, printer_columns, status_subresource};
-use super::schema::{RemovedDefault, insert, map, remove_defaults, remove_newer_keywords};
+use super::schema::{insert, map, remove_defaults, remove_newer_keywords};
 use crate::Error;
 
 /// Says what the file is for, under the `@generated` line.
@@ -48,21 +50,58 @@ pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
         .collect();
     let mut out = crd::header(ctx);
     out.push_str(INTRO);
-    out.push_str(&defaults_note(&removed)?);
+    out.push_str(&notes(&removed)?);
     for document in &documents {
         crd::push_document(&mut out, document)?;
     }
     Ok(out)
 }
 
-/// A default left out of the file: on which CRD, in which versions, at which field.
+/// What the v1beta1 file leaves out that the v1 file has, one line per default or check.
+pub(super) fn warnings(ctx: &EmitCtx<'_>) -> Result<Vec<String>, Error> {
+    let mut removed = Vec::new();
+    for crd in crds(ctx) {
+        document(&crd, &mut removed);
+    }
+    removed
+        .iter()
+        .map(|entry| {
+            let what = match &entry.what {
+                Dropped::Default(value) => format!(
+                    "default {} dropped (API servers before 1.16 reject defaults in CRDs)",
+                    json(value)?
+                ),
+                Dropped::Check(what) => format!(
+                    "{what} dropped (API servers before 1.16 reject the keyword, so v1beta1 CRDs cannot carry it)"
+                ),
+            };
+            Ok(format!(
+                "v1beta1 CRD {} {} {}: {what}",
+                entry.crd,
+                entry.versions.join(","),
+                entry.path
+            ))
+        })
+        .collect()
+}
+
+/// Something left out of the file: on which CRD, in which versions, at which field.
 struct RemovedFrom {
     /// The CRD's name.
     crd: String,
     /// The versions whose schema had it, in v1 order.
     versions: Vec<String>,
-    /// The field and the value.
-    default: RemovedDefault,
+    /// The field, e.g. `.spec.workers`.
+    path: String,
+    /// The default or check.
+    what: Dropped,
+}
+
+/// A default value, or a check the server will not make.
+#[derive(PartialEq)]
+enum Dropped {
+    Default(Value),
+    Check(String),
 }
 
 /// One CRD in the v1beta1 layout; records the defaults it leaves out in `removed`.
@@ -115,9 +154,13 @@ fn per_version_settings(
     for version in &crd.versions {
         let schema = version.schema.clone().map(|mut schema| {
             for default in remove_defaults(&mut schema) {
-                record(removed, &crd.name, version.name, default);
+                let what = Dropped::Default(default.value);
+                record(removed, &crd.name, version.name, default.path, what);
             }
-            remove_newer_keywords(&mut schema);
+            for check in remove_newer_keywords(&mut schema) {
+                let what = Dropped::Check(check.what);
+                record(removed, &crd.name, version.name, check.path, what);
+            }
             map([("openAPIV3Schema", schema)])
         });
         schemas.push(schema);
@@ -140,17 +183,18 @@ fn per_version_settings(
     ]
 }
 
-/// Adds `default` to `removed`, merging it with the same default of another version of `crd`.
-fn record(removed: &mut Vec<RemovedFrom>, crd: &str, version: &str, default: RemovedDefault) {
+/// Adds `what` at `path` to `removed`, merging it with the same one of another version of `crd`.
+fn record(removed: &mut Vec<RemovedFrom>, crd: &str, version: &str, path: String, what: Dropped) {
     match removed
         .iter_mut()
-        .find(|seen| seen.crd == crd && seen.default == default)
+        .find(|seen| seen.crd == crd && seen.path == path && seen.what == what)
     {
         Some(seen) => seen.versions.push(version.to_owned()),
         None => removed.push(RemovedFrom {
             crd: crd.to_owned(),
             versions: vec![version.to_owned()],
-            default,
+            path,
+            what,
         }),
     }
 }
@@ -176,27 +220,54 @@ fn placement(values: &[Option<Value>]) -> Placement<'_> {
     }
 }
 
-/// The head comment listing the defaults left out; empty when there were none.
-fn defaults_note(removed: &[RemovedFrom]) -> Result<String, Error> {
-    if removed.is_empty() {
-        return Ok(String::new());
-    }
-    let mut note = String::from(
-        "# API servers before 1.16 do not apply defaults, so this file has none. Set these fields\n\
-         # yourself on such servers (CRD, versions, field: default):\n",
-    );
-    for entry in removed {
-        let value = serde_json::to_string(&entry.default.value)
-            .map_err(|error| Error::Internal(format!("default does not serialize: {error}")))?;
+/// The head comment listing the defaults and checks left out; empty when there were none.
+fn notes(removed: &[RemovedFrom]) -> Result<String, Error> {
+    let mut note = String::new();
+    let defaults = removed.iter().filter_map(|entry| match &entry.what {
+        Dropped::Default(value) => Some((entry, value)),
+        Dropped::Check(_) => None,
+    });
+    for (index, (entry, value)) in defaults.enumerate() {
+        if index == 0 {
+            note.push_str(
+                "# API servers before 1.16 do not apply defaults, so this file has none. Set these fields\n\
+                 # yourself on such servers (CRD, versions, field: default):\n",
+            );
+        }
         let _ = writeln!(
             note,
-            "#   {} {} {}: {value}",
+            "#   {} {} {}: {}",
             entry.crd,
             entry.versions.join(","),
-            entry.default.path
+            entry.path,
+            json(value)?
+        );
+    }
+    let checks = removed.iter().filter_map(|entry| match &entry.what {
+        Dropped::Check(what) => Some((entry, what)),
+        Dropped::Default(_) => None,
+    });
+    for (index, (entry, what)) in checks.enumerate() {
+        if index == 0 {
+            note.push_str(
+                "# API servers before 1.16 do not know these checks, so this file has none. A controller\n\
+                 # must not rely on them there (CRD, versions, field: check):\n",
+            );
+        }
+        let _ = writeln!(
+            note,
+            "#   {} {} {}: {what}",
+            entry.crd,
+            entry.versions.join(","),
+            entry.path
         );
     }
     Ok(note)
+}
+
+fn json(value: &Value) -> Result<String, Error> {
+    serde_json::to_string(value)
+        .map_err(|error| Error::Internal(format!("default does not serialize: {error}")))
 }
 
 #[cfg(test)]
@@ -440,6 +511,61 @@ pub struct ShipSpec {
                 "# API servers before 1.16 do not apply defaults, so this file has none. Set these fields",
                 "# yourself on such servers (CRD, versions, field: default):",
                 "#   ships.fleet.example.com v1alpha1,v1beta1 .spec.crew: 3",
+            ]
+        );
+    }
+
+    #[test]
+    fn dropped_cel_rules_and_unique_items_are_listed_and_warned_about() {
+        let ship = SHIP.replace(
+            "    /// Cargo hold.\n",
+            "    /// +kubegen:validation:XValidation:rule=\"self >= oldSelf\",message=\"no\"\n    pub decks: i32,\n\
+             /// +kubegen:optional\n    /// +kubegen:validation:UniqueItems=true\n    pub flags: Vec<String>,\n    /// Cargo hold.\n",
+        );
+        let files = [
+            ("fleet/v1/mod.rs", GROUP),
+            ("fleet/v1/ship.rs", ship.as_str()),
+        ];
+        let (_, v1beta1) = generate(&files);
+        let body = v1beta1.split_once("\n---\n").map_or("", |(_, body)| body);
+        assert!(body.contains("decks:"), "{body}");
+        for keyword in ["x-kubernetes-validations", "x-kubernetes-list-type"] {
+            assert!(!body.contains(keyword), "{body}");
+        }
+        let head: Vec<&str> = v1beta1
+            .lines()
+            .take_while(|l| *l != "---")
+            .skip(5)
+            .collect();
+        assert_eq!(
+            head,
+            [
+                "#   ships.fleet.example.com v1 .spec.crew: 3",
+                "# API servers before 1.16 do not know these checks, so this file has none. A controller",
+                "# must not rely on them there (CRD, versions, field: check):",
+                "#   ships.fleet.example.com v1 .spec.decks: CEL rule `self >= oldSelf`",
+                "#   ships.fleet.example.com v1 .spec.flags: no duplicates (`x-kubernetes-list-type: set`)",
+            ]
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (path, text) in files {
+            let full = dir.path().join("apis").join(path);
+            std::fs::create_dir_all(full.parent().expect("has a parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        }
+        let config = Config {
+            root: dir.path().to_path_buf(),
+            builtins: None,
+            boilerplate: None,
+            crd_v1beta1: Some("crd-v1beta1.yaml".into()),
+            ..Config::default()
+        };
+        assert_eq!(
+            crate::warnings(&config).expect("valid input"),
+            [
+                "v1beta1 CRD ships.fleet.example.com v1 .spec.crew: default 3 dropped (API servers before 1.16 reject defaults in CRDs)",
+                "v1beta1 CRD ships.fleet.example.com v1 .spec.decks: CEL rule `self >= oldSelf` dropped (API servers before 1.16 reject the keyword, so v1beta1 CRDs cannot carry it)",
+                "v1beta1 CRD ships.fleet.example.com v1 .spec.flags: no duplicates (`x-kubernetes-list-type: set`) dropped (API servers before 1.16 reject the keyword, so v1beta1 CRDs cannot carry it)",
             ]
         );
     }

@@ -51,6 +51,7 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
         "clientset" => {
             let mut deps = vec![
                 ("api", Generated, false),
+                ("applyconfigurations", Generated, false),
                 ("client", Rt, false),
                 ("fake", Rt, true),
             ];
@@ -63,6 +64,15 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
             ]);
             deps
         }
+        // Kinds and enums from the api crate, `extract` from the client, k8s-openapi's scalars.
+        "applyconfigurations" => vec![
+            ("api", Generated, false),
+            ("client", Rt, false),
+            ("k8s-openapi", ThirdParty, false),
+            ("kube-core", ThirdParty, false),
+            ("serde", ThirdParty, false),
+            ("serde_json", ThirdParty, false),
+        ],
         "listers" => vec![
             ("api", Generated, false),
             ("cache", Rt, false),

@@ -16,9 +16,11 @@ use crate::config::Config;
 use crate::model::{Kind, Model};
 
 mod api;
+pub(crate) mod applyconfig;
 mod clientset;
 mod crd;
 mod crd_v1beta1;
+pub(crate) mod defaults;
 mod fake;
 mod informers;
 mod listers;
@@ -108,12 +110,22 @@ impl EmitCtx<'_> {
 }
 
 /// Emits every generated file.
+/// What the configured outputs leave out of the model (today: the v1beta1 CRDs' dropped defaults
+/// and checks), one line each, for the user to read.
+pub(crate) fn warnings(ctx: &EmitCtx<'_>) -> Result<Vec<String>, Error> {
+    match &ctx.config.crd_v1beta1 {
+        Some(_) => crd_v1beta1::warnings(ctx),
+        None => Ok(Vec::new()),
+    }
+}
+
 pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     let mut files = Files::new();
     api::emit(ctx, &mut files)?;
     clientset::emit(ctx, &mut files)?;
     listers::emit(ctx, &mut files)?;
     informers::emit(ctx, &mut files)?;
+    applyconfig::emit(ctx, &mut files)?;
     if let Some(crd_path) = &ctx.config.crd {
         files.insert(crd_path.clone(), crd::emit(ctx)?);
     }

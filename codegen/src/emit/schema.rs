@@ -87,15 +87,24 @@ fn struct_rules(def: &StructDef) -> Vec<CelRule> {
         .collect()
 }
 
-/// `x-kubernetes-validations: [{rule, message}]`, when there are rules.
+/// `x-kubernetes-validations: [{rule, message, messageExpression, reason, fieldPath}]`, when
+/// there are rules.
 fn insert_rules(schema: &mut Value, rules: &[CelRule]) {
     if rules.is_empty() {
         return;
     }
     let entries = rules.iter().map(|rule| {
         let mut entry = map([("rule", string(&rule.rule))]);
-        if let Some(message) = &rule.message {
-            insert(&mut entry, "message", string(message));
+        let optional = [
+            ("message", &rule.message),
+            ("messageExpression", &rule.message_expression),
+            ("reason", &rule.reason),
+            ("fieldPath", &rule.field_path),
+        ];
+        for (key, value) in optional {
+            if let Some(value) = value {
+                insert(&mut entry, key, string(value));
+            }
         }
         entry
     });
@@ -146,9 +155,13 @@ fn field_schema(package: &Package, field: &Field) -> Value {
             Value::Sequence(markers.enum_values.iter().map(|v| string(v)).collect()),
         );
     }
+    let flag = |set: bool| set.then_some(Value::Bool(true));
     let limits = [
+        ("format", markers.format.as_deref().map(string)),
         ("minimum", markers.minimum.map(number)),
+        ("exclusiveMinimum", flag(markers.exclusive_minimum)),
         ("maximum", markers.maximum.map(number)),
+        ("exclusiveMaximum", flag(markers.exclusive_maximum)),
         ("minLength", markers.min_length.map(Value::from)),
         ("maxLength", markers.max_length.map(Value::from)),
         ("minItems", markers.min_items.map(Value::from)),
@@ -160,7 +173,13 @@ fn field_schema(package: &Package, field: &Field) -> Value {
             insert(&mut schema, key, value);
         }
     }
-    if let Some(list_type) = &markers.list_type {
+    // The API server rejects `uniqueItems: true` ("the runtime complexity becomes quadratic");
+    // a set list is its structural spelling, checked by the server the same way.
+    let list_type = markers
+        .list_type
+        .as_deref()
+        .or(markers.unique_items.then_some("set"));
+    if let Some(list_type) = list_type {
         insert(&mut schema, "x-kubernetes-list-type", string(list_type));
     }
     if !markers.list_map_keys.is_empty() {
@@ -254,13 +273,49 @@ const NEWER_THAN_1_15: [&str; 4] = [
     "x-kubernetes-validations",
 ];
 
-/// Removes the keywords of [`NEWER_THAN_1_15`] from a schema built by [`kind_schema`].
-pub(super) fn remove_newer_keywords(schema: &mut Value) {
-    walk(schema, String::new(), &mut |node, _| {
+/// Validation that [`remove_newer_keywords`] took out of a schema: the server will not check it.
+#[derive(Debug, PartialEq)]
+pub(super) struct RemovedValidation {
+    /// Where the field sits, as in [`RemovedDefault`].
+    pub(super) path: String,
+    /// What is no longer checked, e.g. ``CEL rule `self >= oldSelf` `` or `listType=set`.
+    pub(super) what: String,
+}
+
+/// Removes the keywords of [`NEWER_THAN_1_15`] from a schema built by [`kind_schema`]; returns
+/// the CEL rules and the `set`/`map` list types (which reject duplicates) it removed.
+pub(super) fn remove_newer_keywords(schema: &mut Value) -> Vec<RemovedValidation> {
+    let mut removed = Vec::new();
+    walk(schema, String::new(), &mut |node, path| {
         for key in NEWER_THAN_1_15 {
-            node.remove(key);
+            let Some(value) = node.remove(key) else {
+                continue;
+            };
+            let mut record = |what: String| {
+                removed.push(RemovedValidation {
+                    path: path.to_owned(),
+                    what,
+                });
+            };
+            match (key, &value) {
+                ("x-kubernetes-validations", Value::Sequence(rules)) => {
+                    for rule in rules {
+                        record(format!(
+                            "CEL rule `{}`",
+                            rule["rule"].as_str().unwrap_or_default()
+                        ));
+                    }
+                }
+                ("x-kubernetes-list-type", Value::String(list_type)) if list_type != "atomic" => {
+                    record(format!(
+                        "no duplicates (`x-kubernetes-list-type: {list_type}`)"
+                    ));
+                }
+                _ => {}
+            }
         }
     });
+    removed
 }
 
 /// Calls `visit` on every schema node (with its path, `[*]` for list items, `.*` for map
@@ -399,7 +454,7 @@ mod tests {
             "/// +kubegen:validation:XValidation:rule=\"self.min <= self.max\",message=\"min > max\"\n\
              pub struct Spec {\n    pub min: i32,\n    pub max: i32,\n\
              /// +kubegen:listType=map\n    /// +kubegen:listMapKeys=type\n\
-             /// +kubegen:validation:maxItems=8\n\
+             /// +kubegen:validation:MaxItems=8\n\
              /// +kubegen:validation:XValidation:rule=\"self.all(c, c.reason != '')\"\n\
              pub conditions: Vec<Condition>,\n}\n",
         );
@@ -422,6 +477,55 @@ mod tests {
     }
 
     #[test]
+    fn every_validation_marker_is_written_with_the_servers_keyword() {
+        let spec = demo_schema(
+            "/// +kubegen:validation:XValidation:rule=\"self.a <= 64\",messageExpression=\"'a ' + self.b\",reason=FieldValueForbidden,fieldPath=\".a\"\n\
+             pub struct Spec {\n\
+             /// +kubegen:validation:Minimum=1\n/// +kubegen:validation:Maximum=128\n/// +kubegen:default=2\n\
+             /// +kubegen:validation:XValidation:rule=\"self >= oldSelf\",message=\"no shrinking\"\n    pub a: i32,\n\
+             /// +kubegen:validation:MinLength=1\n/// +kubegen:validation:MaxLength=63\n\
+             /// +kubegen:validation:Pattern=^[a-z]+$\n/// +kubegen:validation:Format=hostname\n\
+             /// +kubegen:validation:Enum=x;y\n    pub b: String,\n\
+             /// +kubegen:validation:MinItems=1\n/// +kubegen:validation:MaxItems=8\n\
+             /// +kubegen:validation:UniqueItems=true\n    pub c: Vec<String>,\n\
+             /// +kubegen:validation:Minimum=0\n/// +kubegen:validation:ExclusiveMinimum=true\n\
+             /// +kubegen:validation:Maximum=0.5\n/// +kubegen:validation:ExclusiveMaximum=true\n    pub d: f64,\n}\n",
+        );
+        assert_eq!(
+            spec["x-kubernetes-validations"],
+            yaml(
+                "[{rule: self.a <= 64, messageExpression: \"'a ' + self.b\", reason: FieldValueForbidden, fieldPath: .a}]"
+            )
+        );
+        let properties = &spec["properties"];
+        assert_eq!(
+            properties["a"],
+            yaml(
+                "{type: integer, format: int32, default: 2, minimum: 1, maximum: 128,
+                   x-kubernetes-validations: [{rule: self >= oldSelf, message: no shrinking}]}"
+            )
+        );
+        assert_eq!(
+            properties["b"],
+            yaml(
+                "{type: string, enum: [x, y], format: hostname, minLength: 1, maxLength: 63, pattern: '^[a-z]+$'}"
+            )
+        );
+        assert_eq!(
+            properties["c"],
+            yaml(
+                "{type: array, items: {type: string}, minItems: 1, maxItems: 8, x-kubernetes-list-type: set}"
+            )
+        );
+        assert_eq!(
+            properties["d"],
+            yaml(
+                "{type: number, format: double, minimum: 0.0, exclusiveMinimum: true, maximum: 0.5, exclusiveMaximum: true}"
+            )
+        );
+    }
+
+    #[test]
     fn keywords_newer_than_1_15_are_removed_at_every_depth() {
         let mut schema = yaml(
             "{type: object, x-kubernetes-validations: [{rule: 'true'}], properties: {
@@ -430,7 +534,21 @@ mod tests {
                 items: {type: object, x-kubernetes-map-type: atomic}},
               x-kubernetes-list-type: {type: string}}}",
         );
-        remove_newer_keywords(&mut schema);
+        let removed = remove_newer_keywords(&mut schema);
+        let removed: Vec<(&str, &str)> = removed
+            .iter()
+            .map(|r| (r.path.as_str(), r.what.as_str()))
+            .collect();
+        assert_eq!(
+            removed,
+            [
+                ("", "CEL rule `true`"),
+                (
+                    ".conditions",
+                    "no duplicates (`x-kubernetes-list-type: map`)"
+                ),
+            ]
+        );
         assert_eq!(
             schema,
             yaml(

@@ -78,7 +78,7 @@ fn init_then_generate_writes_a_repository_with_relative_paths_only() {
     let repo = temp_path.join("hello-operator");
     let out = kubegen(&repo, &[]);
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("kubegen: 20 files, 20 written"),
+        String::from_utf8_lossy(&out.stdout).contains("kubegen: 26 files, 26 written"),
         "{out:?}"
     );
     kubegen(&repo, &["--check"]);

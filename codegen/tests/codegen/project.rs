@@ -117,7 +117,7 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
     std::fs::write(dir.join("kubegen.toml"), config).expect("kubegen.toml");
 
     let out = run(Command::new(env!("CARGO_BIN_EXE_kubegen")).current_dir(dir));
-    assert!(out.contains("kubegen: 20 files, 20 written"), "{out}");
+    assert!(out.contains("kubegen: 28 files, 28 written"), "{out}");
     let clientset = std::fs::read_to_string(dir.join("generated/clientset/src/shop/v1.rs"))
         .expect("clientset generated");
     assert!(

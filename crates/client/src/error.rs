@@ -166,6 +166,17 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// [`extract`](crate::extract) could not build the apply configuration a field manager owns: a
+    /// malformed `fieldsV1`, or owned fields the configuration type cannot hold.
+    #[error("extracting the fields {manager:?} owns of {what}: {message}")]
+    ExtractFailed {
+        /// The object, e.g. `apps/v1 StatefulSet ns/web`.
+        what: String,
+        /// The field manager.
+        manager: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A request could not be built (bad name, bad server URL).
     #[error("building request: {0}")]
     BuildRequest(String),

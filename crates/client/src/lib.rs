@@ -15,6 +15,7 @@
 //! | typed clients / `gentype.Client[T]`         | [`ResourceClient`]                     | `resource_client.rs`         |
 //! | `rest/watch.StreamWatcher`                  | [`WatchStream`]                        | `watch.rs`                   |
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
+//! | applyconfigurations' `Extract<Kind>`, `ExtractInto` | [`extract`] (field sets: `kubegen-fieldpath`) | `extract.rs` |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
@@ -38,6 +39,7 @@ mod client;
 pub mod config;
 mod dynamic;
 mod error;
+mod extract;
 mod list_decoder;
 mod metadata;
 mod metrics;
@@ -58,6 +60,7 @@ pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
 pub use config::{Config, LoadOptions};
 pub use dynamic::{Discovery, ServedResource, discover};
 pub use error::{Error, Result};
+pub use extract::extract;
 pub use metrics::{ClientMetrics, NO_RESPONSE_CODE};
 pub use options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,

@@ -142,7 +142,7 @@ pub fn sample(namespace: &str, name: &str) -> VirtualMachine {
             cpu: 2,
             memory: Quantity("4Gi".to_owned()),
             image: "debian-12".to_owned(),
-            annotations: Default::default(),
+            ..VirtualMachineSpec::default()
         },
         status: None,
     }

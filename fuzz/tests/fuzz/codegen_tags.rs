@@ -61,14 +61,19 @@ fn type_tag() -> impl Strategy<Value = String> {
 fn field_tag() -> impl Strategy<Value = String> {
     let rule = prop::sample::select(
         &[
+            "Minimum",
+            "Maximum",
+            "ExclusiveMinimum",
+            "ExclusiveMaximum",
+            "Pattern",
+            "Enum",
+            "MinLength",
+            "MaxLength",
+            "MinItems",
+            "MaxItems",
+            "UniqueItems",
+            "Format",
             "minimum",
-            "maximum",
-            "pattern",
-            "enum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
             "bogus",
         ][..],
     );

@@ -77,6 +77,7 @@ async fn generated_crds_are_served_and_round_trip_a_sample_of_each_kind() {
             memory: k8s_openapi::apimachinery::pkg::api::resource::Quantity("4Gi".into()),
             image: "debian-13".into(),
             annotations: [("zone".to_owned(), "a".to_owned())].into(),
+            ..VirtualMachineSpec::default()
         },
         status: None,
     };
@@ -121,4 +122,15 @@ async fn generated_crds_are_served_and_round_trip_a_sample_of_each_kind() {
         client.get("net", &get).await.expect("get").spec,
         network.spec
     );
+}
+
+/// Creates every CRD of deploy/crd.yaml on `client`'s server; those already there are kept.
+pub(crate) async fn install(client: &kubegen_client::Client) {
+    let api = ResourceClient::<CustomResourceDefinition>::cluster(client.clone());
+    for crd in crds() {
+        match api.create(&crd, &CreateOptions::default()).await {
+            Err(error) if !error.is_already_exists() => panic!("CRD not accepted: {error}"),
+            _ => {}
+        }
+    }
 }

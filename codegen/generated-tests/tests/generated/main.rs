@@ -4,7 +4,9 @@
 //! would multiply link time and disk use in CI for nothing.
 #![allow(clippy::unwrap_used)]
 
+mod apply;
 mod crds;
 mod fake_clientset;
 mod informers;
+mod markers;
 mod serde_shape;

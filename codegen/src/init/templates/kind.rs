@@ -14,7 +14,7 @@ pub struct {{kind}} {
 /// The desired state of a {{kind}}. Replace `message` with your kind's fields.
 pub struct {{kind}}Spec {
     /// An example field.
-    /// +kubegen:validation:minLength=1
+    /// +kubegen:validation:MinLength=1
     pub message: String,
 }
 

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use crate::apply::fieldset::{FieldSet, display};
 use crate::status::{ApiError, Cause};
+use kubegen_fieldpath::{FieldSet, display};
 
 /// One `managedFields` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]

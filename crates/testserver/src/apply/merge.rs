@@ -11,8 +11,8 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use crate::apply::fieldset::{FieldSet, display, field};
 use crate::apply::schema::{ListKeys, Node, Schemas, Shape};
+use kubegen_fieldpath::{FieldSet, display, field};
 
 /// What changed between two versions (structured-merge-diff `Comparison`).
 #[derive(Debug, Default)]

@@ -24,7 +24,6 @@
 //!   keys, an object in a set) is a 500 naming the path, where the real server's message differs.
 
 mod config;
-pub(crate) mod fieldset;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod schema;
@@ -33,7 +32,6 @@ pub(crate) mod writer;
 use serde_json::Value;
 
 pub(crate) use crate::apply::config::Config;
-use crate::apply::fieldset::FieldSet;
 use crate::apply::managed::Entry;
 use crate::apply::merge::{Comparison, WalkError, Walker};
 use crate::apply::schema::{Node, Schemas};
@@ -43,6 +41,7 @@ use crate::registry::ResourceDefinition;
 use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::State;
+use kubegen_fieldpath::FieldSet;
 
 /// Whether a write still has its managedFields to record, or an apply has set them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

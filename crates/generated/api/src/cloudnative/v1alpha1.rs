@@ -64,7 +64,7 @@ impl ::k8s_openapi::Metadata for VirtualMachine {
 /// A list of `VirtualMachine`, as returned by `list`.
 pub type VirtualMachineList = ::kube_core::ObjectList<VirtualMachine>;
 /// The wanted machine.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VirtualMachineSpec {
     /// Number of virtual CPUs.
@@ -73,12 +73,45 @@ pub struct VirtualMachineSpec {
     pub memory: ::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     /// Boot image reference.
     pub image: ::std::string::String,
+    /// Host name of the machine: a DNS label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: ::std::option::Option<::std::string::String>,
+    /// Public SSH keys to install, each once; when given, at least one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_keys: ::std::vec::Vec<::std::string::String>,
+    /// The bus the boot disk is attached to.
+    pub disk_bus: ::std::string::String,
+    /// Boot disk size in GiB; it may grow but never shrink.
+    pub disk_gi: i32,
+    /// Host CPU time each virtual CPU may use, as a share of one host CPU: above 0, below 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_share: ::std::option::Option<f64>,
+    /// Who to mail about the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: ::std::option::Option<::std::string::String>,
     /// Extra labels for the hypervisor.
     #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub annotations: ::std::collections::BTreeMap<
         ::std::string::String,
         ::std::string::String,
     >,
+}
+impl ::std::default::Default for VirtualMachineSpec {
+    /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
+    fn default() -> Self {
+        Self {
+            cpu: 1,
+            memory: ::std::default::Default::default(),
+            image: ::std::default::Default::default(),
+            hostname: ::std::default::Default::default(),
+            ssh_keys: ::std::default::Default::default(),
+            disk_bus: ::std::string::String::from("virtio"),
+            disk_gi: 10,
+            cpu_share: ::std::default::Default::default(),
+            owner: ::std::default::Default::default(),
+            annotations: ::std::default::Default::default(),
+        }
+    }
 }
 /// The observed machine.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]

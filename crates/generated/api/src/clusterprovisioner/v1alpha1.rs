@@ -65,7 +65,7 @@ impl ::k8s_openapi::Metadata for Cluster {
 /// A list of `Cluster`, as returned by `list`.
 pub type ClusterList = ::kube_core::ObjectList<Cluster>;
 /// The wanted cluster.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Kubernetes version, e.g. `1.33.1`.
@@ -75,6 +75,16 @@ pub struct ClusterSpec {
     /// Cloud region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: ::std::option::Option<::std::string::String>,
+}
+impl ::std::default::Default for ClusterSpec {
+    /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
+    fn default() -> Self {
+        Self {
+            kubernetes_version: ::std::default::Default::default(),
+            workers: 3,
+            region: ::std::default::Default::default(),
+        }
+    }
 }
 /// What the provisioner observed.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]

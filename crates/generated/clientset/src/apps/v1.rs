@@ -190,6 +190,28 @@ impl DaemonSetClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::DaemonSet> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `DaemonSet` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/daemonsets/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::DaemonSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::DaemonSet> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `DaemonSet` named `name`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/daemonsets/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::DaemonSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::DaemonSet> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }
 /// Typed client for `Deployment` at `/apis/apps/v1/namespaces/{namespace}/deployments`.
 #[derive(Clone, Debug)]
@@ -306,6 +328,28 @@ impl DeploymentClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::Deployment> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Deployment` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/deployments/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::DeploymentApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::Deployment> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Deployment` named `name`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/deployments/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::DeploymentApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::Deployment> {
+        self.inner.apply_status(name, config, opts).await
     }
 }
 /// Typed client for `ReplicaSet` at `/apis/apps/v1/namespaces/{namespace}/replicasets`.
@@ -424,6 +468,28 @@ impl ReplicaSetClient {
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::ReplicaSet> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `ReplicaSet` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/replicasets/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::ReplicaSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::ReplicaSet> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `ReplicaSet` named `name`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::ReplicaSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::ReplicaSet> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }
 /// Typed client for `StatefulSet` at `/apis/apps/v1/namespaces/{namespace}/statefulsets`.
 #[derive(Clone, Debug)]
@@ -540,5 +606,27 @@ impl StatefulSetClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::StatefulSet> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `StatefulSet` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::StatefulSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::StatefulSet> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `StatefulSet` named `name`.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::apps::v1::StatefulSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::apps::v1::StatefulSet> {
+        self.inner.apply_status(name, config, opts).await
     }
 }

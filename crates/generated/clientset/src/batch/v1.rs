@@ -160,6 +160,28 @@ impl CronJobClient {
     ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::CronJob> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `CronJob` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/batch/v1/namespaces/{namespace}/cronjobs/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batch::v1::CronJobApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::CronJob> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `CronJob` named `name`.
+    ///
+    /// `PATCH /apis/batch/v1/namespaces/{namespace}/cronjobs/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batch::v1::CronJobApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::CronJob> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }
 /// Typed client for `Job` at `/apis/batch/v1/namespaces/{namespace}/jobs`.
 #[derive(Clone, Debug)]
@@ -276,5 +298,27 @@ impl JobClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::Job> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Job` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/batch/v1/namespaces/{namespace}/jobs/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batch::v1::JobApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::Job> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Job` named `name`.
+    ///
+    /// `PATCH /apis/batch/v1/namespaces/{namespace}/jobs/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batch::v1::JobApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batch::v1::Job> {
+        self.inner.apply_status(name, config, opts).await
     }
 }

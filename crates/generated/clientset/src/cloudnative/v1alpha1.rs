@@ -153,4 +153,26 @@ impl VirtualMachineClient {
     ) -> ::kubegen_client::Result<::kubegen_api::cloudnative::v1alpha1::VirtualMachine> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `VirtualMachine` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/cloudnative.example.com/v1alpha1/namespaces/{namespace}/virtualmachines/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::cloudnative::v1alpha1::VirtualMachineApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::cloudnative::v1alpha1::VirtualMachine> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `VirtualMachine` named `name`.
+    ///
+    /// `PATCH /apis/cloudnative.example.com/v1alpha1/namespaces/{namespace}/virtualmachines/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::cloudnative::v1alpha1::VirtualMachineApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::cloudnative::v1alpha1::VirtualMachine> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }

@@ -129,6 +129,17 @@ impl ClusterClient {
     ) -> ::kubegen_client::Result<::kubegen_api::clusterprovisioner::v1alpha1::Cluster> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Cluster` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/clusterprovisioner.example.com/v1alpha1/clusters/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::clusterprovisioner::v1alpha1::ClusterApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::clusterprovisioner::v1alpha1::Cluster> {
+        self.inner.apply(name, config, opts).await
+    }
 }
 /// Typed client for `Kubeconfig` at `/apis/clusterprovisioner.example.com/v1alpha1/kubeconfigs`.
 #[derive(Clone, Debug)]
@@ -238,5 +249,18 @@ impl KubeconfigClient {
         ::kubegen_api::clusterprovisioner::v1alpha1::Kubeconfig,
     > {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Kubeconfig` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/clusterprovisioner.example.com/v1alpha1/kubeconfigs/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::clusterprovisioner::v1alpha1::KubeconfigApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<
+        ::kubegen_api::clusterprovisioner::v1alpha1::Kubeconfig,
+    > {
+        self.inner.apply(name, config, opts).await
     }
 }

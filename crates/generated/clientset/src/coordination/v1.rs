@@ -124,4 +124,15 @@ impl LeaseClient {
     ) -> ::kubegen_client::Result<::kubegen_api::coordination::v1::Lease> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Lease` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::coordination::v1::LeaseApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::coordination::v1::Lease> {
+        self.inner.apply(name, config, opts).await
+    }
 }

@@ -196,6 +196,17 @@ impl ConfigMapClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::ConfigMap> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `ConfigMap` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/configmaps/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::ConfigMapApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::ConfigMap> {
+        self.inner.apply(name, config, opts).await
+    }
 }
 /// Typed client for `Event` at `/api/v1/namespaces/{namespace}/events`.
 #[derive(Clone, Debug)]
@@ -291,6 +302,17 @@ impl EventClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Event> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Event` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/events/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::EventApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Event> {
+        self.inner.apply(name, config, opts).await
     }
 }
 /// Typed client for `Namespace` at `/api/v1/namespaces`.
@@ -409,6 +431,28 @@ impl NamespaceClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Namespace> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Namespace` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::NamespaceApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Namespace> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Namespace` named `name`.
+    ///
+    /// `PATCH /api/v1/namespaces/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::NamespaceApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Namespace> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }
 /// Typed client for `Node` at `/api/v1/nodes`.
 #[derive(Clone, Debug)]
@@ -525,6 +569,28 @@ impl NodeClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Node> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Node` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/nodes/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::NodeApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Node> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Node` named `name`.
+    ///
+    /// `PATCH /api/v1/nodes/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::NodeApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Node> {
+        self.inner.apply_status(name, config, opts).await
     }
 }
 /// Typed client for `Pod` at `/api/v1/namespaces/{namespace}/pods`.
@@ -643,6 +709,28 @@ impl PodClient {
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Pod> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Pod` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/pods/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::PodApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Pod> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Pod` named `name`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/pods/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::PodApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Pod> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }
 /// Typed client for `Secret` at `/api/v1/namespaces/{namespace}/secrets`.
 #[derive(Clone, Debug)]
@@ -738,6 +826,17 @@ impl SecretClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Secret> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Secret` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/secrets/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::SecretApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Secret> {
+        self.inner.apply(name, config, opts).await
     }
 }
 /// Typed client for `Service` at `/api/v1/namespaces/{namespace}/services`.
@@ -855,5 +954,27 @@ impl ServiceClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Service> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Service` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/services/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::ServiceApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Service> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Service` named `name`.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/services/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::core::v1::ServiceApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::core::v1::Service> {
+        self.inner.apply_status(name, config, opts).await
     }
 }

@@ -145,4 +145,26 @@ impl WhiteListClient {
     ) -> ::kubegen_client::Result<::kubegen_api::police::v1beta1::WhiteList> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `WhiteList` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/police.example.com/v1beta1/namespaces/{namespace}/whitelists/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::police::v1beta1::WhiteListApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::police::v1beta1::WhiteList> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `WhiteList` named `name`.
+    ///
+    /// `PATCH /apis/police.example.com/v1beta1/namespaces/{namespace}/whitelists/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::police::v1beta1::WhiteListApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::police::v1beta1::WhiteList> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }

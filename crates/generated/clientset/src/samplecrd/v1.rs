@@ -124,4 +124,15 @@ impl NetworkClient {
     ) -> ::kubegen_client::Result<::kubegen_api::samplecrd::v1::Network> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Network` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/samplecrd.example.com/v1/namespaces/{namespace}/networks/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::samplecrd::v1::NetworkApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::samplecrd::v1::Network> {
+        self.inner.apply(name, config, opts).await
+    }
 }

@@ -13,12 +13,12 @@ pub struct Order {
 /// What was ordered.
 pub struct OrderSpec {
     /// Item names.
-    /// +kubegen:validation:minItems=1
+    /// +kubegen:validation:MinItems=1
     /// +kubegen:listType=set
     pub items: Vec<String>,
     /// Where to deliver.
-    /// +kubegen:validation:minLength=1
-    /// +kubegen:validation:maxLength=63
+    /// +kubegen:validation:MinLength=1
+    /// +kubegen:validation:MaxLength=63
     pub region: String,
     /// How to pack it.
     pub packing: Option<Packing>,

@@ -9,7 +9,7 @@ pub struct Order {
     /// Lines.
     pub lines: Vec<Line>,
     /// Note.
-    /// +kubegen:validation:minimum=3
+    /// +kubegen:validation:Minimum=3
     pub note: String,
 }
 

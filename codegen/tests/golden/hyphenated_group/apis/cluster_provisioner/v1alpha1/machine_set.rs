@@ -12,7 +12,7 @@ pub struct MachineSet {
 /// Wanted machines.
 pub struct MachineSetSpec {
     /// How many.
-    /// +kubegen:validation:minimum=0
+    /// +kubegen:validation:Minimum=0
     /// +kubegen:default=1
     pub replicas: i32,
     /// Machine labels.

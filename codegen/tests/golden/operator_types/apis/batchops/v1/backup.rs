@@ -18,8 +18,10 @@ pub struct BackupSpec {
     /// How often.
     pub every: Option<Duration>,
     /// Where the backup goes.
+    /// +kubegen:default="volume"
     pub target: Target,
     /// Backups kept at least.
+    /// +kubegen:default=1
     pub min_keep: i32,
     /// Backups kept at most.
     pub max_keep: i32,
@@ -30,10 +32,37 @@ pub struct BackupSpec {
     /// Tags, each once.
     /// +kubegen:optional
     /// +kubegen:listType=set
-    /// +kubegen:validation:maxItems=10
+    /// +kubegen:validation:MaxItems=10
     pub tags: Vec<String>,
     /// The secret holding credentials.
     pub credentials: Option<LocalObjectReference>,
+    /// How to retry; an object default, merged with the nested defaults.
+    /// +kubegen:default={"limit": 5, "share": 0.25}
+    pub retry: Option<Retry>,
+    /// Per-tool timeouts in seconds.
+    /// +kubegen:default={"dump": 60}
+    /// +kubegen:optional
+    pub timeouts: BTreeMap<String, i64>,
+}
+
+/// How to retry a failed backup.
+pub struct Retry {
+    /// Attempts at most.
+    /// +kubegen:validation:Minimum=0
+    pub limit: i32,
+    /// Wait between attempts.
+    /// +kubegen:default="30s"
+    pub backoff: Option<IntOrString>,
+    /// Share of the nodes used, above 0 and below 1.
+    /// +kubegen:validation:Minimum=0
+    /// +kubegen:validation:ExclusiveMinimum=true
+    /// +kubegen:validation:Maximum=1
+    /// +kubegen:validation:ExclusiveMaximum=true
+    /// +kubegen:default=0.5
+    pub share: f64,
+    /// Scheduling priority; below zero yields to other backups.
+    /// +kubegen:default=-1
+    pub priority: Option<i64>,
 }
 
 /// Where a backup goes.

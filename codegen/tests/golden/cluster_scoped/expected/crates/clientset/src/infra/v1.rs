@@ -134,4 +134,26 @@ impl RackClient {
     ) -> ::kubegen_client::Result<::kubegen_api::infra::v1::Rack> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Rack` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/infra.example.com/v1/racks/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::infra::v1::RackApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::infra::v1::Rack> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Rack` named `name`.
+    ///
+    /// `PATCH /apis/infra.example.com/v1/racks/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::infra::v1::RackApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::infra::v1::Rack> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }

@@ -143,6 +143,28 @@ impl WorkerPoolClient {
     ) -> ::kubegen_client::Result<::kubegen_api::scaling::v1::WorkerPool> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `WorkerPool` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/scaling.example.com/v1/namespaces/{namespace}/workerpools/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::scaling::v1::WorkerPoolApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::scaling::v1::WorkerPool> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `WorkerPool` named `name`.
+    ///
+    /// `PATCH /apis/scaling.example.com/v1/namespaces/{namespace}/workerpools/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::scaling::v1::WorkerPoolApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::scaling::v1::WorkerPool> {
+        self.inner.apply_status(name, config, opts).await
+    }
     /// `GetScale` custom method on the `scale` subresource of the `WorkerPool` named `name`.
     ///
     /// `GET /apis/scaling.example.com/v1/namespaces/{namespace}/workerpools/{name}/scale`

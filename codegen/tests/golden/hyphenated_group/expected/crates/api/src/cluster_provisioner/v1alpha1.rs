@@ -54,7 +54,7 @@ impl ::k8s_openapi::Metadata for MachineSet {
 /// A list of `MachineSet`, as returned by `list`.
 pub type MachineSetList = ::kube_core::ObjectList<MachineSet>;
 /// Wanted machines.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineSetSpec {
     /// How many.
@@ -78,4 +78,16 @@ pub struct MachineSetSpec {
     /// Weight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: ::std::option::Option<f64>,
+}
+impl ::std::default::Default for MachineSetSpec {
+    /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
+    fn default() -> Self {
+        Self {
+            replicas: 1,
+            labels: ::std::default::Default::default(),
+            memory: ::std::default::Default::default(),
+            port: ::std::default::Default::default(),
+            weight: ::std::default::Default::default(),
+        }
+    }
 }

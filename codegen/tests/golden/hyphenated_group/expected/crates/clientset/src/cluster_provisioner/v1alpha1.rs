@@ -138,4 +138,17 @@ impl MachineSetClient {
     > {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `MachineSet` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/cluster-provisioner.example.com/v1alpha1/namespaces/{namespace}/machinesets/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::cluster_provisioner::v1alpha1::MachineSetApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<
+        ::kubegen_api::cluster_provisioner::v1alpha1::MachineSet,
+    > {
+        self.inner.apply(name, config, opts).await
+    }
 }

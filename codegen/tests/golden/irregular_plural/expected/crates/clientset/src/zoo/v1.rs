@@ -152,6 +152,17 @@ impl FishClient {
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Fish> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Fish` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/zoo.example.com/v1/namespaces/{namespace}/fish/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::zoo::v1::FishApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Fish> {
+        self.inner.apply(name, config, opts).await
+    }
 }
 /// Typed client for `Butterfly` at `/apis/zoo.example.com/v1/namespaces/{namespace}/butterflies`.
 #[derive(Clone, Debug)]
@@ -248,6 +259,17 @@ impl ButterflyClient {
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Butterfly> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Butterfly` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/zoo.example.com/v1/namespaces/{namespace}/butterflies/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::zoo::v1::ButterflyApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Butterfly> {
+        self.inner.apply(name, config, opts).await
+    }
 }
 /// Typed client for `Person` at `/apis/zoo.example.com/v1/namespaces/{namespace}/people`.
 #[derive(Clone, Debug)]
@@ -343,5 +365,16 @@ impl PersonClient {
         opts: &::kubegen_client::PatchOptions,
     ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Person> {
         self.inner.patch(name, patch, opts).await
+    }
+    /// Server-side apply of `config` to the `Person` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/zoo.example.com/v1/namespaces/{namespace}/people/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::zoo::v1::PersonApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::zoo::v1::Person> {
+        self.inner.apply(name, config, opts).await
     }
 }

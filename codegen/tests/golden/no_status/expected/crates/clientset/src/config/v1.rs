@@ -122,4 +122,15 @@ impl SettingClient {
     ) -> ::kubegen_client::Result<::kubegen_api::config::v1::Setting> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Setting` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/config.example.com/v1/namespaces/{namespace}/settings/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::config::v1::SettingApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::config::v1::Setting> {
+        self.inner.apply(name, config, opts).await
+    }
 }

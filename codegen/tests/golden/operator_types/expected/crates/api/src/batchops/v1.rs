@@ -63,7 +63,7 @@ impl ::k8s_openapi::Metadata for Backup {
 /// A list of `Backup`, as returned by `list`.
 pub type BackupList = ::kube_core::ObjectList<Backup>;
 /// What to back up and how often.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupSpec {
     /// Which pods to back up.
@@ -90,6 +90,68 @@ pub struct BackupSpec {
     pub credentials: ::std::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
+    /// How to retry; an object default, merged with the nested defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: ::std::option::Option<Retry>,
+    /// Per-tool timeouts in seconds.
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
+    pub timeouts: ::std::collections::BTreeMap<::std::string::String, i64>,
+}
+impl ::std::default::Default for BackupSpec {
+    /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
+    fn default() -> Self {
+        Self {
+            selector: ::std::default::Default::default(),
+            every: ::std::default::Default::default(),
+            target: Target::Volume,
+            min_keep: 1,
+            max_keep: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+            key: ::std::default::Default::default(),
+            tags: ::std::default::Default::default(),
+            credentials: ::std::default::Default::default(),
+            retry: ::std::option::Option::Some(Retry {
+                limit: 5,
+                share: 0.25f64,
+                ..::std::default::Default::default()
+            }),
+            timeouts: ::std::collections::BTreeMap::from([
+                (::std::string::String::from("dump"), 60),
+            ]),
+        }
+    }
+}
+/// How to retry a failed backup.
+#[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retry {
+    /// Attempts at most.
+    pub limit: i32,
+    /// Wait between attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff: ::std::option::Option<
+        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+    >,
+    /// Share of the nodes used, above 0 and below 1.
+    pub share: f64,
+    /// Scheduling priority; below zero yields to other backups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: ::std::option::Option<i64>,
+}
+impl ::std::default::Default for Retry {
+    /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
+    fn default() -> Self {
+        Self {
+            limit: ::std::default::Default::default(),
+            backoff: ::std::option::Option::Some(
+                ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(
+                    ::std::string::String::from("30s"),
+                ),
+            ),
+            share: 0.5f64,
+            priority: ::std::option::Option::Some(-1),
+        }
+    }
 }
 /// What the operator observed.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]

@@ -143,4 +143,26 @@ impl BackupClient {
     ) -> ::kubegen_client::Result<::kubegen_api::batchops::v1::Backup> {
         self.inner.patch(name, patch, opts).await
     }
+    /// Server-side apply of `config` to the `Backup` named `name` as `opts.field_manager`: creates it, or merges the fields `config` sets and releases those this manager applied before and no longer sets. A field another manager owns with another value is a 409 conflict unless `opts.force`.
+    ///
+    /// `PATCH /apis/batchops.example.com/v1/namespaces/{namespace}/backups/{name}` (`application/apply-patch+yaml`)
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batchops::v1::BackupApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batchops::v1::Backup> {
+        self.inner.apply(name, config, opts).await
+    }
+    /// Server-side apply of `config` to the status of the `Backup` named `name`.
+    ///
+    /// `PATCH /apis/batchops.example.com/v1/namespaces/{namespace}/backups/{name}/status` (`application/apply-patch+yaml`)
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &::kubegen_applyconfigurations::batchops::v1::BackupApplyConfiguration,
+        opts: &::kubegen_client::ApplyOptions,
+    ) -> ::kubegen_client::Result<::kubegen_api::batchops::v1::Backup> {
+        self.inner.apply_status(name, config, opts).await
+    }
 }

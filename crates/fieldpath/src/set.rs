@@ -1,5 +1,5 @@
-//! Sets of field paths, the `fieldsV1` of `metadata.managedFields` (structured-merge-diff
-//! `fieldpath.Set` and its `FieldsV1` serialization).
+//! [`FieldSet`]: sets of field paths, the `fieldsV1` of `metadata.managedFields`
+//! (structured-merge-diff `fieldpath/set.go` and its `FieldsV1` serialization, `serialize.go`).
 //!
 //! A path is a sequence of encoded elements, exactly as `fieldsV1` spells them: `f:<name>` for a
 //! field of a struct or map, `k:{"name":"c"}` for the element of an associative list (its key
@@ -12,16 +12,18 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::Error;
+
 /// A set of paths, as a tree of encoded path elements.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct FieldSet {
+pub struct FieldSet {
     member: bool,
     children: BTreeMap<String, FieldSet>,
 }
 
 impl FieldSet {
     /// Adds `path` (a path of no elements is the root, which never is a member).
-    pub(crate) fn insert(&mut self, path: &[String]) {
+    pub fn insert(&mut self, path: &[String]) {
         let Some((first, rest)) = path.split_first() else {
             return;
         };
@@ -33,27 +35,28 @@ impl FieldSet {
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> bool {
         !self.member && self.children.is_empty()
     }
 
     /// The subtree under one element, if any.
-    pub(crate) fn child(&self, element: &str) -> Option<&FieldSet> {
+    pub fn child(&self, element: &str) -> Option<&FieldSet> {
         self.children.get(element)
     }
 
     /// Whether this node itself is in the set.
-    pub(crate) fn is_member(&self) -> bool {
+    pub fn is_member(&self) -> bool {
         self.member
     }
 
     /// The direct children, by encoded element.
-    pub(crate) fn children(&self) -> impl Iterator<Item = (&String, &FieldSet)> {
+    pub fn children(&self) -> impl Iterator<Item = (&String, &FieldSet)> {
         self.children.iter()
     }
 
     /// Every member path, in order.
-    pub(crate) fn paths(&self) -> Vec<Vec<String>> {
+    pub fn paths(&self) -> Vec<Vec<String>> {
         let mut out = Vec::new();
         self.collect(&mut Vec::new(), &mut out);
         out
@@ -70,7 +73,8 @@ impl FieldSet {
         }
     }
 
-    pub(crate) fn union(&self, other: &FieldSet) -> FieldSet {
+    /// The members of either set.
+    pub fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
         out.member |= other.member;
         for (element, child) in &other.children {
@@ -85,7 +89,7 @@ impl FieldSet {
 
     /// The members of `self` that are not members of `other` (member by member: a member of
     /// `other` does not remove the members below it).
-    pub(crate) fn difference(&self, other: &FieldSet) -> FieldSet {
+    pub fn difference(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
             member: self.member && !other.member,
             children: BTreeMap::new(),
@@ -102,7 +106,8 @@ impl FieldSet {
         out
     }
 
-    pub(crate) fn intersection(&self, other: &FieldSet) -> FieldSet {
+    /// The members of both sets.
+    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
             member: self.member && other.member,
             children: BTreeMap::new(),
@@ -120,7 +125,7 @@ impl FieldSet {
 
     /// The set without the subtrees rooted at the members of `ignored` (structured-merge-diff
     /// `RecursiveDifference`).
-    pub(crate) fn without_subtrees(&self, ignored: &FieldSet) -> FieldSet {
+    pub fn without_subtrees(&self, ignored: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
             member: self.member,
             children: BTreeMap::new(),
@@ -139,7 +144,7 @@ impl FieldSet {
     }
 
     /// The `fieldsV1` form.
-    pub(crate) fn to_fields_v1(&self) -> Value {
+    pub fn to_fields_v1(&self) -> Value {
         let mut map = Map::new();
         if self.member && !self.children.is_empty() {
             map.insert(".".into(), Value::Object(Map::new()));
@@ -153,10 +158,13 @@ impl FieldSet {
     /// Reads a `fieldsV1` value.
     ///
     /// # Errors
-    /// A message naming the first element that is not an object or not a known element kind.
-    pub(crate) fn from_fields_v1(value: &Value) -> Result<FieldSet, String> {
+    /// [`Error::InvalidFieldsV1`] naming the first element that is not an object or not a known
+    /// element kind.
+    pub fn from_fields_v1(value: &Value) -> Result<FieldSet, Error> {
         let Some(map) = value.as_object() else {
-            return Err(format!("expected an object, found {value}"));
+            return Err(Error::InvalidFieldsV1(format!(
+                "expected an object, found {value}"
+            )));
         };
         let mut out = FieldSet::default();
         for (element, child) in map {
@@ -168,7 +176,9 @@ impl FieldSet {
                 .iter()
                 .any(|p| element.starts_with(p))
             {
-                return Err(format!("unknown path element {element:?}"));
+                return Err(Error::InvalidFieldsV1(format!(
+                    "unknown path element {element:?}"
+                )));
             }
             let mut node = FieldSet::from_fields_v1(child)?;
             if node.children.is_empty() {
@@ -181,13 +191,13 @@ impl FieldSet {
 }
 
 /// The encoded element of a field name.
-pub(crate) fn field(name: &str) -> String {
+pub fn field(name: &str) -> String {
     format!("f:{name}")
 }
 
 /// A path as the real server prints it in conflicts: `.spec.containers[name="a"].image`,
 /// `.metadata.finalizers[="x"]`, `.args[0]`.
-pub(crate) fn display(path: &[String]) -> String {
+pub fn display(path: &[String]) -> String {
     let mut out = String::new();
     for element in path {
         let (kind, body) = element.split_at(2.min(element.len()));
@@ -209,5 +219,5 @@ pub(crate) fn display(path: &[String]) -> String {
 }
 
 #[cfg(test)]
-#[path = "fieldset_tests.rs"]
+#[path = "set_tests.rs"]
 mod tests;

@@ -1,0 +1,252 @@
+//! Server-side apply with the generated apply configurations, on the in-process test server and
+//! (`_on_cluster`) on the real API server `KUBEGEN_E2E_KUBECONFIG` names, with the same
+//! expectations: an apply that sets one field takes ownership of that field alone (compared in
+//! `managedFields`), a field another manager owns is a 409 with the server's message, and
+//! `extract_<kind>` round-trips (applying what a manager owns changes nothing).
+
+use std::path::PathBuf;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubegen_api::apps::v1::Deployment;
+use kubegen_api::samplecrd::v1::{Network, NetworkSpec};
+use kubegen_applyconfigurations::apps::v1::{
+    DeploymentApplyConfiguration, DeploymentSpecApplyConfiguration, extract_deployment,
+};
+use kubegen_applyconfigurations::samplecrd::v1::{
+    NetworkApplyConfiguration, NetworkSpecApplyConfiguration, extract_network,
+};
+use kubegen_client::{ApplyOptions, Client, CreateOptions, DeleteOptions, ResourceClient};
+use kubegen_clientset::Clientset;
+use serde_json::{Value, json};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The `(operation, fieldsV1)` of each entry of `manager`.
+fn managed_by(meta: &ObjectMeta, manager: &str) -> Vec<(String, Value)> {
+    meta.managed_fields
+        .iter()
+        .flatten()
+        .filter(|entry| entry.manager.as_deref() == Some(manager))
+        .map(|entry| {
+            let fields = entry.fields_v1.as_ref().map(|f| f.0.clone());
+            (
+                entry.operation.clone().unwrap_or_default(),
+                fields.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn deployment(namespace: &str) -> Deployment {
+    serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }))
+    .unwrap()
+}
+
+/// Deployment `web`, created by `creator`: `scaler` applies `spec.replicas` alone.
+async fn deployment_scenario(client: Client, namespace: &str) -> TestResult {
+    let cs = Clientset::new(client);
+    let deployments = cs.apps_v1().deployments(namespace);
+    let create = CreateOptions::default().field_manager("creator");
+    deployments.create(&deployment(namespace), &create).await?;
+    // As stored (with the server's defaults), to compare with after the apply.
+    let created = deployments.get("web", &Default::default()).await?;
+
+    let replicas = DeploymentApplyConfiguration::new("web", namespace)
+        .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(3));
+    assert_eq!(
+        serde_json::to_value(&replicas)?,
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "web", "namespace": namespace}, "spec": {"replicas": 3}})
+    );
+    let error = deployments
+        .apply("web", &replicas, &ApplyOptions::new("scaler"))
+        .await
+        .expect_err("creator owns spec.replicas");
+    assert!(error.is_conflict(), "{error}");
+    assert_eq!(
+        error.status().map(|s| s.message.as_str()),
+        Some(
+            "Apply failed with 1 conflict: conflict with \"creator\" using apps/v1: .spec.replicas"
+        )
+    );
+
+    let applied = deployments
+        .apply("web", &replicas, &ApplyOptions::new("scaler").force(true))
+        .await?;
+    assert_eq!(applied.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(
+        managed_by(&applied.metadata, "scaler"),
+        [("Apply".to_owned(), json!({"f:spec": {"f:replicas": {}}}))]
+    );
+    let template = |d: &Deployment| d.spec.as_ref().map(|s| s.template.clone());
+    assert_eq!(template(&applied), template(&created), "untouched");
+
+    let extracted = extract_deployment(&applied, "scaler")?;
+    assert_eq!(extracted, replicas);
+    let again = deployments
+        .apply("web", &extracted, &ApplyOptions::new("scaler"))
+        .await?;
+    // The deployment controller writes status meanwhile on a real cluster, so the
+    // resourceVersion may move: the spec and the ownership must not.
+    assert_eq!(
+        again.spec, applied.spec,
+        "applying what the manager owns is a no-op"
+    );
+    assert_eq!(
+        managed_by(&again.metadata, "scaler"),
+        managed_by(&applied.metadata, "scaler")
+    );
+    Ok(())
+}
+
+/// Network `net`, created by `creator`: `gateway-manager` applies `spec.gateway` alone.
+async fn network_scenario(client: Client, namespace: &str) -> TestResult {
+    let cs = Clientset::new(client);
+    let networks = cs.samplecrd_v1().networks(namespace);
+    let network = Network {
+        metadata: ObjectMeta {
+            name: Some("net".into()),
+            ..Default::default()
+        },
+        spec: NetworkSpec {
+            cidr: "10.0.0.0/16".into(),
+            gateway: "10.0.0.1".into(),
+        },
+    };
+    let create = CreateOptions::default().field_manager("creator");
+    networks.create(&network, &create).await?;
+
+    let gateway = NetworkApplyConfiguration::new("net", namespace)
+        .with_spec(NetworkSpecApplyConfiguration::default().with_gateway("10.0.0.254".into()));
+    let error = networks
+        .apply("net", &gateway, &ApplyOptions::new("gateway-manager"))
+        .await
+        .expect_err("creator owns spec.gateway");
+    assert_eq!(
+        error.status().map(|s| (s.code, s.message.as_str())),
+        Some((
+            409,
+            "Apply failed with 1 conflict: conflict with \"creator\" using samplecrd.example.com/v1: .spec.gateway"
+        ))
+    );
+    let applied = networks
+        .apply(
+            "net",
+            &gateway,
+            &ApplyOptions::new("gateway-manager").force(true),
+        )
+        .await?;
+    assert_eq!(
+        (applied.spec.cidr.as_str(), applied.spec.gateway.as_str()),
+        ("10.0.0.0/16", "10.0.0.254")
+    );
+    assert_eq!(
+        managed_by(&applied.metadata, "gateway-manager"),
+        [("Apply".to_owned(), json!({"f:spec": {"f:gateway": {}}}))]
+    );
+    let extracted = extract_network(&applied, "gateway-manager")?;
+    assert_eq!(extracted, gateway);
+    let again = networks
+        .apply("net", &extracted, &ApplyOptions::new("gateway-manager"))
+        .await?;
+    assert_eq!(
+        again.metadata.resource_version,
+        applied.metadata.resource_version
+    );
+    Ok(())
+}
+
+async fn in_process() -> (kubegen_testserver::TestServer, Client) {
+    let server = kubegen_testserver::TestServer::start().await;
+    let client = server.client();
+    super::crds::install(&client).await;
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+    let namespaces =
+        ResourceClient::<k8s_openapi::api::core::v1::Namespace>::cluster(client.clone());
+    namespaces
+        .create(
+            &serde_json::from_value(namespace).unwrap(),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    (server, client)
+}
+
+#[tokio::test]
+async fn applying_one_deployment_field_owns_it_alone_and_extract_round_trips() {
+    let (_server, client) = in_process().await;
+    deployment_scenario(client, "ns").await.unwrap();
+}
+
+#[tokio::test]
+async fn applying_one_custom_resource_field_owns_it_alone_and_extract_round_trips() {
+    let (_server, client) = in_process().await;
+    network_scenario(client, "ns").await.unwrap();
+}
+
+/// A client of the real cluster and a fresh namespace on it, or `None` (printing why).
+async fn on_cluster(prefix: &str) -> Option<(Client, String)> {
+    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").map(PathBuf::from) else {
+        eprintln!(
+            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
+        );
+        return None;
+    };
+    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
+    let config = kubegen_client::Config::load(&options).await.unwrap();
+    let client = Client::new(config).unwrap();
+    super::crds::install(&client).await;
+    let name = format!("{prefix}-{}", std::process::id());
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+    let namespaces =
+        ResourceClient::<k8s_openapi::api::core::v1::Namespace>::cluster(client.clone());
+    namespaces
+        .create(
+            &serde_json::from_value(namespace).unwrap(),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    Some((client, name))
+}
+
+async fn delete_namespace(client: Client, name: &str) {
+    let namespaces = ResourceClient::<k8s_openapi::api::core::v1::Namespace>::cluster(client);
+    namespaces
+        .delete(name, &DeleteOptions::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn applying_one_deployment_field_owns_it_alone_on_cluster() {
+    let Some((client, namespace)) = on_cluster("kubegen-apply-deploy").await else {
+        return;
+    };
+    let result = deployment_scenario(client.clone(), &namespace).await;
+    delete_namespace(client, &namespace).await;
+    result.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn applying_one_custom_resource_field_owns_it_alone_on_cluster() {
+    let Some((client, namespace)) = on_cluster("kubegen-apply-net").await else {
+        return;
+    };
+    let result = network_scenario(client.clone(), &namespace).await;
+    delete_namespace(client, &namespace).await;
+    result.unwrap();
+}
