@@ -71,6 +71,10 @@ SERVED = {
         "roles": [],
         "rolebindings": [],
     },
+    "admissionregistration.k8s.io/v1": {
+        "mutatingwebhookconfigurations": [],
+        "validatingwebhookconfigurations": [],
+    },
     "apiextensions.k8s.io/v1": {"customresourcedefinitions": ["status"]},
 }
 
