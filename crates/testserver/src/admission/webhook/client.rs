@@ -21,7 +21,11 @@ use tokio_rustls::TlsConnector;
 /// The Go client's wording of the failure, after `Post "<url>": ` where Go adds it.
 pub(crate) async fn post(url: &str, ca_pem: Option<&[u8]>, body: Bytes) -> Result<Bytes, String> {
     let uri: Uri = url.parse().map_err(|e| format!("parse {url:?}: {e}"))?;
-    let host = uri.host().unwrap_or("").trim_matches(['[', ']']).to_string();
+    let host = uri
+        .host()
+        .unwrap_or("")
+        .trim_matches(['[', ']'])
+        .to_string();
     let port = uri.port_u16().unwrap_or(443);
     let go = |why: String| format!("Post \"{url}\": {why}");
     let tcp = TcpStream::connect((host.as_str(), port))
@@ -113,7 +117,11 @@ fn tls_error(error: &std::io::Error) -> String {
 /// client-go's `NewGenericServerResponse` for a status that is not a `Status` body (the
 /// message after `failed to call webhook: `).
 fn generic_server_response(code: u16, message: &str) -> String {
-    let server = if message.is_empty() { "unknown" } else { message };
+    let server = if message.is_empty() {
+        "unknown"
+    } else {
+        message
+    };
     match code {
         400 => "the server rejected our request for an unknown reason".into(),
         401 => "Unauthorized".into(),

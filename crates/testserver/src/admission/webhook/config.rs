@@ -122,7 +122,11 @@ pub(crate) fn matching(
         .filter_map(|w| serde_json::from_value::<Vec<Webhook>>(w).ok())
         .flatten()
         .filter(|w| w.rules.iter().any(|r| r.matches(attributes)))
-        .filter(|w| labels.as_ref().is_none_or(|l| selects(w.namespace_selector.as_ref(), l)))
+        .filter(|w| {
+            labels
+                .as_ref()
+                .is_none_or(|l| selects(w.namespace_selector.as_ref(), l))
+        })
         .collect()
 }
 
@@ -245,8 +249,16 @@ mod tests {
     #[test]
     fn rule_resources_match_subresources_only_when_named() {
         assert!(resource_matches("deployments", "deployments", None));
-        assert!(!resource_matches("deployments", "deployments", Some("status")));
-        assert!(resource_matches("deployments/status", "deployments", Some("status")));
+        assert!(!resource_matches(
+            "deployments",
+            "deployments",
+            Some("status")
+        ));
+        assert!(resource_matches(
+            "deployments/status",
+            "deployments",
+            Some("status")
+        ));
         assert!(resource_matches("*", "pods", None));
         assert!(!resource_matches("*", "pods", Some("status")));
         assert!(resource_matches("*/*", "pods", Some("status")));
@@ -260,11 +272,15 @@ mod tests {
         let labels = labels.as_object().unwrap();
         assert!(selects(None, labels));
         assert!(selects(Some(&json!({})), labels));
-        assert!(selects(Some(&json!({"matchLabels": {"team": "a"}})), labels));
-        assert!(!selects(Some(&json!({"matchLabels": {"team": "b"}})), labels));
-        let exp = |op: &str, values: Value| {
-            json!({"matchExpressions": [{"key": "tier", "operator": op, "values": values}]})
-        };
+        assert!(selects(
+            Some(&json!({"matchLabels": {"team": "a"}})),
+            labels
+        ));
+        assert!(!selects(
+            Some(&json!({"matchLabels": {"team": "b"}})),
+            labels
+        ));
+        let exp = |op: &str, values: Value| json!({"matchExpressions": [{"key": "tier", "operator": op, "values": values}]});
         assert!(selects(Some(&exp("In", json!(["web", "db"]))), labels));
         assert!(!selects(Some(&exp("NotIn", json!(["web"]))), labels));
         assert!(selects(Some(&exp("Exists", json!([]))), labels));

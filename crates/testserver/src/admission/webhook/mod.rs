@@ -57,7 +57,11 @@ pub(crate) struct Webhooks {
 impl Webhooks {
     /// The webhooks whose rules and namespace selector match this write (`object` is the
     /// incoming object; `options` the request's Create/Update/DeleteOptions).
-    pub(crate) fn load(attributes: &Attributes<'_>, object: Option<&Value>, options: Value) -> Webhooks {
+    pub(crate) fn load(
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        options: Value,
+    ) -> Webhooks {
         let state = attributes.state;
         let mutating = config::matching(state, Phase::Mutating, attributes, object);
         let validating = config::matching(state, Phase::Validating, attributes, object);
@@ -66,10 +70,14 @@ impl Webhooks {
             .chain(&validating)
             .filter_map(|w| w.client_config.service.as_ref())
             .filter(|s| {
-                let key = crate::storage::objects::ObjectKey::from((s.namespace.clone(), s.name.clone()));
+                let key =
+                    crate::storage::objects::ObjectKey::from((s.namespace.clone(), s.name.clone()));
                 state
                     .store
-                    .get(&crate::registry::ResourceKey::new("", "v1", "services"), &key)
+                    .get(
+                        &crate::registry::ResourceKey::new("", "v1", "services"),
+                        &key,
+                    )
                     .is_some()
             })
             .map(|s| format!("{}/{}", s.namespace, s.name))
@@ -97,7 +105,10 @@ impl Webhooks {
     ///
     /// # Errors
     /// A denial, or a failure of a `failurePolicy: Fail` webhook.
-    pub(crate) async fn mutate(&mut self, mut object: Option<&mut Map<String, Value>>) -> Result<(), ApiError> {
+    pub(crate) async fn mutate(
+        &mut self,
+        mut object: Option<&mut Map<String, Value>>,
+    ) -> Result<(), ApiError> {
         let hooks = std::mem::take(&mut self.mutating);
         let mut after_each = Vec::with_capacity(hooks.len());
         for hook in &hooks {
@@ -115,7 +126,11 @@ impl Webhooks {
         Ok(())
     }
 
-    async fn call_mutating(&mut self, hook: &Webhook, object: Option<&mut Map<String, Value>>) -> Result<(), ApiError> {
+    async fn call_mutating(
+        &mut self,
+        hook: &Webhook,
+        object: Option<&mut Map<String, Value>>,
+    ) -> Result<(), ApiError> {
         let value = object.as_deref().map(|o| Value::Object(o.clone()));
         let Some(answer) = self.call(hook, value.as_ref()).await? else {
             return Ok(());
@@ -150,7 +165,11 @@ impl Webhooks {
 
     /// Calls one webhook if its object selector matches: `Ok(None)` when it was skipped or
     /// failed under `Ignore`.
-    async fn call(&mut self, hook: &Webhook, object: Option<&Value>) -> Result<Option<Answer>, ApiError> {
+    async fn call(
+        &mut self,
+        hook: &Webhook,
+        object: Option<&Value>,
+    ) -> Result<Option<Answer>, ApiError> {
         if !hook.selects_object(object, self.review.old.as_ref()) {
             return Ok(None);
         }
@@ -178,22 +197,37 @@ impl Webhooks {
             (Some(url), _) => url.clone(),
             (None, Some(s)) => {
                 let path = s.path.as_deref().unwrap_or("");
-                format!("https://{}.{}.svc:{}{path}", s.name, s.namespace, s.port.unwrap_or(443))
+                format!(
+                    "https://{}.{}.svc:{}{path}",
+                    s.name,
+                    s.namespace,
+                    s.port.unwrap_or(443)
+                )
             }
             (None, None) => return Err("failed to call webhook: no clientConfig".into()),
         };
         let separator = if base.contains('?') { '&' } else { '?' };
         let url = format!("{base}{separator}timeout={seconds}s");
         if let Some(s) = &hook.client_config.service {
-            let why = if self.services.contains(&format!("{}/{}", s.namespace, s.name)) {
-                format!("dial tcp: lookup {}.{}.svc: no such host", s.name, s.namespace)
+            let why = if self
+                .services
+                .contains(&format!("{}/{}", s.namespace, s.name))
+            {
+                format!(
+                    "dial tcp: lookup {}.{}.svc: no such host",
+                    s.name, s.namespace
+                )
             } else {
                 format!("service \"{}\" not found", s.name)
             };
             return Err(format!("failed to call webhook: Post \"{url}\": {why}"));
         }
         let (uid, body) = self.review.body(hook, object);
-        let ca = hook.client_config.ca_bundle.as_deref().map(review::decode_ca);
+        let ca = hook
+            .client_config
+            .ca_bundle
+            .as_deref()
+            .map(review::decode_ca);
         let call = client::post(&url, ca.as_deref(), body);
         let bytes = match tokio::time::timeout(Duration::from_secs(seconds), call).await {
             Ok(Ok(bytes)) => bytes,

@@ -164,7 +164,12 @@ pub(crate) fn answer(bytes: &[u8], uid: &str, name: &str) -> Result<Answer, Stri
 /// The `Status` of a denial: the webhook's code (400 when unset) and reason, its message after
 /// `admission webhook "<name>" denied the request`.
 fn denial(name: &str, status: Option<&Value>) -> ApiError {
-    let text = |f: &str| status.and_then(|s| s.get(f)).and_then(Value::as_str).unwrap_or("");
+    let text = |f: &str| {
+        status
+            .and_then(|s| s.get(f))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
     let code = status
         .and_then(|s| s.get("code"))
         .and_then(Value::as_u64)
