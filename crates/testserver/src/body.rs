@@ -147,6 +147,16 @@ pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) ->
         .unwrap_or_else(|_| Response::new(full(Bytes::new())))
 }
 
+/// Adds one `Warning: 299 - "<text>"` header per warning (apiserver `warning.AddWarning`).
+pub(crate) fn add_warnings(response: &mut Response<BoxBody>, warnings: &[String]) {
+    for text in warnings {
+        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,15 +200,5 @@ mod tests {
             Bytes::from_static(b"]"),
         );
         assert_eq!(&body.collect().await.unwrap().to_bytes()[..], b"[]");
-    }
-}
-
-/// Adds one `Warning: 299 - "<text>"` header per warning (apiserver `warning.AddWarning`).
-pub(crate) fn add_warnings(response: &mut Response<BoxBody>, warnings: &[String]) {
-    for text in warnings {
-        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            response.headers_mut().append(header::WARNING, value);
-        }
     }
 }

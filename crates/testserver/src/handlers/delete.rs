@@ -88,7 +88,7 @@ fn deleted(
         return Err(ApiError::not_found(target.qualified(), &name));
     };
     if target.dry_run {
-        return Ok(dry_run_response(target, &name, &stored, options));
+        return Ok(dry_run_response(target, &name, stored, options));
     }
     let response = if strategy_for(&target.def).terminates() {
         match namespace::terminate(state, &name) {

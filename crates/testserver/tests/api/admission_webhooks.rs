@@ -105,11 +105,11 @@ async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
                 .encode(patch.to_string())
                 .into();
         }
-        "/needs-mutated" => {
-            if review["request"]["object"]["metadata"]["labels"]["mutated"] != "yes" {
-                response = json!({"uid": uid, "allowed": false,
-                    "status": {"code": 403, "message": "not mutated"}});
-            }
+        "/needs-mutated"
+            if review["request"]["object"]["metadata"]["labels"]["mutated"] != "yes" =>
+        {
+            response = json!({"uid": uid, "allowed": false,
+                "status": {"code": 403, "message": "not mutated"}});
         }
         "/sleep" => tokio::time::sleep(Duration::from_secs(30)).await,
         "/e500" => {
