@@ -74,6 +74,10 @@ SERVED = {
         "roles": [],
         "rolebindings": [],
     },
+    "admissionregistration.k8s.io/v1": {
+        "mutatingwebhookconfigurations": [],
+        "validatingwebhookconfigurations": [],
+    },
     "apiextensions.k8s.io/v1": {"customresourcedefinitions": ["status"]},
 }
 

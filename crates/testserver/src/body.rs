@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use http::{Response, StatusCode, header};
+use http::{HeaderValue, Response, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full};
 use tokio::sync::mpsc;
@@ -145,6 +145,16 @@ pub(crate) fn with_json_type(builder: http::response::Builder, body: BoxBody) ->
         .header(header::CONTENT_TYPE, "application/json")
         .body(body)
         .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+}
+
+/// Adds one `Warning: 299 - "<text>"` header per warning (apiserver `warning.AddWarning`).
+pub(crate) fn add_warnings(response: &mut Response<BoxBody>, warnings: &[String]) {
+    for text in warnings {
+        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
 }
 
 #[cfg(test)]

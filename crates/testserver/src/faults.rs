@@ -339,7 +339,7 @@ mod tests {
         let denied = Failure::Forbidden { user: "nobody" };
         faults.fail_next(2, RequestMatch::any(), denied);
         let cluster = faults.take_failure(&request("list", "configmaps")).unwrap();
-        assert_eq!((cluster.code, cluster.reason), (403, "Forbidden"));
+        assert_eq!((cluster.code, &*cluster.reason), (403, "Forbidden"));
         assert_eq!(
             cluster.message,
             "configmaps is forbidden: User \"nobody\" cannot list resource \"configmaps\" in API group \"\" at the cluster scope"

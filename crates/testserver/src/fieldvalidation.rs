@@ -18,12 +18,12 @@
 //! - Unknown fields are only reported, not dropped: a Warn or Ignore write stores them, where the
 //!   real server would prune them.
 
+pub(crate) use crate::body::add_warnings;
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Response, header};
+use http::{HeaderMap, header};
 use serde_json::Value;
 
 use crate::apiserver::ApiServer;
-use crate::body::BoxBody;
 use crate::openapi::unknown_fields::{strict_error_message, unknown_fields};
 use crate::request::query::Query;
 use crate::request::route::Target;
@@ -135,16 +135,6 @@ fn strict_error(
                 "",
                 vec![crate::status::cause("FieldValueInvalid", "patch", message)],
             )
-        }
-    }
-}
-
-/// Adds one `Warning: 299 - "<text>"` header per warning (apiserver `warning.AddWarning`).
-pub(crate) fn add_warnings(response: &mut Response<BoxBody>, warnings: &[String]) {
-    for text in warnings {
-        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            response.headers_mut().append(header::WARNING, value);
         }
     }
 }

@@ -30,7 +30,8 @@
 //!                         fieldValidation                      fieldvalidation.rs, request/query.rs
 //!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
 //!                         TokenRequest)                          delete,scale,review,token}.rs
-//!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle)
+//!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
+//!                         and the webhooks, outside the lock)   admission/webhook/
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
 //!                                                                strategy)
 //!                         server-side apply, managedFields    apply/, patch.rs, validation.rs
@@ -105,6 +106,10 @@
 //!   creates (`rbac/`). Access reviews (`SelfSubjectAccessReview` / `SelfSubjectRulesReview`)
 //!   answer for the requesting user from the same [`Authorizer`], for `kubectl auth can-i`;
 //!   `SelfSubjectReview` names the requesting user, for `kubectl auth whoami`.
+//! - Admission webhooks: `admissionregistration.k8s.io/v1` Mutating/ValidatingWebhookConfigurations
+//!   (v1.36 serves no v1beta1) are called over HTTPS as v1.36 calls them — rules, selectors,
+//!   failurePolicy, timeouts, JSONPatch, reinvocation, warnings, and the real wording of
+//!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`).
 //! - TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
@@ -125,7 +130,8 @@
 //!
 //! # Deliberately not reproduced
 //! No admission plugin beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse
-//! new content, system namespaces cannot be deleted) and no admission webhooks, no anonymous
+//! new content, system namespaces cannot be deleted) and the admission webhooks (which are not
+//! called for deletecollection, `scale`, `finalize` or TokenRequests), no anonymous
 //! requests, no ClusterRole
 //! aggregation or RBAC escalation checks, no `ancient-changes` compaction of managedFields, no
 //! pruning of unknown fields

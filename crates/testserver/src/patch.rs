@@ -450,7 +450,7 @@ mod tests {
         let more: Value = serde_json::from_str(&nested(30)).unwrap();
         let ops = json!([{"op": "add", "path": innermost, "value": more}]);
         let err = apply(PatchKind::Json, &once, &Bytes::from(ops.to_string()), &cm()).unwrap_err();
-        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert_eq!((err.code, &*err.reason), (422, "Invalid"));
         assert_eq!(
             err.message,
             format!("the patched object is nested more than {MAX_NESTING} levels deep")
@@ -487,7 +487,7 @@ mod tests {
             .collect();
         let body = Bytes::from(Value::Array(ops).to_string());
         let err = apply(PatchKind::Json, &json!({"a": 1}), &body, &cm()).unwrap_err();
-        assert_eq!((err.code, err.reason), (413, "RequestEntityTooLarge"));
+        assert_eq!((err.code, &*err.reason), (413, "RequestEntityTooLarge"));
         assert_eq!(
             err.message,
             "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
@@ -508,7 +508,7 @@ mod tests {
         assert_eq!(
             (
                 err.code,
-                err.reason,
+                &*err.reason,
                 err.message.as_str(),
                 err.empty_details
             ),

@@ -238,12 +238,14 @@ impl ApiServer {
             Verb::Get => handlers::read::get(self, scope, conversion),
             Verb::List => handlers::read::list(self, scope, &query, conversion).await,
             Verb::Watch => watches::start(self, scope, &query, conversion).await,
-            Verb::Create => handlers::create::create(&self.inner.storage, scope, &body),
-            Verb::Update => handlers::update::update(&self.inner.storage, scope, &body),
+            Verb::Create => handlers::create::create(&self.inner.storage, scope, &body).await,
+            Verb::Update => handlers::update::update(&self.inner.storage, scope, &body).await,
             Verb::Patch => {
-                handlers::update::patch(&self.inner.storage, scope, &parts.headers, &body)
+                handlers::update::patch(&self.inner.storage, scope, &parts.headers, &body).await
             }
-            Verb::Delete => handlers::delete::delete(&self.inner.storage, scope, &body, &query),
+            Verb::Delete => {
+                handlers::delete::delete(&self.inner.storage, scope, &body, &query).await
+            }
             Verb::DeleteCollection => {
                 handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
             }

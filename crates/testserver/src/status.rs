@@ -56,7 +56,7 @@ impl Details {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ApiError {
     pub(crate) code: u16,
-    pub(crate) reason: &'static str,
+    pub(crate) reason: std::borrow::Cow<'static, str>,
     pub(crate) message: String,
     pub(crate) details: Box<Details>,
     /// `metadata.continue` of the Status (only the expired-continue 410 carries one).
@@ -93,7 +93,7 @@ impl ApiError {
     fn new(code: u16, reason: &'static str, message: String) -> ApiError {
         ApiError {
             code,
-            reason,
+            reason: reason.into(),
             message,
             details: Box::default(),
             continue_token: None,
@@ -366,6 +366,14 @@ impl ApiError {
         e
     }
 
+    /// An admission webhook's denial: its code, reason and message as it gave them (the
+    /// webhook plugins' `ToStatusErr`).
+    pub(crate) fn from_webhook(code: u16, reason: &str, message: String) -> ApiError {
+        let mut e = ApiError::new(code, "", message);
+        e.reason = reason.to_string().into();
+        e
+    }
+
     /// 503 with a free-form message.
     pub(crate) fn service_unavailable(message: impl Into<String>) -> ApiError {
         ApiError::new(503, "ServiceUnavailable", message.into())
@@ -387,7 +395,7 @@ impl ApiError {
             status: &'static str,
             message: &'a str,
             #[serde(skip_serializing_if = "str::is_empty")]
-            reason: &'static str,
+            reason: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             details: Option<&'a Details>,
             code: u16,
@@ -400,7 +408,7 @@ impl ApiError {
             },
             status: "Failure",
             message: &self.message,
-            reason: self.reason,
+            reason: &self.reason,
             details: (self.empty_details || !self.details.is_empty()).then_some(&*self.details),
             code: self.code,
         };

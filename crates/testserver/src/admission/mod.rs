@@ -9,11 +9,13 @@
 //!   namespace, a terminating namespace takes no new content, the system namespaces cannot be
 //!   deleted.
 //!
-//! Admission webhooks (Mutating/ValidatingWebhookConfiguration) belong at the end of each phase,
-//! as on a real server.
+//! - [`webhook`]: MutatingAdmissionWebhook and ValidatingAdmissionWebhook, the last step of each
+//!   phase as on a real server; `async` (they call out over HTTPS), so the write handlers run
+//!   them apart from the synchronous chain, outside the storage lock.
 
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
+pub(crate) mod webhook;
 
 use serde_json::{Map, Value};
 

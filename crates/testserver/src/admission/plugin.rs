@@ -25,6 +25,8 @@ pub(crate) struct Attributes<'a> {
     pub(crate) name: &'a str,
     /// The stored objects, for plugins that look things up (as the real ones use informers).
     pub(crate) state: &'a State,
+    /// The stored object an update or delete changes (admission's `GetOldObject`).
+    pub(crate) old: Option<&'a Value>,
 }
 
 /// An admission plugin. Both hooks default to admitting.
@@ -66,6 +68,15 @@ impl<'a> Attributes<'a> {
             scope,
             name,
             state,
+            old: None,
+        }
+    }
+
+    /// The same write, naming the stored object it changes.
+    pub(crate) fn with_old(self, old: &'a Value) -> Attributes<'a> {
+        Attributes {
+            old: Some(old),
+            ..self
         }
     }
 }

@@ -301,7 +301,7 @@ fn configurations_the_schema_cannot_type_are_500s_naming_object_and_path() {
     let err = Tracker::new(&schemas, &applier)
         .apply(None, &config, "m1")
         .unwrap_err();
-    assert_eq!((err.code, err.reason), (500, ""));
+    assert_eq!((err.code, &*err.reason), (500, ""));
     assert_eq!(
         err.message,
         "failed to create typed patch object (/x; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"a\"]"

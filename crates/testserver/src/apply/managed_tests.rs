@@ -44,7 +44,7 @@ fn one_conflict_names_manager_and_path_in_the_message() {
     let owner = entry("kubectl-create", false, "", json!({}));
     let set = FieldSet::from_fields_v1(&json!({"f:data": {"f:a": {}}})).unwrap();
     let err = conflict_error(&[(&owner, set)]);
-    assert_eq!((err.code, err.reason), (409, "Conflict"));
+    assert_eq!((err.code, &*err.reason), (409, "Conflict"));
     assert_eq!(
         err.message,
         "Apply failed with 1 conflict: conflict with \"kubectl-create\" using apps/v1: .data.a"

@@ -60,7 +60,7 @@ fn plain_json_first_means_no_conversion_even_with_metadata_ranges_after_it() {
 fn the_single_form_on_a_list_and_the_list_form_on_a_get_are_not_acceptable() {
     let single = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
     let error = conversion(single, "list").unwrap_err();
-    assert_eq!((error.code, error.reason), (406, "NotAcceptable"));
+    assert_eq!((error.code, &*error.reason), (406, "NotAcceptable"));
     assert_eq!(
         error.message,
         "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)"

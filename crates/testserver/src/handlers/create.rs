@@ -7,9 +7,11 @@ use http::{Response, StatusCode};
 use rand::Rng;
 use serde_json::{Map, Value};
 
+use crate::admission::webhook::Webhooks;
 use crate::admission::{self, Attributes, Operation};
 use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
+use crate::body::add_warnings;
 use crate::encode::object_response;
 use crate::kinds::strategy_for;
 use crate::object::{metadata_mut, now, parse_object};
@@ -20,11 +22,11 @@ use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::Storage;
-use crate::storage::objects::Stored;
+use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
-pub(crate) fn create(
+pub(crate) async fn create(
     store: &Storage,
     target: &Scope,
     body: &Bytes,
@@ -34,12 +36,14 @@ pub(crate) fn create(
         return Err(ApiError::unknown_path());
     }
     let object = parse_object(body)?;
-    insert(store, target, object, Fields::Track)
+    insert(store, target, object, Fields::Track).await
 }
 
 /// Creates `object` (from a create's body, or an apply's merged configuration whose
-/// managedFields `fields` says are set already).
-pub(crate) fn insert(
+/// managedFields `fields` says are set already). The admission webhooks run outside the storage
+/// lock: the mutating ones on the incoming object, the validating ones on the object about to be
+/// stored (`crate::admission::webhook`).
+pub(crate) async fn insert(
     store: &Storage,
     target: &Scope,
     mut object: Map<String, Value>,
@@ -60,33 +64,56 @@ pub(crate) fn insert(
         ));
     }
     let given_name = meta_name(meta).to_string();
+    let mut webhooks = {
+        let state = store.lock();
+        let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
+        admission::admit(&attributes, Some(&mut object))?;
+        let incoming = Value::Object(object.clone());
+        Webhooks::load(&attributes, Some(&incoming), create_options(target))
+    };
+    webhooks.mutate(Some(&mut object)).await?;
+    let (key, object) = prepare(&store.lock(), target, object, fields)?;
+    if webhooks.has_validating() {
+        webhooks.set_name(&key.1);
+        webhooks.validate(Some(&object)).await?;
+    }
+    let mut response = store_new(store, target, key, object)?;
+    add_warnings(&mut response, &webhooks.warnings);
+    Ok(response)
+}
+
+/// A create by the server itself, before anyone could install an admission webhook (the RBAC
+/// bootstrap objects): the built-in admission only, synchronously.
+///
+/// # Errors
+/// As a create's.
+pub(crate) fn bootstrap(store: &Storage, target: &Scope, object: Value) -> Result<(), ApiError> {
+    let Value::Object(mut object) = object else {
+        return Err(ApiError::internal("a bootstrap object is not an object"));
+    };
+    check_type_meta(&mut object, &target.def)?;
+    let name = meta_name(metadata_mut(&mut object)?).to_string();
+    let (key, object) = {
+        let state = store.lock();
+        let attributes = Attributes::new(Operation::Create, target, &name, &state);
+        admission::admit(&attributes, Some(&mut object))?;
+        prepare(&state, target, object, Fields::Track)?
+    };
+    store_new(store, target, key, object).map(drop)
+}
+
+/// Stores the admitted, prepared `object` at `key` (or previews it on a dry run).
+fn store_new(
+    store: &Storage,
+    target: &Scope,
+    key: ObjectKey,
+    object: Value,
+) -> Result<Response<BoxBody>, ApiError> {
+    let def = &target.def;
     let mut state = store.lock();
-    let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
-    admission::admit(&attributes, Some(&mut object))?;
-    let meta = metadata_mut(&mut object)?;
-    let name = choose_name(&state, target, meta)?;
-    check_names(def, meta, &name)?;
-    let key = key_of(target, &name);
     if state.store.get(&def.key(), &key).is_some() {
-        return Err(ApiError::already_exists(target.qualified(), &name));
+        return Err(ApiError::already_exists(target.qualified(), &key.1));
     }
-    stamp_new_metadata(metadata_mut(&mut object)?, &name, def.tracks_generation);
-    if def.status_subresource {
-        object.remove("status");
-    }
-    strategy_for(def).prepare_for_create(&mut object)?;
-    let mut object = Value::Object(object);
-    record_write(&state, target, fields, None, &mut object)?;
-    if let Some(too_long) = data_size_cause(def, &object) {
-        return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &name,
-            vec![too_long],
-        ));
-    }
-    let attributes = Attributes::new(Operation::Create, target, &name, &state);
-    admission::validate(&attributes, Some(&object))?;
     if target.dry_run {
         let preview = Stored::new(object, 0);
         return Ok(object_response(
@@ -98,6 +125,55 @@ pub(crate) fn insert(
     strategy_for(def).after_write(&mut state, &stored.value);
     store.notify(state.store.current_rv());
     Ok(object_response(StatusCode::CREATED, &stored))
+}
+
+/// The request's `CreateOptions`, as an admission review carries them.
+fn create_options(target: &Scope) -> Value {
+    let mut options = serde_json::json!({"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"});
+    if target.dry_run {
+        options["dryRun"] = serde_json::json!(["All"]);
+    }
+    options
+}
+
+/// The object as it will be stored, from the admitted incoming one: name chosen and checked,
+/// server metadata stamped, the kind's strategy and managedFields applied, the built-in
+/// validating admission passed.
+///
+/// # Errors
+/// 409 AlreadyExists, 422 Invalid, or a validating plugin's rejection.
+fn prepare(
+    state: &State,
+    target: &Scope,
+    mut object: Map<String, Value>,
+    fields: Fields,
+) -> Result<(ObjectKey, Value), ApiError> {
+    let def = &target.def;
+    let meta = metadata_mut(&mut object)?;
+    let name = choose_name(state, target, meta)?;
+    check_names(def, meta, &name)?;
+    let key = key_of(target, &name);
+    if state.store.get(&def.key(), &key).is_some() {
+        return Err(ApiError::already_exists(target.qualified(), &name));
+    }
+    stamp_new_metadata(metadata_mut(&mut object)?, &name, def.tracks_generation);
+    if def.status_subresource {
+        object.remove("status");
+    }
+    strategy_for(def).prepare_for_create(&mut object)?;
+    let mut object = Value::Object(object);
+    record_write(state, target, fields, None, &mut object)?;
+    if let Some(too_long) = data_size_cause(def, &object) {
+        return Err(ApiError::invalid(
+            &def.group,
+            &def.kind,
+            &name,
+            vec![too_long],
+        ));
+    }
+    let attributes = Attributes::new(Operation::Create, target, &name, state);
+    admission::validate(&attributes, Some(&object))?;
+    Ok((key, object))
 }
 
 /// The chosen name and the `generateName` it came from, if any, validated by the kind's rule.

@@ -9,8 +9,10 @@
 use bytes::Bytes;
 use http::{Response, StatusCode};
 
+use crate::admission::webhook::Webhooks;
 use crate::admission::{self, Attributes, Operation};
 use crate::body::BoxBody;
+use crate::body::add_warnings;
 use crate::body::json_response;
 use crate::encode::object_response;
 use crate::encode::{ItemTypes, json_list_body};
@@ -23,29 +25,73 @@ use crate::request::query::{ListParams, Query};
 use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
+use crate::storage::State;
 use crate::storage::Storage;
-use crate::storage::objects::{ListQuery, Stored};
+use crate::storage::objects::{ListQuery, ObjectKey, Stored};
+use serde_json::Value;
 
-/// `DELETE .../<plural>/<name>`.
-pub(crate) fn delete(
+/// `DELETE .../<plural>/<name>`. The admission webhooks run outside the storage lock, on the
+/// object as it was; the delete then goes ahead on the object as it is.
+pub(crate) async fn delete(
     store: &Storage,
     target: &Scope,
     body: &Bytes,
     query: &Query,
 ) -> Result<Response<BoxBody>, ApiError> {
     let options = DeleteOptions::parse(body, query)?;
+    let mut webhooks = {
+        let state = store.lock();
+        let (stored, key) = existing(&state, target)?;
+        options.check(&target.def.group, &target.def.kind, &key.1, stored)?;
+        let attributes =
+            Attributes::new(Operation::Delete, target, &key.1, &state).with_old(&stored.value);
+        admission::admit(&attributes, None)?;
+        Webhooks::load(&attributes, None, delete_options(body, target))
+    };
+    webhooks.mutate(None).await?;
+    webhooks.validate(None).await?;
     let mut state = store.lock();
     let (stored, key) = existing(&state, target)?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
     let attributes = Attributes::new(Operation::Delete, target, &name, &state);
-    admission::admit(&attributes, None)?;
     admission::validate(&attributes, None)?;
+    let mut response = deleted(store, &mut state, target, &options, key)?;
+    add_warnings(&mut response, &webhooks.warnings);
+    Ok(response)
+}
+
+/// The request's `DeleteOptions` as an admission review carries them: the body's, typed.
+fn delete_options(body: &Bytes, target: &Scope) -> Value {
+    let mut options = serde_json::from_slice::<Value>(body)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}));
+    options["kind"] = "DeleteOptions".into();
+    options["apiVersion"] = "meta.k8s.io/v1".into();
     if target.dry_run {
-        return Ok(dry_run_response(target, &name, stored, &options));
+        options["dryRun"] = serde_json::json!(["All"]);
+    }
+    options
+}
+
+/// Deletes (or terminates, or previews) the admitted object at `key`.
+fn deleted(
+    store: &Storage,
+    state: &mut State,
+    target: &Scope,
+    options: &DeleteOptions,
+    key: ObjectKey,
+) -> Result<Response<BoxBody>, ApiError> {
+    let name = key.1.clone();
+    let Some(stored) = state.store.get(&target.def.key(), &key) else {
+        return Err(ApiError::not_found(target.qualified(), &name));
+    };
+    if target.dry_run {
+        return Ok(dry_run_response(target, &name, stored, options));
     }
     let response = if strategy_for(&target.def).terminates() {
-        match namespace::terminate(&mut state, &name) {
+        match namespace::terminate(state, &name) {
             Some(ns) => object_response(StatusCode::OK, &ns),
             None => json_response(
                 StatusCode::OK,
@@ -53,8 +99,8 @@ pub(crate) fn delete(
             ),
         }
     } else {
-        match delete_object(&mut state, &target.def, &key, &options) {
-            Some(Outcome::Pending(now)) => object_response(pending_code(&options), &now),
+        match delete_object(state, &target.def, &key, options) {
+            Some(Outcome::Pending(now)) => object_response(pending_code(options), &now),
             Some(Outcome::Gone(last)) if target.def.delete_returns_object => {
                 object_response(StatusCode::OK, &last)
             }

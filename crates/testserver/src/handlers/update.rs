@@ -10,9 +10,11 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value};
 
+use crate::admission::webhook::Webhooks;
 use crate::admission::{self, Attributes, Operation};
 use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
 use crate::body::BoxBody;
+use crate::body::add_warnings;
 use crate::encode::object_response;
 use crate::handlers::create;
 use crate::kinds::{Strategy, deletion, strategy_for};
@@ -28,7 +30,7 @@ use crate::storage::objects::{ObjectKey, Stored};
 use crate::validation::check_type_meta;
 
 /// `PUT .../<plural>/<name>[/status]`.
-pub(crate) fn update(
+pub(crate) async fn update(
     store: &Storage,
     target: &Scope,
     body: &Bytes,
@@ -44,16 +46,11 @@ pub(crate) fn update(
         )));
     }
     normalize_namespace(meta, target)?;
-    let mut state = store.lock();
-    let (old, key) = existing(&state, target)?;
-    let old = old.clone();
-    let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    store.notify(state.store.current_rv());
-    Ok(object_response(StatusCode::OK, &stored))
+    admitted(store, target, Fields::Track, &|_, _| Ok(object.clone())).await
 }
 
 /// `PATCH .../<plural>/<name>[/status]`.
-pub(crate) fn patch(
+pub(crate) async fn patch(
     store: &Storage,
     target: &Scope,
     headers: &HeaderMap,
@@ -65,58 +62,138 @@ pub(crate) fn patch(
         .unwrap_or("");
     let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
     if kind == PatchKind::Apply {
-        return apply(store, target, body);
+        return apply(store, target, body).await;
     }
     target.writer.check_no_force()?;
-    let mut state = store.lock();
-    let (old, key) = existing(&state, target)?;
-    let old = old.clone();
-    let patched = patch::apply(kind, &old.value, body, &target.def)?;
-    let Value::Object(mut object) = patched else {
-        return Err(ApiError::bad_request(
-            "the patched object is not a JSON object",
-        ));
+    let patched = |_: &State, old: &Stored| {
+        let Value::Object(mut object) = patch::apply(kind, &old.value, body, &target.def)? else {
+            return Err(ApiError::bad_request(
+                "the patched object is not a JSON object",
+            ));
+        };
+        check_type_meta(&mut object, &target.def)?;
+        let name = target.name.as_deref().unwrap_or_default();
+        let meta = metadata_mut(&mut object)?;
+        if meta.get("name").and_then(Value::as_str) != Some(name) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta.get("name").and_then(Value::as_str).unwrap_or("")
+            )));
+        }
+        normalize_namespace(meta, target)?;
+        Ok(object)
     };
-    check_type_meta(&mut object, &target.def)?;
-    let name = target.name.as_deref().unwrap_or_default();
-    let meta = metadata_mut(&mut object)?;
-    if meta.get("name").and_then(Value::as_str) != Some(name) {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            meta.get("name").and_then(Value::as_str).unwrap_or("")
-        )));
-    }
-    normalize_namespace(meta, target)?;
-    let stored = commit(&mut state, target, key, &old, object, Fields::Track)?;
-    store.notify(state.store.current_rv());
-    Ok(object_response(StatusCode::OK, &stored))
+    admitted(store, target, Fields::Track, &patched).await
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
 /// object, or creates it (201) when there is none.
-fn apply(store: &Storage, target: &Scope, body: &Bytes) -> Result<Response<BoxBody>, ApiError> {
+async fn apply(
+    store: &Storage,
+    target: &Scope,
+    body: &Bytes,
+) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
     let config = Config::parse(body, target)?;
-    let mut state = store.lock();
-    let schemas = KindSchemas::load(&state, &target.def)?;
-    let tracker = Tracker::new(&schemas, target);
-    let (old, key) = match existing(&state, target) {
-        Ok((old, key)) => (old.clone(), key),
-        Err(missing) if missing.code == 404 && target.subresource.is_none() => {
-            let Value::Object(object) = tracker.apply(None, &config, manager)? else {
-                return Err(ApiError::internal("the applied object is not an object"));
-            };
-            drop(state);
-            return create::insert(store, target, object, Fields::Applied);
+    let created = {
+        let state = store.lock();
+        match existing(&state, target) {
+            Ok(_) => None,
+            Err(missing) if missing.code == 404 && target.subresource.is_none() => {
+                let schemas = KindSchemas::load(&state, &target.def)?;
+                let tracker = Tracker::new(&schemas, target);
+                let Value::Object(object) = tracker.apply(None, &config, manager)? else {
+                    return Err(ApiError::internal("the applied object is not an object"));
+                };
+                Some(object)
+            }
+            Err(other) => return Err(other),
         }
-        Err(other) => return Err(other),
     };
-    let Value::Object(next) = tracker.apply(Some(&old.value), &config, manager)? else {
-        return Err(ApiError::internal("the applied object is not an object"));
+    if let Some(object) = created {
+        return create::insert(store, target, object, Fields::Applied).await;
+    }
+    let applied = |state: &State, old: &Stored| {
+        let schemas = KindSchemas::load(state, &target.def)?;
+        let tracker = Tracker::new(&schemas, target);
+        let Value::Object(next) = tracker.apply(Some(&old.value), &config, manager)? else {
+            return Err(ApiError::internal("the applied object is not an object"));
+        };
+        Ok(next)
     };
-    let stored = commit(&mut state, target, key, &old, next, Fields::Applied)?;
-    store.notify(state.store.current_rv());
-    Ok(object_response(StatusCode::OK, &stored))
+    admitted(store, target, Fields::Applied, &applied).await
+}
+
+/// How a write makes the incoming object from the stored one (a PUT's body, a patch applied).
+type Incoming<'a> =
+    dyn Fn(&State, &Stored) -> Result<Map<String, Value>, ApiError> + Send + Sync + 'a;
+
+/// How often an update whose object changed while its webhooks ran starts over (the real
+/// `GuaranteedUpdate` retries too) before answering 409.
+const ATTEMPTS: usize = 5;
+
+/// An update through the admission webhooks: the mutating ones see the incoming object, the
+/// validating ones the object [`commit`] would store (computed as a dry run), all outside the
+/// storage lock; then the update is committed if the stored object did not change meanwhile.
+async fn admitted(
+    store: &Storage,
+    target: &Scope,
+    fields: Fields,
+    incoming: &Incoming<'_>,
+) -> Result<Response<BoxBody>, ApiError> {
+    let name = target.name.clone().unwrap_or_default();
+    for _ in 0..ATTEMPTS {
+        let (old, key, mut object, mut webhooks) = {
+            let state = store.lock();
+            let (old, key) = existing(&state, target)?;
+            let old = old.clone();
+            let object = incoming(&state, &old)?;
+            let attributes =
+                Attributes::new(Operation::Update, target, &name, &state).with_old(&old.value);
+            let value = Value::Object(object.clone());
+            let webhooks = Webhooks::load(&attributes, Some(&value), update_options(target));
+            (old, key, object, webhooks)
+        };
+        webhooks.mutate(Some(&mut object)).await?;
+        if webhooks.has_validating() {
+            let preview_scope = Scope {
+                dry_run: true,
+                ..target.clone()
+            };
+            let preview = commit(
+                &mut store.lock(),
+                &preview_scope,
+                key.clone(),
+                &old,
+                object.clone(),
+                fields,
+            )?;
+            webhooks.validate(Some(&preview.value)).await?;
+        }
+        let mut state = store.lock();
+        if existing(&state, target)?.0.rv != old.rv {
+            continue;
+        }
+        let stored = commit(&mut state, target, key, &old, object, fields)?;
+        store.notify(state.store.current_rv());
+        let mut response = object_response(StatusCode::OK, &stored);
+        add_warnings(&mut response, &webhooks.warnings);
+        return Ok(response);
+    }
+    Err(ApiError::conflict(
+        target.qualified(),
+        &name,
+        ApiError::MODIFIED,
+    ))
+}
+
+/// The request's `UpdateOptions` (a patch's too, as the real server sends them).
+fn update_options(target: &Scope) -> Value {
+    let mut options = serde_json::json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"});
+    if target.dry_run {
+        options["dryRun"] = serde_json::json!(["All"]);
+    }
+    options
 }
 
 /// Stores `incoming` as the next version of `old` under the update rules (see the module docs).

@@ -12,6 +12,7 @@
 //! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | here | a `/status` write also changes metadata (a Deployment's labels excepted) |
+//! | Mutating/ValidatingWebhookConfiguration | [`webhook_configuration`] | defaults and the required fields on create/update |
 //! | access and subject reviews | here | answered, never stored (`crate::handlers::review`) |
 //!
 //! The generic deletion (finalizers, `deletionTimestamp`, the removal hooks) shared by `delete`,
@@ -22,6 +23,7 @@ pub(crate) mod crd;
 pub(crate) mod deletion;
 pub(crate) mod namespace;
 pub(crate) mod pod;
+pub(crate) mod webhook_configuration;
 
 pub(crate) mod strategy;
 
@@ -74,6 +76,12 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("authorization.k8s.io", "selfsubjectaccessreviews") => &Reviews(Review::Access),
         ("authorization.k8s.io", "selfsubjectrulesreviews") => &Reviews(Review::Rules),
         ("authentication.k8s.io", "selfsubjectreviews") => &Reviews(Review::Subject),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
+            &webhook_configuration::WebhookConfigurations { mutating: true }
+        }
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
+            &webhook_configuration::WebhookConfigurations { mutating: false }
+        }
         _ => &Generic,
     }
 }

@@ -5,12 +5,11 @@
 //! health and version endpoints (`system:public-info-viewer`, unauthenticated users too). Rules,
 //! labels and annotations are those of v1.36 (checked with `kubectl get clusterrole -o json`).
 
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
 use crate::authz::UserInfo;
-use crate::handlers::create::create;
+use crate::handlers::create;
 use crate::request::route::Target;
 use crate::request::scope::Scope;
 use crate::request::verb::Verb;
@@ -113,7 +112,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                     ..Default::default()
                 },
             };
-            if let Err(e) = create(&api.inner.storage, &scope, &Bytes::from(object.to_string())) {
+            if let Err(e) = create::bootstrap(&api.inner.storage, &scope, object) {
                 tracing::warn!(%name, %plural, error = %e.message, "bootstrapping RBAC failed");
             }
         }

@@ -47,7 +47,7 @@ fn missing_or_unknown_tokens_are_unauthorized() {
     for token in [None, Some("nope")] {
         let e = api.authenticate(&headers(token)).unwrap_err();
         assert_eq!(
-            (e.code, e.reason, e.message.as_str()),
+            (e.code, &*e.reason, e.message.as_str()),
             (401, "Unauthorized", "Unauthorized")
         );
     }

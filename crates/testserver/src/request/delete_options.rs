@@ -217,7 +217,7 @@ mod tests {
     fn unknown_propagation_policy_is_invalid() {
         let query = Query::parse(Some("propagationPolicy=Bogus"));
         let err = DeleteOptions::parse(&Bytes::new(), &query).unwrap_err();
-        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert_eq!((err.code, &*err.reason), (422, "Invalid"));
         assert_eq!(
             err.message,
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Bogus\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""

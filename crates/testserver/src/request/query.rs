@@ -280,7 +280,7 @@ mod tests {
     fn rv_match_without_resource_version_is_invalid() {
         let q = Query::parse(Some("resourceVersionMatch=NotOlderThan"));
         let err = ListParams::parse(&q, &def(), false).unwrap_err();
-        assert_eq!((err.code, err.reason), (422, "Invalid"));
+        assert_eq!((err.code, &*err.reason), (422, "Invalid"));
         assert_eq!(
             err.message,
             "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
@@ -313,7 +313,7 @@ mod tests {
     fn numbers_beyond_int64_are_out_of_range() {
         let q = Query::parse(Some("limit=9223372036854775808"));
         let err = ListParams::parse(&q, &def(), false).unwrap_err();
-        assert_eq!((err.code, err.reason), (400, "BadRequest"));
+        assert_eq!((err.code, &*err.reason), (400, "BadRequest"));
         assert_eq!(
             err.message,
             "invalid value for limit: strconv.ParseInt: parsing \"9223372036854775808\": value out of range"

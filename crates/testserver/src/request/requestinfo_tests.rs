@@ -145,7 +145,7 @@ fn denial_details_name_the_resource_and_object_and_stay_empty_for_paths() {
         &info("GET", "/apis/apps/v1/namespaces/d/deployments/web/status"),
         "",
     );
-    assert_eq!((e.code, e.reason), (403, "Forbidden"));
+    assert_eq!((e.code, &*e.reason), (403, "Forbidden"));
     assert_eq!(
         (
             e.details.name.as_str(),

@@ -296,7 +296,7 @@ mod tests {
     fn malformed_label_selectors_are_bad_requests() {
         for sel in ["app=web web", "tier in front", "a b", "x=(", "n>abc"] {
             let err = LabelSelector::parse(sel).unwrap_err();
-            assert_eq!((err.code, err.reason), (400, "BadRequest"), "{sel}");
+            assert_eq!((err.code, &*err.reason), (400, "BadRequest"), "{sel}");
             assert!(
                 err.message.starts_with("unable to parse requirement"),
                 "{}",

@@ -64,7 +64,7 @@ fn include_object_is_parsed_and_validated() {
     }
     let err =
         TableRequest::from_request(&headers, &Query::parse(Some("includeObject=All"))).unwrap_err();
-    assert_eq!((err.code, err.reason), (400, "BadRequest"));
+    assert_eq!((err.code, &*err.reason), (400, "BadRequest"));
     assert_eq!(
         err.message,
         "Unable to convert to Table as requested: includeObject: Invalid value: \"All\": must be 'Metadata', 'Object', 'None', or empty"

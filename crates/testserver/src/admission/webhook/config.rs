@@ -1,0 +1,289 @@
+//! Which webhooks a write goes to: the stored Mutating/ValidatingWebhookConfigurations, read as
+//! the real server's configuration manager reads them (configurations in name order, webhooks in
+//! their order), and the matching of `rules`, `namespaceSelector` and `objectSelector`
+//! (apiserver `pkg/admission/plugin/webhook/{configuration,predicates/rules,predicates/namespace,
+//! predicates/object}`).
+//!
+//! `matchPolicy: Equivalent` matches as `Exact` does: this server serves each resource in one
+//! version only (no equivalent resources to convert to). `matchConditions` (CEL) are not
+//! evaluated: a webhook with them is called as if they all held.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::admission::plugin::{Attributes, Operation};
+use crate::kinds::namespace::{namespaces, ns_key};
+use crate::registry::ResourceKey;
+use crate::storage::State;
+use crate::storage::objects::ListQuery;
+
+/// One webhook of a configuration, with the defaults the configuration's strategy stored.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Webhook {
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) client_config: ClientConfig,
+    #[serde(default)]
+    rules: Vec<Rule>,
+    #[serde(default)]
+    pub(crate) failure_policy: Option<String>,
+    #[serde(default)]
+    namespace_selector: Option<Value>,
+    #[serde(default)]
+    object_selector: Option<Value>,
+    #[serde(default)]
+    pub(crate) timeout_seconds: Option<u64>,
+    #[serde(default)]
+    pub(crate) admission_review_versions: Vec<String>,
+    #[serde(default)]
+    pub(crate) reinvocation_policy: Option<String>,
+}
+
+/// Where the webhook is served.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClientConfig {
+    pub(crate) url: Option<String>,
+    pub(crate) service: Option<ServiceReference>,
+    #[serde(default)]
+    pub(crate) ca_bundle: Option<String>,
+}
+
+/// `clientConfig.service`.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct ServiceReference {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) path: Option<String>,
+    pub(crate) port: Option<u16>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    #[serde(default)]
+    operations: Vec<String>,
+    #[serde(default)]
+    api_groups: Vec<String>,
+    #[serde(default)]
+    api_versions: Vec<String>,
+    #[serde(default)]
+    resources: Vec<String>,
+    scope: Option<String>,
+}
+
+/// Mutating or validating configurations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Mutating,
+    Validating,
+}
+
+impl Phase {
+    fn plural(self) -> &'static str {
+        match self {
+            Phase::Mutating => "mutatingwebhookconfigurations",
+            Phase::Validating => "validatingwebhookconfigurations",
+        }
+    }
+}
+
+/// The webhooks of `phase` whose rules and namespace selector match the write, configurations in
+/// name order. Writes to the webhook configurations themselves are exempt, as on the real
+/// server (a broken webhook could otherwise never be removed).
+pub(crate) fn matching(
+    state: &State,
+    phase: Phase,
+    attributes: &Attributes<'_>,
+    object: Option<&Value>,
+) -> Vec<Webhook> {
+    let scope = attributes.scope;
+    if scope.def.group == "admissionregistration.k8s.io" {
+        return Vec::new();
+    }
+    let key = ResourceKey::new("admissionregistration.k8s.io", "v1", phase.plural());
+    let keep = |_: &crate::storage::objects::Stored| true;
+    let query = ListQuery {
+        namespace: None,
+        at: None,
+        after: None,
+        limit: None,
+        keep: &keep,
+    };
+    let (mut configurations, _) = state.store.list(&key, &query).unwrap_or_default();
+    configurations.sort_by(|a, b| {
+        crate::object::meta_str(&a.value, "name").cmp(crate::object::meta_str(&b.value, "name"))
+    });
+    let labels = namespace_labels(state, attributes, object);
+    configurations
+        .iter()
+        .filter_map(|c| c.value.get("webhooks").cloned())
+        .filter_map(|w| serde_json::from_value::<Vec<Webhook>>(w).ok())
+        .flatten()
+        .filter(|w| w.rules.iter().any(|r| r.matches(attributes)))
+        .filter(|w| {
+            labels
+                .as_ref()
+                .is_none_or(|l| selects(w.namespace_selector.as_ref(), l))
+        })
+        .collect()
+}
+
+/// The labels a `namespaceSelector` is matched against: the request namespace's, or the
+/// namespace's own for a write to a namespace; `None` (always matches) for other cluster-scoped
+/// objects.
+fn namespace_labels(
+    state: &State,
+    attributes: &Attributes<'_>,
+    object: Option<&Value>,
+) -> Option<Map<String, Value>> {
+    let scope = attributes.scope;
+    let is_namespace = scope.def.group.is_empty() && scope.def.plural == "namespaces";
+    if is_namespace {
+        return Some(labels_of(object.or(attributes.old)));
+    }
+    let ns = scope.namespace.as_deref()?;
+    let stored = state.store.get(&namespaces(), &ns_key(ns));
+    Some(labels_of(stored.as_ref().map(|s| &*s.value)))
+}
+
+fn labels_of(object: Option<&Value>) -> Map<String, Value> {
+    object
+        .and_then(|o| o.pointer("/metadata/labels"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+impl Webhook {
+    /// Whether the `objectSelector` matches the new or the old object's labels.
+    pub(crate) fn selects_object(&self, object: Option<&Value>, old: Option<&Value>) -> bool {
+        [object, old]
+            .into_iter()
+            .flatten()
+            .any(|o| selects(self.object_selector.as_ref(), &labels_of(Some(o))))
+    }
+}
+
+impl Rule {
+    fn matches(&self, attributes: &Attributes<'_>) -> bool {
+        let scope = attributes.scope;
+        let operation = match attributes.operation {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        };
+        let any = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
+        let scoped = match self.scope.as_deref() {
+            Some("Cluster") => !scope.def.namespaced,
+            Some("Namespaced") => scope.def.namespaced,
+            _ => true,
+        };
+        any(&self.operations, operation)
+            && any(&self.api_groups, &scope.def.group)
+            && any(&self.api_versions, &scope.def.version)
+            && self
+                .resources
+                .iter()
+                .any(|r| resource_matches(r, &scope.def.plural, scope.subresource.as_deref()))
+            && scoped
+    }
+}
+
+/// A rule's resource (`deployments`, `*`, `deployments/status`, `*/status`, `*/*`) against the
+/// request's resource and subresource.
+fn resource_matches(rule: &str, resource: &str, subresource: Option<&str>) -> bool {
+    let (rule_resource, rule_sub) = match rule.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (rule, None),
+    };
+    let resource_ok = rule_resource == "*" || rule_resource == resource;
+    let sub_ok = match (rule_sub, subresource) {
+        (None, None) => true,
+        (Some("*"), _) => true,
+        (Some(want), Some(have)) => want == have,
+        _ => false,
+    };
+    resource_ok && sub_ok
+}
+
+/// A `metav1.LabelSelector` (absent or `{}` selects everything) against `labels`.
+fn selects(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
+    let Some(selector) = selector else {
+        return true;
+    };
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .is_none_or(|m| m.iter().all(|(k, v)| label(k) == v.as_str()));
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    match_labels
+        && expressions.iter().all(|e| {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match e.get("operator").and_then(Value::as_str) {
+                Some("In") => label(key).is_some_and(|l| values.contains(&l)),
+                Some("NotIn") => label(key).is_none_or(|l| !values.contains(&l)),
+                Some("Exists") => label(key).is_some(),
+                Some("DoesNotExist") => label(key).is_none(),
+                _ => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rule_resources_match_subresources_only_when_named() {
+        assert!(resource_matches("deployments", "deployments", None));
+        assert!(!resource_matches(
+            "deployments",
+            "deployments",
+            Some("status")
+        ));
+        assert!(resource_matches(
+            "deployments/status",
+            "deployments",
+            Some("status")
+        ));
+        assert!(resource_matches("*", "pods", None));
+        assert!(!resource_matches("*", "pods", Some("status")));
+        assert!(resource_matches("*/*", "pods", Some("status")));
+        assert!(resource_matches("*/status", "pods", Some("status")));
+        assert!(!resource_matches("pods", "deployments", None));
+    }
+
+    #[test]
+    fn label_selectors_follow_match_labels_and_expressions() {
+        let labels = json!({"team": "a", "tier": "web"});
+        let labels = labels.as_object().unwrap();
+        assert!(selects(None, labels));
+        assert!(selects(Some(&json!({})), labels));
+        assert!(selects(
+            Some(&json!({"matchLabels": {"team": "a"}})),
+            labels
+        ));
+        assert!(!selects(
+            Some(&json!({"matchLabels": {"team": "b"}})),
+            labels
+        ));
+        let exp = |op: &str, values: Value| json!({"matchExpressions": [{"key": "tier", "operator": op, "values": values}]});
+        assert!(selects(Some(&exp("In", json!(["web", "db"]))), labels));
+        assert!(!selects(Some(&exp("NotIn", json!(["web"]))), labels));
+        assert!(selects(Some(&exp("Exists", json!([]))), labels));
+        assert!(!selects(Some(&exp("DoesNotExist", json!([]))), labels));
+    }
+}

@@ -1,0 +1,243 @@
+//! The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins (apiserver
+//! `pkg/admission/plugin/webhook/{mutating,validating}/dispatcher.go`): the last mutating and the
+//! last validating step of every write, calling the webhooks the stored configurations name.
+//!
+//! Unlike the built-in plugins these are `async` and run outside the storage lock (a webhook may
+//! well call back into this server): the write handlers take [`Webhooks::load`] while they hold
+//! the lock, release it, call [`Webhooks::mutate`] on the incoming object and, once the object
+//! to store is computed, [`Webhooks::validate`] on it, then take the lock again to store.
+//!
+//! # Behaviour reproduced (checked against v1.36, see `docs/webhook-reference.md`)
+//! - Mutating webhooks in configuration-name order, each seeing the previous one's JSONPatch;
+//!   `reinvocationPolicy: IfNeeded` webhooks run once more when a later one changed the object;
+//!   validating webhooks see the object as it will be stored.
+//! - The review: `admission.k8s.io/v1` when the webhook lists it first among
+//!   `admissionReviewVersions` it and the server share, else `v1beta1`; uid, kind, resource,
+//!   subResource, requestKind/Resource, name, namespace, operation, userInfo, object, oldObject,
+//!   dryRun, options. The URL gets `?timeout=<timeoutSeconds>s`.
+//! - Denials: the webhook's `status.code` (400 when unset) and `status.reason`, the message
+//!   `admission webhook "<name>" denied the request: <message>` (or `... without explanation`).
+//! - Failures (timeouts, refused connections, TLS, non-200, unreadable answers, a wrong uid):
+//!   500 `InternalError` `failed calling webhook "<name>": ...` under `failurePolicy: Fail`,
+//!   ignored under `Ignore`. Warnings become `Warning` headers.
+//! - `clientConfig.service`: there is no cluster network here; a missing Service is
+//!   `service "<name>" not found` as on the real server, an existing one is dialed as the real
+//!   server would dial it without cluster DNS (`lookup <name>.<ns>.svc: no such host`).
+//!
+//! # Differences
+//! `matchConditions` are not evaluated; `matchPolicy: Equivalent` has no equivalent resources to
+//! find (one served version per resource); Go's JSON and JSONPatch error texts are Rust's.
+
+mod client;
+pub(crate) mod config;
+mod review;
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+pub(crate) use config::Phase;
+
+use crate::admission::plugin::Attributes;
+use crate::status::ApiError;
+use config::Webhook;
+use review::{Answer, Review};
+
+/// The webhooks one write goes to, and what they said.
+pub(crate) struct Webhooks {
+    mutating: Vec<Webhook>,
+    validating: Vec<Webhook>,
+    review: Review,
+    /// Services that exist, by `namespace/name` (for `clientConfig.service`).
+    services: Vec<String>,
+    /// Warnings the webhooks returned, in order.
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Webhooks {
+    /// The webhooks whose rules and namespace selector match this write (`object` is the
+    /// incoming object; `options` the request's Create/Update/DeleteOptions).
+    pub(crate) fn load(
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        options: Value,
+    ) -> Webhooks {
+        let state = attributes.state;
+        let mutating = config::matching(state, Phase::Mutating, attributes, object);
+        let validating = config::matching(state, Phase::Validating, attributes, object);
+        let services = mutating
+            .iter()
+            .chain(&validating)
+            .filter_map(|w| w.client_config.service.as_ref())
+            .filter(|s| {
+                let key =
+                    crate::storage::objects::ObjectKey::from((s.namespace.clone(), s.name.clone()));
+                state
+                    .store
+                    .get(
+                        &crate::registry::ResourceKey::new("", "v1", "services"),
+                        &key,
+                    )
+                    .is_some()
+            })
+            .map(|s| format!("{}/{}", s.namespace, s.name))
+            .collect();
+        Webhooks {
+            mutating,
+            validating,
+            review: Review::new(attributes, options),
+            services,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Whether any validating webhook may be called (so the handler must release its lock).
+    pub(crate) fn has_validating(&self) -> bool {
+        !self.validating.is_empty()
+    }
+
+    /// The name chosen for a created object (after `generateName`), for the validating review.
+    pub(crate) fn set_name(&mut self, name: &str) {
+        self.review.name = name.to_string();
+    }
+
+    /// Runs the mutating webhooks on `object` (None on delete), applying their patches.
+    ///
+    /// # Errors
+    /// A denial, or a failure of a `failurePolicy: Fail` webhook.
+    pub(crate) async fn mutate(
+        &mut self,
+        mut object: Option<&mut Map<String, Value>>,
+    ) -> Result<(), ApiError> {
+        let hooks = std::mem::take(&mut self.mutating);
+        let mut after_each = Vec::with_capacity(hooks.len());
+        for hook in &hooks {
+            self.call_mutating(hook, object.as_deref_mut()).await?;
+            after_each.push(object.as_deref().cloned());
+        }
+        let last = object.as_deref().cloned();
+        for (hook, after) in hooks.iter().zip(after_each) {
+            let reinvoke = hook.reinvocation_policy.as_deref() == Some("IfNeeded");
+            if reinvoke && after != last {
+                self.call_mutating(hook, object.as_deref_mut()).await?;
+            }
+        }
+        self.mutating = hooks;
+        Ok(())
+    }
+
+    async fn call_mutating(
+        &mut self,
+        hook: &Webhook,
+        object: Option<&mut Map<String, Value>>,
+    ) -> Result<(), ApiError> {
+        let value = object.as_deref().map(|o| Value::Object(o.clone()));
+        let Some(answer) = self.call(hook, value.as_ref()).await? else {
+            return Ok(());
+        };
+        if let (Some(patch), Some(object)) = (answer.patch, object) {
+            let mut patched = Value::Object(std::mem::take(object));
+            let result = json_patch::patch(&mut patched, &patch);
+            if let Value::Object(map) = patched {
+                *object = map;
+            }
+            result.map_err(|e| ApiError::internal(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Runs the validating webhooks on the object about to be stored (None on delete).
+    ///
+    /// # Errors
+    /// A denial, or a failure of a `failurePolicy: Fail` webhook.
+    pub(crate) async fn validate(&mut self, object: Option<&Value>) -> Result<(), ApiError> {
+        let hooks = std::mem::take(&mut self.validating);
+        let mut outcome = Ok(());
+        for hook in &hooks {
+            if let Err(e) = self.call(hook, object).await {
+                outcome = Err(e);
+                break;
+            }
+        }
+        self.validating = hooks;
+        outcome
+    }
+
+    /// Calls one webhook if its object selector matches: `Ok(None)` when it was skipped or
+    /// failed under `Ignore`.
+    async fn call(
+        &mut self,
+        hook: &Webhook,
+        object: Option<&Value>,
+    ) -> Result<Option<Answer>, ApiError> {
+        if !hook.selects_object(object, self.review.old.as_ref()) {
+            return Ok(None);
+        }
+        let outcome = self.exchange(hook, object).await;
+        match outcome {
+            Ok(answer) => {
+                self.warnings.extend(answer.warnings.iter().cloned());
+                if let Some(denial) = answer.denial {
+                    return Err(denial);
+                }
+                Ok(Some(answer))
+            }
+            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => Ok(None),
+            Err(why) => Err(ApiError::internal(format!(
+                "failed calling webhook \"{}\": {why}",
+                hook.name
+            ))),
+        }
+    }
+
+    /// One review sent and its answer read, within the webhook's timeout.
+    async fn exchange(&self, hook: &Webhook, object: Option<&Value>) -> Result<Answer, String> {
+        let seconds = hook.timeout_seconds.unwrap_or(10);
+        let base = match (&hook.client_config.url, &hook.client_config.service) {
+            (Some(url), _) => url.clone(),
+            (None, Some(s)) => {
+                let path = s.path.as_deref().unwrap_or("");
+                format!(
+                    "https://{}.{}.svc:{}{path}",
+                    s.name,
+                    s.namespace,
+                    s.port.unwrap_or(443)
+                )
+            }
+            (None, None) => return Err("failed to call webhook: no clientConfig".into()),
+        };
+        let separator = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{separator}timeout={seconds}s");
+        if let Some(s) = &hook.client_config.service {
+            let why = if self
+                .services
+                .contains(&format!("{}/{}", s.namespace, s.name))
+            {
+                format!(
+                    "dial tcp: lookup {}.{}.svc: no such host",
+                    s.name, s.namespace
+                )
+            } else {
+                format!("service \"{}\" not found", s.name)
+            };
+            return Err(format!("failed to call webhook: Post \"{url}\": {why}"));
+        }
+        let (uid, body) = self.review.body(hook, object);
+        let ca = hook
+            .client_config
+            .ca_bundle
+            .as_deref()
+            .map(review::decode_ca);
+        let call = client::post(&url, ca.as_deref(), body);
+        let bytes = match tokio::time::timeout(Duration::from_secs(seconds), call).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(why)) => return Err(format!("failed to call webhook: {why}")),
+            Err(_) => {
+                return Err(format!(
+                    "failed to call webhook: Post \"{url}\": context deadline exceeded"
+                ));
+            }
+        };
+        review::answer(&bytes, &uid, &hook.name)
+    }
+}
