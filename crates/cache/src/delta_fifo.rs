@@ -64,6 +64,8 @@ struct FifoState<K> {
     initial_population: usize,
     /// Set by `close`; `pop` returns `None` from then on.
     closed: bool,
+    /// The informer's name, in the queue's trace events (empty for a queue of its own).
+    name: String,
 }
 
 impl<K: Resource> DeltaFifo<K> {
@@ -75,12 +77,20 @@ impl<K: Resource> DeltaFifo<K> {
             populated: false,
             initial_population: 0,
             closed: false,
+            name: String::new(),
         };
         Self {
             state: Mutex::new(state),
             ready: Notify::new(),
             known,
         }
+    }
+
+    /// The same queue, naming `informer` in its trace events (so a reader of the trace can tell
+    /// several informers' pipelines apart).
+    pub(crate) fn named(mut self, informer: &str) -> Self {
+        self.state.get_mut().name = informer.to_owned();
+        self
     }
 
     /// Queues `Added(obj)`.
@@ -273,7 +283,7 @@ impl<K> FifoState<K> {
     fn queue(&mut self, key: ObjectKey, delta: Delta<K>) {
         // The DeltaFIFO step of one object's trip (docs/informer-internals.md, step 3); the
         // network-controller example prints it.
-        trace!(%key, delta = delta.type_name(), "delta queued");
+        trace!(informer = %self.name, %key, delta = delta.type_name(), "delta queued");
         match self.items.entry(key) {
             Entry::Occupied(mut entry) => {
                 let deltas = entry.get_mut();

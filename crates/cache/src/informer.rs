@@ -214,7 +214,7 @@ where
         let panics = Arc::new(PanicCounters::new(&options.metrics, &name));
         let tasks = Arc::new(Tasks::default());
         let indexer = Indexer::with_panic_counters(Arc::clone(&panics));
-        let fifo = Arc::new(DeltaFifo::new(indexer.clone()));
+        let fifo = Arc::new(DeltaFifo::new(indexer.clone()).named(&name));
         let config = ReflectorConfig {
             name: name.clone(),
             page_size: (options.page_size != 0).then_some(options.page_size),

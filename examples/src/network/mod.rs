@@ -55,6 +55,7 @@ impl NetworkController {
         let options = FactoryOptions::default().namespace(namespace);
         let factory = SharedInformerFactory::new(client, options);
         let networks = factory.samplecrd_v1().networks().informer();
+        trace.follow(networks.name());
         networks.add_event_handler(TracingHandler { trace })?;
         factory.start();
         factory.wait_for_cache_sync(SYNC_TIMEOUT).await?;

@@ -88,6 +88,9 @@ pub struct PipelineTrace {
     /// Invariant: at most [`KEPT_STEPS`] entries, oldest first.
     steps: Arc<Mutex<VecDeque<Step>>>,
     recorded: Arc<Notify>,
+    /// The informer whose events are recorded ([`PipelineTrace::follow`]); others in the same
+    /// process (the embedded server's controller-manager runs informers too) are left out.
+    followed: Arc<Mutex<Option<String>>>,
 }
 
 impl PipelineTrace {
@@ -97,7 +100,21 @@ impl PipelineTrace {
             output,
             steps: Arc::default(),
             recorded: Arc::default(),
+            followed: Arc::default(),
         }
+    }
+
+    /// Records only the events of the informer named `informer` (`SharedIndexInformer::name`).
+    pub fn follow(&self, informer: &str) {
+        *self.followed.lock() = Some(informer.to_owned());
+    }
+
+    /// Whether an event of the informer named `informer` belongs in the trace.
+    fn follows(&self, informer: &str) -> bool {
+        self.followed
+            .lock()
+            .as_deref()
+            .is_none_or(|followed| followed == informer)
     }
 
     /// Records (and, with [`TraceOutput::Print`], prints) `step`.
@@ -174,6 +191,15 @@ impl<S: Subscriber> Layer<S> for CacheEvents {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         let mut fields = Fields::default();
         event.record(&mut fields);
+        // The reflector names its informer `reflector`, the DeltaFIFO and the process loop
+        // `informer`.
+        let informer = match fields.get("reflector") {
+            "" => fields.get("informer"),
+            name => name,
+        };
+        if !self.0.follows(informer) {
+            return;
+        }
         if let Some(step) = fields.step() {
             self.0.record(step);
         }
