@@ -123,14 +123,3 @@ async fn generated_crds_are_served_and_round_trip_a_sample_of_each_kind() {
         network.spec
     );
 }
-
-/// Creates every CRD of deploy/crd.yaml on `client`'s server; those already there are kept.
-pub(crate) async fn install(client: &kubegen_client::Client) {
-    let api = ResourceClient::<CustomResourceDefinition>::cluster(client.clone());
-    for crd in crds() {
-        match api.create(&crd, &CreateOptions::default()).await {
-            Err(error) if !error.is_already_exists() => panic!("CRD not accepted: {error}"),
-            _ => {}
-        }
-    }
-}
