@@ -273,6 +273,9 @@ check "delete the namespace: it finishes" "namespace \"$ns-doomed\" deleted" -- 
 refuse "the namespace is gone" 'NotFound|not found' -- k get namespace "$ns-doomed"
 if [ -n "$server_pid" ]; then
   check "the controller ran against the same server" 'cache-forbidden' -- k -n police-demo get events
+  refuse "the admission webhook refuses a forbidden image" "admission webhook \"deployments.image-police.police.example.com\" denied the request: image-police: Deployment runs images not allowed in namespace \"$ns\" by WhiteLists \\[\"allowed\"\\]: image \"redis:7.4\"" -- k -n "$ns" create deployment forbidden --image=redis:7.4
+  # The controller is the safety net for what was admitted while the webhook was away.
+  check "without the webhook configuration" 'deleted' -- k delete validatingwebhookconfiguration image-police
   check "a forbidden image is created" 'deployment.apps/forbidden created' -- k -n "$ns" create deployment forbidden --image=redis:7.4
   # (kubectl wait prints nothing when the object is already gone by the time it looks)
   check "the controller deletes it" '' -- k -n "$ns" wait --for=delete deployment/forbidden --timeout=60s

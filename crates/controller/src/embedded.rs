@@ -6,6 +6,12 @@
 //! runs, and one with a token of the `image-police` ServiceAccount, which the controller uses, so
 //! it runs with exactly the permissions deploy/rbac.yaml grants, as in a cluster. README's first
 //! command.
+//!
+//! The admission webhook runs too: deploy/webhook.yaml's `ValidatingWebhookConfiguration` is
+//! installed with its `clientConfig` pointing at `https://127.0.0.1:<port>` (there is no Service
+//! in process), and the controller serves it there with the self-signed bootstrap, which writes
+//! its CA into the configuration as in a cluster. So the server refuses a forbidden Deployment at
+//! admission, exactly as a real one calling image-police would.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +31,10 @@ pub struct Embedded {
     kubeconfig: PathBuf,
     controller_kubeconfig: PathBuf,
     created: Vec<String>,
+    /// The loopback port the webhook configuration calls.
+    webhook_port: u16,
+    /// Where the webhook's self-signed certificate is written.
+    webhook_cert_dir: PathBuf,
 }
 
 /// Why the embedded server could not be prepared.
@@ -45,6 +55,17 @@ pub enum EmbeddedError {
         /// The runtime's error, naming the file and object.
         #[source]
         source: kubegen_runtime::Error,
+    },
+    /// No free loopback port for the webhook server.
+    #[error("finding a free port on 127.0.0.1 for the webhook server failed")]
+    NoWebhookPort(#[source] std::io::Error),
+    /// deploy/webhook.yaml could not be read or is not a webhook configuration.
+    #[error("{}: {reason}", path.display())]
+    WebhookConfigurationInvalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
     },
     /// No token for the controller's ServiceAccount could be issued.
     #[error("issuing the controller's ServiceAccount token failed")]
@@ -84,9 +105,16 @@ impl Embedded {
             deploy_dir.join("sa.yaml"),
             deploy_dir.join("rbac.yaml"),
         ];
-        let created = manifests::create_from_paths(&client, &paths)
+        let mut created = manifests::create_from_paths(&client, &paths)
             .await
             .map_err(install_failed)?;
+        let webhook_port = free_loopback_port()?;
+        let configuration = webhook_configuration(&deploy_dir.join("webhook.yaml"), webhook_port)?;
+        created.extend(
+            manifests::create_object(&client, configuration)
+                .await
+                .map_err(install_failed)?,
+        );
         let (namespace, name) = SERVICE_ACCOUNT;
         let token_failed = |source| EmbeddedError::TokenFailed {
             source: Box::new(source),
@@ -103,7 +131,21 @@ impl Embedded {
             kubeconfig,
             controller_kubeconfig,
             created,
+            webhook_port,
+            webhook_cert_dir: std::env::temp_dir()
+                .join(format!("image-police-webhook-{}", std::process::id())),
         })
+    }
+
+    /// The loopback port the installed webhook configuration calls: the controller's webhook
+    /// server must listen there (`--webhook-host 127.0.0.1 --webhook-port <it>`).
+    pub fn webhook_port(&self) -> u16 {
+        self.webhook_port
+    }
+
+    /// A fresh directory for the webhook's self-signed certificate (`--webhook-cert-path`).
+    pub fn webhook_cert_dir(&self) -> &Path {
+        &self.webhook_cert_dir
     }
 
     /// The kubeconfig the controller runs with: the `image-police` ServiceAccount's token.
@@ -135,7 +177,9 @@ impl Embedded {
         ));
         text.push_str(&format!(
             "  try: KUBECONFIG={kubeconfig} kubectl -n police-demo get whitelists,deployments,events\n  \
-             the controller deletes Deployments whose images are not on the WhiteList; Ctrl-C stops it\n"
+             the admission webhook (https://127.0.0.1:{}) refuses Deployments whose images are not on the \
+             WhiteList, and the controller deletes any admitted while it was down; Ctrl-C stops it\n",
+            self.webhook_port
         ));
         text
     }
@@ -145,7 +189,45 @@ impl Drop for Embedded {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.kubeconfig);
         let _ = std::fs::remove_file(&self.controller_kubeconfig);
+        let _ = std::fs::remove_dir_all(&self.webhook_cert_dir);
     }
+}
+
+/// A port on 127.0.0.1 nothing listens on now (the webhook server binds it moments later).
+fn free_loopback_port() -> Result<u16, EmbeddedError> {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .map_err(EmbeddedError::NoWebhookPort)
+}
+
+/// deploy/webhook.yaml's configuration with every webhook's `clientConfig` calling
+/// `https://127.0.0.1:<port><its path>` instead of the in-cluster Service.
+fn webhook_configuration(path: &Path, port: u16) -> Result<serde_json::Value, EmbeddedError> {
+    let invalid = |reason: String| EmbeddedError::WebhookConfigurationInvalid {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
+    let mut configuration = manifests::documents(path, &text)
+        .map_err(|e| invalid(e.to_string()))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| invalid("no document".into()))?;
+    let webhooks = configuration
+        .get_mut("webhooks")
+        .and_then(serde_json::Value::as_array_mut)
+        .ok_or_else(|| invalid("no webhooks".into()))?;
+    for webhook in webhooks {
+        let service_path = webhook
+            .pointer("/clientConfig/service/path")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| invalid("a webhook without clientConfig.service.path".into()))?
+            .to_owned();
+        webhook["clientConfig"] =
+            serde_json::json!({"url": format!("https://127.0.0.1:{port}{service_path}")});
+    }
+    Ok(configuration)
 }
 
 fn temp_kubeconfig(what: &str) -> PathBuf {

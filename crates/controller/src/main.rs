@@ -40,8 +40,11 @@ async fn start_embedded(
     let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
     eprintln!("{}", embedded.banner());
     flags.manager.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
-    // The in-process API server does not call admission webhooks yet: the controller enforces.
-    flags.manager.webhook_port = 0;
+    // The webhook the installed configuration calls, on loopback, with a self-signed certificate.
+    flags.manager.webhook_host = Some(std::net::IpAddr::from([127, 0, 0, 1]));
+    flags.manager.webhook_port = embedded.webhook_port();
+    flags.manager.webhook_cert_path = embedded.webhook_cert_dir().to_path_buf();
+    flags.webhook_self_signed = true;
     Ok(embedded)
 }
 
