@@ -4,7 +4,9 @@
 //! Mirrors `processNextWorkItem` / `handleErr` of the namespace controller
 //! (`pkg/controller/namespace/namespace_controller.go`) and the garbage collector's
 //! `attemptToDeleteWorker`: a failing key is retried with backoff until it succeeds (these
-//! controllers never give up on a key; an event for it is not guaranteed to come again).
+//! controllers never give up on a key; an event for it is not guaranteed to come again). The
+//! deployment controller gives up after 15 retries until the key's next event
+//! ([`Retries::AtMost`], its `maxRetries`).
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
@@ -23,6 +25,15 @@ pub(crate) enum Next {
     Done,
     /// Look again after this long (content still being removed, dependents still present).
     After(Duration),
+}
+
+/// How often a failing key is retried before it is dropped until its next event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Retries {
+    /// Until the sync succeeds.
+    Forever,
+    /// At most this many times.
+    AtMost(u32),
 }
 
 /// The sync function of a controller.
@@ -44,7 +55,12 @@ pub(crate) struct Workers<K> {
 }
 
 /// Spawns `count` workers taking keys from `queue` and passing them to `sync`.
-pub(crate) fn spawn<K, F, Fut>(queue: RateLimitingQueue<K>, count: usize, sync: F) -> Workers<K>
+pub(crate) fn spawn<K, F, Fut>(
+    queue: RateLimitingQueue<K>,
+    count: usize,
+    retries: Retries,
+    sync: F,
+) -> Workers<K>
 where
     K: Key + std::fmt::Debug,
     F: Fn(K) -> Fut + Send + Sync + 'static,
@@ -53,7 +69,7 @@ where
     let sync: SyncFn<K> = Arc::new(move |key| Box::pin(sync(key)));
     let mut tasks = JoinSet::new();
     for _ in 0..count.max(1) {
-        tasks.spawn(work(queue.clone(), Arc::clone(&sync)));
+        tasks.spawn(work(queue.clone(), retries, Arc::clone(&sync)));
     }
     Workers { queue, tasks }
 }
@@ -66,7 +82,11 @@ impl<K: Key> Workers<K> {
     }
 }
 
-async fn work<K: Key + std::fmt::Debug>(queue: RateLimitingQueue<K>, sync: SyncFn<K>) {
+async fn work<K: Key + std::fmt::Debug>(
+    queue: RateLimitingQueue<K>,
+    retries: Retries,
+    sync: SyncFn<K>,
+) {
     while let Some(key) = queue.get().await {
         match sync(key.clone()).await {
             Ok(Next::Done) => queue.forget(&key),
@@ -74,9 +94,16 @@ async fn work<K: Key + std::fmt::Debug>(queue: RateLimitingQueue<K>, sync: SyncF
                 queue.forget(&key);
                 queue.add_after(key.clone(), delay);
             }
-            Err(e) => {
+            Err(e)
+                if retries == Retries::Forever
+                    || matches!(retries, Retries::AtMost(max) if queue.num_requeues(&key) < max) =>
+            {
                 tracing::debug!(?key, error = %e, "sync failed; retrying");
                 queue.add_rate_limited(key.clone());
+            }
+            Err(e) => {
+                tracing::warn!(?key, error = %e, "sync failed; dropping the key until its next event");
+                queue.forget(&key);
             }
         }
         queue.done(&key);

@@ -19,9 +19,8 @@ mod expectations;
 mod pods;
 mod replicaset;
 mod versioned;
-mod worker;
 
-use std::{future::Future, sync::Arc, time::Duration};
+use std::{future::Future, time::Duration};
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
@@ -32,6 +31,7 @@ use kube_core::{Resource, Selector};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::Client;
 
+use crate::worker::{self, Next, Retries};
 use crate::{Error, Result};
 
 /// The field manager of every write, as the real controller-manager's user agent yields it.
@@ -76,21 +76,25 @@ pub(crate) async fn run(
         factory.shutdown().await;
         return Err(Error::CacheSyncFailed(e));
     }
+    // The replicaset controller retries a failing key until it syncs; the deployment
+    // controller gives up after 15 retries (its `maxRetries`) until the key's next event.
     let rs_workers = worker::spawn(
         rs_controller.queue(),
         options.replicaset_workers,
-        Arc::new(move |key: String| {
+        Retries::Forever,
+        move |key: String| {
             let c = rs_controller.clone();
-            async move { c.sync(&key).await }
-        }),
+            async move { c.sync(&key).await.map(|()| Next::Done) }
+        },
     );
     let d_workers = worker::spawn(
         d_controller.queue(),
         options.deployment_workers,
-        Arc::new(move |key: String| {
+        Retries::AtMost(15),
+        move |key: String| {
             let c = d_controller.clone();
-            async move { c.sync(&key).await }
-        }),
+            async move { c.sync(&key).await.map(|()| Next::Done) }
+        },
     );
     shutdown.await;
     rs_workers.stop().await;

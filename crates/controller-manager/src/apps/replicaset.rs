@@ -33,7 +33,7 @@ use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ResourceClient, UpdateOptions,
 };
 use kubegen_runtime::EventType;
-use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
+use kubegen_workqueue::RateLimitingQueue;
 
 use super::events::EventSink;
 use super::versioned::Field;
@@ -74,11 +74,7 @@ impl ReplicaSetController {
             client,
             replica_sets: informers.replica_sets.lister(),
             pods: informers.pods.lister(),
-            queue: RateLimitingQueue::new(
-                "replicaset",
-                default_controller_rate_limiter(),
-                NoopMetrics::shared(),
-            ),
+            queue: crate::worker::queue("replicaset"),
             expectations: Expectations::default(),
         });
         let (a, u, d) = (inner.clone(), inner.clone(), inner.clone());

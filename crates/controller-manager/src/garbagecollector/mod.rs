@@ -111,17 +111,27 @@ pub(crate) fn start(context: &Context) -> Runner {
         resync(&shared, &mut monitors).await;
         let deleting = {
             let shared = Arc::clone(&shared);
-            worker::spawn(shared.delete_queue.clone(), workers, move |uid: String| {
-                let shared = Arc::clone(&shared);
-                async move { attempt::attempt_to_delete(&shared, &uid).await }
-            })
+            worker::spawn(
+                shared.delete_queue.clone(),
+                workers,
+                worker::Retries::Forever,
+                move |uid: String| {
+                    let shared = Arc::clone(&shared);
+                    async move { attempt::attempt_to_delete(&shared, &uid).await }
+                },
+            )
         };
         let orphaning = {
             let shared = Arc::clone(&shared);
-            worker::spawn(shared.orphan_queue.clone(), workers, move |uid: String| {
-                let shared = Arc::clone(&shared);
-                async move { attempt::attempt_to_orphan(&shared, &uid).await }
-            })
+            worker::spawn(
+                shared.orphan_queue.clone(),
+                workers,
+                worker::Retries::Forever,
+                move |uid: String| {
+                    let shared = Arc::clone(&shared);
+                    async move { attempt::attempt_to_orphan(&shared, &uid).await }
+                },
+            )
         };
         let until_stopped = stopped(stop);
         tokio::pin!(until_stopped);

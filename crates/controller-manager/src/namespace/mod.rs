@@ -63,7 +63,7 @@ pub(crate) fn start(context: &Context) -> Runner {
             let (client, lister) = (client.clone(), lister.clone());
             async move { sync(&client, &lister, &name).await }
         };
-        let workers = worker::spawn(queue, workers, sync);
+        let workers = worker::spawn(queue, workers, worker::Retries::Forever, sync);
         stopped(stop).await;
         workers.stop().await;
     })

@@ -66,7 +66,7 @@ pub(crate) fn start_accounts(context: &Context) -> Runner {
                 (client.clone(), namespaces.clone(), accounts.clone());
             async move { sync(&client, &namespaces, &accounts, &name).await }
         };
-        let workers = worker::spawn(queue, workers, sync);
+        let workers = worker::spawn(queue, workers, worker::Retries::Forever, sync);
         stopped(stop).await;
         workers.stop().await;
     })

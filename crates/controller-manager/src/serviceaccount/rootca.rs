@@ -62,7 +62,7 @@ pub(crate) fn start(context: &Context, pem: String) -> Runner {
             );
             async move { sync(&client, &namespaces, &maps, &pem, &name).await }
         };
-        let workers = worker::spawn(queue, 1, sync);
+        let workers = worker::spawn(queue, 1, worker::Retries::Forever, sync);
         stopped(stop).await;
         workers.stop().await;
     })

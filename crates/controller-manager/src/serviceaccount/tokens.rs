@@ -95,7 +95,7 @@ pub(crate) fn start(context: &Context) -> Runner {
             );
             async move { sync(&client, &secrets, &accounts, ca.as_deref(), &key).await }
         };
-        let workers = worker::spawn(queue, workers, sync);
+        let workers = worker::spawn(queue, workers, worker::Retries::Forever, sync);
         stopped(stop).await;
         workers.stop().await;
     })

@@ -37,7 +37,7 @@ use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_runtime::EventType;
-use kubegen_workqueue::{NoopMetrics, RateLimitingQueue, default_controller_rate_limiter};
+use kubegen_workqueue::RateLimitingQueue;
 
 use super::events::EventSink;
 use super::versioned::Field;
@@ -70,11 +70,7 @@ impl DeploymentController {
             deployments: informers.deployments.lister(),
             replica_sets: informers.replica_sets.lister(),
             pods: informers.pods.lister(),
-            queue: RateLimitingQueue::new(
-                "deployment",
-                default_controller_rate_limiter(),
-                NoopMetrics::shared(),
-            ),
+            queue: crate::worker::queue("deployment"),
         });
         let (a, u, d) = (inner.clone(), inner.clone(), inner.clone());
         register(
