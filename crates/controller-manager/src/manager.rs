@@ -89,21 +89,6 @@ impl ControllerManager {
         for runner in runners {
             tasks.spawn(runner);
         }
-        if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
-            let apps = crate::apps::run(
-                self.client.clone(),
-                crate::apps::AppsOptions {
-                    deployment_workers: self.options.workers_or(5),
-                    replicaset_workers: self.options.workers_or(5),
-                },
-                stopped(context.stop.clone()),
-            );
-            tasks.spawn(async move {
-                if let Err(e) = apps.await {
-                    tracing::warn!(error = %e, "the deployment and replicaset controllers stopped");
-                }
-            });
-        }
         shutdown.await;
         stop_tx.send_replace(true);
         while tasks.join_next().await.is_some() {}
@@ -125,6 +110,13 @@ impl ControllerManager {
         }
         if self.options.runs(Controller::ServiceAccountToken) {
             runners.push(serviceaccount::start_tokens(context));
+        }
+        if self.options.runs(Controller::Deployment) || self.options.runs(Controller::ReplicaSet) {
+            let options = crate::apps::AppsOptions {
+                deployment_workers: self.options.workers_or(5),
+                replicaset_workers: self.options.workers_or(5),
+            };
+            runners.push(crate::apps::start(context, options));
         }
         if self.options.runs(Controller::RootCaCertificatePublisher)
             && let Some(pem) = &self.options.root_ca_pem

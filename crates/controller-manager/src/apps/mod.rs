@@ -9,8 +9,9 @@
 //! exactly where they stall on a real cluster with no nodes.
 //!
 //! # Entry point
-//! [`run`] starts the informers, waits for their caches, runs the workers of both controllers and
-//! returns once `shutdown` completes and the workers have drained.
+//! [`start`] registers both controllers on the manager's shared informers (the Pods and
+//! ReplicaSets the garbage collector and others may read too: one watch per kind); its runner
+//! works both queues until the manager stops.
 
 mod controller_ref;
 mod deployment;
@@ -20,25 +21,19 @@ mod pods;
 mod replicaset;
 mod versioned;
 
-use std::{future::Future, time::Duration};
-
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
     core::v1::Pod,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube_core::{Resource, Selector};
-use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
-use kubegen_client::Client;
 
+use crate::manager::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
 use crate::{Error, Result};
 
 /// The field manager of every write, as the real controller-manager's user agent yields it.
 pub(crate) const FIELD_MANAGER: &str = "kube-controller-manager";
-
-/// How long [`run`] waits for the informers' first lists.
-const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
 /// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's
@@ -49,58 +44,56 @@ pub(crate) struct AppsOptions {
     pub(crate) replicaset_workers: usize,
 }
 
-/// Runs the deployment and replicaset controllers against the API server of `client` until
-/// `shutdown` completes.
-///
-/// # Errors
-/// [`Error::CacheSyncFailed`] when the informers cannot list within a minute. Sync errors are
-/// not returned: each is logged and its key retried with backoff, as the real controllers do.
-pub(crate) async fn run(
-    client: Client,
-    options: AppsOptions,
-    shutdown: impl Future<Output = ()>,
-) -> Result<()> {
-    let factory = InformerFactory::new(
-        ClientListWatchSource::new(client.clone()),
-        FactoryOptions::default(),
-    );
+/// Registers the deployment and replicaset controllers' handlers on the manager's shared
+/// informers (Deployments, ReplicaSets, Pods); the runner works both queues until the manager
+/// stops. Sync errors are logged and their keys retried with backoff, as the real controllers do.
+pub(crate) fn start(context: &Context, options: AppsOptions) -> Runner {
     let informers = Informers {
-        deployments: factory.informer::<Deployment>(),
-        replica_sets: factory.informer::<ReplicaSet>(),
-        pods: factory.informer::<Pod>(),
+        deployments: context.factory.informer::<Deployment>(),
+        replica_sets: context.factory.informer::<ReplicaSet>(),
+        pods: context.factory.informer::<Pod>(),
     };
-    let rs_controller = replicaset::ReplicaSetController::new(client.clone(), &informers)?;
-    let d_controller = deployment::DeploymentController::new(client, &informers)?;
-    factory.start();
-    if let Err(e) = factory.wait_for_cache_sync(CACHE_SYNC_TIMEOUT).await {
-        factory.shutdown().await;
-        return Err(Error::CacheSyncFailed(e));
-    }
-    // The replicaset controller retries a failing key until it syncs; the deployment
-    // controller gives up after 15 retries (its `maxRetries`) until the key's next event.
-    let rs_workers = worker::spawn(
-        rs_controller.queue(),
-        options.replicaset_workers,
-        Retries::Forever,
-        move |key: String| {
-            let c = rs_controller.clone();
-            async move { c.sync(&key).await.map(|()| Next::Done) }
-        },
-    );
-    let d_workers = worker::spawn(
-        d_controller.queue(),
-        options.deployment_workers,
-        Retries::AtMost(15),
-        move |key: String| {
-            let c = d_controller.clone();
-            async move { c.sync(&key).await.map(|()| Next::Done) }
-        },
-    );
-    shutdown.await;
-    rs_workers.stop().await;
-    d_workers.stop().await;
-    factory.shutdown().await;
-    Ok(())
+    let client = context.client.clone();
+    let controllers =
+        replicaset::ReplicaSetController::new(client.clone(), &informers).and_then(|rs| {
+            Ok((
+                rs,
+                deployment::DeploymentController::new(client, &informers)?,
+            ))
+        });
+    let stop = context.stop.clone();
+    Box::pin(async move {
+        let (rs_controller, d_controller) = match controllers {
+            Ok(controllers) => controllers,
+            Err(e) => {
+                tracing::warn!(error = %e, "the deployment and replicaset controllers cannot start");
+                return;
+            }
+        };
+        // The replicaset controller retries a failing key until it syncs; the deployment
+        // controller gives up after 15 retries (its `maxRetries`) until the key's next event.
+        let rs_workers = worker::spawn(
+            rs_controller.queue(),
+            options.replicaset_workers,
+            Retries::Forever,
+            move |key: String| {
+                let c = rs_controller.clone();
+                async move { c.sync(&key).await.map(|()| Next::Done) }
+            },
+        );
+        let d_workers = worker::spawn(
+            d_controller.queue(),
+            options.deployment_workers,
+            Retries::AtMost(15),
+            move |key: String| {
+                let c = d_controller.clone();
+                async move { c.sync(&key).await.map(|()| Next::Done) }
+            },
+        );
+        stopped(stop).await;
+        rs_workers.stop().await;
+        d_workers.stop().await;
+    })
 }
 
 /// An error as Go's `%v` prints it in Events and conditions: the API server's message for a
