@@ -9,6 +9,7 @@
 //!
 //! Invalid objects are sent with `dryRun=All` to the `default` namespace, so nothing is stored.
 
+use kubegen_runtime::crds::CrdVersion;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -168,13 +169,6 @@ fn invalid_object(case: &Case) -> Value {
     object("bad", "default", spec)
 }
 
-/// Which CRD API the server has: v1 (1.16+) or only v1beta1 (1.15).
-#[derive(Clone, Copy, PartialEq)]
-enum CrdApi {
-    V1,
-    V1beta1,
-}
-
 fn request(method: &str, path: &str, body: Option<&Value>) -> http::Request<Bytes> {
     let bytes = body.map_or_else(Bytes::new, |body| Bytes::from(body.to_string()));
     http::Request::builder()
@@ -196,10 +190,10 @@ async fn call(
 }
 
 /// The VirtualMachine CRD of the generated manifest for `api`, as JSON.
-fn generated_crd(api: CrdApi) -> Value {
+fn generated_crd(api: CrdVersion) -> Value {
     let file = match api {
-        CrdApi::V1 => "crd.yaml",
-        CrdApi::V1beta1 => "crd-v1beta1.yaml",
+        CrdVersion::V1 => "crd.yaml",
+        CrdVersion::V1beta1 => "crd-v1beta1.yaml",
     };
     let path = format!("{}/../../deploy/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(path).unwrap();
@@ -212,7 +206,7 @@ fn generated_crd(api: CrdApi) -> Value {
 
 /// A client of the real cluster with the generated VirtualMachine CRD installed (replacing an
 /// older one), or `None` (printing why).
-async fn cluster() -> Option<(Client, CrdApi)> {
+async fn cluster() -> Option<(Client, CrdVersion)> {
     let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").map(PathBuf::from) else {
         eprintln!(
             "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
@@ -222,16 +216,15 @@ async fn cluster() -> Option<(Client, CrdApi)> {
     let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
     let config = kubegen_client::Config::load(&options).await.unwrap();
     let client = Client::new(config).unwrap();
-    let api = match call(&client, "GET", "/apis/apiextensions.k8s.io/v1", None).await {
-        Ok(_) => CrdApi::V1,
-        Err(error) if error.code() == Some(404) => CrdApi::V1beta1,
-        Err(error) => panic!("discovery: {error}"),
-    };
+    // v1 CRDs (1.16+), or only v1beta1 (1.15), as discovery says.
+    let api = kubegen_runtime::crds::served_version(&client)
+        .await
+        .unwrap();
     install(&client, api).await;
     Some((client, api))
 }
 
-async fn install(client: &Client, api: CrdApi) {
+async fn install(client: &Client, api: CrdVersion) {
     let mut crd = generated_crd(api);
     let version = crd["apiVersion"].as_str().unwrap().to_owned();
     let collection = format!("/apis/{version}/customresourcedefinitions");
@@ -282,17 +275,17 @@ async fn check_marker(marker: &str) {
     let case = CASES.iter().find(|case| case.marker == marker).unwrap();
     let answer = create(&client, &invalid_object(case), true).await;
     match (api, case.message_1_15) {
-        (CrdApi::V1beta1, None) => {
+        (CrdVersion::V1beta1, None) => {
             answer.expect("1.15 has no such check: the object is accepted");
         }
-        (CrdApi::V1beta1, Some(line)) => {
+        (CrdVersion::V1beta1, Some(line)) => {
             let error = answer.expect_err("rejected");
             assert_eq!(error.code(), Some(case.code), "{error}");
             let message = &error.status().unwrap().message;
             let tail = format!("validation failure list:\n{line}");
             assert!(message.ends_with(&tail), "{message}");
         }
-        (CrdApi::V1, _) => {
+        (CrdVersion::V1, _) => {
             let error = answer.expect_err("rejected");
             assert_eq!(error.code(), Some(case.code), "{error}");
             let status = error.status().unwrap();
@@ -395,8 +388,8 @@ async fn default_on_cluster() {
         ..VirtualMachineSpec::default()
     };
     let sent = match api {
-        CrdApi::V1 => object("vm", &ns, json!({"memory": "1Gi", "image": "debian-13"})),
-        CrdApi::V1beta1 => {
+        CrdVersion::V1 => object("vm", &ns, json!({"memory": "1Gi", "image": "debian-13"})),
+        CrdVersion::V1beta1 => {
             let mut vm = object("vm", &ns, Value::Null);
             vm["spec"] = serde_json::to_value(&expected).unwrap();
             vm
@@ -422,12 +415,12 @@ async fn x_validation_transition_rule_on_cluster() {
     let (grown, shrunk) = result.unwrap();
     assert_eq!(grown["spec"]["diskGi"], 30);
     match api {
-        CrdApi::V1 => {
+        CrdVersion::V1 => {
             let error = shrunk.expect_err("shrinking is rejected");
             assert_eq!(error.code(), Some(422), "{error}");
             assert_eq!(error.status().unwrap().message, SHRINK_MESSAGE);
         }
-        CrdApi::V1beta1 => assert_eq!(shrunk.unwrap()["spec"]["diskGi"], 5),
+        CrdVersion::V1beta1 => assert_eq!(shrunk.unwrap()["spec"]["diskGi"], 5),
     }
 }
 
