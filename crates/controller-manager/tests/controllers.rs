@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, ServiceAccount};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, PropagationPolicy,
     ResourceClient,
@@ -796,6 +796,18 @@ async fn widget_cascade(
         .unwrap();
     eventually("the Deployment's ReplicaSet", || async {
         !sets
+            .list(&ListOptions::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    // Its Pod too: by then the collector's informers (one hop behind the API server, like the
+    // deployment controller's) have seen the Deployment, so a foreground delete waits for it.
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), ns);
+    eventually("the ReplicaSet's Pod", || async {
+        !pods
             .list(&ListOptions::default())
             .await
             .unwrap()
