@@ -78,6 +78,15 @@ pub struct Cost {
     pub sys_ms: f64,
     /// Peak RSS minus RSS at the start, MiB.
     pub peak_rss_delta_mib: f64,
+    /// Peak RSS of the whole process during the phase (`VmHWM`), MiB: what `/usr/bin/time`
+    /// reports as max RSS, comparable with client-go's process.
+    #[serde(default)]
+    pub peak_rss_mib: f64,
+    /// CPU (user + system) of the whole child process from its start to its exit, read by the
+    /// parent ([`children_cpu`]), milliseconds: what `/usr/bin/time` reports, comparable with
+    /// client-go's process. Zero until the runner fills it in.
+    #[serde(default)]
+    pub process_cpu_ms: f64,
     /// Bytes allocated during the phase, MiB.
     pub allocated_mib: f64,
     /// Bytes still live at the end of the phase, MiB (what the cache holds, plus leftovers).
@@ -95,6 +104,8 @@ impl Cost {
             user_ms: millis(end.user.saturating_sub(start.user)),
             sys_ms: millis(end.sys.saturating_sub(start.sys)),
             peak_rss_delta_mib: end.hwm_kib.saturating_sub(start.rss_kib) as f64 / 1024.0,
+            peak_rss_mib: end.hwm_kib as f64 / 1024.0,
+            process_cpu_ms: 0.0,
             allocated_mib: end.allocated.saturating_sub(start.allocated) as f64 / MIB,
             live_mib: (end.live - start.live) as f64 / MIB,
         }
@@ -144,19 +155,35 @@ pub fn reset_peak_rss() -> bool {
 
 /// `(user, system)` CPU of this process from `/proc/self/stat`, tick resolution.
 fn user_sys() -> (Duration, Duration) {
+    // utime and stime are fields 14 and 15 of the full line.
+    stat_ticks(14, 15)
+}
+
+/// CPU (user + system) of every child this process has waited for, from `/proc/self/stat`
+/// (`cutime`, `cstime`), tick resolution. The runner reads it before and after each child, one
+/// child at a time, so the difference is that child's whole-process CPU, for kubegen's children
+/// and client-go's alike.
+pub fn children_cpu() -> Duration {
+    // cutime and cstime are fields 16 and 17 of the full line.
+    let (user, sys) = stat_ticks(16, 17);
+    user + sys
+}
+
+/// Two tick counters of `/proc/self/stat`, by their 1-based field numbers, as durations.
+fn stat_ticks(first: usize, second: usize) -> (Duration, Duration) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The command name (field 2) may contain spaces; the fields after its closing ')' are fixed.
+    // The command name (field 2) may contain spaces; the fields after its closing ')' are fixed:
+    // field n of the line is index n - 3 after the name.
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the full line: 11 and 12 after the name.
-    let ticks = |index: usize| {
+    let ticks = |field: usize| {
         fields
-            .get(index)
+            .get(field - 3)
             .and_then(|value| value.parse::<u64>().ok())
             .unwrap_or(0)
     };
     let to_duration = |ticks: u64| Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND);
-    (to_duration(ticks(11)), to_duration(ticks(12)))
+    (to_duration(ticks(first)), to_duration(ticks(second)))
 }
 
 #[cfg(test)]

@@ -3,14 +3,18 @@
 //! The bench binary re-executes itself with `--role <role> --url <url> ...`; the child measures one
 //! [`Job`] and prints a single `BENCH-RESULT <json>` line on stdout, which the parent parses. The
 //! test server stays in the parent, so the server's CPU and memory never count against a client.
+//! client-go's roles run `cgbench` instead ([`crate::roles::client_go`]). Every child's whole-process
+//! CPU is read by the parent the same way ([`children_cpu`] around it: one child at a time), so
+//! the kubegen, kube-rs and client-go processes are measured alike.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use tokio::process::Command;
 
-use crate::measure::Cost;
+use crate::measure::{Cost, children_cpu};
 use crate::roles::Job;
+use crate::roles::client_go::{self, ClientGo};
 
 /// Prefix of the one line a child prints with its result.
 pub const RESULT_PREFIX: &str = "BENCH-RESULT ";
@@ -18,17 +22,34 @@ pub const RESULT_PREFIX: &str = "BENCH-RESULT ";
 /// Spawns children of the current executable.
 pub struct Runner {
     exe: PathBuf,
+    client_go: Option<ClientGo>,
 }
 
 impl Runner {
-    /// A runner that re-executes the current binary.
-    pub fn current() -> Result<Runner> {
+    /// A runner that re-executes the current binary, and runs client-go's roles with `client_go`
+    /// (`None`: those roles fail, saying why).
+    pub fn current(client_go: Option<ClientGo>) -> Result<Runner> {
         let exe = std::env::current_exe().context("locating the bench binary")?;
-        Ok(Runner { exe })
+        Ok(Runner { exe, client_go })
     }
 
-    /// Runs `job` in a child process and returns its reported cost.
+    /// Runs `job` in a child process and returns its cost, with the child's whole-process CPU.
     pub async fn run(&self, job: &Job) -> Result<Cost> {
+        let before = children_cpu();
+        let mut cost = if job.role.is_client_go() {
+            let client_go = self.client_go.as_ref().context(
+                "no cgbench: build it with ../shared/realservers/client-go-bench/build.sh",
+            )?;
+            client_go::sync(job, client_go).await?
+        } else {
+            self.run_child(job).await?
+        };
+        cost.process_cpu_ms = children_cpu().saturating_sub(before).as_secs_f64() * 1000.0;
+        Ok(cost)
+    }
+
+    /// Runs `job` in a re-executed child and parses its result line.
+    async fn run_child(&self, job: &Job) -> Result<Cost> {
         let mut command = Command::new(&self.exe);
         command
             .arg("--role")
@@ -46,6 +67,9 @@ impl Runner {
         }
         if job.strip_managed_fields {
             command.arg("--strip-managed-fields");
+        }
+        if !job.streaming_list {
+            command.arg("--no-streaming-list");
         }
         let output = command
             .output()

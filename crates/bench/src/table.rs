@@ -13,41 +13,48 @@ pub struct Row {
     pub cost: Cost,
 }
 
-/// Renders rows as a markdown table.
+/// Renders rows as a markdown table. "process" columns are the whole child process (what
+/// `/usr/bin/time` reports, the same for every client, client-go included); "phase" columns are
+/// measured inside kubegen's and kube-rs's children from the informer's start (client-go's
+/// process does not report them: they read 0).
 pub fn render(title: &str, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n### {title}\n");
     let _ = writeln!(
         out,
-        "| client | objects | wall ms | CPU ms (user/sys) | peak RSS Δ MiB | allocated MiB | live MiB | objects/s |"
+        "| client | objects | wall ms | process CPU ms | max RSS MiB | phase CPU ms (user/sys) | peak RSS Δ MiB | allocated MiB | live MiB |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
         let cost = &row.cost;
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {:.0} ({:.0}/{:.0}) | {:.1} | {:.1} | {:.1} | {:.0} |",
+            "| {} | {} | {:.0} | {:.0} | {:.1} | {:.0} ({:.0}/{:.0}) | {:.1} | {:.1} | {:.1} |",
             row.label,
             cost.objects,
             cost.wall_ms,
+            cost.process_cpu_ms,
+            cost.peak_rss_mib,
             cost.cpu_ms,
             cost.user_ms,
             cost.sys_ms,
             cost.peak_rss_delta_mib,
             cost.allocated_mib,
             cost.live_mib,
-            cost.objects_per_second()
         );
     }
     out
 }
 
-/// One table of the ratios the issue sets targets on, a line per client row (every row but the
-/// floors): CPU against the cheaper kube-rs variant and against the decode floor, peak RSS against
-/// the decoded heap (the floor's live bytes; whole objects, so not for metadata-only rows), wall
-/// time against the raw transfer, and for metadata-only rows, peak RSS against the full kubegen
-/// informer's. A missing baseline prints
-/// "n/a".
+/// One table of the ratios the memory issue sets targets on, a line per client row (every row but
+/// the floors and client-go's), all from whole-process numbers:
+/// - max RSS against client-go's default informer (≤0.8x), a metadata-only row against
+///   client-go's metadata informer (≤0.8x) and against kubegen's full protobuf informer (≤0.35x);
+/// - process CPU against client-go's protobuf informer (≤1x) and the cheaper kube-rs variant
+///   (≤0.8x);
+/// - wall time to synced against client-go's default.
+///
+/// A missing baseline prints "n/a".
 pub fn ratios(rows: &[Row]) -> String {
     let find = |label: &str| {
         rows.iter()
@@ -57,11 +64,12 @@ pub fn ratios(rows: &[Row]) -> String {
     let kube_cpu = rows
         .iter()
         .filter(|row| row.label == "kube-rs" || row.label == "kube-rs-any")
-        .map(|row| row.cost.cpu_ms)
+        .map(|row| row.cost.process_cpu_ms)
         .reduce(f64::min);
-    let floor = find("floor");
-    let raw = find("raw");
-    let full = find("kubegen");
+    let client_go = find("client-go");
+    let client_go_protobuf = find("client-go-protobuf");
+    let client_go_metadata = find("client-go-metadata");
+    let full = find("kubegen-protobuf");
     let ratio = |num: f64, den: Option<f64>| match den {
         Some(den) if den > 0.0 => format!("{:.2}x", num / den),
         _ => "n/a".to_owned(),
@@ -69,31 +77,37 @@ pub fn ratios(rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n| client | CPU / cheaper kube-rs (≤0.6x) | CPU / decode floor | peak RSS / decoded heap (≤1.15x) | wall / raw transfer (≤1.2x) | peak RSS / kubegen's (metadata ≤0.25x) |"
+        "\n| client | max RSS / client-go's (≤0.8x) | max RSS / kubegen full (metadata ≤0.35x) | CPU / client-go protobuf (≤1x) | CPU / cheaper kube-rs (≤0.8x) | wall / client-go's |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
-    for row in rows
-        .iter()
-        .filter(|row| row.label != "floor" && row.label != "raw")
-    {
+    let measured = rows.iter().filter(|row| {
+        !matches!(row.label.as_str(), "floor" | "raw") && !row.label.starts_with("client-go")
+    });
+    for row in measured {
         let cost = &row.cost;
-        // The floor decodes whole objects: a metadata cache is compared with the full informer.
-        let (versus_heap, versus_full) = if row.label.contains("metadata") {
-            let full_rss = full.map(|c| c.peak_rss_delta_mib);
-            ("-".to_owned(), ratio(cost.peak_rss_delta_mib, full_rss))
+        let metadata = row.label.contains("metadata");
+        let peer = if metadata {
+            client_go_metadata
         } else {
-            let heap = ratio(cost.peak_rss_delta_mib, floor.map(|c| c.live_mib));
-            (heap, "-".to_owned())
+            client_go
+        };
+        let versus_full = if metadata {
+            ratio(cost.peak_rss_mib, full.map(|c| c.peak_rss_mib))
+        } else {
+            "-".to_owned()
         };
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
             row.label,
-            ratio(cost.cpu_ms, kube_cpu),
-            ratio(cost.cpu_ms, floor.map(|c| c.cpu_ms)),
-            versus_heap,
-            ratio(cost.wall_ms, raw.map(|c| c.wall_ms)),
+            ratio(cost.peak_rss_mib, peer.map(|c| c.peak_rss_mib)),
             versus_full,
+            ratio(
+                cost.process_cpu_ms,
+                client_go_protobuf.map(|c| c.process_cpu_ms)
+            ),
+            ratio(cost.process_cpu_ms, kube_cpu),
+            ratio(cost.wall_ms, peer.map(|c| c.wall_ms)),
         );
     }
     out
@@ -117,6 +131,8 @@ pub fn median(costs: &[Cost]) -> Cost {
         user_ms: of(|c| c.user_ms),
         sys_ms: of(|c| c.sys_ms),
         peak_rss_delta_mib: of(|c| c.peak_rss_delta_mib),
+        peak_rss_mib: of(|c| c.peak_rss_mib),
+        process_cpu_ms: of(|c| c.process_cpu_ms),
         allocated_mib: of(|c| c.allocated_mib),
         live_mib: of(|c| c.live_mib),
     }
@@ -133,32 +149,42 @@ mod tests {
                 objects: 10,
                 wall_ms: 100.0,
                 cpu_ms,
-                peak_rss_delta_mib: 8.0,
+                process_cpu_ms: cpu_ms,
+                peak_rss_mib: 8.0,
                 live_mib: 4.0,
                 ..Cost::default()
             },
         }
     }
 
+    fn with_rss(mut row: Row, peak_rss_mib: f64) -> Row {
+        row.cost.peak_rss_mib = peak_rss_mib;
+        row
+    }
+
     #[test]
-    fn ratios_divide_each_client_by_the_cheaper_kube_rs_and_the_floors() {
+    fn ratios_divide_each_client_by_client_go_and_the_cheaper_kube_rs() {
         let rows = [
-            row("kubegen", 60.0),
+            with_rss(row("client-go", 80.0), 10.0),
+            with_rss(row("client-go-protobuf", 50.0), 12.0),
+            with_rss(row("client-go-metadata", 40.0), 4.0),
             row("kube-rs", 120.0),
             row("kube-rs-any", 100.0),
+            with_rss(row("kubegen-protobuf", 60.0), 8.0),
+            with_rss(row("kubegen-metadata", 20.0), 2.0),
             row("floor", 50.0),
-            row("kubegen-metadata", 20.0),
         ];
         let text = ratios(&rows);
         assert!(
-            text.contains("| kubegen | 0.60x | 1.20x | 2.00x | n/a | - |"),
+            text.contains("| kubegen-protobuf | 0.80x | - | 1.20x | 0.60x | 1.00x |"),
             "{text}"
         );
         assert!(
-            text.contains("| kubegen-metadata | 0.20x | 0.40x | - | n/a | 1.00x |"),
+            text.contains("| kubegen-metadata | 0.50x | 0.25x | 0.40x | 0.20x | 1.00x |"),
             "{text}"
         );
         assert!(!text.contains("| floor |"), "{text}");
+        assert!(!text.contains("| client-go |"), "{text}");
     }
 
     #[test]

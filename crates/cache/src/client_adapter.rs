@@ -187,6 +187,39 @@ where
             Ok(ClientWatch(stream))
         }
     }
+
+    /// Asks the server's `/version`: `sendInitialEvents` exists from 1.27 on (a server with the
+    /// WatchList feature off rejects it with 422, which the reflector handles); an older one
+    /// ignores it. No answer, or one that does not parse, is "unknown".
+    async fn serves_streaming_lists(&self) -> Option<bool> {
+        let request = http::Request::get("/version")
+            .body(bytes::Bytes::new())
+            .ok()?;
+        let version: ServerVersion = self.client.client().request_json(request).await.ok()?;
+        Some(version.minor()? >= FIRST_STREAMING_MINOR)
+    }
+}
+
+/// The first Kubernetes 1.x minor that knows `sendInitialEvents` (KEP-3157, alpha in 1.27).
+const FIRST_STREAMING_MINOR: u32 = 27;
+
+/// The part of `/version` (`version.Info`) the streaming-list decision reads.
+#[derive(serde::Deserialize)]
+struct ServerVersion {
+    #[serde(default)]
+    major: String,
+    #[serde(default)]
+    minor: String,
+}
+
+impl ServerVersion {
+    /// The 1.x minor version (`"27+"`, as some distributions write it, reads 27); `None` for
+    /// another major or an unparsable answer.
+    fn minor(&self) -> Option<u32> {
+        let major: u32 = self.major.trim_end_matches('+').parse().ok()?;
+        let minor: u32 = self.minor.trim_end_matches('+').parse().ok()?;
+        (major == 1).then_some(minor)
+    }
 }
 
 /// The events of a watch opened by [`ClientListWatch`].

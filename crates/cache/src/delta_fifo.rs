@@ -68,6 +68,22 @@ struct FifoState<K> {
     name: String,
 }
 
+impl<K> FifoState<K> {
+    /// Room kept for queued keys when the queue runs empty; more is given back.
+    const IDLE_CAPACITY: usize = 64;
+
+    /// Gives back the room a burst left behind once the queue is empty. A first list queues every
+    /// object at once, and maps and deques never shrink on their own: without this, an informer
+    /// of 60,000 objects keeps some 6 MiB of empty queue for its whole life (Go's maps never
+    /// shrink either, so client-go's queue does keep it).
+    fn release_idle_capacity(&mut self) {
+        if self.order.is_empty() && self.items.capacity() > Self::IDLE_CAPACITY {
+            self.items = KeyMap::default();
+            self.order = VecDeque::new();
+        }
+    }
+}
+
 impl<K: Resource> DeltaFifo<K> {
     /// An empty queue whose "known objects" are those in `known` (the informer's indexer).
     pub fn new(known: Indexer<K>) -> Self {
@@ -223,6 +239,7 @@ impl<K> DeltaFifo<K> {
                     let deltas = state.items.remove(&key).unwrap_or_default();
                     let in_initial_list = state.initial_population > 0;
                     state.initial_population = state.initial_population.saturating_sub(1);
+                    state.release_idle_capacity();
                     return Some(process(key, deltas, in_initial_list));
                 }
             }

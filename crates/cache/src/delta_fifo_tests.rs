@@ -239,3 +239,22 @@ async fn pop_unblocks_on_close() {
         "a closed queue stays closed"
     );
 }
+
+#[test]
+fn an_emptied_queue_gives_back_the_room_of_a_large_list() {
+    let (fifo, _known) = setup();
+    let names: Vec<String> = (0..1000).map(|i| format!("cm-{i}")).collect();
+    fifo.replace(names.iter().map(|name| obj(name, "1")).collect());
+    assert!(fifo.state.lock().items.capacity() >= 1000);
+    for _ in 0..999 {
+        pop_now(&fifo);
+    }
+    assert!(
+        fifo.state.lock().items.capacity() >= 1000,
+        "a queue with keys left keeps its room"
+    );
+    pop_now(&fifo);
+    let state = fifo.state.lock();
+    assert!(state.items.capacity() <= FifoState::<ConfigMap>::IDLE_CAPACITY);
+    assert_eq!(state.order.capacity(), 0);
+}

@@ -69,12 +69,14 @@ pub struct InformerOptions<K> {
     /// Any other value is sent with every list, relists included: set it only when the server
     /// is known to page from etcd anyway.
     pub page_size: u32,
-    /// Try a streaming list (`sendInitialEvents=true`) before falling back to paged lists.
-    /// Default false.
+    /// Stream the initial list (`sendInitialEvents=true`) where the server serves it, falling
+    /// back to paged lists where it does not (see the reflector's `streaming` module). Default
+    /// true, as client-go's `WatchListClient` since 1.35.
     pub streaming_list: bool,
     /// How long the whole initial phase of a streaming list may take, up to its
-    /// `k8s.io/initial-events-end` bookmark, before we fall back to list + watch for good.
-    /// Default 10 s; raise it for large collections.
+    /// `k8s.io/initial-events-end` bookmark, before we fall back to list + watch for good, on a
+    /// server whose support is unknown (one known to serve streaming lists gets no deadline).
+    /// Default 10 s.
     pub streaming_timeout: Duration,
     /// Called with every list or watch failure (the reflector retries on its own).
     pub watch_error_handler: Option<WatchErrorHandler>,
@@ -90,7 +92,7 @@ impl<K> Default for InformerOptions<K> {
             resync: Duration::ZERO,
             transform: None,
             page_size: 0,
-            streaming_list: false,
+            streaming_list: true,
             streaming_timeout: Duration::from_secs(10),
             watch_error_handler: None,
             metrics: InformerMetrics::default(),

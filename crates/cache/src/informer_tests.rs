@@ -60,8 +60,10 @@ impl EventHandler<ConfigMap> for Recorder {
 }
 
 fn informer(script: &Arc<Script>, resync: Duration) -> SharedIndexInformer<ConfigMap> {
+    // These tests script lists and watches: no streaming list.
     let options = InformerOptions {
         resync,
+        streaming_list: false,
         ..InformerOptions::default()
     };
     SharedIndexInformer::new(Arc::clone(script), options)
@@ -274,14 +276,17 @@ async fn watch_error_handler_option_and_added_indexers_apply() {
         .list(page(&["a"], "10", None))
         .watch(Ok(vec![]));
     let errors = Arc::new(StdMutex::new(0));
-    let mut options = InformerOptions::default();
     let seen = Arc::clone(&errors);
-    options.watch_error_handler = Some(Arc::new(move |_: &crate::ListWatchError| {
-        *seen.lock().unwrap() += 1
-    }));
+    let options = InformerOptions {
+        streaming_list: false,
+        watch_error_handler: Some(Arc::new(move |_: &crate::ListWatchError| {
+            *seen.lock().unwrap() += 1
+        })),
+        transform: Some(Arc::new(crate::strip_managed_fields)),
+        ..InformerOptions::default()
+    };
     let by_name: crate::IndexFn<ConfigMap> =
         Arc::new(|o: &ConfigMap| o.metadata.name.iter().cloned().collect());
-    options.transform = Some(Arc::new(crate::strip_managed_fields));
     let inf = SharedIndexInformer::new(Arc::clone(&script), options);
     inf.add_indexers(Indexers::from([("name".to_owned(), by_name)]))
         .unwrap();
@@ -345,6 +350,7 @@ async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_k
             assert_ne!(name(&o), "bad-transform", "transform bug");
             o
         })),
+        streaming_list: false,
         ..InformerOptions::default()
     };
     let inf = SharedIndexInformer::new(Arc::clone(&script), options);

@@ -74,6 +74,15 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         &self,
         req: &WatchRequest,
     ) -> impl Future<Output = Result<Self::Watch, ListWatchError>> + Send;
+
+    /// Whether the server serves streaming lists, when that can be told before trying one:
+    /// `Some(false)` for a server that predates them (it would ignore `sendInitialEvents` and
+    /// never end the initial phase), `Some(true)` for one that either serves them or rejects the
+    /// request, `None` when unknown (the default). Asked once, before the first streaming list;
+    /// see `reflector/streaming.rs` for what each answer leads to.
+    fn serves_streaming_lists(&self) -> impl Future<Output = Option<bool>> + Send {
+        async { None }
+    }
 }
 
 /// The events of one open watch.

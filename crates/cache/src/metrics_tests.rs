@@ -55,6 +55,7 @@ async fn reflector_counts_lists_relists_watches_and_stamps_the_last_sync() {
     let options = InformerOptions {
         name: "configmaps".into(),
         metrics: metrics.clone(),
+        streaming_list: false,
         ..InformerOptions::default()
     };
     let informer = SharedIndexInformer::new(Arc::clone(&script), options);
@@ -146,6 +147,7 @@ async fn a_caught_transform_panic_is_a_user_code_panics_sample() {
             assert_ne!(o.metadata.name.as_deref(), Some("bad"), "transform bug");
             o
         })),
+        streaming_list: false,
         ..InformerOptions::default()
     };
     let informer = SharedIndexInformer::new(Arc::clone(&script), options);

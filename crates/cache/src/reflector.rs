@@ -48,9 +48,11 @@
 //! # Differences from client-go
 //! - A watch that outlives its `timeoutSeconds` by [`WATCH_DEADLINE_MARGIN`] is abandoned and
 //!   re-opened (no relist): the connection is assumed dead.
-//! - A streaming list that is rejected as invalid, or does not reach its
-//!   `k8s.io/initial-events-end` bookmark within `streaming_timeout`, means the server does not
-//!   support streaming lists: we use paged lists for the rest of the reflector's life. client-go
+//! - A server whose `/version` predates streaming lists (before 1.27) is not asked for one:
+//!   client-go v1.36 asks, and never syncs. A streaming list that is rejected as invalid, or
+//!   (on a server whose version is unknown) does not reach its `k8s.io/initial-events-end`
+//!   bookmark within `streaming_timeout`, means the server does not support streaming lists: we
+//!   use paged lists for the rest of the reflector's life. client-go
 //!   tries the streaming list again on every relist, and would wait for the bookmark again each
 //!   time. Transient failures (429, 5xx, a broken connection) do not switch streaming off: see
 //!   `reflector/streaming.rs`.
@@ -132,6 +134,9 @@ pub(crate) struct Reflector<K, L> {
     /// Set for good once a list at `"0"` came back in pages: the watch cache does not serve
     /// this resource, so relists keep paging (client-go's `paginatedResult`).
     paginated_result: bool,
+    /// What [`ListWatch::serves_streaming_lists`] answered, asked before the first streaming list
+    /// (`None` until then, and when the implementor cannot tell).
+    streaming_support: Option<Option<bool>>,
     backoff: Backoff,
 }
 
@@ -148,6 +153,7 @@ where
             last_synced_rv: String::new(),
             last_rv_unavailable: false,
             paginated_result: false,
+            streaming_support: None,
             backoff: Backoff::default(),
         }
     }

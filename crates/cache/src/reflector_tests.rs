@@ -521,6 +521,46 @@ async fn streaming_list_falls_back_to_list_when_server_ignores_it() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn streaming_list_is_not_tried_on_a_server_that_predates_it() {
+    // A 1.15 server would ignore sendInitialEvents and never end the initial phase: it gets a
+    // paged list at once, and keeps getting them.
+    let script = Arc::new(Script::default());
+    script
+        .serves_streaming(false)
+        .list(page(&["a"], "5", None))
+        .watch(Ok(vec![status_410()]))
+        .list(page(&["a"], "7", None));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(
+        script.calls(),
+        [
+            "version",
+            r#"list rv="0" limit=Some(500) continue=None"#,
+            r#"watch rv="5""#,
+            r#"list rv="5" limit=None continue=None"#,
+            r#"watch rv="7""#,
+        ]
+    );
+    assert_eq!(log, ["ns/a Replaced:5", "ns/a Replaced:7"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn streaming_list_on_a_server_that_serves_it_waits_for_the_end_bookmark() {
+    // A large initial set over a slow link: the phase outlasts streaming_timeout, and the
+    // reflector still waits for the bookmark rather than throwing the streamed objects away.
+    let script = Arc::new(Script::default());
+    script.serves_streaming(true).watch(Ok(vec![
+        added("a", "3"),
+        Step::Pause(Duration::from_secs(30)),
+        added("b", "4"),
+        bookmark("9", true),
+    ]));
+    let (log, _) = run(&script, config(true), 60).await;
+    assert_eq!(script.calls(), ["version", r#"watch rv="" initial-events"#]);
+    assert_eq!(log, ["ns/a Replaced:3", "ns/b Replaced:4"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn streaming_list_falls_back_at_its_deadline_although_events_keep_coming() {
     // A pre-1.27 server: the current state as Added events, then live events every 4 s and
     // never the end bookmark. No gap reaches streaming_timeout (10 s); the phase as a whole does.

@@ -38,6 +38,8 @@ pub(crate) struct Script {
     watches: StdMutex<VecDeque<Result<Vec<Step>, ListWatchError>>>,
     calls: StdMutex<Vec<(Duration, String)>>,
     start: StdMutex<Option<Instant>>,
+    /// What `serves_streaming_lists` answers (`None`, unknown, by default).
+    streams: StdMutex<Option<bool>>,
 }
 
 impl Script {
@@ -50,6 +52,11 @@ impl Script {
     }
     pub(crate) fn watch(self: &Arc<Self>, r: Result<Vec<Step>, ListWatchError>) -> &Arc<Self> {
         self.watches.lock().unwrap().push_back(r);
+        self
+    }
+    /// Sets what the server says of streaming lists before the first one.
+    pub(crate) fn serves_streaming(self: &Arc<Self>, answer: bool) -> &Arc<Self> {
+        *self.streams.lock().unwrap() = Some(answer);
         self
     }
     fn record(&self, call: String) {
@@ -121,6 +128,14 @@ impl ListWatch<ConfigMap> for Arc<Script> {
             Some(r) => r.map(|steps| ScriptedWatch(steps.into())),
             None => std::future::pending().await,
         }
+    }
+
+    async fn serves_streaming_lists(&self) -> Option<bool> {
+        let answer = *self.streams.lock().unwrap();
+        if answer.is_some() {
+            self.record("version".to_owned());
+        }
+        answer
     }
 }
 

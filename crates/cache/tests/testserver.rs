@@ -57,6 +57,10 @@ impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
         self.watches.fetch_add(1, Ordering::SeqCst);
         self.inner.watch(req)
     }
+
+    fn serves_streaming_lists(&self) -> impl Future<Output = Option<bool>> + Send {
+        self.inner.serves_streaming_lists()
+    }
 }
 
 /// Counts notifications.
@@ -313,6 +317,8 @@ async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(
     let mut options = InformerOptions::default();
     options.name = "configmaps".into();
     options.metrics = metrics.clone();
+    // The fault is on the list: list first.
+    options.streaming_list = false;
     options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
         sink.lock().push(e.clone())
     }));

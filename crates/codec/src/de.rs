@@ -513,6 +513,26 @@ impl<'de> SeqAccess<'de> for Elements<'_, 'de> {
             .map(Some)
             .map_err(|e| within(e, &format!("[{index}]")))
     }
+
+    /// The number of elements, counted ahead over the run's records before the first one is
+    /// taken, so that a `Vec` is allocated at its exact size. Without it serde grows the `Vec` by
+    /// doubling from 4 elements, and a cached object keeps the slack for its whole life (a
+    /// `managedFields` of one entry would hold room for four). Packed scalars (several elements
+    /// per record) are not counted.
+    fn size_hint(&self) -> Option<usize> {
+        if self.index != 0 || self.packed.is_some() || self.run.field.kind.packable() {
+            return None;
+        }
+        let mut ahead = *self.run.reader;
+        let mut count = usize::from(self.run.first.is_some());
+        while ahead.peek_number() == Some(self.run.field.number) {
+            match ahead.record() {
+                Ok(Some(_)) => count += 1,
+                _ => break,
+            }
+        }
+        Some(count)
+    }
 }
 
 /// The entries of a map field: each record is a message with `key = 1` and `value = 2`.

@@ -43,9 +43,9 @@ pub struct ServerOptions {
     /// How long a read at a future resourceVersion waits before failing with 504 "Too large
     /// resource version" (the real server waits 3 s).
     pub too_large_rv_wait: Duration,
-    /// Whether `sendInitialEvents=true` watches are supported (the WatchList feature). When false the
-    /// server behaves like an older kube-apiserver that ignores the parameter, so clients' fallback
-    /// to list+watch can be tested.
+    /// Whether `sendInitialEvents=true` watches are supported (the WatchList feature). When false
+    /// the server refuses them with 422, as a kube-apiserver with the WatchList gate off does,
+    /// so clients' fallback to list+watch can be tested.
     pub streaming_list: bool,
     /// Decides every request and answers access reviews (`kubectl auth can-i`) unless `rbac` is
     /// set. [`AllowAll`] by default, like a server with `--authorization-mode=AlwaysAllow`.

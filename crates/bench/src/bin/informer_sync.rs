@@ -18,12 +18,13 @@
 #[cfg(not(feature = "mimalloc"))]
 use std::alloc::System;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use kubegen_bench::http::RawClient;
 use kubegen_bench::measure::Cost;
+use kubegen_bench::roles::client_go::{self, ClientGo};
 use kubegen_bench::roles::{Dataset, Job, Role};
 use kubegen_bench::runner::{Runner, child_main};
 use kubegen_bench::table::{Row, median, ratios, render};
@@ -76,6 +77,13 @@ struct Args {
     /// Child: strip managedFields before caching.
     #[arg(long)]
     strip_managed_fields: bool,
+    /// Child: list in pages instead of streaming the initial list.
+    #[arg(long)]
+    no_streaming_list: bool,
+    /// Parent: client-go's benchmark binary (`../shared/realservers/client-go-bench/build.sh`
+    /// builds it); its rows are left out when it is missing.
+    #[arg(long, default_value = kubegen_bench::roles::client_go::DEFAULT_BINARY)]
+    client_go_bench: PathBuf,
     /// Parent: measure each client this many times, the clients interleaved, and report medians.
     #[arg(long, default_value_t = 3)]
     runs: usize,
@@ -113,6 +121,7 @@ fn main() -> Result<()> {
             namespace: args.namespace.clone(),
             expect: args.n,
             strip_managed_fields: args.strip_managed_fields,
+            streaming_list: !args.no_streaming_list,
         });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -131,6 +140,8 @@ struct Target {
     network: String,
     /// The loader's and cleanup's client.
     client: RawClient,
+    /// Whether the server serves streaming lists (its `/version` is 1.27 or later).
+    streams: bool,
     _server: Option<server::Server>,
     _link: Option<link::Link>,
 }
@@ -146,6 +157,7 @@ async fn target(args: &Args) -> Result<Target> {
             kubeconfig: Some(path.clone()),
             network: format!("real API server of {}", path.display()),
             client: RawClient::from_kubeconfig(path).await?,
+            streams: true,
             _server: None,
             _link: None,
         });
@@ -169,6 +181,7 @@ async fn target(args: &Args) -> Result<Target> {
         kubeconfig: None,
         network,
         client: RawClient::new(&server_url),
+        streams: true,
         _server: Some(server),
         _link: link,
     })
@@ -176,8 +189,13 @@ async fn target(args: &Args) -> Result<Target> {
 
 async fn parent(args: Args) -> Result<()> {
     let configmaps = if args.full { 100_000 } else { args.n };
-    let target = target(&args).await?;
-    let runner = Runner::current()?;
+    let mut target = target(&args).await?;
+    target.streams = match server_minor(&target.client).await {
+        Some(minor) => !client_go::predates_streaming(minor),
+        None => true,
+    };
+    let scratch = std::env::temp_dir().join(format!("informer-sync-{}", std::process::id()));
+    let runner = Runner::current(client_go(&args, &target, &scratch)?)?;
     let mut sets = vec![(Dataset::ConfigMaps, "cm", configmaps)];
     if args.deployments > 0 {
         sets.push((Dataset::Deployments, "deploy", args.deployments));
@@ -213,13 +231,52 @@ async fn parent(args: Args) -> Result<()> {
     if let Some(secs) = args.serve_secs {
         tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
     }
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
 
-/// Every client of a dataset, labelled; Deployments also with managedFields stripped (the full
-/// clients, and the metadata-only informer, whose metadata is mostly managedFields there).
+/// The minor version the server reports at `/version` (`"27+"` reads 27), if it answers.
+async fn server_minor(client: &RawClient) -> Option<u32> {
+    let body = client.get("/version").await.ok()?;
+    let version: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    let minor = version.get("minor")?.as_str()?;
+    minor.trim_end_matches('+').parse().ok()
+}
+
+/// How client-go's rows run, or `None` (with a note) when `cgbench` is not built.
+fn client_go(args: &Args, target: &Target, scratch: &Path) -> Result<Option<ClientGo>> {
+    if !args.client_go_bench.exists() {
+        eprintln!(
+            "client-go rows left out: {} is missing (../shared/realservers/client-go-bench/build.sh builds it)",
+            args.client_go_bench.display()
+        );
+        return Ok(None);
+    }
+    let kubeconfig = match &target.kubeconfig {
+        Some(path) => path.clone(),
+        None => {
+            std::fs::create_dir_all(scratch)
+                .with_context(|| format!("creating {}", scratch.display()))?;
+            client_go::write_test_server_kubeconfig(scratch, &target.url)?
+        }
+    };
+    if !target.streams {
+        eprintln!(
+            "client-go runs with KUBE_FEATURE_WatchListClient=false: this server predates streaming lists and its default would never sync"
+        );
+    }
+    Ok(Some(ClientGo {
+        binary: args.client_go_bench.clone(),
+        kubeconfig,
+        gate_off: !target.streams,
+    }))
+}
+
+/// Every client of a dataset, labelled; where the server streams lists, client-go and kubegen
+/// also listing in pages; Deployments also with managedFields stripped (the full clients, and the
+/// metadata-only informers, whose metadata is mostly managedFields there).
 fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
-    let job = |role: Role, strip: bool| Job {
+    let job = |role: Role, strip: bool, streaming_list: bool| Job {
         role,
         url: target.url.clone(),
         kubeconfig: target.kubeconfig.clone(),
@@ -227,20 +284,29 @@ fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec
         namespace: namespace.to_owned(),
         expect: count,
         strip_managed_fields: strip,
+        streaming_list,
     };
     let mut jobs: Vec<(String, Job)> = Role::ALL
         .iter()
-        .map(|role| (role.as_str().to_owned(), job(*role, false)))
+        .map(|role| (role.as_str().to_owned(), job(*role, false, true)))
         .collect();
+    if target.streams {
+        for role in [Role::ClientGo, Role::KubegenProtobuf] {
+            let label = format!("{}, paged list", role.as_str());
+            jobs.push((label, job(role, false, false)));
+        }
+    }
     if dataset == Dataset::Deployments {
         for role in [
+            Role::ClientGo,
             Role::KubeRs,
-            Role::Kubegen,
+            Role::KubegenProtobuf,
+            Role::ClientGoMetadata,
             Role::KubeRsMetadata,
             Role::KubegenMetadata,
         ] {
             let label = format!("{} + strip managedFields", role.as_str());
-            jobs.push((label, job(role, true)));
+            jobs.push((label, job(role, true, true)));
         }
     }
     jobs

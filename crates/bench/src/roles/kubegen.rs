@@ -82,6 +82,7 @@ async fn run<T: ApiObject>(
     mut options: InformerOptions<T>,
 ) -> Result<Cost> {
     options.page_size = 500;
+    options.streaming_list = job.streaming_list;
     let done = Arc::new(Notify::new());
     let handler = CountingHandler {
         seen: AtomicUsize::new(0),

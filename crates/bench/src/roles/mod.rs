@@ -6,6 +6,9 @@
 //! | `kubegen`          | `SharedIndexInformer` over `kubegen-client` in JSON, until `has_synced()`   |
 //! | `kubegen-protobuf` | the same informer reading protobuf (the client's default for built-in kinds) |
 //! | `kubegen-metadata` | the same informer over `PartialObjectMeta<K>` (metadata-only list and watch) |
+//! | `client-go`        | client-go v1.36's informer (`cgbench`, its own process), JSON               |
+//! | `client-go-protobuf` | the same, protobuf                                                        |
+//! | `client-go-metadata` | client-go's metadata-only informer (`metadatainformer`)                   |
 //! | `kube-rs`          | `kube_runtime::reflector` over `watcher` (page size 500), until `InitDone`  |
 //! | `kube-rs-any`      | the same with `any_semantic()` and no page size: one list from the watch cache |
 //! | `floor`            | `serde_json` decode of the same list pages, fetched beforehand; decode timed only |
@@ -15,6 +18,7 @@
 //! of a real one ([`Job::kubeconfig`]).
 
 mod baseline;
+pub mod client_go;
 mod kube_rs;
 mod kubegen;
 
@@ -46,6 +50,12 @@ pub enum Role {
     KubeRsAny,
     /// kube-rs's reflector over its `metadata_watcher`, `any_semantic()` and unpaged.
     KubeRsMetadata,
+    /// client-go's informer (`cgbench`), JSON.
+    ClientGo,
+    /// client-go's informer, protobuf.
+    ClientGoProtobuf,
+    /// client-go's metadata-only informer.
+    ClientGoMetadata,
     /// The serde_json decode floor.
     Floor,
     /// The raw transfer baseline.
@@ -54,9 +64,12 @@ pub enum Role {
 
 impl Role {
     /// Every role, in table order.
-    pub const ALL: [Role; 8] = [
+    pub const ALL: [Role; 11] = [
         Role::Raw,
         Role::Floor,
+        Role::ClientGo,
+        Role::ClientGoProtobuf,
+        Role::ClientGoMetadata,
         Role::KubeRs,
         Role::KubeRsAny,
         Role::KubeRsMetadata,
@@ -74,9 +87,29 @@ impl Role {
             Role::KubeRs => "kube-rs",
             Role::KubeRsAny => "kube-rs-any",
             Role::KubeRsMetadata => "kube-rs-metadata",
+            Role::ClientGo => "client-go",
+            Role::ClientGoProtobuf => "client-go-protobuf",
+            Role::ClientGoMetadata => "client-go-metadata",
             Role::Floor => "floor",
             Role::Raw => "raw",
         }
+    }
+
+    /// Whether this role is client-go's `cgbench`, run by the parent instead of a re-executed
+    /// child.
+    pub fn is_client_go(self) -> bool {
+        matches!(
+            self,
+            Role::ClientGo | Role::ClientGoProtobuf | Role::ClientGoMetadata
+        )
+    }
+
+    /// Whether this role's informer reads metadata only.
+    pub fn is_metadata(self) -> bool {
+        matches!(
+            self,
+            Role::KubegenMetadata | Role::KubeRsMetadata | Role::ClientGoMetadata
+        )
     }
 }
 
@@ -149,8 +182,11 @@ pub struct Job {
     pub namespace: String,
     /// How many objects the server holds; a run that sees another count fails.
     pub expect: usize,
-    /// Apply `strip_managed_fields` (kubegen) or the equivalent `modify` (kube-rs).
+    /// Apply `strip_managed_fields` (kubegen) or the equivalent `modify` (kube-rs, client-go).
     pub strip_managed_fields: bool,
+    /// Let the informer stream its initial list where the server serves it (kubegen's and
+    /// client-go's default); `false` lists in pages.
+    pub streaming_list: bool,
 }
 
 /// The object types a dataset decodes into, with everything both clients need.
@@ -183,6 +219,9 @@ pub async fn run(job: &Job) -> Result<Cost> {
     use k8s_openapi::api::apps::v1::Deployment;
     use k8s_openapi::api::core::v1::ConfigMap;
     match (job.role, job.dataset) {
+        (Role::ClientGo | Role::ClientGoProtobuf | Role::ClientGoMetadata, _) => {
+            bail!("client-go runs as cgbench, started by the parent")
+        }
         (Role::Raw, _) => raw(job).await,
         (Role::Floor, Dataset::ConfigMaps) => floor::<ConfigMap>(job).await,
         (Role::Floor, Dataset::Deployments) => floor::<Deployment>(job).await,

@@ -1,8 +1,19 @@
 //! The streaming list (`sendInitialEvents=true`): one watch whose first events are the current
 //! state, closed by a bookmark annotated `k8s.io/initial-events-end`.
 //!
-//! Mirrors client-go `tools/cache/reflector.go` (`watchList`). Off unless
-//! `InformerOptions::streaming_list` is set.
+//! Mirrors client-go `tools/cache/reflector.go` (`watchList`). On by default
+//! (`InformerOptions::streaming_list`), as client-go's `WatchListClient` gate is since 1.35: the
+//! initial objects go into a temporary set as their events arrive (one `Arc` each, shared with
+//! the queue and the indexer afterwards), so the peak stays near what the cache keeps.
+//!
+//! # Which servers are asked
+//! Before the first streaming list the reflector asks the [`ListWatch`] whether the server
+//! serves them (kubegen-client's asks `/version`). A server before 1.27 ignores
+//! `sendInitialEvents`: it sends the current objects and never the end bookmark, so client-go
+//! v1.36 never syncs against 1.15 with its default. Here such a server gets paged lists at once.
+//! A 1.27+ server either streams or rejects the request with 422 (WatchList feature off), and
+//! waits as long as the initial phase takes, as client-go does; only when the answer is unknown
+//! does `streaming_timeout` bound the initial phase.
 //!
 //! # When a streaming list fails
 //! client-go's `ListAndWatch` falls back to a paged list for *this* relist whenever `watchList`
@@ -38,6 +49,19 @@ where
     /// Streaming list: collect the initial events until the end bookmark, `Replace`, and keep
     /// the watch. See the module doc for what each failure leads to.
     pub(super) async fn stream_list(&mut self) -> State<L::Watch> {
+        let support = match self.streaming_support {
+            Some(known) => known,
+            None => {
+                let asked = self.list_watch.serves_streaming_lists().await;
+                self.streaming_support = Some(asked);
+                asked
+            }
+        };
+        if support == Some(false) {
+            debug!(reflector = %self.config.name, "server predates streaming lists; using list + watch");
+            self.config.streaming_list = false;
+            return self.fallback_list();
+        }
         let req = self.watch_request(true);
         self.config
             .metrics
@@ -48,8 +72,16 @@ where
         };
         // One deadline for the whole initial phase, not one per event: a server that ignores
         // sendInitialEvents sends the current state and then live events, never the end
-        // bookmark, and would never fall silent long enough to trip a per-event timeout.
-        let deadline = tokio::time::sleep(self.config.streaming_timeout);
+        // bookmark, and would never fall silent long enough to trip a per-event timeout. A server
+        // known to serve streaming lists gets no deadline (a large initial set over a slow link
+        // may take long).
+        let timeout = self.config.streaming_timeout;
+        let deadline = async move {
+            match support {
+                Some(true) => std::future::pending::<()>().await,
+                _ => tokio::time::sleep(timeout).await,
+            }
+        };
         tokio::pin!(deadline);
         let mut initial = InitialSet::default();
         loop {

@@ -123,3 +123,38 @@ fn every_truncation_of_a_real_body_is_an_error_or_a_different_object() {
         }
     }
 }
+
+#[test]
+fn lists_decoded_from_protobuf_are_allocated_at_their_exact_length() {
+    // A cached object keeps its Vecs for its whole life: serde_json grows them by doubling from
+    // four elements, the protobuf decoder counts the elements first.
+    for version in ["1.15", "1.36"] {
+        let stem = format!("get-deployments-{version}");
+        let deployment: Deployment =
+            kubegen_codec::from_body(&fixture(&format!("{stem}.pb"))).unwrap();
+        let pod = deployment
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap();
+        assert_eq!(pod.containers.capacity(), pod.containers.len(), "{stem}");
+        for container in &pod.containers {
+            if let Some(ports) = &container.ports {
+                assert_eq!(ports.capacity(), ports.len(), "{stem}");
+            }
+        }
+        if let Some(managed) = &deployment.metadata.managed_fields {
+            assert_eq!(managed.capacity(), managed.len(), "{stem}");
+        }
+    }
+    let from_json: Deployment =
+        serde_json::from_slice(&fixture("get-deployments-1.36.json")).unwrap();
+    let containers = &from_json.spec.unwrap().template.spec.unwrap().containers;
+    assert!(
+        containers.capacity() > containers.len(),
+        "the slack this decoder avoids"
+    );
+}

@@ -132,8 +132,10 @@ impl ListParams {
         ListParams::parse_for(query, def, watch, true)
     }
 
-    /// Like [`ListParams::parse`]; with `streaming_list` false a watch ignores `sendInitialEvents`
-    /// and `resourceVersionMatch`, as a server without the WatchList feature does.
+    /// Like [`ListParams::parse`]; with `streaming_list` false a watch that asks for
+    /// `sendInitialEvents` is refused, as a server with the WatchList feature gate off refuses it
+    /// (422 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is
+    /// enabled", apimachinery `validateWatchOptions`).
     pub(crate) fn parse_for(
         query: &Query,
         def: &ResourceDefinition,
@@ -164,14 +166,9 @@ impl ListParams {
             .get("continue")
             .filter(|c| !c.is_empty())
             .map(str::to_string);
-        let mut send_initial_events = query
+        let send_initial_events = query
             .get("sendInitialEvents")
             .map(|v| v == "true" || v == "1");
-        let mut rv_match = rv_match;
-        if watch && !streaming_list {
-            send_initial_events = None;
-            rv_match = RvMatch::Unset;
-        }
         let params = ListParams {
             labels,
             fields,
@@ -183,11 +180,16 @@ impl ListParams {
             allow_bookmarks: query.flag("allowWatchBookmarks"),
             send_initial_events,
         };
-        params.validate(rv_text, watch)?;
+        params.validate(rv_text, watch, streaming_list)?;
         Ok(params)
     }
 
-    fn validate(&self, rv_text: Option<&str>, watch: bool) -> Result<(), ApiError> {
+    fn validate(
+        &self,
+        rv_text: Option<&str>,
+        watch: bool,
+        streaming_list: bool,
+    ) -> Result<(), ApiError> {
         let forbid = |field: &str, detail: &str| Err(ApiError::invalid_list_options(field, detail));
         if self.continue_token.is_some() && rv_text.is_some() && rv_text != Some("0") {
             return forbid(
@@ -226,6 +228,12 @@ impl ListParams {
                 return forbid(
                     "resourceVersionMatch",
                     "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                );
+            }
+            if !streaming_list {
+                return forbid(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
                 );
             }
             if send && !self.allow_bookmarks {
