@@ -252,12 +252,13 @@ fn array(
     }
 }
 
+/// maxLength, minLength, pattern: the first that fails (kube-openapi's string validator stops
+/// there), then the format.
 fn string(s: &str, schema: Node<'_>, path: &str, errors: &mut Vec<FieldError>) {
     let value = Value::String(s.to_string());
     let chars = s.chars().count() as u64;
-    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-        && chars > max
-    {
+    let bound = |key: &str| schema.get(key).and_then(Value::as_u64);
+    if let Some(max) = bound("maxLength").filter(|max| chars > *max) {
         let detail = format!("may not be more than {max} bytes");
         errors.push(FieldError::new(
             ErrorType::TooLong,
@@ -265,14 +266,10 @@ fn string(s: &str, schema: Node<'_>, path: &str, errors: &mut Vec<FieldError>) {
             BadValue::Omitted,
             detail,
         ));
-    }
-    if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-        && chars < min
-    {
+    } else if let Some(min) = bound("minLength").filter(|min| chars < *min) {
         let detail = format!("{path} in body should be at least {min} chars long");
         errors.push(FieldError::shown(ErrorType::Invalid, path, &value, detail));
-    }
-    if let Some(pattern) = schema.text("pattern")
+    } else if let Some(pattern) = schema.text("pattern")
         && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
     {
         let detail = format!("{path} in body should match '{pattern}'");

@@ -67,7 +67,6 @@ fn each_check_words_its_error_as_v1_36() {
             json!({"name": ""}),
             vec![
                 "spec.name: Invalid value: \"\": spec.name in body should be at least 1 chars long",
-                "spec.name: Invalid value: \"\": spec.name in body should match '^[a-z]+$'",
             ],
         ),
         (
