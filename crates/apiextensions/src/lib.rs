@@ -19,9 +19,13 @@
 //!
 //! Both `apiextensions.k8s.io/v1` CRDs and v1beta1 ones (`spec.validation.openAPIV3Schema` or
 //! per version; pruning only with `preserveUnknownFields: false`) are read.
+//!
+//! [`Expression`] is the same CEL dialect for other API objects, e.g. admission webhooks'
+//! `matchConditions`.
 
 mod cel_library;
 mod defaulting;
+mod expression;
 mod field;
 mod formats;
 mod listtype;
@@ -32,6 +36,7 @@ mod validation;
 
 use serde_json::Value;
 
+pub use expression::Expression;
 pub use field::{ErrorType, FieldError};
 
 use crate::field::BadValue;
@@ -45,6 +50,12 @@ pub enum Error {
     SchemaNotAnObject {
         /// The CRD version.
         version: String,
+    },
+    /// A CEL expression (e.g. a webhook's match condition) does not parse.
+    #[error("compilation failed: {reason}")]
+    CompileFailed {
+        /// The parser's message.
+        reason: String,
     },
 }
 

@@ -161,7 +161,7 @@ fn unsupported(error: &ExecutionError) -> bool {
     )
 }
 
-fn error_text(error: &ExecutionError) -> String {
+pub(crate) fn error_text(error: &ExecutionError) -> String {
     match error {
         ExecutionError::FunctionError { message, .. } => message.clone(),
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
@@ -215,7 +215,7 @@ fn join_field_path(path: &str, relative: &str) -> String {
 
 /// The CEL value of `value` under `schema`: `number` fields are doubles even when written as
 /// integers; at the root, `metadata` shows only `name` and `generateName`, as there.
-fn to_cel(value: &Value, schema: Option<Node<'_>>, root: bool) -> Cel {
+pub(crate) fn to_cel(value: &Value, schema: Option<Node<'_>>, root: bool) -> Cel {
     match value {
         Value::Null => Cel::Null,
         Value::Bool(b) => Cel::Bool(*b),

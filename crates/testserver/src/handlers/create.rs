@@ -66,6 +66,7 @@ pub(crate) async fn insert(
     let given_name = meta_name(meta).to_string();
     let mut webhooks = {
         let state = store.lock();
+        custom_resource::decode(&state, def, &mut object);
         let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
         admission::admit(&attributes, Some(&mut object))?;
         let incoming = Value::Object(object.clone());

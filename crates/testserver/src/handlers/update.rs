@@ -147,7 +147,8 @@ async fn admitted(
             let state = store.lock();
             let (old, key) = existing(&state, target)?;
             let old = old.clone();
-            let object = incoming(&state, &old)?;
+            let mut object = incoming(&state, &old)?;
+            custom_resource::decode(&state, &target.def, &mut object);
             let attributes =
                 Attributes::new(Operation::Update, target, &name, &state).with_old(&old.value);
             let value = Value::Object(object.clone());

@@ -3,6 +3,8 @@
 //! `customresource_handler.go` decoding with `schemaCoercingConverter` / `unstructuredDefaulter`,
 //! and `pkg/registry/customresource/strategy.go`'s `Validate` / `ValidateUpdate`).
 //!
+//! - [`decode`]: a request body is pruned and defaulted before admission, so mutating webhooks
+//!   see what the real server's decoder gives them;
 //! - [`admit`]: every write of a custom resource (create, update, every patch type and
 //!   server-side apply, `/status`, `/scale`, dry runs) prunes and defaults the object the write
 //!   would store, then validates it against the stored one (transition rules, ratcheting);
@@ -18,7 +20,7 @@ use std::sync::{Arc, LazyLock};
 
 use kubegen_apiextensions::Schema;
 use parking_lot::Mutex;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::status::{ApiError, cause};
@@ -55,6 +57,19 @@ fn schema_of(state: &State, def: &ResourceDefinition) -> Option<Arc<Schema>> {
     }
     cache.insert(key, schema.clone());
     schema
+}
+
+/// Prunes and defaults an incoming custom resource (the real server's decoding of a body).
+pub(crate) fn decode(state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
+    let Some(schema) = schema_of(state, def) else {
+        return;
+    };
+    let mut value = Value::Object(std::mem::take(object));
+    schema.prune(&mut value);
+    schema.default(&mut value);
+    if let Value::Object(map) = value {
+        *object = map;
+    }
 }
 
 /// Prunes, defaults and validates `object`, a custom resource about to be stored (`old`, the
