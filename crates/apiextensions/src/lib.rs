@@ -149,10 +149,14 @@ impl Schema {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod defaulting_tests;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod pruning_tests;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod rules_tests;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod validation_tests;
