@@ -12,7 +12,8 @@
 //! # Order, as the real server
 //! 1. [`Schema::prune`] then [`Schema::default`] when a body is decoded (and `default` again
 //!    when a stored object is read);
-//! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), then the list-type
+//! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), embedded resources' `apiVersion`
+//!    and `kind`, then the list-type
 //!    invariants ([`listtype`]); if one of them is blocking (wrong type, required, enum, too
 //!    long, too many), the CEL rules ([`rules`]) are skipped and a last error says "some
 //!    validation rules were not checked", else their errors follow.
@@ -131,6 +132,7 @@ impl Schema {
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = Vec::new();
         validation::validate(object, old, self.node(), "", &mut errors);
+        validation::embedded_resources(object, self.node(), "", &mut errors);
         listtype::validate(object, self.node(), "", &mut errors);
         if errors.iter().any(|e| e.kind.blocks_rules()) {
             errors.push(FieldError::new(

@@ -66,3 +66,25 @@ fn v1beta1_prunes_only_when_preserve_unknown_fields_is_false() {
     assert_eq!(value.get("extra"), None);
     assert_eq!(value["spec"].get("y"), None);
 }
+
+#[test]
+fn an_embedded_resource_needs_api_version_and_kind() {
+    let schema = Schema::from_crd(&crd("apiextensions.k8s.io/v1", None), "v1")
+        .unwrap()
+        .unwrap();
+    let object = json!({"spec": {"emb": {"spec": {"x": "1"}}}});
+    let errors: Vec<String> = schema
+        .validate(&object, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "spec.emb.apiVersion: Required value",
+            "spec.emb.kind: Required value",
+            "<nil>: Invalid value: null: some validation rules were not checked because the \
+             object was invalid; correct the existing errors to complete validation",
+        ]
+    );
+}

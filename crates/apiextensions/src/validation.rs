@@ -379,3 +379,47 @@ fn combined(key: &str, value: &Value, schema: Node<'_>, path: &str, errors: &mut
     ));
     errors.extend(results.into_iter().flatten());
 }
+
+/// Every `x-kubernetes-embedded-resource` object names its `apiVersion` and `kind`
+/// (apiextensions `pkg/apiserver/schema/objectmeta/validation.go`).
+pub(crate) fn embedded_resources(
+    value: &Value,
+    schema: Node<'_>,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    match value {
+        Value::Object(map) => {
+            if !path.is_empty() && schema.embedded() {
+                for key in ["apiVersion", "kind"] {
+                    if map
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                    {
+                        let field = child(path, key);
+                        errors.push(FieldError::new(
+                            ErrorType::Required,
+                            &field,
+                            BadValue::Omitted,
+                            String::new(),
+                        ));
+                    }
+                }
+            }
+            for (key, v) in map {
+                if let Some(field) = schema.field(key) {
+                    embedded_resources(v, field, &child(path, key), errors);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.items() {
+                for (i, v) in items.iter().enumerate() {
+                    embedded_resources(v, item, &index(path, i), errors);
+                }
+            }
+        }
+        _ => {}
+    }
+}
