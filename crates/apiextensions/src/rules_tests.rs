@@ -91,3 +91,15 @@ fn evaluation_errors_name_the_type_and_the_rule() {
         ]
     );
 }
+
+/// v1.36: `spec: Invalid value: "object": no such key: word evaluating rule: self.word == "w"`.
+#[test]
+fn a_missing_field_is_an_evaluation_error_at_the_rules_node() {
+    assert_eq!(
+        errors(json!({"cpu": 65}), None),
+        [
+            "spec: Invalid value: \"object\": no such key: bus evaluating rule: \
+          self.cpu <= 64 || self.bus == 'virtio'"
+        ]
+    );
+}
