@@ -12,7 +12,8 @@
 //! # Order, as the real server
 //! 1. [`Schema::prune`] then [`Schema::default`] when a body is decoded (and `default` again
 //!    when a stored object is read);
-//! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), embedded resources' `apiVersion`
+//! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), the `scale` subresource's
+//!    replica and selector fields ([`scale`]), embedded resources' `apiVersion`
 //!    and `kind`, then the list-type
 //!    invariants ([`listtype`]); if one of them is blocking (wrong type, required, enum, too
 //!    long, too many), the CEL rules ([`rules`]) are skipped and a last error says "some
@@ -33,6 +34,7 @@ mod listtype;
 mod node;
 mod pruning;
 mod rules;
+mod scale;
 mod validation;
 
 use serde_json::Value;
@@ -65,6 +67,7 @@ pub struct Schema {
     root: Value,
     prune: bool,
     compiled: rules::Compiled,
+    scale: Option<scale::ScalePaths>,
 }
 
 impl std::fmt::Debug for Schema {
@@ -83,11 +86,13 @@ impl Schema {
     pub fn from_crd(crd: &Value, version: &str) -> Result<Option<Schema>, Error> {
         let v1beta1 =
             crd.get("apiVersion").and_then(Value::as_str) == Some("apiextensions.k8s.io/v1beta1");
-        let own = crd
+        let entry = crd
             .pointer("/spec/versions")
             .and_then(Value::as_array)
-            .and_then(|all| all.iter().find(|v| v["name"] == version))
-            .and_then(|v| v.pointer("/schema/openAPIV3Schema"));
+            .and_then(|all| all.iter().find(|v| v["name"] == version));
+        let own = entry.and_then(|v| v.pointer("/schema/openAPIV3Schema"));
+        let scale = scale::ScalePaths::from_version(entry)
+            .or_else(|| scale::ScalePaths::from_version(crd.get("spec")));
         let Some(root) = own.or_else(|| crd.pointer("/spec/validation/openAPIV3Schema")) else {
             return Ok(None);
         };
@@ -106,6 +111,7 @@ impl Schema {
             compiled: rules::Compiled::new(root),
             root: root.clone(),
             prune,
+            scale,
         }))
     }
 
@@ -132,6 +138,9 @@ impl Schema {
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = Vec::new();
         validation::validate(object, old, self.node(), "", &mut errors);
+        if let Some(scale) = &self.scale {
+            scale.validate(object, &mut errors);
+        }
         validation::embedded_resources(object, self.node(), "", &mut errors);
         listtype::validate(object, self.node(), "", &mut errors);
         if errors.iter().any(|e| e.kind.blocks_rules()) {

@@ -170,3 +170,37 @@ fn unchanged_values_are_not_checked_again_on_update() {
     let new = json!({"spec": {"req": "r", "replicas": 11, "name": "b"}});
     assert_eq!(schema().validate(&new, Some(&old)), vec![]);
 }
+
+/// v1.36's answers for the replica path of a `scale` subresource.
+#[test]
+fn scale_replicas_must_be_integers() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+        "subresources": {"scale": {"specReplicasPath": ".spec.replicas",
+                                   "statusReplicasPath": ".status.replicas"}},
+        "schema": {"openAPIV3Schema": {"type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let found = |object: Value| -> Vec<String> {
+        schema
+            .validate(&object, None)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(
+        found(json!({"spec": {"replicas": 1.5}})),
+        [
+            ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64"
+        ]
+    );
+    assert_eq!(
+        found(json!({"spec": "str"})),
+        [
+            ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: str is of the type string, expected map[string]interface{}"
+        ]
+    );
+    assert_eq!(
+        found(json!({"spec": {"replicas": 2}})),
+        Vec::<String>::new()
+    );
+}
