@@ -109,7 +109,13 @@
 //! - Admission webhooks: `admissionregistration.k8s.io/v1` Mutating/ValidatingWebhookConfigurations
 //!   (v1.36 serves no v1beta1) are called over HTTPS as v1.36 calls them — rules, selectors,
 //!   failurePolicy, timeouts, JSONPatch, reinvocation, warnings, and the real wording of
-//!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`).
+//!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`), and CEL
+//!   `matchConditions`.
+//! - Custom resources under their CRD's structural schema (`kinds/custom_resource.rs`, through
+//!   `kubegen-apiextensions`): unknown fields pruned, defaults filled in (also into objects stored
+//!   before a default was added), OpenAPI value validation, list-type invariants and
+//!   `x-kubernetes-validations` CEL rules (transition rules, ratcheting) on every write path,
+//!   with v1.36's 422 messages and causes.
 //! - TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed

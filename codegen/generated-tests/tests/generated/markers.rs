@@ -4,8 +4,8 @@
 //!
 //! The expected answers were recorded from a real v1.36.2 (apiextensions.k8s.io/v1, the
 //! `deploy/crd.yaml` CRD) and a real v1.15 (the `deploy/crd-v1beta1.yaml` CRD, which has no CEL
-//! rules, sets or defaults: those objects are accepted there). The test server does not validate
-//! custom resources yet; [`CASES`] is written so that it can run there unchanged once it does.
+//! rules, sets or defaults: those objects are accepted there). The same cases run on the
+//! in-process test server (the tests without `_on_cluster`), which must answer as v1.36 does.
 //!
 //! Invalid objects are sent with `dryRun=All` to the `default` namespace, so nothing is stored.
 
@@ -268,12 +268,34 @@ async fn check_marker(marker: &str) {
     let Some((client, api)) = cluster().await else {
         return;
     };
+    check_marker_on(&client, api, marker).await;
+}
+
+/// A test server with the generated v1 VirtualMachine CRD installed.
+async fn test_server() -> (kubegen_testserver::TestServer, Client) {
+    let server = kubegen_testserver::TestServer::start().await;
+    let client = server.client();
+    install(&client, CrdVersion::V1).await;
+    (server, client)
+}
+
+/// Every case on the test server gets v1.36's answer.
+#[tokio::test]
+async fn every_marker_case_on_the_test_server() {
+    let (_server, client) = test_server().await;
+    for case in CASES {
+        check_marker_on(&client, CrdVersion::V1, case.marker).await;
+    }
+}
+
+/// Checks the valid object and the case of `marker` with a client of a server serving `api`.
+async fn check_marker_on(client: &Client, api: CrdVersion, marker: &str) {
     let valid = object("bad", "default", valid_spec());
-    create(&client, &valid, true)
+    create(client, &valid, true)
         .await
         .expect("the valid object is accepted");
     let case = CASES.iter().find(|case| case.marker == marker).unwrap();
-    let answer = create(&client, &invalid_object(case), true).await;
+    let answer = create(client, &invalid_object(case), true).await;
     match (api, case.message_1_15) {
         (CrdVersion::V1beta1, None) => {
             answer.expect("1.15 has no such check: the object is accepted");
@@ -294,7 +316,7 @@ async fn check_marker(marker: &str) {
                 "{PREFIX}{}",
                 case.message.replace("NOT_CHECKED", NOT_CHECKED)
             );
-            assert_eq!(status.message, expected);
+            assert_eq!(status.message, expected, "{marker}");
         }
     }
 }
@@ -436,4 +458,63 @@ async fn shrink_after_grow(
     let reply = grown.clone();
     grown["spec"]["diskGi"] = json!(5);
     Ok((reply, call(client, "PUT", &path, Some(&grown)).await))
+}
+
+/// The test server fills in the CRD's defaults on create, and on read for an object stored
+/// before the default existed.
+#[tokio::test]
+async fn default_on_the_test_server() {
+    let (_server, client) = test_server().await;
+    let ns = namespace(&client, "markers-default").await;
+    let expected = VirtualMachineSpec {
+        memory: Quantity("1Gi".into()),
+        image: "debian-13".into(),
+        ..VirtualMachineSpec::default()
+    };
+    let sent = object("vm", &ns, json!({"memory": "1Gi", "image": "debian-13"}));
+    let stored: VirtualMachine =
+        serde_json::from_value(create(&client, &sent, false).await.unwrap()).unwrap();
+    assert_eq!(stored.spec, expected);
+
+    // A default added to the schema shows on the objects stored before.
+    let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/virtualmachines.cloudnative.example.com";
+    let mut crd = call(&client, "GET", path, None).await.unwrap();
+    let image = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/image";
+    crd.pointer_mut(image).unwrap()["default"] = json!("debian-13");
+    let hostname = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/hostname";
+    crd.pointer_mut(hostname).unwrap()["default"] = json!("vm-0");
+    call(&client, "PUT", path, Some(&crd)).await.unwrap();
+    let vm_path =
+        format!("/apis/cloudnative.example.com/v1alpha1/namespaces/{ns}/virtualmachines/vm");
+    let read = call(&client, "GET", &vm_path, None).await.unwrap();
+    assert_eq!(read["spec"]["hostname"], "vm-0");
+    let list_path =
+        format!("/apis/cloudnative.example.com/v1alpha1/namespaces/{ns}/virtualmachines");
+    let list = call(&client, "GET", &list_path, None).await.unwrap();
+    assert_eq!(list["items"][0]["spec"]["hostname"], "vm-0");
+}
+
+/// The transition rule on the test server: growing is accepted, shrinking gets v1.36's 422.
+#[tokio::test]
+async fn x_validation_transition_rule_on_the_test_server() {
+    let (_server, client) = test_server().await;
+    let ns = namespace(&client, "markers-transition").await;
+    let (grown, shrunk) = shrink_after_grow(&client, &ns).await.unwrap();
+    assert_eq!(grown["spec"]["diskGi"], 30);
+    let error = shrunk.expect_err("shrinking is rejected");
+    assert_eq!(error.code(), Some(422), "{error}");
+    assert_eq!(error.status().unwrap().message, SHRINK_MESSAGE);
+}
+
+/// Unknown fields are pruned from what the test server stores, as by a real v1.36.
+#[tokio::test]
+async fn unknown_fields_are_pruned_on_the_test_server() {
+    let (_server, client) = test_server().await;
+    let ns = namespace(&client, "markers-prune").await;
+    let mut vm = object("vm", &ns, valid_spec());
+    vm["spec"]["color"] = json!("blue");
+    vm["extra"] = json!(1);
+    let stored = create(&client, &vm, false).await.unwrap();
+    assert_eq!(stored["spec"].get("color"), None);
+    assert_eq!(stored.get("extra"), None);
 }

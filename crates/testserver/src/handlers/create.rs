@@ -13,7 +13,7 @@ use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::kinds::strategy_for;
+use crate::kinds::{custom_resource, strategy_for};
 use crate::object::{metadata_mut, now, parse_object};
 use crate::registry::ResourceDefinition;
 use crate::request::route::key_of;
@@ -66,6 +66,7 @@ pub(crate) async fn insert(
     let given_name = meta_name(meta).to_string();
     let mut webhooks = {
         let state = store.lock();
+        custom_resource::decode(&state, def, &mut object);
         let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
         admission::admit(&attributes, Some(&mut object))?;
         let incoming = Value::Object(object.clone());
@@ -162,6 +163,7 @@ fn prepare(
     }
     strategy_for(def).prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
+    custom_resource::admit(state, def, &name, &mut object, None)?;
     record_write(state, target, fields, None, &mut object)?;
     if let Some(too_long) = data_size_cause(def, &object) {
         return Err(ApiError::invalid(

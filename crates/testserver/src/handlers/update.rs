@@ -17,7 +17,7 @@ use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
 use crate::handlers::create;
-use crate::kinds::{Strategy, deletion, strategy_for};
+use crate::kinds::{Strategy, custom_resource, deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::request::route::existing;
@@ -147,7 +147,8 @@ async fn admitted(
             let state = store.lock();
             let (old, key) = existing(&state, target)?;
             let old = old.clone();
-            let object = incoming(&state, &old)?;
+            let mut object = incoming(&state, &old)?;
+            custom_resource::decode(&state, &target.def, &mut object);
             let attributes =
                 Attributes::new(Operation::Update, target, &name, &state).with_old(&old.value);
             let value = Value::Object(object.clone());
@@ -233,6 +234,7 @@ pub(crate) fn commit(
     if !status_only && let Some(object) = next.as_object_mut() {
         strategy.prepare_for_update(object)?;
     }
+    custom_resource::admit(state, def, &name, &mut next, Some(&old.value))?;
     record_write(state, target, fields, Some(&old.value), &mut next)?;
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(

@@ -6,8 +6,8 @@
 //! - The CRD's status (`NamesAccepted`, `Established`, `acceptedNames`, `storedVersions`) is set in
 //!   the create response itself instead of by a controller a moment later, so clients waiting for
 //!   `Established` succeed at once.
-//! - Schemas are not validated or pruned, and every served version has its own storage (no
-//!   conversion between versions).
+//! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`), and
+//!   every served version has its own storage (no conversion between versions).
 
 use serde_json::{Map, Value, json};
 
@@ -34,6 +34,7 @@ impl Strategy for Crds {
 
     fn after_write(&self, state: &mut State, stored: &Value) {
         register(state, stored);
+        super::custom_resource::default_stored(state, stored);
     }
 
     fn after_delete(&self, state: &mut State, last: &Value) {

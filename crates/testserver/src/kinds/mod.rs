@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too |
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
+//! | custom resources | [`custom_resource`] | pruning, defaulting and validation by the CRD's schema on every write; defaults of a new schema filled into stored objects |
 //! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | here | a `/status` write also changes metadata (a Deployment's labels excepted) |
@@ -20,6 +21,7 @@
 //! [`deletion`].
 
 pub(crate) mod crd;
+pub(crate) mod custom_resource;
 pub(crate) mod deletion;
 pub(crate) mod namespace;
 pub(crate) mod pod;

@@ -8,11 +8,13 @@
 //! selectors, `timeoutSeconds: 10`, a rule's `scope: "*"`, a mutating webhook's
 //! `reinvocationPolicy: Never`, a service's `port: 443`), and the checks a configuration most often
 //! fails, with v1.36's causes: `sideEffects` and `admissionReviewVersions` required, the webhook
-//! name a domain of three segments, exactly one of `url` and `service`.
+//! name a domain of three segments, exactly one of `url` and `service`, and `matchConditions`:
+//! at most 64, each named (a qualified name, once) with an expression that compiles.
 //!
 //! # Differences from the real server
-//! The remaining checks (rule and selector syntax, URL form, CEL `matchConditions`, unique
-//! names) are not made.
+//! The remaining checks (rule and selector syntax, URL form, unique webhook names) are not made.
+//! A match condition's expression is parsed but not type-checked (v1.36 also rejects one that
+//! does not evaluate to a bool), and a parse error is worded by kubegen's CEL parser.
 
 use serde_json::{Map, Value, json};
 
@@ -137,6 +139,7 @@ fn check_webhook(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
             "Required value: must specify one of v1, v1beta1",
         ));
     }
+    causes.extend(check_match_conditions(webhook, path));
     let client = webhook.get("clientConfig");
     let url = client.and_then(|c| c.get("url")).is_some();
     let service = client.and_then(|c| c.get("service")).is_some();
@@ -148,4 +151,92 @@ fn check_webhook(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
         ));
     }
     causes
+}
+
+/// Most match conditions a webhook may have.
+const MAX_MATCH_CONDITIONS: usize = 64;
+
+/// `validateMatchConditions` of `pkg/apis/admissionregistration/validation/validation.go`.
+fn check_match_conditions(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
+    let Some(conditions) = webhook.get("matchConditions").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let path = format!("{path}.matchConditions");
+    if conditions.len() > MAX_MATCH_CONDITIONS {
+        return vec![cause(
+            "FieldValueTooMany",
+            &path,
+            format!(
+                "Too many: {}: must have at most {MAX_MATCH_CONDITIONS} items",
+                conditions.len()
+            ),
+        )];
+    }
+    let mut causes = Vec::new();
+    let mut seen = Vec::new();
+    for (i, condition) in conditions.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let text = |key: &str| condition.get(key).and_then(Value::as_str).unwrap_or("");
+        let expression = text("expression");
+        if expression.is_empty() {
+            causes.push(cause(
+                "FieldValueRequired",
+                &format!("{at}.expression"),
+                "Required value",
+            ));
+        } else if let Err(error) = kubegen_apiextensions::Expression::compile(expression) {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &format!("{at}.expression"),
+                format!("Invalid value: {}: {error}", json!(expression)),
+            ));
+        }
+        let name = text("name");
+        let field = format!("{at}.name");
+        if name.is_empty() {
+            causes.push(cause("FieldValueRequired", &field, "Required value"));
+        } else if seen.contains(&name) {
+            causes.push(cause(
+                "FieldValueDuplicate",
+                &field,
+                format!("Duplicate value: {}", json!(name)),
+            ));
+        } else if let Some(why) = qualified_name_problem(name) {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &field,
+                format!("Invalid value: {}: {why}", json!(name)),
+            ));
+        }
+        seen.push(name);
+    }
+    causes
+}
+
+/// apimachinery `IsQualifiedName`'s complaint about the name part (and an empty prefix).
+fn qualified_name_problem(name: &str) -> Option<String> {
+    let (prefix, part) = match name.split_once('/') {
+        Some((prefix, part)) => (Some(prefix), part),
+        None => (None, name),
+    };
+    if prefix == Some("") {
+        return Some("prefix part must be non-empty".into());
+    }
+    if part.is_empty() {
+        return Some("name part must be non-empty".into());
+    }
+    if part.len() > 63 {
+        return Some("name part must be no more than 63 bytes".into());
+    }
+    let inner_ok = part
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let ends_ok = part.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && part.ends_with(|c: char| c.is_ascii_alphanumeric());
+    (!(inner_ok && ends_ok)).then(|| {
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and \
+         end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex \
+         used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+            .into()
+    })
 }

@@ -526,3 +526,93 @@ async fn if_needed_webhooks_run_again_after_a_later_mutation() {
         ]
     );
 }
+
+/// A closed port: a webhook there fails whenever it is called.
+async fn unreachable_url() -> (String, u16) {
+    let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    (format!("https://127.0.0.1:{port}/x"), port)
+}
+
+#[tokio::test]
+async fn match_conditions_decide_whether_a_webhook_is_called_as_v1_36() {
+    let h = server().await;
+    let (url, port) = unreachable_url().await;
+    let conditions = json!({"matchConditions": [
+        {"name": "app-y", "expression": "object.metadata.labels['app'] == 'y'"},
+        {"name": "not-dry", "expression": "request.dryRun != true"}]});
+    install(&h, "Validating", "wh-cond", &url, "", conditions).await;
+    // app: x — a false condition, the webhook is not called.
+    assert_eq!(create_cm(&h, "wh", "a").await.code, 201);
+    let path = "/api/v1/namespaces/wh/configmaps";
+    let called = h
+        .http
+        .post(path, common::configmap("b", json!({"app": "y"})))
+        .await;
+    assert_eq!(
+        status(&called),
+        (500, "InternalError", format!("Internal error occurred: failed calling webhook \"wh-cond.example.com\": failed to call webhook: Post \"{url}?timeout=5s\": dial tcp 127.0.0.1:{port}: connect: connection refused").as_str())
+    );
+    let dry = format!("{path}?dryRun=All");
+    let skipped = h
+        .http
+        .post(&dry, common::configmap("c", json!({"app": "y"})))
+        .await;
+    assert_eq!(skipped.code, 201, "{}", skipped.body);
+    // No labels: the first condition fails to evaluate; Fail answers 403 without a call.
+    let bare = json!({"metadata": {"name": "e"}});
+    let failed = h.http.post(path, bare.clone()).await;
+    assert_eq!(
+        status(&failed),
+        (
+            403,
+            "Forbidden",
+            "configmaps \"e\" is forbidden: expression 'object.metadata.labels['app'] == 'y'' resulted in error: no such key: labels"
+        )
+    );
+    assert_eq!(
+        failed.body["details"],
+        json!({"name": "e", "kind": "configmaps"})
+    );
+    let config = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wh-cond";
+    let mut stored = h.http.get(config).await.body;
+    stored["webhooks"][0]["failurePolicy"] = json!("Ignore");
+    assert_eq!(h.http.put(config, stored).await.code, 200);
+    assert_eq!(h.http.post(path, bare).await.code, 201);
+}
+
+#[tokio::test]
+async fn match_conditions_are_checked_when_a_configuration_is_written() {
+    let h = server().await;
+    let path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+    let webhook = |conditions: Value| {
+        json!({"metadata": {"name": "mc"}, "webhooks": [{
+            "name": "mc.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+            "clientConfig": {"url": "https://127.0.0.1:1/x"}, "matchConditions": conditions}]})
+    };
+    let bad = json!([{"name": "a", "expression": "true"}, {"name": "a", "expression": "true"},
+                     {"name": "", "expression": "true"}, {"name": "Bad Name!", "expression": "true"}]);
+    let reply = h.http.post(path, webhook(bad)).await;
+    assert_eq!(
+        reply.body["message"],
+        "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"mc\" is invalid: [webhooks[0].matchConditions[1].name: Duplicate value: \"a\", webhooks[0].matchConditions[2].name: Required value, webhooks[0].matchConditions[3].name: Invalid value: \"Bad Name!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]"
+    );
+    let unparsable = h
+        .http
+        .post(path, webhook(json!([{"name": "a", "expression": "1 +"}])))
+        .await;
+    assert_eq!(unparsable.code, 422);
+    assert_eq!(
+        unparsable.body["details"]["causes"][0]["field"],
+        "webhooks[0].matchConditions[0].expression"
+    );
+    let many: Vec<Value> = (0..65)
+        .map(|i| json!({"name": format!("c{i}"), "expression": "true"}))
+        .collect();
+    let reply = h.http.post(path, webhook(Value::Array(many))).await;
+    assert_eq!(
+        reply.body["message"],
+        "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"mc\" is invalid: webhooks[0].matchConditions: Too many: 65: must have at most 64 items"
+    );
+}

@@ -11,6 +11,7 @@ mod bad_input;
 mod binary;
 mod common;
 mod crud;
+mod custom_resources;
 mod discovery;
 mod faults;
 mod fidelity;

@@ -5,8 +5,9 @@
 //! predicates/object}`).
 //!
 //! `matchPolicy: Equivalent` matches as `Exact` does: this server serves each resource in one
-//! version only (no equivalent resources to convert to). `matchConditions` (CEL) are not
-//! evaluated: a webhook with them is called as if they all held.
+//! version only (no equivalent resources to convert to). `matchConditions` are CEL expressions
+//! (`kubegen_apiextensions::Expression`) over `object`, `oldObject` and `request`
+//! (`pkg/admission/plugin/webhook/matchconditions/matcher.go`).
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -38,6 +39,43 @@ pub(crate) struct Webhook {
     pub(crate) admission_review_versions: Vec<String>,
     #[serde(default)]
     pub(crate) reinvocation_policy: Option<String>,
+    #[serde(default)]
+    match_conditions: Vec<MatchCondition>,
+}
+
+/// One of a webhook's `matchConditions`.
+#[derive(Clone, Debug, Deserialize)]
+struct MatchCondition {
+    #[serde(default)]
+    expression: String,
+}
+
+impl Webhook {
+    /// Whether every match condition holds for the request (`variables`: `object`, `oldObject`,
+    /// `request`): false as soon as one is false, even when others fail to evaluate.
+    ///
+    /// # Errors
+    /// `expression '<e>' resulted in error: <why>` for each that failed (joined as an aggregate),
+    /// when none is false.
+    pub(crate) fn conditions_hold(&self, variables: &[(&str, &Value)]) -> Result<bool, String> {
+        let mut failed = Vec::new();
+        for condition in &self.match_conditions {
+            let source = &condition.expression;
+            let outcome = kubegen_apiextensions::Expression::compile(source)
+                .map_err(|e| e.to_string())
+                .and_then(|e| e.evaluate_bool(variables));
+            match outcome {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(why) => failed.push(format!("expression '{source}' resulted in error: {why}")),
+            }
+        }
+        match failed.len() {
+            0 => Ok(true),
+            1 => Err(failed.remove(0)),
+            _ => Err(format!("[{}]", failed.join(", "))),
+        }
+    }
 }
 
 /// Where the webhook is served.

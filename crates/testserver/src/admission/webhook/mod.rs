@@ -24,8 +24,12 @@
 //!   `service "<name>" not found` as on the real server, an existing one is dialed as the real
 //!   server would dial it without cluster DNS (`lookup <name>.<ns>.svc: no such host`).
 //!
+//! - `matchConditions`: a webhook is called only when all hold; one that fails to evaluate is
+//!   403 `Forbidden` `<resource> "<name>" is forbidden: expression '<e>' resulted in error: <why>`
+//!   under `failurePolicy: Fail`, a webhook not called under `Ignore`.
+//!
 //! # Differences
-//! `matchConditions` are not evaluated; `matchPolicy: Equivalent` has no equivalent resources to
+//! `matchPolicy: Equivalent` has no equivalent resources to
 //! find (one served version per resource); Go's JSON and JSONPatch error texts are Rust's.
 
 mod client;
@@ -52,6 +56,9 @@ pub(crate) struct Webhooks {
     services: Vec<String>,
     /// Warnings the webhooks returned, in order.
     pub(crate) warnings: Vec<String>,
+    /// The resource written, for the 403 of a match condition that fails (`configmaps`).
+    group: String,
+    resource: String,
 }
 
 impl Webhooks {
@@ -88,6 +95,8 @@ impl Webhooks {
             review: Review::new(attributes, options),
             services,
             warnings: Vec::new(),
+            group: attributes.scope.def.group.clone(),
+            resource: attributes.scope.def.plural.clone(),
         }
     }
 
@@ -170,7 +179,9 @@ impl Webhooks {
         hook: &Webhook,
         object: Option<&Value>,
     ) -> Result<Option<Answer>, ApiError> {
-        if !hook.selects_object(object, self.review.old.as_ref()) {
+        if !hook.selects_object(object, self.review.old.as_ref())
+            || !self.conditions_hold(hook, object)?
+        {
             return Ok(None);
         }
         let outcome = self.exchange(hook, object).await;
@@ -187,6 +198,31 @@ impl Webhooks {
                 "failed calling webhook \"{}\": {why}",
                 hook.name
             ))),
+        }
+    }
+
+    /// Whether `hook`'s match conditions hold (an evaluation error under `Ignore` counts as not).
+    ///
+    /// # Errors
+    /// 403 Forbidden for an evaluation error under `failurePolicy: Fail`.
+    fn conditions_hold(&self, hook: &Webhook, object: Option<&Value>) -> Result<bool, ApiError> {
+        let request = self.review.request(object);
+        let null = Value::Null;
+        let variables = [
+            ("object", object.unwrap_or(&null)),
+            ("oldObject", self.review.old.as_ref().unwrap_or(&null)),
+            ("request", &request),
+        ];
+        match hook.conditions_hold(&variables) {
+            Ok(holds) => Ok(holds),
+            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => Ok(false),
+            Err(why) => {
+                let what = crate::status::Qualified {
+                    group: &self.group,
+                    resource: &self.resource,
+                };
+                Err(ApiError::forbidden(what, &self.review.name, &why))
+            }
         }
     }
 

@@ -62,16 +62,23 @@ impl Review {
         }
     }
 
-    /// The review for `hook` with a fresh uid, and that uid.
-    pub(crate) fn body(&self, hook: &Webhook, object: Option<&Value>) -> (String, Bytes) {
-        let uid = uuid::Uuid::new_v4().to_string();
+    /// The `AdmissionRequest` about `object`, without a uid (what `matchConditions` see as
+    /// `request`).
+    pub(crate) fn request(&self, object: Option<&Value>) -> Value {
         let mut request = self.request.clone();
-        request["uid"] = uid.clone().into();
         if !self.name.is_empty() {
             request["name"] = self.name.clone().into();
         }
         request["object"] = object.cloned().unwrap_or(Value::Null);
         request["oldObject"] = self.old.clone().unwrap_or(Value::Null);
+        request
+    }
+
+    /// The review for `hook` with a fresh uid, and that uid.
+    pub(crate) fn body(&self, hook: &Webhook, object: Option<&Value>) -> (String, Bytes) {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let mut request = self.request(object);
+        request["uid"] = uid.clone().into();
         let version = version_for(hook);
         let review = json!({"kind": "AdmissionReview", "apiVersion": version, "request": request});
         (uid, Bytes::from(review.to_string()))

@@ -1,0 +1,123 @@
+//! The CEL environment of CRD validation rules: CEL's standard library (`size`, `has`, `all`,
+//! `exists`, `exists_one`, `map`, `filter`, `matches`, `contains`, `startsWith`, `endsWith`, …),
+//! the strings extension (`lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`,
+//! `indexOf`, `join`, …) and the parts of Kubernetes' own libraries
+//! (`k8s.io/apiserver/pkg/cel/library`) rules commonly use: lists (`isSorted`, `sum`) and
+//! quantities (`quantity`, `isQuantity`, `isGreaterThan`, `isLessThan`, `compareTo`,
+//! `asInteger`, `asApproximateFloat`, `isInteger`, `sign`, `add`, `sub`).
+//!
+//! # Differences from the real server
+//! - A quantity is its value as a float: exact for the sizes rules compare, but `string()` of
+//!   one gives the number, not the canonical form.
+//! - The `url`, `ip`, `cidr`, `format`, `semver` and authorizer libraries are not there: a rule
+//!   that calls them is skipped (never rejected) when it is evaluated, and a CRD using them is
+//!   accepted. Rules the parser here cannot read are skipped the same way. Rules have no cost
+//!   budget.
+
+use std::sync::{Arc, LazyLock};
+
+use cel::extractors::This;
+use cel::{Context, Env, ExecutionError, Value};
+
+/// The shared environment (standard library, macros, strings extension).
+pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+    let mut env = Env::stdlib();
+    // Only fails when a declaration exists already, which it cannot in a fresh stdlib.
+    let _ = env.add_extension(cel::extensions::strings);
+    Arc::new(env)
+});
+
+/// A context over [`ENV`] with the Kubernetes functions.
+pub(crate) fn context() -> Context<'static, 'static> {
+    let mut ctx = Context::with_env(ENV.clone());
+    // A name the environment declares already keeps its standard meaning.
+    let _ = ctx.add_function("quantity", |s: Arc<String>| {
+        parse_quantity(&s).map(Value::Float)
+    });
+    let _ = ctx.add_function("isQuantity", |s: Arc<String>| parse_quantity(&s).is_ok());
+    let _ = ctx.add_function("isGreaterThan", |This(a): This<f64>, b: f64| a > b);
+    let _ = ctx.add_function("isLessThan", |This(a): This<f64>, b: f64| a < b);
+    let _ = ctx.add_function("compareTo", |This(a): This<f64>, b: f64| {
+        a.partial_cmp(&b).map_or(0, |o| o as i64)
+    });
+    let _ = ctx.add_function("asInteger", |This(a): This<f64>| a as i64);
+    let _ = ctx.add_function("asApproximateFloat", |This(a): This<f64>| a);
+    let _ = ctx.add_function("isInteger", |This(a): This<f64>| a.fract() == 0.0);
+    let _ = ctx.add_function("sign", |This(a): This<f64>| a.signum() as i64);
+    let _ = ctx.add_function("add", |This(a): This<f64>, b: Value| {
+        Ok::<_, ExecutionError>(a + number(&b)?)
+    });
+    let _ = ctx.add_function("sub", |This(a): This<f64>, b: Value| {
+        Ok::<_, ExecutionError>(a - number(&b)?)
+    });
+    let _ = ctx.add_function("isSorted", |This(list): This<Arc<Vec<Value>>>| {
+        list.windows(2).all(|w| w[0] <= w[1])
+    });
+    let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
+    ctx
+}
+
+fn number(v: &Value) -> Result<f64, ExecutionError> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Int(i) => Ok(*i as f64),
+        Value::UInt(u) => Ok(*u as f64),
+        other => Err(ExecutionError::function_error(
+            "add",
+            format!("not a quantity: {other:?}"),
+        )),
+    }
+}
+
+fn sum(list: &[Value]) -> Result<Value, ExecutionError> {
+    if list.iter().all(|v| matches!(v, Value::Int(_))) {
+        let total = list
+            .iter()
+            .map(|v| if let Value::Int(i) = v { *i } else { 0 })
+            .sum();
+        return Ok(Value::Int(total));
+    }
+    list.iter()
+        .map(number)
+        .sum::<Result<f64, _>>()
+        .map(Value::Float)
+}
+
+const QUANTITY_ERROR: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/// The value of a Kubernetes quantity (`resource.ParseQuantity`).
+pub(crate) fn parse_quantity(s: &str) -> Result<f64, ExecutionError> {
+    let invalid = || ExecutionError::function_error("quantity", QUANTITY_ERROR);
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '+' | '-' | '.')))
+        .unwrap_or(s.len());
+    let (digits, suffix) = s.split_at(split);
+    let number: f64 = digits.parse().map_err(|_| invalid())?;
+    let factor = match suffix {
+        "" => 1.0,
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        exponent => {
+            let power = exponent
+                .strip_prefix(['e', 'E'])
+                .and_then(|p| p.parse::<i32>().ok())
+                .ok_or_else(invalid)?;
+            10f64.powi(power)
+        }
+    };
+    Ok(number * factor)
+}

@@ -1,0 +1,137 @@
+//! Custom resources under their CRD's structural schema: pruning, defaulting and validation on
+//! every write path, answers copied from a real v1.36.2 (the same CRD installed there).
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const PROBES: &str = "/apis/schemaprobe.kubegen.example.com/v1/namespaces/default/probes";
+const NOT_CHECKED: &str = "<nil>: Invalid value: null: some validation rules were not checked \
+because the object was invalid; correct the existing errors to complete validation";
+
+fn crd() -> Value {
+    json!({"metadata": {"name": "probes.schemaprobe.kubegen.example.com"},
+           "spec": {"group": "schemaprobe.kubegen.example.com", "scope": "Namespaced",
+                    "names": {"kind": "Probe", "plural": "probes", "singular": "probe", "listKind": "ProbeList"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "subresources": {"status": {},
+                                         "scale": {"specReplicasPath": ".spec.replicas",
+                                                   "statusReplicasPath": ".status.replicas"}},
+                        "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                            "spec": {"type": "object", "properties": {
+                                "replicas": {"type": "integer", "minimum": 0, "maximum": 10},
+                                "a": {"type": "string", "default": "dflt"},
+                                "nul": {"type": "string", "nullable": true, "default": "x"},
+                                "nonnul": {"type": "string", "default": "y"},
+                                "word": {"type": "string"},
+                                "immut": {"type": "string", "x-kubernetes-validations": [
+                                    {"rule": "self == oldSelf", "message": "immutable"}]},
+                                "emb": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                        "properties": {"spec": {"type": "object",
+                                                       "properties": {"x": {"type": "string"}}}}}}},
+                            "status": {"type": "object", "properties": {
+                                "replicas": {"type": "integer"},
+                                "phase": {"type": "string", "enum": ["A", "B"]}}}}}}}]}})
+}
+
+async fn harness() -> Harness {
+    let h = start().await;
+    let reply = h.http.post(CRDS, crd()).await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    h
+}
+
+fn probe(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "schemaprobe.kubegen.example.com/v1", "kind": "Probe",
+           "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test]
+async fn create_prunes_and_defaults_like_v1_36() {
+    let h = harness().await;
+    let sent = probe(
+        "p",
+        json!({"word": "w", "extra": 1, "nul": null, "nonnul": null,
+        "emb": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "n", "junk": 1},
+                "spec": {"x": "1", "y": 2}, "other": 3}}),
+    );
+    let reply = h.http.post(&format!("{PROBES}?dryRun=All"), sent).await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(
+        reply.body["spec"],
+        json!({"a": "dflt", "nonnul": "y", "nul": null, "word": "w",
+               "emb": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "n"}, "spec": {"x": "1"}}})
+    );
+}
+
+#[tokio::test]
+async fn status_writes_validate_the_status_and_ignore_the_spec() {
+    let h = harness().await;
+    let created = h
+        .http
+        .post(PROBES, probe("s", json!({"replicas": 1, "immut": "a"})))
+        .await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    let merge = "application/merge-patch+json";
+    let path = format!("{PROBES}/s/status");
+    let bad = json!({"status": {"phase": "C", "replicas": 2}, "spec": {"replicas": 99}});
+    let reply = h.http.patch(&path, merge, bad).await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        reply.body["message"],
+        format!(
+            "Probe.schemaprobe.kubegen.example.com \"s\" is invalid: [status.phase: Unsupported value: \"C\": supported values: \"A\", \"B\", {NOT_CHECKED}]"
+        )
+    );
+    assert_eq!(
+        reply.body["details"]["causes"][0],
+        json!({"reason": "FieldValueNotSupported", "field": "status.phase",
+               "message": "Unsupported value: \"C\": supported values: \"A\", \"B\""})
+    );
+    let good =
+        json!({"status": {"phase": "A", "replicas": 2, "junk": 1}, "spec": {"replicas": 99}});
+    let reply = h.http.patch(&path, merge, good).await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.body["status"], json!({"phase": "A", "replicas": 2}));
+    assert_eq!(reply.body["spec"]["replicas"], 1);
+}
+
+#[tokio::test]
+async fn scale_and_patch_writes_are_validated() {
+    let h = harness().await;
+    h.http
+        .post(PROBES, probe("s", json!({"replicas": 1, "immut": "a"})))
+        .await;
+    let merge = "application/merge-patch+json";
+    let reply = h
+        .http
+        .patch(
+            &format!("{PROBES}/s/scale"),
+            merge,
+            json!({"spec": {"replicas": 11}}),
+        )
+        .await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        reply.body["message"],
+        "Probe.schemaprobe.kubegen.example.com \"s\" is invalid: spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+    );
+    let patch = json!({"spec": {"immut": "b", "extra": 1}});
+    let reply = h.http.patch(&format!("{PROBES}/s"), merge, patch).await;
+    assert_status(&reply, 422, "Invalid");
+    assert_eq!(
+        reply.body["message"],
+        "Probe.schemaprobe.kubegen.example.com \"s\" is invalid: spec.immut: Invalid value: \"b\": immutable"
+    );
+    // A transition rule has nothing to compare once the field is gone.
+    let removed = json!({"spec": {"immut": null}});
+    let reply = h
+        .http
+        .patch(&format!("{PROBES}/s?dryRun=All"), merge, removed)
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(
+        reply.body["spec"],
+        json!({"a": "dflt", "nonnul": "y", "nul": "x", "replicas": 1})
+    );
+}
