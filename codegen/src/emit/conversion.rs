@@ -364,7 +364,10 @@ fn struct_fn(direction: &Direction<'_>, name: &str, methods: &mut Vec<TokenStrea
             }
         }
     }
+    // Every struct function takes `C`, used or not, so callers need not know which structs hold
+    // hand-converted fields somewhere below them.
     quote! {
+        #[allow(clippy::extra_unused_type_parameters)]
         fn #function<C: Conversion>(from: #source_ty) -> ::std::result::Result<#target_ty, ::std::string::String> {
             #(#hand)*
             ::std::result::Result::Ok(#target_ty { #(#fields),* })

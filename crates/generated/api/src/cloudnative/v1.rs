@@ -236,6 +236,7 @@ impl VirtualMachine {
         virtual_machine_from_hub::<C>(hub)
     }
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_into_hub<C: Conversion>(
     from: VirtualMachine,
 ) -> ::std::result::Result<super::v1alpha1::VirtualMachine, ::std::string::String> {
@@ -245,6 +246,7 @@ fn virtual_machine_into_hub<C: Conversion>(
         status: from.status.map(virtual_machine_status_into_hub::<C>).transpose()?,
     })
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_spec_into_hub<C: Conversion>(
     from: VirtualMachineSpec,
 ) -> ::std::result::Result<super::v1alpha1::VirtualMachineSpec, ::std::string::String> {
@@ -263,6 +265,7 @@ fn virtual_machine_spec_into_hub<C: Conversion>(
         annotations: from.annotations,
     })
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_status_into_hub<C: Conversion>(
     from: VirtualMachineStatus,
 ) -> ::std::result::Result<
@@ -289,6 +292,7 @@ fn virtual_machine_phase_into_hub(
         },
     )
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_from_hub<C: Conversion>(
     from: super::v1alpha1::VirtualMachine,
 ) -> ::std::result::Result<VirtualMachine, ::std::string::String> {
@@ -298,6 +302,7 @@ fn virtual_machine_from_hub<C: Conversion>(
         status: from.status.map(virtual_machine_status_from_hub::<C>).transpose()?,
     })
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_spec_from_hub<C: Conversion>(
     from: super::v1alpha1::VirtualMachineSpec,
 ) -> ::std::result::Result<VirtualMachineSpec, ::std::string::String> {
@@ -316,6 +321,7 @@ fn virtual_machine_spec_from_hub<C: Conversion>(
         annotations: from.annotations,
     })
 }
+#[allow(clippy::extra_unused_type_parameters)]
 fn virtual_machine_status_from_hub<C: Conversion>(
     from: super::v1alpha1::VirtualMachineStatus,
 ) -> ::std::result::Result<VirtualMachineStatus, ::std::string::String> {
