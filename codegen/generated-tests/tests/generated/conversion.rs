@@ -11,7 +11,8 @@
 //! maps the test group onto the generated types' group around it.
 //!
 //! Checked: an object written as v1alpha1 (the storage version) and read as v1, one written as
-//! v1 and read as v1alpha1, lists and watches in v1, and the answer when the webhook is down.
+//! v1 and read as v1alpha1, lists and watches in v1, `status.storedVersions`, and each server's
+//! answers when the webhook refuses an object and when it cannot be reached.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -319,7 +320,76 @@ async fn scenario(
         ]
     );
     failures(&client, &group, &namespace, api).await;
+    unreachable(&client, &group, &namespace, api).await;
     webhook.abort();
+}
+
+/// The CRD pointed at a port nothing listens on: what reads and writes in v1 answer.
+async fn unreachable(client: &Client, group: &str, namespace: &str, api: CrdVersion) {
+    let crds = match api {
+        CrdVersion::V1 => "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        CrdVersion::V1beta1 => "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions",
+    };
+    let path = format!("{crds}/virtualmachines.{group}");
+    let mut crd = call(client, "GET", &path, None).await.unwrap();
+    // Objects written as v1 were stored as v1alpha1: the only stored version.
+    assert_eq!(crd["status"]["storedVersions"], json!(["v1alpha1"]));
+    let url = json!("https://127.0.0.1:1/convert");
+    match api {
+        CrdVersion::V1 => crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"] = url,
+        CrdVersion::V1beta1 => crd["spec"]["conversion"]["webhookClientConfig"]["url"] = url,
+    }
+    call(client, "PUT", &path, Some(&crd)).await.unwrap();
+    let ga = format!("/apis/{group}/v1/namespaces/{namespace}/virtualmachines");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let get = loop {
+        match call(client, "GET", &format!("{ga}/written-alpha"), None).await {
+            Ok(_) => assert!(
+                Instant::now() < deadline,
+                "the new clientConfig is not used"
+            ),
+            Err(error) => break error,
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let list = call(client, "GET", &ga, None).await.unwrap_err();
+    let spec = json!({"cpu": 1, "memory": "1Gi", "image": "x", "diskGi": 10, "diskBus": "virtio"});
+    let object = vm(&format!("{group}/v1"), "unreachable", namespace, spec);
+    let create = call(client, "POST", &ga, Some(&object)).await.unwrap_err();
+    let dial = "Post \"https://127.0.0.1:1/convert?timeout=30s\": dial tcp 127.0.0.1:1: connect: \
+                connection refused";
+    match api {
+        CrdVersion::V1 => {
+            let failed = |from: &str| {
+                format!("conversion webhook for {group}/{from}, Kind=VirtualMachine failed: {dial}")
+            };
+            assert_status(&get, 500, "", &failed("v1alpha1"));
+            // The watch cache of the changed CRD cannot fill itself: lists are told to retry.
+            let message = format!(
+                "storage is (re)initializing: failed to list {group}/v1, Kind=VirtualMachine: {}",
+                failed("v1alpha1")
+            );
+            assert_status(&list, 429, "TooManyRequests", &message);
+            assert_status(&create, 500, "", &failed("v1"));
+        }
+        CrdVersion::V1beta1 => {
+            let message =
+                format!("calling to conversion webhook failed for virtualmachines.{group}: {dial}");
+            for error in [&get, &list, &create] {
+                assert_status(error, 500, "", &message);
+            }
+        }
+    }
+}
+
+fn assert_status(error: &Error, code: u16, reason: &str, message: &str) {
+    let Error::Api { status, .. } = error else {
+        panic!("not a Status: {error:?}");
+    };
+    assert_eq!(
+        (status.code, status.reason.as_str(), status.message.as_str()),
+        (code, reason, message)
+    );
 }
 
 /// What a failing webhook (an error answer, then an unreachable URL) does to reads and writes in
