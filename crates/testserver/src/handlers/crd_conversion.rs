@@ -28,7 +28,10 @@
 //!   storage version's field names: right for `None` and for fields both versions spell alike.
 //! - v1.36 answers a *list* with 429 `storage is (re)initializing` while its watch cache cannot
 //!   convert; this server answers it like a get (500).
-//! - Table answers use the storage version's printer columns.
+//! - Table answers use the request version's printer columns on the stored object, before any
+//!   conversion.
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Response;
@@ -38,7 +41,7 @@ use tokio::sync::mpsc;
 
 use crate::admission::webhook::post_conversion_review;
 use crate::body::{BoxBody, ChannelBody};
-use crate::registry::ResourceKey;
+use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::Storage;
@@ -56,9 +59,10 @@ enum Strategy {
     },
 }
 
-/// A request in a non-storage version: the storage version's scope and the way back and forth.
+/// A request in a non-storage version: the scope the handlers run with and the way back and forth.
 pub(crate) struct Edge {
-    /// The request's scope with the storage version's definition: what the handlers run with.
+    /// The request's scope, its definition moved to the storage version: what the handlers run
+    /// with.
     pub(crate) storage_scope: Scope,
     /// `group/version` of the request.
     request_version: String,
@@ -78,15 +82,22 @@ impl Edge {
         let name = (String::new(), format!("{}.{}", def.plural, def.group));
         let crd = &state.store.get(&crds, &name)?.value;
         let versions = crd.pointer("/spec/versions")?.as_array()?;
-        let stored = versions.iter().find(|v| v["storage"] == true)?["name"].as_str()?;
+        let stored = versions.iter().find(|v| v["storage"] == true)?["name"]
+            .as_str()?
+            .to_owned();
         if stored == def.version {
             return None;
         }
-        let storage_def = state.registry.get(&def.group, stored, &def.plural)?;
         let strategy = strategy(crd.pointer("/spec/conversion"));
         drop(state);
+        // The request's definition (its printer columns, subresources), stored in the storage
+        // version: its key and `apiVersion` are the storage version's.
+        let storage_def = ResourceDefinition {
+            version: stored,
+            ..(**def).clone()
+        };
         let mut storage_scope = scope.clone();
-        storage_scope.target.def = storage_def;
+        storage_scope.target.def = Arc::new(storage_def);
         Some(Edge {
             storage_version: storage_scope.def.api_version(),
             storage_scope,

@@ -6,8 +6,11 @@
 //! - The CRD's status (`NamesAccepted`, `Established`, `acceptedNames`, `storedVersions`) is set in
 //!   the create response itself instead of by a controller a moment later, so clients waiting for
 //!   `Established` succeed at once.
-//! - Schemas are not validated or pruned, and every served version has its own storage (no
-//!   conversion between versions).
+//! - Schemas are not validated or pruned.
+//!
+//! Every served version's resource is registered, but objects live in the storage version's
+//! collection only: requests in another version are converted at the edge of the request path
+//! (`crate::handlers::crd_conversion`).
 
 use serde_json::{Map, Value, json};
 
