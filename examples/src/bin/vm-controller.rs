@@ -26,7 +26,7 @@ struct Flags {
     #[arg(long, default_value_t = 2)]
     workers: usize,
     /// Serve the CRD conversion webhook (v1alpha1 <-> v1) on this port; 0 (the default) does not.
-    /// The in-process server (`--embedded`) does not call conversion webhooks yet.
+    /// The in-process server (`--embedded`) reaches webhooks by `url` only, not the CRD's Service.
     #[arg(long, default_value_t = 0)]
     webhook_port: u16,
     /// The directory holding the webhook's `tls.crt` and `tls.key`.
