@@ -110,6 +110,7 @@ fn package(group: Group, location: &Location) -> BuiltinPackage {
                 methods: Vec::new(),
                 location: location.clone(),
                 builtin: true,
+                storage_version: false,
             }
         })
         .collect();

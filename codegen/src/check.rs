@@ -16,6 +16,7 @@ use crate::tags::Tag;
 mod kinds;
 mod lists;
 mod structs;
+mod versions;
 
 /// Validates `model` in place: fills every package's `kinds`, reports problems to `diags`.
 pub(crate) fn check(model: &mut Model, diags: &mut Diagnostics) {
@@ -30,6 +31,7 @@ pub(crate) fn check(model: &mut Model, diags: &mut Diagnostics) {
     }
     check_unique_plurals(model, diags);
     check_modules(model, diags);
+    versions::check(model, diags);
 }
 
 fn check_package(package: &Package, diags: &mut Diagnostics) {

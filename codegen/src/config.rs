@@ -13,7 +13,20 @@
 //! boilerplate = "hack/boilerplate.rs.txt"  # license header (optional; none when left out)
 //! crate_prefix = "kubegen"            # crate names: <prefix>-api, <prefix>-clientset, ...
 //! runtime = "workspace"               # see below
+//!
+//! [conversion_webhook]                # the Service behind every multi-version CRD's conversion
+//! namespace = "kubegen-system"        # default: `<crate_prefix>-system`
+//! name = "kubegen-webhook"            # default: `<crate_prefix>-webhook`
+//! path = "/convert"                   # default: kubegen-runtime's `CONVERT_PATH`
+//! port = 443                          # default: 443
 //! ```
+//!
+//! `conversion_webhook` is written into the `spec.conversion` of each CRD whose kind has several
+//! versions (`strategy: Webhook`); CRDs with one version get no `conversion` (the server's default,
+//! `None`). A table in the config rather than a marker on the kind: the Service is a deployment
+//! decision shared by every kind the operator converts, like controller-gen's kustomize
+//! `webhook-service` patch, not a property of one API type. To point a CRD at a URL instead (a
+//! webhook outside the cluster, or in tests), rewrite `clientConfig` when installing it.
 //!
 //! `runtime` says how generated crates depend on kubegen's runtime crates ([`Runtime`], in
 //! `runtime.rs`): `workspace` is for crates generated inside kubegen's own workspace; another
@@ -56,6 +69,24 @@ pub struct Config {
     pub crate_prefix: String,
     /// How generated crates depend on kubegen's runtime and on third-party crates.
     pub runtime: Runtime,
+    /// The Service multi-version CRDs name for conversion.
+    pub conversion_webhook: ConversionWebhook,
+}
+
+/// The Service a multi-version CRD's `conversion.webhook.clientConfig.service` names (see the
+/// module docs); every key is optional.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ConversionWebhook {
+    /// The Service's namespace; `<crate_prefix>-system` when left out.
+    pub namespace: Option<String>,
+    /// The Service's name; `<crate_prefix>-webhook` when left out.
+    pub name: Option<String>,
+    /// The HTTP path; `/convert` (kubegen-runtime's `CONVERT_PATH`) when left out.
+    pub path: Option<String>,
+    /// The Service port; 443 when left out.
+    pub port: Option<u16>,
 }
 
 impl Default for Config {
@@ -70,6 +101,7 @@ impl Default for Config {
             boilerplate: None,
             crate_prefix: "kubegen".to_owned(),
             runtime: Runtime::Workspace,
+            conversion_webhook: ConversionWebhook::default(),
         }
     }
 }
@@ -106,6 +138,27 @@ impl Config {
     /// Name of one generated crate: `kubegen-api`.
     pub(crate) fn crate_name(&self, part: &str) -> String {
         format!("{}-{part}", self.crate_prefix)
+    }
+
+    /// `(namespace, name, path, port)` of the conversion webhook Service, defaults filled in.
+    pub(crate) fn conversion_service(&self) -> (String, String, String, u16) {
+        let webhook = &self.conversion_webhook;
+        let prefix = &self.crate_prefix;
+        (
+            webhook
+                .namespace
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}-system")),
+            webhook
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{prefix}-webhook")),
+            webhook
+                .path
+                .clone()
+                .unwrap_or_else(|| "/convert".to_owned()),
+            webhook.port.unwrap_or(443),
+        )
     }
 
     /// Rust name of one generated crate: `kubegen_api`.

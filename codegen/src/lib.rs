@@ -45,7 +45,7 @@ mod validation;
 pub mod wellknown;
 mod write;
 
-pub use config::Config;
+pub use config::{Config, ConversionWebhook};
 pub use diag::Diagnostic;
 pub use emit::Files;
 pub use init::{InitOptions, Scaffold, init};

@@ -355,6 +355,9 @@ pub struct Kind {
     pub location: Location,
     /// Whether it is a k8s-openapi built-in (no CRD, no type emitted, re-exported instead).
     pub builtin: bool,
+    /// `+kubegen:storageversion`: objects are stored in this version (required on exactly one
+    /// version of a kind served in several).
+    pub storage_version: bool,
 }
 
 impl Kind {

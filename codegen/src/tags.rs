@@ -63,6 +63,9 @@ pub(crate) enum Tag {
     Categories(Vec<String>),
     /// `+kubegen:printcolumn:name=..,type=..,jsonPath=..` (type).
     PrintColumn(PrintColumn),
+    /// `+kubegen:storageversion`, or kubebuilder's `+kubebuilder:storageversion` (type): the
+    /// version objects of a kind served in several versions are stored in.
+    StorageVersion,
     /// `+kubegen:validation:<rule>=<value>` (field).
     Validation(Validation),
     /// `+kubegen:default=<json>` (field).
@@ -98,7 +101,7 @@ pub(crate) fn err(message: String, hint: &str) -> TagError {
 const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespaced, \
 +genclient:noStatus, +genclient:noVerbs, +genclient:readonly, +genclient:onlyVerbs=, \
 +genclient:skipVerbs=, +genclient:method=, +kubegen:plural=, +kubegen:singular=, \
-+kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:";
++kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:, +kubegen:storageversion";
 pub(crate) const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{Minimum,Maximum,\
 ExclusiveMinimum,ExclusiveMaximum,Pattern,Enum,MinLength,MaxLength,MinItems,MaxItems,UniqueItems,\
 Format}=, +kubegen:default=<json>, +kubegen:required, +kubegen:optional, +kubegen:listType=, \
@@ -174,6 +177,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
         "+kubegen:singular" => Ok(Tag::Singular(need()?.to_owned())),
         "+kubegen:shortNames" => Ok(Tag::ShortNames(list(need()?))),
         "+kubegen:categories" => Ok(Tag::Categories(list(need()?))),
+        "+kubegen:storageversion" | "+kubebuilder:storageversion" => flag(Tag::StorageVersion),
         "+kubegen:default" => Ok(Tag::Default(need()?.to_owned())),
         "+kubegen:required" => flag(Tag::Required),
         "+kubegen:optional" => flag(Tag::Optional),

@@ -32,3 +32,21 @@ pub(crate) fn errors(types: &str) -> Vec<String> {
             .collect(),
     }
 }
+
+/// Loads several packages: `files` are `(path under apis/, text)`.
+pub(crate) fn load_files(files: &[(&str, &str)]) -> Result<(Config, Model), crate::Error> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let full = dir.path().join("apis").join(path);
+        std::fs::create_dir_all(full.parent().expect("has a parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+    let config = Config {
+        root: dir.path().to_path_buf(),
+        builtins: None,
+        boilerplate: None,
+        ..Config::default()
+    };
+    let model = crate::load_model(&config)?;
+    Ok((config, model))
+}

@@ -1,6 +1,7 @@
 /// A virtual machine: the wanted size and the state a controller observed.
 ///
 /// +genclient
+/// +kubegen:storageversion
 /// +kubegen:shortNames=vm,vms
 /// +kubegen:printcolumn:name=Status,type=string,jsonPath=.status.phase
 /// +kubegen:printcolumn:name=CPU,type=integer,jsonPath=.spec.cpu

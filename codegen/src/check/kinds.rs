@@ -53,6 +53,7 @@ pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostic
         methods: Vec::new(),
         location: at.clone(),
         builtin: false,
+        storage_version: false,
     };
     for (tag, location) in &def.tags {
         match tag {
@@ -68,6 +69,7 @@ pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostic
             Tag::ShortNames(values) => kind.short_names = values.clone(),
             Tag::Categories(values) => kind.categories = values.clone(),
             Tag::PrintColumn(column) => kind.print_columns.push(column.clone()),
+            Tag::StorageVersion => kind.storage_version = true,
             _ => {}
         }
     }

@@ -20,7 +20,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
         bodies.push((
             (package.module.clone(), package.version.clone()),
             source,
-            package_body(package)?,
+            package_body(ctx, package)?,
         ));
     }
     for builtin in &ctx.model.builtins {
@@ -37,7 +37,7 @@ e.g. `police::v1beta1::WhiteList` or `apps::v1::Deployment`. Objects are plain d
     super::module_tree(ctx, "api", doc, Vec::new(), bodies, files)
 }
 
-fn package_body(package: &Package) -> Result<TokenStream, Error> {
+fn package_body(ctx: &EmitCtx<'_>, package: &Package) -> Result<TokenStream, Error> {
     let doc = format!(" `{}/{}`.", package.group, package.version);
     let separator = if package.docs.is_empty() {
         quote!()
@@ -54,12 +54,14 @@ fn package_body(package: &Package) -> Result<TokenStream, Error> {
         })
         .collect::<Result<Vec<_>, Error>>()?;
     let enums = package.enums.iter().map(enum_tokens);
+    let conversions = super::conversion::spoke_tokens(ctx.model, package);
     Ok(quote! {
         #![doc = #doc]
         #separator
         #inner_docs
         #(#structs)*
         #(#enums)*
+        #conversions
     })
 }
 

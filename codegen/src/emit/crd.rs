@@ -2,8 +2,10 @@
 //! CRD model both manifest layouts share (controller-gen's `crd` generator).
 //!
 //! Kinds with the same group and plural in several versions share one CRD with one entry per
-//! version; the storage version is the most stable, newest one (GA > beta > alpha), as the API
-//! server's own version priority orders them.
+//! version; the storage version is the one marked `+kubegen:storageversion` (the checker makes
+//! sure exactly one is), and the CRD converts between them through the webhook Service configured
+//! in `kubegen.toml` (`conversion_webhook`), where kubegen-runtime serves the generated
+//! conversions (`conversion.rs` in the api crate). A kind with one version has no `conversion`.
 //!
 //! Two layouts wrap the same [`Crd`]: the v1 one here, and the v1beta1 one in `crd_v1beta1.rs`
 //! for API servers older than 1.16. Everything that is not a layout decision (names, scope,
@@ -30,6 +32,8 @@ pub(super) struct Crd<'a> {
     pub(super) scope: &'static str,
     /// One entry per version, in package order. Invariant: not empty, exactly one is `storage`.
     pub(super) versions: Vec<CrdVersion<'a>>,
+    /// With several versions: the conversion webhook's `clientConfig.service`.
+    pub(super) conversion_service: Option<Value>,
 }
 
 /// One served version of a [`Crd`].
@@ -49,6 +53,13 @@ pub(super) struct CrdVersion<'a> {
 
 /// Every CRD of the model, sorted by (group, plural).
 pub(super) fn crds<'a>(ctx: &EmitCtx<'a>) -> Vec<Crd<'a>> {
+    let (namespace, name, path, port) = ctx.config.conversion_service();
+    let service = map([
+        ("namespace", Value::from(namespace)),
+        ("name", Value::from(name)),
+        ("path", Value::from(path)),
+        ("port", Value::from(port)),
+    ]);
     let mut grouped: BTreeMap<(&str, &str), Vec<(&Package, &Kind)>> = BTreeMap::new();
     for package in &ctx.model.packages {
         for kind in &package.kinds {
@@ -60,16 +71,20 @@ pub(super) fn crds<'a>(ctx: &EmitCtx<'a>) -> Vec<Crd<'a>> {
     }
     grouped
         .into_values()
-        .filter_map(|versions| crd(&versions))
+        .filter_map(|versions| crd(&versions, &service))
         .collect()
 }
 
-fn crd<'a>(versions: &[(&'a Package, &'a Kind)]) -> Option<Crd<'a>> {
+fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: &Value) -> Option<Crd<'a>> {
     let (_, first) = versions.first()?;
+    // One version is the storage version; of several, the checker made sure one is marked.
     let storage = versions
         .iter()
-        .map(|(_, kind)| kind.version.as_str())
-        .max_by_key(|version| version_priority(version))?;
+        .find(|(_, kind)| kind.storage_version)
+        .unwrap_or(versions.first()?)
+        .1
+        .version
+        .as_str();
     let strings =
         |items: &[String]| Value::Sequence(items.iter().map(|s| Value::from(s.as_str())).collect());
     let mut names = map([
@@ -84,6 +99,7 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)]) -> Option<Crd<'a>> {
     if !first.categories.is_empty() {
         insert(&mut names, "categories", strings(&first.categories));
     }
+    let conversion_service = (versions.len() > 1).then(|| service.clone());
     let versions = versions.iter().map(|(package, kind)| CrdVersion {
         name: &kind.version,
         storage: kind.version == storage,
@@ -104,7 +120,14 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)]) -> Option<Crd<'a>> {
             Scope::Cluster => "Cluster",
         },
         versions: versions.collect(),
+        conversion_service,
     })
+}
+
+/// The versions a conversion webhook is sent `ConversionReview`s in, preferred first:
+/// kubegen-runtime answers both.
+pub(super) fn review_versions() -> Value {
+    Value::Sequence(vec![Value::from("v1"), Value::from("v1beta1")])
 }
 
 /// The first line of both manifests.
@@ -176,6 +199,14 @@ pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
         if let Some(spec) = document.get_mut("spec") {
             let versions = crd.versions.iter().map(v1_version);
             insert(spec, "versions", Value::Sequence(versions.collect()));
+            if let Some(service) = &crd.conversion_service {
+                let webhook = map([
+                    ("conversionReviewVersions", review_versions()),
+                    ("clientConfig", map([("service", service.clone())])),
+                ]);
+                let conversion = map([("strategy", Value::from("Webhook")), ("webhook", webhook)]);
+                insert(spec, "conversion", conversion);
+            }
         }
         push_document(&mut out, &document)?;
     }
@@ -212,33 +243,4 @@ fn v1_version(version: &CrdVersion<'_>) -> Value {
         );
     }
     entry
-}
-
-/// Kubernetes version priority: GA > beta > alpha, then by major, then by minor.
-fn version_priority(version: &str) -> (u8, u64, u64) {
-    let rest = version.trim_start_matches('v');
-    let split = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let major = rest[..split].parse().unwrap_or(0);
-    let tail = &rest[split..];
-    if let Some(minor) = tail.strip_prefix("beta") {
-        (1, major, minor.parse().unwrap_or(0))
-    } else if let Some(minor) = tail.strip_prefix("alpha") {
-        (0, major, minor.parse().unwrap_or(0))
-    } else {
-        (2, major, 0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::version_priority;
-
-    #[test]
-    fn ga_outranks_beta_outranks_alpha() {
-        assert!(version_priority("v1") > version_priority("v2beta1"));
-        assert!(version_priority("v1beta2") > version_priority("v1beta1"));
-        assert!(version_priority("v1beta1") > version_priority("v1alpha9"));
-    }
 }

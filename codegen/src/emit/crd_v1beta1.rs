@@ -140,6 +140,15 @@ fn document(crd: &Crd<'_>, removed: &mut Vec<RemovedFrom>) -> Value {
         if crd.versions.iter().all(|version| version.schema.is_some()) {
             insert(spec, "preserveUnknownFields", Value::Bool(false));
         }
+        // v1beta1 keeps the webhook's settings beside `strategy` (`webhookClientConfig`).
+        if let Some(service) = &crd.conversion_service {
+            let conversion = map([
+                ("strategy", Value::from("Webhook")),
+                ("webhookClientConfig", map([("service", service.clone())])),
+                ("conversionReviewVersions", crd::review_versions()),
+            ]);
+            insert(spec, "conversion", conversion);
+        }
     }
     document
 }
@@ -327,6 +336,7 @@ mod tests {
 /// A ship.
 ///
 /// +genclient
+/// +kubegen:storageversion
 /// +kubegen:printcolumn:name=Crew,type=integer,jsonPath=.spec.crew
 /// +kubegen:printcolumn:name=Port,type=string,jsonPath=.status.port,priority=1
 pub struct Ship {
@@ -472,7 +482,9 @@ pub struct ShipSpec {
 
     #[test]
     fn versions_differing_only_in_defaults_share_the_top_level_schema() {
-        let without_default = SHIP.replace("    /// +kubegen:default=3\n", "");
+        let without_default = SHIP
+            .replace("    /// +kubegen:default=3\n", "")
+            .replace("/// +kubegen:storageversion\n", "");
         let (_, v1beta1) = generate(&[
             ("fleet/v1beta1/mod.rs", GROUP),
             ("fleet/v1beta1/ship.rs", &without_default),
@@ -484,6 +496,29 @@ pub struct ShipSpec {
         assert_eq!(spec["subresources"], yaml("{status: {}}"));
         assert_eq!(spec["versions"][0].get("schema"), None);
         assert_eq!(spec["versions"][1].get("schema"), None);
+    }
+
+    #[test]
+    fn several_versions_convert_through_the_configured_webhook_service() {
+        let (v1, v1beta1) = two_versions();
+        let service =
+            yaml("{namespace: kubegen-system, name: kubegen-webhook, path: /convert, port: 443}");
+        assert_eq!(
+            only(&v1)["spec"]["conversion"],
+            yaml(
+                "{strategy: Webhook, webhook: {conversionReviewVersions: [v1, v1beta1], clientConfig: {service: {namespace: kubegen-system, name: kubegen-webhook, path: /convert, port: 443}}}}"
+            )
+        );
+        let conversion = &only(&v1beta1)["spec"]["conversion"];
+        assert_eq!(conversion["strategy"], "Webhook");
+        assert_eq!(conversion["webhookClientConfig"]["service"], service);
+        assert_eq!(
+            conversion["conversionReviewVersions"],
+            yaml("[v1, v1beta1]")
+        );
+        let (v1, v1beta1) = one_version();
+        assert_eq!(only(&v1)["spec"].get("conversion"), None);
+        assert_eq!(only(&v1beta1)["spec"].get("conversion"), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::model::{Kind, Model};
 mod api;
 pub(crate) mod applyconfig;
 mod clientset;
+mod conversion;
 mod crd;
 mod crd_v1beta1;
 pub(crate) mod defaults;

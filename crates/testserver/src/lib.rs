@@ -29,7 +29,9 @@
 //!  5. faults, decode    injected failures, 413, body → JSON,  faults.rs, request/negotiation.rs,
 //!                         fieldValidation                      fieldvalidation.rs, request/query.rs
 //!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
-//!                         TokenRequest)                          delete,scale,review,token}.rs
+//!                         TokenRequest); a custom resource       delete,scale,review,token}.rs,
+//!                         in a non-storage version converted    handlers/crd_conversion.rs
+//!                         in and out around it
 //!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
 //!                         and the webhooks, outside the lock)   admission/webhook/
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
@@ -84,7 +86,9 @@
 //! - Discovery (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`) and CRDs:
 //!   creating a CustomResourceDefinition serves its resource and marks it Established; deleting
 //!   it removes the resource and its objects. A group nobody serves gets the plain-text
-//!   `404 page not found`.
+//!   `404 page not found`. A CRD's versions share the storage version's objects; the others
+//!   are converted on every read, list, watch and write (`None`: `apiVersion` rewritten;
+//!   `Webhook`: a `ConversionReview` to `clientConfig.url`, failures worded as v1.36's).
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
 //!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real

@@ -24,6 +24,7 @@ use crate::encode;
 use crate::encode::conversion::Conversion;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
+use crate::handlers::crd_conversion::Edge;
 use crate::handlers::{discovery, watch as watches};
 use crate::kinds::{namespace, strategy_for};
 use crate::options::ServerOptions;
@@ -234,6 +235,14 @@ impl ApiServer {
             }
             _ => Vec::new(),
         };
+        // A custom resource in a version it is not stored in: the handlers run in the storage
+        // version, the edge converts in and out.
+        let edge = Edge::for_scope(&self.inner.storage, scope);
+        let body = match (&edge, verb) {
+            (Some(edge), Verb::Create | Verb::Update) => edge.request_body(body).await?,
+            _ => body,
+        };
+        let scope = edge.as_ref().map_or(scope, |edge| &edge.storage_scope);
         let mut response = match verb {
             Verb::Get => handlers::read::get(self, scope, conversion),
             Verb::List => handlers::read::list(self, scope, &query, conversion).await,
@@ -250,6 +259,9 @@ impl ApiServer {
                 handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
             }
         }?;
+        if let Some(edge) = edge {
+            response = edge.response(response, verb == Verb::Watch).await?;
+        }
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
 use kubegen_examples::vm::{self, VmController, VmOptions};
+use kubegen_runtime::webhook::WebhookOptions;
 use tracing_subscriber::EnvFilter;
 
 /// Run VirtualMachines on a simulated hypervisor.
@@ -24,6 +25,13 @@ struct Flags {
     /// Concurrent reconciles.
     #[arg(long, default_value_t = 2)]
     workers: usize,
+    /// Serve the CRD conversion webhook (v1alpha1 <-> v1) on this port; 0 (the default) does not.
+    /// The in-process server (`--embedded`) reaches webhooks by `url` only, not the CRD's Service.
+    #[arg(long, default_value_t = 0)]
+    webhook_port: u16,
+    /// The directory holding the webhook's `tls.crt` and `tls.key`.
+    #[arg(long, default_value = kubegen_runtime::webhook::DEFAULT_CERT_DIR)]
+    webhook_cert_dir: std::path::PathBuf,
 }
 
 #[tokio::main]
@@ -41,6 +49,14 @@ async fn main() -> anyhow::Result<()> {
     options.namespace = flags.namespace.clone();
     options.boot_time = Duration::from_millis(flags.boot_ms);
     options.workers = flags.workers;
+    options.webhook = (flags.webhook_port != 0).then(|| {
+        WebhookOptions::default()
+            .bind_address(std::net::SocketAddr::from((
+                [0, 0, 0, 0],
+                flags.webhook_port,
+            )))
+            .cert_dir(&flags.webhook_cert_dir)
+    });
     let controller = VmController::start(target.client().clone(), options).await?;
     if flags.target.embedded {
         create_if_absent(target.client(), &vm::sample("default", "demo")).await?;

@@ -9,10 +9,15 @@
 //! - a deleted VirtualMachine stays (terminating) until the reconcile has destroyed its machine
 //!   and removed the finalizer: no machine outlives its object.
 //!
+//! The kind has two versions: `v1alpha1` (stored) and `v1`. With [`VmOptions::webhook`] set the
+//! manager also serves the CRD conversion webhook (`/convert`, [`conversion`]) the CRD's
+//! `spec.conversion` points at; the controller itself reads `v1alpha1` only.
+//!
 //! Everything else (informer, queue, retries with backoff, workers, cache sync, drain on
 //! shutdown) is the runtime's: a `Controller` built for the kind, run by a `Manager`. Compare
 //! with `cluster-provisioner`, which writes that loop by hand.
 
+pub mod conversion;
 pub mod hypervisor;
 mod reconcile;
 
@@ -25,6 +30,7 @@ use kubegen_api::cloudnative::v1alpha1::{VirtualMachine, VirtualMachineSpec};
 use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
 use kubegen_informers::SharedInformerFactory;
+use kubegen_runtime::webhook::WebhookOptions;
 use kubegen_runtime::{Manager, ManagerOptions};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -47,6 +53,8 @@ pub struct VmOptions {
     pub boot_time: Duration,
     /// Concurrent reconciles.
     pub workers: usize,
+    /// Where to serve the conversion webhook (`None`: not served).
+    pub webhook: Option<WebhookOptions>,
 }
 
 impl Default for VmOptions {
@@ -55,6 +63,7 @@ impl Default for VmOptions {
             namespace: None,
             boot_time: Duration::from_secs(2),
             workers: 2,
+            webhook: None,
         }
     }
 }
@@ -77,8 +86,14 @@ impl VmController {
             .workers(options.workers)
             .cache_sync_timeout(SYNC_TIMEOUT)
             .shutdown_timeout(DRAIN_TIMEOUT)
-            .factory(factory);
+            .factory(factory)
+            .webhook(options.webhook.clone());
         let mut manager = Manager::new(client.clone(), manager_options);
+        if options.webhook.is_some() {
+            manager
+                .webhook_server()
+                .add_conversion(conversion::hub_conversion());
+        }
         let informers = SharedInformerFactory::from(manager.factory().clone());
         let machines = informers
             .cloudnative_v1alpha1()

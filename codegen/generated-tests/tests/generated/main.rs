@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod apply;
+mod conversion;
 mod crds;
 mod fake_clientset;
 mod informers;

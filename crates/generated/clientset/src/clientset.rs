@@ -27,6 +27,10 @@ impl Clientset {
     pub fn batch_v1(&self) -> crate::batch::v1::BatchV1Client {
         crate::batch::v1::BatchV1Client::new(self.client.clone())
     }
+    /// Clients for the kinds of `cloudnative.example.com/v1`.
+    pub fn cloudnative_v1(&self) -> crate::cloudnative::v1::CloudnativeV1Client {
+        crate::cloudnative::v1::CloudnativeV1Client::new(self.client.clone())
+    }
     /// Clients for the kinds of `cloudnative.example.com/v1alpha1`.
     pub fn cloudnative_v1alpha1(
         &self,

@@ -27,6 +27,9 @@ impl Clientset {
     ) -> ::kubegen_fake::Result<Self> {
         let fake = ::kubegen_fake::FakeClient::new();
         fake.register::<
+                ::kubegen_api::cloudnative::v1::VirtualMachine,
+            >(::kubegen_fake::StatusSubresource::Enabled);
+        fake.register::<
                 ::kubegen_api::cloudnative::v1alpha1::VirtualMachine,
             >(::kubegen_fake::StatusSubresource::Enabled);
         fake.register::<

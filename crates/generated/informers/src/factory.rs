@@ -56,6 +56,10 @@ impl SharedInformerFactory {
     pub fn batch_v1(&self) -> crate::batch::v1::BatchV1Informers {
         crate::batch::v1::BatchV1Informers::new(self.inner.clone())
     }
+    /// Informers for the kinds of `cloudnative.example.com/v1`.
+    pub fn cloudnative_v1(&self) -> crate::cloudnative::v1::CloudnativeV1Informers {
+        crate::cloudnative::v1::CloudnativeV1Informers::new(self.inner.clone())
+    }
     /// Informers for the kinds of `cloudnative.example.com/v1alpha1`.
     pub fn cloudnative_v1alpha1(
         &self,

@@ -8,6 +8,7 @@
 //!                or generated + CA injected into the configurations (SelfSigned)    bootstrap.rs
 //!   --path--> typed handler: Validator<K> / Mutator<K> (patch = diff of the change)  admission.rs
 //!          or Convert registry by group + kind at /convert                           conversion.rs
+//!             generated conversions through the storage version (HubConversion)     hub.rs
 //!   --> the review answer in the version asked; metrics per path                     metrics.rs
 //! ```
 //!
@@ -27,7 +28,7 @@
 //! | `admission.CustomValidator` (`ValidateCreate/Update/Delete`) | [`Validator`] (one method, [`Admission::operation`]) |
 //! | `admission.CustomDefaulter` (`Default`)            | [`Mutator`]                            |
 //! | `admission.Denied(msg)`, `admission.Errored(code, err)` | [`Denial::forbidden`], [`Denial::with_code`] |
-//! | `conversion.Hub`/`Convertible`, `/convert`          | [`Convert`], [`CONVERT_PATH`]          |
+//! | `conversion.Hub`/`Convertible`, `/convert`          | [`HubConversion`] over generated code, [`Convert`], [`CONVERT_PATH`] |
 //! | `certwatcher.CertWatcher`                          | [`CertWatcher`]                        |
 //! | `webhook.Server.StartedChecker()` (dials TLS)       | part of the manager's `/readyz` (a flag set once bound; why no dial: `server.rs`) |
 //! | cert-manager's CA injector                          | [`SelfSigned`] (no cert-manager needed; one CA per replica, last 4 kept) |
@@ -36,6 +37,7 @@ mod admission;
 mod bootstrap;
 mod certs;
 mod conversion;
+mod hub;
 mod metrics;
 mod server;
 
@@ -46,4 +48,5 @@ pub use admission::{
 pub use bootstrap::{CaBundleTarget, SelfSigned};
 pub use certs::CertWatcher;
 pub use conversion::{CONVERSION_V1, CONVERSION_V1BETA1, Convert};
+pub use hub::HubConversion;
 pub use server::{CONVERT_PATH, DEFAULT_CERT_DIR, DEFAULT_PORT, WebhookOptions, WebhookServer};

@@ -47,6 +47,7 @@ use super::admission::{Admissible, Handler, Mutating, Mutator, Typed, Validating
 use super::bootstrap::{CERT_FILE, KEY_FILE, SelfSigned};
 use super::certs::CertWatcher;
 use super::conversion::{Conversions, Convert};
+use super::hub::HubConversion;
 use super::metrics::WebhookMetrics;
 use crate::error::Error;
 use crate::metrics::ProcessMetrics;
@@ -177,6 +178,20 @@ impl WebhookServer {
         self.routes
             .insert(CONVERT_PATH.to_owned(), Arc::new(conversions));
         self
+    }
+
+    /// Serves kubegen's generated conversions of `H`'s kind through its storage version `H`, at
+    /// [`CONVERT_PATH`]: `add_converter` with the kind's group and name.
+    pub fn add_conversion<H>(&mut self, conversion: HubConversion<H>) -> &mut Self
+    where
+        H: k8s_openapi::Resource
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.add_converter(H::GROUP, H::KIND, conversion)
     }
 
     /// Whether any handler was added.

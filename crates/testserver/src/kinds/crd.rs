@@ -6,8 +6,13 @@
 //! - The CRD's status (`NamesAccepted`, `Established`, `acceptedNames`, `storedVersions`) is set in
 //!   the create response itself instead of by a controller a moment later, so clients waiting for
 //!   `Established` succeed at once.
-//! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`), and
-//!   every served version has its own storage (no conversion between versions).
+//! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`).
+//!
+//! Every served version's resource is registered, but objects live in the storage version's
+//! collection only: requests in another version are converted at the edge of the request path
+//! (`crate::handlers::crd_conversion`). Unlike the real server, changing the storage version
+//! of a CRD that has objects does not carry them over (etcd keeps them in the old encoding and
+//! converts on read; here they stay in the old version's collection, unserved).
 
 use serde_json::{Map, Value, json};
 
@@ -74,11 +79,18 @@ fn prepare(object: &mut Map<String, Value>) -> Result<(), ApiError> {
             .and_then(|c| c.get("lastTransitionTime").cloned())
             .unwrap_or_else(|| now().into())
     };
-    let storage: Vec<Value> = versions(&value)
-        .iter()
-        .filter(|v| v["storage"] == true)
-        .map(|v| v["name"].clone())
-        .collect();
+    // Every version objects were ever stored in stays listed until a client removes it from
+    // the status (the storage version migration's last step), as the real server keeps them.
+    let mut storage: Vec<Value> = value
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for version in versions(&value).iter().filter(|v| v["storage"] == true) {
+        if !storage.contains(&version["name"]) {
+            storage.push(version["name"].clone());
+        }
+    }
     object.insert(
         "status".into(),
         json!({

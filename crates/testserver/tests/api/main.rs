@@ -10,6 +10,7 @@ mod apply;
 mod bad_input;
 mod binary;
 mod common;
+mod crd_conversion;
 mod crud;
 mod custom_resources;
 mod discovery;

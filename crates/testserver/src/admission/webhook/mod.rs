@@ -33,6 +33,7 @@
 //! find (one served version per resource); Go's JSON and JSONPatch error texts are Rust's.
 
 mod client;
+pub(crate) use client::post_conversion_review;
 pub(crate) mod config;
 mod review;
 
