@@ -8,12 +8,28 @@ use serde_json::{Value, json};
 use super::*;
 use crate::factory::FactoryOptions;
 
+/// Creates `body` in the collection `path` (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>`).
 async fn post(client: &Client, path: &str, body: Value) {
-    let request = http::Request::post(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(bytes::Bytes::from(body.to_string()))
+    let parts: Vec<&str> = path.trim_start_matches("/apis/").split('/').collect();
+    let (group, version, namespace, plural) = match parts.as_slice() {
+        [group, version, "namespaces", namespace, plural] => {
+            (*group, *version, Some(*namespace), *plural)
+        }
+        [group, version, plural] => (*group, *version, None, *plural),
+        _ => panic!("{path}"),
+    };
+    let resource = kubegen_client::ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: format!("{group}/{version}"),
+        kind: body["kind"].as_str().unwrap().into(),
+        plural: plural.into(),
+    };
+    let object: DynamicObject = serde_json::from_value(body).unwrap();
+    ResourceClient::dynamic(client.clone(), &resource, namespace)
+        .create(&object, &Default::default())
+        .await
         .unwrap();
-    client.request_json::<Value>(request).await.unwrap();
 }
 
 fn crd(scope: &str, plural: &str, kind: &str) -> Value {
