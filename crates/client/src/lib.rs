@@ -36,6 +36,9 @@
 //! - Watch `timeoutSeconds` has no client-side cap (kube-core caps it below 295 s).
 //! - No client-side rate limit unless asked for ([`Config::rate_limit`]).
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod auth;
 mod body;
 mod client;

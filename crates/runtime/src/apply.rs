@@ -14,7 +14,8 @@
 //!    an error naming its position before anything is sent.
 //! 2. CustomResourceDefinitions (`apiextensions.k8s.io`, any version) go first, in file order,
 //!    and each is waited for until `Established`; then the other documents, in file order. A
-//!    kind a CRD of the file defines is looked up until discovery lists it.
+//!    kind discovery does not list is looked up again for a few seconds, as a CRD just
+//!    established may not be in (aggregated) discovery yet: v1.36 takes about a second.
 //! 3. Each object is applied with server-side apply (`PATCH`,
 //!    `application/apply-patch+yaml`, the given field manager and `force`). A server without it
 //!    (before 1.16; it answers 415) gets create-or-update instead: `POST`, and when the object

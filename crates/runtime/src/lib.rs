@@ -20,6 +20,9 @@
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod apply;
 mod cached;
 pub mod conditions;

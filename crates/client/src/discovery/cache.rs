@@ -143,10 +143,10 @@ impl CachedDiscovery {
             Some(resources) => (resources, false),
             None => {
                 let resources = server_resources(&self.client).await?;
-                if let Some(dir) = &self.options.dir {
-                    if let Err(e) = write_dir(dir, &resources).await {
-                        tracing::warn!(dir = %dir.display(), error = %e, "could not write the discovery cache");
-                    }
+                if let Some(dir) = &self.options.dir
+                    && let Err(e) = write_dir(dir, &resources).await
+                {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not write the discovery cache");
                 }
                 (resources, true)
             }

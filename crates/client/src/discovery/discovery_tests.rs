@@ -100,9 +100,12 @@ fn an_aggregated_document_splits_into_groups_and_resource_lists() {
     );
 }
 
+/// `group version name`, kind, namespaced, verbs, short names.
+type Summary = (String, String, bool, Vec<String>, Vec<String>);
+
 /// What identifies a resource across both forms (the forms differ in `group`/`version` of a
 /// custom resource's subresources, as on a real server).
-fn summary(found: &ServerResources) -> Vec<(String, String, bool, Vec<String>, Vec<String>)> {
+fn summary(found: &ServerResources) -> Vec<Summary> {
     let mut out: Vec<_> = found
         .resources
         .iter()
