@@ -12,7 +12,7 @@
 //! `<dir>/servergroups.json` (an `APIGroupList`) and `<dir>/<group version>/serverresources.json`
 //! (an `APIResourceList`: `v1/serverresources.json`, `apps/v1/serverresources.json`), where
 //! `<dir>` is per server, by default `~/.kube/cache/discovery/<host>_<port>`
-//! ([`default_cache_dir`]). A file older than the TTL (by modification time; kubectl's default,
+//! ([`default_cache_dir`], which honours `KUBECACHEDIR` as kubectl does). A file older than the TTL (by modification time; kubectl's default,
 //! 6 hours) counts as absent.
 //!
 //! # Guarantees
@@ -73,9 +73,10 @@ impl CacheOptions {
 }
 
 /// kubectl's cache directory for the server at `server_url`:
-/// `~/.kube/cache/discovery/<host>_<port>` (`https://127.0.0.1:6443` → `127.0.0.1_6443`; every
-/// character but letters, digits, `_`, `/`, `.`, `(` and `)` becomes `_`, as kubectl's
-/// `computeDiscoverCacheDir` does). `None` when there is no home directory.
+/// `~/.kube/cache/discovery/<host>_<port>`, or `$KUBECACHEDIR/discovery/<host>_<port>` when that
+/// variable is set (`https://127.0.0.1:6443` → `127.0.0.1_6443`; every character but letters,
+/// digits, `_`, `/`, `.`, `(` and `)` becomes `_`, as kubectl's `computeDiscoverCacheDir` does).
+/// `None` when neither the variable nor a home directory is there.
 pub fn default_cache_dir(server_url: &str) -> Option<PathBuf> {
     let schemeless = server_url
         .strip_prefix("https://")
@@ -88,8 +89,11 @@ pub fn default_cache_dir(server_url: &str) -> Option<PathBuf> {
             if kept { c } else { '_' }
         })
         .collect();
-    let home = home::home_dir()?;
-    Some(home.join(".kube/cache/discovery").join(safe))
+    let cache = match std::env::var_os("KUBECACHEDIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => home::home_dir()?.join(".kube/cache"),
+    };
+    Some(cache.join("discovery").join(safe))
 }
 
 #[derive(Default)]

@@ -33,6 +33,7 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::body::{BoxBody, full};
+use crate::handlers::discovery::verbs_of;
 use crate::registry::ResourceDefinition;
 use crate::request::negotiation::{MediaRange, parse_accept, speaks_protobuf};
 use crate::status::ApiError;
@@ -153,7 +154,7 @@ fn resource_entry(def: &ResourceDefinition) -> Value {
         "responseKind": own_kind(def),
         "scope": if def.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": def.singular_name(),
-        "verbs": def.verb_list(),
+        "verbs": verbs_of(def),
     });
     if !def.short_names.is_empty() {
         entry["shortNames"] = json!(def.short_names);

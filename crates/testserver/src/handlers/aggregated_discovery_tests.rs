@@ -82,18 +82,6 @@ fn definitions() -> Vec<ResourceDefinition> {
         categories: vec!["police".into()],
         namespaced: true,
         status_subresource: true,
-        verbs: [
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "create",
-            "update",
-            "watch",
-        ]
-        .map(String::from)
-        .to_vec(),
         ..ResourceDefinition::default()
     });
     defs

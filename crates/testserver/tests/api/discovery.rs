@@ -283,6 +283,20 @@ async fn aggregated_discovery_follows_crds_with_etags_and_406s_like_v1_36() {
         json!({"group": "police.example.com", "version": "v1beta1", "kind": "WhiteList"})
     );
     assert_eq!(whitelists["shortNames"], json!(["wl"]));
+    // A custom resource's verbs in the CRD handler's order, as v1.36 lists them.
+    assert_eq!(
+        whitelists["verbs"],
+        json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
     assert_eq!(whitelists["subresources"][0]["subresource"], "status");
 
     h.http
