@@ -225,7 +225,8 @@ async fn maps_every_kind(client: Client) -> TestResult {
         "mapped {checked} resources (aggregated discovery: {})",
         discovered.aggregated
     );
-    assert!(checked > 40, "only {checked} resources");
+    // The test server serves 26 built-in and custom resources, v1.36 75, v1.15 87.
+    assert!(checked >= 20, "only {checked} resources");
     // 1.15 serves Deployments in extensions/v1beta1 too, and lists that group first: the short
     // name goes to the first group declaring it, as with kubectl 1.15 (`deployment.extensions`).
     let deployments = mapper.mapping_for_resource("deploy").await?;
