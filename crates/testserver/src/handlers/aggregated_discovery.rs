@@ -33,7 +33,6 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::body::{BoxBody, full};
-use crate::handlers::discovery::verbs_of;
 use crate::registry::ResourceDefinition;
 use crate::request::negotiation::{MediaRange, parse_accept, speaks_protobuf};
 use crate::status::ApiError;
@@ -41,6 +40,32 @@ use crate::status::ApiError;
 /// The media type of the aggregated document this server writes.
 pub(crate) const AGGREGATED_V2: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// The verbs discovery lists for `def`. A custom resource's come in the order the real server's
+/// CRD handler lists them (`delete, deletecollection, get, list, patch, create, update, watch`),
+/// built-in kinds' sorted.
+pub(crate) fn verbs_of(def: &ResourceDefinition) -> Vec<String> {
+    if def.verbs.is_empty() && !speaks_protobuf(def) {
+        CUSTOM_RESOURCE_VERBS
+            .iter()
+            .map(|v| (*v).to_owned())
+            .collect()
+    } else {
+        def.verb_list()
+    }
+}
+
+/// Verbs of a custom resource in v1.36's discovery order.
+const CUSTOM_RESOURCE_VERBS: [&str; 8] = [
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
 
 /// How the client's `Accept` header lets `/api` or `/apis` be answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

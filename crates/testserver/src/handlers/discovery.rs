@@ -16,9 +16,8 @@ use serde_json::{Value, json};
 use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
-use crate::handlers::aggregated_discovery::{self, DiscoveryFormat};
+use crate::handlers::aggregated_discovery::{self, DiscoveryFormat, verbs_of};
 use crate::registry::ResourceDefinition;
-use crate::request::negotiation::speaks_protobuf;
 use crate::request::route::Route;
 use crate::status::ApiError;
 
@@ -77,32 +76,6 @@ pub(crate) fn serve(
     };
     Ok(json_response(StatusCode::OK, Bytes::from(body.to_string())))
 }
-
-/// The verbs discovery lists for `def`. A custom resource's come in the order the real server's
-/// CRD handler lists them (`delete, deletecollection, get, list, patch, create, update, watch`),
-/// built-in kinds' sorted.
-pub(crate) fn verbs_of(def: &ResourceDefinition) -> Vec<String> {
-    if def.verbs.is_empty() && !speaks_protobuf(def) {
-        CUSTOM_RESOURCE_VERBS
-            .iter()
-            .map(|v| (*v).to_owned())
-            .collect()
-    } else {
-        def.verb_list()
-    }
-}
-
-/// Verbs of a custom resource in v1.36's discovery order.
-const CUSTOM_RESOURCE_VERBS: [&str; 8] = [
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "create",
-    "update",
-    "watch",
-];
 
 fn version() -> Value {
     json!({
