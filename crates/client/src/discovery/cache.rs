@@ -124,11 +124,6 @@ impl CachedDiscovery {
         }
     }
 
-    /// The client discovery goes through.
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
     /// The server's API: from memory, else from an unexpired disk cache, else from the server
     /// (then written to disk).
     ///
