@@ -32,6 +32,11 @@ impl ClientListWatchSource {
     pub fn new(client: Client) -> Self {
         Self { client }
     }
+
+    /// The client every list and watch goes through.
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
 }
 
 impl<K: ApiObject> ListWatchSource<K> for ClientListWatchSource {
@@ -67,7 +72,7 @@ impl<K: ApiObject> MetadataListWatchSource<K> for ClientListWatchSource {
 }
 
 /// The list options every request of an informer with `selectors` starts from.
-fn selected(selectors: &ListSelectors) -> ListOptions {
+pub(crate) fn selected(selectors: &ListSelectors) -> ListOptions {
     let mut base = ListOptions::default();
     base.label_selector.clone_from(&selectors.label_selector);
     base.field_selector.clone_from(&selectors.field_selector);

@@ -187,8 +187,12 @@ impl<S> Clone for InformerFactory<S> {
 struct FactoryInner<S> {
     source: S,
     options: FactoryOptions,
-    informers: Mutex<HashMap<TypeId, Entry>>,
+    informers: Mutex<HashMap<InformerKey, Entry>>,
 }
+
+/// What identifies an informer of a factory: the type its cache holds and, for kinds known only
+/// at run time (`DynamicObject`), the resource (`group/version/plural`); empty otherwise.
+pub(crate) type InformerKey = (TypeId, String);
 
 impl<S> InformerFactory<S> {
     /// A factory whose informers list and watch through `source`.
@@ -233,6 +237,23 @@ impl<S> InformerFactory<S> {
         K::Scope: 'static,
         L: ListWatch<K>,
     {
+        let namespaced = TypeId::of::<K::Scope>() != TypeId::of::<ClusterResourceScope>();
+        self.shared_keyed((key, String::new()), name, namespaced, list_watch)
+    }
+
+    /// [`shared`](Self::shared) for any `K`, the key completed by a resource name (the informers
+    /// of kinds known only at run time share one `TypeId`) and the scope given.
+    pub(crate) fn shared_keyed<K, L>(
+        &self,
+        key: InformerKey,
+        name: String,
+        namespaced: bool,
+        list_watch: impl FnOnce(&S, Option<&str>, &ListSelectors) -> L,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+        L: ListWatch<K>,
+    {
         let mut informers = self.inner.informers.lock();
         let existing = informers.get(&key);
         if let Some(informer) =
@@ -241,8 +262,7 @@ impl<S> InformerFactory<S> {
             return informer.clone();
         }
         let options = &self.inner.options;
-        let cluster_scoped = TypeId::of::<K::Scope>() == TypeId::of::<ClusterResourceScope>();
-        let namespace = options.namespace.as_deref().filter(|_| !cluster_scoped);
+        let namespace = options.namespace.as_deref().filter(|_| namespaced);
         let mut selectors = ListSelectors::default();
         if let Some(tweak) = &options.tweak_list_options {
             tweak(&mut selectors);

@@ -29,6 +29,7 @@
 //! | `WaitForCacheSync`                     | [`wait_for_cache_sync`]               |
 //! | reflector metrics (removed upstream)   | [`InformerMetrics`]                   |
 //! | `informers.SharedInformerFactory`      | [`InformerFactory`] over a [`ListWatchSource`] |
+//! | `dynamicinformer`, `dynamiclister`     | [`InformerFactory::dynamic_informer_for`], `DynamicLister` (feature `client`, `dynamic.rs`) |
 //! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
 //!
@@ -51,6 +52,8 @@
 mod client_adapter;
 mod delta;
 mod delta_fifo;
+#[cfg(feature = "client")]
+mod dynamic;
 mod error;
 mod factory;
 mod handler;
@@ -76,6 +79,8 @@ mod transform;
 pub use client_adapter::{ClientListWatch, ClientListWatchSource, ClientWatch, classify};
 pub use delta::{DeletedObject, Delta, Deltas};
 pub use delta_fifo::DeltaFifo;
+#[cfg(feature = "client")]
+pub use dynamic::DynamicLister;
 pub use error::Error;
 pub use factory::{
     FactoryOptions, InformerFactory, ListSelectors, ListWatchSource, MetaTransform,

@@ -211,6 +211,36 @@ pub enum Error {
     /// TLS material (CA, client certificate, key) is unusable.
     #[error("TLS setup: {0}")]
     Tls(String),
+    /// Discovery does not list the kind (apimachinery `NoKindMatchError`), even after a refresh.
+    #[error("no matches for kind {kind:?} in {}", match version {
+        Some(version) if group.is_empty() => format!("version {version:?}"),
+        Some(version) => format!("version \"{group}/{version}\""),
+        None => format!("group {group:?}"),
+    })]
+    NoKindMatch {
+        /// The group asked for (`""`: the core group).
+        group: String,
+        /// The version asked for, if one was.
+        version: Option<String>,
+        /// The kind asked for.
+        kind: String,
+    },
+    /// Discovery lists no resource of that name (apimachinery `NoResourceMatchError`), even
+    /// after a refresh.
+    #[error("the server doesn't have a resource type {resource:?}")]
+    NoResourceMatch {
+        /// The name asked for, as typed.
+        resource: String,
+    },
+    /// More than one resource of the deciding group version matches (apimachinery
+    /// `AmbiguousResourceError`, `AmbiguousKindError`).
+    #[error("{asked} matches more than one resource: {}", candidates.join(", "))]
+    AmbiguousMapping {
+        /// What was asked.
+        asked: String,
+        /// `plural.group/version (Kind)` of each match.
+        candidates: Vec<String>,
+    },
     /// [`Config::rate_limit`](crate::Config::rate_limit) holds a rate no token bucket can honour
     /// (qps not a finite number above 0, or burst 0).
     #[error("client-side rate limit (Config::rate_limit) is invalid")]
@@ -276,6 +306,15 @@ impl Error {
     /// The server does not support server-side apply ([`Error::ApplyUnsupported`]).
     pub fn is_apply_unsupported(&self) -> bool {
         matches!(self, Error::ApplyUnsupported { .. })
+    }
+
+    /// A kind or resource name that discovery does not list ([`Error::NoKindMatch`],
+    /// [`Error::NoResourceMatch`]; apimachinery `meta.IsNoMatchError`).
+    pub fn is_no_match(&self) -> bool {
+        matches!(
+            self,
+            Error::NoKindMatch { .. } | Error::NoResourceMatch { .. }
+        )
     }
 
     /// 404 / `NotFound`.

@@ -20,7 +20,10 @@
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
 //! | `dynamic.Interface`, `metadata.Client.Resource(gvr)` | [`ResourceClient::dynamic`], [`ResourceClient::dynamic_metadata`] | `dynamic.rs` |
-//! | `discovery.ServerPreferredResources`        | [`discover`]                           | `dynamic.rs`                 |
+//! | `discovery.ServerPreferredResources`        | [`discover`], [`ServerResources::preferred`] | `dynamic.rs`, `discovery/mod.rs` |
+//! | `discovery.DiscoveryClient` (aggregated + classic) | [`discovery::server_resources`]  | `discovery/mod.rs`           |
+//! | `discovery/cached/memory`, `discovery/cached/disk` | [`CachedDiscovery`], [`CacheOptions`] | `discovery/cache.rs`     |
+//! | `meta.RESTMapper`, `restmapper.DeferredDiscoveryRESTMapper` | [`RestMapper`], [`RestMapping`] | `discovery/rest_mapper.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //!
 //! # Where it sits
@@ -33,10 +36,14 @@
 //! - Watch `timeoutSeconds` has no client-side cap (kube-core caps it below 295 s).
 //! - No client-side rate limit unless asked for ([`Config::rate_limit`]).
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod auth;
 mod body;
 mod client;
 pub mod config;
+pub mod discovery;
 mod dynamic;
 mod error;
 mod extract;
@@ -58,6 +65,9 @@ pub use client::Client;
 pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
 pub use config::{Config, LoadOptions};
+pub use discovery::ServerResources;
+pub use discovery::cache::{CacheOptions, CachedDiscovery};
+pub use discovery::rest_mapper::{RestMapper, RestMapping};
 pub use dynamic::{Discovery, ServedResource, discover};
 pub use error::{Error, Result};
 pub use extract::extract;

@@ -90,6 +90,20 @@ pub enum Error {
         #[source]
         source: Box<kubegen_client::Error>,
     },
+    /// A document of a manifest could not be applied: its kind is not served, or the server
+    /// refused it.
+    #[error("{}: document {index} ({object}) failed", file.display())]
+    DocumentFailed {
+        /// The manifest file (or the name its text was given).
+        file: PathBuf,
+        /// The document's position in the file, from 1.
+        index: usize,
+        /// `Kind namespace/name` of the object.
+        object: String,
+        /// The client's error (boxed: it is large and rare).
+        #[source]
+        source: Box<kubegen_client::Error>,
+    },
     /// Discovery failed or did not list what was needed.
     #[error("discovery of {path} failed: {reason}")]
     DiscoveryFailed {

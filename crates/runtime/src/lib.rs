@@ -16,9 +16,14 @@
 //! | `ctrl.SetupSignalHandler()`                     | [`shutdown_signal`]                    | `signal.rs`     |
 //! | `pkg/webhook` (admission, conversion, certwatcher) | [`webhook`], [`Manager::webhook_server`] | `webhook/` |
 //! | `kubectl create -f`, envtest's CRD install      | [`manifests`], [`crds`]                | `manifests.rs`, `crds.rs` |
+//! | `kubectl apply --server-side -f` (multi-document, any kinds) | [`apply::apply_yaml`] | `apply.rs` |
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
 
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod apply;
 mod cached;
 pub mod conditions;
 pub mod controller;

@@ -3,12 +3,13 @@
 //! fixtures, or an embedded server loading samples.
 //!
 //! # How a document becomes a request
-//! `apiVersion` and `kind` are mapped to the resource's URL through discovery, as kubectl's
-//! RESTMapper does: the group version's `APIResourceList` (`GET /api/v1` or
-//! `GET /apis/<group>/<version>`) names each kind's plural and whether it is namespaced. So a
-//! custom resource needs no generated code, and a kind the server does not serve is an error
-//! naming the file and the kind, never a silent skip. A namespaced object without a namespace
-//! goes to the client's default namespace, as with kubectl.
+//! `apiVersion` and `kind` are mapped to the resource's URL by a
+//! [`RestMapper`](kubegen_client::RestMapper) over discovery (aggregated where served), as
+//! kubectl does: it names each kind's plural and whether it is namespaced. So a custom resource
+//! needs no generated code, and a kind the server does not serve is an error naming the file and
+//! the kind, never a silent skip. A namespaced object without a namespace goes to the client's
+//! default namespace, as with kubectl. To *apply* manifests (server-side apply, updating what
+//! exists) use [`apply`](crate::apply) instead.
 //!
 //! # Guarantees
 //! - Objects are created in document order; one that already exists is left as it is (so
@@ -18,17 +19,15 @@
 //!   group version is asked again when a kind is missing from it (a CRD just established).
 //!
 //! # Differences from kubectl
-//! Nothing is updated: this is `create`, not `apply`. Server-side apply needs 1.16+, and an
-//! installer that overwrites what a cluster's administrator changed is not what a start-up
-//! step should do.
+//! Nothing is updated: this is `create`, not `apply` ([`apply`](crate::apply) is). An installer
+//! that overwrites what a cluster's administrator changed is not what a start-up step should do.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
-use kubegen_client::Client;
+use kubegen_client::{CacheOptions, CachedDiscovery, Client, RestMapper, RestMapping};
 use serde::Deserialize as _;
 use serde_json::Value;
 
@@ -93,7 +92,7 @@ pub fn documents(source: &Path, yaml: &str) -> Result<Vec<Value>, Error> {
     Ok(out)
 }
 
-fn unreadable(file: &Path, reason: String) -> Error {
+pub(crate) fn unreadable(file: &Path, reason: String) -> Error {
     Error::ManifestUnreadable {
         file: file.to_path_buf(),
         reason,
@@ -121,24 +120,25 @@ fn yaml_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// Where objects of one kind live.
-#[derive(Clone, Debug)]
-struct Mapping {
-    plural: String,
-    namespaced: bool,
+/// A mapper over memory-only discovery of the server behind `client`.
+pub(crate) fn mapper(client: &Client) -> RestMapper {
+    RestMapper::new(Arc::new(CachedDiscovery::new(
+        client.clone(),
+        CacheOptions::default(),
+    )))
 }
 
-/// Creates objects through one client, remembering discovery per group version.
+/// Creates objects through one client, mapping kinds through one [`RestMapper`].
 struct Creator<'a> {
     client: &'a Client,
-    discovered: HashMap<String, APIResourceList>,
+    mapper: RestMapper,
 }
 
 impl<'a> Creator<'a> {
     fn new(client: &'a Client) -> Creator<'a> {
         Creator {
             client,
-            discovered: HashMap::new(),
+            mapper: mapper(client),
         }
     }
 
@@ -165,7 +165,9 @@ impl<'a> Creator<'a> {
                 "a document without apiVersion, kind or metadata.name".to_owned(),
             ));
         }
-        let mapping = self.mapping(file, &api_version, &kind).await?;
+        let mapping = served_mapping(&self.mapper, &api_version, &kind)
+            .await
+            .map_err(|e| unreadable(file, e.to_string()))?;
         let namespace = mapping.namespaced.then(|| {
             object["metadata"]["namespace"]
                 .as_str()
@@ -176,7 +178,8 @@ impl<'a> Creator<'a> {
             Some(namespace) => format!("{kind} {namespace}/{name}"),
             None => format!("{kind} {name}"),
         };
-        let collection = collection_path(&api_version, namespace.as_deref(), &mapping.plural);
+        let collection =
+            collection_path(&api_version, namespace.as_deref(), &mapping.resource.plural);
         let body = serde_json::to_vec(&object).map_err(|e| unreadable(file, e.to_string()))?;
         let request = http::Request::post(&collection)
             .header(http::header::CONTENT_TYPE, "application/json")
@@ -199,46 +202,33 @@ impl<'a> Creator<'a> {
         }
         Ok(Some(described))
     }
+}
 
-    /// The plural and scope of `kind` in `api_version`, from discovery; asked again (a few
-    /// times, a second apart) while the kind is missing, as a CRD just established may not be
-    /// in discovery yet.
-    async fn mapping(
-        &mut self,
-        file: &Path,
-        api_version: &str,
-        kind: &str,
-    ) -> Result<Mapping, Error> {
-        for attempt in 0..5 {
-            if attempt > 0 || !self.discovered.contains_key(api_version) {
-                if attempt > 0 {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                if let Some(list) = discover(self.client, api_version).await? {
-                    self.discovered.insert(api_version.to_owned(), list);
-                }
+/// The mapping of `kind` in `api_version`; while discovery does not list it, asked again (five
+/// times, a second apart), as a CRD just established may not be in discovery yet.
+///
+/// # Errors
+/// The mapper's last error ([`kubegen_client::Error::NoKindMatch`] naming the kind).
+pub(crate) async fn served_mapping(
+    mapper: &RestMapper,
+    api_version: &str,
+    kind: &str,
+) -> Result<RestMapping, kubegen_client::Error> {
+    let mut attempt = 0;
+    loop {
+        match mapper.mapping_for(api_version, kind).await {
+            Err(e) if e.is_no_match() && attempt < 4 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                mapper.reset().await;
             }
-            let found = self.discovered.get(api_version).and_then(|list| {
-                list.resources
-                    .iter()
-                    .find(|r| r.kind == kind && !r.name.contains('/'))
-            });
-            if let Some(resource) = found {
-                return Ok(Mapping {
-                    plural: resource.name.clone(),
-                    namespaced: resource.namespaced,
-                });
-            }
+            other => return other,
         }
-        Err(unreadable(
-            file,
-            format!("the server does not serve {kind} in {api_version}"),
-        ))
     }
 }
 
 /// The collection URL of `plural` in `api_version`, in `namespace` if namespaced.
-fn collection_path(api_version: &str, namespace: Option<&str>, plural: &str) -> String {
+pub(crate) fn collection_path(api_version: &str, namespace: Option<&str>, plural: &str) -> String {
     let root = if api_version.contains('/') {
         format!("/apis/{api_version}")
     } else {
@@ -257,25 +247,9 @@ pub(crate) fn get(path: &str) -> Result<http::Request<Bytes>, http::Error> {
         .body(Bytes::new())
 }
 
-/// The `APIResourceList` of `api_version`, or `None` when the server does not serve it (404).
-async fn discover(client: &Client, api_version: &str) -> Result<Option<APIResourceList>, Error> {
-    let path = collection_path(api_version, None, "");
-    let path = path.trim_end_matches('/').to_owned();
-    let failed = |reason: String| Error::DiscoveryFailed {
-        path: path.clone(),
-        reason,
-    };
-    let request = get(&path).map_err(|e| failed(e.to_string()))?;
-    match client.request_json(request).await {
-        Ok(list) => Ok(Some(list)),
-        Err(error) if error.is_not_found() => Ok(None),
-        Err(error) => Err(failed(error.to_string())),
-    }
-}
-
 /// Polls the CRD at `path` until its `Established` condition is `True`: only then does the
 /// server serve its kind. Read as JSON, so `v1` and `v1beta1` CRDs are alike.
-async fn wait_established(client: &Client, path: &str, name: &str) -> Result<(), Error> {
+pub(crate) async fn wait_established(client: &Client, path: &str, name: &str) -> Result<(), Error> {
     let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
     loop {
         if let Some(crd) = get_json(client, path).await

@@ -69,7 +69,7 @@ async fn a_kind_the_server_does_not_serve_is_an_error_naming_the_file_and_kind()
     let error = creation_error(&server.client(), "gadgets.yaml", yaml).await;
     assert_eq!(
         error,
-        "gadgets.yaml: the server does not serve Gadget in example.com/v1"
+        "gadgets.yaml: no matches for kind \"Gadget\" in version \"example.com/v1\""
     );
 }
 
@@ -118,6 +118,18 @@ impl Server115 {
         let collection = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
         match (method, path) {
             ("GET", DISCOVERY_PATH) => (200, self.discovery.as_bytes().to_vec()),
+            ("GET", "/api") => (200, br#"{"kind":"APIVersions","versions":["v1"]}"#.to_vec()),
+            ("GET", "/api/v1") => (
+                200,
+                br#"{"kind":"APIResourceList","groupVersion":"v1","resources":[]}"#.to_vec(),
+            ),
+            ("GET", "/apis") => {
+                let groups = format!(
+                    r#"{{"kind":"APIGroupList","apiVersion":"v1","groups":[{}]}}"#,
+                    self.discovery
+                );
+                (200, groups.into_bytes())
+            }
             ("GET", "/apis/apiextensions.k8s.io/v1beta1") => {
                 (200, RESOURCES_115.as_bytes().to_vec())
             }

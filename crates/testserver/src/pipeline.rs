@@ -144,7 +144,9 @@ impl ApiServer {
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
                 openapi::serve(self, &endpoint, request.headers(), &query)
             }
-            other if request.method() == Method::GET => Ok(discovery::serve(self, &other)),
+            other if request.method() == Method::GET => {
+                discovery::serve(self, &other, request.headers())
+            }
             _ => Err(ApiError::method_not_allowed()),
         }
     }

@@ -2,34 +2,61 @@
 //! `/apis/<group>/<version>` (apiserver `endpoints/discovery/*.go`), generated from the registry so
 //! CRDs appear and disappear with their definitions.
 //!
-//! Only the classic (unaggregated) documents are served; a client asking for aggregated discovery
-//! (`application/json;g=apidiscovery.k8s.io;v=v2`) gets the classic form, as from an older server.
+//! `/api` and `/apis` are also served aggregated (`APIGroupDiscoveryList`, one document holding
+//! every group's resources) to a client that asks for it, as from v1.36: see
+//! [`aggregated_discovery`](super::aggregated_discovery) for the negotiation and the shape. Both
+//! forms are built from the same registry snapshot, so they always agree.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use bytes::Bytes;
-use http::{Response, StatusCode};
+use http::{HeaderMap, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
+use crate::handlers::aggregated_discovery::{self, DiscoveryFormat, verbs_of};
 use crate::registry::ResourceDefinition;
 use crate::request::route::Route;
+use crate::status::ApiError;
 
 /// The Kubernetes version this server claims to be: the release its built-in OpenAPI documents
 /// come from, so `/version` and the v2 document's `info.version` ("1.36") agree as on a real
 /// v1.36 server.
 pub(crate) const GIT_VERSION: &str = "v1.36.2";
 
-/// Serves a discovery route (every non-resource GET).
-pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
+/// Serves a discovery route (every non-resource GET), aggregated or classic as `headers` ask.
+///
+/// # Errors
+/// 406 when the `Accept` header names nothing this server writes for the route.
+pub(crate) fn serve(
+    api: &ApiServer,
+    route: &Route,
+    headers: &HeaderMap,
+) -> Result<Response<BoxBody>, ApiError> {
     let state = api.inner.storage.lock();
     let defs: Vec<ResourceDefinition> = state.registry.all().map(|d| (**d).clone()).collect();
     drop(state);
+    let aggregable = matches!(route, Route::CoreVersions | Route::GroupList);
+    let negotiated = matches!(route, Route::Group(_) | Route::ResourceList(..)) || aggregable;
+    if negotiated
+        && aggregated_discovery::negotiate(headers, aggregable)? == DiscoveryFormat::Aggregated
+    {
+        let groups = if matches!(route, Route::CoreVersions) {
+            vec![(String::new(), vec!["v1".to_owned()])]
+        } else {
+            group_names(&defs)
+                .into_iter()
+                .map(|g| (g.to_owned(), versions_of(g, &defs)))
+                .collect()
+        };
+        let document = aggregated_discovery::document(&groups, &defs);
+        return Ok(aggregated_discovery::respond(headers, &document));
+    }
     let body = match route {
         Route::Version => version(),
-        Route::Health => return json_response(StatusCode::OK, Bytes::from_static(b"ok")),
+        Route::Health => return Ok(json_response(StatusCode::OK, Bytes::from_static(b"ok"))),
         Route::CoreVersions => json!({
             "kind": "APIVersions",
             "versions": ["v1"],
@@ -47,7 +74,7 @@ pub(crate) fn serve(api: &ApiServer, route: &Route) -> Response<BoxBody> {
         Route::ResourceList(group, version) => resource_list(group, version, &defs),
         Route::Resource(_) | Route::OpenApi(_) => Value::Null,
     };
-    json_response(StatusCode::OK, Bytes::from(body.to_string()))
+    Ok(json_response(StatusCode::OK, Bytes::from(body.to_string())))
 }
 
 fn version() -> Value {
@@ -112,12 +139,21 @@ fn group_entry(group: &str, defs: &[ResourceDefinition]) -> Value {
     json!({"name": group, "versions": versions, "preferredVersion": preferred})
 }
 
+/// The named groups (not the core group), in the order both `/apis` documents list them.
+fn group_names(defs: &[ResourceDefinition]) -> Vec<&str> {
+    let groups: BTreeSet<&str> = defs
+        .iter()
+        .filter(|d| !d.group.is_empty())
+        .map(|d| d.group.as_str())
+        .collect();
+    groups.into_iter().collect()
+}
+
 fn group_list(defs: &[ResourceDefinition]) -> Value {
-    let mut groups: BTreeMap<&str, ()> = BTreeMap::new();
-    for def in defs.iter().filter(|d| !d.group.is_empty()) {
-        groups.insert(&def.group, ());
-    }
-    let groups: Vec<Value> = groups.keys().map(|g| group_entry(g, defs)).collect();
+    let groups: Vec<Value> = group_names(defs)
+        .into_iter()
+        .map(|g| group_entry(g, defs))
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
@@ -132,7 +168,7 @@ fn resource_list(group: &str, version: &str, defs: &[ResourceDefinition]) -> Val
             "singularName": def.singular_name(),
             "namespaced": def.namespaced,
             "kind": def.kind,
-            "verbs": def.verb_list(),
+            "verbs": verbs_of(def),
         });
         if !def.short_names.is_empty() {
             entry["shortNames"] = json!(def.short_names);

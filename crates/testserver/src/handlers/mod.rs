@@ -3,6 +3,7 @@
 //! REST handlers (scale, reviews, TokenRequest, discovery). Each receives the request's scope
 //! and works through the storage handle; kind-specific rules are the strategies' (`crate::kinds`).
 
+pub(crate) mod aggregated_discovery;
 pub(crate) mod crd_conversion;
 pub(crate) mod create;
 pub(crate) mod delete;

@@ -226,3 +226,113 @@ async fn registered_definitions_are_served_without_a_crd_object() {
         "widget"
     );
 }
+
+/// What client-go v1.36 and kubectl send for `/api` and `/apis`.
+const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+fn group_item<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == name)
+}
+
+/// Headers, `If-None-Match` and 406 as v1.36 answers them (module doc of
+/// `handlers/aggregated_discovery.rs`); the CRD's group appears and disappears with it.
+#[tokio::test]
+async fn aggregated_discovery_follows_crds_with_etags_and_406s_like_v1_36() {
+    let h = start().await;
+    let core = h.http.get_accept("/api", AGGREGATED).await;
+    assert_eq!(core.code, 200);
+    assert_eq!(
+        core.headers["content-type"],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    assert_eq!(core.headers["vary"], "Accept");
+    assert_eq!(core.headers["cache-control"], "public");
+    assert_eq!(core.body["items"][0]["metadata"], json!({}));
+    assert_eq!(core.body["items"][0]["versions"][0]["version"], "v1");
+
+    let before = h.http.get_accept("/apis", AGGREGATED).await;
+    assert_eq!(before.body["kind"], "APIGroupDiscoveryList");
+    assert!(group_item(&before.body, "apps").is_some());
+    assert!(group_item(&before.body, "police.example.com").is_none());
+    let etag = before.headers["etag"].to_str().unwrap().to_owned();
+    let headers = [("accept", AGGREGATED), ("if-none-match", etag.as_str())];
+    let unchanged = h
+        .http
+        .send_with("GET", "/apis", "", Default::default(), &headers)
+        .await;
+    assert_eq!((unchanged.code, unchanged.text.as_str()), (304, ""));
+
+    h.http.post(CRDS, crd("Namespaced")).await;
+    let with_crd = h
+        .http
+        .send_with("GET", "/apis", "", Default::default(), &headers)
+        .await;
+    assert_eq!(with_crd.code, 200);
+    assert_ne!(with_crd.headers["etag"].to_str().unwrap(), etag);
+    let police = group_item(&with_crd.body, "police.example.com").unwrap();
+    assert_eq!(police["versions"][0]["version"], "v1beta1");
+    assert_eq!(police["versions"][0]["freshness"], "Current");
+    let whitelists = &police["versions"][0]["resources"][0];
+    assert_eq!(whitelists["resource"], "whitelists");
+    assert_eq!(
+        whitelists["responseKind"],
+        json!({"group": "police.example.com", "version": "v1beta1", "kind": "WhiteList"})
+    );
+    assert_eq!(whitelists["shortNames"], json!(["wl"]));
+    // A custom resource's verbs in the CRD handler's order, as v1.36 lists them.
+    assert_eq!(
+        whitelists["verbs"],
+        json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
+    assert_eq!(whitelists["subresources"][0]["subresource"], "status");
+
+    h.http
+        .delete(&format!("{CRDS}/whitelists.police.example.com"))
+        .await;
+    let after = h.http.get_accept("/apis", AGGREGATED).await;
+    assert!(group_item(&after.body, "police.example.com").is_none());
+    assert_eq!(after.headers["etag"].to_str().unwrap(), etag);
+
+    // Only `/api` and `/apis` aggregate; v2beta1 alone, a group document asked for as
+    // aggregated, and text are not acceptable.
+    let group = h.http.get_accept("/apis/apps", AGGREGATED).await;
+    assert_eq!(
+        (group.code, group.body["kind"].as_str()),
+        (200, Some("APIGroup"))
+    );
+    for (path, accept) in [
+        (
+            "/apis",
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList",
+        ),
+        (
+            "/apis/apps/v1",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        ),
+        ("/api", "text/plain"),
+    ] {
+        let refused = h.http.get_accept(path, accept).await;
+        assert_status(&refused, 406, "NotAcceptable");
+        assert_eq!(
+            refused.body["message"],
+            "only the following media types are accepted: application/json",
+            "{path} {accept}"
+        );
+    }
+    let classic = h.http.get_accept("/apis", "application/json").await;
+    assert_eq!(classic.body["kind"], "APIGroupList");
+    assert!(classic.headers.get("etag").is_none());
+}

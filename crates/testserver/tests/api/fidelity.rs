@@ -2,6 +2,7 @@
 //! agree on each); the expected codes, reasons and messages are copied from them.
 
 use crate::common::*;
+use kubegen_testserver::ServerOptions;
 use serde_json::json;
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
@@ -75,7 +76,12 @@ async fn delete_preconditions_that_fail_name_the_kind() {
 
 #[tokio::test]
 async fn foreground_and_orphan_deletes_keep_the_object_with_their_finalizer() {
-    let h = start().await;
+    // The apiserver's part alone: with a controller-manager, the garbage collector would remove
+    // the finalizer of an object without dependents (and, with aggregated discovery, it is
+    // watching ConfigMaps within milliseconds of start-up).
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = start_with(options).await;
     for (name, policy, finalizer) in [
         ("f", "Foreground", "foregroundDeletion"),
         ("o", "Orphan", "orphan"),
