@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `informer_lists_total` | lists started, paged or streaming (a paged list counts once) |
 //! | `informer_relists_total` | lists started after the store was first filled |
-//! | `informer_watches_total` | watches opened (requests sent) |
+//! | `informer_watches_total` | watches opened (requests sent), a streaming list's included |
 //! | `informer_last_sync_timestamp_seconds` | Unix time the reflector last applied a list, an event or a bookmark |
 //! | `informer_handler_backlog` | notifications buffered for one handler and not yet handled |
 //!

@@ -479,10 +479,17 @@ async fn default_on_the_test_server() {
     // A default added to the schema shows on the objects stored before.
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/virtualmachines.cloudnative.example.com";
     let mut crd = call(&client, "GET", path, None).await.unwrap();
-    let image = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/image";
-    crd.pointer_mut(image).unwrap()["default"] = json!("debian-13");
-    let hostname = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/hostname";
-    crd.pointer_mut(hostname).unwrap()["default"] = json!("vm-0");
+    // The CRD serves v1alpha1 and v1: the default goes into the version read below.
+    let index = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|version| version["name"] == "v1alpha1")
+        .unwrap();
+    let properties =
+        format!("/spec/versions/{index}/schema/openAPIV3Schema/properties/spec/properties");
+    crd.pointer_mut(&format!("{properties}/image")).unwrap()["default"] = json!("debian-13");
+    crd.pointer_mut(&format!("{properties}/hostname")).unwrap()["default"] = json!("vm-0");
     call(&client, "PUT", path, Some(&crd)).await.unwrap();
     let vm_path =
         format!("/apis/cloudnative.example.com/v1alpha1/namespaces/{ns}/virtualmachines/vm");

@@ -66,6 +66,8 @@ where
         self.config
             .metrics
             .list_started(!self.last_synced_rv.is_empty());
+        // A streaming list is one watch request: it counts as both.
+        self.config.metrics.watch_started();
         let mut open = match self.list_watch.watch(&req).await {
             Ok(stream) => Self::open(stream, &req),
             Err(err) => return self.streaming_failed(&err, &req.resource_version),
