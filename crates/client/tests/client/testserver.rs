@@ -192,7 +192,10 @@ async fn watch_from_compacted_history_reports_gone() -> TestResult {
 
 #[tokio::test]
 async fn status_subresource_updates_only_status() -> TestResult {
-    let server = TestServer::start().await;
+    // No deployment controller: it would write the status meanwhile (a 409 on the update).
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let server = TestServer::start_with(options).await;
     let api = ResourceClient::<Deployment>::namespaced(client_for(&server).await?, "default");
     let deployment: Deployment = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web"},

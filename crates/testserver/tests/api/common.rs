@@ -26,6 +26,14 @@ pub async fn start() -> Harness {
     start_with(ServerOptions::default()).await
 }
 
+/// A server without the controller-manager: for tests of the API itself on kinds a controller
+/// would write to meanwhile (a Deployment's status, a new resourceVersion under a test's feet).
+pub async fn start_without_controllers() -> Harness {
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    start_with(options).await
+}
+
 pub async fn start_with(options: ServerOptions) -> Harness {
     let server = TestServer::start_with(options).await;
     let http = Http::new(&server.url());

@@ -14,7 +14,7 @@ fn deployment(name: &str, replicas: i64) -> Value {
 
 #[tokio::test]
 async fn get_scale_mirrors_the_deployment() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     let created = h.http.post(DEPLOYMENTS, deployment("web", 2)).await.body;
     let scale = h.http.get(&format!("{DEPLOYMENTS}/web/scale")).await;
     assert_eq!(scale.code, 200);
@@ -32,7 +32,7 @@ async fn get_scale_mirrors_the_deployment() {
 
 #[tokio::test]
 async fn patching_scale_updates_the_parent_and_its_watchers() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     h.http.post(DEPLOYMENTS, deployment("web", 2)).await;
     let from = h.server.api().resource_version();
     let mut watch = h
@@ -58,7 +58,7 @@ async fn patching_scale_updates_the_parent_and_its_watchers() {
 
 #[tokio::test]
 async fn put_scale_checks_resource_version_namespace_and_replicas() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     let created = h.http.post(DEPLOYMENTS, deployment("web", 2)).await.body;
     let path = format!("{DEPLOYMENTS}/web/scale");
     let scale = |meta: Value, replicas: i64| {
@@ -133,7 +133,7 @@ async fn put_scale_checks_resource_version_namespace_and_replicas() {
 
 #[tokio::test]
 async fn scale_of_a_missing_deployment_is_not_found_on_the_subresource() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     let reply = h.http.get(&format!("{DEPLOYMENTS}/nope/scale")).await;
     assert_status(&reply, 404, "NotFound");
     assert_eq!(
@@ -145,7 +145,7 @@ async fn scale_of_a_missing_deployment_is_not_found_on_the_subresource() {
 
 #[tokio::test]
 async fn scale_is_in_discovery_for_workloads_and_scalable_crds() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     let apps = h.http.get("/apis/apps/v1").await.body;
     let entry = apps["resources"]
         .as_array()
@@ -178,7 +178,7 @@ async fn scale_is_in_discovery_for_workloads_and_scalable_crds() {
 
 #[tokio::test]
 async fn custom_resources_scale_through_their_declared_paths() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     let crd = json!({
         "metadata": {"name": "pools.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",

@@ -39,7 +39,7 @@ fn deployment(name: &str, replicas: i64) -> Value {
 
 #[tokio::test]
 async fn list_as_table_has_the_deployment_printer_columns() {
-    let h = start().await;
+    let h = start_without_controllers().await;
     assert_eq!(
         h.http.post(DEPLOYMENTS, deployment("web", 3)).await.code,
         201
