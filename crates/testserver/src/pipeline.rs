@@ -246,9 +246,13 @@ impl ApiServer {
             Verb::Delete => {
                 handlers::delete::delete(&self.inner.storage, scope, &body, &query).await
             }
-            Verb::DeleteCollection => {
-                handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
-            }
+            Verb::DeleteCollection => handlers::delete::delete_collection(
+                &self.inner.storage,
+                scope,
+                &query,
+                &body,
+                self.inner.options.sharded_list_and_watch,
+            ),
         }?;
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
