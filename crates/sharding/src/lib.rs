@@ -32,14 +32,17 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod assigner;
 mod error;
 mod key;
 mod labels;
 mod membership;
+mod replica;
 mod ring;
 
 pub use error::Error;
 pub use key::ring_key;
 pub use labels::{RING_LABEL, Ring};
 pub use membership::{is_live, ring_of};
+pub use replica::{Refusal, Replica, ReplicaConfig, WorkGuard};
 pub use ring::{HashRing, SelectorField, VIRTUAL_NODES, hash};
