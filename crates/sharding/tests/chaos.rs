@@ -73,8 +73,12 @@ async fn reconcile(client: &Client, cm: &ConfigMap, identity: &str, log: &Log) {
         ));
     }
     let version = version_of(cm);
+    // Every reconcile costs time, a no-op one too (it reads the world first), and outlasts a
+    // handover's round trips: a handover that did not wait for it would let the new owner
+    // start while this one still runs.
+    let cost = rand::rng().random_range(0..100);
+    tokio::time::sleep(Duration::from_millis(cost)).await;
     if annotation(cm, "observed").as_deref() != Some(version.as_str()) {
-        tokio::time::sleep(Duration::from_millis(3)).await;
         let history = annotation(cm, "history").unwrap_or_default();
         let patch = json!({"metadata": {
             "resourceVersion": cm.metadata.resource_version,
@@ -116,8 +120,14 @@ fn spawn_replica(client: &Client, identity: &str, log: &Arc<Log>) -> JoinSet<()>
     });
     let (watcher, requeue) = (replica.clone(), tx.clone());
     tasks.spawn(async move {
+        // On every ring change, and as a resync every 300 ms, so reconciles are always running
+        // when handovers happen.
         let mut changes = watcher.ring_changes();
-        while changes.changed().await.is_ok() {
+        loop {
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(Duration::from_millis(300)) => {}
+            }
             for cm in watcher.informer().lister().list(&Default::default()) {
                 let _ = requeue.send(key(&cm));
             }
