@@ -98,8 +98,10 @@ impl<K: ApiObject> Inner<K> {
             ring.members().into_iter().map(str::to_owned).collect()
         };
         let members: Vec<&str> = members.iter().map(String::as_str).collect();
-        let selector = self.config.ring.orphaned_selector(&members);
-        let objects = ResourceClient::<K>::all_namespaces(self.client.clone());
+        let selector = self
+            .config
+            .scoped(self.config.ring.orphaned_selector(&members));
+        let objects = self.config.objects::<K>(self.client.clone());
         let orphans = match objects.list(&ListOptions::default().labels(selector)).await {
             Ok(list) => list.items,
             Err(error) => {

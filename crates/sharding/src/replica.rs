@@ -49,6 +49,11 @@ pub struct ReplicaConfig {
     pub retry_period: Duration,
     /// How often the ring is recomputed and objects are assigned, handed over and adopted.
     pub assign_period: Duration,
+    /// Shard only the objects in this namespace (None: every namespace, or a cluster-scoped kind).
+    pub namespace: Option<String>,
+    /// Shard only the objects matching this label selector (e.g. `app.kubernetes.io/managed-by=x`);
+    /// None shards every object of the kind in scope. Objects outside it are never labelled.
+    pub selector: Option<String>,
 }
 
 impl ReplicaConfig {
@@ -61,6 +66,24 @@ impl ReplicaConfig {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             assign_period: Duration::from_secs(1),
+            namespace: None,
+            selector: None,
+        }
+    }
+
+    /// `selector` restricted to the objects this ring shards.
+    pub(crate) fn scoped(&self, selector: String) -> String {
+        match &self.selector {
+            Some(extra) => format!("{selector},{extra}"),
+            None => selector,
+        }
+    }
+
+    /// A client for the kind in this ring's scope.
+    pub(crate) fn objects<K: ApiObject>(&self, client: Client) -> ResourceClient<K> {
+        match &self.namespace {
+            Some(namespace) => ResourceClient::namespaced(client, namespace),
+            None => ResourceClient::all_namespaces(client),
         }
     }
 
@@ -163,9 +186,9 @@ impl<K: ApiObject> Replica<K> {
             });
         }
         config.lease_config().validate()?;
-        let objects = ResourceClient::<K>::all_namespaces(client.clone());
+        let objects = config.objects::<K>(client.clone());
         let informer = |selector: String, name: &str| {
-            let base = ListOptions::default().labels(selector);
+            let base = ListOptions::default().labels(config.scoped(selector));
             let mut options = InformerOptions::default();
             options.name = format!("{name}:{}", config.identity);
             SharedIndexInformer::new(ClientListWatch::new(objects.clone(), base), options)

@@ -14,27 +14,35 @@
 //! timings are shortened (2 s) so kills are noticed within the test's budget.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_cache::HandlerFns;
 use kubegen_client::{
-    Client, CreateOptions, DeleteOptions, ListOptions, Patch, PatchOptions, ResourceClient,
+    Client, Config, CreateOptions, DeleteOptions, ListOptions, LoadOptions, Patch, PatchOptions,
+    ResourceClient,
 };
 use kubegen_sharding::{Refusal, Replica, ReplicaConfig, Ring};
 use kubegen_testserver::TestServer;
 use parking_lot::Mutex;
 use rand::Rng;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
-const NAMESPACE: &str = "default";
-const OBJECTS: usize = 300;
 const MAX_REPLICAS: usize = 5;
+
+/// Where a scenario runs: a server, a namespace (objects and shard Leases), the shared log.
+#[derive(Clone)]
+struct World {
+    client: Client,
+    namespace: String,
+    log: Arc<Log>,
+}
 
 /// What every replica records, shared by the test.
 #[derive(Default)]
@@ -61,7 +69,8 @@ fn annotation(cm: &ConfigMap, key: &str) -> Option<String> {
         .cloned()
 }
 
-async fn reconcile(client: &Client, cm: &ConfigMap, identity: &str, log: &Log) {
+async fn reconcile(world: &World, cm: &ConfigMap, identity: &str) {
+    let log = &world.log;
     let name = cm.metadata.name.clone().unwrap_or_default();
     if let Some(other) = log
         .in_flight
@@ -84,7 +93,7 @@ async fn reconcile(client: &Client, cm: &ConfigMap, identity: &str, log: &Log) {
             "resourceVersion": cm.metadata.resource_version,
             "annotations": {"observed": version, "history": format!("{history} {version}")},
         }});
-        let api = ResourceClient::<ConfigMap>::namespaced(client.clone(), NAMESPACE);
+        let api = ResourceClient::<ConfigMap>::namespaced(world.client.clone(), &world.namespace);
         // A conflict means the object changed: its newer version is reconciled next.
         let _ = api
             .patch(&name, &Patch::Merge(patch), &PatchOptions::default())
@@ -93,24 +102,61 @@ async fn reconcile(client: &Client, cm: &ConfigMap, identity: &str, log: &Log) {
     log.in_flight.lock().remove(&name);
 }
 
+/// A work queue that holds a key once however often it is added (as client-go's workqueue).
+#[derive(Default)]
+struct Queue {
+    keys: Mutex<(VecDeque<String>, HashSet<String>)>,
+    ready: Notify,
+}
+
+impl Queue {
+    fn add(&self, key: String) {
+        let mut keys = self.keys.lock();
+        if keys.1.insert(key.clone()) {
+            keys.0.push_back(key);
+            drop(keys);
+            self.ready.notify_one();
+        }
+    }
+
+    async fn next(&self) -> String {
+        loop {
+            let popped = {
+                let mut keys = self.keys.lock();
+                let key = keys.0.pop_front();
+                if let Some(key) = &key {
+                    keys.1.remove(key);
+                }
+                key
+            };
+            match popped {
+                Some(key) => return key,
+                None => self.ready.notified().await,
+            }
+        }
+    }
+}
+
 /// One replica: the sharding runtime plus a two-worker controller on its shard's informer.
-fn spawn_replica(client: &Client, identity: &str, log: &Arc<Log>) -> JoinSet<()> {
-    let mut config = ReplicaConfig::new(Ring::new("chaos", NAMESPACE), identity);
+fn spawn_replica(world: &World, identity: &str) -> JoinSet<()> {
+    let mut config = ReplicaConfig::new(Ring::new(&world.namespace, &world.namespace), identity);
     config.lease_duration = Duration::from_secs(2);
     config.renew_deadline = Duration::from_millis(1500);
     config.retry_period = Duration::from_millis(300);
     config.assign_period = Duration::from_millis(100);
-    let replica = Replica::<ConfigMap>::new(client.clone(), config).unwrap();
-    let (tx, rx) = mpsc::unbounded_channel::<String>();
-    let rx = Arc::new(tokio::sync::Mutex::new(rx));
+    // Only the workload's objects: a real namespace holds others (kube-root-ca.crt).
+    config.namespace = Some(world.namespace.clone());
+    config.selector = Some("app=chaos".to_owned());
+    let replica = Replica::<ConfigMap>::new(world.client.clone(), config).unwrap();
+    let queue = Arc::new(Queue::default());
     let key = |cm: &ConfigMap| cm.metadata.name.clone().unwrap_or_default();
-    let (add, update) = (tx.clone(), tx.clone());
+    let (add, update) = (Arc::clone(&queue), Arc::clone(&queue));
     replica
         .informer()
         .add_event_handler(
             HandlerFns::new()
-                .on_add(move |cm: &Arc<ConfigMap>, _| drop(add.send(key(cm))))
-                .on_update(move |_, cm: &Arc<ConfigMap>| drop(update.send(key(cm)))),
+                .on_add(move |cm: &Arc<ConfigMap>, _| add.add(key(cm)))
+                .on_update(move |_, cm: &Arc<ConfigMap>| update.add(key(cm))),
         )
         .unwrap();
     let mut tasks = JoinSet::new();
@@ -118,7 +164,7 @@ fn spawn_replica(client: &Client, identity: &str, log: &Arc<Log>) -> JoinSet<()>
     tasks.spawn(async move {
         let _ = runner.run(std::future::pending()).await;
     });
-    let (watcher, requeue) = (replica.clone(), tx.clone());
+    let (watcher, requeue) = (replica.clone(), Arc::clone(&queue));
     tasks.spawn(async move {
         // On every ring change, and as a resync every 300 ms, so reconciles are always running
         // when handovers happen.
@@ -129,39 +175,28 @@ fn spawn_replica(client: &Client, identity: &str, log: &Arc<Log>) -> JoinSet<()>
                 () = tokio::time::sleep(Duration::from_millis(300)) => {}
             }
             for cm in watcher.informer().lister().list(&Default::default()) {
-                let _ = requeue.send(key(&cm));
+                requeue.add(key(&cm));
             }
         }
     });
     for _ in 0..2 {
-        let (replica, rx, tx, client, log) = (
-            replica.clone(),
-            Arc::clone(&rx),
-            tx.clone(),
-            client.clone(),
-            Arc::clone(log),
-        );
+        let (replica, queue, world) = (replica.clone(), Arc::clone(&queue), world.clone());
         let identity = identity.to_owned();
         tasks.spawn(async move {
             loop {
-                let Some(name) = rx.lock().await.recv().await else {
-                    return;
-                };
+                let name = queue.next().await;
                 let lister = replica.informer().lister();
-                let Some(cm) = lister.get(Some(NAMESPACE), &name) else {
+                let Some(cm) = lister.get(Some(&world.namespace), &name) else {
                     continue;
                 };
                 match replica.begin(&cm) {
                     Ok(guard) => {
-                        reconcile(&client, &cm, &identity, &log).await;
+                        reconcile(&world, &cm, &identity).await;
                         drop(guard);
                     }
                     Err(Refusal::Busy) => {
-                        let tx = tx.clone();
-                        tokio::spawn(async move {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                            let _ = tx.send(name);
-                        });
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        queue.add(name);
                     }
                     Err(Refusal::NotMine) => {}
                 }
@@ -171,11 +206,12 @@ fn spawn_replica(client: &Client, identity: &str, log: &Arc<Log>) -> JoinSet<()>
     tasks
 }
 
-fn configmap(name: &str, version: u32) -> ConfigMap {
+fn configmap(namespace: &str, name: &str, version: u32) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
-            namespace: Some(NAMESPACE.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(BTreeMap::from([("app".to_owned(), "chaos".to_owned())])),
             ..ObjectMeta::default()
         },
         data: Some(BTreeMap::from([("v".to_owned(), version.to_string())])),
@@ -184,17 +220,20 @@ fn configmap(name: &str, version: u32) -> ConfigMap {
 }
 
 /// Creates, updates and deletes objects; returns the expected final version of each survivor.
-async fn workload(client: Client) -> BTreeMap<String, String> {
-    let api = ResourceClient::<ConfigMap>::namespaced(client, NAMESPACE);
+async fn workload(world: &World, objects: usize) -> BTreeMap<String, String> {
+    let api = ResourceClient::<ConfigMap>::namespaced(world.client.clone(), &world.namespace);
     let mut live: BTreeMap<String, u32> = BTreeMap::new();
     let mut created = 0;
-    while created < OBJECTS {
+    while created < objects {
         let choice = rand::rng().random_range(0..10);
         if choice < 5 || live.is_empty() {
             let name = format!("obj-{created:05}");
-            api.create(&configmap(&name, 1), &CreateOptions::default())
-                .await
-                .unwrap();
+            api.create(
+                &configmap(&world.namespace, &name, 1),
+                &CreateOptions::default(),
+            )
+            .await
+            .unwrap();
             live.insert(name, 1);
             created += 1;
         } else if choice < 9 {
@@ -217,11 +256,7 @@ async fn workload(client: Client) -> BTreeMap<String, String> {
 }
 
 /// Kills and starts replicas at random until `done` (at least two stay up).
-async fn chaos(
-    client: Client,
-    log: Arc<Log>,
-    done: tokio::sync::watch::Receiver<bool>,
-) -> Vec<JoinSet<()>> {
+async fn chaos(world: World, done: tokio::sync::watch::Receiver<bool>) -> Vec<JoinSet<()>> {
     let mut replicas: Vec<(String, JoinSet<()>)> = Vec::new();
     let mut started = 0;
     while !*done.borrow() {
@@ -233,11 +268,11 @@ async fn chaos(
             tasks.abort_all();
             while tasks.join_next().await.is_some() {}
             // The process is gone: whatever it was doing stopped with it.
-            log.in_flight.lock().retain(|_, who| *who != identity);
+            world.log.in_flight.lock().retain(|_, who| *who != identity);
         } else {
             let identity = format!("replica-{started}");
             started += 1;
-            let tasks = spawn_replica(&client, &identity, &log);
+            let tasks = spawn_replica(&world, &identity);
             replicas.push((identity, tasks));
         }
         let pause = rand::rng().random_range(300..1200);
@@ -246,22 +281,18 @@ async fn chaos(
     replicas.into_iter().map(|(_, tasks)| tasks).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replicas_killed_and_added_at_random_never_share_an_object_and_drop_none() {
-    let server = TestServer::start().await;
-    let client = server.client();
-    let log = Arc::new(Log::default());
-    let (done_tx, done_rx) = tokio::sync::watch::channel(false);
-    let chaos_task = tokio::spawn(chaos(client.clone(), Arc::clone(&log), done_rx));
-    let expected = workload(client.clone()).await;
-    done_tx.send(true).unwrap();
-    let _survivors = chaos_task.await.unwrap();
-
-    let api = ResourceClient::<ConfigMap>::namespaced(client.clone(), NAMESPACE);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+/// Waits until every object's last change is observed (or `patience` passes), then checks the
+/// log and each object's history against `expected`.
+async fn check(world: &World, expected: &BTreeMap<String, String>, patience: Duration) {
+    let api = ResourceClient::<ConfigMap>::namespaced(world.client.clone(), &world.namespace);
+    let deadline = tokio::time::Instant::now() + patience;
     let mut items = Vec::new();
     while tokio::time::Instant::now() < deadline {
-        items = api.list(&ListOptions::default()).await.unwrap().items;
+        items = api
+            .list(&ListOptions::default().labels("app=chaos"))
+            .await
+            .unwrap()
+            .items;
         let pending = items
             .iter()
             .filter(|cm| annotation(cm, "observed").as_deref() != Some(version_of(cm).as_str()))
@@ -271,12 +302,12 @@ async fn replicas_killed_and_added_at_random_never_share_an_object_and_drop_none
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(log.violations.lock().clone(), Vec::<String>::new());
+    assert_eq!(world.log.violations.lock().clone(), Vec::<String>::new());
     let survivors: BTreeMap<String, String> = items
         .iter()
         .map(|cm| (cm.metadata.name.clone().unwrap(), version_of(cm)))
         .collect();
-    assert_eq!(survivors, expected);
+    assert_eq!(&survivors, expected);
     for cm in &items {
         let name = cm.metadata.name.as_deref().unwrap();
         let history = annotation(cm, "history").unwrap_or_default();
@@ -291,4 +322,92 @@ async fn replicas_killed_and_added_at_random_never_share_an_object_and_drop_none
         distinct.dedup();
         assert_eq!(distinct, versions, "{name}: a version reconciled twice");
     }
+}
+
+/// 300 objects (not the 10k: the test stays under ~30 s on a 2-core CI machine).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_killed_and_added_at_random_never_share_an_object_and_drop_none() {
+    let server = TestServer::start().await;
+    let world = World {
+        client: server.client(),
+        namespace: "default".to_owned(),
+        log: Arc::new(Log::default()),
+    };
+    let (done_tx, done_rx) = tokio::sync::watch::channel(false);
+    let chaos_task = tokio::spawn(chaos(world.clone(), done_rx));
+    let expected = workload(&world, 300).await;
+    done_tx.send(true).unwrap();
+    let _survivors = chaos_task.await.unwrap();
+    check(&world, &expected, Duration::from_secs(30)).await;
+}
+
+/// The same controller sharded three ways on a real cluster (`KUBEGEN_E2E_KUBECONFIG`, an
+/// administrator's), label protocol only (v1.36 serves no `shardSelector` by default), in a
+/// namespace of its own that is deleted afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn sharded_three_ways_on_cluster() {
+    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
+        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
+        return;
+    };
+    let mut load = LoadOptions::default();
+    load.kubeconfig_path = Some(path.into());
+    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
+    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
+    let mut namespace = Namespace::default();
+    namespace.metadata.generate_name = Some("kubegen-sharding-e2e-".to_owned());
+    let created = namespaces
+        .create(&namespace, &CreateOptions::default())
+        .await
+        .unwrap();
+    let world = World {
+        client: client.clone(),
+        namespace: created.metadata.name.clone().unwrap(),
+        log: Arc::new(Log::default()),
+    };
+    // Run the scenario on its own task so the namespace goes away whatever it asserts.
+    let outcome = tokio::spawn(three_replicas(world.clone())).await;
+    namespaces
+        .delete(&world.namespace, &DeleteOptions::default())
+        .await
+        .unwrap();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
+
+async fn three_replicas(world: World) {
+    let replicas: Vec<JoinSet<()>> = (0..3)
+        .map(|i| spawn_replica(&world, &format!("replica-{i}")))
+        .collect();
+    let expected = workload(&world, 90).await;
+    check(&world, &expected, Duration::from_secs(60)).await;
+    // The ring settles once every replica's Lease is seen; then the shares spread out by
+    // handovers, which must not reconcile anything again.
+    let label = Ring::new(&world.namespace, &world.namespace).shard_label();
+    let everywhere = ResourceClient::<ConfigMap>::all_namespaces(world.client.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut labelled = Vec::new();
+    let mut shards = HashSet::new();
+    while shards.len() < 3 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        labelled = everywhere
+            .list(&ListOptions::default().labels(label.clone()))
+            .await
+            .unwrap()
+            .items;
+        shards = labelled
+            .iter()
+            .filter_map(|cm| cm.metadata.labels.as_ref()?.get(&label).cloned())
+            .collect();
+    }
+    assert_eq!(shards.len(), 3, "every replica holds a share: {shards:?}");
+    let outside = labelled
+        .iter()
+        .filter(|cm| cm.metadata.namespace.as_deref() != Some(world.namespace.as_str()))
+        .count();
+    assert_eq!(outside, 0, "objects outside the ring's scope were labelled");
+    check(&world, &expected, Duration::from_secs(30)).await;
+    drop(replicas);
 }
