@@ -3,9 +3,10 @@
 /// What can go wrong setting up or running a replica.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The shard Lease's timings are inconsistent (see `kubegen_leaderelection::LeaderElectionConfig`).
-    #[error("shard lease configuration: {0}")]
-    LeaseConfig(#[from] kubegen_leaderelection::Error),
+    /// The shard Lease's elector refused: inconsistent timings (see
+    /// `kubegen_leaderelection::LeaderElectionConfig`) or the replica is already running.
+    #[error("shard lease: {0}")]
+    Lease(#[from] kubegen_leaderelection::Error),
     /// The identity is not usable as a Lease name and label value.
     #[error("shard identity {identity:?}: {why}")]
     Identity {

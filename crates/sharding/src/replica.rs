@@ -177,7 +177,7 @@ impl<K: ApiObject> Replica<K> {
     /// A replica of `config.ring` talking through `client`; nothing runs until [`Replica::run`].
     ///
     /// # Errors
-    /// [`Error::Identity`] for an empty identity; [`Error::LeaseConfig`] for bad timings.
+    /// [`Error::Identity`] for an empty identity; [`Error::Lease`] for bad timings.
     pub fn new(client: Client, config: ReplicaConfig) -> Result<Replica<K>, Error> {
         if config.identity.is_empty() || config.identity.len() > 63 {
             return Err(Error::Identity {
@@ -275,7 +275,7 @@ impl<K: ApiObject> Replica<K> {
     /// running ones, and releases its Lease, so the others adopt its objects at once.
     ///
     /// # Errors
-    /// [`Error::LeaseConfig`] if the Lease's elector cannot start.
+    /// [`Error::Lease`] if the Lease's elector cannot start.
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let inner = &self.inner;
         inner.mine.start();
