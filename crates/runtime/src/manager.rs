@@ -18,7 +18,9 @@
 //! - **One metrics registry** ([`ProcessMetrics`]), wired in [`Manager::new`]: the REST client's,
 //!   the informers', each controller's workqueue and reconcile series (labelled by controller
 //!   name), leader election's, and the application's own ([`ProcessMetrics::register`]).
-//! - **One leader election** for all controllers, and one set of endpoints.
+//! - **One leader election** for all controllers, and one set of endpoints. Or, with
+//!   [`ManagerOptions::sharding`], no leader election: every replica runs its controllers on its
+//!   own shard of one kind's objects (see `sharding.rs`).
 //!
 //! # Order of events in [`Manager::run`]
 //! 1. Serve `/healthz` + `/readyz` and `/metrics` (when their addresses are set); liveness waits
@@ -42,10 +44,11 @@ use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory, SharedIndexInformer};
-use kubegen_client::Client;
+use kubegen_client::{ApiObject, Client};
 use kubegen_leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, RunOutcome,
 };
+use kubegen_sharding::ReplicaConfig;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -56,26 +59,27 @@ use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessChec
 use crate::error::Error;
 use crate::events::Recorder;
 use crate::metrics::ProcessMetrics;
+use crate::sharding::{Gate, Shard, Sharding};
 use crate::webhook::{WebhookOptions, WebhookServer};
 
 /// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
 #[derive(Clone, Debug)]
-struct Stop(Arc<watch::Sender<bool>>);
+pub(crate) struct Stop(Arc<watch::Sender<bool>>);
 
 impl Stop {
-    fn new() -> Stop {
+    pub(crate) fn new() -> Stop {
         Stop(Arc::new(watch::channel(false).0))
     }
 
-    fn trigger(&self) {
+    pub(crate) fn trigger(&self) {
         self.0.send_replace(true);
     }
 
-    fn is_triggered(&self) -> bool {
+    pub(crate) fn is_triggered(&self) -> bool {
         *self.0.borrow()
     }
 
-    async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         let mut stopped = self.0.subscribe();
         let _ = stopped.wait_for(|stopped| *stopped).await;
     }
@@ -94,6 +98,7 @@ pub struct ManagerOptions {
     identity: Option<String>,
     factory: FactoryOptions,
     webhook: Option<WebhookOptions>,
+    sharding: Option<Sharding>,
 }
 
 impl Default for ManagerOptions {
@@ -110,6 +115,7 @@ impl Default for ManagerOptions {
             identity: None,
             factory: FactoryOptions::default(),
             webhook: None,
+            sharding: None,
         }
     }
 }
@@ -126,6 +132,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("health_probe_bind_address", &self.health_probe_bind_address)
             .field("identity", &self.identity)
             .field("webhook", &self.webhook)
+            .field("sharding", &self.sharding)
             .finish_non_exhaustive()
     }
 }
@@ -161,6 +168,20 @@ impl ManagerOptions {
     /// The candidate's identity is the manager's ([`ManagerOptions::identity`]).
     pub fn leader_election(mut self, election: Option<LeaderElectionConfig>) -> Self {
         self.leader_election = election;
+        self
+    }
+
+    /// Shard the objects of kind `K` across the replicas over `ring`, in place of leader
+    /// election (which is then ignored); `None` (the default) does not shard. Every replica
+    /// runs its controllers at once, on the objects labelled with its shard; the shard's name is
+    /// the manager's identity ([`ManagerOptions::identity`], in a pod its name). See
+    /// `sharding.rs` for what the manager does and what it does not shard.
+    pub fn sharding<K>(mut self, ring: Option<ReplicaConfig>) -> Self
+    where
+        K: ApiObject,
+        K::Scope: 'static,
+    {
+        self.sharding = ring.map(Sharding::new::<K>);
         self
     }
 
@@ -237,6 +258,8 @@ pub struct Manager {
     options: ManagerOptions,
     controllers: Vec<Box<dyn Runnable>>,
     webhooks: WebhookServer,
+    /// The shard replica of a sharded manager, or why it could not be made (returned by `run`).
+    shard: Result<Option<Box<dyn Shard>>, Error>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -253,14 +276,26 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A manager over `client`: one informer factory and one metrics registry, into which
     /// the client's `rest_client_*` series and the informers' `informer_*` series are wired.
-    pub fn new(client: Client, options: ManagerOptions) -> Manager {
+    /// With [`ManagerOptions::sharding`], the factory's informer of the sharded kind selects
+    /// this replica's shard.
+    pub fn new(client: Client, mut options: ManagerOptions) -> Manager {
         let metrics = ProcessMetrics::new(client.metrics());
-        let factory_options = options.factory.clone().metrics(metrics.informers().clone());
+        let identity = options.identity.clone().unwrap_or_else(default_identity);
+        let mut factory_options = options.factory.clone().metrics(metrics.informers().clone());
+        if let Some(sharding) = &mut options.sharding {
+            sharding.config.identity.clone_from(&identity);
+            factory_options = sharding.select(factory_options);
+        }
         let source = ClientListWatchSource::new(client.clone());
         let factory = InformerFactory::new(source, factory_options);
-        let identity = options.identity.clone().unwrap_or_else(default_identity);
+        let shard = options
+            .sharding
+            .as_ref()
+            .map(|sharding| sharding.replica(&client, &factory))
+            .transpose();
         let webhooks = WebhookServer::new(&metrics);
         Manager {
+            shard,
             webhooks,
             client,
             factory,
@@ -325,9 +360,22 @@ impl Manager {
         name: &str,
         primary: &SharedIndexInformer<K>,
     ) -> Builder<K> {
-        Controller::builder(name, primary)
+        let builder = Controller::builder(name, primary)
             .metrics(&self.metrics)
-            .recorder(self.recorder(name))
+            .recorder(self.recorder(name));
+        let Ok(Some(shard)) = &self.shard else {
+            return builder;
+        };
+        match shard.gate().downcast::<Arc<dyn Gate<K>>>() {
+            Ok(gate) => builder.gate(*gate),
+            Err(_) => {
+                tracing::warn!(
+                    controller = name,
+                    "the manager shards another kind: this controller runs on every replica"
+                );
+                builder
+            }
+        }
     }
 
     /// Adds `controller`, reconciled by `reconciler`, to what [`Manager::run`] runs.
@@ -345,9 +393,10 @@ impl Manager {
     /// An endpoint could not be bound, the caches did not sync, leader election failed, or
     /// leadership was lost; `Ok(())` after a clean shutdown.
     pub async fn run(
-        self,
+        mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
+        let shard = std::mem::replace(&mut self.shard, Ok(None))?;
         let mut servers = self.serve_endpoints().await?;
         match self.serve_webhooks().await {
             Ok(Some(webhooks)) => servers.push(webhooks),
@@ -367,7 +416,10 @@ impl Manager {
         let result = match self.wait_for_sync(&stop).await {
             Ok(()) if !stop.is_triggered() => {
                 self.health.set_ready(true);
-                self.work(&stop).await
+                match &shard {
+                    Some(shard) => self.work_sharded(shard.as_ref(), &stop).await,
+                    None => self.work(&stop).await,
+                }
             }
             Ok(()) => Ok(()),
             Err(error) => Err(error),
@@ -453,6 +505,26 @@ impl Manager {
             .iter()
             .map(|controller| controller.run(workers, until.clone(), drain));
         join_all(runs).await;
+    }
+
+    /// Runs the workers beside the shard replica, until shutdown or the shard Lease is lost.
+    async fn work_sharded(&self, shard: &dyn Shard, stop: &Stop) -> Result<(), Error> {
+        let ring = self
+            .options
+            .sharding
+            .as_ref()
+            .map(|s| s.config.ring.name.clone())
+            .unwrap_or_default();
+        if self.options.leader_election.is_some() {
+            tracing::warn!(
+                ring,
+                "sharding replaces leader election: the leader Lease is not used"
+            );
+        }
+        crate::sharding::work(shard, &ring, &self.metrics, stop, |until| {
+            self.run_controllers(until)
+        })
+        .await
     }
 
     /// Runs the workers: until shutdown, or (with leader election) while holding the Lease.

@@ -23,7 +23,6 @@ use kube_core::Selector;
 use kubegen_client::{ApiObject, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient};
 use serde_json::{Value, json};
 
-use crate::key::ring_key;
 use crate::membership::{is_live, ring_of};
 use crate::replica::{Inner, object_key, resource_version};
 
@@ -55,7 +54,7 @@ impl<K: ApiObject> Inner<K> {
     }
 
     fn owner_is_me(&self, meta: &ObjectMeta) -> bool {
-        self.ring.borrow().owner(&ring_key(meta)) == Some(self.config.identity.as_str())
+        self.ring.borrow().owner(&self.config.key.of(meta)) == Some(self.config.identity.as_str())
     }
 
     async fn hand_over(&self) {

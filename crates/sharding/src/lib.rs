@@ -41,7 +41,7 @@ mod replica;
 mod ring;
 
 pub use error::Error;
-pub use key::ring_key;
+pub use key::{RingKey, ring_key};
 pub use labels::{RING_LABEL, Ring};
 pub use membership::{is_live, ring_of};
 pub use replica::{Refusal, Replica, ReplicaConfig, WorkGuard};

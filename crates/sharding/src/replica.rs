@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::key::ring_key;
+use crate::key::RingKey;
 use crate::labels::Ring;
 use crate::ring::HashRing;
 
@@ -54,6 +54,8 @@ pub struct ReplicaConfig {
     /// Shard only the objects matching this label selector (e.g. `app.kubernetes.io/managed-by=x`);
     /// None shards every object of the kind in scope. Objects outside it are never labelled.
     pub selector: Option<String>,
+    /// What the ring hashes for an object.
+    pub key: RingKey,
 }
 
 impl ReplicaConfig {
@@ -68,7 +70,14 @@ impl ReplicaConfig {
             assign_period: Duration::from_secs(1),
             namespace: None,
             selector: None,
+            key: RingKey::Object,
         }
+    }
+
+    /// The label selector of the objects this replica holds: what its informer (or a
+    /// factory informer handed to [`Replica::with_informer`]) must list and watch.
+    pub fn shard_selector(&self) -> String {
+        self.scoped(self.ring.selector_for(&self.identity))
     }
 
     /// `selector` restricted to the objects this ring shards.
@@ -122,6 +131,8 @@ pub(crate) struct Inner<K: ApiObject> {
     pub(crate) client: Client,
     /// Objects labelled with this shard.
     pub(crate) mine: SharedIndexInformer<K>,
+    /// Whether `mine` is this replica's to start and stop (not a caller's shared informer).
+    owns_informer: bool,
     /// Objects without a shard label.
     pub(crate) unassigned: SharedIndexInformer<K>,
     /// The ring's Leases.
@@ -159,6 +170,22 @@ impl<K: ApiObject> Drop for WorkGuard<K> {
     }
 }
 
+/// An informer of the objects in `config`'s scope matching `selector` (already scoped).
+fn informer_for<K: ApiObject>(
+    config: &ReplicaConfig,
+    client: &Client,
+    selector: String,
+    name: &str,
+) -> SharedIndexInformer<K> {
+    let objects = config.objects::<K>(client.clone());
+    let mut options = InformerOptions::default();
+    options.name = format!("{name}:{}", config.identity);
+    SharedIndexInformer::new(
+        ClientListWatch::new(objects, ListOptions::default().labels(selector)),
+        options,
+    )
+}
+
 /// `namespace/name` of an object.
 pub(crate) fn object_key(meta: &ObjectMeta) -> String {
     let namespace = meta.namespace.as_deref().unwrap_or("");
@@ -179,6 +206,30 @@ impl<K: ApiObject> Replica<K> {
     /// # Errors
     /// [`Error::Identity`] for an empty identity; [`Error::Lease`] for bad timings.
     pub fn new(client: Client, config: ReplicaConfig) -> Result<Replica<K>, Error> {
+        let mine = informer_for(&config, &client, config.shard_selector(), "shard");
+        Replica::build(client, config, mine, true)
+    }
+
+    /// A replica whose shard objects come from `informer`, which the caller starts and stops
+    /// (a controller manager's shared informer) and which must select exactly
+    /// [`ReplicaConfig::shard_selector`] in [`ReplicaConfig::namespace`].
+    ///
+    /// # Errors
+    /// As [`Replica::new`].
+    pub fn with_informer(
+        client: Client,
+        config: ReplicaConfig,
+        informer: SharedIndexInformer<K>,
+    ) -> Result<Replica<K>, Error> {
+        Replica::build(client, config, informer, false)
+    }
+
+    fn build(
+        client: Client,
+        config: ReplicaConfig,
+        mine: SharedIndexInformer<K>,
+        owns_informer: bool,
+    ) -> Result<Replica<K>, Error> {
         if config.identity.is_empty() || config.identity.len() > 63 {
             return Err(Error::Identity {
                 identity: config.identity.clone(),
@@ -186,15 +237,12 @@ impl<K: ApiObject> Replica<K> {
             });
         }
         config.lease_config().validate()?;
-        let objects = config.objects::<K>(client.clone());
-        let informer = |selector: String, name: &str| {
-            let base = ListOptions::default().labels(config.scoped(selector));
-            let mut options = InformerOptions::default();
-            options.name = format!("{name}:{}", config.identity);
-            SharedIndexInformer::new(ClientListWatch::new(objects.clone(), base), options)
-        };
-        let mine = informer(config.ring.selector_for(&config.identity), "shard");
-        let unassigned = informer(config.ring.unassigned_selector(), "unassigned");
+        let unassigned = informer_for(
+            &config,
+            &client,
+            config.scoped(config.ring.unassigned_selector()),
+            "unassigned",
+        );
         let lease_client =
             ResourceClient::<Lease>::namespaced(client.clone(), &config.ring.lease_namespace);
         let leases = SharedIndexInformer::new(
@@ -209,6 +257,7 @@ impl<K: ApiObject> Replica<K> {
                 config,
                 client,
                 mine,
+                owns_informer,
                 unassigned,
                 leases,
                 ring: watch::Sender::new(HashRing::default()),
@@ -216,6 +265,11 @@ impl<K: ApiObject> Replica<K> {
                 slots: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// The ring, scope and timings this replica runs with.
+    pub fn config(&self) -> &ReplicaConfig {
+        &self.inner.config
     }
 
     /// This replica's shard name.
@@ -278,7 +332,9 @@ impl<K: ApiObject> Replica<K> {
     /// [`Error::Lease`] if the Lease's elector cannot start.
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let inner = &self.inner;
-        inner.mine.start();
+        if inner.owns_informer {
+            inner.mine.start();
+        }
         inner.unassigned.start();
         inner.leases.start();
         let elector = LeaderElector::new(inner.client.clone(), inner.config.lease_config())?;
@@ -292,9 +348,10 @@ impl<K: ApiObject> Replica<K> {
         };
         let outcome = elector.run(callbacks, drained).await;
         inner.active.store(false, Ordering::Release);
-        for informer in [&inner.mine, &inner.unassigned] {
-            informer.shutdown();
+        if inner.owns_informer {
+            inner.mine.shutdown();
         }
+        inner.unassigned.shutdown();
         inner.leases.shutdown();
         outcome.map(|_| ()).map_err(Error::from)
     }
@@ -312,7 +369,7 @@ impl<K: ApiObject> Inner<K> {
         let me = self.config.identity.as_str();
         shard.map(String::as_str) == Some(me)
             && !draining
-            && self.ring.borrow().owner(&ring_key(meta)) == Some(me)
+            && self.ring.borrow().owner(&self.config.key.of(meta)) == Some(me)
     }
 
     /// Takes `key`'s slot for a handover of the object at `rv`; false when busy or released.
