@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubegen_cache::FactoryOptions;
+use kube_core::Selector;
+use kubegen_cache::{FactoryOptions, SharedIndexInformer};
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, LoadOptions, Patch, PatchOptions,
     ResourceClient,
 };
-use kubegen_runtime::{Action, Context, Manager, ManagerOptions, Reconciler};
+use kubegen_runtime::{Action, Context, Manager, ManagerOptions, ProcessMetrics, Reconciler};
 use kubegen_sharding::{HashRing, ReplicaConfig, Ring, RingKey};
 use kubegen_testserver::TestServer;
 use parking_lot::Mutex;
@@ -56,6 +57,10 @@ impl Reconciler<ConfigMap> for Recording {
 
 /// A running replica: its manager's task and its shutdown trigger.
 struct Running {
+    name: String,
+    /// The manager's shared informer of ConfigMaps.
+    informer: SharedIndexInformer<ConfigMap>,
+    metrics: ProcessMetrics,
     stop: oneshot::Sender<()>,
     task: JoinHandle<Result<(), kubegen_runtime::Error>>,
 }
@@ -85,10 +90,17 @@ fn start(client: &Client, namespace: &str, replica: &str, log: &Log) -> Running 
         },
     );
     let (stop, stopped) = oneshot::channel();
+    let metrics = manager.metrics().clone();
     let task = tokio::spawn(manager.run(async move {
         let _ = stopped.await;
     }));
-    Running { stop, task }
+    Running {
+        name: replica.to_owned(),
+        informer,
+        metrics,
+        stop,
+        task,
+    }
 }
 
 fn objects(client: &Client, namespace: &str) -> ResourceClient<ConfigMap> {
@@ -137,6 +149,56 @@ async fn settled(client: &Client, namespace: &str, members: &[&str]) {
             "not assigned as the ring {members:?} says: {wrong:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until each replica's shared informer caches exactly the objects the ring gives it, and
+/// its `controller_sharding_*` gauges say so.
+async fn caches_hold_their_shares(running: &[Running], namespace: &str, members: &[&str]) {
+    let ring = HashRing::new(members);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    for replica in running {
+        let expected: BTreeSet<String> = (0..OBJECTS)
+            .map(|i| format!("obj-{i:03}"))
+            .filter(|name| {
+                let key = format!("{namespace}/{name}");
+                ring.owner(&key) == Some(replica.name.as_str())
+            })
+            .collect();
+        let gauges = [
+            format!(
+                "controller_sharding_shard_objects{{ring=\"{RING}\"}} {}",
+                expected.len()
+            ),
+            format!(
+                "controller_sharding_ring_members{{ring=\"{RING}\"}} {}",
+                members.len()
+            ),
+            format!("controller_sharding_shard_member{{ring=\"{RING}\"}} 1"),
+        ];
+        loop {
+            let cached: BTreeSet<String> = replica
+                .informer
+                .lister()
+                .list(&Selector::default())
+                .iter()
+                .filter_map(|cm| cm.metadata.name.clone())
+                .collect();
+            let text = replica.metrics.encode();
+            let missing: Vec<&String> = gauges
+                .iter()
+                .filter(|g| !text.contains(g.as_str()))
+                .collect();
+            if cached == expected && missing.is_empty() {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}: caches {cached:?}, owns {expected:?}; gauges missing {missing:?}",
+                replica.name
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
@@ -221,6 +283,7 @@ async fn scenario(client: Client, namespace: String) {
     settled(&client, &namespace, &names).await;
     bump(&client, &namespace, 1).await;
     reconciled_once_by_owner(&log, &namespace, 1, &names).await;
+    caches_hold_their_shares(&running, &namespace, &names).await;
     let owned_by_b = log
         .lock()
         .iter()
@@ -235,6 +298,7 @@ async fn scenario(client: Client, namespace: String) {
     settled(&client, &namespace, &survivors).await;
     bump(&client, &namespace, 2).await;
     reconciled_once_by_owner(&log, &namespace, 2, &survivors).await;
+    caches_hold_their_shares(&running, &namespace, &survivors).await;
 
     let outsider = api.get("outsider", &Default::default()).await.unwrap();
     assert_eq!(
