@@ -197,8 +197,10 @@ impl ManagerOptions {
         self
     }
 
-    /// The replica's name: the Lease holder's identity and Events' `reportingInstance`.
-    /// Default: the host name (in a pod, its name) plus a per-process suffix.
+    /// The replica's name: the Lease holder's identity (with sharding: the shard's name, a
+    /// label value of at most 63 characters) and Events' `reportingInstance`. Default: the
+    /// host name (in a pod, its name) plus a per-process suffix; with sharding the host name
+    /// alone (set it when several replicas share a host).
     pub fn identity(mut self, identity: &str) -> Self {
         self.identity = Some(identity.to_owned());
         self
@@ -252,6 +254,8 @@ impl<K: Object, R: Reconciler<K>> Runnable for Managed<K, R> {
 pub struct Manager {
     client: Client,
     factory: InformerFactory<ClientListWatchSource>,
+    /// With sharding: informers that see every shard's objects (see [`Manager::unsharded_factory`]).
+    unsharded: Option<InformerFactory<ClientListWatchSource>>,
     health: Health,
     metrics: ProcessMetrics,
     identity: String,
@@ -280,14 +284,24 @@ impl Manager {
     /// this replica's shard.
     pub fn new(client: Client, mut options: ManagerOptions) -> Manager {
         let metrics = ProcessMetrics::new(client.metrics());
-        let identity = options.identity.clone().unwrap_or_else(default_identity);
-        let mut factory_options = options.factory.clone().metrics(metrics.informers().clone());
-        if let Some(sharding) = &mut options.sharding {
-            sharding.config.identity.clone_from(&identity);
-            factory_options = sharding.select(factory_options);
-        }
+        let identity = match (&options.identity, &options.sharding) {
+            (Some(identity), _) => identity.clone(),
+            (None, Some(_)) => host_name(),
+            (None, None) => default_identity(),
+        };
+        let factory_options = options.factory.clone().metrics(metrics.informers().clone());
         let source = ClientListWatchSource::new(client.clone());
-        let factory = InformerFactory::new(source, factory_options);
+        let (factory, unsharded) = match &mut options.sharding {
+            Some(sharding) => {
+                sharding.config.identity.clone_from(&identity);
+                let sharded = sharding.select(factory_options.clone());
+                (
+                    InformerFactory::new(source.clone(), sharded),
+                    Some(InformerFactory::new(source, factory_options)),
+                )
+            }
+            None => (InformerFactory::new(source, factory_options), None),
+        };
         let shard = options
             .sharding
             .as_ref()
@@ -299,6 +313,7 @@ impl Manager {
             webhooks,
             client,
             factory,
+            unsharded,
             health: Health::default(),
             metrics,
             identity,
@@ -316,6 +331,15 @@ impl Manager {
     /// `SharedInformerFactory::from(manager.factory().clone())` for typed accessors.
     pub fn factory(&self) -> &InformerFactory<ClientListWatchSource> {
         &self.factory
+    }
+
+    /// Informers that see the objects of every shard: with [`ManagerOptions::sharding`] the
+    /// sharded kind's informer in [`Manager::factory`] holds only this replica's shard, so
+    /// readers that judge any object (an admission webhook, which every replica serves) take
+    /// theirs from here. Started and stopped with the manager; without sharding it is
+    /// [`Manager::factory`] itself.
+    pub fn unsharded_factory(&self) -> &InformerFactory<ClientListWatchSource> {
+        self.unsharded.as_ref().unwrap_or(&self.factory)
     }
 
     /// Reads from the manager's informers, writes to the server: controller-runtime's
@@ -413,6 +437,7 @@ impl Manager {
             trigger.trigger();
         });
         self.factory.start();
+        self.unsharded.iter().for_each(InformerFactory::start);
         let result = match self.wait_for_sync(&stop).await {
             Ok(()) if !stop.is_triggered() => {
                 self.health.set_ready(true);
@@ -426,6 +451,9 @@ impl Manager {
         };
         self.health.set_ready(false);
         self.factory.shutdown().await;
+        if let Some(unsharded) = &self.unsharded {
+            unsharded.shutdown().await;
+        }
         shutdown_task.abort();
         servers.iter().for_each(JoinHandle::abort);
         result
@@ -623,17 +651,22 @@ impl LeaderCallbacks for Callbacks {
 /// `<host name>_<pid and nanoseconds in hex>`: unique per process, readable in
 /// `kubectl get lease -o yaml` and in Events. In a pod the host name is the pod's name.
 pub fn default_identity() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "kubegen".to_owned());
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
-    format!("{host}_{:x}{nanos:x}", std::process::id())
+    format!("{}_{:x}{nanos:x}", host_name(), std::process::id())
+}
+
+/// The host name (in a pod, its name), `kubegen` when there is none. A shard's default name:
+/// unique among a Deployment's pods, stable for the pod's life, and a label value.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "kubegen".to_owned())
 }
 
 #[cfg(test)]

@@ -165,6 +165,16 @@ impl Env {
         Controller::spawn(self.flags(None, name, leader_elect, namespace, &[])).await
     }
 
+    /// [`Env::spawn_controller`] sharded over a ring of the scenario's own
+    /// (`--sharding-ring`), as deploy/deployment.yaml runs it.
+    pub async fn spawn_sharded_controller(&self, name: &str, namespace: &str) -> Controller {
+        let extra = [
+            "--webhook-port=0".to_owned(),
+            format!("--sharding-ring={}", self.lease),
+        ];
+        Controller::spawn(self.flags(None, name, false, namespace, &extra)).await
+    }
+
     /// Starts image-police with its admission webhook served on 127.0.0.1:`port`, the
     /// self-signed bootstrap writing into `cert_dir` and injecting its CA into the
     /// ValidatingWebhookConfiguration `configuration`; waits until it is ready (caches synced,
