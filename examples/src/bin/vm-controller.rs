@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
 use kubegen_examples::vm::{self, VmController, VmOptions};
+use kubegen_sharding::{ReplicaConfig, Ring};
 use tracing_subscriber::EnvFilter;
 
 /// Run VirtualMachines on a simulated hypervisor.
@@ -24,6 +25,16 @@ struct Flags {
     /// Concurrent reconciles.
     #[arg(long, default_value_t = 2)]
     workers: usize,
+    /// Shard the VirtualMachines across the replicas over the ring of this name (every replica
+    /// active on its share) instead of one replica doing all.
+    #[arg(long)]
+    sharding_ring: Option<String>,
+    /// The namespace of the shard Leases. Default: the client's (in a pod, its own).
+    #[arg(long)]
+    lease_namespace: Option<String>,
+    /// This replica's shard name. Default: the host name (in a pod, its name).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
 }
 
 #[tokio::main]
@@ -41,6 +52,17 @@ async fn main() -> anyhow::Result<()> {
     options.namespace = flags.namespace.clone();
     options.boot_time = Duration::from_millis(flags.boot_ms);
     options.workers = flags.workers;
+    options.identity = flags.identity.clone();
+    options.sharding = flags.sharding_ring.as_deref().map(|ring| {
+        let client = target.client();
+        let lease_namespace = flags
+            .lease_namespace
+            .as_deref()
+            .unwrap_or_else(|| client.default_namespace());
+        let mut config = ReplicaConfig::new(Ring::new(ring, lease_namespace), "");
+        config.namespace = flags.namespace.clone();
+        config
+    });
     let controller = VmController::start(target.client().clone(), options).await?;
     if flags.target.embedded {
         create_if_absent(target.client(), &vm::sample("default", "demo")).await?;

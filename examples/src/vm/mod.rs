@@ -12,6 +12,10 @@
 //! Everything else (informer, queue, retries with backoff, workers, cache sync, drain on
 //! shutdown) is the runtime's: a `Controller` built for the kind, run by a `Manager`. Compare
 //! with `cluster-provisioner`, which writes that loop by hand.
+//!
+//! Scale-out is the runtime's too: with [`VmOptions::sharding`] (the binary's `--sharding-ring`)
+//! every replica runs at once, each on the VirtualMachines its shard holds
+//! (`examples/deploy/vm-controller.yaml` runs three).
 
 pub mod hypervisor;
 mod reconcile;
@@ -26,6 +30,7 @@ use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_runtime::{Manager, ManagerOptions};
+use kubegen_sharding::ReplicaConfig;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -47,6 +52,11 @@ pub struct VmOptions {
     pub boot_time: Duration,
     /// Concurrent reconciles.
     pub workers: usize,
+    /// Shard the VirtualMachines across the replicas over this ring (`None`: one replica
+    /// works on all of them).
+    pub sharding: Option<ReplicaConfig>,
+    /// This replica's name (with sharding, its shard's); default: the manager's.
+    pub identity: Option<String>,
 }
 
 impl Default for VmOptions {
@@ -55,6 +65,8 @@ impl Default for VmOptions {
             namespace: None,
             boot_time: Duration::from_secs(2),
             workers: 2,
+            sharding: None,
+            identity: None,
         }
     }
 }
@@ -73,11 +85,15 @@ impl VmController {
     /// The controller could not be built, or the manager failed before it was ready.
     pub async fn start(client: Client, options: VmOptions) -> anyhow::Result<VmController> {
         let factory = FactoryOptions::default().namespace(options.namespace.clone());
-        let manager_options = ManagerOptions::default()
+        let mut manager_options = ManagerOptions::default()
             .workers(options.workers)
             .cache_sync_timeout(SYNC_TIMEOUT)
             .shutdown_timeout(DRAIN_TIMEOUT)
-            .factory(factory);
+            .factory(factory)
+            .sharding::<VirtualMachine>(options.sharding);
+        if let Some(identity) = &options.identity {
+            manager_options = manager_options.identity(identity);
+        }
         let mut manager = Manager::new(client.clone(), manager_options);
         let informers = SharedInformerFactory::from(manager.factory().clone());
         let machines = informers
