@@ -154,19 +154,10 @@ impl Env {
             .await
     }
 
-    /// [`Env::start_controller`] without waiting for it to become ready: for controllers that
-    /// cannot (an informer the RBAC does not allow to list never syncs).
-    pub async fn spawn_controller(
-        &self,
-        name: &str,
-        leader_elect: bool,
-        namespace: &str,
-    ) -> Controller {
-        Controller::spawn(self.flags(None, name, leader_elect, namespace, &[])).await
-    }
-
-    /// [`Env::spawn_controller`] sharded over a ring of the scenario's own
-    /// (`--sharding-ring`), as deploy/deployment.yaml runs it.
+    /// Starts the binary's main loop sharded over a ring of the scenario's own
+    /// (`--sharding-ring`), as deploy/deployment.yaml runs it, without waiting for it to become
+    /// ready: for controllers that cannot (an informer the RBAC does not allow to list never
+    /// syncs).
     pub async fn spawn_sharded_controller(&self, name: &str, namespace: &str) -> Controller {
         let extra = [
             "--webhook-port=0".to_owned(),
