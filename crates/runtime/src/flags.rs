@@ -567,7 +567,8 @@ mod tests {
         let none = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(none.ring(&client()).is_ok_and(|r| r.is_none()));
         for bad in ["-shop", "sh op", &"r".repeat(64)] {
-            let flags = parse(&["--sharding-ring", bad]).unwrap_or_else(|e| panic!("{e}"));
+            let arg = format!("--sharding-ring={bad}");
+            let flags = parse(&[arg.as_str()]).unwrap_or_else(|e| panic!("{e}"));
             let error = flags.ring(&client()).err().map(|e| e.to_string());
             assert!(
                 error

@@ -347,3 +347,39 @@ async fn three_sharded_managers_on_cluster() {
         std::panic::resume_unwind(panic.into_panic());
     }
 }
+
+/// A controller judging whole namespaces on a ring that hashes objects would split a namespace
+/// between replicas: refused when it is built.
+#[tokio::test]
+async fn a_namespace_grouped_controller_needs_a_namespace_keyed_ring() {
+    let server = TestServer::start().await;
+    let sharded = |key: RingKey| {
+        let mut ring = ReplicaConfig::new(Ring::new(RING, "default"), "");
+        ring.key = key;
+        let options = ManagerOptions::default()
+            .identity("replica-a")
+            .sharding::<ConfigMap>(Some(ring));
+        Manager::new(server.client(), options)
+    };
+    let by_object = sharded(RingKey::Object);
+    let informer = by_object.factory().informer::<ConfigMap>();
+    let error = by_object
+        .controller("judge", &informer)
+        .group_by_namespace()
+        .build()
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some(
+            "controller \"judge\" groups by namespace but its ring does not shard by namespace (RingKey::Namespace)"
+        )
+    );
+    let by_namespace = sharded(RingKey::Namespace);
+    let informer = by_namespace.factory().informer::<ConfigMap>();
+    let built = by_namespace
+        .controller("judge", &informer)
+        .group_by_namespace()
+        .build();
+    assert!(built.is_ok());
+}

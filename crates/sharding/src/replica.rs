@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube_core::Selector;
 use kubegen_cache::{ClientListWatch, InformerOptions, SharedIndexInformer};
 use kubegen_client::{ApiObject, Client, ListOptions, ResourceClient};
 use kubegen_leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership};
@@ -302,11 +303,15 @@ impl<K: ApiObject> Replica<K> {
     ///
     /// # Errors
     /// [`Refusal::NotMine`] when the object is not this replica's to work on now;
-    /// [`Refusal::Busy`] when a reconcile or handover of it is already running here.
+    /// [`Refusal::Busy`] when a reconcile or handover of it is already running here, or (with
+    /// [`RingKey::Namespace`]) while objects of its namespace are still unassigned.
     pub fn begin(&self, object: &K) -> Result<WorkGuard<K>, Refusal> {
         let meta = object.meta();
         if !self.inner.owns(meta) {
             return Err(Refusal::NotMine);
+        }
+        if self.inner.group_incomplete(meta) {
+            return Err(Refusal::Busy);
         }
         let key = object_key(meta);
         let mut slots = self.inner.slots.lock();
@@ -370,6 +375,22 @@ impl<K: ApiObject> Inner<K> {
         shard.map(String::as_str) == Some(me)
             && !draining
             && self.ring.borrow().owner(&self.config.key.of(meta)) == Some(me)
+    }
+
+    /// With [`RingKey::Namespace`]: whether objects of `meta`'s namespace are still unassigned
+    /// (just created, or let go by their old shard), so this shard's cache does not hold the
+    /// whole namespace yet and a reconcile judging it would see part of it.
+    fn group_incomplete(&self, meta: &ObjectMeta) -> bool {
+        let Some(namespace) = meta.namespace.as_deref() else {
+            return false;
+        };
+        self.config.key == RingKey::Namespace
+            && !self
+                .unassigned
+                .lister()
+                .namespaced(namespace)
+                .list(&Selector::default())
+                .is_empty()
     }
 
     /// Takes `key`'s slot for a handover of the object at `rv`; false when busy or released.
