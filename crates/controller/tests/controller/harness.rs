@@ -424,7 +424,7 @@ impl Controller {
         }
     }
 
-    async fn wait_ready(&self) {
+    pub async fn wait_ready(&self) {
         poll("controller ready", || async {
             self.health.is_ready().then_some(())
         })
