@@ -19,6 +19,11 @@
 //!    may the new owner take it. Objects of a shard whose Lease expired are adopted by their new
 //!    owner. No object is reconciled by two replicas at once, none is left behind.
 //!
+//! A controller built on `kubegen-runtime` gets all of this from one manager option,
+//! `ManagerOptions::sharding::<K>(Some(ReplicaConfig))`: the manager's informer of `K` becomes
+//! the shard's ([`Replica::with_informer`]) and its worker loop calls [`Replica::begin`].
+//! A controller that judges a namespace at a time keys the ring by namespace ([`RingKey`]).
+//!
 //! Servers with KEP-5866 (`shardSelector`, alpha in v1.36) can filter by hash range instead of
 //! labels: [`HashRing::shard_selector`] gives a shard's ranges over the same FNV-1a 64 hash.
 //!

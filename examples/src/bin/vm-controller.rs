@@ -68,6 +68,5 @@ async fn main() -> anyhow::Result<()> {
         create_if_absent(target.client(), &vm::sample("default", "demo")).await?;
         println!("  created VirtualMachine default/demo");
     }
-    shutdown_signal().await;
-    controller.shutdown().await
+    controller.run_until(shutdown_signal()).await
 }

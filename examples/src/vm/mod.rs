@@ -135,6 +135,18 @@ impl VmController {
         self.reconciler.hypervisor().machines()
     }
 
+    /// Runs until `shutdown`, then stops as [`VmController::shutdown`] does; or until the manager
+    /// ends by itself (a lost shard Lease), returning its error so the process restarts.
+    ///
+    /// # Errors
+    /// The manager's error, if it failed.
+    pub async fn run_until(mut self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        tokio::select! {
+            () = shutdown => self.shutdown().await,
+            ended = &mut self.run => Ok(ended??),
+        }
+    }
+
     /// Stops the manager: in-flight reconciles get 10 s, then the informer stops.
     ///
     /// # Errors
