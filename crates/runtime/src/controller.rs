@@ -38,7 +38,7 @@
 //! # Sharding
 //! A controller of a sharded manager's kind (see `sharding.rs`) asks the shard replica before
 //! each reconcile: a key whose object the ring gives to another replica is dropped (not counted
-//! as a reconcile), one whose handover runs is retried after [`BUSY_RETRY`]; every change of the
+//! as a reconcile), one whose handover runs is retried after 50 ms; every change of the
 //! ring re-enqueues the cached primaries.
 //!
 //! # Shutdown

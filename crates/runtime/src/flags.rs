@@ -227,8 +227,8 @@ impl ManagerFlags {
     }
 
     /// The ring `--sharding-ring` names, for [`ManagerOptions::sharding`]: its shard Leases in
-    /// [`ManagerFlags::lease_namespace`] with the `--leader-elect-*` timings; `None` without
-    /// the flag. The caller scopes it ([`ReplicaConfig::namespace`], [`ReplicaConfig::selector`])
+    /// `--leader-elect-resource-namespace` (default: the client's namespace) with the
+    /// `--leader-elect-*` timings; `None` without the flag. The caller scopes it ([`ReplicaConfig::namespace`], [`ReplicaConfig::selector`])
     /// to the objects its controller owns; the manager names the shard after itself.
     ///
     /// # Errors

@@ -33,6 +33,7 @@ pub mod flags;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
+mod options;
 mod sharding;
 mod signal;
 pub mod webhook;
