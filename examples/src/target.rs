@@ -26,6 +26,10 @@ pub struct TargetFlags {
     /// in-cluster).
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
+    /// Leave the CRDs alone (in a pod, where they were applied from `deploy/crd.yaml` and the
+    /// source tree the examples install them from is absent).
+    #[arg(long, conflicts_with = "embedded")]
+    pub no_install_crds: bool,
 }
 
 /// A connected API server with the examples' CRDs installed.
@@ -56,7 +60,9 @@ impl Target {
                 written_kubeconfig: None,
             }
         };
-        target.install_crds().await?;
+        if !flags.no_install_crds {
+            target.install_crds().await?;
+        }
         Ok(target)
     }
 

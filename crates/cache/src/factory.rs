@@ -84,6 +84,8 @@ pub struct FactoryOptions {
     per_type_resync: HashMap<TypeId, Duration>,
     /// Per-type transforms (`Transform<K>` behind `Any`), set with [`FactoryOptions::transform_for`].
     per_type_transform: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// Per-type selector tweaks, set with [`FactoryOptions::tweak_list_options_for`].
+    per_type_tweak: HashMap<TypeId, TweakListOptions>,
 }
 
 impl FactoryOptions {
@@ -121,6 +123,13 @@ impl FactoryOptions {
     /// Resync period for the informer of `K`, overriding `default_resync`.
     pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
         self.per_type_resync.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Adjusts the selectors of the informer of `K` only, after `tweak_list_options` (e.g. a
+    /// sharded controller's informer selects the objects labelled with its shard).
+    pub fn tweak_list_options_for<K: 'static>(mut self, tweak: TweakListOptions) -> Self {
+        self.per_type_tweak.insert(TypeId::of::<K>(), tweak);
         self
     }
 
@@ -265,6 +274,9 @@ impl<S> InformerFactory<S> {
         let namespace = options.namespace.as_deref().filter(|_| namespaced);
         let mut selectors = ListSelectors::default();
         if let Some(tweak) = &options.tweak_list_options {
+            tweak(&mut selectors);
+        }
+        if let Some(tweak) = options.per_type_tweak.get(&TypeId::of::<K>()) {
             tweak(&mut selectors);
         }
         let list_watch = list_watch(&self.inner.source, namespace, &selectors);
@@ -459,6 +471,37 @@ mod tests {
                     selectors.clone()
                 ),
                 ("Namespace".to_owned(), None, selectors),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_per_type_tweak_adjusts_only_its_type_after_the_global_one() {
+        let asked = Asked::default();
+        let global: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
+            s.label_selector = Some("app=web".to_owned());
+        });
+        let shard: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
+            let base = s.label_selector.take().unwrap_or_default();
+            s.label_selector = Some(format!("{base},shard=a"));
+        });
+        let options = FactoryOptions::default()
+            .tweak_list_options(global)
+            .tweak_list_options_for::<ConfigMap>(shard);
+        let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
+
+        factory.informer::<ConfigMap>();
+        factory.informer::<Namespace>();
+
+        let selectors = |label: &str| ListSelectors {
+            label_selector: Some(label.to_owned()),
+            field_selector: None,
+        };
+        assert_eq!(
+            *asked.lock().unwrap(),
+            vec![
+                ("ConfigMap".to_owned(), None, selectors("app=web,shard=a")),
+                ("Namespace".to_owned(), None, selectors("app=web")),
             ]
         );
     }

@@ -59,6 +59,7 @@ impl Query {
     fn selectors(&mut self, opts: &ListOptions) {
         self.push_opt("labelSelector", opts.label_selector.as_deref());
         self.push_opt("fieldSelector", opts.field_selector.as_deref());
+        self.push_opt("shardSelector", opts.shard_selector.as_deref());
     }
 }
 

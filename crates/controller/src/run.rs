@@ -13,19 +13,23 @@
 //!    webhooks on `--webhook-port` (generating a certificate first with `--webhook-self-signed`); wait for
 //!    the caches (`--cache-sync-timeout`), then `/readyz` turns ready; run the workers (with
 //!    `--leader-elect` only while holding the Lease; losing it ends the process so it restarts
-//!    as a fresh candidate, as client-go's controllers do).
+//!    as a fresh candidate, as client-go's controllers do). With `--sharding-ring` every
+//!    replica runs at once on the namespaces the ring gives it (WhiteLists labelled with its
+//!    shard), and the webhook judges from an unsharded WhiteList cache.
 //! 4. On SIGTERM (or SIGINT): stop handing out keys, let in-flight reconciles finish
 //!    (`--shutdown-timeout`), release the Lease, stop the informers.
 
 use std::future::Future;
 use std::sync::Arc;
 
+use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_cache::FactoryOptions;
 use kubegen_client::Client;
 use kubegen_clientset::Clientset;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_runtime::webhook::{CaBundleTarget, SelfSigned};
 use kubegen_runtime::{Error, Manager};
+use kubegen_sharding::RingKey;
 
 use crate::controller::NAME;
 use crate::flags::Flags;
@@ -65,7 +69,16 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
     let factory = FactoryOptions::default()
         .namespace(flags.namespace.clone())
         .transform(Arc::new(|meta| meta.managed_fields = None));
-    let mut options = manager_flags.options(&client, NAME)?;
+    // Sharded (`--sharding-ring`): a namespace is image-police's unit of work, so the ring
+    // hashes namespaces and a namespace's WhiteLists all belong to one replica.
+    let ring = manager_flags.ring(&client)?.map(|mut ring| {
+        ring.namespace.clone_from(&flags.namespace);
+        ring.key = RingKey::Namespace;
+        ring
+    });
+    let mut options = manager_flags
+        .options(&client, NAME)?
+        .sharding::<WhiteList>(ring);
     if let Some(identity) = &flags.leader_elect_identity {
         options = options.identity(identity);
     }
@@ -98,9 +111,14 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
         events: manager.recorder(COMPONENT),
         metrics: police_metrics,
     };
+    // Every replica answers admission requests for every namespace: with sharding, from a cache
+    // of every shard's WhiteLists.
+    let all_whitelists = SharedInformerFactory::from(manager.unsharded_factory().clone())
+        .police_v1beta1()
+        .white_lists();
     ImagePolicyWebhook {
-        whitelists: whitelists.lister(),
-        informer: whitelists.informer(),
+        whitelists: all_whitelists.lister(),
+        informer: all_whitelists.informer(),
         protected: ProtectedNamespaces::new(&own_namespace, flags.allow_protected_namespaces),
     }
     .register(manager.webhook_server());

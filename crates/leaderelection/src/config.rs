@@ -40,6 +40,10 @@ pub struct LeaderElectionConfig {
     /// for it to expire. Only safe if all leader work has stopped by then: resolve the shutdown
     /// future passed to `run` only after draining (client-go puts the same duty on the caller).
     pub release_on_cancel: bool,
+    /// Labels the Lease carries: set when the lock creates it and restored on every write that
+    /// finds them missing. A shard Lease (`kubegen-sharding`) names its ring here, so peers find
+    /// the ring's members with one label selector.
+    pub lease_labels: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for LeaderElectionConfig {
@@ -53,6 +57,7 @@ impl Default for LeaderElectionConfig {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             release_on_cancel: false,
+            lease_labels: std::collections::BTreeMap::new(),
         }
     }
 }

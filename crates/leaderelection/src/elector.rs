@@ -55,7 +55,8 @@ impl LeaderElector {
     /// [`Error::InvalidConfig`] if `config` breaks the timing rules.
     pub fn new(client: Client, config: LeaderElectionConfig) -> Result<LeaderElector> {
         config.validate()?;
-        let lock = LeaseLock::new(client, &config.lock_namespace, &config.lock_name);
+        let lock = LeaseLock::new(client, &config.lock_namespace, &config.lock_name)
+            .with_labels(config.lease_labels.clone());
         let state = State::new(&config.identity);
         Ok(LeaderElector {
             shared: Arc::new(Shared {

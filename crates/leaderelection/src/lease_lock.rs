@@ -5,6 +5,8 @@
 //! `metadata.resourceVersion` is the optimistic-concurrency precondition: if anybody wrote in between,
 //! the server answers 409 Conflict and the elector re-reads instead of overwriting.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_client::{Client, CreateOptions, GetOptions, ResourceClient, UpdateOptions};
@@ -20,6 +22,8 @@ pub(crate) struct LeaseLock {
     namespace: String,
     /// Name of the Lease.
     name: String,
+    /// Labels every write makes sure the Lease carries.
+    labels: BTreeMap<String, String>,
 }
 
 impl LeaseLock {
@@ -29,7 +33,14 @@ impl LeaseLock {
             api: ResourceClient::namespaced(client, namespace),
             namespace: namespace.to_owned(),
             name: name.to_owned(),
+            labels: BTreeMap::new(),
         }
+    }
+
+    /// The same lock, writing `labels` onto the Lease.
+    pub(crate) fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = labels;
+        self
     }
 
     /// `namespace/name`, for logs.
@@ -53,6 +64,7 @@ impl LeaseLock {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
                 namespace: Some(self.namespace.clone()),
+                labels: (!self.labels.is_empty()).then(|| self.labels.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(spec),
@@ -67,6 +79,10 @@ impl LeaseLock {
         record: &LeaderElectionRecord,
     ) -> kubegen_client::Result<Lease> {
         record.apply_to(current.spec.get_or_insert_with(LeaseSpec::default));
+        if !self.labels.is_empty() {
+            let labels = current.metadata.labels.get_or_insert_with(BTreeMap::new);
+            labels.extend(self.labels.clone());
+        }
         self.api.update(&current, &UpdateOptions::default()).await
     }
 }

@@ -35,6 +35,12 @@
 //! succeed until the object changes, which enqueues it again). A panic counts as an error and
 //! is retried with backoff.
 //!
+//! # Sharding
+//! A controller of a sharded manager's kind (see `sharding.rs`) asks the shard replica before
+//! each reconcile: a key whose object the ring gives to another replica is dropped (not counted
+//! as a reconcile), one whose handover runs is retried after 50 ms; every change of the
+//! ring re-enqueues the cached primaries.
+//!
 //! # Shutdown
 //! [`Controller::run`] returns when its `stop` future completes: the queue stops handing out
 //! keys, in-flight reconciles get `drain_timeout` to finish, still-queued keys are dropped (the
@@ -53,6 +59,7 @@ use kubegen_cache::{
     DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer, Synced,
     UpdateFilter, generation_changed, wait_for_cache_sync,
 };
+use kubegen_sharding::{Refusal, RingKey};
 use kubegen_workqueue::{
     MetricsProvider, NoopMetrics, RateLimitingQueue, default_controller_rate_limiter,
 };
@@ -60,6 +67,7 @@ use kubegen_workqueue::{
 use crate::Error;
 use crate::events::{EventType, Recorder};
 use crate::metrics::{Metrics, Outcome, ProcessMetrics};
+use crate::sharding::Gate;
 
 /// What the controller does with a key after a successful reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +203,7 @@ pub struct Builder<K> {
     workers: Option<usize>,
     /// Registers one secondary kind's handler, once the queue exists.
     secondaries: Vec<Registrar>,
+    gate: Option<Arc<dyn Gate<K>>>,
 }
 
 /// Registers a handler feeding `queue`, filtered by generation if asked.
@@ -240,6 +249,13 @@ impl<K: Object> Builder<K> {
         self
     }
 
+    /// Every reconcile asks the shard replica first (a sharded manager's controllers of the
+    /// sharded kind come with it).
+    pub(crate) fn gate(mut self, gate: Arc<dyn Gate<K>>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
     /// Objects of kind `C` whose controller owner is a `K` enqueue that owner.
     pub fn owns<C: Object>(self, owned: &SharedIndexInformer<C>) -> Self {
         let grouping = self.grouping;
@@ -267,8 +283,19 @@ impl<K: Object> Builder<K> {
     /// Creates the queue and registers every handler.
     ///
     /// # Errors
-    /// [`Error::HandlerRegistrationFailed`] if an informer was already shut down.
+    /// [`Error::HandlerRegistrationFailed`] if an informer was already shut down;
+    /// [`Error::ShardingByObject`] for a controller grouped by namespace on a ring that does not
+    /// shard by namespace.
     pub fn build(self) -> Result<Controller<K>, Error> {
+        let by_object = self
+            .gate
+            .as_ref()
+            .is_some_and(|g| g.key() != RingKey::Namespace);
+        if self.grouping == Grouping::Namespace && by_object {
+            return Err(Error::ShardingByObject {
+                controller: self.name,
+            });
+        }
         let queue = RateLimitingQueue::new(
             &self.name,
             default_controller_rate_limiter(),
@@ -295,6 +322,7 @@ impl<K: Object> Builder<K> {
             metrics: self.metrics,
             recorder: self.recorder,
             workers: self.workers,
+            gate: self.gate,
         })
     }
 }
@@ -350,6 +378,7 @@ pub struct Controller<K> {
     metrics: Metrics,
     recorder: Option<Recorder>,
     workers: Option<usize>,
+    gate: Option<Arc<dyn Gate<K>>>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -375,6 +404,7 @@ impl<K: Object> Controller<K> {
             recorder: None,
             workers: None,
             secondaries: Vec::new(),
+            gate: None,
         }
     }
 
@@ -434,9 +464,16 @@ impl<K: Object> Controller<K> {
                         metrics: self.metrics.clone(),
                         recorder: self.recorder.clone(),
                         reconciler: Arc::clone(&reconciler),
+                        gate: self.gate.clone(),
                     };
                     tokio::spawn(worker.run())
                 })
+                .collect(),
+        );
+        let _requeue = Workers(
+            self.gate
+                .iter()
+                .map(|g| self.requeue_on_ring_changes(g.as_ref()))
                 .collect(),
         );
         tracing::info!(controller = self.name, workers, "workers started");
@@ -453,6 +490,25 @@ impl<K: Object> Controller<K> {
         }
         tracing::info!(controller = self.name, drained, "workers stopped");
         drained
+    }
+}
+
+impl<K: Object> Controller<K> {
+    /// A task re-enqueueing every cached primary whenever the ring changes: an object can
+    /// become this replica's again without changing itself.
+    fn requeue_on_ring_changes(&self, gate: &dyn Gate<K>) -> tokio::task::JoinHandle<()> {
+        let mut changes = gate.ring_changes();
+        let (queue, primary, grouping) = (self.queue.clone(), self.primary.clone(), self.grouping);
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                for object in primary.list(&Selector::default()) {
+                    grouping
+                        .key_of(object.as_ref())
+                        .into_iter()
+                        .for_each(|k| queue.add(k));
+                }
+            }
+        })
     }
 }
 
@@ -474,7 +530,11 @@ struct Worker<K, R> {
     metrics: Metrics,
     recorder: Option<Recorder>,
     reconciler: Arc<R>,
+    gate: Option<Arc<dyn Gate<K>>>,
 }
+
+/// How long a key whose object is being handed over waits before it is tried again.
+const BUSY_RETRY: Duration = Duration::from_millis(50);
 
 /// How one reconcile attempt ended.
 enum Attempt<K, E> {
@@ -487,17 +547,41 @@ impl<K: Object, R: Reconciler<K>> Worker<K, R> {
     /// Takes a key, reconciles it, tells the rate limiter, marks it done; until shutdown.
     async fn run(self) {
         while let Some(key) = self.queue.get().await {
+            let object = self.lookup(&key);
+            let guard = match (&self.gate, &object) {
+                (Some(gate), Some(object)) => match gate.begin(object) {
+                    Ok(guard) => Some(guard),
+                    Err(refusal) => {
+                        self.refused(&key, refusal);
+                        self.queue.done(&key);
+                        continue;
+                    }
+                },
+                _ => None,
+            };
             self.metrics.reconcile_started();
             let started = Instant::now();
-            let attempt = self.attempt(&key).await;
+            let attempt = self.attempt(&key, object).await;
+            drop(guard);
             let outcome = self.settle(&key, attempt).await;
             self.metrics.observe_reconcile(outcome, started.elapsed());
             self.queue.done(&key);
         }
     }
 
-    async fn attempt(&self, key: &ObjectKey) -> Attempt<K, R::Error> {
-        let Some(object) = self.lookup(key) else {
+    /// What happens to a key the shard replica refused: not counted as a reconcile.
+    fn refused(&self, key: &ObjectKey, refusal: Refusal) {
+        match refusal {
+            Refusal::NotMine => {
+                tracing::debug!(key = key.as_str(), "not this shard's any more; dropped");
+                self.queue.forget(key);
+            }
+            Refusal::Busy => self.queue.add_after(key.clone(), BUSY_RETRY),
+        }
+    }
+
+    async fn attempt(&self, key: &ObjectKey, object: Option<Arc<K>>) -> Attempt<K, R::Error> {
+        let Some(object) = object else {
             return Attempt::Gone;
         };
         let context = Context::new(key.clone(), self.queue.num_requeues(key));

@@ -197,6 +197,7 @@ fn worker(reconciler: Arc<Scripted>) -> Worker<ConfigMap, Scripted> {
         metrics: Metrics::default(),
         recorder: None,
         reconciler,
+        gate: None,
     }
 }
 

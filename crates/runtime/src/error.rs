@@ -43,6 +43,31 @@ pub enum Error {
     /// candidate (client-go's controllers exit the same way).
     #[error("leadership lost")]
     LeadershipLost,
+    /// The shard replica of a sharded manager could not start (a bad identity, bad timings).
+    #[error("sharding over ring {ring:?} failed")]
+    ShardingFailed {
+        /// The ring.
+        ring: String,
+        /// The replica's error.
+        #[source]
+        source: kubegen_sharding::Error,
+    },
+    /// This replica's shard Lease was lost; the process should exit and join the ring again
+    /// as a fresh shard (its objects were adopted by the others meanwhile).
+    #[error("shard lease of ring {ring:?} lost")]
+    ShardLost {
+        /// The ring.
+        ring: String,
+    },
+    /// A controller keyed by namespace was given a ring that hashes objects: one namespace's
+    /// objects would be split between replicas that each judge the namespace.
+    #[error(
+        "controller {controller:?} groups by namespace but its ring does not shard by namespace (RingKey::Namespace)"
+    )]
+    ShardingByObject {
+        /// The controller.
+        controller: String,
+    },
     /// The client configuration could not be loaded.
     #[error("loading the client configuration failed")]
     ConfigLoadFailed {

@@ -11,6 +11,7 @@
 //! | `--leader-elect-resource-namespace` | the pod's namespace | where the Lease lives |
 //! | `--leader-elect-resource-name` | the operator's name | the Lease's name |
 //! | `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period` | `15s`, `10s`, `2s` | component-base's timings |
+//! | `--sharding-ring` | off | shard the controller's objects over this ring instead of electing a leader (not with `--leader-elect`); the shard Leases live in `--leader-elect-resource-namespace` and use the `--leader-elect-*` timings |
 //! | `--webhook-port` | `9443` | the webhook server's port (controller-runtime's `webhook.Options.Port`); `0` disables it |
 //! | `--webhook-host` | every interface | the address it listens on (`webhook.Options.Host`), e.g. `127.0.0.1` for an API server on the same host |
 //! | `--webhook-cert-path` (also `--webhook-cert-dir`) | `/tmp/k8s-webhook-server/serving-certs` | kubebuilder's: the directory of the serving certificate |
@@ -30,6 +31,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use kubegen_client::{Client, Config, LoadOptions};
 use kubegen_leaderelection::LeaderElectionConfig;
+use kubegen_sharding::{ReplicaConfig, Ring};
 use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
@@ -73,6 +75,11 @@ pub struct ManagerFlags {
     /// Run the controllers only while holding the leader Lease (needed with more than one replica).
     #[arg(long)]
     pub leader_elect: bool,
+
+    /// Shard the objects across the replicas over the ring of this name, every replica working at
+    /// once on its share (kubegen-sharding), instead of electing a leader.
+    #[arg(long, conflicts_with = "leader_elect")]
+    pub sharding_ring: Option<String>,
 
     /// The namespace of the leader Lease. Default: the namespace the process runs in.
     #[arg(long)]
@@ -174,22 +181,12 @@ impl ManagerFlags {
     /// [`Error::InvalidFlag`] when the leader election timings contradict each other.
     pub fn options(&self, client: &Client, name: &str) -> Result<ManagerOptions, Error> {
         let election = if self.leader_elect {
-            let namespace = self
-                .leader_elect_resource_namespace
-                .as_deref()
-                .unwrap_or_else(|| client.default_namespace());
             let lease = self.leader_elect_resource_name.as_deref().unwrap_or(name);
             // The manager competes as its own identity (`ManagerOptions::identity`), whatever
             // this one says.
-            let mut election = LeaderElectionConfig::new(namespace, lease, &default_identity());
+            let mut election =
+                self.lease_config(self.lease_namespace(client), lease, &default_identity())?;
             election.release_on_cancel = true;
-            election.lease_duration = self.leader_elect_lease_duration;
-            election.renew_deadline = self.leader_elect_renew_deadline;
-            election.retry_period = self.leader_elect_retry_period;
-            election.validate().map_err(|error| Error::InvalidFlag {
-                flag: "--leader-elect-*",
-                reason: error.to_string(),
-            })?;
             Some(election)
         } else {
             None
@@ -199,6 +196,66 @@ impl ManagerFlags {
             .leader_election(election)
             .metrics_bind_address(self.metrics_bind_address.0)
             .health_probe_bind_address(self.health_probe_bind_address.0))
+    }
+}
+
+impl ManagerFlags {
+    /// The namespace of the leader or shard Leases: `--leader-elect-resource-namespace`, else
+    /// `client`'s namespace (in a pod: its own).
+    fn lease_namespace<'a>(&'a self, client: &'a Client) -> &'a str {
+        self.leader_elect_resource_namespace
+            .as_deref()
+            .unwrap_or_else(|| client.default_namespace())
+    }
+
+    /// A Lease `namespace/lease` held by `identity` with the `--leader-elect-*` timings.
+    fn lease_config(
+        &self,
+        namespace: &str,
+        lease: &str,
+        identity: &str,
+    ) -> Result<LeaderElectionConfig, Error> {
+        let mut config = LeaderElectionConfig::new(namespace, lease, identity);
+        config.lease_duration = self.leader_elect_lease_duration;
+        config.renew_deadline = self.leader_elect_renew_deadline;
+        config.retry_period = self.leader_elect_retry_period;
+        config.validate().map_err(|error| Error::InvalidFlag {
+            flag: "--leader-elect-*",
+            reason: error.to_string(),
+        })?;
+        Ok(config)
+    }
+
+    /// The ring `--sharding-ring` names, for [`ManagerOptions::sharding`]: its shard Leases in
+    /// `--leader-elect-resource-namespace` (default: the client's namespace) with the
+    /// `--leader-elect-*` timings; `None` without the flag. The caller scopes it ([`ReplicaConfig::namespace`], [`ReplicaConfig::selector`])
+    /// to the objects its controller owns; the manager names the shard after itself.
+    ///
+    /// # Errors
+    /// [`Error::InvalidFlag`] for a ring name that cannot be a label value, or timings that
+    /// contradict each other.
+    pub fn ring(&self, client: &Client) -> Result<Option<ReplicaConfig>, Error> {
+        let Some(name) = &self.sharding_ring else {
+            return Ok(None);
+        };
+        let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        let edges = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if name.len() > 63 || !edges || !name.chars().all(valid) {
+            return Err(Error::InvalidFlag {
+                flag: "--sharding-ring",
+                reason: format!(
+                    "{name:?} is not a label value (1 to 63 of [A-Za-z0-9_.-], alphanumeric at both ends)"
+                ),
+            });
+        }
+        let namespace = self.lease_namespace(client);
+        let timings = self.lease_config(namespace, name, name)?;
+        let mut config = ReplicaConfig::new(Ring::new(name, namespace), "");
+        config.lease_duration = timings.lease_duration;
+        config.renew_deadline = timings.renew_deadline;
+        config.retry_period = timings.retry_period;
+        Ok(Some(config))
     }
 }
 
@@ -485,5 +542,40 @@ mod tests {
         let text = format!("{options:?}");
         assert!(text.contains("lock_name: \"shop\""), "{text}");
         assert!(text.contains("lock_namespace: \"default\""), "{text}");
+    }
+
+    #[test]
+    fn sharding_ring_excludes_leader_election_and_takes_the_lease_flags() {
+        let both = parse(&["--leader-elect", "--sharding-ring=shop"]);
+        assert_eq!(
+            both.err().map(|e| e.kind()),
+            Some(clap::error::ErrorKind::ArgumentConflict)
+        );
+        let flags = parse(&[
+            "--sharding-ring=shop",
+            "--leader-elect-resource-namespace=ops",
+            "--leader-elect-lease-duration=20s",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let ring = flags
+            .ring(&client())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("no ring"));
+        assert_eq!(ring.ring, Ring::new("shop", "ops"));
+        assert_eq!(ring.lease_duration, Duration::from_secs(20));
+        assert_eq!(ring.renew_deadline, Duration::from_secs(10));
+        let none = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(none.ring(&client()).is_ok_and(|r| r.is_none()));
+        for bad in ["-shop", "sh op", &"r".repeat(64)] {
+            let arg = format!("--sharding-ring={bad}");
+            let flags = parse(&[arg.as_str()]).unwrap_or_else(|e| panic!("{e}"));
+            let error = flags.ring(&client()).err().map(|e| e.to_string());
+            assert!(
+                error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("--sharding-ring: ")),
+                "{bad:?}: {error:?}"
+            );
+        }
     }
 }

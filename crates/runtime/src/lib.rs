@@ -13,6 +13,7 @@
 //! | `record.EventRecorder`, `EventCorrelator`      | [`Recorder`], [`correlator::Correlator`] | `events.rs`, `correlator.rs` |
 //! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`ProcessMetrics`]      | `endpoints.rs`, `metrics.rs` |
 //! | the `--metrics-bind-address`, `--leader-elect`, ... flags, zap's JSON logs | [`ManagerFlags`] | `flags.rs` |
+//! | timebertt's sharding (`ControllerRing`, shard Leases) | [`ManagerOptions::sharding`] | `sharding.rs` |
 //! | `ctrl.SetupSignalHandler()`                     | [`shutdown_signal`]                    | `signal.rs`     |
 //! | `pkg/webhook` (admission, conversion, certwatcher) | [`webhook`], [`Manager::webhook_server`] | `webhook/` |
 //! | `kubectl create -f`, envtest's CRD install      | [`manifests`], [`crds`]                | `manifests.rs`, `crds.rs` |
@@ -37,6 +38,8 @@ pub mod flags;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
+mod options;
+mod sharding;
 mod signal;
 pub mod webhook;
 

@@ -18,7 +18,9 @@
 //! - **One metrics registry** ([`ProcessMetrics`]), wired in [`Manager::new`]: the REST client's,
 //!   the informers', each controller's workqueue and reconcile series (labelled by controller
 //!   name), leader election's, and the application's own ([`ProcessMetrics::register`]).
-//! - **One leader election** for all controllers, and one set of endpoints.
+//! - **One leader election** for all controllers, and one set of endpoints. Or, with
+//!   [`ManagerOptions::sharding`], no leader election: every replica runs its controllers on its
+//!   own shard of one kind's objects (see `sharding.rs`).
 //!
 //! # Order of events in [`Manager::run`]
 //! 1. Serve `/healthz` + `/readyz` and `/metrics` (when their addresses are set); liveness waits
@@ -36,16 +38,13 @@
 //!    endpoints.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, join_all};
-use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory, SharedIndexInformer};
+use kubegen_cache::{ClientListWatchSource, InformerFactory, SharedIndexInformer};
 use kubegen_client::Client;
-use kubegen_leaderelection::{
-    LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, RunOutcome,
-};
+use kubegen_leaderelection::{LeaderCallbacks, LeaderElector, Leadership, RunOutcome};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -56,138 +55,30 @@ use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessChec
 use crate::error::Error;
 use crate::events::Recorder;
 use crate::metrics::ProcessMetrics;
-use crate::webhook::{WebhookOptions, WebhookServer};
+pub use crate::options::ManagerOptions;
+use crate::sharding::{Gate, Shard};
+use crate::webhook::WebhookServer;
 
 /// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
 #[derive(Clone, Debug)]
-struct Stop(Arc<watch::Sender<bool>>);
+pub(crate) struct Stop(Arc<watch::Sender<bool>>);
 
 impl Stop {
-    fn new() -> Stop {
+    pub(crate) fn new() -> Stop {
         Stop(Arc::new(watch::channel(false).0))
     }
 
-    fn trigger(&self) {
+    pub(crate) fn trigger(&self) {
         self.0.send_replace(true);
     }
 
-    fn is_triggered(&self) -> bool {
+    pub(crate) fn is_triggered(&self) -> bool {
         *self.0.borrow()
     }
 
-    async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         let mut stopped = self.0.subscribe();
         let _ = stopped.wait_for(|stopped| *stopped).await;
-    }
-}
-
-/// How a [`Manager`] runs. Built with methods, from any crate:
-/// `ManagerOptions::default().workers(4).leader_election(Some(lease))`.
-#[derive(Clone)]
-pub struct ManagerOptions {
-    workers: usize,
-    cache_sync_timeout: Duration,
-    shutdown_timeout: Duration,
-    leader_election: Option<LeaderElectionConfig>,
-    metrics_bind_address: Option<SocketAddr>,
-    health_probe_bind_address: Option<SocketAddr>,
-    identity: Option<String>,
-    factory: FactoryOptions,
-    webhook: Option<WebhookOptions>,
-}
-
-impl Default for ManagerOptions {
-    /// Two workers per controller, 2 minutes to sync, 30 seconds to drain, no leader election,
-    /// no endpoints (a binary sets them from [`crate::ManagerFlags`]), all namespaces.
-    fn default() -> Self {
-        ManagerOptions {
-            workers: 2,
-            cache_sync_timeout: Duration::from_secs(120),
-            shutdown_timeout: Duration::from_secs(30),
-            leader_election: None,
-            metrics_bind_address: None,
-            health_probe_bind_address: None,
-            identity: None,
-            factory: FactoryOptions::default(),
-            webhook: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for ManagerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The factory options hold closures: left out.
-        f.debug_struct("ManagerOptions")
-            .field("workers", &self.workers)
-            .field("cache_sync_timeout", &self.cache_sync_timeout)
-            .field("shutdown_timeout", &self.shutdown_timeout)
-            .field("leader_election", &self.leader_election)
-            .field("metrics_bind_address", &self.metrics_bind_address)
-            .field("health_probe_bind_address", &self.health_probe_bind_address)
-            .field("identity", &self.identity)
-            .field("webhook", &self.webhook)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ManagerOptions {
-    /// Serve the handlers added to [`Manager::webhook_server`] as these options say; `None` (the
-    /// default) serves no webhooks.
-    pub fn webhook(mut self, options: Option<WebhookOptions>) -> Self {
-        self.webhook = options;
-        self
-    }
-
-    /// Parallel reconciles of each controller that does not set its own
-    /// ([`Builder::workers`]); at least 1.
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = workers.max(1);
-        self
-    }
-
-    /// How long to wait for the caches before giving up.
-    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
-        self.cache_sync_timeout = timeout;
-        self
-    }
-
-    /// How long in-flight reconciles may take to finish on shutdown.
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.shutdown_timeout = timeout;
-        self
-    }
-
-    /// Run the workers only while holding this Lease; `None` (the default) runs them always.
-    /// The candidate's identity is the manager's ([`ManagerOptions::identity`]).
-    pub fn leader_election(mut self, election: Option<LeaderElectionConfig>) -> Self {
-        self.leader_election = election;
-        self
-    }
-
-    /// Serve `/metrics` here; `None` (the default) serves no metrics endpoint.
-    pub fn metrics_bind_address(mut self, addr: Option<SocketAddr>) -> Self {
-        self.metrics_bind_address = addr;
-        self
-    }
-
-    /// Serve `/healthz` and `/readyz` here; `None` (the default) serves no probes.
-    pub fn health_probe_bind_address(mut self, addr: Option<SocketAddr>) -> Self {
-        self.health_probe_bind_address = addr;
-        self
-    }
-
-    /// The replica's name: the Lease holder's identity and Events' `reportingInstance`.
-    /// Default: the host name (in a pod, its name) plus a per-process suffix.
-    pub fn identity(mut self, identity: &str) -> Self {
-        self.identity = Some(identity.to_owned());
-        self
-    }
-
-    /// Options of the shared informer factory (namespace, selectors, transform, resync). Its
-    /// metrics are the manager's, whatever these say.
-    pub fn factory(mut self, options: FactoryOptions) -> Self {
-        self.factory = options;
-        self
     }
 }
 
@@ -231,12 +122,16 @@ impl<K: Object, R: Reconciler<K>> Runnable for Managed<K, R> {
 pub struct Manager {
     client: Client,
     factory: InformerFactory<ClientListWatchSource>,
+    /// With sharding: informers that see every shard's objects (see [`Manager::unsharded_factory`]).
+    unsharded: Option<InformerFactory<ClientListWatchSource>>,
     health: Health,
     metrics: ProcessMetrics,
     identity: String,
     options: ManagerOptions,
     controllers: Vec<Box<dyn Runnable>>,
     webhooks: WebhookServer,
+    /// The shard replica of a sharded manager, or why it could not be made (returned by `run`).
+    shard: Result<Option<Box<dyn Shard>>, Error>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -253,17 +148,40 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A manager over `client`: one informer factory and one metrics registry, into which
     /// the client's `rest_client_*` series and the informers' `informer_*` series are wired.
-    pub fn new(client: Client, options: ManagerOptions) -> Manager {
+    /// With [`ManagerOptions::sharding`], the factory's informer of the sharded kind selects
+    /// this replica's shard.
+    pub fn new(client: Client, mut options: ManagerOptions) -> Manager {
         let metrics = ProcessMetrics::new(client.metrics());
+        let identity = match (&options.identity, &options.sharding) {
+            (Some(identity), _) => identity.clone(),
+            (None, Some(_)) => host_name(),
+            (None, None) => default_identity(),
+        };
         let factory_options = options.factory.clone().metrics(metrics.informers().clone());
         let source = ClientListWatchSource::new(client.clone());
-        let factory = InformerFactory::new(source, factory_options);
-        let identity = options.identity.clone().unwrap_or_else(default_identity);
+        let (factory, unsharded) = match &mut options.sharding {
+            Some(sharding) => {
+                sharding.config.identity.clone_from(&identity);
+                let sharded = sharding.select(factory_options.clone());
+                (
+                    InformerFactory::new(source.clone(), sharded),
+                    Some(InformerFactory::new(source, factory_options)),
+                )
+            }
+            None => (InformerFactory::new(source, factory_options), None),
+        };
+        let shard = options
+            .sharding
+            .as_ref()
+            .map(|sharding| sharding.replica(&client, &factory))
+            .transpose();
         let webhooks = WebhookServer::new(&metrics);
         Manager {
+            shard,
             webhooks,
             client,
             factory,
+            unsharded,
             health: Health::default(),
             metrics,
             identity,
@@ -281,6 +199,15 @@ impl Manager {
     /// `SharedInformerFactory::from(manager.factory().clone())` for typed accessors.
     pub fn factory(&self) -> &InformerFactory<ClientListWatchSource> {
         &self.factory
+    }
+
+    /// Informers that see the objects of every shard: with [`ManagerOptions::sharding`] the
+    /// sharded kind's informer in [`Manager::factory`] holds only this replica's shard, so
+    /// readers that judge any object (an admission webhook, which every replica serves) take
+    /// theirs from here. Started and stopped with the manager; without sharding it is
+    /// [`Manager::factory`] itself.
+    pub fn unsharded_factory(&self) -> &InformerFactory<ClientListWatchSource> {
+        self.unsharded.as_ref().unwrap_or(&self.factory)
     }
 
     /// Reads from the manager's informers, writes to the server: controller-runtime's
@@ -325,9 +252,22 @@ impl Manager {
         name: &str,
         primary: &SharedIndexInformer<K>,
     ) -> Builder<K> {
-        Controller::builder(name, primary)
+        let builder = Controller::builder(name, primary)
             .metrics(&self.metrics)
-            .recorder(self.recorder(name))
+            .recorder(self.recorder(name));
+        let Ok(Some(shard)) = &self.shard else {
+            return builder;
+        };
+        match shard.gate().downcast::<Arc<dyn Gate<K>>>() {
+            Ok(gate) => builder.gate(*gate),
+            Err(_) => {
+                tracing::warn!(
+                    controller = name,
+                    "the manager shards another kind: this controller runs on every replica"
+                );
+                builder
+            }
+        }
     }
 
     /// Adds `controller`, reconciled by `reconciler`, to what [`Manager::run`] runs.
@@ -345,9 +285,10 @@ impl Manager {
     /// An endpoint could not be bound, the caches did not sync, leader election failed, or
     /// leadership was lost; `Ok(())` after a clean shutdown.
     pub async fn run(
-        self,
+        mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
+        let shard = std::mem::replace(&mut self.shard, Ok(None))?;
         let mut servers = self.serve_endpoints().await?;
         match self.serve_webhooks().await {
             Ok(Some(webhooks)) => servers.push(webhooks),
@@ -364,16 +305,23 @@ impl Manager {
             trigger.trigger();
         });
         self.factory.start();
+        self.unsharded.iter().for_each(InformerFactory::start);
         let result = match self.wait_for_sync(&stop).await {
             Ok(()) if !stop.is_triggered() => {
                 self.health.set_ready(true);
-                self.work(&stop).await
+                match &shard {
+                    Some(shard) => self.work_sharded(shard.as_ref(), &stop).await,
+                    None => self.work(&stop).await,
+                }
             }
             Ok(()) => Ok(()),
             Err(error) => Err(error),
         };
         self.health.set_ready(false);
         self.factory.shutdown().await;
+        if let Some(unsharded) = &self.unsharded {
+            unsharded.shutdown().await;
+        }
         shutdown_task.abort();
         servers.iter().for_each(JoinHandle::abort);
         result
@@ -453,6 +401,26 @@ impl Manager {
             .iter()
             .map(|controller| controller.run(workers, until.clone(), drain));
         join_all(runs).await;
+    }
+
+    /// Runs the workers beside the shard replica, until shutdown or the shard Lease is lost.
+    async fn work_sharded(&self, shard: &dyn Shard, stop: &Stop) -> Result<(), Error> {
+        let ring = self
+            .options
+            .sharding
+            .as_ref()
+            .map(|s| s.config.ring.name.clone())
+            .unwrap_or_default();
+        if self.options.leader_election.is_some() {
+            tracing::warn!(
+                ring,
+                "sharding replaces leader election: the leader Lease is not used"
+            );
+        }
+        crate::sharding::work(shard, &ring, &self.metrics, stop, |until| {
+            self.run_controllers(until)
+        })
+        .await
     }
 
     /// Runs the workers: until shutdown, or (with leader election) while holding the Lease.
@@ -551,17 +519,22 @@ impl LeaderCallbacks for Callbacks {
 /// `<host name>_<pid and nanoseconds in hex>`: unique per process, readable in
 /// `kubectl get lease -o yaml` and in Events. In a pod the host name is the pod's name.
 pub fn default_identity() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "kubegen".to_owned());
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
-    format!("{host}_{:x}{nanos:x}", std::process::id())
+    format!("{}_{:x}{nanos:x}", host_name(), std::process::id())
+}
+
+/// The host name (in a pod, its name), `kubegen` when there is none. A shard's default name:
+/// unique among a Deployment's pods, stable for the pod's life, and a label value.
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "kubegen".to_owned())
 }
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
@@ -6,6 +7,7 @@ use kubegen_client::{CreateOptions, ListOptions, ResourceClient};
 use kubegen_testserver::TestServer;
 
 use super::*;
+use crate::webhook::WebhookOptions;
 use crate::{Action, Context, OnError};
 
 /// Counts reconciles; fails every one when `fail` is set, with the policy `policy`.

@@ -17,6 +17,13 @@
 //! | `controller_runtime_active_workers` | `controller` | reconciles running right now |
 //! | `controller_runtime_max_concurrent_reconciles` | `controller` | the controller's worker count |
 //! | `leader_election_master_status` | `name` | 1 while this replica holds the Lease `name` (client-go's) |
+//! | `controller_sharding_shard_member` | `ring` | 1 while this replica holds its shard Lease of `ring` (a live member) |
+//! | `controller_sharding_ring_members` | `ring` | live shards of `ring` as this replica computes the ring |
+//! | `controller_sharding_shard_objects` | `ring` | objects labelled with this replica's shard in its cache |
+//!
+//! The sharding families use timebertt/kubernetes-controller-sharding's `controller_sharding_`
+//! prefix (its sharder exports `controller_sharding_assignments_total` and friends); the shard is
+//! the scraped pod, so it is not a label.
 //!
 //! The workqueue's (`workqueue_*{name}`), the informers' (`informer_*`) and the REST client's
 //! (`rest_client_*`) series sit in the same registry, so one scrape shows the whole pipeline.
@@ -288,7 +295,21 @@ pub struct ProcessMetrics {
     queues: PrometheusMetrics,
     informers: InformerMetrics,
     leader: Family<LeaseLabel, Gauge>,
+    shard: ShardFamilies,
     registry: Arc<RwLock<Registry>>,
+}
+
+/// The `controller_sharding_*` gauges, each labelled `ring`.
+#[derive(Clone, Debug, Default)]
+struct ShardFamilies {
+    member: Family<RingLabel, Gauge>,
+    members: Family<RingLabel, Gauge>,
+    objects: Family<RingLabel, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RingLabel {
+    ring: String,
 }
 
 impl Default for ProcessMetrics {
@@ -314,7 +335,29 @@ impl ProcessMetrics {
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             leader.clone(),
         );
+        let shard = ShardFamilies::default();
+        let families = [
+            (
+                "controller_sharding_shard_member",
+                "Gauge of whether this replica holds its shard Lease of the ring (1) or not (0).",
+                &shard.member,
+            ),
+            (
+                "controller_sharding_ring_members",
+                "Number of live shards of the ring, as this replica computes the ring from the shard Leases.",
+                &shard.members,
+            ),
+            (
+                "controller_sharding_shard_objects",
+                "Number of objects labelled with this replica's shard in its cache.",
+                &shard.objects,
+            ),
+        ];
+        for (name, help, family) in families {
+            registry.register(name, help, family.clone());
+        }
         ProcessMetrics {
+            shard,
             controllers,
             queues,
             informers,
@@ -344,6 +387,21 @@ impl ProcessMetrics {
             name: name.to_owned(),
         };
         self.leader.get_or_create(&label).set(i64::from(leader));
+    }
+
+    /// Records this replica's view of `ring`: whether it is a live member, how many live members
+    /// the ring has, how many objects its shard holds.
+    pub fn set_shard(&self, ring: &str, member: bool, members: usize, objects: usize) {
+        let label = RingLabel {
+            ring: ring.to_owned(),
+        };
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.shard
+            .member
+            .get_or_create(&label)
+            .set(i64::from(member));
+        self.shard.members.get_or_create(&label).set(count(members));
+        self.shard.objects.get_or_create(&label).set(count(objects));
     }
 
     /// Registers the application's own families next to the runtime's, e.g.

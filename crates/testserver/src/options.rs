@@ -47,6 +47,13 @@ pub struct ServerOptions {
     /// the server refuses them with 422, as a kube-apiserver with the WatchList gate off does,
     /// so clients' fallback to list+watch can be tested.
     pub streaming_list: bool,
+    /// Serve the `shardSelector` list/watch option (KEP-5866, the `ShardedListAndWatch` feature
+    /// gate): lists, watches and delete-collections keep only objects whose FNV-1a 64 hash of
+    /// `metadata.uid` or `metadata.namespace` lies in the requested ranges, and a filtered list
+    /// says so in `metadata.shardInfo`. Off by default, as the gate is alpha and off on a
+    /// default v1.36 server (which then ignores the parameter, so clients' fallback runs by
+    /// default); switch it on to test server-side sharding.
+    pub sharded_list_and_watch: bool,
     /// Decides every request and answers access reviews (`kubectl auth can-i`) unless `rbac` is
     /// set. [`AllowAll`] by default, like a server with `--authorization-mode=AlwaysAllow`.
     pub authorizer: Arc<dyn Authorizer>,
@@ -77,6 +84,7 @@ impl Default for ServerOptions {
             bookmark_interval: Duration::from_secs(60),
             too_large_rv_wait: Duration::from_secs(1),
             streaming_list: true,
+            sharded_list_and_watch: false,
             authorizer: Arc::new(AllowAll),
             controller_manager: true,
             data_dir: None,

@@ -257,9 +257,13 @@ impl ApiServer {
             Verb::Delete => {
                 handlers::delete::delete(&self.inner.storage, scope, &body, &query).await
             }
-            Verb::DeleteCollection => {
-                handlers::delete::delete_collection(&self.inner.storage, scope, &query, &body)
-            }
+            Verb::DeleteCollection => handlers::delete::delete_collection(
+                &self.inner.storage,
+                scope,
+                &query,
+                &body,
+                self.inner.options.sharded_list_and_watch,
+            ),
         }?;
         if let Some(edge) = edge {
             response = edge.response(response, verb == Verb::Watch).await?;

@@ -9,6 +9,7 @@ use clap::Parser;
 use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
 use kubegen_examples::vm::{self, VmController, VmOptions};
 use kubegen_runtime::webhook::WebhookOptions;
+use kubegen_sharding::{ReplicaConfig, Ring};
 use tracing_subscriber::EnvFilter;
 
 /// Run VirtualMachines on a simulated hypervisor.
@@ -32,6 +33,16 @@ struct Flags {
     /// The directory holding the webhook's `tls.crt` and `tls.key`.
     #[arg(long, default_value = kubegen_runtime::webhook::DEFAULT_CERT_DIR)]
     webhook_cert_dir: std::path::PathBuf,
+    /// Shard the VirtualMachines across the replicas over the ring of this name (every replica
+    /// active on its share) instead of one replica doing all.
+    #[arg(long)]
+    sharding_ring: Option<String>,
+    /// The namespace of the shard Leases. Default: the client's (in a pod, its own).
+    #[arg(long)]
+    lease_namespace: Option<String>,
+    /// This replica's shard name. Default: the host name (in a pod, its name).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
 }
 
 #[tokio::main]
@@ -57,11 +68,21 @@ async fn main() -> anyhow::Result<()> {
             )))
             .cert_dir(&flags.webhook_cert_dir)
     });
+    options.identity = flags.identity.clone();
+    options.sharding = flags.sharding_ring.as_deref().map(|ring| {
+        let client = target.client();
+        let lease_namespace = flags
+            .lease_namespace
+            .as_deref()
+            .unwrap_or_else(|| client.default_namespace());
+        let mut config = ReplicaConfig::new(Ring::new(ring, lease_namespace), "");
+        config.namespace = flags.namespace.clone();
+        config
+    });
     let controller = VmController::start(target.client().clone(), options).await?;
     if flags.target.embedded {
         create_if_absent(target.client(), &vm::sample("default", "demo")).await?;
         println!("  created VirtualMachine default/demo");
     }
-    shutdown_signal().await;
-    controller.shutdown().await
+    controller.run_until(shutdown_signal()).await
 }

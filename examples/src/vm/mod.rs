@@ -16,6 +16,10 @@
 //! Everything else (informer, queue, retries with backoff, workers, cache sync, drain on
 //! shutdown) is the runtime's: a `Controller` built for the kind, run by a `Manager`. Compare
 //! with `cluster-provisioner`, which writes that loop by hand.
+//!
+//! Scale-out is the runtime's too: with [`VmOptions::sharding`] (the binary's `--sharding-ring`)
+//! every replica runs at once, each on the VirtualMachines its shard holds
+//! (`examples/deploy/vm-controller.yaml` runs three).
 
 pub mod conversion;
 pub mod hypervisor;
@@ -32,6 +36,7 @@ use kubegen_client::Client;
 use kubegen_informers::SharedInformerFactory;
 use kubegen_runtime::webhook::WebhookOptions;
 use kubegen_runtime::{Manager, ManagerOptions};
+use kubegen_sharding::ReplicaConfig;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -55,6 +60,11 @@ pub struct VmOptions {
     pub workers: usize,
     /// Where to serve the conversion webhook (`None`: not served).
     pub webhook: Option<WebhookOptions>,
+    /// Shard the VirtualMachines across the replicas over this ring (`None`: one replica
+    /// works on all of them).
+    pub sharding: Option<ReplicaConfig>,
+    /// This replica's name (with sharding, its shard's); default: the manager's.
+    pub identity: Option<String>,
 }
 
 impl Default for VmOptions {
@@ -64,6 +74,8 @@ impl Default for VmOptions {
             boot_time: Duration::from_secs(2),
             workers: 2,
             webhook: None,
+            sharding: None,
+            identity: None,
         }
     }
 }
@@ -82,12 +94,16 @@ impl VmController {
     /// The controller could not be built, or the manager failed before it was ready.
     pub async fn start(client: Client, options: VmOptions) -> anyhow::Result<VmController> {
         let factory = FactoryOptions::default().namespace(options.namespace.clone());
-        let manager_options = ManagerOptions::default()
+        let mut manager_options = ManagerOptions::default()
             .workers(options.workers)
             .cache_sync_timeout(SYNC_TIMEOUT)
             .shutdown_timeout(DRAIN_TIMEOUT)
             .factory(factory)
-            .webhook(options.webhook.clone());
+            .webhook(options.webhook.clone())
+            .sharding::<VirtualMachine>(options.sharding);
+        if let Some(identity) = &options.identity {
+            manager_options = manager_options.identity(identity);
+        }
         let mut manager = Manager::new(client.clone(), manager_options);
         if options.webhook.is_some() {
             manager
@@ -132,6 +148,18 @@ impl VmController {
     /// The machines the hypervisor runs (`namespace/name`), sorted.
     pub fn machines(&self) -> Vec<String> {
         self.reconciler.hypervisor().machines()
+    }
+
+    /// Runs until `shutdown`, then stops as [`VmController::shutdown`] does; or until the manager
+    /// ends by itself (a lost shard Lease), returning its error so the process restarts.
+    ///
+    /// # Errors
+    /// The manager's error, if it failed.
+    pub async fn run_until(mut self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        tokio::select! {
+            () = shutdown => self.shutdown().await,
+            ended = &mut self.run => Ok(ended??),
+        }
     }
 
     /// Stops the manager: in-flight reconciles get 10 s, then the informer stops.

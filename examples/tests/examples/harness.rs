@@ -41,6 +41,7 @@ impl Env {
         let flags = TargetFlags {
             embedded: true,
             kubeconfig: None,
+            no_install_crds: false,
         };
         Env::connect(&flags).await
     }
@@ -51,6 +52,7 @@ impl Env {
         let flags = TargetFlags {
             embedded: false,
             kubeconfig: Some(kubeconfig),
+            no_install_crds: false,
         };
         Some(Env::connect(&flags).await)
     }

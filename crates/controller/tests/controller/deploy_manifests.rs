@@ -60,6 +60,8 @@ fn rbac_grants_exactly_the_verbs_the_controller_uses() {
         ("ClusterRole", "police.example.com", "whitelists", "get"),
         ("ClusterRole", "police.example.com", "whitelists", "list"),
         ("ClusterRole", "police.example.com", "whitelists", "watch"),
+        // --sharding-ring: the shard label.
+        ("ClusterRole", "police.example.com", "whitelists", "patch"),
         (
             "ClusterRole",
             "police.example.com",
@@ -86,6 +88,8 @@ fn rbac_grants_exactly_the_verbs_the_controller_uses() {
             "update",
         ),
         ("Role", "coordination.k8s.io", "leases", "get"),
+        ("Role", "coordination.k8s.io", "leases", "list"),
+        ("Role", "coordination.k8s.io", "leases", "watch"),
         ("Role", "coordination.k8s.io", "leases", "create"),
         ("Role", "coordination.k8s.io", "leases", "update"),
     ]
@@ -113,7 +117,7 @@ fn lease_role_is_bound_only_in_the_controller_namespace() {
 }
 
 #[test]
-fn deployment_is_locked_down_and_elects_a_leader() {
+fn deployment_is_locked_down_and_shards() {
     let docs = documents("deployment.yaml");
     let deployment: Deployment =
         serde_yaml::from_value(docs[0].clone()).unwrap_or_else(|e| panic!("{e}"));
@@ -150,10 +154,10 @@ fn deployment_is_locked_down_and_elects_a_leader() {
         Some("/readyz")
     );
     let args = container.args.clone().unwrap_or_default();
-    assert!(spec.replicas.unwrap_or(1) > 1);
+    assert_eq!(spec.replicas, Some(3));
     assert!(
-        args.iter().any(|a| a == "--leader-elect"),
-        "replicas > 1 needs --leader-elect"
+        args.iter().any(|a| a == "--sharding-ring=image-police"),
+        "replicas > 1 needs --sharding-ring (or --leader-elect)"
     );
     // The arguments are what the binary accepts, and the probes reach its endpoints.
     let flags = deployment_flags(container);

@@ -62,6 +62,55 @@ on_both_targets!(
     shutdown_drains_on_cluster
 );
 
+on_both_targets!(
+    sharded_replicas_one_owner_acts_and_a_survivor_takes_over,
+    sharded_replicas_on_testserver,
+    sharded_replicas_on_cluster
+);
+
+/// Three replicas sharded as deploy/deployment.yaml runs them (`--sharding-ring`, the ring
+/// scoped to the scenario's namespace), with the controller's own RBAC: the namespace's shard
+/// alone acts; when it stops, a survivor adopts the namespace and acts.
+async fn sharded_replicas_one_owner_acts_and_a_survivor_takes_over(env: Env) {
+    let ns = env.namespace("sharded").await;
+    env.create(whitelist(&ns)).await;
+    let mut replicas = Vec::new();
+    for name in ["a", "b", "c"] {
+        let replica = env.spawn_sharded_controller(name, &ns).await;
+        replica.wait_ready().await;
+        replicas.push((name, replica));
+    }
+    env.create(forbidden_deployment(&ns, "bad-0")).await;
+    env.wait_deployment_gone(&ns, "bad-0").await;
+    let events = env.wait_events(&ns, "DeletedForbiddenImage", 1).await;
+    let owner = events[0].reporting_instance.clone().unwrap_or_default();
+    let acted: Vec<&str> = replicas
+        .iter()
+        .filter(|(_, r)| r.metrics.reconciles_finished() > 0)
+        .map(|(name, _)| *name)
+        .collect();
+    assert_eq!(acted.len(), 1, "replicas that reconciled: {acted:?}");
+    let index = replicas
+        .iter()
+        .position(|(name, _)| owner.starts_with(&format!("{name}-")))
+        .unwrap_or_else(|| panic!("no replica named like {owner:?}"));
+    let (_, stopped) = replicas.remove(index);
+    assert_eq!(stopped.stop().await, Ok(()));
+    env.create(forbidden_deployment(&ns, "bad-1")).await;
+    env.wait_deployment_gone(&ns, "bad-1").await;
+    let events = env.wait_events(&ns, "DeletedForbiddenImage", 2).await;
+    let takeover: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.reporting_instance.as_deref())
+        .filter(|instance| *instance != owner)
+        .collect();
+    assert_eq!(takeover.len(), 1, "Events: {events:?}");
+    for (_, replica) in replicas {
+        assert_eq!(replica.stop().await, Ok(()));
+    }
+    env.cleanup(&ns).await;
+}
+
 async fn forbidden_deployment_is_deleted_with_event_and_status(env: Env) {
     let ns = env.namespace("deny").await;
     env.create(whitelist(&ns)).await;

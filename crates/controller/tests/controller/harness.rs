@@ -154,15 +154,16 @@ impl Env {
             .await
     }
 
-    /// [`Env::start_controller`] without waiting for it to become ready: for controllers that
-    /// cannot (an informer the RBAC does not allow to list never syncs).
-    pub async fn spawn_controller(
-        &self,
-        name: &str,
-        leader_elect: bool,
-        namespace: &str,
-    ) -> Controller {
-        Controller::spawn(self.flags(None, name, leader_elect, namespace, &[])).await
+    /// Starts the binary's main loop sharded over a ring of the scenario's own
+    /// (`--sharding-ring`), as deploy/deployment.yaml runs it, without waiting for it to become
+    /// ready: for controllers that cannot (an informer the RBAC does not allow to list never
+    /// syncs).
+    pub async fn spawn_sharded_controller(&self, name: &str, namespace: &str) -> Controller {
+        let extra = [
+            "--webhook-port=0".to_owned(),
+            format!("--sharding-ring={}", self.lease),
+        ];
+        Controller::spawn(self.flags(None, name, false, namespace, &extra)).await
     }
 
     /// Starts image-police with its admission webhook served on 127.0.0.1:`port`, the
@@ -423,7 +424,7 @@ impl Controller {
         }
     }
 
-    async fn wait_ready(&self) {
+    pub async fn wait_ready(&self) {
         poll("controller ready", || async {
             self.health.is_ready().then_some(())
         })

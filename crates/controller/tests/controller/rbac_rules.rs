@@ -128,13 +128,14 @@ fn rbac_without(permission: &Permission) -> PathBuf {
 }
 
 /// The scenario every permission is checked with: a WhiteList, an allowed and a forbidden
-/// Deployment, and a leader-electing controller. Returns the controller and the namespace.
+/// Deployment, and a controller sharded as deploy/deployment.yaml runs it (one replica: its
+/// shard Lease, the ring's Leases, the shard label). Returns the controller and the namespace.
 async fn run_scenario(env: &Env) -> (Controller, String) {
     let ns = env.namespace("rbac").await;
     env.create(whitelist(&ns)).await;
     env.create(allowed_deployment(&ns, "web")).await;
     env.create(forbidden_deployment(&ns, "cache")).await;
-    (env.spawn_controller("rbac", true, &ns).await, ns)
+    (env.spawn_sharded_controller("rbac", &ns).await, ns)
 }
 
 /// The 403s the controller's metrics show: (family, labels) of every non-zero sample.

@@ -156,8 +156,11 @@ pub(crate) fn delete_collection(
     target: &Scope,
     query: &Query,
     body: &Bytes,
+    sharded_list: bool,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let params = ListParams::parse(query, &target.def, false)?;
+    let mut params = ListParams::parse(query, &target.def, false)?;
+    // The real store's DeleteCollection lists with the same options, so the shard filter applies.
+    params.read_shard_selector(query, sharded_list)?;
     let options = DeleteOptions::parse(body, query)?;
     let mut state = store.lock();
     let keep = |s: &Stored| params.matches(&s.value);

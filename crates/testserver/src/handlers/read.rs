@@ -110,7 +110,8 @@ pub(crate) async fn list(
     query: &Query,
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let params = ListParams::parse(query, &target.def, false)?;
+    let mut params = ListParams::parse(query, &target.def, false)?;
+    params.read_shard_selector(query, api.inner.options.sharded_list_and_watch)?;
     let token = params
         .continue_token
         .as_deref()
@@ -142,7 +143,7 @@ pub(crate) async fn list(
         .map_err(|_| ApiError::expired("The resourceVersion for the provided list is too old."))?;
     // Like etcd3's `GetList`, only an unfiltered page knows how many keys follow it.
     let remaining = match items.last() {
-        Some(last) if more && params.selects_everything() => {
+        Some(last) if more && params.counts_remaining() => {
             let after = key_of_stored(last);
             let everything = |_: &Stored| true;
             let rest = ListQuery {
@@ -158,7 +159,11 @@ pub(crate) async fn list(
     let list_rv = at.unwrap_or(store.current_rv());
     drop(state);
     let next = next_token(more, items.last(), token.as_ref(), list_rv);
-    let meta = list_meta(list_rv, next.as_deref(), remaining);
+    let mut meta = list_meta(list_rv, next.as_deref(), remaining);
+    if let Some(shard) = &params.shard {
+        let info = serde_json::json!({ "selector": shard.canonical() });
+        meta.insert("shardInfo".into(), info);
+    }
     let ((api_version, kind), items, types) = match conversion {
         Some(Conversion::Table(table)) => {
             let objects: Vec<&serde_json::Value> = items.iter().map(|s| &*s.value).collect();

@@ -69,7 +69,8 @@ pub(crate) async fn start(
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let streaming_supported = api.inner.options.streaming_list;
-    let params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
+    let mut params = ListParams::parse_for(query, &target.def, true, streaming_supported)?;
+    params.read_shard_selector(query, api.inner.options.sharded_list_and_watch)?;
     let name = target.name.as_deref().map(FieldSelector::name_equals);
     let streaming = params.send_initial_events == Some(true);
     if let Some(rv) = params.resource_version.filter(|rv| *rv > 0 && streaming)

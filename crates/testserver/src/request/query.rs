@@ -6,6 +6,7 @@ use std::num::IntErrorKind;
 
 use crate::registry::ResourceDefinition;
 use crate::request::selectors::{FieldSelector, LabelSelector};
+use crate::request::shard_selector::ShardSelector;
 use crate::status::ApiError;
 
 /// Decoded query parameters (last value wins).
@@ -116,6 +117,8 @@ pub(crate) struct ListParams {
     pub(crate) timeout_seconds: Option<u64>,
     pub(crate) allow_bookmarks: bool,
     pub(crate) send_initial_events: Option<bool>,
+    /// KEP-5866 `shardSelector`; only read by [`ListParams::read_shard_selector`].
+    pub(crate) shard: Option<ShardSelector>,
 }
 
 impl ListParams {
@@ -179,6 +182,7 @@ impl ListParams {
             timeout_seconds,
             allow_bookmarks: query.flag("allowWatchBookmarks"),
             send_initial_events,
+            shard: None,
         };
         params.validate(rv_text, watch, streaming_list)?;
         Ok(params)
@@ -251,13 +255,51 @@ impl ListParams {
         Ok(())
     }
 
-    /// Whether a stored object passes both selectors.
+    /// Reads `shardSelector` when the server serves it (`served`: the `ShardedListAndWatch`
+    /// gate); a server without the gate ignores the parameter, however malformed. An empty
+    /// parameter is no selector either way (the store only parses a non-empty one).
+    ///
+    /// # Errors
+    /// A selector the parser rejects: 500 without a reason, `invalid shard selector: …`, as the
+    /// real generic store returns a plain error from `ListPredicate` and `Watch` (checked in the
+    /// v1.36 source: `registry/generic/registry/store.go`). Runs after [`ListParams::parse`], as the
+    /// real server validates `ListOptions` before the store sees them.
+    pub(crate) fn read_shard_selector(
+        &mut self,
+        query: &Query,
+        served: bool,
+    ) -> Result<(), ApiError> {
+        match query
+            .get("shardSelector")
+            .filter(|s| served && !s.is_empty())
+        {
+            None => Ok(()),
+            Some(text) => {
+                let selector = ShardSelector::parse(text).map_err(|why| {
+                    ApiError::unknown(500, format!("invalid shard selector: {why}"))
+                })?;
+                self.shard = Some(selector);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether a stored object passes the selectors.
     pub(crate) fn matches(&self, object: &serde_json::Value) -> bool {
-        self.labels.matches(object) && self.fields.matches(object)
+        self.labels.matches(object)
+            && self.fields.matches(object)
+            && self.shard.as_ref().is_none_or(|s| s.matches(object))
     }
 
     /// Whether there is no selector at all.
     pub(crate) fn selects_everything(&self) -> bool {
+        self.counts_remaining() && self.shard.is_none()
+    }
+
+    /// Whether a page reports `remainingItemCount`: apiserver's `SelectionPredicate.Empty()` looks
+    /// at labels and fields only, so a page filtered by `shardSelector` alone still counts every
+    /// key that follows it (the real server's behaviour, kept).
+    pub(crate) fn counts_remaining(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
     }
 }

@@ -22,6 +22,7 @@ mod negotiation;
 mod openapi;
 mod rbac;
 mod scale;
+mod shard_selector;
 mod smoke;
 mod tables;
 mod watch;

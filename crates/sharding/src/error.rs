@@ -1,0 +1,18 @@
+//! The crate's one error type.
+
+/// What can go wrong setting up or running a replica.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The shard Lease's elector refused: inconsistent timings (see
+    /// `kubegen_leaderelection::LeaderElectionConfig`) or the replica is already running.
+    #[error("shard lease: {0}")]
+    Lease(#[from] kubegen_leaderelection::Error),
+    /// The identity is not usable as a Lease name and label value.
+    #[error("shard identity {identity:?}: {why}")]
+    Identity {
+        /// The identity given.
+        identity: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+}
