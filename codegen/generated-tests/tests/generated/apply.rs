@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubegen_api::apps::v1::Deployment;
+use kubegen_api::apps::v1::{Deployment, StatefulSet};
 use kubegen_api::samplecrd::v1::{Network, NetworkSpec};
 use kubegen_applyconfigurations::apps::v1::{
-    DeploymentApplyConfiguration, DeploymentSpecApplyConfiguration, extract_deployment,
+    DeploymentApplyConfiguration, DeploymentSpecApplyConfiguration, StatefulSetApplyConfiguration,
+    StatefulSetSpecApplyConfiguration, extract_deployment, extract_stateful_set,
 };
 use kubegen_applyconfigurations::samplecrd::v1::{
     NetworkApplyConfiguration, NetworkSpecApplyConfiguration, extract_network,
@@ -109,6 +110,55 @@ async fn deployment_scenario(client: Client, namespace: &str) -> TestResult {
         managed_by(&again.metadata, "scaler"),
         managed_by(&applied.metadata, "scaler")
     );
+    Ok(())
+}
+
+/// StatefulSet `db`, created by `creator`: `scaler` applies `spec.replicas` alone. The case
+/// k8s-openapi's structs get wrong (k8s-openapi issue 112): `StatefulSetSpec` serialises its
+/// required `selector` (and, before 1.33, `serviceName`), so an apply built from it would take
+/// ownership of them too.
+async fn stateful_set_scenario(client: Client, namespace: &str) -> TestResult {
+    let cs = Clientset::new(client);
+    let stateful_sets = cs.apps_v1().stateful_sets(namespace);
+    let stateful_set: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db", "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+            },
+        },
+    }))?;
+    let create = CreateOptions::default().field_manager("creator");
+    stateful_sets.create(&stateful_set, &create).await?;
+    let created = stateful_sets.get("db", &Default::default()).await?;
+
+    let replicas = StatefulSetApplyConfiguration::new("db", namespace)
+        .with_spec(StatefulSetSpecApplyConfiguration::default().with_replicas(3));
+    assert_eq!(
+        serde_json::to_value(&replicas)?["spec"],
+        json!({"replicas": 3}),
+        "nothing but replicas is sent"
+    );
+    let applied = match stateful_sets
+        .apply("db", &replicas, &ApplyOptions::new("scaler").force(true))
+        .await
+    {
+        Err(error) if before_apply(&error) => return Ok(()),
+        other => other?,
+    };
+    assert_eq!(applied.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(
+        managed_by(&applied.metadata, "scaler"),
+        [("Apply".to_owned(), json!({"f:spec": {"f:replicas": {}}}))],
+        "scaler owns replicas alone"
+    );
+    let selector = |s: &StatefulSet| s.spec.as_ref().map(|spec| spec.selector.clone());
+    assert_eq!(selector(&applied), selector(&created), "untouched");
+    assert_eq!(extract_stateful_set(&applied, "scaler")?, replicas);
     Ok(())
 }
 
@@ -220,6 +270,12 @@ async fn applying_one_deployment_field_owns_it_alone_and_extract_round_trips() {
 }
 
 #[tokio::test]
+async fn applying_one_stateful_set_field_owns_it_alone() {
+    let (_server, client) = in_process().await;
+    stateful_set_scenario(client, "ns").await.unwrap();
+}
+
+#[tokio::test]
 async fn applying_one_custom_resource_field_owns_it_alone_and_extract_round_trips() {
     let (_server, client) = in_process().await;
     network_scenario(client, "ns").await.unwrap();
@@ -266,6 +322,17 @@ async fn applying_one_deployment_field_owns_it_alone_on_cluster() {
         return;
     };
     let result = deployment_scenario(client.clone(), &namespace).await;
+    delete_namespace(client, &namespace).await;
+    result.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn applying_one_stateful_set_field_owns_it_alone_on_cluster() {
+    let Some((client, namespace)) = on_cluster("kubegen-apply-sts").await else {
+        return;
+    };
+    let result = stateful_set_scenario(client.clone(), &namespace).await;
     delete_namespace(client, &namespace).await;
     result.unwrap();
 }
