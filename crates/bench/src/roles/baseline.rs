@@ -35,6 +35,5 @@ pub async fn floor<K: BenchObject>(job: &Job) -> Result<Cost> {
     }
     let end = Snapshot::take();
     check_count(Role::Floor, items.len(), job.expect)?;
-    drop(items);
-    Ok(Cost::between(&start, &end, job.expect as u64))
+    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }

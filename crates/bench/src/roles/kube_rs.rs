@@ -83,8 +83,7 @@ where
     }
     let end = Snapshot::take();
     check_count(job.role, reader.state().len(), job.expect)?;
-    drop(stream);
-    Ok(Cost::between(&start, &end, job.expect as u64))
+    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }
 
 /// kube-rs's client configuration: the job's kubeconfig, or its plain URL.

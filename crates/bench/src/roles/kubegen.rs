@@ -115,6 +115,5 @@ async fn run<T: ApiObject>(
         .context("informer did not sync within 600 s")?;
     let end = Snapshot::take();
     check_count(job.role, informer.indexer().len(), job.expect)?;
-    informer.shutdown();
-    Ok(Cost::between(&start, &end, job.expect as u64))
+    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }
