@@ -137,6 +137,44 @@ fn type_matches(value: &Value, schema: Node<'_>, path: &str, errors: &mut Vec<Fi
     false
 }
 
+/// The size keywords of an object or an array, and what v1.36 calls their members.
+struct Bounds {
+    max: &'static str,
+    min: &'static str,
+    noun: &'static str,
+}
+
+impl Bounds {
+    /// `max*` is TooMany ("must have at most N items", for properties too, as v1.36 words it);
+    /// `min*` is Invalid ("… should have at least N <noun>").
+    fn check(&self, schema: Node<'_>, len: usize, path: &str, errors: &mut Vec<FieldError>) {
+        let count = len as u64;
+        if let Some(max) = schema.get(self.max).and_then(Value::as_u64)
+            && count > max
+        {
+            let detail = format!("must have at most {max} items");
+            errors.push(FieldError::shown(
+                ErrorType::TooMany,
+                path,
+                &count.into(),
+                detail,
+            ));
+        }
+        if let Some(min) = schema.get(self.min).and_then(Value::as_u64)
+            && count < min
+        {
+            let noun = self.noun;
+            let detail = format!("{path} in body should have at least {min} {noun}");
+            errors.push(FieldError::shown(
+                ErrorType::Invalid,
+                path,
+                &count.into(),
+                detail,
+            ));
+        }
+    }
+}
+
 fn object(
     map: &serde_json::Map<String, Value>,
     old: Option<&Value>,
@@ -144,29 +182,12 @@ fn object(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    let count = map.len() as u64;
-    if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
-        && count > max
-    {
-        let detail = format!("must have at most {max} items");
-        errors.push(FieldError::shown(
-            ErrorType::TooMany,
-            path,
-            &count.into(),
-            detail,
-        ));
-    }
-    if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
-        && count < min
-    {
-        let detail = format!("{path} in body should have at least {min} properties");
-        errors.push(FieldError::shown(
-            ErrorType::Invalid,
-            path,
-            &count.into(),
-            detail,
-        ));
-    }
+    let bounds = Bounds {
+        max: "maxProperties",
+        min: "minProperties",
+        noun: "properties",
+    };
+    bounds.check(schema, map.len(), path, errors);
     for key in schema
         .get("required")
         .and_then(Value::as_array)
@@ -205,29 +226,12 @@ fn array(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    let count = items.len() as u64;
-    if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-        && count > max
-    {
-        let detail = format!("must have at most {max} items");
-        errors.push(FieldError::shown(
-            ErrorType::TooMany,
-            path,
-            &count.into(),
-            detail,
-        ));
-    }
-    if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-        && count < min
-    {
-        let detail = format!("{path} in body should have at least {min} items");
-        errors.push(FieldError::shown(
-            ErrorType::Invalid,
-            path,
-            &count.into(),
-            detail,
-        ));
-    }
+    let bounds = Bounds {
+        max: "maxItems",
+        min: "minItems",
+        noun: "items",
+    };
+    bounds.check(schema, items.len(), path, errors);
     if schema.get("uniqueItems").and_then(Value::as_bool) == Some(true)
         && items
             .iter()
