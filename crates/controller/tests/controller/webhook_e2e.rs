@@ -3,8 +3,8 @@
 //! configuration is deploy/webhook.yaml (deploy/webhook-v1beta1.yaml before 1.16) pointed at it
 //! by `url`, and a forbidden Deployment must be refused with the message the API server relays.
 //!
-//! Only against a real cluster: kubegen-testserver does not call admission webhooks. The
-//! configuration is cluster-wide, so it is narrowed to the scenario's namespace (a label only it
+//! Run against kubegen-testserver, which calls admission webhooks as v1.36 does, and against a
+//! real cluster (the `_on_cluster` variant). The configuration is cluster-wide, so it is narrowed to the scenario's namespace (a label only it
 //! carries), keeps the manifest's `failurePolicy: Ignore`, and is deleted first on the way out,
 //! by a guard that also runs when an assertion fails.
 
@@ -20,6 +20,11 @@ use crate::harness::{Env, WHITELIST, deploy_dir, forbidden_deployment, unique, w
 
 /// The label that selects the scenario's namespace for its configuration.
 const SCOPE_LABEL: &str = "image-police.example.com/e2e-webhook";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_police_webhook_denies_a_forbidden_image() {
+    webhook_denies_a_forbidden_image(Env::testserver().await).await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
