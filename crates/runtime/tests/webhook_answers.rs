@@ -105,7 +105,14 @@ async fn denial_carries_the_webhooks_code_reason_and_message(
     cleanup: &mut Cleanup,
 ) {
     let path = target
-        .install("deny", "Validating", &hooks.url("/deny"), &hooks.ca, "Fail", 5)
+        .install(
+            "deny",
+            "Validating",
+            &hooks.url("/deny"),
+            &hooks.ca,
+            "Fail",
+            5,
+        )
         .await;
     cleanup.paths.insert(0, path.clone());
     let want = (
@@ -129,7 +136,10 @@ async fn timeouts_fail_then_are_ignored(target: &Target, hooks: &Hooks, cleanup:
     assert_eq!(target.answer_when("a-sleepfail", &want).await, want);
     target.set_failure_policy(&path, "Ignore").await;
     let calls = hooks.sleeps.load(Ordering::SeqCst);
-    assert_eq!(target.answer_when("a-sleepignore", &created()).await, created());
+    assert_eq!(
+        target.answer_when("a-sleepignore", &created()).await,
+        created()
+    );
     assert!(
         hooks.sleeps.load(Ordering::SeqCst) > calls,
         "under Ignore the webhook is still called (and its timeout ignored)"
@@ -154,7 +164,10 @@ async fn unreachable_webhooks_fail_then_are_ignored(
     let want = target.failed_call("down", &why);
     assert_eq!(target.answer_when("a-downfail", &want).await, want);
     target.set_failure_policy(&path, "Ignore").await;
-    assert_eq!(target.answer_when("a-downignore", &created()).await, created());
+    assert_eq!(
+        target.answer_when("a-downignore", &created()).await,
+        created()
+    );
     target.delete(&path).await;
 }
 
@@ -185,7 +198,14 @@ async fn a_webhook_that_cannot_judge_fails_the_call(
 
 async fn a_mutation_is_stored(target: &Target, hooks: &Hooks, cleanup: &mut Cleanup) {
     let path = target
-        .install("mutate", "Mutating", &hooks.url("/mutate"), &hooks.ca, "Fail", 5)
+        .install(
+            "mutate",
+            "Mutating",
+            &hooks.url("/mutate"),
+            &hooks.ca,
+            "Fail",
+            5,
+        )
         .await;
     cleanup.paths.insert(0, path.clone());
     let deadline = tokio::time::Instant::now() + PROPAGATION;
@@ -293,7 +313,9 @@ impl Target {
         (
             500,
             "InternalError".to_owned(),
-            format!("Internal error occurred: failed calling webhook \"{webhook}.example.com\": {call}"),
+            format!(
+                "Internal error occurred: failed calling webhook \"{webhook}.example.com\": {call}"
+            ),
         )
     }
 
