@@ -185,6 +185,7 @@ mod storage;
 mod table;
 mod tls;
 mod validation;
+mod webhook_client;
 
 pub use apiserver::ApiServer;
 pub use authz::{

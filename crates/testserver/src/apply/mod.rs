@@ -17,9 +17,17 @@
 //! - Status is a reset field of the main endpoint where the status subresource exists, and the
 //!   status endpoint owns nothing but `status`; entries carry `subresource: status`.
 //!
+//! - Each entry is in the API version its manager wrote through (a custom resource served in
+//!   several versions): a write's changes are compared in every such version ([`Elsewhere`],
+//!   the objects converted by `crate::handlers::crd_write`), and each entry loses, or conflicts
+//!   on, what changed in its own version, as structured-merge-diff compares the object
+//!   converted to each manager's version.
+//!
 //! # Differences from the real server
 //! - No `ancient-changes` compaction of more than ten `Update` managers.
-//! - Managed fields are not converted between API versions (every kind here is served in one).
+//! - An apply prunes in the applier's version what it applied before through another version,
+//!   and keeps a field it stops applying for a manager of another version only when the field
+//!   has the same path in both (the real server converts to each of their versions to decide).
 //! - A configuration the schema cannot type (an associative element without its key, duplicate
 //!   keys, an object in a set) is a 500 naming the path, where the real server's message differs.
 
@@ -27,6 +35,7 @@ mod config;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod schema;
+mod versions;
 pub(crate) mod writer;
 
 use serde_json::Value;
@@ -91,7 +100,40 @@ pub(crate) fn record_write(
     if fields == Fields::TrackScale {
         tracker = tracker.through("scale");
     }
-    tracker.record_update(old, next)
+    tracker.record_update(old, next, &[])
+}
+
+/// A write's changes in API versions other than a tracker's, by `apiVersion` (see the module
+/// docs); empty for a kind served in one version.
+pub(crate) type Elsewhere = [(String, Comparison)];
+
+/// An apply's configuration merged into the live object, before the managers settle
+/// ([`Tracker::settle`]).
+pub(crate) struct Merged {
+    /// The merged object, without managedFields.
+    pub(crate) object: Value,
+    live: Option<Value>,
+    applied: FieldSet,
+    mine: Entry,
+    before: Vec<Entry>,
+    ident: String,
+}
+
+impl Merged {
+    /// The applier's entry before this apply: what it applied last time, if it did.
+    pub(crate) fn last(&self) -> Option<&Entry> {
+        self.before.iter().find(|e| e.same_manager(&self.mine))
+    }
+
+    /// Every manager's entry with this apply made: the applier's owns what it applies now.
+    pub(crate) fn managers(&self) -> Vec<Entry> {
+        let others = self.before.iter().filter(|e| !e.same_manager(&self.mine));
+        let mine = Entry {
+            set: self.applied.clone(),
+            ..self.mine.clone()
+        };
+        others.cloned().chain([mine]).collect()
+    }
 }
 
 /// Field ownership for one write: the kind's schema, the endpoint and the writer.
@@ -149,6 +191,7 @@ impl<'a> Tracker<'a> {
         &self,
         old: Option<&Value>,
         next: &mut Value,
+        elsewhere: &Elsewhere,
     ) -> Result<(), ApiError> {
         let sent = next.pointer("/metadata/managedFields");
         let before = match (sent, old) {
@@ -156,19 +199,21 @@ impl<'a> Tracker<'a> {
             (None, Some(old)) => managed::decode(old)?,
             (None, None) => Vec::new(),
         };
-        let zero = self.zero();
-        let old_plain = managed::without_managed_fields(old.unwrap_or(&zero));
-        let Ok(changes) = self.compare(&old_plain, &managed::without_managed_fields(next)) else {
+        let Some(changes) = self.changes(old, next) else {
             // An object the schema cannot type loses its managedFields, as the real server's
             // `UpdateNoErrors` answers a failed update of them.
             managed::store(next, Vec::new());
             return Ok(());
         };
-        let touched = changes.added.union(&changes.modified);
         let mut entries = before.clone();
         for entry in &mut entries {
-            entry.set = entry.set.difference(&touched).difference(&changes.removed);
+            let own = self.changes_for(entry, &changes, elsewhere);
+            entry.set = entry
+                .set
+                .difference(&own.touched())
+                .difference(&own.removed);
         }
+        let touched = changes.touched();
         let mine = self.entry(self.writer.manager(), false);
         let previous = before.iter().find(|e| e.same_manager(&mine));
         let set = previous
@@ -181,78 +226,138 @@ impl<'a> Tracker<'a> {
         Ok(())
     }
 
+    /// The fields a write from `old` (None: a create, compared against the kind's zero value)
+    /// to `new` added, changed and removed, in this tracker's version; `None` when the schema
+    /// cannot type them.
+    pub(crate) fn changes(&self, old: Option<&Value>, new: &Value) -> Option<Comparison> {
+        let zero = self.zero();
+        let old = managed::without_managed_fields(old.unwrap_or(&zero));
+        self.compare(&old, &managed::without_managed_fields(new))
+            .ok()
+    }
+
+    /// The changes `entry` settles against: those of its own API version.
+    fn changes_for<'c>(
+        &self,
+        entry: &Entry,
+        own: &'c Comparison,
+        elsewhere: &'c Elsewhere,
+    ) -> &'c Comparison {
+        if entry.api_version == self.api_version {
+            return own;
+        }
+        elsewhere
+            .iter()
+            .find(|(version, _)| *version == entry.api_version)
+            .map_or(own, |(_, changes)| changes)
+    }
+
     /// Applies `config` over `live` (None: the object does not exist) for `manager`, with
-    /// `force`. Returns the object to store, managedFields included.
+    /// `force`: [`Tracker::merge`], [`Tracker::prune`], then [`Tracker::settle`] with the
+    /// managers of this version. Returns the object to store, managedFields included.
     ///
     /// # Errors
-    /// 409 on conflicts without `force`, 400 for malformed managedFields or a configuration
-    /// that sets them, 500 for a configuration the schema cannot type (`failed to create typed
-    /// patch object (ns/name; group/version, Kind=kind): .spec.items: element 0: ...`, worded as
-    /// v1.36).
+    /// As [`Tracker::merge`] and [`Tracker::settle`].
     pub(crate) fn apply(
         &self,
         live: Option<&Value>,
         config: &Config,
         manager: &str,
     ) -> Result<Value, ApiError> {
-        let typing = |e: WalkError| {
-            let message = format!(
-                "failed to create typed patch object ({}): {e}",
-                config.ident
-            );
-            ApiError::unknown(500, message)
-        };
-        let config = &config.value;
-        if config.pointer("/metadata/managedFields").is_some() {
+        let mut merged = self.merge(live, config, manager)?;
+        self.prune(&mut merged)?;
+        self.settle(merged, &[])
+    }
+
+    /// Merges `config` into `live` for `manager`: the configuration's fields set, and what the
+    /// endpoint cannot change put back.
+    ///
+    /// # Errors
+    /// 400 for malformed managedFields or a configuration that sets them, 500 for a
+    /// configuration the schema cannot type (`failed to create typed patch object
+    /// (ns/name; group/version, Kind=kind): .spec.items: element 0: ...`, worded as v1.36).
+    pub(crate) fn merge(
+        &self,
+        live: Option<&Value>,
+        config: &Config,
+        manager: &str,
+    ) -> Result<Merged, ApiError> {
+        if config.value.pointer("/metadata/managedFields").is_some() {
             return Err(ApiError::bad_request("metadata.managedFields must be nil"));
         }
         let before = live.map(managed::decode).transpose()?.unwrap_or_default();
         // A new object merges into nothing but compares against the kind's zero value.
-        let zero = self.zero();
         let live = live.map(managed::without_managed_fields);
         let start = live
             .clone()
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let mine = self.entry(manager, true);
-        let (mut merged, applied) = self
-            .merge_and_prune(&start, config, &before, &mine)
+        let typing = |e| typing(&config.ident, e);
+        let config_value = &config.value;
+        let mut object = self
+            .walk(|w, path| w.merge(self.root, Some(&start), config_value, path))
             .map_err(typing)?;
-        self.reset(&start, &mut merged);
+        let mut applied = FieldSet::default();
+        self.walk(|w, path| w.to_set(self.root, config_value, path, &mut applied))
+            .map_err(typing)?;
+        self.reset(&start, &mut object);
+        Ok(Merged {
+            object,
+            live,
+            applied: self.owned_part(&applied),
+            mine: self.entry(manager, true),
+            before,
+            ident: config.ident.clone(),
+        })
+    }
+
+    /// Removes from the merged object the fields its applier applied last time and no longer
+    /// does, unless another manager owns them (managers of other versions by the same paths:
+    /// `crate::handlers::crd_write` prunes across versions as the real server does).
+    ///
+    /// # Errors
+    /// 500 for an object the schema cannot type.
+    pub(crate) fn prune(&self, merged: &mut Merged) -> Result<(), ApiError> {
+        let Some(last) = merged.last() else {
+            return Ok(());
+        };
+        let others = merged
+            .before
+            .iter()
+            .filter(|e| !e.same_manager(&merged.mine))
+            .fold(FieldSet::default(), |all, e| all.union(&e.set));
+        let keep = merged.applied.union(&others);
+        let remove = last.set.difference(&keep);
+        let object = &mut merged.object;
+        self.walk(|w, path| w.remove(self.root, object, (&remove, Some(&keep)), path))
+            .map_err(|e| typing(&merged.ident, e))
+    }
+
+    /// The merged object with its managedFields: the applier owns what it applied; every other
+    /// manager conflicts on (without `force`) or loses what changed in its own version
+    /// (`elsewhere` for versions other than this tracker's).
+    ///
+    /// # Errors
+    /// 409 on conflicts without `force`, 500 for an object the schema cannot type.
+    pub(crate) fn settle(&self, merged: Merged, elsewhere: &Elsewhere) -> Result<Value, ApiError> {
+        let Merged {
+            mut object,
+            live,
+            applied,
+            mine,
+            before,
+            ident,
+        } = merged;
+        let zero = self.zero();
         let changes = self
-            .compare(live.as_ref().unwrap_or(&zero), &merged)
-            .map_err(typing)?;
-        let mut entries = self.take_changed_fields(&before, &mine, &changes)?;
+            .compare(live.as_ref().unwrap_or(&zero), &object)
+            .map_err(|e| typing(&ident, e))?;
+        let mut entries = self.take_changed_fields(&before, &mine, &changes, elsewhere)?;
         entries.push(Entry {
             set: applied,
             ..mine
         });
-        self.finish(&mut merged, entries, &before);
-        Ok(merged)
-    }
-
-    /// `config` merged into `start`, without the fields `mine` applied last time and no longer
-    /// applies that no other manager owns; and the set of fields `config` applies.
-    fn merge_and_prune(
-        &self,
-        start: &Value,
-        config: &Value,
-        before: &[Entry],
-        mine: &Entry,
-    ) -> Result<(Value, FieldSet), WalkError> {
-        let mut merged = self.walk(|w, path| w.merge(self.root, Some(start), config, path))?;
-        let mut applied = FieldSet::default();
-        self.walk(|w, path| w.to_set(self.root, config, path, &mut applied))?;
-        let applied = self.owned_part(&applied);
-        let others = before
-            .iter()
-            .filter(|e| !e.same_manager(mine))
-            .fold(FieldSet::default(), |all, e| all.union(&e.set));
-        if let Some(last) = before.iter().find(|e| e.same_manager(mine)) {
-            let keep = applied.union(&others);
-            let remove = last.set.difference(&keep);
-            self.walk(|w, path| w.remove(self.root, &mut merged, (&remove, Some(&keep)), path))?;
-        }
-        Ok((merged, applied))
+        self.finish(&mut object, entries, &before);
+        Ok(object)
     }
 
     /// The other managers' entries once the applier took the fields it changed: a 409 naming
@@ -262,12 +367,15 @@ impl<'a> Tracker<'a> {
         before: &[Entry],
         mine: &Entry,
         changes: &Comparison,
+        elsewhere: &Elsewhere,
     ) -> Result<Vec<Entry>, ApiError> {
-        let touched = changes.added.union(&changes.modified);
         let others = before.iter().filter(|e| !e.same_manager(mine));
         let conflicts: Vec<(&Entry, FieldSet)> = others
             .clone()
-            .map(|e| (e, e.set.intersection(&touched)))
+            .map(|e| {
+                let touched = self.changes_for(e, changes, elsewhere).touched();
+                (e, e.set.intersection(&touched))
+            })
             .filter(|(_, set)| !set.is_empty())
             .collect();
         if !conflicts.is_empty() && !self.writer.force {
@@ -276,7 +384,8 @@ impl<'a> Tracker<'a> {
         Ok(others
             .cloned()
             .map(|mut e| {
-                e.set = e.set.difference(&touched).difference(&changes.removed);
+                let own = self.changes_for(&e, changes, elsewhere);
+                e.set = e.set.difference(&own.touched()).difference(&own.removed);
                 e
             })
             .collect())
@@ -365,6 +474,12 @@ impl<'a> Tracker<'a> {
             };
         }
     }
+}
+
+/// The 500 for an apply the schema cannot type.
+fn typing(ident: &str, error: WalkError) -> ApiError {
+    let message = format!("failed to create typed patch object ({ident}): {error}");
+    ApiError::unknown(500, message)
 }
 
 /// `value` with the empty structs of `zero` it lacks.

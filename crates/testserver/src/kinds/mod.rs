@@ -20,6 +20,7 @@
 //! `deletecollection`, updates removing the last finalizer and namespace termination is
 //! [`deletion`].
 
+pub(crate) mod conversion;
 pub(crate) mod crd;
 pub(crate) mod custom_resource;
 pub(crate) mod deletion;

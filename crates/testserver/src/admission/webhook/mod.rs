@@ -32,8 +32,6 @@
 //! `matchPolicy: Equivalent` has no equivalent resources to
 //! find (one served version per resource); Go's JSON and JSONPatch error texts are Rust's.
 
-mod client;
-pub(crate) use client::post_conversion_review;
 pub(crate) mod config;
 mod review;
 
@@ -265,7 +263,7 @@ impl Webhooks {
             .ca_bundle
             .as_deref()
             .map(review::decode_ca);
-        let call = client::post(&url, ca.as_deref(), body);
+        let call = crate::webhook_client::post(&url, ca.as_deref(), body);
         let bytes = match tokio::time::timeout(Duration::from_secs(seconds), call).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(why)) => return Err(format!("failed to call webhook: {why}")),
