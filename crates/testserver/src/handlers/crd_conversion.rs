@@ -21,9 +21,8 @@
 //!   convert; this server answers it like a get (500).
 //! - Table answers use the request version's printer columns on the stored object, before any
 //!   conversion.
-//! - Pruning, defaulting and validation by the CRD's schema run in the storage version once the
-//!   object is converted (the real server prunes and defaults in the request's version too, and
-//!   validates there).
+//! - Validation by the CRD's schema runs in the storage version, on the converted object (the
+//!   real server validates in the request's version); pruning and defaulting run in both.
 
 use std::sync::Arc;
 

@@ -20,7 +20,7 @@
 use kubegen_fieldpath::FieldSet;
 use serde_json::Value;
 
-use crate::apply::Merged;
+use crate::apply::applier::Merged;
 use crate::apply::managed::Entry;
 use crate::handlers::crd_conversion::Edge;
 use crate::handlers::crd_write::VersionSchemas;

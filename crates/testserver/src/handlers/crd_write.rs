@@ -30,7 +30,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Response};
 use serde_json::{Map, Value};
 
-use crate::apply::{Config, Fields, KindSchemas, Merged, Tracker, managed};
+use crate::apply::applier::Merged;
+use crate::apply::{Config, Fields, KindSchemas, Tracker, managed};
 use crate::body::BoxBody;
 use crate::handlers::crd_conversion::{Edge, in_version};
 use crate::handlers::{create, update};
@@ -55,7 +56,7 @@ enum Change {
 /// The incoming object in the request's version, before its managers settle.
 enum Incoming {
     Update(Value),
-    Apply(Merged),
+    Apply(Box<Merged>),
 }
 
 /// One object in several versions, by version name.
@@ -234,11 +235,8 @@ impl Edge {
             Change::Apply(config) => {
                 let tracker = self.request_tracker(schemas)?;
                 let manager = scope.writer.applier()?;
-                return Ok(Incoming::Apply(tracker.merge(
-                    Some(old),
-                    config,
-                    manager,
-                )?));
+                let merged = tracker.merge(Some(old), config, manager)?;
+                return Ok(Incoming::Apply(Box::new(merged)));
             }
         };
         custom_resource::decode(state, &scope.def, &mut object);
@@ -279,7 +277,7 @@ impl Edge {
                 tracker.record_update(view(olds, request), &mut object, &elsewhere)?;
                 object
             }
-            Incoming::Apply(merged) => tracker.settle(merged, &elsewhere)?,
+            Incoming::Apply(merged) => tracker.settle(*merged, &elsewhere)?,
         };
         let stored = view(news, &self.versions.storage).cloned();
         let Some(Value::Object(mut stored)) = stored else {
