@@ -69,14 +69,14 @@ fn view<'v>(views: &'v Views, version: &str) -> Option<&'v Value> {
         .map(|(_, object)| object)
 }
 
-/// The schemas of every version the CRD serves, with the request's scope in each: what the
+/// The schemas of the versions a write settles in, with the request's scope in each: what the
 /// trackers of each version need, loaded once under the storage lock.
 pub(super) struct VersionSchemas(Vec<(Scope, KindSchemas)>);
 
 impl VersionSchemas {
-    fn load(state: &State, edge: &Edge) -> Result<VersionSchemas, ApiError> {
-        let served = edge.versions.served.iter();
-        served
+    fn load(state: &State, edge: &Edge, versions: &[String]) -> Result<VersionSchemas, ApiError> {
+        versions
+            .iter()
             .map(|version| {
                 let scope = in_version(&edge.request_scope, version);
                 KindSchemas::load(state, &scope.def).map(|schemas| (scope, schemas))
@@ -85,7 +85,7 @@ impl VersionSchemas {
             .map(VersionSchemas)
     }
 
-    /// The tracker of this write in `version`, if the CRD serves it.
+    /// The tracker of this write in `version`, if it is one of those loaded.
     pub(super) fn tracker(&self, version: &str) -> Option<Tracker<'_>> {
         let (scope, schemas) = self.0.iter().find(|(s, _)| s.def.version == version)?;
         Some(Tracker::new(schemas, scope))
@@ -148,7 +148,7 @@ impl Edge {
         let request = self.request_version();
         let (schemas, incoming) = {
             let state = store.lock();
-            let schemas = VersionSchemas::load(&state, self)?;
+            let schemas = VersionSchemas::load(&state, self, &versions)?;
             let old = view(&olds, request).unwrap_or(&old.value);
             let incoming = self.incoming(&state, &schemas, change, old)?;
             (schemas, incoming)

@@ -16,7 +16,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::admission::plugin::{Attributes, Operation};
-use crate::kinds::conversion::CrdVersions;
 use crate::kinds::namespace::{namespaces, ns_key};
 use crate::registry::ResourceKey;
 use crate::storage::State;
@@ -136,16 +135,16 @@ impl Phase {
     }
 }
 
-/// The webhooks of `phase` whose rules and namespace selector match the write, configurations in
-/// name order. Writes to the webhook configurations themselves are exempt, as on the real
-/// server (a broken webhook could otherwise never be removed).
+/// The webhooks of `phase` whose rules (in the request's version or, `served` being the versions
+/// of the written custom resource, an equivalent one) and namespace selector match the write,
+/// configurations in name order. Writes to the webhook configurations themselves are exempt, as
+/// on the real server (a broken webhook could otherwise never be removed).
 pub(crate) fn matching(
-    state: &State,
-    phase: Phase,
+    (phase, served): (Phase, &[String]),
     attributes: &Attributes<'_>,
     object: Option<&Value>,
 ) -> Vec<Webhook> {
-    let scope = attributes.scope;
+    let (state, scope) = (attributes.state, attributes.scope);
     if scope.def.group == "admissionregistration.k8s.io" {
         return Vec::new();
     }
@@ -163,14 +162,13 @@ pub(crate) fn matching(
         crate::object::meta_str(&a.value, "name").cmp(crate::object::meta_str(&b.value, "name"))
     });
     let labels = namespace_labels(state, attributes, object);
-    let served = CrdVersions::of(state, &scope.def).map(|v| v.served);
     configurations
         .iter()
         .filter_map(|c| c.value.get("webhooks").cloned())
         .filter_map(|w| serde_json::from_value::<Vec<Webhook>>(w).ok())
         .flatten()
         .filter_map(|mut w| {
-            w.version = w.matched_version(attributes, served.as_deref().unwrap_or_default())?;
+            w.version = w.matched_version(attributes, served)?;
             Some(w)
         })
         .filter(|w| {

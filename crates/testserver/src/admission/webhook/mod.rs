@@ -87,8 +87,10 @@ impl Webhooks {
         options: Value,
     ) -> Webhooks {
         let state = attributes.state;
-        let mutating = config::matching(state, Phase::Mutating, attributes, object);
-        let validating = config::matching(state, Phase::Validating, attributes, object);
+        let versions = CrdVersions::of(state, &attributes.scope.def);
+        let served = versions.as_ref().map_or(&[][..], |v| &v.served);
+        let mutating = config::matching((Phase::Mutating, served), attributes, object);
+        let validating = config::matching((Phase::Validating, served), attributes, object);
         let services = mutating
             .iter()
             .chain(&validating)
@@ -110,7 +112,7 @@ impl Webhooks {
             mutating,
             validating,
             review: Review::new(attributes, options),
-            versions: CrdVersions::of(state, &attributes.scope.def),
+            versions,
             version: attributes.scope.def.version.clone(),
             olds: Vec::new(),
             services,
