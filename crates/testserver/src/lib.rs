@@ -30,8 +30,9 @@
 //!                         fieldValidation                      fieldvalidation.rs, request/query.rs
 //!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
 //!                         TokenRequest); a custom resource       delete,scale,review,token}.rs,
-//!                         in a non-storage version converted    handlers/crd_conversion.rs
-//!                         in and out around it
+//!                         served in several versions: writes    handlers/crd_{conversion,write,
+//!                         made in the request's version,         prune}.rs
+//!                         answers converted to it
 //!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
 //!                         and the webhooks, outside the lock)   admission/webhook/
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
@@ -41,7 +42,7 @@
 //! 10. encode            JSON/protobuf, lists, watch frames,   encode/, table/
 //!                         Tables, PartialObjectMetadata
 //! bottom: Status errors (status.rs), bodies and JSON responses (body.rs), object helpers
-//!         (object.rs)
+//!         (object.rs), the HTTPS client of admission and conversion webhooks (webhook_client.rs)
 //! ```
 //! Admission (7) and the strategy (8) run inside the write handlers, under the storage lock, as
 //! the real registry runs them inside `Create`/`Update`/`Delete`. Each module imports only modules
@@ -88,7 +89,9 @@
 //!   it removes the resource and its objects. A group nobody serves gets the plain-text
 //!   `404 page not found`. A CRD's versions share the storage version's objects; the others
 //!   are converted on every read, list, watch and write (`None`: `apiVersion` rewritten;
-//!   `Webhook`: a `ConversionReview` to `clientConfig.url`, failures worded as v1.36's).
+//!   `Webhook`: a `ConversionReview` to `clientConfig.url`, failures worded as v1.36's); a patch
+//!   or apply in another version applies to the object in that version, and managedFields
+//!   entries keep the version their manager wrote through (`handlers/crd_write.rs`).
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
 //!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real
@@ -114,7 +117,8 @@
 //!   (v1.36 serves no v1beta1) are called over HTTPS as v1.36 calls them — rules, selectors,
 //!   failurePolicy, timeouts, JSONPatch, reinvocation, warnings, and the real wording of
 //!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`), and CEL
-//!   `matchConditions`.
+//!   `matchConditions`; for a custom resource, the object in the version the webhook's rules
+//!   matched (`matchPolicy: Equivalent` included), as `docs/crd-conversion-reference.md` shows.
 //! - Custom resources under their CRD's structural schema (`kinds/custom_resource.rs`, through
 //!   `kubegen-apiextensions`): unknown fields pruned, defaults filled in (also into objects stored
 //!   before a default was added), OpenAPI value validation, list-type invariants and
@@ -185,6 +189,7 @@ mod storage;
 mod table;
 mod tls;
 mod validation;
+mod webhook_client;
 
 pub use apiserver::ApiServer;
 pub use authz::{

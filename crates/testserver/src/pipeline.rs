@@ -185,6 +185,7 @@ impl ApiServer {
             format,
             writer,
             dry_run,
+            request_version: None,
         };
         if scope.subresource.as_deref() == Some("token") {
             // kubectl sends the TokenRequest in protobuf.
@@ -237,39 +238,50 @@ impl ApiServer {
             }
             _ => Vec::new(),
         };
-        // A custom resource in a version it is not stored in: the handlers run in the storage
-        // version, the edge converts in and out.
+        // A custom resource served in several versions: the handlers run in the storage
+        // version; writes are computed in the request's version, answers converted to it.
         let edge = Edge::for_scope(&self.inner.storage, scope);
-        let body = match (&edge, verb) {
-            (Some(edge), Verb::Create | Verb::Update) => edge.request_body(body).await?,
-            _ => body,
-        };
         let scope = edge.as_ref().map_or(scope, |edge| &edge.storage_scope);
-        let mut response = match verb {
-            Verb::Get => handlers::read::get(self, scope, conversion),
-            Verb::List => handlers::read::list(self, scope, &query, conversion).await,
-            Verb::Watch => watches::start(self, scope, &query, conversion).await,
-            Verb::Create => handlers::create::create(&self.inner.storage, scope, &body).await,
-            Verb::Update => handlers::update::update(&self.inner.storage, scope, &body).await,
-            Verb::Patch => {
-                handlers::update::patch(&self.inner.storage, scope, &parts.headers, &body).await
+        let mut response = match (verb, &edge) {
+            (Verb::Create | Verb::Update | Verb::Patch, Some(edge)) => {
+                edge.write(&self.inner.storage, &parts.headers, &body).await
             }
-            Verb::Delete => {
-                handlers::delete::delete(&self.inner.storage, scope, &body, &query).await
+            _ => {
+                let request = (&parts.headers, &body, &query);
+                self.handler(verb, scope, request, conversion).await
             }
-            Verb::DeleteCollection => handlers::delete::delete_collection(
-                &self.inner.storage,
-                scope,
-                &query,
-                &body,
-                self.inner.options.sharded_list_and_watch,
-            ),
         }?;
-        if let Some(edge) = edge {
+        if let Some(edge) = edge.filter(Edge::converts_answers) {
             response = edge.response(response, verb == Verb::Watch).await?;
         }
         fieldvalidation::add_warnings(&mut response, &warnings);
         Ok(response)
+    }
+
+    /// Runs the handler of `verb`.
+    async fn handler(
+        &self,
+        verb: Verb,
+        scope: &Scope,
+        (headers, body, query): (&http::HeaderMap, &Bytes, &Query),
+        conversion: Option<Conversion>,
+    ) -> Result<Response<BoxBody>, ApiError> {
+        match verb {
+            Verb::Get => handlers::read::get(self, scope, conversion),
+            Verb::List => handlers::read::list(self, scope, query, conversion).await,
+            Verb::Watch => watches::start(self, scope, query, conversion).await,
+            Verb::Create => handlers::create::create(&self.inner.storage, scope, body).await,
+            Verb::Update => handlers::update::update(&self.inner.storage, scope, body).await,
+            Verb::Patch => handlers::update::patch(&self.inner.storage, scope, headers, body).await,
+            Verb::Delete => handlers::delete::delete(&self.inner.storage, scope, body, query).await,
+            Verb::DeleteCollection => handlers::delete::delete_collection(
+                &self.inner.storage,
+                scope,
+                query,
+                body,
+                self.inner.options.sharded_list_and_watch,
+            ),
+        }
     }
 
     /// A failure `Faults` holds for this request, if any.

@@ -12,8 +12,9 @@
 //! maps the test group onto the generated types' group around it.
 //!
 //! Checked: an object written as v1alpha1 (the storage version) and read as v1, one written as
-//! v1 and read as v1alpha1, lists and watches in v1, `status.storedVersions`, and each server's
-//! answers when the webhook refuses an object and when it cannot be reached.
+//! v1 and read as v1alpha1, lists and watches in v1, patches and server-side applies in either
+//! version ([`crate::conversion_patches`]), `status.storedVersions`, and each server's answers
+//! when the webhook refuses an object and when it cannot be reached.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,7 +67,7 @@ fn request(method: &str, path: &str, body: Option<&Value>) -> http::Request<Byte
         .unwrap()
 }
 
-async fn call(
+pub(crate) async fn call(
     client: &Client,
     method: &str,
     path: &str,
@@ -148,7 +149,7 @@ async fn serve(
     (task, addr, ca)
 }
 
-fn vm(api_version: &str, name: &str, namespace: &str, spec: Value) -> Value {
+pub(crate) fn vm(api_version: &str, name: &str, namespace: &str, spec: Value) -> Value {
     json!({
         "apiVersion": api_version, "kind": "VirtualMachine",
         "metadata": {"name": name, "namespace": namespace},
@@ -204,7 +205,7 @@ async fn versions_convert_through_the_generated_webhook_on_cluster() {
 /// Where the scenario runs: the answers differ in wording between v1.36 and 1.15, and v1.36's
 /// watch cache answers one list differently (see [`unreachable`]).
 #[derive(Clone, Copy, Debug)]
-enum Server {
+pub(crate) enum Server {
     InProcess,
     Real(CrdVersion),
 }
@@ -349,6 +350,7 @@ async fn scenario(
             (json!("ADDED"), json!(v1), json!(["ssh-ed25519 BBBB bob"])),
         ]
     );
+    crate::conversion_patches::patches(&client, &group, &namespace, server).await;
     failures(&client, &group, &namespace, server.api()).await;
     unreachable(&client, &group, &namespace, server).await;
     webhook.abort();

@@ -6,6 +6,7 @@
 
 mod apply;
 mod conversion;
+mod conversion_patches;
 mod crds;
 mod fake_clientset;
 mod informers;

@@ -46,6 +46,7 @@ fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) ->
         verb: Verb::Update,
         user: UserInfo::admin(),
         dry_run: false,
+        request_version: None,
         format: crate::request::negotiation::WireFormat::Json,
         writer,
     }
@@ -101,7 +102,7 @@ fn a_create_records_maps_the_zero_value_lacks_with_a_dot() {
     let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "x", "uid": "u", "labels": {"app": "a"}}, "data": {"a": "1"}});
     Tracker::new(&schemas, &target)
-        .record_update(None, &mut object)
+        .record_update(None, &mut object, &[])
         .unwrap();
     assert_eq!(
         fields_of(&object),
@@ -125,7 +126,7 @@ fn without_field_manager_an_update_is_named_by_the_user_agent() {
     let old = cm(json!({"a": "1"}));
     let mut next = cm(json!({"a": "2"}));
     Tracker::new(&schemas, &target)
-        .record_update(Some(&old), &mut next)
+        .record_update(Some(&old), &mut next, &[])
         .unwrap();
     assert_eq!(
         fields_of(&next),
@@ -143,7 +144,7 @@ fn an_update_nobody_names_is_recorded_as_unknown() {
     let target = target("", "ConfigMap", None, Writer::default());
     let mut next = cm(json!({"a": "1"}));
     Tracker::new(&schemas, &target)
-        .record_update(None, &mut next)
+        .record_update(None, &mut next, &[])
         .unwrap();
     let managers: Vec<String> = fields_of(&next).into_iter().map(|(m, _, _)| m).collect();
     assert_eq!(managers, ["unknown"]);
@@ -157,7 +158,7 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_removed_ones() {
     let mut next = first.clone();
     next["data"] = json!({"a": "9"});
     Tracker::new(&schemas, &target)
-        .record_update(Some(&first), &mut next)
+        .record_update(Some(&first), &mut next, &[])
         .unwrap();
     assert_eq!(
         fields_of(&next),
@@ -249,7 +250,7 @@ fn status_applies_own_only_status_and_conflict_with_status_updaters() {
     let mut next = live.clone();
     next["status"] = json!({"replicas": 5});
     Tracker::new(&schemas, &updater)
-        .record_update(Some(&live), &mut next)
+        .record_update(Some(&live), &mut next, &[])
         .unwrap();
     assert_eq!(
         fields_of(&next),
@@ -354,7 +355,7 @@ fn scale_writes_are_managers_of_the_scale_subresource() {
     next["spec"]["replicas"] = json!(3);
     Tracker::new(&schemas, &target)
         .through("scale")
-        .record_update(Some(&old), &mut next)
+        .record_update(Some(&old), &mut next, &[])
         .unwrap();
     let entry = &next["metadata"]["managedFields"][0];
     assert_eq!(entry["subresource"], "scale");
@@ -368,7 +369,7 @@ fn a_created_pod_template_owns_its_containers_without_a_dot_on_the_list() {
     let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
     Tracker::new(&schemas, &target)
-        .record_update(None, &mut object)
+        .record_update(None, &mut object, &[])
         .unwrap();
     assert_eq!(
         object["metadata"]["managedFields"][0]["fieldsV1"],

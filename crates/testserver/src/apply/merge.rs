@@ -22,6 +22,13 @@ pub(crate) struct Comparison {
     pub(crate) removed: FieldSet,
 }
 
+impl Comparison {
+    /// What was added or modified: what a writer takes.
+    pub(crate) fn touched(&self) -> FieldSet {
+        self.added.union(&self.modified)
+    }
+}
+
 /// The walks, over one kind's schemas.
 pub(crate) struct Walker<'a> {
     pub(crate) schemas: Schemas<'a>,

@@ -16,17 +16,26 @@
 //!   field instead. An apply to a missing object creates it (201).
 //! - Status is a reset field of the main endpoint where the status subresource exists, and the
 //!   status endpoint owns nothing but `status`; entries carry `subresource: status`.
+//! - Each entry is in the API version its manager wrote through (a custom resource served in
+//!   several versions; an `Update` manager has an entry per version): a write's changes are
+//!   compared in every such version ([`Elsewhere`], the objects converted by
+//!   `crate::handlers::crd_write`), and each entry loses, or conflicts on, what changed in its
+//!   own version, as structured-merge-diff compares the object converted to each manager's
+//!   version. An apply among managers of several versions prunes as `Updater.prune` does,
+//!   converting the partial objects it does (`crate::handlers::crd_prune`, with the set
+//!   operations of [`versions`]).
 //!
 //! # Differences from the real server
 //! - No `ancient-changes` compaction of more than ten `Update` managers.
-//! - Managed fields are not converted between API versions (every kind here is served in one).
 //! - A configuration the schema cannot type (an associative element without its key, duplicate
 //!   keys, an object in a set) is a 500 naming the path, where the real server's message differs.
 
+pub(crate) mod applier;
 mod config;
 pub(crate) mod managed;
 pub(crate) mod merge;
 pub(crate) mod schema;
+mod versions;
 pub(crate) mod writer;
 
 use serde_json::Value;
@@ -91,8 +100,12 @@ pub(crate) fn record_write(
     if fields == Fields::TrackScale {
         tracker = tracker.through("scale");
     }
-    tracker.record_update(old, next)
+    tracker.record_update(old, next, &[])
 }
+
+/// A write's changes in API versions other than a tracker's, by `apiVersion` (see the module
+/// docs); empty for a kind served in one version.
+pub(crate) type Elsewhere = [(String, Comparison)];
 
 /// Field ownership for one write: the kind's schema, the endpoint and the writer.
 pub(crate) struct Tracker<'a> {
@@ -149,6 +162,7 @@ impl<'a> Tracker<'a> {
         &self,
         old: Option<&Value>,
         next: &mut Value,
+        elsewhere: &Elsewhere,
     ) -> Result<(), ApiError> {
         let sent = next.pointer("/metadata/managedFields");
         let before = match (sent, old) {
@@ -156,19 +170,21 @@ impl<'a> Tracker<'a> {
             (None, Some(old)) => managed::decode(old)?,
             (None, None) => Vec::new(),
         };
-        let zero = self.zero();
-        let old_plain = managed::without_managed_fields(old.unwrap_or(&zero));
-        let Ok(changes) = self.compare(&old_plain, &managed::without_managed_fields(next)) else {
+        let Some(changes) = self.changes(old, next) else {
             // An object the schema cannot type loses its managedFields, as the real server's
             // `UpdateNoErrors` answers a failed update of them.
             managed::store(next, Vec::new());
             return Ok(());
         };
-        let touched = changes.added.union(&changes.modified);
         let mut entries = before.clone();
         for entry in &mut entries {
-            entry.set = entry.set.difference(&touched).difference(&changes.removed);
+            let own = self.changes_for(entry, &changes, elsewhere);
+            entry.set = entry
+                .set
+                .difference(&own.touched())
+                .difference(&own.removed);
         }
+        let touched = changes.touched();
         let mine = self.entry(self.writer.manager(), false);
         let previous = before.iter().find(|e| e.same_manager(&mine));
         let set = previous
@@ -181,105 +197,30 @@ impl<'a> Tracker<'a> {
         Ok(())
     }
 
-    /// Applies `config` over `live` (None: the object does not exist) for `manager`, with
-    /// `force`. Returns the object to store, managedFields included.
-    ///
-    /// # Errors
-    /// 409 on conflicts without `force`, 400 for malformed managedFields or a configuration
-    /// that sets them, 500 for a configuration the schema cannot type (`failed to create typed
-    /// patch object (ns/name; group/version, Kind=kind): .spec.items: element 0: ...`, worded as
-    /// v1.36).
-    pub(crate) fn apply(
-        &self,
-        live: Option<&Value>,
-        config: &Config,
-        manager: &str,
-    ) -> Result<Value, ApiError> {
-        let typing = |e: WalkError| {
-            let message = format!(
-                "failed to create typed patch object ({}): {e}",
-                config.ident
-            );
-            ApiError::unknown(500, message)
-        };
-        let config = &config.value;
-        if config.pointer("/metadata/managedFields").is_some() {
-            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-        }
-        let before = live.map(managed::decode).transpose()?.unwrap_or_default();
-        // A new object merges into nothing but compares against the kind's zero value.
+    /// The fields a write from `old` (None: a create, compared against the kind's zero value)
+    /// to `new` added, changed and removed, in this tracker's version; `None` when the schema
+    /// cannot type them.
+    pub(crate) fn changes(&self, old: Option<&Value>, new: &Value) -> Option<Comparison> {
         let zero = self.zero();
-        let live = live.map(managed::without_managed_fields);
-        let start = live
-            .clone()
-            .unwrap_or_else(|| Value::Object(Default::default()));
-        let mine = self.entry(manager, true);
-        let (mut merged, applied) = self
-            .merge_and_prune(&start, config, &before, &mine)
-            .map_err(typing)?;
-        self.reset(&start, &mut merged);
-        let changes = self
-            .compare(live.as_ref().unwrap_or(&zero), &merged)
-            .map_err(typing)?;
-        let mut entries = self.take_changed_fields(&before, &mine, &changes)?;
-        entries.push(Entry {
-            set: applied,
-            ..mine
-        });
-        self.finish(&mut merged, entries, &before);
-        Ok(merged)
+        let old = managed::without_managed_fields(old.unwrap_or(&zero));
+        self.compare(&old, &managed::without_managed_fields(new))
+            .ok()
     }
 
-    /// `config` merged into `start`, without the fields `mine` applied last time and no longer
-    /// applies that no other manager owns; and the set of fields `config` applies.
-    fn merge_and_prune(
+    /// The changes `entry` settles against: those of its own API version.
+    fn changes_for<'c>(
         &self,
-        start: &Value,
-        config: &Value,
-        before: &[Entry],
-        mine: &Entry,
-    ) -> Result<(Value, FieldSet), WalkError> {
-        let mut merged = self.walk(|w, path| w.merge(self.root, Some(start), config, path))?;
-        let mut applied = FieldSet::default();
-        self.walk(|w, path| w.to_set(self.root, config, path, &mut applied))?;
-        let applied = self.owned_part(&applied);
-        let others = before
+        entry: &Entry,
+        own: &'c Comparison,
+        elsewhere: &'c Elsewhere,
+    ) -> &'c Comparison {
+        if entry.api_version == self.api_version {
+            return own;
+        }
+        elsewhere
             .iter()
-            .filter(|e| !e.same_manager(mine))
-            .fold(FieldSet::default(), |all, e| all.union(&e.set));
-        if let Some(last) = before.iter().find(|e| e.same_manager(mine)) {
-            let keep = applied.union(&others);
-            let remove = last.set.difference(&keep);
-            self.walk(|w, path| w.remove(self.root, &mut merged, (&remove, Some(&keep)), path))?;
-        }
-        Ok((merged, applied))
-    }
-
-    /// The other managers' entries once the applier took the fields it changed: a 409 naming
-    /// them without `force`; with it, they lose those fields (and everyone loses removed ones).
-    fn take_changed_fields(
-        &self,
-        before: &[Entry],
-        mine: &Entry,
-        changes: &Comparison,
-    ) -> Result<Vec<Entry>, ApiError> {
-        let touched = changes.added.union(&changes.modified);
-        let others = before.iter().filter(|e| !e.same_manager(mine));
-        let conflicts: Vec<(&Entry, FieldSet)> = others
-            .clone()
-            .map(|e| (e, e.set.intersection(&touched)))
-            .filter(|(_, set)| !set.is_empty())
-            .collect();
-        if !conflicts.is_empty() && !self.writer.force {
-            return Err(managed::conflict_error(&conflicts));
-        }
-        Ok(others
-            .cloned()
-            .map(|mut e| {
-                e.set = e.set.difference(&touched).difference(&changes.removed);
-                e
-            })
-            .collect())
+            .find(|(version, _)| *version == entry.api_version)
+            .map_or(own, |(_, changes)| changes)
     }
 
     fn entry(&self, manager: &str, apply: bool) -> Entry {
@@ -339,31 +280,6 @@ impl<'a> Tracker<'a> {
         }
         set.without_subtrees(&reset)
             .difference(&managed::stripped())
-    }
-
-    /// What the endpoint cannot change, put back from `live`.
-    fn reset(&self, live: &Value, merged: &mut Value) {
-        let (Some(live), Some(out)) = (live.as_object(), merged.as_object_mut()) else {
-            return;
-        };
-        let keep_status = self.subresource == "status";
-        if !keep_status && !self.status_subresource {
-            return;
-        }
-        let keys: Vec<String> = live.keys().chain(out.keys()).cloned().collect();
-        for key in keys {
-            let ignored = match keep_status {
-                true => key != "status" && key != "metadata",
-                false => key == "status",
-            };
-            if !ignored {
-                continue;
-            }
-            match live.get(&key) {
-                Some(v) => out.insert(key, v.clone()),
-                None => out.remove(&key),
-            };
-        }
     }
 }
 

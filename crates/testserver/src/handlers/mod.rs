@@ -5,6 +5,8 @@
 
 pub(crate) mod aggregated_discovery;
 pub(crate) mod crd_conversion;
+pub(crate) mod crd_prune;
+pub(crate) mod crd_write;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;

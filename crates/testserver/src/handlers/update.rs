@@ -35,18 +35,48 @@ pub(crate) async fn update(
     target: &Scope,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
+    let object = put_object(target, body)?;
+    admitted(store, target, Fields::Track, &|_, _| Ok(object.clone())).await
+}
+
+/// A PUT's body as the incoming object, its type, name and namespace checked against the URL.
+///
+/// # Errors
+/// 400 for a body that is no object or names another object.
+pub(crate) fn put_object(target: &Scope, body: &Bytes) -> Result<Map<String, Value>, ApiError> {
     let mut object = parse_object(body)?;
     check_type_meta(&mut object, &target.def)?;
-    let url_name = target.name.clone().unwrap_or_default();
-    let meta = metadata_mut(&mut object)?;
+    check_name(target, &mut object)?;
+    Ok(object)
+}
+
+/// The incoming object's name against the URL's, and its namespace normalized.
+fn check_name(target: &Scope, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
+    let meta = metadata_mut(object)?;
     let body_name = meta.get("name").and_then(Value::as_str).unwrap_or("");
-    if body_name != url_name {
+    if body_name != name {
         return Err(ApiError::bad_request(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
         )));
     }
-    normalize_namespace(meta, target)?;
-    admitted(store, target, Fields::Track, &|_, _| Ok(object.clone())).await
+    normalize_namespace(meta, target)
+}
+
+/// The patch type of a `PATCH` (its `Content-Type`); `force` is for applies only.
+///
+/// # Errors
+/// 415 for a type the kind does not take, 400 for `force` on another patch.
+pub(crate) fn patch_kind(target: &Scope, headers: &HeaderMap) -> Result<PatchKind, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
+    if kind != PatchKind::Apply {
+        target.writer.check_no_force()?;
+    }
+    Ok(kind)
 }
 
 /// `PATCH .../<plural>/<name>[/status]`.
@@ -56,34 +86,32 @@ pub(crate) async fn patch(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let kind = PatchKind::from_content_type(content_type, target.def.strategic_merge)?;
+    let kind = patch_kind(target, headers)?;
     if kind == PatchKind::Apply {
         return apply(store, target, body).await;
     }
-    target.writer.check_no_force()?;
-    let patched = |_: &State, old: &Stored| {
-        let Value::Object(mut object) = patch::apply(kind, &old.value, body, &target.def)? else {
-            return Err(ApiError::bad_request(
-                "the patched object is not a JSON object",
-            ));
-        };
-        check_type_meta(&mut object, &target.def)?;
-        let name = target.name.as_deref().unwrap_or_default();
-        let meta = metadata_mut(&mut object)?;
-        if meta.get("name").and_then(Value::as_str) != Some(name) {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({}) does not match the name on the URL ({name})",
-                meta.get("name").and_then(Value::as_str).unwrap_or("")
-            )));
-        }
-        normalize_namespace(meta, target)?;
-        Ok(object)
-    };
+    let patched = |_: &State, old: &Stored| patched_object(target, kind, &old.value, body);
     admitted(store, target, Fields::Track, &patched).await
+}
+
+/// `old` patched by `body`, as the incoming object of an update.
+///
+/// # Errors
+/// The patch does not apply (see `crate::patch`), or its result is no object or names another.
+pub(crate) fn patched_object(
+    target: &Scope,
+    kind: PatchKind,
+    old: &Value,
+    body: &Bytes,
+) -> Result<Map<String, Value>, ApiError> {
+    let Value::Object(mut object) = patch::apply(kind, old, body, &target.def)? else {
+        return Err(ApiError::bad_request(
+            "the patched object is not a JSON object",
+        ));
+    };
+    check_type_meta(&mut object, &target.def)?;
+    check_name(target, &mut object)?;
+    Ok(object)
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): merges the configuration into the
@@ -125,17 +153,17 @@ async fn apply(
 }
 
 /// How a write makes the incoming object from the stored one (a PUT's body, a patch applied).
-type Incoming<'a> =
+pub(crate) type Incoming<'a> =
     dyn Fn(&State, &Stored) -> Result<Map<String, Value>, ApiError> + Send + Sync + 'a;
 
 /// How often an update whose object changed while its webhooks ran starts over (the real
 /// `GuaranteedUpdate` retries too) before answering 409.
-const ATTEMPTS: usize = 5;
+pub(crate) const ATTEMPTS: usize = 5;
 
 /// An update through the admission webhooks: the mutating ones see the incoming object, the
 /// validating ones the object [`commit`] would store (computed as a dry run), all outside the
 /// storage lock; then the update is committed if the stored object did not change meanwhile.
-async fn admitted(
+pub(crate) async fn admitted(
     store: &Storage,
     target: &Scope,
     fields: Fields,

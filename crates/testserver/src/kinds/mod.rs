@@ -10,6 +10,7 @@
 //! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too |
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
 //! | custom resources | [`custom_resource`] | pruning, defaulting and validation by the CRD's schema on every write; defaults of a new schema filled into stored objects |
+//! | custom resources | [`conversion`] | the versions a CRD serves and the conversion of its objects between them (strategy `None` or `Webhook`) |
 //! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | here | a `/status` write also changes metadata (a Deployment's labels excepted) |
@@ -20,6 +21,7 @@
 //! `deletecollection`, updates removing the last finalizer and namespace termination is
 //! [`deletion`].
 
+pub(crate) mod conversion;
 pub(crate) mod crd;
 pub(crate) mod custom_resource;
 pub(crate) mod deletion;

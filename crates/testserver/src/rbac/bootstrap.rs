@@ -105,6 +105,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 verb: Verb::Create,
                 user: UserInfo::admin(),
                 dry_run: false,
+                request_version: None,
                 format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
                 writer: crate::apply::writer::Writer {

@@ -24,6 +24,10 @@ pub(crate) struct Scope {
     pub(crate) writer: Writer,
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
+    /// The version the request named, when the handlers run in another one (a custom resource's
+    /// storage version, `crate::handlers::crd_conversion`); `None` when it is `def.version`.
+    /// Admission webhooks match and report the request by it (`requestKind`).
+    pub(crate) request_version: Option<String>,
 }
 
 /// A scope reads as its target (`scope.def`, `scope.name`): handlers mostly ask about the

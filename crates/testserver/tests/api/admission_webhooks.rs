@@ -20,15 +20,15 @@ use tokio::net::TcpListener;
 
 use crate::common::{self, Harness};
 
-/// A webhook server: answers by path, counts calls and keeps the last review per path.
-struct Hook {
-    base: String,
-    ca_bundle: String,
+/// A webhook server: answers by path, counts calls and keeps every review with its path.
+pub(crate) struct Hook {
+    pub(crate) base: String,
+    pub(crate) ca_bundle: String,
     calls: Arc<AtomicUsize>,
-    seen: Arc<parking_lot::Mutex<Vec<(String, Value)>>>,
+    pub(crate) seen: Arc<parking_lot::Mutex<Vec<(String, Value)>>>,
 }
 
-async fn hook() -> Hook {
+pub(crate) async fn hook() -> Hook {
     let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
     params.is_ca = rcgen::IsCa::NoCa;
     let key = rcgen::KeyPair::generate().unwrap();
@@ -87,9 +87,13 @@ async fn hook() -> Hook {
 }
 
 /// The webhook's answer for `path`: `/allow`, `/deny`, `/denyplain`, `/mutate` (adds the label
-/// `mutated: yes`), `/needs-mutated` (denies objects without it), `/sleep`, `/e500`, `/warn`,
-/// `/garbage`.
+/// `mutated: yes`), `/mutate-crew` (sets `spec.crew: 9`), `/needs-mutated` (denies objects
+/// without it), `/sleep`, `/e500`, `/warn`, `/garbage`, and `/convert`, a ConversionReview
+/// answered by [`convert`]. Any other path allows.
 async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
+    if path == "/convert" {
+        return http::Response::new(Full::new(Bytes::from(convert(review).to_string())));
+    }
     let uid = review["request"]["uid"].clone();
     let mut response = json!({"uid": uid, "allowed": true});
     match path {
@@ -100,6 +104,13 @@ async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
         "/denyplain" => response = json!({"uid": uid, "allowed": false}),
         "/mutate" => {
             let patch = json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}]);
+            response["patchType"] = "JSONPatch".into();
+            response["patch"] = base64::engine::general_purpose::STANDARD
+                .encode(patch.to_string())
+                .into();
+        }
+        "/mutate-crew" => {
+            let patch = json!([{"op": "add", "path": "/spec/crew", "value": 9}]);
             response["patchType"] = "JSONPatch".into();
             response["patch"] = base64::engine::general_purpose::STANDARD
                 .encode(patch.to_string())
@@ -125,6 +136,42 @@ async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
     let review = json!({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
         "response": response});
     http::Response::new(Full::new(Bytes::from(review.to_string())))
+}
+
+/// The answer to a ConversionReview of Ships (`crate::crd_conversion`): `spec.crew` of v1 is
+/// `spec.sailors` of v2, and partial objects convert too; objects labelled
+/// `refuse: conversion` fail the review.
+fn convert(review: &Value) -> Value {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].as_str().unwrap();
+    let objects = request["objects"].as_array().unwrap();
+    let refused = objects
+        .iter()
+        .any(|o| o["metadata"]["labels"]["refuse"] == "conversion");
+    let (from, to) = match desired.ends_with("/v2") {
+        true => ("crew", "sailors"),
+        false => ("sailors", "crew"),
+    };
+    let converted: Vec<Value> = objects
+        .iter()
+        .map(|object| {
+            let mut object = object.clone();
+            object["apiVersion"] = desired.into();
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+                && let Some(value) = spec.remove(from)
+            {
+                spec.insert(to.into(), value);
+            }
+            object
+        })
+        .collect();
+    let response = match refused {
+        true => json!({"uid": request["uid"], "result": {"status": "Failure",
+            "message": "the test refuses to convert this object"}}),
+        false => json!({"uid": request["uid"], "result": {"status": "Success"},
+            "convertedObjects": converted}),
+    };
+    json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview", "response": response})
 }
 
 /// A server without a controller-manager, a namespace `wh` labelled `hooks: on`.

@@ -4,9 +4,12 @@
 //! (apiserver `pkg/admission/plugin/webhook/{configuration,predicates/rules,predicates/namespace,
 //! predicates/object}`).
 //!
-//! `matchPolicy: Equivalent` matches as `Exact` does: this server serves each resource in one
-//! version only (no equivalent resources to convert to). `matchConditions` are CEL expressions
-//! (`kubegen_apiextensions::Expression`) over `object`, `oldObject` and `request`
+//! A webhook matches in the version the request names when a rule names it; else, under
+//! `matchPolicy: Equivalent` (the default), in the first other version of the same resource its
+//! rules name (`generic/webhook.go` `ShouldCallHook`): the other versions a custom resource's CRD
+//! serves, in the CRD's order (built-in kinds here are served in one version). That version is
+//! [`Webhook::version`]: the webhook gets the object in it. `matchConditions` are CEL
+//! expressions (`kubegen_apiextensions::Expression`) over `object`, `oldObject` and `request`
 //! (`pkg/admission/plugin/webhook/matchconditions/matcher.go`).
 
 use serde::Deserialize;
@@ -41,6 +44,11 @@ pub(crate) struct Webhook {
     pub(crate) reinvocation_policy: Option<String>,
     #[serde(default)]
     match_conditions: Vec<MatchCondition>,
+    #[serde(default)]
+    match_policy: Option<String>,
+    /// The version of the written resource the webhook matched, which it is sent the object in.
+    #[serde(skip)]
+    pub(crate) version: String,
 }
 
 /// One of a webhook's `matchConditions`.
@@ -127,16 +135,16 @@ impl Phase {
     }
 }
 
-/// The webhooks of `phase` whose rules and namespace selector match the write, configurations in
-/// name order. Writes to the webhook configurations themselves are exempt, as on the real
-/// server (a broken webhook could otherwise never be removed).
+/// The webhooks of `phase` whose rules (in the request's version or, `served` being the versions
+/// of the written custom resource, an equivalent one) and namespace selector match the write,
+/// configurations in name order. Writes to the webhook configurations themselves are exempt, as
+/// on the real server (a broken webhook could otherwise never be removed).
 pub(crate) fn matching(
-    state: &State,
-    phase: Phase,
+    (phase, served): (Phase, &[String]),
     attributes: &Attributes<'_>,
     object: Option<&Value>,
 ) -> Vec<Webhook> {
-    let scope = attributes.scope;
+    let (state, scope) = (attributes.state, attributes.scope);
     if scope.def.group == "admissionregistration.k8s.io" {
         return Vec::new();
     }
@@ -159,7 +167,10 @@ pub(crate) fn matching(
         .filter_map(|c| c.value.get("webhooks").cloned())
         .filter_map(|w| serde_json::from_value::<Vec<Webhook>>(w).ok())
         .flatten()
-        .filter(|w| w.rules.iter().any(|r| r.matches(attributes)))
+        .filter_map(|mut w| {
+            w.version = w.matched_version(attributes, served)?;
+            Some(w)
+        })
         .filter(|w| {
             labels
                 .as_ref()
@@ -195,6 +206,25 @@ fn labels_of(object: Option<&Value>) -> Map<String, Value> {
 }
 
 impl Webhook {
+    /// The version this webhook is called in for the write, if any: the request's when a rule
+    /// names it, else (`Equivalent`) the first of `served` a rule names.
+    fn matched_version(&self, attributes: &Attributes<'_>, served: &[String]) -> Option<String> {
+        let scope = attributes.scope;
+        let requested = scope.request_version.as_ref().unwrap_or(&scope.def.version);
+        let named = |version: &String| self.rules.iter().any(|r| r.matches(attributes, version));
+        if named(requested) {
+            return Some(requested.clone());
+        }
+        if self.match_policy.as_deref() == Some("Exact") {
+            return None;
+        }
+        served
+            .iter()
+            .filter(|v| *v != requested)
+            .find(|v| named(v))
+            .cloned()
+    }
+
     /// Whether the `objectSelector` matches the new or the old object's labels.
     pub(crate) fn selects_object(&self, object: Option<&Value>, old: Option<&Value>) -> bool {
         [object, old]
@@ -205,7 +235,8 @@ impl Webhook {
 }
 
 impl Rule {
-    fn matches(&self, attributes: &Attributes<'_>) -> bool {
+    /// Whether the rule names the write, its resource taken in `version`.
+    fn matches(&self, attributes: &Attributes<'_>, version: &str) -> bool {
         let scope = attributes.scope;
         let operation = match attributes.operation {
             Operation::Create => "CREATE",
@@ -220,7 +251,7 @@ impl Rule {
         };
         any(&self.operations, operation)
             && any(&self.api_groups, &scope.def.group)
-            && any(&self.api_versions, &scope.def.version)
+            && any(&self.api_versions, version)
             && self
                 .resources
                 .iter()

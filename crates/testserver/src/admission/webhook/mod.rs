@@ -27,13 +27,21 @@
 //! - `matchConditions`: a webhook is called only when all hold; one that fails to evaluate is
 //!   403 `Forbidden` `<resource> "<name>" is forbidden: expression '<e>' resulted in error: <why>`
 //!   under `failurePolicy: Fail`, a webhook not called under `Ignore`.
+//! - Versions (a custom resource served in several, `docs/crd-conversion-reference.md`): a
+//!   webhook gets `object` and `oldObject` in the version its rules matched ([`config`]: the
+//!   request's, else under `matchPolicy: Equivalent` another served version), `kind` and
+//!   `resource` in that version and `requestKind`/`requestResource` in the request's; a
+//!   mutating webhook's JSONPatch applies to the object in the version it was sent in, which is
+//!   converted back. A conversion that fails is 500 `InternalError` with the conversion's
+//!   message, whatever the `failurePolicy`.
 //!
 //! # Differences
-//! `matchPolicy: Equivalent` has no equivalent resources to
-//! find (one served version per resource); Go's JSON and JSONPatch error texts are Rust's.
+//! Validating webhooks are called one after the other (the real server calls them in parallel:
+//! the first denial in configuration order wins here, any one there). Objects are converted for
+//! a webhook when it is reached, where the real server converts for all of a phase's webhooks
+//! first (a failed conversion there also spares the webhooks before it). Go's JSON and JSONPatch
+//! error texts are Rust's.
 
-mod client;
-pub(crate) use client::post_conversion_review;
 pub(crate) mod config;
 mod review;
 
@@ -44,6 +52,7 @@ use serde_json::{Map, Value};
 pub(crate) use config::Phase;
 
 use crate::admission::plugin::Attributes;
+use crate::kinds::conversion::CrdVersions;
 use crate::status::ApiError;
 use config::Webhook;
 use review::{Answer, Review};
@@ -53,6 +62,13 @@ pub(crate) struct Webhooks {
     mutating: Vec<Webhook>,
     validating: Vec<Webhook>,
     review: Review,
+    /// The CRD's versions, for a custom resource: webhooks of other versions get the objects
+    /// converted.
+    versions: Option<CrdVersions>,
+    /// The version the handlers pass the objects in.
+    version: String,
+    /// The old object converted to the versions asked so far.
+    olds: Vec<(String, Option<Value>)>,
     /// Services that exist, by `namespace/name` (for `clientConfig.service`).
     services: Vec<String>,
     /// Warnings the webhooks returned, in order.
@@ -71,8 +87,10 @@ impl Webhooks {
         options: Value,
     ) -> Webhooks {
         let state = attributes.state;
-        let mutating = config::matching(state, Phase::Mutating, attributes, object);
-        let validating = config::matching(state, Phase::Validating, attributes, object);
+        let versions = CrdVersions::of(state, &attributes.scope.def);
+        let served = versions.as_ref().map_or(&[][..], |v| &v.served);
+        let mutating = config::matching((Phase::Mutating, served), attributes, object);
+        let validating = config::matching((Phase::Validating, served), attributes, object);
         let services = mutating
             .iter()
             .chain(&validating)
@@ -94,6 +112,9 @@ impl Webhooks {
             mutating,
             validating,
             review: Review::new(attributes, options),
+            versions,
+            version: attributes.scope.def.version.clone(),
+            olds: Vec::new(),
             services,
             warnings: Vec::new(),
             group: attributes.scope.def.group.clone(),
@@ -136,22 +157,24 @@ impl Webhooks {
         Ok(())
     }
 
+    /// Calls one mutating webhook with the object in its version and applies its patch there.
     async fn call_mutating(
         &mut self,
         hook: &Webhook,
         object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
         let value = object.as_deref().map(|o| Value::Object(o.clone()));
+        let value = self.in_version(value, &hook.version).await?;
         let Some(answer) = self.call(hook, value.as_ref()).await? else {
             return Ok(());
         };
-        if let (Some(patch), Some(object)) = (answer.patch, object) {
-            let mut patched = Value::Object(std::mem::take(object));
-            let result = json_patch::patch(&mut patched, &patch);
-            if let Value::Object(map) = patched {
+        if let (Some(patch), Some(object), Some(mut patched)) = (answer.patch, object, value) {
+            json_patch::patch(&mut patched, &patch)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            let version = self.version.clone();
+            if let Some(Value::Object(map)) = self.in_version(Some(patched), &version).await? {
                 *object = map;
             }
-            result.map_err(|e| ApiError::internal(e.to_string()))?;
         }
         Ok(())
     }
@@ -161,31 +184,66 @@ impl Webhooks {
     /// # Errors
     /// A denial, or a failure of a `failurePolicy: Fail` webhook.
     pub(crate) async fn validate(&mut self, object: Option<&Value>) -> Result<(), ApiError> {
-        let hooks = std::mem::take(&mut self.validating);
-        let mut outcome = Ok(());
-        for hook in &hooks {
-            if let Err(e) = self.call(hook, object).await {
-                outcome = Err(e);
-                break;
+        // The object converted once per version the webhooks matched in.
+        let mut views: Vec<(String, Option<Value>)> = Vec::new();
+        for hook in self.validating.clone() {
+            if !views.iter().any(|(v, _)| *v == hook.version) {
+                let view = self.in_version(object.cloned(), &hook.version).await?;
+                views.push((hook.version.clone(), view));
             }
+            let view = views.iter().find(|(v, _)| *v == hook.version);
+            self.call(&hook, view.and_then(|(_, view)| view.as_ref()))
+                .await?;
         }
-        self.validating = hooks;
-        outcome
+        Ok(())
     }
 
-    /// Calls one webhook if its object selector matches: `Ok(None)` when it was skipped or
-    /// failed under `Ignore`.
+    /// `object` (in the version the handlers pass it in) in `version`.
+    ///
+    /// # Errors
+    /// 500 `InternalError` with the conversion's failure, as v1.36 answers it.
+    async fn in_version(
+        &self,
+        object: Option<Value>,
+        version: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        match (object, &self.versions) {
+            (Some(object), Some(versions)) => {
+                let converted = versions.convert_one(object, version).await;
+                converted
+                    .map(Some)
+                    .map_err(|e| ApiError::internal(e.message))
+            }
+            (object, _) => Ok(object),
+        }
+    }
+
+    /// The old object in `version`, converted once.
+    async fn old_in(&mut self, version: &str) -> Result<Option<Value>, ApiError> {
+        if let Some((_, old)) = self.olds.iter().find(|(v, _)| v == version) {
+            return Ok(old.clone());
+        }
+        let old = self.in_version(self.review.old.clone(), version).await?;
+        self.olds.push((version.to_owned(), old.clone()));
+        Ok(old)
+    }
+
+    /// Calls one webhook with `object` (in its version) if its object selector matches:
+    /// `Ok(None)` when it was skipped or failed under `Ignore`.
     async fn call(
         &mut self,
         hook: &Webhook,
         object: Option<&Value>,
     ) -> Result<Option<Answer>, ApiError> {
-        if !hook.selects_object(object, self.review.old.as_ref())
-            || !self.conditions_hold(hook, object)?
-        {
+        if !hook.selects_object(object, self.review.old.as_ref()) {
             return Ok(None);
         }
-        let outcome = self.exchange(hook, object).await;
+        let old = self.old_in(&hook.version).await?;
+        let objects = (object, old.as_ref());
+        if !self.conditions_hold(hook, objects)? {
+            return Ok(None);
+        }
+        let outcome = self.exchange(hook, objects).await;
         match outcome {
             Ok(answer) => {
                 self.warnings.extend(answer.warnings.iter().cloned());
@@ -206,12 +264,16 @@ impl Webhooks {
     ///
     /// # Errors
     /// 403 Forbidden for an evaluation error under `failurePolicy: Fail`.
-    fn conditions_hold(&self, hook: &Webhook, object: Option<&Value>) -> Result<bool, ApiError> {
-        let request = self.review.request(object);
+    fn conditions_hold(
+        &self,
+        hook: &Webhook,
+        objects: (Option<&Value>, Option<&Value>),
+    ) -> Result<bool, ApiError> {
+        let request = self.review.request(&hook.version, objects);
         let null = Value::Null;
         let variables = [
-            ("object", object.unwrap_or(&null)),
-            ("oldObject", self.review.old.as_ref().unwrap_or(&null)),
+            ("object", objects.0.unwrap_or(&null)),
+            ("oldObject", objects.1.unwrap_or(&null)),
             ("request", &request),
         ];
         match hook.conditions_hold(&variables) {
@@ -228,7 +290,11 @@ impl Webhooks {
     }
 
     /// One review sent and its answer read, within the webhook's timeout.
-    async fn exchange(&self, hook: &Webhook, object: Option<&Value>) -> Result<Answer, String> {
+    async fn exchange(
+        &self,
+        hook: &Webhook,
+        objects: (Option<&Value>, Option<&Value>),
+    ) -> Result<Answer, String> {
         let seconds = hook.timeout_seconds.unwrap_or(10);
         let base = match (&hook.client_config.url, &hook.client_config.service) {
             (Some(url), _) => url.clone(),
@@ -259,13 +325,13 @@ impl Webhooks {
             };
             return Err(format!("failed to call webhook: Post \"{url}\": {why}"));
         }
-        let (uid, body) = self.review.body(hook, object);
+        let (uid, body) = self.review.body(hook, objects);
         let ca = hook
             .client_config
             .ca_bundle
             .as_deref()
             .map(review::decode_ca);
-        let call = client::post(&url, ca.as_deref(), body);
+        let call = crate::webhook_client::post(&url, ca.as_deref(), body);
         let bytes = match tokio::time::timeout(Duration::from_secs(seconds), call).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(why)) => return Err(format!("failed to call webhook: {why}")),

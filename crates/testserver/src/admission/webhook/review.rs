@@ -11,10 +11,14 @@ use crate::admission::plugin::{Attributes, Operation};
 use crate::admission::webhook::config::Webhook;
 use crate::status::ApiError;
 
-/// What every review of one write carries; the object and uid are added per call.
+/// What every review of one write carries; the kind and resource in the webhook's version, the
+/// objects in it and the uid are added per call.
 pub(crate) struct Review {
     request: Value,
+    /// `group`, `kind` and `resource` of the written resource.
+    names: (String, String, String),
     pub(crate) name: String,
+    /// The stored object an update or delete changes, in the version the handlers run in.
     pub(crate) old: Option<Value>,
 }
 
@@ -31,8 +35,9 @@ impl Review {
     pub(crate) fn new(attributes: &Attributes<'_>, options: Value) -> Review {
         let scope = attributes.scope;
         let def = &scope.def;
-        let kind = json!({"group": def.group, "version": def.version, "kind": def.kind});
-        let resource = json!({"group": def.group, "version": def.version, "resource": def.plural});
+        let names = (def.group.clone(), def.kind.clone(), def.plural.clone());
+        let version = scope.request_version.as_ref().unwrap_or(&def.version);
+        let (kind, resource) = kind_and_resource(&names, version);
         let operation = match attributes.operation {
             Operation::Create => "CREATE",
             Operation::Update => "UPDATE",
@@ -43,7 +48,6 @@ impl Review {
             user["uid"] = scope.user.uid.clone().into();
         }
         let mut request = json!({
-            "kind": kind, "resource": resource,
             "requestKind": kind, "requestResource": resource,
             "operation": operation, "userInfo": user,
             "dryRun": scope.dry_run, "options": options,
@@ -57,32 +61,55 @@ impl Review {
         }
         Review {
             request,
+            names,
             name: attributes.name.to_string(),
             old: attributes.old.cloned(),
         }
     }
 
-    /// The `AdmissionRequest` about `object`, without a uid (what `matchConditions` see as
-    /// `request`).
-    pub(crate) fn request(&self, object: Option<&Value>) -> Value {
+    /// The `AdmissionRequest` to a webhook of `version` about `object` and `old` (in that
+    /// version), without a uid (what `matchConditions` see as `request`).
+    pub(crate) fn request(
+        &self,
+        version: &str,
+        (object, old): (Option<&Value>, Option<&Value>),
+    ) -> Value {
         let mut request = self.request.clone();
+        let (kind, resource) = kind_and_resource(&self.names, version);
+        request["kind"] = kind;
+        request["resource"] = resource;
         if !self.name.is_empty() {
             request["name"] = self.name.clone().into();
         }
         request["object"] = object.cloned().unwrap_or(Value::Null);
-        request["oldObject"] = self.old.clone().unwrap_or(Value::Null);
+        request["oldObject"] = old.cloned().unwrap_or(Value::Null);
         request
     }
 
     /// The review for `hook` with a fresh uid, and that uid.
-    pub(crate) fn body(&self, hook: &Webhook, object: Option<&Value>) -> (String, Bytes) {
+    pub(crate) fn body(
+        &self,
+        hook: &Webhook,
+        objects: (Option<&Value>, Option<&Value>),
+    ) -> (String, Bytes) {
         let uid = uuid::Uuid::new_v4().to_string();
-        let mut request = self.request(object);
+        let mut request = self.request(&hook.version, objects);
         request["uid"] = uid.clone().into();
         let version = version_for(hook);
         let review = json!({"kind": "AdmissionReview", "apiVersion": version, "request": request});
         (uid, Bytes::from(review.to_string()))
     }
+}
+
+/// The `GroupVersionKind` and `GroupVersionResource` of the written resource in `version`.
+fn kind_and_resource(
+    (group, kind, plural): &(String, String, String),
+    version: &str,
+) -> (Value, Value) {
+    (
+        json!({"group": group, "version": version, "kind": kind}),
+        json!({"group": group, "version": version, "resource": plural}),
+    )
 }
 
 /// The first of the webhook's `admissionReviewVersions` this server sends.

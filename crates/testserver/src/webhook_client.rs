@@ -1,5 +1,6 @@
-//! The HTTPS client that posts an `AdmissionReview` to a webhook (apiserver
-//! `pkg/util/webhook`'s client with its `caBundle` trust, `pkg/admission/plugin/webhook/request`).
+//! The HTTPS client that posts a review to a webhook: an `AdmissionReview` to an admission webhook
+//! (`crate::admission::webhook`), a `ConversionReview` to a CRD's conversion webhook
+//! (`crate::kinds::conversion`) — apiserver `pkg/util/webhook`'s client with its `caBundle` trust.
 //! A connection per call over tokio-rustls with the `ring` provider, as kubegen-client connects;
 //! failures are worded as the real server's Go client words them, since they reach the user in
 //! the `InternalError` of a `failurePolicy: Fail` webhook.
@@ -72,51 +73,6 @@ pub(crate) async fn post(url: &str, ca_pem: Option<&[u8]>, body: Bytes) -> Resul
         String::new()
     };
     Err(generic_server_response(status.as_u16(), &message))
-}
-
-/// Posts a `ConversionReview` (`apiextensions.k8s.io/<review_version>`) asking for `objects` in
-/// `desired` (apiextensions-apiserver's `webhookConverter.Convert`); returns the converted
-/// objects of a successful answer.
-///
-/// # Errors
-/// The post's failure, the answer's `result.message` when it reports a failure, or what is
-/// wrong with the answer, worded as v1.36 words them after `conversion webhook for ... failed: `.
-pub(crate) async fn post_conversion_review(
-    url: &str,
-    ca_pem: Option<&[u8]>,
-    review_version: &str,
-    desired: &str,
-    objects: Vec<serde_json::Value>,
-) -> Result<Vec<serde_json::Value>, String> {
-    let uid = uuid::Uuid::new_v4().to_string();
-    let review = serde_json::json!({
-        "kind": "ConversionReview",
-        "apiVersion": format!("apiextensions.k8s.io/{review_version}"),
-        "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objects},
-    });
-    let answer = post(url, ca_pem, Bytes::from(review.to_string())).await?;
-    let answer: serde_json::Value =
-        serde_json::from_slice(&answer).map_err(|e| format!("unmarshal ConversionReview: {e}"))?;
-    let response = &answer["response"];
-    if response.is_null() {
-        return Err("no response provided".into());
-    }
-    if response["uid"] != uid.as_str() {
-        return Err(format!(
-            "expected response.uid={uid}, got {}",
-            response["uid"].as_str().unwrap_or("")
-        ));
-    }
-    if response["result"]["status"] != "Success" {
-        return Err(response["result"]["message"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned());
-    }
-    Ok(response["convertedObjects"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default())
 }
 
 fn connector(ca_pem: Option<&[u8]>) -> Result<TlsConnector, String> {
