@@ -195,7 +195,8 @@ pub struct FieldMarkers {
     pub default: Option<String>,
     /// `+kubegen:required` (only meaningful on `Option` fields: none allowed, the checker says so).
     pub required: bool,
-    /// `+kubegen:optional`: a non-`Option` field that may be absent (`#[serde(default)]`).
+    /// `+kubegen:optional`: a non-`Option` field left out of the CRD's `required` (an empty list or
+    /// map is then not written).
     pub optional: bool,
     /// `+kubegen:listType=atomic|set|map` (`x-kubernetes-list-type`).
     pub list_type: Option<String>,

@@ -215,14 +215,14 @@ fn serde_skip(field: &Field) -> Option<&'static str> {
     }
 }
 
-/// Lists and maps tolerate absence when read (servers drop empty lists), as do `+kubegen:optional`
-/// scalars; `metadata` too, as an object in a watch event may lack it.
+/// Every field tolerates absence when read, as Go's decoder and k8s-openapi's do: a missing field
+/// is its type's `Default` (Go's zero value; for a struct with `+kubegen:default` markers, those
+/// defaults). The API server relies on it: while it prunes a server-side apply it sends a
+/// conversion webhook *partial* objects (only the fields one manager owns), and a required field
+/// that refused to be absent would fail every second apply. Checking that a field is present is
+/// the CRD schema's `required`, enforced by the server, not the decoder's.
 fn defaults_when_absent(field: &Field) -> bool {
-    field.markers.optional
-        || matches!(
-            field.ty,
-            FieldType::Vec(_) | FieldType::Map(_) | FieldType::ObjectMeta
-        )
+    !matches!(field.ty, FieldType::Option(_))
 }
 
 /// The Rust spelling of a field type in generated code.

@@ -13,6 +13,7 @@ pub struct VirtualMachine {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The wanted machine.
+    #[serde(default)]
     pub spec: VirtualMachineSpec,
     /// The observed machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,10 +69,13 @@ pub type VirtualMachineList = ::kube_core::ObjectList<VirtualMachine>;
 #[serde(rename_all = "camelCase")]
 pub struct VirtualMachineSpec {
     /// Number of virtual CPUs.
+    #[serde(default)]
     pub cpu: i32,
     /// Memory size, e.g. `4Gi`.
+    #[serde(default)]
     pub memory: ::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     /// Boot image reference.
+    #[serde(default)]
     pub image: ::std::string::String,
     /// Host name of the machine: a DNS label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,8 +84,10 @@ pub struct VirtualMachineSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ssh_keys: ::std::vec::Vec<::std::string::String>,
     /// The bus the boot disk is attached to.
+    #[serde(default)]
     pub disk_bus: ::std::string::String,
     /// Boot disk size in GiB; it may grow but never shrink.
+    #[serde(default)]
     pub disk_gi: i32,
     /// Host CPU time each virtual CPU may use, as a share of one host CPU: above 0, below 4.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,7 @@ pub struct Cluster {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The wanted cluster.
+    #[serde(default)]
     pub spec: ClusterSpec,
     /// What the provisioner observed. No status subresource (`+genclient:noStatus`): the
     /// provisioner writes it with a plain update.
@@ -69,8 +70,10 @@ pub type ClusterList = ::kube_core::ObjectList<Cluster>;
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Kubernetes version, e.g. `1.33.1`.
+    #[serde(default)]
     pub kubernetes_version: ::std::string::String,
     /// Number of worker nodes.
+    #[serde(default)]
     pub workers: i32,
     /// Cloud region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +113,7 @@ pub struct Kubeconfig {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Which cluster and how to reach it.
+    #[serde(default)]
     pub spec: KubeconfigSpec,
 }
 impl ::serde::Serialize for Kubeconfig {
@@ -157,8 +161,10 @@ pub type KubeconfigList = ::kube_core::ObjectList<Kubeconfig>;
 #[serde(rename_all = "camelCase")]
 pub struct KubeconfigSpec {
     /// Name of the Cluster.
+    #[serde(default)]
     pub cluster_name: ::std::string::String,
     /// API server URL.
+    #[serde(default)]
     pub server: ::std::string::String,
     /// Name of the Secret holding the kubeconfig file.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,6 +14,7 @@ pub struct WhiteList {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// What is allowed.
+    #[serde(default)]
     pub spec: WhiteListSpec,
     /// What the controller last observed and did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +84,7 @@ pub struct ImageRule {
     /// Image name without tag, e.g. `docker.io/library/nginx`. To allow an image pinned by digest,
     /// name the exact digest here (`docker.io/library/nginx@sha256:...`) and list no tags: digests
     /// cannot be matched against tags.
+    #[serde(default)]
     pub name: ::std::string::String,
     /// Allowed tags; every allowed tag must be listed (there is no wildcard). Empty only for a
     /// digest rule.
@@ -111,8 +113,10 @@ pub struct WhiteListStatus {
 #[serde(rename_all = "camelCase")]
 pub struct WhiteListCondition {
     /// Condition type, e.g. `Ready`.
+    #[serde(default)]
     pub type_: ::std::string::String,
     /// `True`, `False` or `Unknown`.
+    #[serde(default)]
     pub status: ::std::string::String,
     /// Machine-readable reason of the last transition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,12 +135,16 @@ pub struct WhiteListCondition {
 #[serde(rename_all = "camelCase")]
 pub struct Violation {
     /// Name of the Deployment.
+    #[serde(default)]
     pub deployment: ::std::string::String,
     /// Name of the offending container.
+    #[serde(default)]
     pub container: ::std::string::String,
     /// The image reference it used.
+    #[serde(default)]
     pub image: ::std::string::String,
     /// Why the image is not allowed.
+    #[serde(default)]
     pub reason: ::std::string::String,
     /// When the controller acted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,7 @@ pub struct Network {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The network.
+    #[serde(default)]
     pub spec: NetworkSpec,
 }
 impl ::serde::Serialize for Network {
@@ -60,7 +61,9 @@ pub type NetworkList = ::kube_core::ObjectList<Network>;
 #[serde(rename_all = "camelCase")]
 pub struct NetworkSpec {
     /// Address range in CIDR notation, e.g. `192.168.0.0/16`.
+    #[serde(default)]
     pub cidr: ::std::string::String,
     /// Gateway address inside `cidr`.
+    #[serde(default)]
     pub gateway: ::std::string::String,
 }

@@ -9,6 +9,7 @@ pub struct Rack {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Wanted state.
+    #[serde(default)]
     pub spec: RackSpec,
     /// Observed state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,6 +65,7 @@ pub type RackList = ::kube_core::ObjectList<Rack>;
 #[serde(rename_all = "camelCase")]
 pub struct RackSpec {
     /// Height units.
+    #[serde(default)]
     pub units: i32,
 }
 /// Observed state.

@@ -9,6 +9,7 @@ pub struct WorkerPool {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Wanted workers.
+    #[serde(default)]
     pub spec: WorkerPoolSpec,
     /// Observed workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,6 +65,7 @@ pub type WorkerPoolList = ::kube_core::ObjectList<WorkerPool>;
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPoolSpec {
     /// How many.
+    #[serde(default)]
     pub replicas: i32,
 }
 /// Observed workers.
@@ -79,5 +81,6 @@ pub struct WorkerPoolStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Scale {
     /// Wanted replicas.
+    #[serde(default)]
     pub replicas: i32,
 }

@@ -11,6 +11,7 @@ pub struct MachineSet {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Wanted machines.
+    #[serde(default)]
     pub spec: MachineSetSpec,
 }
 impl ::serde::Serialize for MachineSet {
@@ -58,6 +59,7 @@ pub type MachineSetList = ::kube_core::ObjectList<MachineSet>;
 #[serde(rename_all = "camelCase")]
 pub struct MachineSetSpec {
     /// How many.
+    #[serde(default)]
     pub replicas: i32,
     /// Machine labels.
     #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty")]

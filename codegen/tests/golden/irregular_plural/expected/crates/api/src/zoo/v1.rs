@@ -9,6 +9,7 @@ pub struct Fish {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec.
+    #[serde(default)]
     pub spec: AnimalSpec,
 }
 impl ::serde::Serialize for Fish {
@@ -59,6 +60,7 @@ pub struct Butterfly {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec.
+    #[serde(default)]
     pub spec: AnimalSpec,
 }
 impl ::serde::Serialize for Butterfly {
@@ -109,6 +111,7 @@ pub struct Person {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec.
+    #[serde(default)]
     pub spec: AnimalSpec,
 }
 impl ::serde::Serialize for Person {
@@ -156,5 +159,6 @@ pub type PersonList = ::kube_core::ObjectList<Person>;
 #[serde(rename_all = "camelCase")]
 pub struct AnimalSpec {
     /// Name.
+    #[serde(default)]
     pub name: ::std::string::String,
 }

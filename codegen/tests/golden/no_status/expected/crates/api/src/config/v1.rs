@@ -9,6 +9,7 @@ pub struct Setting {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The value.
+    #[serde(default)]
     pub spec: SettingSpec,
     /// Free-form notes; no status subresource.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,5 +65,6 @@ pub type SettingList = ::kube_core::ObjectList<Setting>;
 #[serde(rename_all = "camelCase")]
 pub struct SettingSpec {
     /// Value text.
+    #[serde(default)]
     pub value: ::std::string::String,
 }

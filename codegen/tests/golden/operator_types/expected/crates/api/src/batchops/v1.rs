@@ -12,6 +12,7 @@ pub struct Backup {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// What to back up and how often.
+    #[serde(default)]
     pub spec: BackupSpec,
     /// What the operator observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,20 +68,25 @@ pub type BackupList = ::kube_core::ObjectList<Backup>;
 #[serde(rename_all = "camelCase")]
 pub struct BackupSpec {
     /// Which pods to back up.
+    #[serde(default)]
     pub selector: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// How often.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: ::std::option::Option<::kube_core::Duration>,
     /// Where the backup goes.
+    #[serde(default)]
     pub target: Target,
     /// Backups kept at least.
+    #[serde(default)]
     pub min_keep: i32,
     /// Backups kept at most.
+    #[serde(default)]
     pub max_keep: i32,
     /// Extra tools' settings, kept as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: ::std::option::Option<::serde_json::Value>,
     /// An encryption key.
+    #[serde(default)]
     pub key: ::k8s_openapi::ByteString,
     /// Tags, each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -126,6 +132,7 @@ impl ::std::default::Default for BackupSpec {
 #[serde(rename_all = "camelCase")]
 pub struct Retry {
     /// Attempts at most.
+    #[serde(default)]
     pub limit: i32,
     /// Wait between attempts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +140,7 @@ pub struct Retry {
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// Share of the nodes used, above 0 and below 1.
+    #[serde(default)]
     pub share: f64,
     /// Scheduling priority; below zero yields to other backups.
     #[serde(default, skip_serializing_if = "Option::is_none")]

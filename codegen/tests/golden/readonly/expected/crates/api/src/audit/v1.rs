@@ -9,6 +9,7 @@ pub struct Record {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// What happened.
+    #[serde(default)]
     pub spec: RecordSpec,
 }
 impl ::serde::Serialize for Record {
@@ -59,6 +60,7 @@ pub struct Entry {
     #[serde(default)]
     pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// What happened.
+    #[serde(default)]
     pub spec: RecordSpec,
 }
 impl ::serde::Serialize for Entry {
@@ -106,6 +108,7 @@ pub type EntryList = ::kube_core::ObjectList<Entry>;
 #[serde(rename_all = "camelCase")]
 pub struct RecordSpec {
     /// Who did it.
+    #[serde(default)]
     pub user: ::std::string::String,
     /// When.
     #[serde(default, skip_serializing_if = "Option::is_none")]
