@@ -15,9 +15,11 @@
 //! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), the `scale` subresource's
 //!    replica and selector fields ([`scale`]), embedded resources' `apiVersion`
 //!    and `kind`, then the list-type
-//!    invariants ([`listtype`]); if one of them is blocking (wrong type, required, enum, too
-//!    long, too many), the CEL rules ([`rules`]) are skipped and a last error says "some
-//!    validation rules were not checked", else their errors follow.
+//!    invariants ([`listtype`]; on update only if the old object kept them); if the schema has
+//!    CEL rules ([`rules`]) and one of the errors is blocking (wrong type, required, enum, too
+//!    long, too many), they are skipped and a last error says "some validation rules were not
+//!    checked", else their errors follow. [`Schema::validate_status`] is the same for a write
+//!    of `/status`, with only the status checked against the schema.
 //!
 //! Both `apiextensions.k8s.io/v1` CRDs and v1beta1 ones (`spec.validation.openAPIV3Schema` or
 //! per version; pruning only with `preserveUnknownFields: false`) are read.
@@ -133,7 +135,7 @@ impl Schema {
     }
 
     /// Every problem of `object` (with `old`, the stored object, on update), in the order the
-    /// real server reports them.
+    /// real server reports them (`customResourceStrategy.Validate` / `ValidateUpdate`).
     #[must_use]
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = Vec::new();
@@ -142,7 +144,55 @@ impl Schema {
             scale.validate(object, &mut errors);
         }
         validation::embedded_resources(object, self.node(), "", &mut errors);
-        listtype::validate(object, self.node(), "", &mut errors);
+        self.list_types(object, old, &mut errors);
+        self.rules(object, old, &mut errors);
+        errors
+    }
+
+    /// Every problem of `object` written through its `/status` subresource over `old`
+    /// (`statusStrategy.ValidateUpdate`): only the status is checked against the schema — its
+    /// own, so messages name paths from the status down (`replicas in body ...` for the field
+    /// `status.replicas`) — then the scale subresource's status fields, and the list types and
+    /// CEL rules of the whole object, as on any update.
+    #[must_use]
+    pub fn validate_status(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let (Some(status), Some(schema)) = (object.get("status"), self.node().field("status")) {
+            validation::validate(status, old.get("status"), schema, "", &mut errors);
+            for error in &mut errors {
+                error.field = match error.field.as_str() {
+                    "<nil>" => "status".into(),
+                    field => format!("status.{field}"),
+                };
+            }
+        }
+        if let Some(scale) = &self.scale {
+            scale.validate_status(object, &mut errors);
+        }
+        self.list_types(object, Some(old), &mut errors);
+        self.rules(object, Some(old), &mut errors);
+        errors
+    }
+
+    /// The list-type invariants, ratcheted as a whole: on update, only when the old object kept
+    /// them.
+    fn list_types(&self, object: &Value, old: Option<&Value>, errors: &mut Vec<FieldError>) {
+        if let Some(old) = old {
+            let mut before = Vec::new();
+            listtype::validate(old, self.node(), "", &mut before);
+            if !before.is_empty() {
+                return;
+            }
+        }
+        listtype::validate(object, self.node(), "", errors);
+    }
+
+    /// The CEL rules, when the schema has any (the real server has no CEL validator otherwise):
+    /// skipped with a last error after a blocking one.
+    fn rules(&self, object: &Value, old: Option<&Value>, errors: &mut Vec<FieldError>) {
+        if self.compiled.is_empty() {
+            return;
+        }
         if errors.iter().any(|e| e.kind.blocks_rules()) {
             errors.push(FieldError::new(
                 ErrorType::Invalid,
@@ -153,9 +203,8 @@ impl Schema {
                     .into(),
             ));
         } else {
-            rules::validate(&self.compiled, object, old, self.node(), "", &mut errors);
+            rules::validate(&self.compiled, object, old, self.node(), "", errors);
         }
-        errors
     }
 }
 
@@ -168,6 +217,9 @@ mod pruning_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod rules_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod status_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod validation_tests;

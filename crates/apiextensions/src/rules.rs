@@ -51,6 +51,11 @@ impl Compiled {
         }
     }
 
+    /// Whether the schema has no rule at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn program(&self, source: &str) -> Option<&Program> {
         self.0.get(source)?.as_deref()
     }

@@ -27,30 +27,20 @@ impl ScalePaths {
         })
     }
 
+    /// The spec replicas and status checks, as a create or an update of the object validates
+    /// them (`ValidateScaleSpec` then `ValidateScaleStatus`).
     pub(crate) fn validate(&self, object: &Value, errors: &mut Vec<FieldError>) {
-        for path in [&self.spec_replicas, &self.status_replicas]
-            .into_iter()
-            .flatten()
-        {
-            let invalid = |value: Value, detail: String| {
-                FieldError::shown(ErrorType::Invalid, path, &value, detail)
-            };
-            match nested(object, path, "int64") {
-                Err(detail) => errors.push(invalid(0.into(), detail)),
-                Ok(Some(Value::Number(n))) if n.as_i64().is_some_and(|i| i < 0) => {
-                    errors.push(invalid(
-                        Value::Number(n.clone()),
-                        "should be a non-negative integer".into(),
-                    ));
-                }
-                Ok(Some(Value::Number(n)))
-                    if n.as_i64().is_some_and(|i| i > i64::from(i32::MAX)) =>
-                {
-                    let detail = format!("should be less than or equal to {}", i32::MAX);
-                    errors.push(invalid(Value::Number(n.clone()), detail));
-                }
-                Ok(_) => {}
-            }
+        if let Some(path) = &self.spec_replicas {
+            replicas(object, path, errors);
+        }
+        self.validate_status(object, errors);
+    }
+
+    /// The status replicas and label selector checks alone, as a write of `/status` validates
+    /// them (`ValidateScaleStatus`).
+    pub(crate) fn validate_status(&self, object: &Value, errors: &mut Vec<FieldError>) {
+        if let Some(path) = &self.status_replicas {
+            replicas(object, path, errors);
         }
         if let Some(path) = &self.label_selector
             && let Err(detail) = nested(object, path, "string")
@@ -62,6 +52,26 @@ impl ScalePaths {
                 detail,
             ));
         }
+    }
+}
+
+/// A replica count at `path`, if present: a non-negative int32.
+fn replicas(object: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    let invalid =
+        |value: Value, detail: String| FieldError::shown(ErrorType::Invalid, path, &value, detail);
+    match nested(object, path, "int64") {
+        Err(detail) => errors.push(invalid(0.into(), detail)),
+        Ok(Some(Value::Number(n))) if n.as_i64().is_some_and(|i| i < 0) => {
+            errors.push(invalid(
+                Value::Number(n.clone()),
+                "should be a non-negative integer".into(),
+            ));
+        }
+        Ok(Some(Value::Number(n))) if n.as_i64().is_some_and(|i| i > i64::from(i32::MAX)) => {
+            let detail = format!("should be less than or equal to {}", i32::MAX);
+            errors.push(invalid(Value::Number(n.clone()), detail));
+        }
+        Ok(_) => {}
     }
 }
 

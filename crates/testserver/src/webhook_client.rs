@@ -42,7 +42,10 @@ pub(crate) async fn post(url: &str, ca_pem: Option<&[u8]>, body: Bytes) -> Resul
         .await
         .map_err(|e| go(e.to_string()))?;
     tokio::spawn(connection);
-    let request = Request::post(uri.clone())
+    // The request line names the path alone (origin-form), as Go's client sends it: a webhook
+    // server may route on it.
+    let target = uri.path_and_query().map_or("/", |p| p.as_str());
+    let request = Request::post(target)
         .header(header::HOST, uri.authority().map_or("", |a| a.as_str()))
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ACCEPT, "application/json, */*")
