@@ -229,8 +229,15 @@ impl ApiServer {
         if let Some(review) = strategy_for(&scope.def).review() {
             return handlers::review::create(self, scope, review, &body);
         }
+        // A custom resource served in several versions: the handlers run in the storage
+        // version; writes are computed in the request's version, answers converted to it.
+        let edge = Edge::for_scope(&self.inner.storage, scope);
         if scope.subresource.as_deref() == Some("scale") {
-            return handlers::scale::serve(&self.inner.storage, scope, &parts.headers, &body);
+            let store = &self.inner.storage;
+            return match edge {
+                Some(edge) => edge.scale(store, &parts.headers, &body).await,
+                None => handlers::scale::serve(store, scope, &parts.headers, &body),
+            };
         }
         let warnings = match verb {
             Verb::Create | Verb::Update | Verb::Patch => {
@@ -238,9 +245,6 @@ impl ApiServer {
             }
             _ => Vec::new(),
         };
-        // A custom resource served in several versions: the handlers run in the storage
-        // version; writes are computed in the request's version, answers converted to it.
-        let edge = Edge::for_scope(&self.inner.storage, scope);
         let scope = edge.as_ref().map_or(scope, |edge| &edge.storage_scope);
         let mut response = match (verb, &edge) {
             (Verb::Create | Verb::Update | Verb::Patch, Some(edge)) => {

@@ -219,9 +219,14 @@ pub(crate) fn without_managed_fields(object: &Value) -> Value {
 }
 
 /// Keeps each entry's time when its set did not change since `before`, and stamps `now` on the
-/// others.
+/// others. A manager of `scale` has none: the real server rebuilds its entry from the Scale's
+/// without one (`ScaleHandler.ToParent`).
 pub(crate) fn stamp_times(entries: &mut [Entry], before: &[Entry], now: &str) {
     for entry in entries {
+        if entry.subresource == "scale" {
+            entry.time = None;
+            continue;
+        }
         let unchanged = before
             .iter()
             .find(|old| old.same_manager(entry))

@@ -34,7 +34,7 @@ use crate::apply::applier::Merged;
 use crate::apply::{Config, Fields, KindSchemas, Tracker, managed};
 use crate::body::BoxBody;
 use crate::handlers::crd_conversion::{Edge, in_version};
-use crate::handlers::{create, update};
+use crate::handlers::{create, scale, update};
 use crate::kinds::custom_resource;
 use crate::object::parse_object;
 use crate::patch::PatchKind;
@@ -51,6 +51,8 @@ enum Change {
     Put(Bytes),
     Patch(PatchKind, Bytes),
     Apply(Config),
+    /// A `PUT` (`None`) or a patch of its `/scale` (`crate::handlers::crd_scale`).
+    Scale(Option<PatchKind>, Bytes),
 }
 
 /// The incoming object in the request's version, before its managers settle.
@@ -104,9 +106,10 @@ impl Edge {
         body: &Bytes,
     ) -> Result<Response<BoxBody>, ApiError> {
         let scope = &self.request_scope;
-        let change = match scope.verb {
-            Verb::Create => return self.create(store, body).await,
-            Verb::Update => Change::Put(body.clone()),
+        let change = match (scope.verb, scope.subresource.as_deref()) {
+            (_, Some("scale")) => Change::Scale(scale::scale_patch(scope, headers)?, body.clone()),
+            (Verb::Create, _) => return self.create(store, body).await,
+            (Verb::Update, _) => Change::Put(body.clone()),
             _ => match update::patch_kind(scope, headers)? {
                 PatchKind::Apply => Change::Apply(Config::parse(body, scope)?),
                 kind => Change::Patch(kind, body.clone()),
@@ -237,6 +240,11 @@ impl Edge {
                 let manager = scope.writer.applier()?;
                 let merged = tracker.merge(Some(old), config, manager)?;
                 return Ok(Incoming::Apply(Box::new(merged)));
+            }
+            Change::Scale(patch, body) => {
+                let paths = scale::paths(scope)?;
+                let object = scale::scaled(scope, (*patch, body), old, &paths)?;
+                return Ok(Incoming::Update(Value::Object(object)));
             }
         };
         custom_resource::decode(state, &scope.def, &mut object);

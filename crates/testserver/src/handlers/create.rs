@@ -13,6 +13,7 @@ use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
+use crate::handlers::crd_validation;
 use crate::kinds::{custom_resource, strategy_for};
 use crate::object::{metadata_mut, now, parse_object};
 use crate::registry::ResourceDefinition;
@@ -74,6 +75,7 @@ pub(crate) async fn insert(
     };
     webhooks.mutate(Some(&mut object)).await?;
     let (key, object) = prepare(&store.lock(), target, object, fields)?;
+    crd_validation::in_request_version(store, target, &key.1, (&object, None)).await?;
     if webhooks.has_validating() {
         webhooks.set_name(&key.1);
         webhooks.validate(Some(&object)).await?;
@@ -163,7 +165,7 @@ fn prepare(
     }
     strategy_for(def).prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
-    custom_resource::admit(state, def, &name, &mut object, None)?;
+    crd_validation::admit(state, target, &name, &mut object, None)?;
     record_write(state, target, fields, None, &mut object)?;
     if let Some(too_long) = data_size_cause(def, &object) {
         return Err(ApiError::invalid(

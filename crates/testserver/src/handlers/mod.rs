@@ -6,6 +6,8 @@
 pub(crate) mod aggregated_discovery;
 pub(crate) mod crd_conversion;
 pub(crate) mod crd_prune;
+pub(crate) mod crd_scale;
+pub(crate) mod crd_validation;
 pub(crate) mod crd_write;
 pub(crate) mod create;
 pub(crate) mod delete;

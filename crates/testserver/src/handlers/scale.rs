@@ -12,8 +12,24 @@
 //!   is a precondition checked against the parent (409 on `deployments.apps "x"`), the parent
 //!   gets a new resourceVersion, a generation bump and a `MODIFIED` watch event; setting the
 //!   same count changes nothing.
-//! - Negative replicas are 422 `Scale.autoscaling "x" is invalid`; a custom resource without its
-//!   spec replicas field is a 500 on GET, as the real server answers.
+//! - A built-in's negative replicas are 422 `Scale.autoscaling "x" is invalid`; a custom
+//!   resource's are its own 422 (`.spec.replicas: Invalid value: -1: should be a non-negative
+//!   integer`), its schema validating the object first. A custom resource without its spec
+//!   replicas field is a 500 on GET; a patch starts from a Scale showing the smallest int32
+//!   there, and a write that leaves it so is a 400 `the spec replicas field ".spec.replicas"
+//!   cannot be empty`, as v1.36 answers.
+//! - The writer is an `Update` manager with `subresource: scale` and no `time`, owning the
+//!   replicas field, which leaves the managers who owned it.
+//!
+//! A custom resource whose CRD serves several versions is scaled in the version the request
+//! names (`crate::handlers::crd_scale`).
+//!
+//! # Differences from the real server
+//! - A scale of an object whose replicas field no manager owns records the writer; v1.36
+//!   records none (the Scale it tracks has no managedFields, and a field manager does not
+//!   start tracking an object on an update).
+//! - No admission webhook is called; v1.36 calls those whose rules name `<plural>/scale`, with
+//!   the Scale.
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
@@ -31,7 +47,6 @@ use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
 use crate::storage::Storage;
-use crate::storage::objects::Stored;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).
 fn pointer(path: &str) -> String {
@@ -41,41 +56,27 @@ fn pointer(path: &str) -> String {
         .collect()
 }
 
-/// `GET|PUT|PATCH .../<plural>/<name>/scale`.
+/// `GET|PUT|PATCH .../<plural>/<name>/scale` (of a custom resource whose CRD serves several
+/// versions: `crate::handlers::crd_scale`).
 pub(crate) fn serve(
     store: &Storage,
     target: &Scope,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let paths = target
-        .def
-        .scale_subresource
-        .clone()
-        .ok_or_else(ApiError::unknown_path)?;
+    let paths = paths(target)?;
     let mut state = store.lock();
     let (parent, key) = existing(&state, target).map_err(|e| not_found_scale(target, e))?;
     let parent = parent.clone();
-    let old = scale_of(&target.def, &paths, &parent)?;
-    let wanted = match target.verb {
-        Verb::Update => parse_object(body)?,
-        Verb::Patch => patched(headers, body, &old)?,
-        // Only get, update and patch are routed to `/scale`.
-        _ => return Ok(json_response(StatusCode::OK, Bytes::from(old.to_string()))),
-    };
-    let replicas = check_scale(target, &parent, &wanted)?;
-    let mut next = (*parent.value).clone();
-    set_replicas(&mut next, &paths.spec_replicas_path, replicas, &target.def)?;
-    if let Some(rv) = wanted
-        .get("metadata")
-        .and_then(|m| m.get("resourceVersion"))
-        .filter(|rv| rv.as_str().is_some_and(|s| !s.is_empty()))
-    {
-        next["metadata"]["resourceVersion"] = rv.clone();
+    if target.verb == Verb::Get {
+        let scale = scale_of(&target.def, &paths, &parent.value)?;
+        return Ok(json_response(
+            StatusCode::OK,
+            Bytes::from(scale.to_string()),
+        ));
     }
-    let Value::Object(next) = next else {
-        return Err(ApiError::internal("the stored object is not a JSON object"));
-    };
+    let patch = scale_patch(target, headers)?;
+    let next = scaled(target, (patch, body), &parent.value, &paths)?;
     let mut parent_target = target.clone();
     parent_target.target.subresource = None;
     let stored = update::commit(
@@ -87,18 +88,88 @@ pub(crate) fn serve(
         crate::apply::Fields::TrackScale,
     )?;
     store.notify(state.store.current_rv());
-    let scale = scale_of(&target.def, &paths, &stored)?;
+    let scale = scale_of(&target.def, &paths, &stored.value)?;
     Ok(json_response(
         StatusCode::OK,
         Bytes::from(scale.to_string()),
     ))
 }
 
+/// The paths of the request's kind's `scale` subresource.
+///
+/// # Errors
+/// 404 for a kind without one.
+pub(crate) fn paths(target: &Scope) -> Result<ScaleSubresource, ApiError> {
+    target
+        .def
+        .scale_subresource
+        .clone()
+        .ok_or_else(ApiError::unknown_path)
+}
+
+/// The patch type of a `PATCH` of the Scale (a built-in type: strategic merge too); `None` for
+/// a `PUT`.
+///
+/// # Errors
+/// 415 for a type the Scale does not take.
+pub(crate) fn scale_patch(
+    target: &Scope,
+    headers: &HeaderMap,
+) -> Result<Option<PatchKind>, ApiError> {
+    if target.verb != Verb::Patch {
+        return Ok(None);
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    PatchKind::from_content_type(content_type, true).map(Some)
+}
+
+/// `parent` with the replicas of the Scale a `PUT` sends or a patch (`Some` kind) makes, the
+/// Scale's `resourceVersion`, if any, as its precondition.
+///
+/// # Errors
+/// The Scale's (see [`check_scale`]), or the patch's.
+pub(crate) fn scaled(
+    target: &Scope,
+    (patch, body): (Option<PatchKind>, &Bytes),
+    parent: &Value,
+    paths: &ScaleSubresource,
+) -> Result<Map<String, Value>, ApiError> {
+    let wanted = match patch {
+        None => parse_object(body)?,
+        Some(kind) => {
+            let base = scale_with(&target.def, paths, parent, Some(UNSET_REPLICAS))?;
+            patched(kind, body, &base)?
+        }
+    };
+    let replicas = check_scale(target, parent, &wanted)?;
+    if replicas == UNSET_REPLICAS && custom(&target.def) {
+        return Err(ApiError::bad_request(format!(
+            "the spec replicas field {:?} cannot be empty",
+            paths.spec_replicas_path
+        )));
+    }
+    let mut next = parent.clone();
+    set_replicas(&mut next, &paths.spec_replicas_path, replicas, &target.def)?;
+    if let Some(rv) = wanted
+        .get("metadata")
+        .and_then(|m| m.get("resourceVersion"))
+        .filter(|rv| rv.as_str().is_some_and(|s| !s.is_empty()))
+    {
+        next["metadata"]["resourceVersion"] = rv.clone();
+    }
+    match next {
+        Value::Object(next) => Ok(next),
+        _ => Err(ApiError::internal("the stored object is not a JSON object")),
+    }
+}
+
 /// A built-in's missing parent is reported on `deployments/scale.apps`, as the real server
-/// does. (Custom resources keep the parent's resource: a guess, no real server with a scalable
-/// CRD was at hand.)
+/// does; a custom resource's on the parent's resource (`boats.<group>`), as v1.36 does.
 fn not_found_scale(target: &Scope, error: ApiError) -> ApiError {
-    if error.code != 404 || target.def.group != "apps" {
+    if error.code != 404 || custom(&target.def) {
         return error;
     }
     let resource = format!("{}/scale", target.def.plural);
@@ -109,21 +180,41 @@ fn not_found_scale(target: &Scope, error: ApiError) -> ApiError {
     ApiError::not_found(what, target.name.as_deref().unwrap_or_default())
 }
 
-/// The Scale of `parent`.
+/// Whether the kind is a custom resource (the built-in scalable kinds are all `apps`).
+fn custom(def: &ResourceDefinition) -> bool {
+    def.group != "apps"
+}
+
+/// What apiextensions shows as the spec replicas a write of `/scale` starts from when the
+/// custom resource has none: the smallest int32, which the write must replace.
+const UNSET_REPLICAS: i64 = i32::MIN as i64;
+
+/// The Scale of `object`.
 ///
 /// # Errors
 /// 500 when a custom resource lacks its spec replicas field, like the real server.
-fn scale_of(
+pub(crate) fn scale_of(
     def: &ResourceDefinition,
     paths: &ScaleSubresource,
-    parent: &Stored,
+    object: &Value,
 ) -> Result<Value, ApiError> {
-    let object = &*parent.value;
-    let custom = def.group != "apps";
+    scale_with(def, paths, object, None)
+}
+
+/// The Scale of `object`; a custom resource without spec replicas shows `unset` there, or is
+/// a 500 without.
+fn scale_with(
+    def: &ResourceDefinition,
+    paths: &ScaleSubresource,
+    object: &Value,
+    unset: Option<i64>,
+) -> Result<Value, ApiError> {
+    let custom = custom(def);
     let spec = object.pointer(&pointer(&paths.spec_replicas_path));
-    let spec_replicas = match spec.and_then(Value::as_i64) {
-        Some(n) => n,
-        None if custom => {
+    let spec_replicas = match (spec.and_then(Value::as_i64), unset) {
+        (Some(n), _) => n,
+        (None, Some(unset)) if custom => unset,
+        (None, None) if custom => {
             return Err(ApiError::internal(format!(
                 "the spec replicas field \"{}\" does not exist",
                 paths.spec_replicas_path
@@ -131,7 +222,7 @@ fn scale_of(
         }
         // Built-in specs are defaulted to 1 replica by the real server; this one stores specs
         // as sent.
-        None => 1,
+        (None, _) => 1,
     };
     let status_replicas = object
         .pointer(&pointer(&paths.status_replicas_path))
@@ -182,12 +273,7 @@ fn scale_of(
 }
 
 /// The Scale after a patch of `old`.
-fn patched(headers: &HeaderMap, body: &Bytes, old: &Value) -> Result<Map<String, Value>, ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let kind = PatchKind::from_content_type(content_type, true)?;
+fn patched(kind: PatchKind, body: &Bytes, old: &Value) -> Result<Map<String, Value>, ApiError> {
     let scale_def = ResourceDefinition {
         group: "autoscaling".into(),
         version: "v1".into(),
@@ -211,7 +297,7 @@ fn patched(headers: &HeaderMap, body: &Bytes, old: &Value) -> Result<Map<String,
 /// missing namespace or negative replicas.
 fn check_scale(
     target: &Scope,
-    parent: &Stored,
+    parent: &Value,
     scale: &Map<String, Value>,
 ) -> Result<i64, ApiError> {
     for (field, want) in [("apiVersion", "autoscaling/v1"), ("kind", "Scale")] {
@@ -254,7 +340,7 @@ fn check_scale(
         }
         _ => {}
     }
-    let uid = meta_str(&parent.value, "uid");
+    let uid = meta_str(parent, "uid");
     if let Some(given) = meta
         .get("uid")
         .and_then(Value::as_str)
@@ -274,7 +360,9 @@ fn check_scale(
         .and_then(|s| s.get("replicas"))
         .and_then(Value::as_i64)
         .unwrap_or(0);
-    if replicas < 0 {
+    // A custom resource's negative replicas are its own validation's (`ValidateScaleSpec`),
+    // which comes first there.
+    if replicas < 0 && !custom(&target.def) {
         let why = format!("Invalid value: {replicas}: must be greater than or equal to 0");
         return Err(ApiError::invalid(
             "autoscaling",

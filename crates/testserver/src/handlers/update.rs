@@ -16,7 +16,7 @@ use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::handlers::create;
+use crate::handlers::{crd_validation, create};
 use crate::kinds::{Strategy, custom_resource, deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
@@ -184,7 +184,9 @@ pub(crate) async fn admitted(
             (old, key, object, webhooks)
         };
         webhooks.mutate(Some(&mut object)).await?;
-        if webhooks.has_validating() {
+        // A write in another version than the storage version validates there, outside the
+        // lock (`crate::handlers::crd_validation`), before the validating webhooks.
+        if webhooks.has_validating() || target.request_version.is_some() {
             let preview_scope = Scope {
                 dry_run: true,
                 ..target.clone()
@@ -197,6 +199,8 @@ pub(crate) async fn admitted(
                 object.clone(),
                 fields,
             )?;
+            let objects = (&*preview.value, Some(&*old.value));
+            crd_validation::in_request_version(store, target, &name, objects).await?;
             webhooks.validate(Some(&preview.value)).await?;
         }
         let mut state = store.lock();
@@ -262,7 +266,7 @@ pub(crate) fn commit(
     if !status_only && let Some(object) = next.as_object_mut() {
         strategy.prepare_for_update(object)?;
     }
-    custom_resource::admit(state, def, &name, &mut next, Some(&old.value))?;
+    crd_validation::admit(state, target, &name, &mut next, Some(&old.value))?;
     record_write(state, target, fields, Some(&old.value), &mut next)?;
     if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
         return Err(ApiError::invalid(

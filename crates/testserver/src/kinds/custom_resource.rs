@@ -5,10 +5,13 @@
 //!
 //! - [`decode`]: a request body is pruned and defaulted before admission, so mutating webhooks
 //!   see what the real server's decoder gives them;
-//! - [`admit`]: every write of a custom resource (create, update, every patch type and
-//!   server-side apply, `/status`, `/scale`, dry runs) prunes and defaults the object the write
-//!   would store, then validates it against the stored one (transition rules, ratcheting);
-//!   problems are one 422 `Invalid` with a cause each.
+//! - [`settle`] and [`validate`]: every write of a custom resource (create, update, every patch
+//!   type and server-side apply, `/status`, `/scale`, dry runs) prunes and defaults the object
+//!   the write would store, then validates it against the stored one (transition rules,
+//!   ratcheting) with the rules of the endpoint written (a `/status` write checks the status
+//!   alone against the schema); problems are one 422 `Invalid` with a cause each. A write that
+//!   names another version than the storage version is validated in the version it names
+//!   (`crate::handlers::crd_validation`).
 //! - [`default_stored`]: after a CRD is written, objects stored before a default was added get it,
 //!   as the real server fills defaults in whenever it reads from etcd (without a new
 //!   resourceVersion or watch event).
@@ -72,24 +75,43 @@ pub(crate) fn decode(state: &State, def: &ResourceDefinition, object: &mut Map<S
     }
 }
 
-/// Prunes, defaults and validates `object`, a custom resource about to be stored (`old`, the
-/// stored version, on update). Nothing happens for kinds no CRD schema covers.
+/// Which strategy validates a write of a custom resource: the resource's own, or that of its
+/// `/status` subresource (apiextensions `customResourceStrategy` / `statusStrategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Object,
+    Status,
+}
+
+/// Prunes and defaults `object`, a custom resource about to be stored, as the real server's
+/// codec does. Nothing happens for kinds no CRD schema covers.
+pub(crate) fn settle(state: &State, def: &ResourceDefinition, object: &mut Value) {
+    if let Some(schema) = schema_of(state, def) {
+        schema.prune(object);
+        schema.default(object);
+    }
+}
+
+/// Validates `object`, a custom resource about to be stored through `endpoint` (`old`, the
+/// stored version, on update: transition rules and ratcheting). Nothing happens for kinds no
+/// CRD schema covers.
 ///
 /// # Errors
 /// 422 Invalid with one cause per problem, worded as v1.36.
-pub(crate) fn admit(
+pub(crate) fn validate(
     state: &State,
     def: &ResourceDefinition,
     name: &str,
-    object: &mut Value,
-    old: Option<&Value>,
+    (object, old): (&Value, Option<&Value>),
+    endpoint: Endpoint,
 ) -> Result<(), ApiError> {
     let Some(schema) = schema_of(state, def) else {
         return Ok(());
     };
-    schema.prune(object);
-    schema.default(object);
-    let errors = schema.validate(object, old);
+    let errors = match (endpoint, old) {
+        (Endpoint::Status, Some(old)) => schema.validate_status(object, old),
+        _ => schema.validate(object, old),
+    };
     if errors.is_empty() {
         return Ok(());
     }
