@@ -11,6 +11,8 @@ mod bad_input;
 mod binary;
 mod common;
 mod crd_conversion;
+mod crd_conversion_scale;
+mod crd_conversion_validation;
 mod crud;
 mod custom_resources;
 mod discovery;
