@@ -31,8 +31,8 @@
 //!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
 //!                         TokenRequest); a custom resource       delete,scale,review,token}.rs,
 //!                         served in several versions: writes    handlers/crd_{conversion,write,
-//!                         made in the request's version,         prune}.rs
-//!                         answers converted to it
+//!                         made and validated in the request's    prune,validation,scale}.rs
+//!                         version, answers converted to it
 //!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
 //!                         and the webhooks, outside the lock)   admission/webhook/
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
@@ -91,7 +91,9 @@
 //!   are converted on every read, list, watch and write (`None`: `apiVersion` rewritten;
 //!   `Webhook`: a `ConversionReview` to `clientConfig.url`, failures worded as v1.36's); a patch
 //!   or apply in another version applies to the object in that version, and managedFields
-//!   entries keep the version their manager wrote through (`handlers/crd_write.rs`).
+//!   entries keep the version their manager wrote through (`handlers/crd_write.rs`); a write
+//!   is validated with the schema of the version it names (`handlers/crd_validation.rs`), and
+//!   `/scale` uses that version's replica paths (`handlers/crd_scale.rs`).
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
 //!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real

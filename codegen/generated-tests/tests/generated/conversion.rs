@@ -13,7 +13,8 @@
 //!
 //! Checked: an object written as v1alpha1 (the storage version) and read as v1, one written as
 //! v1 and read as v1alpha1, lists and watches in v1, patches and server-side applies in either
-//! version ([`crate::conversion_patches`]), `status.storedVersions`, and each server's answers
+//! version ([`crate::conversion_patches`]), validation in v1 ([`crate::conversion_validation`]),
+//! `status.storedVersions`, and each server's answers
 //! when the webhook refuses an object and when it cannot be reached.
 
 use std::net::SocketAddr;
@@ -351,6 +352,7 @@ async fn scenario(
         ]
     );
     crate::conversion_patches::patches(&client, &group, &namespace, server).await;
+    crate::conversion_validation::validation(&client, &group, &namespace, server).await;
     failures(&client, &group, &namespace, server.api()).await;
     unreachable(&client, &group, &namespace, server).await;
     webhook.abort();

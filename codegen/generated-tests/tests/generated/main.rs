@@ -7,6 +7,7 @@
 mod apply;
 mod conversion;
 mod conversion_patches;
+mod conversion_validation;
 mod crds;
 mod fake_clientset;
 mod informers;

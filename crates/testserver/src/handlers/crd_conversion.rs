@@ -9,7 +9,9 @@
 //! (the object, each list item, each watch event's object) converted to the request's version:
 //! one conversion per request, all of a list's items in one `ConversionReview`, as the real
 //! server converts lists. Creates, updates and patches compute their object in the request's
-//! version first, managedFields included (`crate::handlers::crd_write`).
+//! version first, managedFields included (`crate::handlers::crd_write`), and are validated in
+//! it (`crate::handlers::crd_validation`); `/scale` reads and writes the object in it
+//! (`crate::handlers::crd_scale`).
 //!
 //! # Failures (as v1.36 answers them, `codegen/generated-tests/.../conversion.rs` checks both
 //! real servers)
@@ -21,8 +23,8 @@
 //!   convert; this server answers it like a get (500).
 //! - Table answers use the request version's printer columns on the stored object, before any
 //!   conversion.
-//! - Validation by the CRD's schema runs in the storage version, on the converted object (the
-//!   real server validates in the request's version); pruning and defaulting run in both.
+//! - Pruning and defaulting run in the request's version and again in the storage version (the
+//!   real server prunes the converted object; it defaults when it reads).
 
 use std::sync::Arc;
 

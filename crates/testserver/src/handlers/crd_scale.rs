@@ -7,9 +7,9 @@
 //! A get converts the stored object to the request's version R and reads the Scale there
 //! (`crate::handlers::scale::scale_of`). A put or a patch is an update of the object in R
 //! (`crate::handlers::crd_write`): the Scale's replicas written at R's path of the object
-//! converted to R, converted back to the storage version, validated in R with the object's
-//! rules (a v2-only maximum or transition rule holds for a scale in v2), and recorded as the
-//! writer's `Update` entry `subresource: scale` in R — the replicas field leaves the entries of
+//! converted to R, validated in R with the object's rules (a v2-only maximum or transition
+//! rule holds for a scale in v2), converted back to the storage version to be stored, and
+//! recorded as the writer's `Update` entry `subresource: scale` in R — the replicas field leaves the entries of
 //! the managers who set it, in each one's version, as structured-merge-diff's `ScaleHandler`
 //! moves it; scale entries carry no `time`, as there. The answer is the Scale of the stored
 //! object converted to R.

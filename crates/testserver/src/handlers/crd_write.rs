@@ -5,26 +5,25 @@
 //! `versionConverter` compares it in the version of each managedFields entry).
 //!
 //! # How
-//! The handlers run in the storage version ([`Edge::storage_scope`]); before them, in the
-//! request's version R:
+//! In the request's version R:
 //! 1. the stored object is converted to R and to the version of each managedFields entry;
 //! 2. the incoming object is made there: a PUT's body or the patch applied to the converted
 //!    object (both pruned and defaulted by R's schema, as the real decoder does), or the
 //!    configuration merged into it; an apply then prunes what its manager stopped applying,
 //!    across versions when the managers wrote through several ([`crate::handlers::crd_prune`]);
-//! 3. it is converted to the storage version and to each entry's version, and every manager
-//!    settles against what changed in its own version (`crate::apply`): the writer's entry is in
-//!    R with R's field names, an apply conflicts with the managers of other versions on what
-//!    changed in theirs;
-//! 4. the object in the storage version, managedFields set, goes through the update handler
-//!    (admission, the strategy, the store); when the stored object changed meanwhile, all starts
-//!    over, as the real `GuaranteedUpdate` retries a patch.
+//! 3. it is converted to each entry's version, and every manager settles against what changed
+//!    in its own version (`crate::apply`): the writer's entry is in R with R's field names, an
+//!    apply conflicts with the managers of other versions on what changed in theirs;
+//! 4. the object, managedFields set, goes through the update handler in R — admission, the
+//!    strategy, validation with R's schema — and is converted to the storage version to be
+//!    stored (`crate::handlers::crd_validation`'s stages); when the stored object changed
+//!    meanwhile, all starts over, as the real `GuaranteedUpdate` retries a patch.
 //!
-//! A create converts its body (or an apply's merged configuration) once, after step 2. A patch
+//! A create converts its body (or an apply's merged configuration) once, to store it. A patch
 //! in R of an object whose managers all wrote in R or in the storage version costs two
-//! conversions (each a webhook call for strategy `Webhook`), plus the answer's.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! conversions (each a webhook call for strategy `Webhook`), plus the answer's, as on v1.36. A
+//! write of `/scale` is an update whose incoming object is the stored one in R with the
+//! Scale's replicas set (`crate::handlers::crd_scale`).
 
 use bytes::Bytes;
 use http::{HeaderMap, Response};
@@ -34,6 +33,7 @@ use crate::apply::applier::Merged;
 use crate::apply::{Config, Fields, KindSchemas, Tracker, managed};
 use crate::body::BoxBody;
 use crate::handlers::crd_conversion::{Edge, in_version};
+use crate::handlers::crd_validation::{Old, Stages};
 use crate::handlers::{create, scale, update};
 use crate::kinds::custom_resource;
 use crate::object::parse_object;
@@ -42,7 +42,7 @@ use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::request::verb::Verb;
 use crate::status::ApiError;
-use crate::storage::objects::Stored;
+use crate::storage::objects::{ObjectKey, Stored};
 use crate::storage::{State, Storage};
 use crate::validation::check_type_meta;
 
@@ -116,7 +116,8 @@ impl Edge {
             },
         };
         for _ in 0..update::ATTEMPTS {
-            let stored = existing(&store.lock(), &self.storage_scope).map(|(old, _)| old.clone());
+            let stored =
+                existing(&store.lock(), &self.storage_scope).map(|(old, key)| (old.clone(), key));
             let old = match (stored, &change) {
                 (Ok(old), _) => old,
                 (Err(missing), Change::Apply(config))
@@ -126,7 +127,7 @@ impl Edge {
                 }
                 (Err(other), _) => return Err(other),
             };
-            if let Some(response) = self.update_once(store, &change, &old).await? {
+            if let Some(response) = self.update_once(store, &change, old).await? {
                 return Ok(response);
             }
         }
@@ -138,13 +139,13 @@ impl Edge {
         ))
     }
 
-    /// Steps 1 to 4 of the module docs against `old`; `None` when the stored object changed
-    /// meanwhile.
+    /// Steps 1 to 4 of the module docs against `old` (stored under `key`); `None` when the
+    /// stored object changed meanwhile.
     async fn update_once(
         &self,
         store: &Storage,
         change: &Change,
-        old: &Stored,
+        (old, key): (Stored, ObjectKey),
     ) -> Result<Option<Response<BoxBody>>, ApiError> {
         let versions = self.settling_versions(&old.value);
         let olds = self.views(&old.value, &versions).await?;
@@ -167,24 +168,27 @@ impl Edge {
             Incoming::Update(object) => object,
             Incoming::Apply(merged) => &merged.object,
         };
-        let mut all = versions.clone();
-        all.push(self.versions.storage.clone());
-        let news = self.views(object, &all).await?;
+        let news = self.views(object, &versions).await?;
         let object = self.settle(&schemas, incoming, &olds, &news)?;
-        let stale = AtomicBool::new(false);
-        let unchanged = |_: &State, current: &Stored| {
-            if current.rv != old.rv {
-                stale.store(true, Ordering::SeqCst);
-                return Err(ApiError::internal("the stored object changed"));
-            }
-            Ok(object.clone())
+        let seen = view(&olds, request)
+            .cloned()
+            .unwrap_or_else(|| (*old.value).clone());
+        let old = Old {
+            seen: Stored::new(seen, old.rv),
+            stored: old,
+            key,
         };
-        let scope = &self.storage_scope;
-        let outcome = update::admitted(store, scope, Fields::Applied, &unchanged).await;
-        if stale.load(Ordering::SeqCst) {
-            return Ok(None);
+        update::admit_once(store, &self.stages(), Fields::Applied, &old, object).await
+    }
+
+    /// The stages of a write through this edge: admitted in the request's version, stored in
+    /// the storage version (`crate::handlers::crd_validation`).
+    fn stages(&self) -> Stages<'_> {
+        if self.converts_answers() {
+            Stages::converting(&self.request_scope, &self.storage_scope, &self.versions)
+        } else {
+            Stages::direct(&self.storage_scope)
         }
-        outcome.map(Some)
     }
 
     pub(super) fn request_version(&self) -> &str {
@@ -260,8 +264,8 @@ impl Edge {
             .ok_or_else(|| ApiError::internal("the request's version is not served"))
     }
 
-    /// Step 3: the managers settled, each in its own version; the object in the storage version
-    /// with the managedFields of the request's.
+    /// Step 3: the managers settled, each in its own version; the object in the request's
+    /// version with its managedFields.
     fn settle(
         &self,
         schemas: &VersionSchemas,
@@ -287,12 +291,10 @@ impl Edge {
             }
             Incoming::Apply(merged) => tracker.settle(*merged, &elsewhere)?,
         };
-        let stored = view(news, &self.versions.storage).cloned();
-        let Some(Value::Object(mut stored)) = stored else {
-            return Err(ApiError::internal("the converted object is not an object"));
-        };
-        set_managed_fields(&mut stored, &object);
-        Ok(stored)
+        match object {
+            Value::Object(object) => Ok(object),
+            _ => Err(ApiError::internal("the tracked object is not an object")),
+        }
     }
 
     /// A create: its body pruned, defaulted and tracked in the request's version.
@@ -329,26 +331,12 @@ impl Edge {
         self.insert(store, object).await
     }
 
-    /// Creates `object` (in the request's version, managedFields set) in the storage version.
+    /// Creates `object` (in the request's version, managedFields set): admitted there, stored in
+    /// the storage version.
     async fn insert(&self, store: &Storage, object: Value) -> Result<Response<BoxBody>, ApiError> {
-        let converted = self
-            .versions
-            .convert_one(object, &self.versions.storage)
-            .await?;
-        let Value::Object(object) = converted else {
-            return Err(ApiError::internal("the converted object is not an object"));
+        let Value::Object(object) = object else {
+            return Err(ApiError::internal("the created object is not an object"));
         };
-        create::insert(store, &self.storage_scope, object, Fields::Applied).await
+        create::insert_via(store, &self.stages(), object, Fields::Applied).await
     }
-}
-
-/// `stored`'s managedFields set to `tracked`'s (none when it has none).
-fn set_managed_fields(stored: &mut Map<String, Value>, tracked: &Value) {
-    let Some(Value::Object(meta)) = stored.get_mut("metadata") else {
-        return;
-    };
-    match tracked.pointer("/metadata/managedFields") {
-        Some(fields) => meta.insert("managedFields".into(), fields.clone()),
-        None => meta.remove("managedFields"),
-    };
 }

@@ -13,7 +13,7 @@ use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::handlers::crd_validation;
+use crate::handlers::crd_validation::{self, Stages};
 use crate::kinds::{custom_resource, strategy_for};
 use crate::object::{metadata_mut, now, parse_object};
 use crate::registry::ResourceDefinition;
@@ -41,15 +41,27 @@ pub(crate) async fn create(
 }
 
 /// Creates `object` (from a create's body, or an apply's merged configuration whose
-/// managedFields `fields` says are set already). The admission webhooks run outside the storage
-/// lock: the mutating ones on the incoming object, the validating ones on the object about to be
-/// stored (`crate::admission::webhook`).
+/// managedFields `fields` says are set already).
 pub(crate) async fn insert(
     store: &Storage,
     target: &Scope,
+    object: Map<String, Value>,
+    fields: Fields,
+) -> Result<Response<BoxBody>, ApiError> {
+    insert_via(store, &Stages::direct(target), object, fields).await
+}
+
+/// Creates `object` through `stages`: admitted and validated in the first scope, stored
+/// (converted when the stages convert) in the second. The admission webhooks run outside the
+/// storage lock: the mutating ones on the incoming object, the validating ones on the object
+/// about to be stored (`crate::admission::webhook`).
+pub(crate) async fn insert_via(
+    store: &Storage,
+    stages: &Stages<'_>,
     mut object: Map<String, Value>,
     fields: Fields,
 ) -> Result<Response<BoxBody>, ApiError> {
+    let target = stages.admit;
     let def = &target.def;
     check_type_meta(&mut object, def)?;
     let meta = metadata_mut(&mut object)?;
@@ -75,12 +87,17 @@ pub(crate) async fn insert(
     };
     webhooks.mutate(Some(&mut object)).await?;
     let (key, object) = prepare(&store.lock(), target, object, fields)?;
-    crd_validation::in_request_version(store, target, &key.1, (&object, None)).await?;
     if webhooks.has_validating() {
         webhooks.set_name(&key.1);
         webhooks.validate(Some(&object)).await?;
     }
-    let mut response = store_new(store, target, key, object)?;
+    let object = match object {
+        Value::Object(object) if stages.converts() => {
+            Value::Object(stages.to_storage(store, object).await?)
+        }
+        object => object,
+    };
+    let mut response = store_new(store, stages.store, key, object)?;
     add_warnings(&mut response, &webhooks.warnings);
     Ok(response)
 }

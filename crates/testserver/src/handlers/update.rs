@@ -16,7 +16,8 @@ use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::handlers::{crd_validation, create};
+use crate::handlers::crd_validation::{self, Old, Stages};
+use crate::handlers::create;
 use crate::kinds::{Strategy, custom_resource, deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
@@ -160,64 +161,103 @@ pub(crate) type Incoming<'a> =
 /// `GuaranteedUpdate` retries too) before answering 409.
 pub(crate) const ATTEMPTS: usize = 5;
 
-/// An update through the admission webhooks: the mutating ones see the incoming object, the
-/// validating ones the object [`commit`] would store (computed as a dry run), all outside the
-/// storage lock; then the update is committed if the stored object did not change meanwhile.
+/// An update through the admission webhooks ([`admit_once`]), started over when the stored
+/// object changed meanwhile.
 pub(crate) async fn admitted(
     store: &Storage,
     target: &Scope,
     fields: Fields,
     incoming: &Incoming<'_>,
 ) -> Result<Response<BoxBody>, ApiError> {
-    let name = target.name.clone().unwrap_or_default();
+    let stages = Stages::direct(target);
     for _ in 0..ATTEMPTS {
-        let (old, key, mut object, mut webhooks) = {
+        let (old, object) = {
             let state = store.lock();
             let (old, key) = existing(&state, target)?;
-            let old = old.clone();
-            let mut object = incoming(&state, &old)?;
-            custom_resource::decode(&state, &target.def, &mut object);
-            let attributes =
-                Attributes::new(Operation::Update, target, &name, &state).with_old(&old.value);
-            let value = Value::Object(object.clone());
-            let webhooks = Webhooks::load(&attributes, Some(&value), update_options(target));
-            (old, key, object, webhooks)
-        };
-        webhooks.mutate(Some(&mut object)).await?;
-        // A write in another version than the storage version validates there, outside the
-        // lock (`crate::handlers::crd_validation`), before the validating webhooks.
-        if webhooks.has_validating() || target.request_version.is_some() {
-            let preview_scope = Scope {
-                dry_run: true,
-                ..target.clone()
+            let object = incoming(&state, old)?;
+            let old = Old {
+                seen: old.clone(),
+                stored: old.clone(),
+                key,
             };
-            let preview = commit(
-                &mut store.lock(),
-                &preview_scope,
-                key.clone(),
-                &old,
-                object.clone(),
-                fields,
-            )?;
-            let objects = (&*preview.value, Some(&*old.value));
-            crd_validation::in_request_version(store, target, &name, objects).await?;
-            webhooks.validate(Some(&preview.value)).await?;
+            (old, object)
+        };
+        if let Some(response) = admit_once(store, &stages, fields, &old, object).await? {
+            return Ok(response);
         }
-        let mut state = store.lock();
-        if existing(&state, target)?.0.rv != old.rv {
-            continue;
-        }
-        let stored = commit(&mut state, target, key, &old, object, fields)?;
-        store.notify(state.store.current_rv());
-        let mut response = object_response(StatusCode::OK, &stored);
-        add_warnings(&mut response, &webhooks.warnings);
-        return Ok(response);
     }
+    let name = target.name.as_deref().unwrap_or_default();
     Err(ApiError::conflict(
         target.qualified(),
-        &name,
+        name,
         ApiError::MODIFIED,
     ))
+}
+
+/// One attempt of an update of `old` to `object`: the mutating webhooks see the incoming
+/// object, the validating ones the object [`commit`] would store — a dry run in the scope the
+/// `stages` admit in, where a custom resource is validated — all outside the storage lock;
+/// then the object, converted to the storage version when the stages convert, is committed if
+/// the stored object is still `old`. `None` when it is not.
+///
+/// # Errors
+/// The webhooks', the update rules' (see [`commit`]) and the conversion's.
+pub(crate) async fn admit_once(
+    store: &Storage,
+    stages: &Stages<'_>,
+    fields: Fields,
+    old: &Old,
+    mut object: Map<String, Value>,
+) -> Result<Option<Response<BoxBody>>, ApiError> {
+    let target = stages.admit;
+    let name = target.name.clone().unwrap_or_default();
+    let mut webhooks = {
+        let state = store.lock();
+        custom_resource::decode(&state, &target.def, &mut object);
+        let attributes =
+            Attributes::new(Operation::Update, target, &name, &state).with_old(&old.seen.value);
+        let value = Value::Object(object.clone());
+        Webhooks::load(&attributes, Some(&value), update_options(target))
+    };
+    webhooks.mutate(Some(&mut object)).await?;
+    if webhooks.has_validating() || stages.converts() {
+        let preview_scope = Scope {
+            dry_run: true,
+            ..target.clone()
+        };
+        let key = old.key.clone();
+        let preview = commit(
+            &mut store.lock(),
+            &preview_scope,
+            key,
+            &old.seen,
+            object.clone(),
+            fields,
+        )?;
+        webhooks.validate(Some(&preview.value)).await?;
+        if let Value::Object(previewed) = &*preview.value
+            && stages.converts()
+        {
+            object = stages.to_storage(store, previewed.clone()).await?;
+        }
+    }
+    let target = stages.store;
+    let mut state = store.lock();
+    if existing(&state, target)?.0.rv != old.stored.rv {
+        return Ok(None);
+    }
+    let stored = commit(
+        &mut state,
+        target,
+        old.key.clone(),
+        &old.stored,
+        object,
+        fields,
+    )?;
+    store.notify(state.store.current_rv());
+    let mut response = object_response(StatusCode::OK, &stored);
+    add_warnings(&mut response, &webhooks.warnings);
+    Ok(Some(response))
 }
 
 /// The request's `UpdateOptions` (a patch's too, as the real server sends them).
