@@ -256,3 +256,32 @@ async fn a_status_write_in_another_version_is_validated_with_its_status_rules_as
     ];
     assert_eq!((reply.code, reply.body), (422, invalid("c", &causes)));
 }
+
+#[tokio::test]
+async fn a_write_is_validated_before_it_is_converted_to_be_stored_as_v1_36() {
+    let (h, _hook) = ships().await;
+    let refused = |spec: Value| {
+        let mut ship = ship("v2", "k", spec);
+        ship["metadata"]["labels"] = json!({"refuse": "conversion"});
+        ship
+    };
+    // Invalid and unconvertible: the 422, as the conversion comes after the validation.
+    let reply = h.http.post(V2, refused(json!({"sailors": 11}))).await;
+    let too_many = "Invalid value: 11: spec.sailors in body should be less than or equal to 10";
+    assert_eq!(
+        (reply.code, reply.body),
+        (422, invalid("k", &[(INVALID, "spec.sailors", too_many)]))
+    );
+    // Valid: the conversion to store it fails.
+    let reply = h.http.post(V2, refused(json!({"sailors": 1}))).await;
+    let why = "conversion webhook for fleet.example.com/v2, Kind=Ship failed: the test refuses to \
+               convert this object";
+    assert_eq!(
+        (reply.code, reply.body),
+        (
+            500,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": why, "code": 500})
+        )
+    );
+}
