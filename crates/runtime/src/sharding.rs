@@ -35,9 +35,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use kube_core::Selector;
-use kubegen_cache::{
-    ClientListWatchSource, FactoryOptions, InformerFactory, ListSelectors, TweakListOptions,
-};
+use kubegen_cache::{ClientListWatchSource, InformerFactory};
 use kubegen_client::{ApiObject, Client};
 use kubegen_sharding::{HashRing, Refusal, Replica, ReplicaConfig, RingKey};
 use tokio::sync::watch;
@@ -116,9 +114,6 @@ type MakeShard = Arc<
         + Sync,
 >;
 
-/// Selects the shard's objects in the factory's informer of the sharded kind.
-type SelectShard = Arc<dyn Fn(FactoryOptions, &ReplicaConfig) -> FactoryOptions + Send + Sync>;
-
 /// [`crate::ManagerOptions::sharding`]'s ring with what it needs of the sharded kind.
 #[derive(Clone)]
 pub(crate) struct Sharding {
@@ -126,7 +121,6 @@ pub(crate) struct Sharding {
     pub(crate) config: ReplicaConfig,
     /// The sharded kind, for logs.
     pub(crate) kind: String,
-    select: SelectShard,
     make: MakeShard,
 }
 
@@ -146,35 +140,18 @@ impl Sharding {
         K: ApiObject,
         K::Scope: 'static,
     {
-        let select: SelectShard = Arc::new(|options: FactoryOptions, config: &ReplicaConfig| {
-            let shard = config.shard_selector();
-            let tweak: TweakListOptions = Arc::new(move |selectors: &mut ListSelectors| {
-                selectors.label_selector = Some(match selectors.label_selector.take() {
-                    Some(base) if !base.is_empty() => format!("{base},{shard}"),
-                    _ => shard.clone(),
-                });
-            });
-            options.tweak_list_options_for::<K>(tweak)
-        });
         let make: MakeShard = Arc::new(|client: &Client, config, factory: &InformerFactory<_>| {
-            let informer = factory.informer::<K>();
-            let replica = Replica::<K>::with_informer(client.clone(), config, informer)?;
+            let replica = Replica::<K>::in_factory(client.clone(), config, factory)?;
             Ok(Box::new(replica) as Box<dyn Shard>)
         });
         Sharding {
             config,
             kind: K::kind(&()).into_owned(),
-            select,
             make,
         }
     }
 
-    /// The factory options with the sharded kind's informer selecting this shard.
-    pub(crate) fn select(&self, options: FactoryOptions) -> FactoryOptions {
-        (self.select)(options, &self.config)
-    }
-
-    /// The replica, its shard objects read from `factory`.
+    /// The replica; `factory`'s informer of the sharded kind becomes its shard's.
     pub(crate) fn replica(
         &self,
         client: &Client,

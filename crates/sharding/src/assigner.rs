@@ -1,5 +1,6 @@
 //! The assignment passes every replica runs while it holds its Lease, in place of timebertt's
-//! central sharder: each replica moves only objects that are, or are becoming, its own.
+//! central sharder: each replica moves only objects that are, or are becoming, its own. (With
+//! `shardSelector` nothing is labelled: `server_side.rs` runs after step 1 instead.)
 //!
 //! Every `assign_period`:
 //! 1. recompute the ring from the Leases ([`crate::ring_of`]);
@@ -15,6 +16,7 @@
 //! update): a write based on a stale cache fails with 409 and is retried on the next pass.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -23,8 +25,10 @@ use kube_core::Selector;
 use kubegen_client::{ApiObject, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient};
 use serde_json::{Value, json};
 
+use crate::config::Selection;
 use crate::membership::{is_live, ring_of};
 use crate::replica::{Inner, object_key, resource_version};
+use crate::server_side::selection_of;
 
 impl<K: ApiObject> Inner<K> {
     /// The passes, forever (the caller stops it when the Lease is lost).
@@ -34,15 +38,35 @@ impl<K: ApiObject> Inner<K> {
         loop {
             tick.tick().await;
             self.refresh_ring();
-            self.hand_over().await;
-            self.assign().await;
-            self.adopt().await;
+            if self.filter.server_side() {
+                self.server_side_pass().await;
+            } else {
+                self.hand_over().await;
+                self.assign().await;
+                self.adopt().await;
+            }
         }
     }
 
+    /// Recomputes the ring, and whether a live shard of it runs the other protocol.
     fn refresh_ring(&self) {
         let leases = self.leases.lister().list(&Selector::default());
-        let ring = ring_of(leases.iter().map(AsRef::as_ref), Timestamp::now());
+        let now = Timestamp::now();
+        let mine = self.filter.decided().unwrap_or(Selection::Labels);
+        let strangers: Vec<&str> = leases
+            .iter()
+            .filter(|l| is_live(l, now) && selection_of(l) != mine.label_value())
+            .filter_map(|l| l.metadata.name.as_deref())
+            .collect();
+        let mixed = !strangers.is_empty();
+        if self.mixed.swap(mixed, Ordering::AcqRel) != mixed {
+            if mixed {
+                tracing::warn!(shard = %self.config.identity, selection = ?mine, ?strangers, "shards of the ring select their objects the other way: no reconcile starts until they are gone");
+            } else {
+                tracing::info!(shard = %self.config.identity, "every shard of the ring selects its objects the same way again");
+            }
+        }
+        let ring = ring_of(leases.iter().map(AsRef::as_ref), now);
         self.ring.send_if_modified(|current| {
             let changed = *current != ring;
             if changed {
@@ -70,12 +94,11 @@ impl<K: ApiObject> Inner<K> {
             if !draining && self.owner_is_me(meta) {
                 continue;
             }
-            let key = object_key(meta);
-            if !self.claim_for_handover(&key, resource_version(meta)) {
+            if !self.claim_for_handover(meta) {
                 continue;
             }
             let released = self.relabel(meta, None).await;
-            self.finish_handover(&key, released);
+            self.finish_handover(&object_key(meta), released);
         }
     }
 

@@ -38,16 +38,21 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod assigner;
+mod config;
 mod error;
 mod key;
 mod labels;
+mod list_watch;
 mod membership;
 mod replica;
 mod ring;
+mod selection;
+mod server_side;
 
+pub use config::{ReplicaConfig, Selection};
 pub use error::Error;
 pub use key::{RingKey, ring_key};
-pub use labels::{RING_LABEL, Ring};
+pub use labels::{ACK_ANNOTATION, RING_LABEL, Ring, SELECTION_LABEL};
 pub use membership::{is_live, ring_of};
-pub use replica::{Refusal, Replica, ReplicaConfig, WorkGuard};
+pub use replica::{Refusal, Replica, WorkGuard};
 pub use ring::{HashRing, SelectorField, VIRTUAL_NODES, hash};
