@@ -16,11 +16,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_cache::HandlerFns;
 use kubegen_client::{
-    Client, CreateOptions, DeleteOptions, ListOptions, Patch, PatchOptions, ResourceClient,
+    Client, Config, CreateOptions, DeleteOptions, ListOptions, LoadOptions, Patch, PatchOptions,
+    ResourceClient,
 };
 use kubegen_sharding::{HashRing, Refusal, Replica, ReplicaConfig, Ring, Selection, hash};
 use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
@@ -40,12 +41,16 @@ async fn server(sharded: bool) -> TestServer {
 }
 
 fn config(identity: &str) -> ReplicaConfig {
-    let mut config = ReplicaConfig::new(Ring::new("churn", NAMESPACE), identity);
+    in_namespace(identity, NAMESPACE)
+}
+
+fn in_namespace(identity: &str, namespace: &str) -> ReplicaConfig {
+    let mut config = ReplicaConfig::new(Ring::new("churn", namespace), identity);
     config.lease_duration = Duration::from_secs(2);
     config.renew_deadline = Duration::from_millis(1500);
     config.retry_period = Duration::from_millis(300);
     config.assign_period = Duration::from_millis(100);
-    config.namespace = Some(NAMESPACE.to_owned());
+    config.namespace = Some(namespace.to_owned());
     config.selector = Some("app=churn".to_owned());
     config
 }
@@ -337,13 +342,13 @@ async fn replicas_joining_and_leaving_over_shard_selector_never_share_an_object_
     caches_hold_their_shares(&survivors, &api).await;
 }
 
-/// Starts one replica with `Auto` and returns what it chose, once it chose.
-async fn chosen(server: &TestServer) -> Selection {
-    let api = ResourceClient::<ConfigMap>::namespaced(server.client(), NAMESPACE);
+/// Starts one replica with `Auto` in `namespace` and returns what it chose, once it chose.
+async fn chosen(client: Client, namespace: &str) -> Selection {
+    let api = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
     api.create(&configmap("one", 1), &CreateOptions::default())
         .await
         .unwrap();
-    let replica = Replica::<ConfigMap>::new(server.client(), config("only")).unwrap();
+    let replica = Replica::<ConfigMap>::new(client, in_namespace("only", namespace)).unwrap();
     let runner = replica.clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(async move { runner.run(async move { drop(stopped.await) }).await });
@@ -373,12 +378,17 @@ async fn chosen(server: &TestServer) -> Selection {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_picks_shard_selector_where_the_server_serves_it() {
-    assert_eq!(chosen(&server(true).await).await, Selection::ShardSelector);
+    let server = server(true).await;
+    assert_eq!(
+        chosen(server.client(), NAMESPACE).await,
+        Selection::ShardSelector
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_picks_labels_on_a_server_without_the_gate() {
-    assert_eq!(chosen(&server(false).await).await, Selection::Labels);
+    let server = server(false).await;
+    assert_eq!(chosen(server.client(), NAMESPACE).await, Selection::Labels);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,5 +400,41 @@ async fn auto_picks_labels_on_a_server_that_rejects_the_selector_but_asks_again_
         .faults()
         .fail_next(1, lists.clone(), Failure::ServiceUnavailable);
     server.faults().fail_next(1, lists, Failure::InternalError);
-    assert_eq!(chosen(&server).await, Selection::Labels);
+    assert_eq!(chosen(server.client(), NAMESPACE).await, Selection::Labels);
+}
+
+/// A real v1.36 server (`KUBEGEN_E2E_KUBECONFIG`, an administrator's) has the alpha gate off
+/// and ignores `shardSelector`: `Auto` picks labels, in a namespace of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
+async fn auto_picks_labels_on_cluster() {
+    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
+        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
+        return;
+    };
+    let mut load = LoadOptions::default();
+    load.kubeconfig_path = Some(path.into());
+    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
+    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
+    let mut namespace = Namespace::default();
+    namespace.metadata.generate_name = Some("kubegen-shard-selector-e2e-".to_owned());
+    let created = namespaces
+        .create(&namespace, &CreateOptions::default())
+        .await
+        .unwrap();
+    let name = created.metadata.name.clone().unwrap();
+    // On its own task so the namespace goes away whatever it asserts.
+    let outcome = tokio::spawn({
+        let (client, name) = (client.clone(), name.clone());
+        async move { chosen(client, &name).await }
+    })
+    .await;
+    namespaces
+        .delete(&name, &DeleteOptions::default())
+        .await
+        .unwrap();
+    match outcome {
+        Ok(selection) => assert_eq!(selection, Selection::Labels),
+        Err(panic) => std::panic::resume_unwind(panic.into_panic()),
+    }
 }
