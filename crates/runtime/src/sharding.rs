@@ -4,11 +4,12 @@
 //! without its external sharder).
 //!
 //! What the manager does with a ring (the rest of the runtime is unchanged):
-//! - The shared informer factory's informer of the sharded kind selects
-//!   [`ReplicaConfig::shard_selector`]: this replica lists, watches and caches only the objects
-//!   labelled with its shard, and everything reading that informer (controllers, listers, the
-//!   [`crate::CachedClient`]) sees only them. The replica's assignment passes move the labels;
-//!   an object whose label moves away leaves the cache, its delete event enqueues its key, and
+//! - The shared informer factory's informer of the sharded kind is the shard's
+//!   ([`Replica::in_factory`]): it lists and watches only this replica's objects, by shard
+//!   label or, where the server serves KEP-5866, by `shardSelector` ([`ReplicaConfig::selection`];
+//!   by default the replica asks the server), and everything reading it (controllers, listers,
+//!   the [`crate::CachedClient`]) sees only them. An object that leaves the shard (its label
+//!   moved, or the ring moved its arc) leaves the cache, its delete event enqueues its key, and
 //!   the worker finds nothing to do: objects that leave the shard drop out of the queue.
 //! - The shard [`Replica`] (its Lease, the ring, the assignment passes) runs beside the
 //!   controllers, in place of the leader elector.
