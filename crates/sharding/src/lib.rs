@@ -49,6 +49,7 @@
 
 mod assigner;
 mod config;
+mod dependents;
 mod error;
 mod key;
 mod labels;
@@ -60,6 +61,7 @@ mod selection;
 mod server_side;
 
 pub use config::{ReplicaConfig, Selection};
+pub use dependents::Dependents;
 pub use error::Error;
 pub use key::{RingKey, ring_key};
 pub use labels::{ACK_ANNOTATION, RING_LABEL, Ring, SELECTION_LABEL};

@@ -20,7 +20,7 @@ use kubegen_client::{ApiObject, ListOptions, ResourceClient};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::config::Selection;
+use crate::config::{ReplicaConfig, Selection};
 use crate::selection::{Filter, ShardSelector};
 
 /// Lists and watches one shard's objects of a kind; see the module docs.
@@ -30,8 +30,9 @@ pub(crate) struct ShardListWatch<K> {
     base: ListOptions,
     /// The shard's label selector (label protocol).
     shard_label: String,
-    /// What a shard that owns nothing selects (server-side).
-    nothing: String,
+    /// What a shard that owns nothing selects (server-side); None for a kind that follows its
+    /// owners (dependents), which server-side selects every object.
+    nothing: Option<String>,
     filter: Arc<Filter>,
     /// The generation and options of the last list (or streaming list) started.
     listed: Mutex<Option<(u64, ListOptions)>>,
@@ -43,17 +44,30 @@ impl<K> ShardListWatch<K> {
     pub(crate) fn new(
         objects: ResourceClient<K>,
         base: ListOptions,
-        shard_label: String,
-        nothing: String,
+        config: &ReplicaConfig,
         filter: Arc<Filter>,
     ) -> ShardListWatch<K> {
         ShardListWatch {
             objects,
             base,
-            shard_label,
-            nothing,
+            shard_label: config.ring.selector_for(&config.identity),
+            nothing: Some(config.ring.nothing_selector()),
             filter,
             listed: Mutex::new(None),
+        }
+    }
+
+    /// The list-watch of a kind that follows its owners' shard: labelled with this shard, or
+    /// (server-side) every object matching `base`.
+    pub(crate) fn following(
+        objects: ResourceClient<K>,
+        base: ListOptions,
+        config: &ReplicaConfig,
+        filter: Arc<Filter>,
+    ) -> ShardListWatch<K> {
+        ShardListWatch {
+            nothing: None,
+            ..ShardListWatch::new(objects, base, config, filter)
         }
     }
 
@@ -70,20 +84,21 @@ impl<K> ShardListWatch<K> {
     /// The options a new list starts from, with their generation, remembered for its pages
     /// and the watch after it.
     async fn start_list(&self) -> ListOptions {
-        let options = match self.filter.decide().await {
-            Selection::ShardSelector => {
+        let options = match (self.filter.decide().await, &self.nothing) {
+            (Selection::ShardSelector, None) => self.base.clone(),
+            (Selection::ShardSelector, Some(nothing)) => {
                 let ShardSelector {
                     generation,
                     selector,
                 } = self.filter.shard();
                 let options = match selector {
                     Some(selector) => self.base.clone().shard_selector(selector),
-                    None => self.with_labels(&self.nothing),
+                    None => self.with_labels(nothing),
                 };
                 *self.listed.lock() = Some((generation, options.clone()));
                 return options;
             }
-            Selection::Auto | Selection::Labels => self.with_labels(&self.shard_label),
+            (Selection::Auto | Selection::Labels, _) => self.with_labels(&self.shard_label),
         };
         *self.listed.lock() = Some((0, options.clone()));
         options
@@ -139,7 +154,7 @@ impl<K: ApiObject> ListWatch<K> for ShardListWatch<K> {
             .await?;
         Ok(ShardWatch {
             stream,
-            changes: self.filter.server_side().then_some((changes, generation)),
+            changes: self.relists().then_some((changes, generation)),
         })
     }
 
@@ -151,9 +166,14 @@ impl<K: ApiObject> ListWatch<K> for ShardListWatch<K> {
 }
 
 impl<K> ShardListWatch<K> {
+    /// Whether this list-watch follows the `shardSelector` (and relists when it changes).
+    fn relists(&self) -> bool {
+        self.filter.server_side() && self.nothing.is_some()
+    }
+
     /// Whether a list made at `generation` selected with an older `shardSelector`.
     fn stale(&self, generation: u64) -> bool {
-        self.filter.server_side() && self.filter.shard().generation != generation
+        self.relists() && self.filter.shard().generation != generation
     }
 }
 

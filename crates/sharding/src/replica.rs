@@ -37,6 +37,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::config::{ReplicaConfig, Selection};
+use crate::dependents::Dependents;
 use crate::error::Error;
 use crate::key::RingKey;
 use crate::list_watch::ShardListWatch;
@@ -78,6 +79,8 @@ pub(crate) struct Inner<K: ApiObject> {
     pub(crate) acks: Mutex<Acks>,
     /// Whether a live shard of the ring runs the other protocol (then nothing starts).
     pub(crate) mixed: AtomicBool,
+    /// The kinds that follow this one's shards.
+    pub(crate) dependents: Dependents,
     /// The ring's Leases.
     pub(crate) leases: SharedIndexInformer<Lease>,
     /// The ring as last computed.
@@ -152,13 +155,7 @@ fn shard_list_watch<K: ApiObject>(
     if !labels.is_empty() {
         base.label_selector = Some(labels.join(","));
     }
-    ShardListWatch::new(
-        objects,
-        base,
-        config.ring.selector_for(&config.identity),
-        config.ring.nothing_selector(),
-        Arc::clone(filter),
-    )
+    ShardListWatch::new(objects, base, config, Arc::clone(filter))
 }
 
 /// `namespace/name` of an object.
@@ -247,6 +244,14 @@ impl<K: ApiObject> Replica<K> {
             ),
             InformerOptions::default(),
         );
+        let owner = (K::api_version(&()).into_owned(), K::kind(&()).into_owned());
+        let dependents = Dependents::new(
+            config.clone(),
+            client.clone(),
+            Arc::clone(&filter),
+            leases.lister(),
+            owner,
+        );
         Ok(Replica {
             inner: Arc::new(Inner {
                 config,
@@ -257,6 +262,7 @@ impl<K: ApiObject> Replica<K> {
                 filter,
                 acks: Mutex::new(Acks::default()),
                 mixed: AtomicBool::new(false),
+                dependents,
                 leases,
                 ring: watch::Sender::new(HashRing::default()),
                 active: AtomicBool::new(false),
@@ -294,6 +300,12 @@ impl<K: ApiObject> Replica<K> {
     /// Whether this replica holds its shard Lease.
     pub fn is_active(&self) -> bool {
         self.inner.active.load(Ordering::Acquire)
+    }
+
+    /// The kinds whose objects follow their controller owner's shard (objects of this kind):
+    /// [`Dependents::follow`] for each kind the controller owns, before [`Replica::run`].
+    pub fn dependents(&self) -> &Dependents {
+        &self.inner.dependents
     }
 
     /// How this replica selects its objects, once decided (at the first list of its informer
@@ -360,6 +372,7 @@ impl<K: ApiObject> Replica<K> {
             inner.mine.shutdown();
         }
         inner.unassigned.shutdown();
+        inner.dependents.shutdown();
         inner.leases.shutdown();
         outcome
     }
@@ -374,6 +387,7 @@ impl<K: ApiObject> Replica<K> {
         if selection == Selection::Labels {
             inner.unassigned.start();
         }
+        inner.dependents.start();
         let elector =
             LeaderElector::new(inner.client.clone(), inner.config.lease_config(selection))?;
         let callbacks = Callbacks {
@@ -400,7 +414,7 @@ impl<K: ApiObject> Inner<K> {
         if !self.owns(meta) {
             return Err(Refusal::NotMine);
         }
-        if self.group_incomplete(meta) {
+        if self.group_incomplete(meta) || self.dependents.settling(&self.config.key.of(meta)) {
             return Err(Refusal::Busy);
         }
         match slot {
