@@ -167,7 +167,7 @@ impl Manager {
         let shard = options
             .sharding
             .as_ref()
-            .map(|sharding| sharding.replica(&client, &factory))
+            .map(|sharding| sharding.replica(&client, &factory, &options.shard_owned))
             .transpose();
         let webhooks = WebhookServer::new(&metrics);
         Manager {

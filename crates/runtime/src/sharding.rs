@@ -25,10 +25,14 @@
 //! # Scope and gaps
 //! - One kind per ring (the one named in `sharding::<K>`), one ring per manager. Controllers of
 //!   other primary kinds in a sharded manager run on every replica (a warning says so).
-//! - Owned and watched kinds are not labelled (timebertt labels controlled objects with their
-//!   owner's shard); their informers stay unsharded, so each replica caches all of them. Their
-//!   events enqueue their owner, which only the owner's shard reconciles, so this costs memory,
-//!   not correctness.
+//! - Owned kinds named with [`crate::ManagerOptions::shard_owned`] follow their owner's shard
+//!   (label protocol; see `kubegen-sharding`'s `dependents.rs`): the factory's informer of such
+//!   a kind holds only this shard's dependents, which the replica labels with their controller
+//!   owner's shard, as timebertt's sharder labels controlled objects. Server-side
+//!   (`shardSelector` hashes each object's own UID) and for every other owned or watched kind,
+//!   the informers stay unsharded, so each replica caches all of them. Their events enqueue
+//!   their owner, which only the owner's shard reconciles, so this costs memory, not
+//!   correctness.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -38,7 +42,7 @@ use futures_util::future::BoxFuture;
 use kube_core::Selector;
 use kubegen_cache::{ClientListWatchSource, InformerFactory};
 use kubegen_client::{ApiObject, Client};
-use kubegen_sharding::{HashRing, Refusal, Replica, ReplicaConfig, RingKey};
+use kubegen_sharding::{Dependents, HashRing, Refusal, Replica, ReplicaConfig, RingKey};
 use tokio::sync::watch;
 
 use crate::error::Error;
@@ -83,6 +87,8 @@ pub(crate) trait Shard: Send + Sync {
     ) -> BoxFuture<'_, Result<(), kubegen_sharding::Error>>;
     /// Records this replica's view in the `controller_sharding_*` gauges.
     fn report(&self, metrics: &ProcessMetrics);
+    /// The kinds that follow the sharded kind's shards.
+    fn dependents(&self) -> &Dependents;
 }
 
 impl<K: ApiObject> Shard for Replica<K> {
@@ -102,6 +108,10 @@ impl<K: ApiObject> Shard for Replica<K> {
         let members = self.ring().members().len();
         metrics.set_shard(&self.config().ring.name, self.is_active(), members, objects);
     }
+
+    fn dependents(&self) -> &Dependents {
+        Replica::dependents(self)
+    }
 }
 
 /// Makes the replica of the sharded kind over the manager's client and factory.
@@ -114,6 +124,17 @@ type MakeShard = Arc<
         + Send
         + Sync,
 >;
+
+/// Makes the factory's informer of one owned kind follow the shards (see [`Dependents`]).
+pub(crate) type Follow =
+    Arc<dyn Fn(&Dependents, &InformerFactory<ClientListWatchSource>) + Send + Sync>;
+
+/// The [`Follow`] of kind `C`.
+pub(crate) fn follow<C: ApiObject>() -> Follow {
+    Arc::new(|dependents, factory| {
+        dependents.follow::<C>(factory);
+    })
+}
 
 /// [`crate::ManagerOptions::sharding`]'s ring with what it needs of the sharded kind.
 #[derive(Clone)]
@@ -152,16 +173,24 @@ impl Sharding {
         }
     }
 
-    /// The replica; `factory`'s informer of the sharded kind becomes its shard's.
+    /// The replica; `factory`'s informer of the sharded kind becomes its shard's, and those of
+    /// the `owned` kinds follow it.
     pub(crate) fn replica(
         &self,
         client: &Client,
         factory: &InformerFactory<ClientListWatchSource>,
+        owned: &[Follow],
     ) -> Result<Box<dyn Shard>, Error> {
-        (self.make)(client, self.config.clone(), factory).map_err(|source| Error::ShardingFailed {
-            ring: self.config.ring.name.clone(),
-            source,
-        })
+        let shard = (self.make)(client, self.config.clone(), factory).map_err(|source| {
+            Error::ShardingFailed {
+                ring: self.config.ring.name.clone(),
+                source,
+            }
+        })?;
+        owned
+            .iter()
+            .for_each(|follow| follow(shard.dependents(), factory));
+        Ok(shard)
     }
 }
 

@@ -28,8 +28,8 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::{PartialObjectMeta, Selector};
 use kubegen_cache::{
-    ClientListWatch, ClientListWatchSource, DeletedObject, HandlerFns, IndexFn, Indexers,
-    InformerFactory, InformerOptions, ListSelectors, Lister, SharedIndexInformer,
+    ClientListWatch, ClientListWatchSource, IndexFn, Indexers, InformerFactory, InformerOptions,
+    ListSelectors, Lister, SharedIndexInformer,
 };
 use kubegen_client::{ApiObject, Client, GetOptions, ListOptions, ResourceClient};
 use parking_lot::Mutex;
@@ -205,21 +205,9 @@ struct Written {
     at: Instant,
 }
 
-/// How long a label write may go unseen before the object is read to check it still exists
-/// (its deletion can fall into a gap of the watch, and then no event ever settles the write).
+/// How long a label write may go unseen before the object is read to check it still exists:
+/// a dependent deleted right after its label write never shows in the cache.
 const UNSEEN: Duration = Duration::from_secs(10);
-
-/// Forgets the label write of `meta`'s object once a cache shows its version or a later one.
-fn settle(written: &Mutex<HashMap<String, Written>>, meta: &ObjectMeta) {
-    let key = object_key(meta);
-    let mut written = written.lock();
-    if written
-        .get(&key)
-        .is_some_and(|w| resource_version(meta) >= w.rv)
-    {
-        written.remove(&key);
-    }
-}
 
 /// One dependent kind `C`.
 struct Follower<C: ApiObject> {
@@ -228,8 +216,8 @@ struct Follower<C: ApiObject> {
     mine: SharedIndexInformer<C>,
     /// Metadata of the unlabelled objects of `C`.
     unassigned: SharedIndexInformer<PartialObjectMeta<C>>,
-    /// Label writes to this shard that `mine` has not shown yet: object key -> (ring key, rv).
-    written: Arc<Mutex<HashMap<String, Written>>>,
+    /// Label writes to this shard that `mine` has not shown yet, by object key.
+    written: Mutex<HashMap<String, Written>>,
 }
 
 impl<C: ApiObject> Follower<C> {
@@ -249,13 +237,13 @@ impl<C: ApiObject> Follower<C> {
             shared: Arc::clone(shared),
             mine,
             unassigned,
-            written: Arc::default(),
+            written: Mutex::default(),
         };
         follower.index();
         follower
     }
 
-    /// Indexes both caches' dependents by ring key and settles the label writes `mine` shows.
+    /// Indexes both caches' dependents by ring key.
     fn index(&self) {
         let (owner, key) = (self.shared.owner.clone(), self.shared.config.key);
         let of = move |meta: &ObjectMeta| dependent_key(&owner, key, meta).into_iter().collect();
@@ -269,22 +257,21 @@ impl<C: ApiObject> Follower<C> {
             Arc::new(move |c: &PartialObjectMeta<C>| of(&c.metadata)) as IndexFn<_>,
         )]);
         let indexed = self.mine.add_indexers(mine);
-        let indexed = indexed.and_then(|()| self.unassigned.add_indexers(unassigned));
-        let (seen, updated, deleted) = (
-            Arc::clone(&self.written),
-            Arc::clone(&self.written),
-            Arc::clone(&self.written),
-        );
-        let handlers = HandlerFns::new()
-            .on_add(move |c: &Arc<C>, _| settle(&seen, c.meta()))
-            .on_update(move |_, c: &Arc<C>| settle(&updated, c.meta()))
-            .on_delete(move |d: &DeletedObject<C>| {
-                deleted.lock().remove(&object_key(d.object().meta()));
-            });
-        let watched = indexed.and_then(|()| self.mine.add_event_handler(handlers).map(drop));
-        if let Err(error) = watched {
-            tracing::warn!(kind = %C::kind(&()), %error, "cannot follow the dependents' caches");
+        if let Err(error) = indexed.and_then(|()| self.unassigned.add_indexers(unassigned)) {
+            tracing::warn!(kind = %C::kind(&()), %error, "cannot index the dependents' caches");
         }
+    }
+
+    /// Whether a label write of an object with ring key `key` has not reached `mine` yet;
+    /// forgets those that have (the cache holds their version or a later one).
+    fn unseen(&self, key: &str) -> bool {
+        let mine = self.mine.lister();
+        let mut written = self.written.lock();
+        written.retain(|object, w| {
+            let cached = mine.get_by_key(object.trim_start_matches('/'));
+            w.key != key || cached.is_none_or(|c| resource_version(c.meta()) < w.rv)
+        });
+        written.values().any(|w| w.key == key)
     }
 
     /// Labels the `C` with `meta` for this shard, remembering the write until `mine` shows it.
@@ -363,7 +350,7 @@ impl<C: ApiObject> Kind for Follower<C> {
 
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, bool> {
         Box::pin(async move {
-            if self.written.lock().values().any(|w| w.key == key) {
+            if self.unseen(key) {
                 return false;
             }
             let shared = &self.shared;
@@ -436,7 +423,7 @@ impl<C: ApiObject> Kind for Follower<C> {
     }
 
     fn settling(&self, key: &str) -> bool {
-        self.written.lock().values().any(|w| w.key == key)
+        self.unseen(key)
             || !self
                 .unassigned
                 .lister()
