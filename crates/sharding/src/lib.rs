@@ -31,10 +31,16 @@
 //!    acknowledged ring gives it away. A shard whose Lease expired is out either way. No object
 //!    is reconciled by two replicas at once, none is left behind.
 //!
-//! A controller built on `kubegen-runtime` gets all of this from one manager option,
-//! `ManagerOptions::sharding::<K>(Some(ReplicaConfig))`: the manager's informer of `K` becomes
-//! the shard's ([`Replica::in_factory`]) and its worker loop calls [`Replica::begin`].
-//! A controller that judges a namespace at a time keys the ring by namespace ([`RingKey`]).
+//! 5. Dependents (`dependents.rs`): with labels, the objects of the kinds a controller owns can
+//!    follow their controller owner's shard ([`Dependents::follow`]), labelled by the replica,
+//!    so a replica caches only its share of them too; they are handed over before their owner
+//!    and an owner's reconcile waits until its dependents are in the new shard's cache.
+//!
+//! A controller built on `kubegen-runtime` gets all of this from manager options,
+//! `ManagerOptions::sharding::<K>(Some(ReplicaConfig))` (and `shard_owned::<C>()` per owned
+//! kind): the manager's informer of `K` becomes the shard's ([`Replica::in_factory`]) and its
+//! worker loop calls [`Replica::begin`]. A controller that judges a namespace at a time keys
+//! the ring by namespace ([`RingKey`]).
 //!
 //! | timebertt sharding                 | kubegen                       | file            |
 //! |------------------------------------|-------------------------------|-----------------|
@@ -43,6 +49,7 @@
 //! | Lease states `ready` / `expired`   | [`is_live`]                   | `membership.rs` |
 //! | sharder webhook + controller       | [`Replica`]'s assigner passes | `assigner.rs`   |
 //! | `LabelShard`, `LabelDrain`         | [`Ring`]                      | `labels.rs`     |
+//! | controlled resources               | [`Dependents`]                | `dependents.rs` |
 //! | (none: KEP-5866 `shardSelector`)   | [`Selection::ShardSelector`]  | `server_side.rs`|
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]

@@ -13,15 +13,57 @@ use std::sync::Arc;
 
 use kube_core::{ObjectList, WatchEvent};
 use kubegen_cache::{
-    ClientListWatch, ClientWatch, EventStream, ListRequest, ListWatch, ListWatchError,
-    ListWatchErrorKind, WatchRequest,
+    ClientListWatch, ClientWatch, EventStream, InformerOptions, ListRequest, ListSelectors,
+    ListWatch, ListWatchError, ListWatchErrorKind, SharedIndexInformer, WatchRequest,
 };
-use kubegen_client::{ApiObject, ListOptions, ResourceClient};
+use kubegen_client::{ApiObject, Client, ListOptions, ResourceClient};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::config::{ReplicaConfig, Selection};
 use crate::selection::{Filter, ShardSelector};
+
+/// An informer of the objects in `config`'s scope that no shard holds (label protocol).
+pub(crate) fn unassigned_informer<K: ApiObject>(
+    config: &ReplicaConfig,
+    client: &Client,
+) -> SharedIndexInformer<K> {
+    let objects = config.objects::<K>(client.clone());
+    let selector = config.scoped(config.ring.unassigned_selector());
+    let mut options = InformerOptions::default();
+    options.name = format!("unassigned:{}", config.identity);
+    SharedIndexInformer::new(
+        ClientListWatch::new(objects, ListOptions::default().labels(selector)),
+        options,
+    )
+}
+
+/// The list-watch of `config`'s shard under `filter`, in `namespace` (overriding the ring's
+/// scope when a factory gives one) with `selectors` (a factory's) and the ring's `selector`.
+pub(crate) fn shard_list_watch<K: ApiObject>(
+    config: &ReplicaConfig,
+    client: &Client,
+    filter: &Arc<Filter>,
+    namespace: Option<&str>,
+    selectors: &ListSelectors,
+) -> ShardListWatch<K> {
+    let objects = match namespace.or(config.namespace.as_deref()) {
+        Some(namespace) => ResourceClient::namespaced(client.clone(), namespace),
+        None => ResourceClient::all_namespaces(client.clone()),
+    };
+    let mut base = ListOptions::default();
+    base.field_selector.clone_from(&selectors.field_selector);
+    let labels = [selectors.label_selector.clone(), config.selector.clone()];
+    let labels: Vec<String> = labels
+        .into_iter()
+        .flatten()
+        .filter(|l| !l.is_empty())
+        .collect();
+    if !labels.is_empty() {
+        base.label_selector = Some(labels.join(","));
+    }
+    ShardListWatch::new(objects, base, config, Arc::clone(filter))
+}
 
 /// Lists and watches one shard's objects of a kind; see the module docs.
 pub(crate) struct ShardListWatch<K> {

@@ -40,7 +40,7 @@ use crate::config::{ReplicaConfig, Selection};
 use crate::dependents::Dependents;
 use crate::error::Error;
 use crate::key::RingKey;
-use crate::list_watch::ShardListWatch;
+use crate::list_watch::{shard_list_watch, unassigned_informer};
 use crate::ring::{HashRing, hash};
 use crate::selection::Filter;
 use crate::server_side::Acks;
@@ -114,48 +114,6 @@ impl<K: ApiObject> Drop for WorkGuard<K> {
     fn drop(&mut self) {
         self.inner.slots.lock().remove(&self.key);
     }
-}
-
-/// An informer of the objects in `config`'s scope that no shard holds (label protocol).
-fn unassigned_informer<K: ApiObject>(
-    config: &ReplicaConfig,
-    client: &Client,
-) -> SharedIndexInformer<K> {
-    let objects = config.objects::<K>(client.clone());
-    let selector = config.scoped(config.ring.unassigned_selector());
-    let mut options = InformerOptions::default();
-    options.name = format!("unassigned:{}", config.identity);
-    SharedIndexInformer::new(
-        ClientListWatch::new(objects, ListOptions::default().labels(selector)),
-        options,
-    )
-}
-
-/// The list-watch of `config`'s shard under `filter`, in `namespace` (overriding the ring's
-/// scope when a factory gives one) with `selectors` (a factory's) and the ring's `selector`.
-fn shard_list_watch<K: ApiObject>(
-    config: &ReplicaConfig,
-    client: &Client,
-    filter: &Arc<Filter>,
-    namespace: Option<&str>,
-    selectors: &ListSelectors,
-) -> ShardListWatch<K> {
-    let objects = match namespace.or(config.namespace.as_deref()) {
-        Some(namespace) => ResourceClient::namespaced(client.clone(), namespace),
-        None => ResourceClient::all_namespaces(client.clone()),
-    };
-    let mut base = ListOptions::default();
-    base.field_selector.clone_from(&selectors.field_selector);
-    let labels = [selectors.label_selector.clone(), config.selector.clone()];
-    let labels: Vec<String> = labels
-        .into_iter()
-        .flatten()
-        .filter(|l| !l.is_empty())
-        .collect();
-    if !labels.is_empty() {
-        base.label_selector = Some(labels.join(","));
-    }
-    ShardListWatch::new(objects, base, config, Arc::clone(filter))
 }
 
 /// `namespace/name` of an object.
