@@ -3,13 +3,13 @@
 //! reconcile, controller `ownerReference`). Checked: each replica's Secret informer holds exactly
 //! the Secrets of its own ConfigMaps, labelled with its shard; after a replica shuts down the
 //! survivors take its ConfigMaps and Secrets; and no reconcile ever ran without its Secret in
-//! the replica's cache once the Secret existed on the server (an owner's new shard waits for
-//! its dependents).
+//! the replica's cache once the Secret existed on the server, except for a moment after the
+//! replica created it itself (an owner's new shard waits for its dependents).
 //!
 //! Real time (membership reads Lease timestamps), 2 s Leases.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,8 +28,11 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 const OWNERS: usize = 24;
+/// How long a replica's own new Secret may be missing from its cache.
+const LAG: Duration = Duration::from_secs(1);
 const RING: &str = "owned-test";
 
 #[derive(Default)]
@@ -38,6 +41,8 @@ struct Log {
     reconciles: Mutex<Vec<(String, String, String)>>,
     /// Reconciles that ran while their Secret existed but was missing from the cache.
     blind: Mutex<Vec<String>>,
+    /// Secret -> the replica that created it, and when.
+    created: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 struct Owner {
@@ -70,10 +75,16 @@ impl Reconciler<ConfigMap> for Owner {
         }
         let secrets = ResourceClient::<Secret>::namespaced(self.client.clone(), ns);
         if secrets.get(&child, &GetOptions::default()).await.is_ok() {
-            self.log
-                .blind
-                .lock()
-                .push(format!("{}: {child}", self.replica));
+            // A Secret this replica created a moment ago may not be in its cache yet (every
+            // informer lags its own writes); one another replica made must be, and an old one.
+            let created = self.log.created.lock().get(&child).cloned();
+            let lagging = created.is_some_and(|(by, at)| by == self.replica && at.elapsed() < LAG);
+            if !lagging {
+                self.log
+                    .blind
+                    .lock()
+                    .push(format!("{}: {child}", self.replica));
+            }
             return Ok(Action::Done);
         }
         let secret = Secret {
@@ -92,7 +103,12 @@ impl Reconciler<ConfigMap> for Owner {
             ..Secret::default()
         };
         match secrets.create(&secret, &CreateOptions::default()).await {
-            Ok(_) => Ok(Action::Done),
+            Ok(made) => {
+                let name = made.metadata.name.unwrap_or_default();
+                let by = (self.replica.clone(), Instant::now());
+                self.log.created.lock().insert(name, by);
+                Ok(Action::Done)
+            }
             Err(error) if error.is_already_exists() => Ok(Action::Done),
             Err(error) => Err(Failed(error.to_string())),
         }
