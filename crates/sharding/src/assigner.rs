@@ -9,7 +9,11 @@
 //! 3. assign: label each unlabelled object the ring gives to this shard;
 //! 4. adopt: label with this shard each object the ring gives it whose labelled shard is out of
 //!    the ring *and* whose Lease is expired or gone (read from the API when not cached), so a
-//!    shard that is merely late in this replica's view is never robbed.
+//!    shard that is merely late in this replica's view is never robbed. Finding them is a list
+//!    of every object in scope (the server filters by label), so it runs only when it can find
+//!    something: after the ring changed (a shard left), after a pass that left some of this
+//!    shard's orphans behind (a conflict, a Lease not yet expired), and once per lease duration
+//!    (a departed shard's last write that landed late).
 //!
 //! Every write carries the object's `resourceVersion` (a merge patch with it is a conditional
 //! update): a write based on a stale cache fails with 409 and is retried on the next pass.
@@ -22,21 +26,31 @@ use k8s_openapi::jiff::Timestamp;
 use kube_core::Selector;
 use kubegen_client::{ApiObject, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient};
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 use crate::membership::{is_live, ring_of};
 use crate::replica::{Inner, object_key, resource_version};
+use crate::ring::HashRing;
 
 impl<K: ApiObject> Inner<K> {
     /// The passes, forever (the caller stops it when the Lease is lost).
     pub(crate) async fn assign_loop(self: Arc<Self>) {
         let mut tick = tokio::time::interval(self.config.assign_period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The ring of the last adoption pass that left nothing of this shard's behind, and when.
+        let mut adopted: Option<(HashRing, Instant)> = None;
         loop {
             tick.tick().await;
             self.refresh_ring();
             self.hand_over().await;
             self.assign().await;
-            self.adopt().await;
+            let ring = self.ring.borrow().clone();
+            let due = adopted.as_ref().is_none_or(|(done, at)| {
+                *done != ring || at.elapsed() >= self.config.lease_duration
+            });
+            if due {
+                adopted = self.adopt().await.then(|| (ring, Instant::now()));
+            }
         }
     }
 
@@ -88,11 +102,13 @@ impl<K: ApiObject> Inner<K> {
         }
     }
 
-    async fn adopt(&self) {
+    /// Whether it left nothing behind: every orphan the ring gives this shard was taken (or
+    /// this shard is not in the ring, so the ring changes before it owns anything).
+    async fn adopt(&self) -> bool {
         let members: Vec<String> = {
             let ring = self.ring.borrow();
             if !ring.members().contains(&self.config.identity.as_str()) {
-                return;
+                return true;
             }
             ring.members().into_iter().map(str::to_owned).collect()
         };
@@ -105,9 +121,10 @@ impl<K: ApiObject> Inner<K> {
             Ok(list) => list.items,
             Err(error) => {
                 tracing::warn!(shard = %self.config.identity, %error, "listing orphaned objects failed");
-                return;
+                return false;
             }
         };
+        let mut complete = true;
         for object in orphans {
             let meta = object.meta();
             let holder = meta
@@ -116,11 +133,15 @@ impl<K: ApiObject> Inner<K> {
                 .and_then(|l| l.get(&self.config.ring.shard_label()))
                 .cloned()
                 .unwrap_or_default();
-            if self.owner_is_me(meta) && self.shard_is_gone(&holder).await {
-                let me = self.config.identity.clone();
-                self.relabel(meta, Some(&me)).await;
+            if !self.owner_is_me(meta) {
+                continue;
             }
+            let me = self.config.identity.clone();
+            let taken =
+                self.shard_is_gone(&holder).await && self.relabel(meta, Some(&me)).await.is_some();
+            complete &= taken;
         }
+        complete
     }
 
     /// Whether `shard`'s Lease is expired or absent, asking the API when it is not cached.
