@@ -499,7 +499,8 @@ async fn run(scale: Scale) {
     let log = &world.log;
     eprintln!(
         "chaos: {} objects ({} updates, {} deleted) by {} writers in {:.1?}; replicas: {} started, \
-         {} killed; {} reconciles, {} wrote; caught up and checked {:.1?} after the workload",
+         {} killed; {} reconciles, {} wrote; {} writes on the server in all; caught up and \
+         checked {:.1?} after the workload",
         scale.objects,
         written.updates,
         written.deleted.len(),
@@ -509,6 +510,7 @@ async fn run(scale: Scale) {
         churn.killed,
         log.reconciles.load(Ordering::Relaxed),
         log.writes.load(Ordering::Relaxed),
+        server.api().resource_version(),
         began.elapsed() - workload_took,
     );
     drop(churn.running);
