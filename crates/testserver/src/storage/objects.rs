@@ -562,6 +562,32 @@ mod tests {
     }
 
     #[test]
+    fn a_version_is_encoded_once_and_its_departure_built_once_for_all_watchers() {
+        let mut store = Store::new(10);
+        let cm = ResourceKey::new("", "v1", "configmaps");
+        store.insert(&cm, key("a"), obj("a", "1"));
+        store.replace(&cm, key("a"), obj("a", "2"));
+        let (events, _) = store.events_after(&cm, 1).unwrap();
+        let event = &events[0];
+        let encodes = std::cell::Cell::new(0);
+        let encode = |_: &Value| {
+            encodes.set(encodes.get() + 1);
+            Some(Bytes::from_static(b"pb"))
+        };
+        // Each watcher sends its own clone of the event's object.
+        for _ in 0..3 {
+            let copy = event.object.clone();
+            assert_eq!(copy.protobuf(encode), Some(Bytes::from_static(b"pb")));
+        }
+        assert_eq!(encodes.get(), 1);
+        let departed = event.departed().unwrap();
+        assert_eq!(departed.rv, 2);
+        assert_eq!(departed.value["data"]["v"], "1");
+        assert_eq!(departed.value["metadata"]["resourceVersion"], "2");
+        assert!(std::ptr::eq(departed, event.departed().unwrap()));
+    }
+
+    #[test]
     fn history_beyond_capacity_is_compacted() {
         let mut store = Store::new(2);
         let cm = ResourceKey::new("", "v1", "configmaps");
