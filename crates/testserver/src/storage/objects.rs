@@ -39,9 +39,9 @@ pub(crate) struct Stored {
     /// The resourceVersion of this version.
     pub(crate) rv: u64,
     /// The protobuf form, encoded by the first watcher that sends this version in protobuf and
-    /// shared by every clone of it, as the watch cache serializes an event once for all its
-    /// watchers (apiserver `pkg/storage/cacher/caching_object.go`). None inside: the kind has no
-    /// protobuf form.
+    /// shared by every clone of it (kept as long as the version is, in the store or the
+    /// history), as the watch cache serializes an event once for all its watchers (apiserver
+    /// `pkg/storage/cacher/caching_object.go`). None inside: the kind has no protobuf form.
     protobuf: Arc<OnceLock<Option<Bytes>>>,
 }
 
