@@ -8,8 +8,9 @@ use prost_reflect::{
 use serde_json::{Map, Value};
 
 use crate::error::{CodecError, Result};
+use crate::go_duration;
+use crate::plan::{self, MessagePlan, Shape, ValueKind};
 use crate::special::Special;
-use crate::{go_duration, go_fields};
 
 /// The message of a top-level object: its fields, without the envelope's `apiVersion` and `kind`.
 pub(crate) fn object(descriptor: &MessageDescriptor, json: &Value) -> Result<DynamicMessage> {
@@ -48,16 +49,23 @@ fn plain(
     path: &str,
 ) -> Result<DynamicMessage> {
     let mut message = DynamicMessage::new(descriptor.clone());
-    let mut embedded: Vec<(FieldDescriptor, Map<String, Value>)> = descriptor
-        .fields()
-        .filter(go_fields::is_inline)
+    // The fields' Go facts come from the message's plan, computed once per process: looking
+    // them up per member and field made encoding an object cost hundreds of hash lookups.
+    let plan = plan_of(descriptor, path)?;
+    let mut embedded: Vec<(FieldDescriptor, Map<String, Value>)> = plan
+        .fields
+        .iter()
+        .filter(|f| f.shape == Shape::Inline)
+        .filter_map(|f| descriptor.get_field(f.number))
         .map(|field| (field, Map::new()))
         .collect();
     for (name, json) in fields {
         let field_path = join(path, name);
-        let direct = descriptor
-            .fields()
-            .find(|f| !go_fields::is_inline(f) && go_fields::json_name(f) == name);
+        let direct = plan
+            .fields
+            .iter()
+            .find(|f| f.shape != Shape::Inline && f.json_name == *name)
+            .and_then(|f| descriptor.get_field(f.number));
         if let Some(field) = direct {
             if !json.is_null() {
                 let value = field_value(&field, json, &field_path)?;
@@ -69,6 +77,7 @@ fn plain(
             field
                 .kind()
                 .as_message()
+                .and_then(|m| plan::by_name(m.full_name()))
                 .is_some_and(|m| has_member(m, name))
         });
         let Some((_, members)) = owner else {
@@ -86,14 +95,24 @@ fn plain(
     Ok(message)
 }
 
-/// Whether `descriptor`'s JSON object has a member `name`, directly or through an embedded struct.
-fn has_member(descriptor: &MessageDescriptor, name: &str) -> bool {
-    descriptor.fields().any(|f| {
-        if go_fields::is_inline(&f) {
-            f.kind().as_message().is_some_and(|m| has_member(m, name))
-        } else {
-            go_fields::json_name(&f) == name
-        }
+/// The plan of `descriptor`, a message of the schema.
+fn plan_of(descriptor: &MessageDescriptor, path: &str) -> Result<&'static MessagePlan> {
+    plan::by_name(descriptor.full_name()).ok_or_else(|| {
+        CodecError::field(
+            path,
+            format!("{} is not in the schema", descriptor.full_name()),
+        )
+    })
+}
+
+/// Whether `message`'s JSON object has a member `name`, directly or through an embedded struct.
+fn has_member(message: &MessagePlan, name: &str) -> bool {
+    message.fields.iter().any(|f| match (f.shape, f.kind) {
+        (Shape::Inline, ValueKind::Message(index)) => plan::plans()
+            .get(index)
+            .is_some_and(|inner| has_member(inner, name)),
+        (Shape::Inline, _) => false,
+        _ => f.json_name == name,
     })
 }
 

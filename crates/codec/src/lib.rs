@@ -76,5 +76,7 @@ pub use openapi::{
 };
 pub use schema::KindSchema;
 pub use stream::{DecodedList, ListDecoder, WatchFrame, WatchFrames};
-pub use stream_encode::{ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame};
+pub use stream_encode::{
+    ListEncoder, PROTOBUF_WATCH_MEDIA_TYPE, encode_watch_frame, watch_frame_of,
+};
 pub use typed::{ProtoKind, from_body};

@@ -118,8 +118,16 @@ impl ListEncoder {
 /// # Errors
 /// As [`encode_object`] for the object.
 pub fn encode_watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>> {
-    let body = encode_object(object)?;
-    let event = watch_event(event_type, &body)?;
+    watch_frame_of(event_type, &encode_object(object)?)
+}
+
+/// [`encode_watch_frame`] of an object already encoded by [`encode_object`]: a server that
+/// sends one object version to many watchers encodes it once.
+///
+/// # Errors
+/// Only for a frame over 4 GiB.
+pub fn watch_frame_of(event_type: &str, body: &[u8]) -> Result<Vec<u8>> {
+    let event = watch_event(event_type, body)?;
     let length = u32::try_from(event.len())
         .map_err(|_| CodecError::field("", "a watch event is larger than 4 GiB"))?;
     let mut frame = Vec::with_capacity(event.len() + 4);

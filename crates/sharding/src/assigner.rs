@@ -10,7 +10,11 @@
 //! 3. assign: label each unlabelled object the ring gives to this shard;
 //! 4. adopt: label with this shard each object the ring gives it whose labelled shard is out of
 //!    the ring *and* whose Lease is expired or gone (read from the API when not cached), so a
-//!    shard that is merely late in this replica's view is never robbed.
+//!    shard that is merely late in this replica's view is never robbed. Finding them is a list
+//!    of every object in scope (the server filters by label), so it runs only when it can find
+//!    something: after the ring changed (a shard left), after a pass that left some of this
+//!    shard's orphans behind (a conflict, a Lease not yet expired), and once per lease duration
+//!    (a departed shard's last write that landed late).
 //!
 //! Dependents (`dependents.rs`) move with their owners: handed over before them, taken (from a
 //! consistent list) before them.
@@ -31,6 +35,7 @@ use kubegen_client::{
     ApiObject, Client, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
 };
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 use crate::config::{ReplicaConfig, Selection};
 use crate::membership::{is_live, ring_of};
@@ -43,15 +48,23 @@ impl<K: ApiObject> Inner<K> {
     pub(crate) async fn assign_loop(self: Arc<Self>) {
         let mut tick = tokio::time::interval(self.config.assign_period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The ring of the last adoption pass that left nothing of this shard's behind, and when.
+        let mut adopted: Option<(HashRing, Instant)> = None;
         loop {
             tick.tick().await;
             self.refresh_ring();
             if self.filter.server_side() {
                 self.server_side_pass().await;
-            } else {
-                self.hand_over().await;
-                self.assign().await;
-                self.adopt().await;
+                continue;
+            }
+            self.hand_over().await;
+            self.assign().await;
+            let ring = self.ring.borrow().clone();
+            let due = adopted.as_ref().is_none_or(|(done, at)| {
+                *done != ring || at.elapsed() >= self.config.lease_duration
+            });
+            if due {
+                adopted = self.adopt().await.then(|| (ring, Instant::now()));
             }
         }
     }
@@ -142,11 +155,13 @@ impl<K: ApiObject> Inner<K> {
         self.take(&ring, gained.iter().map(AsRef::as_ref)).await;
     }
 
-    async fn adopt(&self) {
+    /// Whether it left nothing behind: every orphan the ring gives this shard was taken (or
+    /// this shard is not in the ring, so the ring changes before it owns anything).
+    async fn adopt(&self) -> bool {
         let ring = self.ring.borrow().clone();
         let members = ring.members();
         if !members.contains(&self.config.identity.as_str()) {
-            return;
+            return true;
         }
         let selector = self
             .config
@@ -156,38 +171,49 @@ impl<K: ApiObject> Inner<K> {
             Ok(list) => list.items,
             Err(error) => {
                 tracing::warn!(shard = %self.config.identity, %error, "listing orphaned objects failed");
-                return;
+                return false;
             }
         };
         let mut gained = Vec::new();
+        let mut complete = true;
         for object in orphans {
-            let holder = holder(&self.config, object.meta());
-            if self.owner_is_me(object.meta()) && self.shard_is_gone(&holder).await {
+            if !self.owner_is_me(object.meta()) {
+                continue;
+            }
+            if self
+                .shard_is_gone(&holder(&self.config, object.meta()))
+                .await
+            {
                 gained.push(object);
+            } else {
+                complete = false;
             }
         }
-        self.take(&ring, gained.iter()).await;
+        self.take(&ring, gained.iter()).await && complete
     }
 
-    /// Labels `gained` objects with this shard, each after its dependents.
-    async fn take<'a>(&self, ring: &HashRing, gained: impl Iterator<Item = &'a K>) {
+    /// Labels `gained` objects with this shard, each after its dependents; whether every one
+    /// was labelled.
+    async fn take<'a>(&self, ring: &HashRing, gained: impl Iterator<Item = &'a K>) -> bool {
         let gained: Vec<&K> = gained.collect();
         if gained.is_empty() {
-            return;
+            return true;
         }
         let keys: HashSet<String> = gained
             .iter()
             .map(|o| self.config.key.of(o.meta()))
             .collect();
         let Some(failed) = self.dependents.claim_listed(&keys, &ring.members()).await else {
-            return;
+            return false;
         };
         let me = self.config.identity.clone();
+        let mut all = failed.is_empty();
         for object in gained {
             if !failed.contains(&self.config.key.of(object.meta())) {
-                self.relabel(object.meta(), Some(&me)).await;
+                all &= self.relabel(object.meta(), Some(&me)).await.is_some();
             }
         }
+        all
     }
 
     /// Whether `shard`'s Lease is expired or absent (see [`shard_is_gone`]).

@@ -324,23 +324,16 @@ impl<K: ApiObject> Replica<K> {
     /// [`Error::Lease`] if the Lease's elector cannot start.
     pub async fn run(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), Error> {
         let inner = &self.inner;
+        let _stop = Stopper(inner);
         if inner.owns_informer {
             inner.mine.start();
         }
         inner.leases.start();
         tokio::pin!(shutdown);
-        let outcome = tokio::select! {
+        tokio::select! {
             selection = inner.filter.decide() => self.run_as(selection, shutdown).await,
             () = &mut shutdown => Ok(()),
-        };
-        inner.active.store(false, Ordering::Release);
-        if inner.owns_informer {
-            inner.mine.shutdown();
         }
-        inner.unassigned.shutdown();
-        inner.dependents.shutdown();
-        inner.leases.shutdown();
-        outcome
     }
 
     /// [`Replica::run`] once the selection is known.
@@ -366,6 +359,24 @@ impl<K: ApiObject> Replica<K> {
         };
         let outcome = elector.run(callbacks, drained).await;
         outcome.map(|_| ()).map_err(Error::from)
+    }
+}
+
+/// Stops what [`Replica::run`] started however `run` ends: returned, failed, or dropped by its
+/// caller (an aborted task, as when the process dies). Started informers run on tasks of their
+/// own, so without this a dropped `run` would leave them listing and watching.
+struct Stopper<'a, K: ApiObject>(&'a Inner<K>);
+
+impl<K: ApiObject> Drop for Stopper<'_, K> {
+    fn drop(&mut self) {
+        let inner = self.0;
+        inner.active.store(false, Ordering::Release);
+        if inner.owns_informer {
+            inner.mine.shutdown();
+        }
+        inner.unassigned.shutdown();
+        inner.dependents.shutdown();
+        inner.leases.shutdown();
     }
 }
 

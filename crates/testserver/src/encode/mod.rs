@@ -17,7 +17,9 @@
 use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use http_body_util::BodyExt;
-use kubegen_codec::{ListEncoder, PROTOBUF_MEDIA_TYPE, encode_object, encode_watch_frame};
+use kubegen_codec::{
+    ListEncoder, PROTOBUF_MEDIA_TYPE, encode_object, encode_watch_frame, watch_frame_of,
+};
 use serde_json::{Map, Value};
 
 use crate::body::json_response;
@@ -180,6 +182,23 @@ pub(crate) fn watch_event(format: WireFormat, kind: &str, object: &Value, json: 
     {
         return Bytes::from(frame);
     }
+    json_watch_event(kind, json)
+}
+
+/// [`watch_event`] of a stored object version, whose protobuf form is encoded once for all
+/// the watchers that send it (see [`Stored::protobuf`]).
+pub(crate) fn stored_watch_event(format: WireFormat, kind: &str, stored: &Stored) -> Bytes {
+    if format == WireFormat::Protobuf
+        && let Some(body) = stored.protobuf(|value| encode_object(value).ok().map(Bytes::from))
+        && let Ok(frame) = watch_frame_of(kind, &body)
+    {
+        return Bytes::from(frame);
+    }
+    json_watch_event(kind, &stored.json)
+}
+
+/// The JSON line `{"type":..,"object":..}` of an object serialized as `json`.
+fn json_watch_event(kind: &str, json: &[u8]) -> Bytes {
     let mut out = bytes::BytesMut::with_capacity(json.len() + 32);
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());

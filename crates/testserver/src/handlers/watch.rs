@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, ChannelBody};
 use crate::encode::conversion::Conversion;
-use crate::encode::{watch_content_type, watch_event};
+use crate::encode::{stored_watch_event, watch_content_type, watch_event};
 use crate::handlers::read::wait_for_rv;
 use crate::object::partial_object_metadata;
 use crate::request::negotiation::WireFormat;
@@ -203,18 +203,24 @@ impl Watcher {
         let before = event.prev.as_ref().is_some_and(|p| self.passes(&p.value));
         let (kind, object) = match (event.kind, now, before) {
             (EventType::Added | EventType::Deleted, true, _) => {
-                (event.kind.as_str(), event.object.clone())
+                (event.kind.as_str(), &event.object)
             }
-            (EventType::Modified, true, true) => ("MODIFIED", event.object.clone()),
-            (EventType::Modified, true, false) => ("ADDED", event.object.clone()),
-            (EventType::Modified, false, true) => {
-                // Left the selection: the previous state, stamped with this event's resourceVersion.
-                let prev = event.prev.as_ref()?;
-                ("DELETED", Stored::new((*prev.value).clone(), event.rv))
-            }
+            (EventType::Modified, true, true) => ("MODIFIED", &event.object),
+            (EventType::Modified, true, false) => ("ADDED", &event.object),
+            // Left the selection: the previous state, stamped with this event's resourceVersion.
+            (EventType::Modified, false, true) => ("DELETED", event.departed()?),
             _ => return None,
         };
-        Some(self.event(kind, &object.value, &object.json))
+        Some(self.stored_event(kind, object))
+    }
+
+    /// [`Watcher::event`] of a stored object version: without a conversion, its protobuf
+    /// form is shared with every other watcher sending it.
+    fn stored_event(&mut self, kind: &str, object: &Stored) -> Bytes {
+        if self.conversion.is_none() {
+            return stored_watch_event(self.target.format, kind, object);
+        }
+        self.event(kind, &object.value, &object.json)
     }
 
     /// Sends events after the cursor. False when the stream must end.
@@ -263,7 +269,7 @@ impl Watcher {
             }
             Initial::Objects(items) => {
                 for item in items {
-                    let chunk = self.event("ADDED", &item.value, &item.json);
+                    let chunk = self.stored_event("ADDED", &item);
                     if !self.send(chunk).await {
                         return;
                     }

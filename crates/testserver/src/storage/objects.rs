@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -38,6 +38,11 @@ pub(crate) struct Stored {
     untyped_from: usize,
     /// The resourceVersion of this version.
     pub(crate) rv: u64,
+    /// The protobuf form, encoded by the first watcher that sends this version in protobuf and
+    /// shared by every clone of it (kept as long as the version is, in the store or the
+    /// history), as the watch cache serializes an event once for all its watchers (apiserver
+    /// `pkg/storage/cacher/caching_object.go`). None inside: the kind has no protobuf form.
+    protobuf: Arc<OnceLock<Option<Bytes>>>,
 }
 
 impl Stored {
@@ -52,7 +57,13 @@ impl Stored {
             json,
             untyped_from,
             rv,
+            protobuf: Arc::default(),
         }
+    }
+
+    /// The protobuf form, made by `encode` on the first call for this version.
+    pub(crate) fn protobuf(&self, encode: impl FnOnce(&Value) -> Option<Bytes>) -> Option<Bytes> {
+        self.protobuf.get_or_init(|| encode(&self.value)).clone()
     }
 
     /// The object's JSON after its `kind` and `apiVersion`, without the opening `{`: a list of a
@@ -111,6 +122,7 @@ impl Stored {
             json,
             untyped_from,
             rv: 0,
+            protobuf: Arc::default(),
         }
     }
 }
@@ -145,6 +157,20 @@ pub(crate) struct Event {
     /// For `Deleted`: the last state, stamped with the deletion's resourceVersion.
     pub(crate) object: Stored,
     pub(crate) prev: Option<Stored>,
+    /// See [`Event::departed`].
+    departed: OnceLock<Stored>,
+}
+
+impl Event {
+    /// `prev` stamped with this event's resourceVersion: the `DELETED` a watcher gets when the
+    /// object leaves its selection, made once for all such watchers.
+    pub(crate) fn departed(&self) -> Option<&Stored> {
+        let prev = self.prev.as_ref()?;
+        Some(
+            self.departed
+                .get_or_init(|| Stored::new((*prev.value).clone(), self.rv)),
+        )
+    }
 }
 
 /// The history no longer reaches back to the requested resourceVersion.
@@ -303,6 +329,7 @@ impl Store {
             kind,
             object,
             prev,
+            departed: OnceLock::new(),
         };
         self.history.push_back(Arc::new(event));
         while self.history.len() > self.capacity {
@@ -532,6 +559,32 @@ mod tests {
         assert_eq!((a.rv, b.rv, c.rv), (1, 2, 3));
         assert_eq!(c.value["metadata"]["resourceVersion"], "3");
         store.check_invariants();
+    }
+
+    #[test]
+    fn a_version_is_encoded_once_and_its_departure_built_once_for_all_watchers() {
+        let mut store = Store::new(10);
+        let cm = ResourceKey::new("", "v1", "configmaps");
+        store.insert(&cm, key("a"), obj("a", "1"));
+        store.replace(&cm, key("a"), obj("a", "2"));
+        let (events, _) = store.events_after(&cm, 1).unwrap();
+        let event = &events[0];
+        let encodes = std::cell::Cell::new(0);
+        let encode = |_: &Value| {
+            encodes.set(encodes.get() + 1);
+            Some(Bytes::from_static(b"pb"))
+        };
+        // Each watcher sends its own clone of the event's object.
+        for _ in 0..3 {
+            let copy = event.object.clone();
+            assert_eq!(copy.protobuf(encode), Some(Bytes::from_static(b"pb")));
+        }
+        assert_eq!(encodes.get(), 1);
+        let departed = event.departed().unwrap();
+        assert_eq!(departed.rv, 2);
+        assert_eq!(departed.value["data"]["v"], "1");
+        assert_eq!(departed.value["metadata"]["resourceVersion"], "2");
+        assert!(std::ptr::eq(departed, event.departed().unwrap()));
     }
 
     #[test]
