@@ -230,6 +230,27 @@ impl<S> InformerFactory<S> {
         )
     }
 
+    /// The shared informer for `K`, created on first request over the list-watch `make` builds
+    /// from the factory's namespace and selectors, in place of the source's: for a kind whose
+    /// requests carry more than fixed selectors (a sharded controller's informer follows its
+    /// shard). Later [`informer`](Self::informer) calls for `K` return this informer; when `K`'s
+    /// informer exists already, that one is returned and `make` is not called.
+    pub fn informer_with<K, L>(
+        &self,
+        make: impl FnOnce(Option<&str>, &ListSelectors) -> L,
+    ) -> SharedIndexInformer<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+        K::Scope: 'static,
+        L: ListWatch<K>,
+    {
+        self.shared(
+            TypeId::of::<K>(),
+            K::plural(&()).into_owned(),
+            |_, namespace, selectors| make(namespace, selectors),
+        )
+    }
+
     /// The informer registered under `key`, or a new one named `name` over the list-watch that
     /// `list_watch` makes from the source, the scope and the selectors.
     ///
@@ -504,5 +525,43 @@ mod tests {
                 ("Namespace".to_owned(), None, selectors("app=web")),
             ]
         );
+    }
+    #[test]
+    fn informer_with_builds_the_kinds_informer_from_the_factorys_scope_and_is_then_shared() {
+        let asked = Asked::default();
+        let tweak: TweakListOptions = Arc::new(|s: &mut ListSelectors| {
+            s.label_selector = Some("app=web".to_owned());
+        });
+        let options = FactoryOptions::default()
+            .namespace("team-a".to_owned())
+            .tweak_list_options(tweak);
+        let factory = InformerFactory::new(Recorder(Arc::clone(&asked)), options);
+        let made = Asked::default();
+        let record = Arc::clone(&made);
+        let own = factory.informer_with::<ConfigMap, _>(move |namespace, selectors| {
+            let entry = (
+                "own".to_owned(),
+                namespace.map(str::to_owned),
+                selectors.clone(),
+            );
+            record.lock().unwrap().push(entry);
+            Offline
+        });
+        let shared = factory.informer::<ConfigMap>();
+        let again = factory.informer_with::<ConfigMap, Offline>(|_, _| unreachable!("exists"));
+
+        assert!(
+            asked.lock().unwrap().is_empty(),
+            "the source was never asked"
+        );
+        let selectors = ListSelectors {
+            label_selector: Some("app=web".to_owned()),
+            field_selector: None,
+        };
+        assert_eq!(
+            *made.lock().unwrap(),
+            vec![("own".to_owned(), Some("team-a".to_owned()), selectors)]
+        );
+        assert_eq!((own.name(), again.name()), (shared.name(), shared.name()));
     }
 }

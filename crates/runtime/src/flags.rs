@@ -12,6 +12,7 @@
 //! | `--leader-elect-resource-name` | the operator's name | the Lease's name |
 //! | `--leader-elect-lease-duration`, `-renew-deadline`, `-retry-period` | `15s`, `10s`, `2s` | component-base's timings |
 //! | `--sharding-ring` | off | shard the controller's objects over this ring instead of electing a leader (not with `--leader-elect`); the shard Leases live in `--leader-elect-resource-namespace` and use the `--leader-elect-*` timings |
+//! | `--sharding-selection` | `auto` | how a shard gets only its objects: `labels`, `shard-selector` (KEP-5866, where the server serves it) or `auto` (ask the server) |
 //! | `--webhook-port` | `9443` | the webhook server's port (controller-runtime's `webhook.Options.Port`); `0` disables it |
 //! | `--webhook-host` | every interface | the address it listens on (`webhook.Options.Host`), e.g. `127.0.0.1` for an API server on the same host |
 //! | `--webhook-cert-path` (also `--webhook-cert-dir`) | `/tmp/k8s-webhook-server/serving-certs` | kubebuilder's: the directory of the serving certificate |
@@ -31,7 +32,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use kubegen_client::{Client, Config, LoadOptions};
 use kubegen_leaderelection::LeaderElectionConfig;
-use kubegen_sharding::{ReplicaConfig, Ring};
+use kubegen_sharding::{ReplicaConfig, Ring, Selection};
 use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
@@ -80,6 +81,11 @@ pub struct ManagerFlags {
     /// once on its share (kubegen-sharding), instead of electing a leader.
     #[arg(long, conflicts_with = "leader_elect")]
     pub sharding_ring: Option<String>,
+
+    /// How each shard gets only its objects: labels, shard-selector (KEP-5866) or auto (ask the
+    /// server, at start).
+    #[arg(long, default_value = "auto", value_parser = parse_selection)]
+    pub sharding_selection: Selection,
 
     /// The namespace of the leader Lease. Default: the namespace the process runs in.
     #[arg(long)]
@@ -228,7 +234,8 @@ impl ManagerFlags {
 
     /// The ring `--sharding-ring` names, for [`ManagerOptions::sharding`]: its shard Leases in
     /// `--leader-elect-resource-namespace` (default: the client's namespace) with the
-    /// `--leader-elect-*` timings; `None` without the flag. The caller scopes it ([`ReplicaConfig::namespace`], [`ReplicaConfig::selector`])
+    /// `--leader-elect-*` timings, selecting as `--sharding-selection` says; `None` without the
+    /// flag. The caller scopes it ([`ReplicaConfig::namespace`], [`ReplicaConfig::selector`])
     /// to the objects its controller owns; the manager names the shard after itself.
     ///
     /// # Errors
@@ -255,6 +262,7 @@ impl ManagerFlags {
         config.lease_duration = timings.lease_duration;
         config.renew_deadline = timings.renew_deadline;
         config.retry_period = timings.retry_period;
+        config.selection = self.sharding_selection;
         Ok(Some(config))
     }
 }
@@ -294,6 +302,16 @@ pub fn init_logging(level: &str, format: LogFormat) -> Result<(), Error> {
     installed.map_err(|error| Error::LoggingFailed {
         reason: error.to_string(),
     })
+}
+
+/// `--sharding-selection`: `auto`, `labels` or `shard-selector`.
+fn parse_selection(value: &str) -> Result<Selection, String> {
+    match value {
+        "auto" => Ok(Selection::Auto),
+        "labels" => Ok(Selection::Labels),
+        "shard-selector" => Ok(Selection::ShardSelector),
+        other => Err(format!("{other:?} is none of auto, labels, shard-selector")),
+    }
 }
 
 /// Parses a Go listen address: `0` or empty disables; `:8080` is every interface; a host may be
@@ -562,10 +580,25 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("no ring"));
         assert_eq!(ring.ring, Ring::new("shop", "ops"));
+        assert_eq!(ring.selection, Selection::Auto);
         assert_eq!(ring.lease_duration, Duration::from_secs(20));
         assert_eq!(ring.renew_deadline, Duration::from_secs(10));
         let none = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(none.ring(&client()).is_ok_and(|r| r.is_none()));
+        let server_side = parse(&[
+            "--sharding-ring=shop",
+            "--sharding-selection=shard-selector",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let ring = server_side
+            .ring(&client())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ring.map(|r| r.selection), Some(Selection::ShardSelector));
+        let unknown = parse(&["--sharding-ring=shop", "--sharding-selection=hash"]);
+        assert_eq!(
+            unknown.err().map(|e| e.kind()),
+            Some(clap::error::ErrorKind::ValueValidation)
+        );
         for bad in ["-shop", "sh op", &"r".repeat(64)] {
             let arg = format!("--sharding-ring={bad}");
             let flags = parse(&[arg.as_str()]).unwrap_or_else(|e| panic!("{e}"));

@@ -159,21 +159,15 @@ impl Manager {
         };
         let factory_options = options.factory.clone().metrics(metrics.informers().clone());
         let source = ClientListWatchSource::new(client.clone());
-        let (factory, unsharded) = match &mut options.sharding {
-            Some(sharding) => {
-                sharding.config.identity.clone_from(&identity);
-                let sharded = sharding.select(factory_options.clone());
-                (
-                    InformerFactory::new(source.clone(), sharded),
-                    Some(InformerFactory::new(source, factory_options)),
-                )
-            }
-            None => (InformerFactory::new(source, factory_options), None),
-        };
+        let factory = InformerFactory::new(source.clone(), factory_options.clone());
+        let unsharded = options.sharding.as_mut().map(|sharding| {
+            sharding.config.identity.clone_from(&identity);
+            InformerFactory::new(source, factory_options)
+        });
         let shard = options
             .sharding
             .as_ref()
-            .map(|sharding| sharding.replica(&client, &factory))
+            .map(|sharding| sharding.replica(&client, &factory, &options.shard_owned))
             .transpose();
         let webhooks = WebhookServer::new(&metrics);
         Manager {

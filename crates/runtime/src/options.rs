@@ -10,7 +10,7 @@ use kubegen_client::ApiObject;
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_sharding::ReplicaConfig;
 
-use crate::sharding::Sharding;
+use crate::sharding::{Follow, Sharding, follow};
 use crate::webhook::WebhookOptions;
 
 /// How a [`crate::Manager`] runs. Built with methods, from any crate:
@@ -27,6 +27,8 @@ pub struct ManagerOptions {
     pub(crate) factory: FactoryOptions,
     pub(crate) webhook: Option<WebhookOptions>,
     pub(crate) sharding: Option<Sharding>,
+    /// The kinds that follow the sharded kind's shards ([`ManagerOptions::shard_owned`]).
+    pub(crate) shard_owned: Vec<Follow>,
 }
 
 impl Default for ManagerOptions {
@@ -44,6 +46,7 @@ impl Default for ManagerOptions {
             factory: FactoryOptions::default(),
             webhook: None,
             sharding: None,
+            shard_owned: Vec::new(),
         }
     }
 }
@@ -110,6 +113,17 @@ impl ManagerOptions {
         K::Scope: 'static,
     {
         self.sharding = ring.map(Sharding::new::<K>);
+        self
+    }
+
+    /// With [`ManagerOptions::sharding`]: the objects of kind `C` that a controller of the
+    /// sharded kind owns (their controller `ownerReference` names it) follow their owner's
+    /// shard, so the factory's informer of `C` holds only this shard's (about 1/N of them) and a
+    /// controller that `owns` `C` sees its own objects' dependents. Label protocol only: where
+    /// the ring selects with `shardSelector`, the informer of `C` holds every object. Without
+    /// sharding it does nothing.
+    pub fn shard_owned<C: ApiObject>(mut self) -> Self {
+        self.shard_owned.push(follow::<C>());
         self
     }
 

@@ -4,11 +4,12 @@
 //! without its external sharder).
 //!
 //! What the manager does with a ring (the rest of the runtime is unchanged):
-//! - The shared informer factory's informer of the sharded kind selects
-//!   [`ReplicaConfig::shard_selector`]: this replica lists, watches and caches only the objects
-//!   labelled with its shard, and everything reading that informer (controllers, listers, the
-//!   [`crate::CachedClient`]) sees only them. The replica's assignment passes move the labels;
-//!   an object whose label moves away leaves the cache, its delete event enqueues its key, and
+//! - The shared informer factory's informer of the sharded kind is the shard's
+//!   ([`Replica::in_factory`]): it lists and watches only this replica's objects, by shard
+//!   label or, where the server serves KEP-5866, by `shardSelector` ([`ReplicaConfig::selection`];
+//!   by default the replica asks the server), and everything reading it (controllers, listers,
+//!   the [`crate::CachedClient`]) sees only them. An object that leaves the shard (its label
+//!   moved, or the ring moved its arc) leaves the cache, its delete event enqueues its key, and
 //!   the worker finds nothing to do: objects that leave the shard drop out of the queue.
 //! - The shard [`Replica`] (its Lease, the ring, the assignment passes) runs beside the
 //!   controllers, in place of the leader elector.
@@ -24,10 +25,14 @@
 //! # Scope and gaps
 //! - One kind per ring (the one named in `sharding::<K>`), one ring per manager. Controllers of
 //!   other primary kinds in a sharded manager run on every replica (a warning says so).
-//! - Owned and watched kinds are not labelled (timebertt labels controlled objects with their
-//!   owner's shard); their informers stay unsharded, so each replica caches all of them. Their
-//!   events enqueue their owner, which only the owner's shard reconciles, so this costs memory,
-//!   not correctness.
+//! - Owned kinds named with [`crate::ManagerOptions::shard_owned`] follow their owner's shard
+//!   (label protocol; see `kubegen-sharding`'s `dependents.rs`): the factory's informer of such
+//!   a kind holds only this shard's dependents, which the replica labels with their controller
+//!   owner's shard, as timebertt's sharder labels controlled objects. Server-side
+//!   (`shardSelector` hashes each object's own UID) and for every other owned or watched kind,
+//!   the informers stay unsharded, so each replica caches all of them. Their events enqueue
+//!   their owner, which only the owner's shard reconciles, so this costs memory, not
+//!   correctness.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -35,11 +40,9 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use kube_core::Selector;
-use kubegen_cache::{
-    ClientListWatchSource, FactoryOptions, InformerFactory, ListSelectors, TweakListOptions,
-};
+use kubegen_cache::{ClientListWatchSource, InformerFactory};
 use kubegen_client::{ApiObject, Client};
-use kubegen_sharding::{HashRing, Refusal, Replica, ReplicaConfig, RingKey};
+use kubegen_sharding::{Dependents, HashRing, Refusal, Replica, ReplicaConfig, RingKey};
 use tokio::sync::watch;
 
 use crate::error::Error;
@@ -84,6 +87,8 @@ pub(crate) trait Shard: Send + Sync {
     ) -> BoxFuture<'_, Result<(), kubegen_sharding::Error>>;
     /// Records this replica's view in the `controller_sharding_*` gauges.
     fn report(&self, metrics: &ProcessMetrics);
+    /// The kinds that follow the sharded kind's shards.
+    fn dependents(&self) -> &Dependents;
 }
 
 impl<K: ApiObject> Shard for Replica<K> {
@@ -103,6 +108,10 @@ impl<K: ApiObject> Shard for Replica<K> {
         let members = self.ring().members().len();
         metrics.set_shard(&self.config().ring.name, self.is_active(), members, objects);
     }
+
+    fn dependents(&self) -> &Dependents {
+        Replica::dependents(self)
+    }
 }
 
 /// Makes the replica of the sharded kind over the manager's client and factory.
@@ -116,8 +125,16 @@ type MakeShard = Arc<
         + Sync,
 >;
 
-/// Selects the shard's objects in the factory's informer of the sharded kind.
-type SelectShard = Arc<dyn Fn(FactoryOptions, &ReplicaConfig) -> FactoryOptions + Send + Sync>;
+/// Makes the factory's informer of one owned kind follow the shards (see [`Dependents`]).
+pub(crate) type Follow =
+    Arc<dyn Fn(&Dependents, &InformerFactory<ClientListWatchSource>) + Send + Sync>;
+
+/// The [`Follow`] of kind `C`.
+pub(crate) fn follow<C: ApiObject>() -> Follow {
+    Arc::new(|dependents, factory| {
+        dependents.follow::<C>(factory);
+    })
+}
 
 /// [`crate::ManagerOptions::sharding`]'s ring with what it needs of the sharded kind.
 #[derive(Clone)]
@@ -126,7 +143,6 @@ pub(crate) struct Sharding {
     pub(crate) config: ReplicaConfig,
     /// The sharded kind, for logs.
     pub(crate) kind: String,
-    select: SelectShard,
     make: MakeShard,
 }
 
@@ -146,44 +162,35 @@ impl Sharding {
         K: ApiObject,
         K::Scope: 'static,
     {
-        let select: SelectShard = Arc::new(|options: FactoryOptions, config: &ReplicaConfig| {
-            let shard = config.shard_selector();
-            let tweak: TweakListOptions = Arc::new(move |selectors: &mut ListSelectors| {
-                selectors.label_selector = Some(match selectors.label_selector.take() {
-                    Some(base) if !base.is_empty() => format!("{base},{shard}"),
-                    _ => shard.clone(),
-                });
-            });
-            options.tweak_list_options_for::<K>(tweak)
-        });
         let make: MakeShard = Arc::new(|client: &Client, config, factory: &InformerFactory<_>| {
-            let informer = factory.informer::<K>();
-            let replica = Replica::<K>::with_informer(client.clone(), config, informer)?;
+            let replica = Replica::<K>::in_factory(client.clone(), config, factory)?;
             Ok(Box::new(replica) as Box<dyn Shard>)
         });
         Sharding {
             config,
             kind: K::kind(&()).into_owned(),
-            select,
             make,
         }
     }
 
-    /// The factory options with the sharded kind's informer selecting this shard.
-    pub(crate) fn select(&self, options: FactoryOptions) -> FactoryOptions {
-        (self.select)(options, &self.config)
-    }
-
-    /// The replica, its shard objects read from `factory`.
+    /// The replica; `factory`'s informer of the sharded kind becomes its shard's, and those of
+    /// the `owned` kinds follow it.
     pub(crate) fn replica(
         &self,
         client: &Client,
         factory: &InformerFactory<ClientListWatchSource>,
+        owned: &[Follow],
     ) -> Result<Box<dyn Shard>, Error> {
-        (self.make)(client, self.config.clone(), factory).map_err(|source| Error::ShardingFailed {
-            ring: self.config.ring.name.clone(),
-            source,
-        })
+        let shard = (self.make)(client, self.config.clone(), factory).map_err(|source| {
+            Error::ShardingFailed {
+                ring: self.config.ring.name.clone(),
+                source,
+            }
+        })?;
+        owned
+            .iter()
+            .for_each(|follow| follow(shard.dependents(), factory));
+        Ok(shard)
     }
 }
 

@@ -20,8 +20,8 @@ use kubegen_client::{
     ResourceClient,
 };
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, ProcessMetrics, Reconciler};
-use kubegen_sharding::{HashRing, ReplicaConfig, Ring, RingKey};
-use kubegen_testserver::TestServer;
+use kubegen_sharding::{HashRing, ReplicaConfig, Ring, RingKey, Selection, hash};
+use kubegen_testserver::{ServerOptions, TestServer};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -152,18 +152,43 @@ async fn settled(client: &Client, namespace: &str, members: &[&str]) {
     }
 }
 
-/// Waits until each replica's shared informer caches exactly the objects the ring gives it, and
-/// its `controller_sharding_*` gauges say so.
-async fn caches_hold_their_shares(running: &[Running], namespace: &str, members: &[&str]) {
+/// The shard `members`' ring gives each sharded object: by `namespace/name` with labels, by
+/// UID hash with `shardSelector`.
+async fn owners(
+    client: &Client,
+    namespace: &str,
+    members: &[&str],
+    selection: Selection,
+) -> BTreeMap<String, String> {
     let ring = HashRing::new(members);
+    let list = objects(client, namespace)
+        .list(&ListOptions::default().labels(format!("app={RING}")))
+        .await
+        .unwrap();
+    let owner = |cm: &ConfigMap| match selection {
+        Selection::ShardSelector => {
+            ring.owner_of_hash(hash(cm.metadata.uid.as_deref().unwrap_or_default()))
+        }
+        _ => ring.owner(&RingKey::Object.of(&cm.metadata)),
+    };
+    list.items
+        .iter()
+        .map(|cm| {
+            let name = cm.metadata.name.clone().unwrap_or_default();
+            (name, owner(cm).unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// Waits until each replica's shared informer caches exactly the objects the ring gives it
+/// (`owners`), and its `controller_sharding_*` gauges say so.
+async fn caches_hold_their_shares(running: &[Running], owners: &BTreeMap<String, String>) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     for replica in running {
-        let expected: BTreeSet<String> = (0..OBJECTS)
-            .map(|i| format!("obj-{i:03}"))
-            .filter(|name| {
-                let key = format!("{namespace}/{name}");
-                ring.owner(&key) == Some(replica.name.as_str())
-            })
+        let expected: BTreeSet<String> = owners
+            .iter()
+            .filter(|(_, owner)| **owner == replica.name)
+            .map(|(name, _)| name.clone())
             .collect();
         let gauges = [
             format!(
@@ -172,7 +197,7 @@ async fn caches_hold_their_shares(running: &[Running], namespace: &str, members:
             ),
             format!(
                 "controller_sharding_ring_members{{ring=\"{RING}\"}} {}",
-                members.len()
+                running.len()
             ),
             format!("controller_sharding_shard_member{{ring=\"{RING}\"}} 1"),
         ];
@@ -203,9 +228,8 @@ async fn caches_hold_their_shares(running: &[Running], namespace: &str, members:
 }
 
 /// Waits until every object's `version` was reconciled, then checks that each was reconciled
-/// exactly once, by the replica `members`' ring gives it to.
-async fn reconciled_once_by_owner(log: &Log, namespace: &str, version: u32, members: &[&str]) {
-    let ring = HashRing::new(members);
+/// exactly once, by its owner.
+async fn reconciled_once_by_owner(log: &Log, version: u32, owners: &BTreeMap<String, String>) {
     let version = version.to_string();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -238,18 +262,13 @@ async fn reconciled_once_by_owner(log: &Log, namespace: &str, version: u32, memb
     }
     assert_eq!(by_object.len(), OBJECTS);
     for (name, replicas) in &by_object {
-        let meta = ObjectMeta {
-            namespace: Some(namespace.to_owned()),
-            name: Some(name.clone()),
-            ..ObjectMeta::default()
-        };
-        let owner = ring.owner(&RingKey::Object.of(&meta)).unwrap();
-        assert_eq!(replicas, &vec![owner.to_owned()], "{name} v{version}");
+        assert_eq!(replicas, &vec![owners[name].clone()], "{name} v{version}");
     }
 }
 
-/// The scenario, on whatever server `client` talks to, in `namespace`.
-async fn scenario(client: Client, namespace: String) {
+/// The scenario, on whatever server `client` talks to, in `namespace`; the replicas must end up
+/// selecting their objects the `selection` way.
+async fn scenario(client: Client, namespace: String, selection: Selection) {
     let api = objects(&client, &namespace);
     for i in 0..OBJECTS {
         let cm = ConfigMap {
@@ -280,10 +299,13 @@ async fn scenario(client: Client, namespace: String) {
         .iter()
         .map(|name| start(&client, &namespace, name, &log))
         .collect();
-    settled(&client, &namespace, &names).await;
+    let owners_of = owners(&client, &namespace, &names, selection).await;
+    if selection == Selection::Labels {
+        settled(&client, &namespace, &names).await;
+    }
+    caches_hold_their_shares(&running, &owners_of).await;
     bump(&client, &namespace, 1).await;
-    reconciled_once_by_owner(&log, &namespace, 1, &names).await;
-    caches_hold_their_shares(&running, &namespace, &names).await;
+    reconciled_once_by_owner(&log, 1, &owners_of).await;
     let owned_by_b = log
         .lock()
         .iter()
@@ -295,10 +317,13 @@ async fn scenario(client: Client, namespace: String) {
     b.stop.send(()).unwrap();
     b.task.await.unwrap().unwrap();
     let survivors = ["replica-a", "replica-c"];
-    settled(&client, &namespace, &survivors).await;
+    let owners_of = owners(&client, &namespace, &survivors, selection).await;
+    if selection == Selection::Labels {
+        settled(&client, &namespace, &survivors).await;
+    }
+    caches_hold_their_shares(&running, &owners_of).await;
     bump(&client, &namespace, 2).await;
-    reconciled_once_by_owner(&log, &namespace, 2, &survivors).await;
-    caches_hold_their_shares(&running, &namespace, &survivors).await;
+    reconciled_once_by_owner(&log, 2, &owners_of).await;
 
     let outsider = api.get("outsider", &Default::default()).await.unwrap();
     assert_eq!(
@@ -314,7 +339,28 @@ async fn scenario(client: Client, namespace: String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_sharded_managers_split_the_objects_and_survivors_take_over() {
     let server = TestServer::start().await;
-    scenario(server.client(), "default".to_owned()).await;
+    scenario(server.client(), "default".to_owned(), Selection::Labels).await;
+}
+
+/// The same over a server that serves KEP-5866: the replicas find out by themselves, split the
+/// objects by UID hash, and label none of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_sharded_managers_over_shard_selector_split_by_uid() {
+    let mut options = ServerOptions::default();
+    options.sharded_list_and_watch = true;
+    let server = TestServer::start_with(options).await;
+    scenario(
+        server.client(),
+        "default".to_owned(),
+        Selection::ShardSelector,
+    )
+    .await;
+    let api = objects(&server.client(), "default");
+    let labelled = api
+        .list(&ListOptions::default().labels(Ring::new(RING, "default").shard_label()))
+        .await
+        .unwrap();
+    assert_eq!(labelled.items.len(), 0, "nothing labelled");
 }
 
 /// The same on a real cluster (`KUBEGEN_E2E_KUBECONFIG`, an administrator's), in a namespace of
@@ -338,7 +384,7 @@ async fn three_sharded_managers_on_cluster() {
         .unwrap();
     let name = created.metadata.name.clone().unwrap();
     // On its own task so the namespace goes away whatever it asserts.
-    let outcome = tokio::spawn(scenario(client.clone(), name.clone())).await;
+    let outcome = tokio::spawn(scenario(client.clone(), name.clone(), Selection::Labels)).await;
     namespaces
         .delete(&name, &DeleteOptions::default())
         .await

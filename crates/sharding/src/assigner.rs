@@ -1,5 +1,6 @@
 //! The assignment passes every replica runs while it holds its Lease, in place of timebertt's
-//! central sharder: each replica moves only objects that are, or are becoming, its own.
+//! central sharder: each replica moves only objects that are, or are becoming, its own. (With
+//! `shardSelector` nothing is labelled: `server_side.rs` runs after step 1 instead.)
 //!
 //! Every `assign_period`:
 //! 1. recompute the ring from the Leases ([`crate::ring_of`]);
@@ -11,20 +12,31 @@
 //!    the ring *and* whose Lease is expired or gone (read from the API when not cached), so a
 //!    shard that is merely late in this replica's view is never robbed.
 //!
+//! Dependents (`dependents.rs`) move with their owners: handed over before them, taken (from a
+//! consistent list) before them.
+//!
 //! Every write carries the object's `resourceVersion` (a merge patch with it is a conditional
 //! update): a write based on a stale cache fails with 409 and is retried on the next pass.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube_core::Selector;
-use kubegen_client::{ApiObject, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient};
+use kubegen_cache::Lister;
+use kubegen_client::{
+    ApiObject, Client, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
+};
 use serde_json::{Value, json};
 
+use crate::config::{ReplicaConfig, Selection};
 use crate::membership::{is_live, ring_of};
 use crate::replica::{Inner, object_key, resource_version};
+use crate::ring::HashRing;
+use crate::server_side::selection_of;
 
 impl<K: ApiObject> Inner<K> {
     /// The passes, forever (the caller stops it when the Lease is lost).
@@ -34,15 +46,35 @@ impl<K: ApiObject> Inner<K> {
         loop {
             tick.tick().await;
             self.refresh_ring();
-            self.hand_over().await;
-            self.assign().await;
-            self.adopt().await;
+            if self.filter.server_side() {
+                self.server_side_pass().await;
+            } else {
+                self.hand_over().await;
+                self.assign().await;
+                self.adopt().await;
+            }
         }
     }
 
+    /// Recomputes the ring, and whether a live shard of it runs the other protocol.
     fn refresh_ring(&self) {
         let leases = self.leases.lister().list(&Selector::default());
-        let ring = ring_of(leases.iter().map(AsRef::as_ref), Timestamp::now());
+        let now = Timestamp::now();
+        let mine = self.filter.decided().unwrap_or(Selection::Labels);
+        let strangers: Vec<&str> = leases
+            .iter()
+            .filter(|l| is_live(l, now) && selection_of(l) != mine.label_value())
+            .filter_map(|l| l.metadata.name.as_deref())
+            .collect();
+        let mixed = !strangers.is_empty();
+        if self.mixed.swap(mixed, Ordering::AcqRel) != mixed {
+            if mixed {
+                tracing::warn!(shard = %self.config.identity, selection = ?mine, ?strangers, "shards of the ring select their objects the other way: no reconcile starts until they are gone");
+            } else {
+                tracing::info!(shard = %self.config.identity, "every shard of the ring selects its objects the same way again");
+            }
+        }
+        let ring = ring_of(leases.iter().map(AsRef::as_ref), now);
         self.ring.send_if_modified(|current| {
             let changed = *current != ring;
             if changed {
@@ -61,7 +93,7 @@ impl<K: ApiObject> Inner<K> {
         let cached = self.mine.lister().list(&Selector::default());
         let lister = self.mine.lister();
         self.forget_released(|key| lister.get_by_key(key).is_some());
-        for object in cached {
+        for object in &cached {
             let meta = object.meta();
             let draining = meta
                 .labels
@@ -70,33 +102,44 @@ impl<K: ApiObject> Inner<K> {
             if !draining && self.owner_is_me(meta) {
                 continue;
             }
-            let key = object_key(meta);
-            if !self.claim_for_handover(&key, resource_version(meta)) {
+            if !self.claim_for_handover(meta) {
                 continue;
             }
-            let released = self.relabel(meta, None).await;
-            self.finish_handover(&key, released);
+            // Its dependents first: whoever sees the object released sees them released too.
+            let released = if self.dependents.release(&self.config.key.of(meta)).await {
+                self.relabel(meta, None).await
+            } else {
+                None
+            };
+            self.finish_handover(&object_key(meta), released);
         }
+        let held: HashSet<String> = cached
+            .iter()
+            .map(|o| self.config.key.of(o.meta()))
+            .collect();
+        let ring = self.ring.borrow().clone();
+        self.dependents.sweep(&ring, &held).await;
     }
 
     async fn assign(&self) {
-        for object in self.unassigned.lister().list(&Selector::default()) {
-            if self.owner_is_me(object.meta()) {
-                let me = self.config.identity.clone();
-                self.relabel(object.meta(), Some(&me)).await;
-            }
-        }
+        let ring = self.ring.borrow().clone();
+        self.dependents.claim_cached(&ring).await;
+        let gained: Vec<_> = self
+            .unassigned
+            .lister()
+            .list(&Selector::default())
+            .into_iter()
+            .filter(|object| self.owner_is_me(object.meta()))
+            .collect();
+        self.take(&ring, gained.iter().map(AsRef::as_ref)).await;
     }
 
     async fn adopt(&self) {
-        let members: Vec<String> = {
-            let ring = self.ring.borrow();
-            if !ring.members().contains(&self.config.identity.as_str()) {
-                return;
-            }
-            ring.members().into_iter().map(str::to_owned).collect()
-        };
-        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        let ring = self.ring.borrow().clone();
+        let members = ring.members();
+        if !members.contains(&self.config.identity.as_str()) {
+            return;
+        }
         let selector = self
             .config
             .scoped(self.config.ring.orphaned_selector(&members));
@@ -108,59 +151,99 @@ impl<K: ApiObject> Inner<K> {
                 return;
             }
         };
+        let mut gained = Vec::new();
         for object in orphans {
-            let meta = object.meta();
-            let holder = meta
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(&self.config.ring.shard_label()))
-                .cloned()
-                .unwrap_or_default();
-            if self.owner_is_me(meta) && self.shard_is_gone(&holder).await {
-                let me = self.config.identity.clone();
-                self.relabel(meta, Some(&me)).await;
+            let holder = holder(&self.config, object.meta());
+            if self.owner_is_me(object.meta()) && self.shard_is_gone(&holder).await {
+                gained.push(object);
             }
         }
+        self.take(&ring, gained.iter()).await;
     }
 
-    /// Whether `shard`'s Lease is expired or absent, asking the API when it is not cached.
-    async fn shard_is_gone(&self, shard: &str) -> bool {
-        let namespace = self.config.ring.lease_namespace.as_str();
-        let now = Timestamp::now();
-        if let Some(lease) = self.leases.lister().get(Some(namespace), shard) {
-            return !is_live(&lease, now);
+    /// Labels `gained` objects with this shard, each after its dependents.
+    async fn take<'a>(&self, ring: &HashRing, gained: impl Iterator<Item = &'a K>) {
+        let gained: Vec<&K> = gained.collect();
+        if gained.is_empty() {
+            return;
         }
-        let leases = ResourceClient::<Lease>::namespaced(self.client.clone(), namespace);
-        match leases.get(shard, &GetOptions::default()).await {
-            Ok(lease) => !is_live(&lease, now),
-            Err(error) => error.is_not_found(),
-        }
-    }
-
-    /// Sets the shard label to `shard` (None: removes it) and removes the drain label, if the
-    /// object is still at the version in `meta`. The new resourceVersion, None when not written.
-    async fn relabel(&self, meta: &ObjectMeta, shard: Option<&str>) -> Option<u64> {
-        let name = meta.name.as_deref()?;
-        let objects = match meta.namespace.as_deref() {
-            Some(namespace) => ResourceClient::<K>::namespaced(self.client.clone(), namespace),
-            None => ResourceClient::<K>::cluster(self.client.clone()),
+        let Some(failed) = self.dependents.claim_listed(ring, &ring.members()).await else {
+            return;
         };
-        let patch = json!({"metadata": {
-            "resourceVersion": meta.resource_version,
-            "labels": {
-                self.config.ring.shard_label(): shard.map_or(Value::Null, Value::from),
-                self.config.ring.drain_label(): Value::Null,
-            },
-        }});
-        match objects
-            .patch(name, &Patch::Merge(patch), &PatchOptions::default())
-            .await
-        {
-            Ok(written) => Some(resource_version(written.meta())),
-            Err(error) => {
-                tracing::debug!(shard = %self.config.identity, object = %object_key(meta), %error, "relabel skipped");
-                None
+        let me = self.config.identity.clone();
+        for object in gained {
+            if !failed.contains(&self.config.key.of(object.meta())) {
+                self.relabel(object.meta(), Some(&me)).await;
             }
+        }
+    }
+
+    /// Whether `shard`'s Lease is expired or absent (see [`shard_is_gone`]).
+    async fn shard_is_gone(&self, shard: &str) -> bool {
+        shard_is_gone(&self.client, &self.config, &self.leases.lister(), shard).await
+    }
+
+    /// [`relabel`] for an object of the sharded kind.
+    async fn relabel(&self, meta: &ObjectMeta, shard: Option<&str>) -> Option<u64> {
+        relabel::<K>(&self.client, &self.config, meta, shard).await
+    }
+}
+
+/// Whether `shard`'s Lease is expired or absent, asking the API when `leases` lacks it.
+pub(crate) async fn shard_is_gone(
+    client: &Client,
+    config: &ReplicaConfig,
+    leases: &Lister<Lease>,
+    shard: &str,
+) -> bool {
+    let namespace = config.ring.lease_namespace.as_str();
+    let now = Timestamp::now();
+    if let Some(lease) = leases.get(Some(namespace), shard) {
+        return !is_live(&lease, now);
+    }
+    let leases = ResourceClient::<Lease>::namespaced(client.clone(), namespace);
+    match leases.get(shard, &GetOptions::default()).await {
+        Ok(lease) => !is_live(&lease, now),
+        Err(error) => error.is_not_found(),
+    }
+}
+
+/// The shard an object is labelled with ("" when none).
+pub(crate) fn holder(config: &ReplicaConfig, meta: &ObjectMeta) -> String {
+    let labels = meta.labels.as_ref();
+    let shard = labels.and_then(|l| l.get(&config.ring.shard_label()));
+    shard.cloned().unwrap_or_default()
+}
+
+/// Sets the shard label of the `T` with `meta` to `shard` (None: removes it) and removes the
+/// drain label, if the object is still at the version in `meta`. The new resourceVersion, None
+/// when not written.
+pub(crate) async fn relabel<T: ApiObject>(
+    client: &Client,
+    config: &ReplicaConfig,
+    meta: &ObjectMeta,
+    shard: Option<&str>,
+) -> Option<u64> {
+    let name = meta.name.as_deref()?;
+    let objects = match meta.namespace.as_deref() {
+        Some(namespace) => ResourceClient::<T>::namespaced(client.clone(), namespace),
+        None => ResourceClient::<T>::cluster(client.clone()),
+    };
+    let patch = json!({"metadata": {
+        "resourceVersion": meta.resource_version,
+        "labels": {
+            config.ring.shard_label(): shard.map_or(Value::Null, Value::from),
+            config.ring.drain_label(): Value::Null,
+        },
+    }});
+    match objects
+        .patch(name, &Patch::Merge(patch), &PatchOptions::default())
+        .await
+    {
+        Ok(written) => Some(resource_version(written.meta())),
+        Err(error) => {
+            tracing::debug!(shard = %config.identity, object = %object_key(meta), %error, "relabel skipped");
+            None
         }
     }
 }

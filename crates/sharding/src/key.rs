@@ -6,6 +6,8 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::ring::SelectorField;
+
 /// What the ring hashes for an object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RingKey {
@@ -22,6 +24,16 @@ impl RingKey {
         match self {
             RingKey::Object => ring_key(meta),
             RingKey::Namespace => meta.namespace.clone().unwrap_or_default(),
+        }
+    }
+
+    /// The field a server-side `shardSelector` hashes in its place: an object's UID (neither its
+    /// name nor its owner's is among KEP-5866's fields, so dependents do not follow their owner
+    /// there), or its namespace.
+    pub fn selector_field(self) -> SelectorField {
+        match self {
+            RingKey::Object => SelectorField::Uid,
+            RingKey::Namespace => SelectorField::Namespace,
         }
     }
 }

@@ -5,11 +5,24 @@
 //! - an object assigned to a shard carries `shard.alpha.sharding.timebertt.dev/<ring>=<shard>`;
 //! - an object being moved carries `drain.alpha.sharding.timebertt.dev/<ring>` until its old
 //!   shard has let go (removed both labels).
+//!
+//! kubegen adds two keys of its own on the shard Leases, read only by kubegen replicas:
+//! - [`SELECTION_LABEL`]: which protocol the shard runs (`labels` or `shard-selector`, see
+//!   [`crate::Selection`]); a Lease without it is a label-protocol shard (timebertt's, or an
+//!   older kubegen);
+//! - [`ACK_ANNOTATION`]: with `shardSelector`, the ring the shard has acknowledged, its members
+//!   joined by commas (see `server_side.rs`).
 
 use std::collections::BTreeMap;
 
 /// The label on shard Leases naming their ring.
 pub const RING_LABEL: &str = "alpha.sharding.timebertt.dev/controllerring";
+
+/// The label on a kubegen shard Lease naming how the shard selects its objects.
+pub const SELECTION_LABEL: &str = "sharding.kubegen.dev/selection";
+
+/// The annotation on a shard Lease naming the ring its shard has acknowledged (`shardSelector`).
+pub const ACK_ANNOTATION: &str = "sharding.kubegen.dev/acknowledged-ring";
 
 /// A ring: the set of replicas of one controller that share its objects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +72,14 @@ impl Ring {
         format!("!{}", self.shard_label())
     }
 
+    /// A selector no object matches (the shard label both set and unset): what a shard that
+    /// owns no arc of the ring lists and watches with `shardSelector`, which cannot say
+    /// "nothing" itself.
+    pub fn nothing_selector(&self) -> String {
+        let label = self.shard_label();
+        format!("{label},!{label}")
+    }
+
     /// Selector of the objects held by a shard outside `members` (their shard left the ring).
     pub fn orphaned_selector(&self, members: &[&str]) -> String {
         let label = self.shard_label();
@@ -96,6 +117,10 @@ mod tests {
         assert_eq!(
             ring.unassigned_selector(),
             "!shard.alpha.sharding.timebertt.dev/image-police"
+        );
+        assert_eq!(
+            ring.nothing_selector(),
+            "shard.alpha.sharding.timebertt.dev/image-police,!shard.alpha.sharding.timebertt.dev/image-police"
         );
         assert_eq!(
             ring.orphaned_selector(&["a", "b"]),

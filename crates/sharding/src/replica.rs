@@ -3,18 +3,21 @@
 //!
 //! # Guarantees
 //! - A replica reconciles an object only through a [`WorkGuard`] from [`Replica::begin`], which it
-//!   gets only while it holds its Lease, the object carries its shard label and no drain label,
-//!   the ring it computes gives the object to it, and no other guard or handover for that object
-//!   is running in this replica.
-//! - It gives an object away (removes its label) only while holding that object's slot, so after
-//!   the reconcile in flight ends; the write carries the object's `resourceVersion`, so it cannot
-//!   undo a change it has not seen. It then refuses every cached version up to the one it wrote.
-//! - Another replica takes an object only when it is unlabelled (released) or labelled with a
-//!   shard whose Lease is expired or gone. A shard stops starting reconciles when its renew
-//!   deadline passes, before its Lease can expire, as a leader does.
+//!   gets only while it holds its Lease, the ring it computes gives the object to it, no shard of
+//!   the ring runs the other [`Selection`], and no other guard or handover for that object is
+//!   running in this replica. With labels the object must also carry its shard label and no
+//!   drain label; with `shardSelector` the other shards must have acknowledged (see
+//!   `server_side.rs`, whose guarantees follow from the same gate).
+//! - With labels, it gives an object away (removes its label) only while holding that object's
+//!   slot, so after the reconcile in flight ends; the write carries the object's
+//!   `resourceVersion`, so it cannot undo a change it has not seen. It then refuses every cached
+//!   version up to the one it wrote.
+//! - With labels, another replica takes an object only when it is unlabelled (released) or
+//!   labelled with a shard whose Lease is expired or gone. A shard stops starting reconciles when
+//!   its renew deadline passes, before its Lease can expire, as a leader does.
 //!
-//! Together: no object is reconciled by two replicas at once, and every object ends up labelled
-//! with the shard the ring gives it, whose informer then delivers it.
+//! Together: no object is reconciled by two replicas at once, and every object ends up with the
+//! shard the ring gives it (labelled, or in its `shardSelector`), whose informer delivers it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,90 +27,23 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::Selector;
-use kubegen_cache::{ClientListWatch, InformerOptions, SharedIndexInformer};
+use kubegen_cache::{
+    ClientListWatch, ClientListWatchSource, InformerFactory, InformerOptions, ListSelectors,
+    SharedIndexInformer,
+};
 use kubegen_client::{ApiObject, Client, ListOptions, ResourceClient};
-use kubegen_leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership};
+use kubegen_leaderelection::{LeaderCallbacks, LeaderElector, Leadership};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::config::{ReplicaConfig, Selection};
+use crate::dependents::Dependents;
 use crate::error::Error;
 use crate::key::RingKey;
-use crate::labels::Ring;
-use crate::ring::HashRing;
-
-/// How a replica takes part in its ring.
-#[derive(Clone, Debug)]
-pub struct ReplicaConfig {
-    /// The ring and where its Leases live.
-    pub ring: Ring,
-    /// This replica's shard name: its Lease's name and its label value (e.g. the Pod name).
-    pub identity: String,
-    /// Shard Lease duration (leader election's `LeaseDuration`).
-    pub lease_duration: Duration,
-    /// Stop starting reconciles when the Lease could not be renewed for this long.
-    pub renew_deadline: Duration,
-    /// Lease renewal interval.
-    pub retry_period: Duration,
-    /// How often the ring is recomputed and objects are assigned, handed over and adopted.
-    pub assign_period: Duration,
-    /// Shard only the objects in this namespace (None: every namespace, or a cluster-scoped kind).
-    pub namespace: Option<String>,
-    /// Shard only the objects matching this label selector (e.g. `app.kubernetes.io/managed-by=x`);
-    /// None shards every object of the kind in scope. Objects outside it are never labelled.
-    pub selector: Option<String>,
-    /// What the ring hashes for an object.
-    pub key: RingKey,
-}
-
-impl ReplicaConfig {
-    /// The shard `identity` of `ring`, with leader election's default timings.
-    pub fn new(ring: Ring, identity: &str) -> ReplicaConfig {
-        ReplicaConfig {
-            ring,
-            identity: identity.to_owned(),
-            lease_duration: Duration::from_secs(15),
-            renew_deadline: Duration::from_secs(10),
-            retry_period: Duration::from_secs(2),
-            assign_period: Duration::from_secs(1),
-            namespace: None,
-            selector: None,
-            key: RingKey::Object,
-        }
-    }
-
-    /// The label selector of the objects this replica holds: what its informer (or a
-    /// factory informer handed to [`Replica::with_informer`]) must list and watch.
-    pub fn shard_selector(&self) -> String {
-        self.scoped(self.ring.selector_for(&self.identity))
-    }
-
-    /// `selector` restricted to the objects this ring shards.
-    pub(crate) fn scoped(&self, selector: String) -> String {
-        match &self.selector {
-            Some(extra) => format!("{selector},{extra}"),
-            None => selector,
-        }
-    }
-
-    /// A client for the kind in this ring's scope.
-    pub(crate) fn objects<K: ApiObject>(&self, client: Client) -> ResourceClient<K> {
-        match &self.namespace {
-            Some(namespace) => ResourceClient::namespaced(client, namespace),
-            None => ResourceClient::all_namespaces(client),
-        }
-    }
-
-    fn lease_config(&self) -> LeaderElectionConfig {
-        let mut config =
-            LeaderElectionConfig::new(&self.ring.lease_namespace, &self.identity, &self.identity);
-        config.lease_duration = self.lease_duration;
-        config.renew_deadline = self.renew_deadline;
-        config.retry_period = self.retry_period;
-        config.release_on_cancel = true;
-        config.lease_labels = self.ring.lease_labels();
-        config
-    }
-}
+use crate::list_watch::{shard_list_watch, unassigned_informer};
+use crate::ring::{HashRing, hash};
+use crate::selection::Filter;
+use crate::server_side::Acks;
 
 /// Why [`Replica::begin`] refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,8 +57,9 @@ pub enum Refusal {
 /// What one object's slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
-    /// A reconcile or a handover is running.
-    Busy,
+    /// A reconcile or a handover is running, of an object whose selector field hashes to this
+    /// (a server-side shard acknowledges a ring only once none of those it gives away runs).
+    Busy(u64),
     /// Given away by a write that produced this resourceVersion: older cached copies are stale.
     Released(u64),
 }
@@ -130,12 +67,20 @@ enum Slot {
 pub(crate) struct Inner<K: ApiObject> {
     pub(crate) config: ReplicaConfig,
     pub(crate) client: Client,
-    /// Objects labelled with this shard.
+    /// This shard's objects (labelled with it, or in its `shardSelector`).
     pub(crate) mine: SharedIndexInformer<K>,
     /// Whether `mine` is this replica's to start and stop (not a caller's shared informer).
     owns_informer: bool,
-    /// Objects without a shard label.
+    /// Objects without a shard label (label protocol only; never started server-side).
     pub(crate) unassigned: SharedIndexInformer<K>,
+    /// Labels or `shardSelector`, and the `shardSelector` of `mine`.
+    pub(crate) filter: Arc<Filter>,
+    /// Server-side: the acknowledgements of the ring.
+    pub(crate) acks: Mutex<Acks>,
+    /// Whether a live shard of the ring runs the other protocol (then nothing starts).
+    pub(crate) mixed: AtomicBool,
+    /// The kinds that follow this one's shards.
+    pub(crate) dependents: Dependents,
     /// The ring's Leases.
     pub(crate) leases: SharedIndexInformer<Lease>,
     /// The ring as last computed.
@@ -171,22 +116,6 @@ impl<K: ApiObject> Drop for WorkGuard<K> {
     }
 }
 
-/// An informer of the objects in `config`'s scope matching `selector` (already scoped).
-fn informer_for<K: ApiObject>(
-    config: &ReplicaConfig,
-    client: &Client,
-    selector: String,
-    name: &str,
-) -> SharedIndexInformer<K> {
-    let objects = config.objects::<K>(client.clone());
-    let mut options = InformerOptions::default();
-    options.name = format!("{name}:{}", config.identity);
-    SharedIndexInformer::new(
-        ClientListWatch::new(objects, ListOptions::default().labels(selector)),
-        options,
-    )
-}
-
 /// `namespace/name` of an object.
 pub(crate) fn object_key(meta: &ObjectMeta) -> String {
     let namespace = meta.namespace.as_deref().unwrap_or("");
@@ -202,33 +131,58 @@ pub(crate) fn resource_version(meta: &ObjectMeta) -> u64 {
 }
 
 impl<K: ApiObject> Replica<K> {
-    /// A replica of `config.ring` talking through `client`; nothing runs until [`Replica::run`].
+    /// A replica of `config.ring` talking through `client`, with an informer of its own;
+    /// nothing runs until [`Replica::run`].
     ///
     /// # Errors
     /// [`Error::Identity`] for an empty identity; [`Error::Lease`] for bad timings.
     pub fn new(client: Client, config: ReplicaConfig) -> Result<Replica<K>, Error> {
-        let mine = informer_for(&config, &client, config.shard_selector(), "shard");
-        Replica::build(client, config, mine, true)
+        let filter = Replica::<K>::filter(&client, &config);
+        let list_watch =
+            shard_list_watch::<K>(&config, &client, &filter, None, &ListSelectors::default());
+        let mut options = InformerOptions::default();
+        options.name = format!("shard:{}", config.identity);
+        let mine = SharedIndexInformer::new(list_watch, options);
+        Replica::build(client, config, mine, filter, true)
     }
 
-    /// A replica whose shard objects come from `informer`, which the caller starts and stops
-    /// (a controller manager's shared informer) and which must select exactly
-    /// [`ReplicaConfig::shard_selector`] in [`ReplicaConfig::namespace`].
+    /// A replica whose shard informer is `factory`'s informer of `K` (a controller manager's,
+    /// which the caller starts and stops), created here: ask for `K`'s informer only after this,
+    /// so that everything reading it sees only the shard. The factory's namespace and selectors
+    /// apply as well as the ring's.
     ///
     /// # Errors
     /// As [`Replica::new`].
-    pub fn with_informer(
+    pub fn in_factory(
         client: Client,
         config: ReplicaConfig,
-        informer: SharedIndexInformer<K>,
+        factory: &InformerFactory<ClientListWatchSource>,
     ) -> Result<Replica<K>, Error> {
-        Replica::build(client, config, informer, false)
+        let filter = Replica::<K>::filter(&client, &config);
+        let mine = factory.informer_with::<K, _>(|namespace, selectors| {
+            shard_list_watch::<K>(&config, &client, &filter, namespace, selectors)
+        });
+        Replica::build(client, config, mine, filter, false)
+    }
+
+    fn filter(client: &Client, config: &ReplicaConfig) -> Arc<Filter> {
+        let collection = config
+            .objects::<K>(client.clone())
+            .collection_path()
+            .to_owned();
+        Arc::new(Filter::new(
+            config.selection,
+            client.clone(),
+            collection,
+            config.key.selector_field(),
+        ))
     }
 
     fn build(
         client: Client,
         config: ReplicaConfig,
         mine: SharedIndexInformer<K>,
+        filter: Arc<Filter>,
         owns_informer: bool,
     ) -> Result<Replica<K>, Error> {
         if config.identity.is_empty() || config.identity.len() > 63 {
@@ -237,13 +191,8 @@ impl<K: ApiObject> Replica<K> {
                 why: "must be 1 to 63 characters (a label value)",
             });
         }
-        config.lease_config().validate()?;
-        let unassigned = informer_for(
-            &config,
-            &client,
-            config.scoped(config.ring.unassigned_selector()),
-            "unassigned",
-        );
+        config.lease_config(Selection::Labels).validate()?;
+        let unassigned = unassigned_informer(&config, &client);
         let lease_client =
             ResourceClient::<Lease>::namespaced(client.clone(), &config.ring.lease_namespace);
         let leases = SharedIndexInformer::new(
@@ -253,6 +202,14 @@ impl<K: ApiObject> Replica<K> {
             ),
             InformerOptions::default(),
         );
+        let owner = (K::api_version(&()).into_owned(), K::kind(&()).into_owned());
+        let dependents = Dependents::new(
+            config.clone(),
+            client.clone(),
+            Arc::clone(&filter),
+            leases.lister(),
+            owner,
+        );
         Ok(Replica {
             inner: Arc::new(Inner {
                 config,
@@ -260,6 +217,10 @@ impl<K: ApiObject> Replica<K> {
                 mine,
                 owns_informer,
                 unassigned,
+                filter,
+                acks: Mutex::new(Acks::default()),
+                mixed: AtomicBool::new(false),
+                dependents,
                 leases,
                 ring: watch::Sender::new(HashRing::default()),
                 active: AtomicBool::new(false),
@@ -299,39 +260,57 @@ impl<K: ApiObject> Replica<K> {
         self.inner.active.load(Ordering::Acquire)
     }
 
+    /// The kinds whose objects follow their controller owner's shard (objects of this kind):
+    /// [`Dependents::follow`] for each kind the controller owns, before [`Replica::run`].
+    pub fn dependents(&self) -> &Dependents {
+        &self.inner.dependents
+    }
+
+    /// How this replica selects its objects, once decided (at the first list of its informer
+    /// or when it runs): [`Selection::Labels`] or [`Selection::ShardSelector`].
+    pub fn selection(&self) -> Option<Selection> {
+        self.inner.filter.decided()
+    }
+
     /// Starts a reconcile of `object` (as read from [`Replica::informer`]'s cache).
     ///
     /// # Errors
     /// [`Refusal::NotMine`] when the object is not this replica's to work on now;
-    /// [`Refusal::Busy`] when a reconcile or handover of it is already running here, or (with
-    /// [`RingKey::Namespace`]) while objects of its namespace are still unassigned.
+    /// [`Refusal::Busy`] when a reconcile or handover of it is already running here, while a
+    /// shard of the ring runs the other [`Selection`], with labels (and [`RingKey::Namespace`])
+    /// while objects of its namespace are still unassigned, and server-side while the shards
+    /// that had it have not acknowledged the ring yet.
     pub fn begin(&self, object: &K) -> Result<WorkGuard<K>, Refusal> {
-        let meta = object.meta();
-        if !self.inner.owns(meta) {
+        let inner = &self.inner;
+        if !inner.active.load(Ordering::Acquire) {
             return Err(Refusal::NotMine);
         }
-        if self.inner.group_incomplete(meta) {
+        if inner.mixed.load(Ordering::Acquire) {
             return Err(Refusal::Busy);
         }
+        let meta = object.meta();
         let key = object_key(meta);
-        let mut slots = self.inner.slots.lock();
-        match slots.get(&key) {
-            Some(Slot::Busy) => return Err(Refusal::Busy),
-            Some(Slot::Released(rv)) if resource_version(meta) <= *rv => {
-                return Err(Refusal::NotMine);
-            }
-            _ => {}
+        let mut slots = inner.slots.lock();
+        // Under the slots' lock: a server-side pass changes the ring, then reads the slots.
+        if inner.filter.server_side() {
+            inner.server_side_gate(inner.hash_of(meta))?;
+        } else {
+            inner.label_gate(meta, slots.get(&key))?;
         }
-        slots.insert(key.clone(), Slot::Busy);
+        if let Some(Slot::Busy(_)) = slots.get(&key) {
+            return Err(Refusal::Busy);
+        }
+        slots.insert(key.clone(), Slot::Busy(inner.hash_of(meta)));
         Ok(WorkGuard {
-            inner: Arc::clone(&self.inner),
+            inner: Arc::clone(inner),
             key,
         })
     }
 
-    /// Runs the replica until `shutdown` resolves or its Lease is lost: informers, the shard
-    /// Lease, and the assignment passes. On shutdown it stops starting reconciles, waits for the
-    /// running ones, and releases its Lease, so the others adopt its objects at once.
+    /// Runs the replica until `shutdown` resolves or its Lease is lost: informers, the
+    /// selection (asking the server, for [`Selection::Auto`]), the shard Lease, and the
+    /// assignment passes. On shutdown it stops starting reconciles, waits for the running ones,
+    /// and releases its Lease, so the others take its objects at once.
     ///
     /// # Errors
     /// [`Error::Lease`] if the Lease's elector cannot start.
@@ -340,9 +319,35 @@ impl<K: ApiObject> Replica<K> {
         if inner.owns_informer {
             inner.mine.start();
         }
-        inner.unassigned.start();
         inner.leases.start();
-        let elector = LeaderElector::new(inner.client.clone(), inner.config.lease_config())?;
+        tokio::pin!(shutdown);
+        let outcome = tokio::select! {
+            selection = inner.filter.decide() => self.run_as(selection, shutdown).await,
+            () = &mut shutdown => Ok(()),
+        };
+        inner.active.store(false, Ordering::Release);
+        if inner.owns_informer {
+            inner.mine.shutdown();
+        }
+        inner.unassigned.shutdown();
+        inner.dependents.shutdown();
+        inner.leases.shutdown();
+        outcome
+    }
+
+    /// [`Replica::run`] once the selection is known.
+    async fn run_as(
+        &self,
+        selection: Selection,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), Error> {
+        let inner = &self.inner;
+        if selection == Selection::Labels {
+            inner.unassigned.start();
+        }
+        inner.dependents.start();
+        let elector =
+            LeaderElector::new(inner.client.clone(), inner.config.lease_config(selection))?;
         let callbacks = Callbacks {
             inner: Arc::clone(inner),
         };
@@ -352,22 +357,32 @@ impl<K: ApiObject> Replica<K> {
             inner.wait_idle().await;
         };
         let outcome = elector.run(callbacks, drained).await;
-        inner.active.store(false, Ordering::Release);
-        if inner.owns_informer {
-            inner.mine.shutdown();
-        }
-        inner.unassigned.shutdown();
-        inner.leases.shutdown();
         outcome.map(|_| ()).map_err(Error::from)
     }
 }
 
 impl<K: ApiObject> Inner<K> {
-    /// Whether `meta` is this replica's to work on (Lease held, labelled, ring agrees, no drain).
-    pub(crate) fn owns(&self, meta: &ObjectMeta) -> bool {
-        if !self.active.load(Ordering::Acquire) {
-            return false;
+    /// The hash of the object's `shardSelector` field (what a server-side ring places).
+    pub(crate) fn hash_of(&self, meta: &ObjectMeta) -> u64 {
+        hash(self.filter.field().of(meta))
+    }
+
+    /// The label protocol's part of [`Replica::begin`], given the object's slot.
+    fn label_gate(&self, meta: &ObjectMeta, slot: Option<&Slot>) -> Result<(), Refusal> {
+        if !self.owns(meta) {
+            return Err(Refusal::NotMine);
         }
+        if self.group_incomplete(meta) || self.dependents.settling(&self.config.key.of(meta)) {
+            return Err(Refusal::Busy);
+        }
+        match slot {
+            Some(Slot::Released(rv)) if resource_version(meta) <= *rv => Err(Refusal::NotMine),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `meta` is this replica's to work on by labels (labelled, ring agrees, no drain).
+    fn owns(&self, meta: &ObjectMeta) -> bool {
         let labels = meta.labels.as_ref();
         let shard = labels.and_then(|l| l.get(&self.config.ring.shard_label()));
         let draining = labels.is_some_and(|l| l.contains_key(&self.config.ring.drain_label()));
@@ -393,14 +408,15 @@ impl<K: ApiObject> Inner<K> {
                 .is_empty()
     }
 
-    /// Takes `key`'s slot for a handover of the object at `rv`; false when busy or released.
-    pub(crate) fn claim_for_handover(&self, key: &str, rv: u64) -> bool {
+    /// Takes the slot of the object with `meta` for a handover; false when busy, or released at
+    /// or after its version.
+    pub(crate) fn claim_for_handover(&self, meta: &ObjectMeta) -> bool {
         let mut slots = self.slots.lock();
-        match slots.get(key) {
-            Some(Slot::Busy) => false,
-            Some(Slot::Released(released)) if rv <= *released => false,
+        match slots.get(&object_key(meta)) {
+            Some(Slot::Busy(_)) => false,
+            Some(Slot::Released(released)) if resource_version(meta) <= *released => false,
             _ => {
-                slots.insert(key.to_owned(), Slot::Busy);
+                slots.insert(object_key(meta), Slot::Busy(self.hash_of(meta)));
                 true
             }
         }
@@ -419,12 +435,22 @@ impl<K: ApiObject> Inner<K> {
     pub(crate) fn forget_released(&self, still_cached: impl Fn(&str) -> bool) {
         self.slots
             .lock()
-            .retain(|key, slot| *slot == Slot::Busy || still_cached(key));
+            .retain(|key, slot| matches!(slot, Slot::Busy(_)) || still_cached(key));
+    }
+
+    /// The hashes of the objects whose reconcile or handover runs.
+    pub(crate) fn busy_hashes(&self) -> Vec<u64> {
+        let slots = self.slots.lock();
+        let busy = slots.values().filter_map(|slot| match slot {
+            Slot::Busy(h) => Some(*h),
+            Slot::Released(_) => None,
+        });
+        busy.collect()
     }
 
     /// Resolves once no reconcile or handover runs.
     async fn wait_idle(&self) {
-        while self.slots.lock().values().any(|s| *s == Slot::Busy) {
+        while !self.busy_hashes().is_empty() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -16,6 +16,8 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 /// Tokens per shard: enough that each of a handful of shards gets its fair share within about a
 /// third, few enough that a shard's `shardSelector` (one range per arc) stays a few KiB.
 pub const VIRTUAL_NODES: usize = 32;
@@ -62,6 +64,24 @@ impl SelectorField {
             SelectorField::Uid => "object.metadata.uid",
             SelectorField::Namespace => "object.metadata.namespace",
         }
+    }
+
+    /// The value of this field of an object, as the server hashes it.
+    pub fn of(self, meta: &ObjectMeta) -> &str {
+        match self {
+            SelectorField::Uid => meta.uid.as_deref(),
+            SelectorField::Namespace => meta.namespace.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    /// A `shardSelector` over the whole hash space: every object, and the word of a server that
+    /// serves KEP-5866 in its `shardInfo`.
+    pub(crate) fn everything(self) -> String {
+        format!(
+            "shardRange({}, '0x0000000000000000', '0x10000000000000000')",
+            self.path()
+        )
     }
 }
 

@@ -75,6 +75,10 @@ fn shard_selector_lists_the_arcs_in_kep_5866_syntax() {
         Some("shardRange(object.metadata.namespace, '0x0000000000000000', '0x10000000000000000')")
     );
     assert_eq!(ring.shard_selector("other", SelectorField::Uid), None);
+    assert_eq!(
+        ring.shard_selector("only", SelectorField::Uid),
+        Some(SelectorField::Uid.everything())
+    );
 }
 
 #[test]
