@@ -1,6 +1,7 @@
 //! `scale-out`: one controller at 1, 2, 3 and 5 replicas, unsharded (leader election) and
-//! sharded, under a rising rate of object changes; prints throughput at a p99 wait under 1 s and
-//! memory and traffic per replica, each against the single replica's.
+//! sharded (labels, or the server's `shardSelector`), under a rising rate of object changes;
+//! prints throughput at a p99 wait under 1 s and memory and traffic per replica, each against the
+//! single replica's.
 //!
 //! ```text
 //! cargo run --release -p kubegen-bench --bin scale-out                     # in-process test server
@@ -11,8 +12,10 @@
 //!
 //! Without `--replica` this is the parent: it starts an in-process test server (or uses the
 //! kubeconfig's), loads `--objects` ConfigMaps into `<--namespace>-<objects>` (reused by a rerun),
-//! and for each mode and replica count starts the replicas (re-executions of this binary with
-//! `--replica`, each behind its own counting link), waits until they settle, searches the highest
+//! measures one replica of each mode over no objects (the idle baseline of its heap), and for
+//! each mode and replica count starts the replicas (re-executions of this binary with
+//! `--replica`, each behind its own counting link; with labels, after labelling the objects with
+//! their shards, `kubegen_bench::scale::placement`), waits until they settle, searches the highest
 //! sustained rate (`kubegen_bench::scale::steps`), reads their memory and traffic, and stops them.
 //! See `kubegen_bench::scale` and `docs/performance.md`.
 
@@ -26,6 +29,7 @@ use kubegen_bench::http::{RawClient, kubeconfig_client};
 use kubegen_bench::roles::Dataset;
 use kubegen_bench::scale::driver::Driver;
 use kubegen_bench::scale::group::{Group, GroupSpec, Upstream};
+use kubegen_bench::scale::placement;
 use kubegen_bench::scale::replica::{self, Endpoint, ReplicaArgs};
 use kubegen_bench::scale::results::{self, Run};
 use kubegen_bench::scale::steps::{self, Plan};
@@ -66,7 +70,8 @@ struct Args {
     /// Replica counts to measure, in order.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3,5")]
     replicas: Vec<usize>,
-    /// Modes to measure, in order (unsharded, labels).
+    /// Modes to measure, in order (unsharded, labels, shard-selector: the last needs a server
+    /// with KEP-5866, the test server here or v1.36 with `--feature-gates=ShardedListAndWatch=true`).
     #[arg(long, value_delimiter = ',', default_value = "unsharded,labels")]
     modes: Vec<Mode>,
     /// Replica: its mode.
@@ -157,7 +162,9 @@ async fn target(args: &Args) -> Result<Target> {
     let (server, url) = match &args.url {
         Some(url) => (None, url.clone()),
         None => {
-            let server = server::Server::start().await?;
+            let mut options = kubegen_testserver::ServerOptions::default();
+            options.sharded_list_and_watch = true;
+            let server = server::Server::start_with(options).await?;
             let url = server.url();
             (Some(server), url)
         }
@@ -183,19 +190,30 @@ async fn parent(args: &Args) -> Result<()> {
         args.objects, target.name
     );
     loader::load(&target.raw, Dataset::ConfigMaps, &namespace, args.objects).await?;
+    let idle_namespace = format!("{}-idle", args.namespace);
+    loader::ensure_namespace(&target.raw, &idle_namespace).await?;
     let mut driver = Driver::new(target.client.clone(), &namespace, args.objects);
     let mut runs = Vec::new();
     for &mode in &args.modes {
         let spec = GroupSpec {
             exe: std::env::current_exe().context("locating the bench binary")?,
             upstream: target.upstream.clone(),
-            namespace: namespace.clone(),
+            namespace: idle_namespace.clone(),
             mode,
             workers: args.workers,
             cost: Duration::from_millis(args.cost_ms),
         };
+        let idle_heap = idle(args, &spec).await?;
+        let spec = GroupSpec {
+            namespace: namespace.clone(),
+            ..spec
+        };
         for &replicas in &args.replicas {
-            let run = measure(args, &spec, replicas, &mut driver).await?;
+            if mode == Mode::Labels {
+                let moved = placement::label(&target.client, &namespace, replicas).await?;
+                eprintln!("{mode} × {replicas}: labelled {moved} objects with their shards");
+            }
+            let run = measure(args, &spec, replicas, &mut driver, idle_heap).await?;
             eprintln!(
                 "{mode} × {replicas}: settled in {:.1}s, sustained {:.0}/s",
                 run.settle.as_secs_f64(),
@@ -226,12 +244,25 @@ async fn parent(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Measures one group of `replicas` replicas.
+/// The live heap of one replica of `spec` (in an empty namespace) once settled.
+async fn idle(args: &Args, spec: &GroupSpec) -> Result<u64> {
+    let mut group = Group::start(spec, 1, now_us()).await?;
+    let settled = group
+        .settle(0, Duration::from_secs(args.settle_timeout_secs))
+        .await;
+    let heap = group.read().first().map_or(0, |r| r.stat.live_bytes);
+    group.stop().await;
+    settled?;
+    Ok(heap)
+}
+
+/// Measures one group of `replicas` replicas; `idle_heap` is [`idle`]'s for its mode.
 async fn measure(
     args: &Args,
     spec: &GroupSpec,
     replicas: usize,
     driver: &mut Driver,
+    idle_heap: u64,
 ) -> Result<Run> {
     let mut group = Group::start(spec, replicas, now_us()).await?;
     let settle = group
@@ -267,5 +298,6 @@ async fn measure(
         settled,
         end,
         search: search?,
+        idle_heap,
     })
 }

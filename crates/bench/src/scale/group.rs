@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::replica::{Endpoint, ReplicaArgs};
 use super::steps::Reconciles;
-use super::{Mode, Report, Stat};
+use super::{Mode, Report, Stat, identity};
 use crate::link::Link;
 use crate::measure::{Proc, Usage};
 
@@ -94,7 +94,7 @@ impl Group {
         let reconciles = Arc::new(Mutex::new(Reconciles::default()));
         let mut members = Vec::with_capacity(replicas);
         for index in 0..replicas {
-            let identity = format!("r{index}");
+            let identity = identity(index);
             let (link, endpoint) = match &spec.upstream {
                 Upstream::Url(url) => {
                     let link = Link::counting(url).await?;
@@ -228,19 +228,21 @@ impl Group {
 }
 
 /// Whether a group of replicas reporting `stats` has settled over `population` objects: each
-/// object cached where it will be reconciled, the ring (or the leader) agreed, no queue.
+/// object cached where it will be reconciled, the ring (or the leader) agreed, no queue at an
+/// active replica.
 ///
 /// - Unsharded: every replica caches every object, exactly one leads.
-/// - Labels: every replica holds its shard Lease and sees all of them in the ring, and the
-///   shards' caches add up to the population (each object labelled once).
+/// - Sharded: every replica holds its shard Lease and sees all of them in the ring, and the
+///   shards' caches add up to the population (each object in one shard).
 pub fn settled(mode: Mode, population: usize, stats: &[Stat]) -> bool {
-    let idle = stats.iter().all(|s| s.depth == 0);
+    // A standby (unsharded, not leading) queues every event but runs no workers.
+    let idle = stats.iter().filter(|s| s.active).all(|s| s.depth == 0);
     let placed = match mode {
         Mode::Unsharded => {
             stats.iter().all(|s| s.objects == population)
                 && stats.iter().filter(|s| s.active).count() == 1
         }
-        Mode::Labels => {
+        Mode::Labels | Mode::ShardSelector => {
             stats.iter().all(|s| s.active && s.members == stats.len())
                 && stats.iter().map(|s| s.objects).sum::<usize>() == population
         }
@@ -284,10 +286,15 @@ mod tests {
 
     #[test]
     fn unsharded_settles_with_full_caches_and_one_leader() {
-        let full = [stat(10, true, 0), stat(10, false, 0)];
+        let mut full = [stat(10, true, 0), stat(10, false, 0)];
+        full[1].depth = 10;
         assert!(settled(Mode::Unsharded, 10, &full));
+        full[0].depth = 1;
+        assert!(!settled(Mode::Unsharded, 10, &full));
         let no_leader = [stat(10, false, 0), stat(10, false, 0)];
         assert!(!settled(Mode::Unsharded, 10, &no_leader));
+        let two_leaders = [stat(10, true, 0), stat(10, true, 0)];
+        assert!(!settled(Mode::Unsharded, 10, &two_leaders));
         let filling = [stat(10, true, 0), stat(9, false, 0)];
         assert!(!settled(Mode::Unsharded, 10, &filling));
     }

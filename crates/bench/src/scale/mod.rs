@@ -10,9 +10,12 @@
 //! # The pieces
 //! - [`replica`]: the child process, a [`kubegen_runtime::Manager`] over the bench namespace's
 //!   ConfigMaps whose reconcile sleeps a fixed time; it reports each reconcile and, twice a
-//!   second, what it holds ([`Report`]) on stdout.
+//!   second, what it holds ([`Report`]) on stdout. [`Mode`] says how the replicas split the
+//!   work: not at all (leader election), by labels, or by the server's `shardSelector`.
 //! - [`group`]: the parent's view of N such children, each behind its own counting
 //!   [`crate::link::Link`], so the bytes each one receives are measured on the wire.
+//! - [`placement`]: labels the objects with their shards before a labelled group starts, as
+//!   timebertt's sharder webhook does when an object is created.
 //! - [`driver`]: the load, merge patches at a paced rate that stamp the time they were sent
 //!   ([`SENT_AT`]) into the object.
 //! - [`steps`]: the search for the highest rate the group sustains at a p99 wait under 1 s.
@@ -26,6 +29,7 @@
 
 pub mod driver;
 pub mod group;
+pub mod placement;
 pub mod replica;
 pub mod results;
 pub mod steps;
@@ -52,6 +56,11 @@ pub fn now_us() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
+/// The name of the `index`-th replica of a group: `r0`, `r1`, ...
+pub fn identity(index: usize) -> String {
+    format!("r{index}")
+}
+
 /// How the replicas split the work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -60,14 +69,21 @@ pub enum Mode {
     /// kubegen-sharding's label protocol: each replica watches the objects labelled with its
     /// shard.
     Labels,
+    /// KEP-5866's `shardSelector`: the server sends each replica only its arcs of the ring over
+    /// the hash of the objects' UIDs; nothing is written on the objects.
+    ShardSelector,
 }
 
 impl Mode {
+    /// Every mode, in table order.
+    pub const ALL: [Mode; 3] = [Mode::Unsharded, Mode::Labels, Mode::ShardSelector];
+
     /// The command-line spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Unsharded => "unsharded",
             Mode::Labels => "labels",
+            Mode::ShardSelector => "shard-selector",
         }
     }
 }
@@ -82,10 +98,9 @@ impl FromStr for Mode {
     type Err = anyhow::Error;
 
     fn from_str(value: &str) -> Result<Mode> {
-        match value {
-            "unsharded" => Ok(Mode::Unsharded),
-            "labels" => Ok(Mode::Labels),
-            other => bail!("unknown mode {other:?} (unsharded, labels)"),
+        match Mode::ALL.into_iter().find(|mode| mode.as_str() == value) {
+            Some(mode) => Ok(mode),
+            None => bail!("unknown mode {value:?} (unsharded, labels, shard-selector)"),
         }
     }
 }
@@ -95,7 +110,7 @@ impl FromStr for Mode {
 pub struct Stat {
     /// Objects in its informer's cache.
     pub objects: usize,
-    /// Whether it may reconcile: it leads (unsharded) or holds its shard Lease (labels).
+    /// Whether it may reconcile: it leads (unsharded) or holds its shard Lease (sharded).
     pub active: bool,
     /// Live shards in the ring as it computes it (0 when unsharded).
     pub members: usize,
@@ -213,7 +228,7 @@ mod tests {
 
     #[test]
     fn modes_parse_from_their_names() -> Result<()> {
-        for mode in [Mode::Unsharded, Mode::Labels] {
+        for mode in Mode::ALL {
             assert_eq!(mode.as_str().parse::<Mode>()?, mode);
         }
         assert!("sharded".parse::<Mode>().is_err());

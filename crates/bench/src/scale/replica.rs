@@ -3,7 +3,8 @@
 //! It is what a user of kubegen-runtime writes for a sharded controller, nothing bench-specific
 //! in the path of an event: a [`Manager`] over the bench namespace's ConfigMaps, one controller
 //! with `--workers` workers, and either leader election ([`Mode::Unsharded`]) or
-//! `ManagerOptions::sharding::<ConfigMap>` ([`Mode::Labels`]). The reconcile stands in for real
+//! `ManagerOptions::sharding::<ConfigMap>` with the label protocol ([`Mode::Labels`]) or the
+//! server's `shardSelector` ([`Mode::ShardSelector`]). The reconcile stands in for real
 //! work by sleeping `--cost-ms`, so one replica's capacity is known: workers / cost.
 //!
 //! # Which reconciles cost
@@ -27,7 +28,7 @@ use kubegen_cache::{FactoryOptions, SharedIndexInformer};
 use kubegen_client::{Client, Config};
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, ProcessMetrics, Reconciler};
-use kubegen_sharding::{ReplicaConfig, Ring};
+use kubegen_sharding::{ReplicaConfig, Ring, Selection};
 
 use super::{CONTROLLER, Mode, RING, Report, SENT_AT, Stat, now_us};
 use crate::http::kubeconfig_client;
@@ -134,9 +135,14 @@ fn options(args: &ReplicaArgs) -> ManagerOptions {
             election.release_on_cancel = true;
             options.leader_election(Some(election))
         }
-        Mode::Labels => {
+        Mode::Labels | Mode::ShardSelector => {
             let mut ring = ReplicaConfig::new(Ring::new(RING, &args.namespace), &args.identity);
             ring.namespace = Some(args.namespace.clone());
+            ring.selection = if args.mode == Mode::Labels {
+                Selection::Labels
+            } else {
+                Selection::ShardSelector
+            };
             options.sharding::<ConfigMap>(Some(ring))
         }
     }
@@ -189,7 +195,7 @@ async fn report_stats(
         let text = metrics.encode();
         let active = match mode {
             Mode::Unsharded => gauge(&text, "leader_election_master_status"),
-            Mode::Labels => gauge(&text, "controller_sharding_shard_member"),
+            Mode::Labels | Mode::ShardSelector => gauge(&text, "controller_sharding_shard_member"),
         };
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let stat = Stat {

@@ -27,6 +27,8 @@ pub struct Run {
     pub end: Vec<Reading>,
     /// What the search found.
     pub search: Search,
+    /// Live heap of one replica of this mode over no objects: the process without a cache.
+    pub idle_heap: u64,
 }
 
 impl Run {
@@ -140,7 +142,9 @@ pub fn throughput(title: &str, runs: &[Run]) -> String {
     )
 }
 
-/// The memory and traffic table: per replica, against one replica's and 1/N.
+/// The memory and traffic table: per replica, against one replica's and 1/N. "Above an idle
+/// replica's" subtracts the live heap of a replica of the same mode over no objects (runtime,
+/// client, metrics, the Lease informers): what is left is the cache and what scales with it.
 pub fn footprint(title: &str, runs: &[Run]) -> String {
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -153,8 +157,11 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
                 .map(|r| r.usage.hwm_kib as f64 / 1024.0)
                 .fold(0.0, f64::max);
             let heap = run.mean_end(|r| r.stat.live_bytes as f64 / MIB);
+            let idle = run.idle_heap as f64 / MIB;
             let base_rss = base.map(|b| b.mean_end(|r| r.usage.hwm_kib as f64 / 1024.0));
             let base_heap = base.map(|b| b.mean_end(|r| r.stat.live_bytes as f64 / MIB));
+            let base_cache = base
+                .map(|b| b.mean_end(|r| r.stat.live_bytes as f64 / MIB) - b.idle_heap as f64 / MIB);
             let at_start = mean(run.settled.iter().map(|r| r.received as f64 / MIB));
             vec![
                 run.mode.to_string(),
@@ -162,9 +169,11 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
                 format!("{rss:.1} ({max_rss:.1})"),
                 ratio(rss, base_rss),
                 format!("{heap:.1}"),
+                ratio(heap, base_heap),
+                format!("{:.1}", heap - idle),
                 format!(
                     "{} (1/N = {:.2})",
-                    ratio(heap, base_heap),
+                    ratio(heap - idle, base_cache),
                     1.0 / run.replicas as f64
                 ),
                 format!("{at_start:.1}"),
@@ -183,6 +192,8 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
             "RSS / 1 replica's",
             "live heap MiB",
             "heap / 1 replica's",
+            "heap above an idle replica's, MiB",
+            "that / 1 replica's",
             "received to settle, MiB",
             "received per 1k changes, KiB",
             "CPU ms per 1k changes (all replicas)",
@@ -262,6 +273,7 @@ mod tests {
             settle: Duration::from_secs(2),
             settled: objects.iter().map(|_| reading(0, 0, 0, 1 << 20)).collect(),
             end,
+            idle_heap: 4 << 20,
             search: Search {
                 sustained: Some(Outcome {
                     made: sustained,
@@ -300,7 +312,9 @@ mod tests {
         let text = footprint("t", &runs);
         // 1 MiB received to settle, then 1,000 KiB over 1,000 changes.
         assert!(
-            text.contains("| labels | 2 | 40.0 (40.0) | 0.50x | 20.0 | 0.50x (1/N = 0.50) | 1.0 | 1000 | 0 | 2.0 |"),
+            text.contains(
+                "| labels | 2 | 40.0 (40.0) | 0.50x | 20.0 | 0.50x | 16.0 | 0.44x (1/N = 0.50) | 1.0 | 1000 | 0 | 2.0 |"
+            ),
             "{text}"
         );
     }
