@@ -15,8 +15,10 @@
 //! measures one replica of each mode over no objects (the idle baseline of its heap), and for
 //! each mode and replica count starts the replicas (re-executions of this binary with
 //! `--replica`, each behind its own counting link; with labels, after labelling the objects with
-//! their shards, `kubegen_bench::scale::placement`), waits until they settle, searches the highest
-//! sustained rate (`kubegen_bench::scale::steps`), reads their memory and traffic, and stops them.
+//! their shards, `kubegen_bench::scale::placement`), waits until they settle, kills them and starts
+//! their successors (a warm restart: the steady state of a running ring), waits again, searches
+//! the highest sustained rate (`kubegen_bench::scale::steps`), reads their memory and traffic,
+//! and stops them.
 //! See `kubegen_bench::scale` and `docs/performance.md`.
 
 use std::alloc::System;
@@ -215,7 +217,8 @@ async fn parent(args: &Args) -> Result<()> {
             }
             let run = measure(args, &spec, replicas, &mut driver, idle_heap).await?;
             eprintln!(
-                "{mode} × {replicas}: settled in {:.1}s, sustained {:.0}/s",
+                "{mode} × {replicas}: settled in {:.1}s cold, {:.1}s warm, sustained {:.0}/s",
+                run.cold_settle.as_secs_f64(),
                 run.settle.as_secs_f64(),
                 run.search.sustained.as_ref().map_or(0.0, |o| o.made)
             );
@@ -257,6 +260,10 @@ async fn idle(args: &Args, spec: &GroupSpec) -> Result<u64> {
 }
 
 /// Measures one group of `replicas` replicas; `idle_heap` is [`idle`]'s for its mode.
+///
+/// The group starts cold and settles, is killed, and its successors (same names, the Leases
+/// still live) settle again: the search and the steady-state readings are the warm group's,
+/// the cold start's settle time, peak RSS and traffic are reported beside them.
 async fn measure(
     args: &Args,
     spec: &GroupSpec,
@@ -264,11 +271,15 @@ async fn measure(
     driver: &mut Driver,
     idle_heap: u64,
 ) -> Result<Run> {
-    let mut group = Group::start(spec, replicas, now_us()).await?;
-    let settle = group
-        .settle(args.objects, Duration::from_secs(args.settle_timeout_secs))
-        .await;
-    let settle = match settle {
+    let timeout = Duration::from_secs(args.settle_timeout_secs);
+    let epoch_us = now_us();
+    let mut cold = Group::start(spec, replicas, epoch_us).await?;
+    let cold_settle = cold.settle(args.objects, timeout).await;
+    let cold_readings = cold.read();
+    cold.kill().await;
+    let cold_settle = cold_settle?;
+    let mut group = Group::start(spec, replicas, epoch_us).await?;
+    let settle = match group.settle(args.objects, timeout).await {
         Ok(settle) => settle,
         Err(error) => {
             group.stop().await;
@@ -294,6 +305,8 @@ async fn measure(
     Ok(Run {
         mode: spec.mode,
         replicas,
+        cold_settle,
+        cold: cold_readings,
         settle,
         settled,
         end,

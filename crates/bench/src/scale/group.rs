@@ -1,6 +1,6 @@
 //! The parent's side of a group of replica processes: starting them, each behind its own
 //! counting link, reading their reports, waiting until the group has settled, reading what each
-//! one uses, and stopping them.
+//! one uses, and stopping (or killing) them.
 //!
 //! Each replica is a re-execution of the running binary with [`ReplicaArgs::to_args`], so its
 //! CPU, its peak RSS and the bytes its link counts are its own; the server (in-process test
@@ -204,6 +204,17 @@ impl Group {
                 );
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Kills every replica at once (SIGKILL), as a crash or a node loss would. Their Leases
+    /// stay held until they expire, so replicas started right after under the same names take
+    /// their own Leases over at once and find the ring complete from their first pass: a warm
+    /// restart of a running ring.
+    pub async fn kill(mut self) {
+        for member in &mut self.members {
+            let _ = member.child.kill().await;
+            member.reader.abort();
         }
     }
 

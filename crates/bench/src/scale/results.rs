@@ -19,9 +19,14 @@ pub struct Run {
     pub mode: Mode,
     /// How many.
     pub replicas: usize,
-    /// How long they took to settle (caches filled, objects labelled, ring agreed).
+    /// Cold start (fresh replicas, no live shard Lease): how long the group took to settle.
+    pub cold_settle: Duration,
+    /// Each replica of the cold start once settled (then killed).
+    pub cold: Vec<Reading>,
+    /// Warm restart (the killed replicas' successors, their Leases still live): how long the
+    /// group took to settle (caches filled, objects in place, ring agreed).
     pub settle: Duration,
-    /// Each replica once settled, before any load.
+    /// Each replica of the warm restart once settled, before any load.
     pub settled: Vec<Reading>,
     /// Each replica after the search.
     pub end: Vec<Reading>,
@@ -145,6 +150,9 @@ pub fn throughput(title: &str, runs: &[Run]) -> String {
 /// The memory and traffic table: per replica, against one replica's and 1/N. "Above an idle
 /// replica's" subtracts the live heap of a replica of the same mode over no objects (runtime,
 /// client, metrics, the Lease informers): what is left is the cache and what scales with it.
+/// Every column but the last is the warm restart's (the steady state of a running ring); the
+/// last is the cold start's, whose transients (a replica that sees the ring alone takes every
+/// object whose shard has no live Lease yet) the warm group does not repeat.
 pub fn footprint(title: &str, runs: &[Run]) -> String {
     let rows: Vec<Vec<String>> = runs
         .iter()
@@ -162,7 +170,13 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
             let base_heap = base.map(|b| b.mean_end(|r| r.stat.live_bytes as f64 / MIB));
             let base_cache = base
                 .map(|b| b.mean_end(|r| r.stat.live_bytes as f64 / MIB) - b.idle_heap as f64 / MIB);
-            let at_start = mean(run.settled.iter().map(|r| r.received as f64 / MIB));
+            let received =
+                |readings: &[Reading]| mean(readings.iter().map(|r| r.received as f64 / MIB));
+            let cold_rss = run
+                .cold
+                .iter()
+                .map(|r| r.usage.hwm_kib as f64 / 1024.0)
+                .fold(0.0, f64::max);
             vec![
                 run.mode.to_string(),
                 run.replicas.to_string(),
@@ -176,10 +190,15 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
                     ratio(heap - idle, base_cache),
                     1.0 / run.replicas as f64
                 ),
-                format!("{at_start:.1}"),
+                format!("{:.1}", received(&run.settled)),
                 format!("{:.0}", run.kib_per_1k_changes()),
                 format!("{:.0}", run.cpu_ms_per_1k_changes()),
                 format!("{:.1}", run.settle.as_secs_f64()),
+                format!(
+                    "{:.1} / {cold_rss:.1} / {:.1}",
+                    run.cold_settle.as_secs_f64(),
+                    received(&run.cold)
+                ),
             ]
         })
         .collect();
@@ -198,6 +217,7 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
             "received per 1k changes, KiB",
             "CPU ms per 1k changes (all replicas)",
             "settle s",
+            "cold start: settle s / max RSS MiB (max) / received MiB",
         ],
         &rows,
     )
@@ -270,6 +290,11 @@ mod tests {
         Run {
             mode: Mode::Labels,
             replicas,
+            cold_settle: Duration::from_secs(5),
+            cold: objects
+                .iter()
+                .map(|_| reading(0, 300, 0, 3 << 20))
+                .collect(),
             settle: Duration::from_secs(2),
             settled: objects.iter().map(|_| reading(0, 0, 0, 1 << 20)).collect(),
             end,
@@ -313,7 +338,7 @@ mod tests {
         // 1 MiB received to settle, then 1,000 KiB over 1,000 changes.
         assert!(
             text.contains(
-                "| labels | 2 | 40.0 (40.0) | 0.50x | 20.0 | 0.50x | 16.0 | 0.44x (1/N = 0.50) | 1.0 | 1000 | 0 | 2.0 |"
+                "| labels | 2 | 40.0 (40.0) | 0.50x | 20.0 | 0.50x | 16.0 | 0.44x (1/N = 0.50) | 1.0 | 1000 | 0 | 2.0 | 5.0 / 300.0 / 3.0 |"
             ),
             "{text}"
         );
