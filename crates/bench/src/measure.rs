@@ -45,11 +45,7 @@ impl Snapshot {
     pub fn take() -> Snapshot {
         let (rss_kib, hwm_kib) = memory_kib();
         let (user, sys) = user_sys();
-        let stats = INSTRUMENTED_SYSTEM.stats();
-        // `bytes_reallocated` is the net growth of reallocations (it may be negative).
-        let allocated = stats.bytes_allocated as i64;
-        let net_realloc = stats.bytes_reallocated as i64;
-        let freed = stats.bytes_deallocated as i64;
+        let (allocated, live) = heap_bytes(&INSTRUMENTED_SYSTEM.stats());
         Snapshot {
             at: Instant::now(),
             cpu: process_cpu(),
@@ -57,10 +53,22 @@ impl Snapshot {
             sys,
             rss_kib,
             hwm_kib,
-            allocated: (allocated + net_realloc.max(0)) as u64,
-            live: allocated + net_realloc - freed,
+            allocated,
+            live,
         }
     }
+}
+
+/// `(bytes ever allocated, bytes live)` from the counting allocator's statistics.
+///
+/// `stats_alloc` already counts a reallocation's growth in `bytes_allocated` and its shrinkage
+/// in `bytes_deallocated`; `bytes_reallocated` is the same change again, netted, and must not
+/// be added on top (until 2026-11-27 it was, which overstated both figures by every `Vec` and
+/// `String` that grew in place: the more a process reallocated, the more).
+fn heap_bytes(stats: &stats_alloc::Stats) -> (u64, i64) {
+    let allocated = stats.bytes_allocated as u64;
+    let live = stats.bytes_allocated as i64 - stats.bytes_deallocated as i64;
+    (allocated, live)
 }
 
 /// The cost of one measured phase, as the child process reports it to the runner.
@@ -267,6 +275,20 @@ mod tests {
         assert!(first.rss_kib > 0);
         assert!(second.hwm_kib >= second.rss_kib);
         assert!(second.cpu > first.cpu);
+    }
+
+    #[test]
+    fn heap_bytes_count_a_reallocation_once() {
+        // alloc 100, realloc 100 -> 150, realloc 150 -> 120, alloc 30 then free it: 120 live.
+        let stats = stats_alloc::Stats {
+            allocations: 2,
+            deallocations: 1,
+            reallocations: 2,
+            bytes_allocated: 100 + 50 + 30,
+            bytes_deallocated: 30 + 30,
+            bytes_reallocated: 50 - 30,
+        };
+        assert_eq!(heap_bytes(&stats), (180, 120));
     }
 
     #[test]

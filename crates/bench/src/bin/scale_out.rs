@@ -215,7 +215,15 @@ async fn parent(args: &Args) -> Result<()> {
                 let moved = placement::label(&target.client, &namespace, replicas).await?;
                 eprintln!("{mode} × {replicas}: labelled {moved} objects with their shards");
             }
-            let run = measure(args, &spec, replicas, &mut driver, idle_heap).await?;
+            let run = measure(
+                args,
+                &target.client,
+                &spec,
+                replicas,
+                &mut driver,
+                idle_heap,
+            )
+            .await?;
             eprintln!(
                 "{mode} × {replicas}: settled in {:.1}s cold, {:.1}s warm, sustained {:.0}/s",
                 run.cold_settle.as_secs_f64(),
@@ -259,6 +267,30 @@ async fn idle(args: &Args, spec: &GroupSpec) -> Result<u64> {
     Ok(heap)
 }
 
+/// Waits until `group` has settled; with labels, also until every object carries its ring
+/// owner's label (the shards' caches can add up to the population while a handover is still to
+/// come). Returns how long it took.
+async fn settle(
+    args: &Args,
+    client: &Client,
+    spec: &GroupSpec,
+    replicas: usize,
+    group: &mut Group,
+) -> Result<Duration> {
+    let timeout = Duration::from_secs(args.settle_timeout_secs);
+    let started = tokio::time::Instant::now();
+    loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        group.settle(args.objects, left).await?;
+        if spec.mode != Mode::Labels
+            || placement::misplaced(client, &spec.namespace, replicas).await? == 0
+        {
+            return Ok(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// Measures one group of `replicas` replicas; `idle_heap` is [`idle`]'s for its mode.
 ///
 /// The group starts cold and settles, is killed, and its successors (same names, the Leases
@@ -266,20 +298,20 @@ async fn idle(args: &Args, spec: &GroupSpec) -> Result<u64> {
 /// the cold start's settle time, peak RSS and traffic are reported beside them.
 async fn measure(
     args: &Args,
+    client: &Client,
     spec: &GroupSpec,
     replicas: usize,
     driver: &mut Driver,
     idle_heap: u64,
 ) -> Result<Run> {
-    let timeout = Duration::from_secs(args.settle_timeout_secs);
     let epoch_us = now_us();
     let mut cold = Group::start(spec, replicas, epoch_us).await?;
-    let cold_settle = cold.settle(args.objects, timeout).await;
+    let cold_settle = settle(args, client, spec, replicas, &mut cold).await;
     let cold_readings = cold.read();
     cold.kill().await;
     let cold_settle = cold_settle?;
     let mut group = Group::start(spec, replicas, epoch_us).await?;
-    let settle = match group.settle(args.objects, timeout).await {
+    let settle = match settle(args, client, spec, replicas, &mut group).await {
         Ok(settle) => settle,
         Err(error) => {
             group.stop().await;

@@ -170,7 +170,7 @@ impl Group {
     }
 
     /// Waits until the group has settled ([`settled`]) for a second in a row; returns how long
-    /// it took.
+    /// it took, that second included.
     ///
     /// # Errors
     /// A replica exited, or the group did not settle within `timeout`.
@@ -191,7 +191,7 @@ impl Group {
             if settled(self.mode, population, &stats) {
                 let since = *calm_since.get_or_insert(now);
                 if now.duration_since(since) >= Duration::from_secs(1) {
-                    return Ok(since.duration_since(started));
+                    return Ok(now.duration_since(started));
                 }
             } else {
                 calm_since = None;

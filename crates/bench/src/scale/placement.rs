@@ -33,27 +33,10 @@ const CONCURRENCY: usize = 32;
 /// The list or a patch failed.
 pub async fn label(client: &Client, namespace: &str, replicas: usize) -> Result<usize> {
     let objects = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
-    let ring = HashRing::new((0..replicas).map(identity));
+    let moves = moves(&objects, namespace, replicas).await?;
+    let count = moves.len();
     let labels = Ring::new(RING, namespace);
     let (shard_label, drain_label) = (labels.shard_label(), labels.drain_label());
-    let list = objects
-        .list(&ListOptions::default())
-        .await
-        .context("listing the objects to place")?;
-    let moves: Vec<(String, String)> = list
-        .items
-        .iter()
-        .filter_map(|object| {
-            let meta = &object.metadata;
-            let want = ring.owner(&ring_key(meta))?;
-            let labels = meta.labels.as_ref();
-            let have = labels.and_then(|l| l.get(&shard_label));
-            let draining = labels.is_some_and(|l| l.contains_key(&drain_label));
-            (have.map(String::as_str) != Some(want) || draining)
-                .then(|| (meta.name.clone().unwrap_or_default(), want.to_owned()))
-        })
-        .collect();
-    let count = moves.len();
     let mut patches = stream::iter(moves)
         .map(|(name, shard)| {
             let patch = json!({"metadata": {"labels": {
@@ -75,6 +58,45 @@ pub async fn label(client: &Client, namespace: &str, replicas: usize) -> Result<
     Ok(count)
 }
 
+/// How many ConfigMaps of `namespace` do not (yet) carry the label of their shard in a ring of
+/// `replicas` replicas, or still carry a drain label: 0 once a labelled group has finished
+/// every handover.
+///
+/// # Errors
+/// The list failed.
+pub async fn misplaced(client: &Client, namespace: &str, replicas: usize) -> Result<usize> {
+    let objects = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
+    Ok(moves(&objects, namespace, replicas).await?.len())
+}
+
+/// `(name, shard)` of every object whose shard label is not its ring owner's, or that drains.
+async fn moves(
+    objects: &ResourceClient<ConfigMap>,
+    namespace: &str,
+    replicas: usize,
+) -> Result<Vec<(String, String)>> {
+    let ring = HashRing::new((0..replicas).map(identity));
+    let labels = Ring::new(RING, namespace);
+    let (shard_label, drain_label) = (labels.shard_label(), labels.drain_label());
+    let list = objects
+        .list(&ListOptions::default())
+        .await
+        .context("listing the objects to place")?;
+    Ok(list
+        .items
+        .iter()
+        .filter_map(|object| {
+            let meta = &object.metadata;
+            let want = ring.owner(&ring_key(meta))?;
+            let labels = meta.labels.as_ref();
+            let have = labels.and_then(|l| l.get(&shard_label));
+            let draining = labels.is_some_and(|l| l.contains_key(&drain_label));
+            (have.map(String::as_str) != Some(want) || draining)
+                .then(|| (meta.name.clone().unwrap_or_default(), want.to_owned()))
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,7 +112,9 @@ mod tests {
                 .create(&config_map("default", index), &Default::default())
                 .await?;
         }
+        assert_eq!(misplaced(&client, "default", 3).await?, 20);
         assert_eq!(label(&client, "default", 3).await?, 20);
+        assert_eq!(misplaced(&client, "default", 3).await?, 0);
         assert_eq!(label(&client, "default", 3).await?, 0);
         let ring = HashRing::new(["r0", "r1", "r2"]);
         let shard_label = Ring::new(RING, "default").shard_label();
