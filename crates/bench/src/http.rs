@@ -60,7 +60,7 @@ impl RawClient {
     /// # Errors
     /// The kubeconfig cannot be read or names no usable cluster.
     pub async fn from_kubeconfig(path: &Path) -> Result<RawClient> {
-        let client = kubeconfig_client(path).await?;
+        let client = kubeconfig_client(path, None).await?;
         Ok(RawClient {
             inner: Inner::Kubeconfig(client),
         })
@@ -139,12 +139,19 @@ impl RawClient {
     }
 }
 
-/// A kubegen client for the kubeconfig at `path`.
+/// A kubegen client for the kubeconfig at `path`, reaching its server at `master` instead when
+/// given (`--master`: a proxy in front of it, whose TLS is the server's own).
 ///
 /// # Errors
 /// The kubeconfig cannot be loaded or the client cannot be built from it.
-pub async fn kubeconfig_client(path: &Path) -> Result<kubegen_client::Client> {
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
+pub async fn kubeconfig_client(
+    path: &Path,
+    master: Option<&str>,
+) -> Result<kubegen_client::Client> {
+    let mut options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
+    if let Some(master) = master {
+        options = options.master_url(master);
+    }
     let config = kubegen_client::Config::load(&options)
         .await
         .with_context(|| format!("loading kubeconfig {}", path.display()))?;

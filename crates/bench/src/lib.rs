@@ -1,7 +1,7 @@
 //! kubegen-bench: measures kubegen against kube-rs and against the floors (raw transfer, pure
 //! serde decode) on the same in-process test server and the same data. Binaries only in spirit:
-//! this library is the shared harness of `informer-sync`, `decode-cost`, `watch-fanin` and
-//! `controller-e2e`, not an API.
+//! this library is the shared harness of `informer-sync`, `decode-cost`, `watch-fanin`,
+//! `controller-e2e` and `scale-out`, not an API.
 //!
 //! See `docs/performance.md` for the method and the results.
 
@@ -13,5 +13,6 @@ pub mod loader;
 pub mod measure;
 pub mod roles;
 pub mod runner;
+pub mod scale;
 pub mod server;
 pub mod table;

@@ -45,11 +45,7 @@ impl Snapshot {
     pub fn take() -> Snapshot {
         let (rss_kib, hwm_kib) = memory_kib();
         let (user, sys) = user_sys();
-        let stats = INSTRUMENTED_SYSTEM.stats();
-        // `bytes_reallocated` is the net growth of reallocations (it may be negative).
-        let allocated = stats.bytes_allocated as i64;
-        let net_realloc = stats.bytes_reallocated as i64;
-        let freed = stats.bytes_deallocated as i64;
+        let (allocated, live) = heap_bytes(&INSTRUMENTED_SYSTEM.stats());
         Snapshot {
             at: Instant::now(),
             cpu: process_cpu(),
@@ -57,10 +53,22 @@ impl Snapshot {
             sys,
             rss_kib,
             hwm_kib,
-            allocated: (allocated + net_realloc.max(0)) as u64,
-            live: allocated + net_realloc - freed,
+            allocated,
+            live,
         }
     }
+}
+
+/// `(bytes ever allocated, bytes live)` from the counting allocator's statistics.
+///
+/// `stats_alloc` already counts a reallocation's growth in `bytes_allocated` and its shrinkage
+/// in `bytes_deallocated`; `bytes_reallocated` is the same change again, netted, and must not
+/// be added on top (until 2026-11-27 it was, which overstated both figures by every `Vec` and
+/// `String` that grew in place: the more a process reallocated, the more).
+fn heap_bytes(stats: &stats_alloc::Stats) -> (u64, i64) {
+    let allocated = stats.bytes_allocated as u64;
+    let live = stats.bytes_allocated as i64 - stats.bytes_deallocated as i64;
+    (allocated, live)
 }
 
 /// The cost of one measured phase, as the child process reports it to the runner.
@@ -135,7 +143,57 @@ pub fn process_cpu() -> Duration {
 
 /// `(VmRSS, VmHWM)` in KiB; zeros where `/proc` is unavailable.
 pub fn memory_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    memory_kib_of(Proc::Myself)
+}
+
+/// A process whose counters `/proc` shows: this one, or a child by its pid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proc {
+    /// `/proc/self`.
+    Myself,
+    /// `/proc/<pid>`.
+    Pid(u32),
+}
+
+impl Proc {
+    /// `/proc/<self or pid>/<file>`.
+    fn path(self, file: &str) -> String {
+        match self {
+            Proc::Myself => format!("/proc/self/{file}"),
+            Proc::Pid(pid) => format!("/proc/{pid}/{file}"),
+        }
+    }
+}
+
+/// What a running process has used so far, read from the outside (the scale-out benchmark's
+/// parent reads its long-running replicas this way).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// Resident set now, KiB.
+    pub rss_kib: u64,
+    /// Peak resident set so far (`VmHWM`), KiB.
+    pub hwm_kib: u64,
+    /// CPU (user + system) so far, tick resolution.
+    pub cpu: Duration,
+}
+
+impl Usage {
+    /// Reads `process`'s counters now; zeros for a process that is gone.
+    pub fn of(process: Proc) -> Usage {
+        let (rss_kib, hwm_kib) = memory_kib_of(process);
+        // utime and stime are fields 14 and 15 of the full line.
+        let (user, sys) = stat_ticks(process, 14, 15);
+        Usage {
+            rss_kib,
+            hwm_kib,
+            cpu: user + sys,
+        }
+    }
+}
+
+/// `(VmRSS, VmHWM)` of `process` in KiB; zeros where `/proc` is unavailable.
+fn memory_kib_of(process: Proc) -> (u64, u64) {
+    let status = std::fs::read_to_string(process.path("status")).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()
@@ -156,7 +214,7 @@ pub fn reset_peak_rss() -> bool {
 /// `(user, system)` CPU of this process from `/proc/self/stat`, tick resolution.
 fn user_sys() -> (Duration, Duration) {
     // utime and stime are fields 14 and 15 of the full line.
-    stat_ticks(14, 15)
+    stat_ticks(Proc::Myself, 14, 15)
 }
 
 /// CPU (user + system) of every child this process has waited for, from `/proc/self/stat`
@@ -165,13 +223,13 @@ fn user_sys() -> (Duration, Duration) {
 /// and client-go's alike.
 pub fn children_cpu() -> Duration {
     // cutime and cstime are fields 16 and 17 of the full line.
-    let (user, sys) = stat_ticks(16, 17);
+    let (user, sys) = stat_ticks(Proc::Myself, 16, 17);
     user + sys
 }
 
-/// Two tick counters of `/proc/self/stat`, by their 1-based field numbers, as durations.
-fn stat_ticks(first: usize, second: usize) -> (Duration, Duration) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+/// Two tick counters of `process`'s `stat`, by their 1-based field numbers, as durations.
+fn stat_ticks(process: Proc, first: usize, second: usize) -> (Duration, Duration) {
+    let stat = std::fs::read_to_string(process.path("stat")).unwrap_or_default();
     // The command name (field 2) may contain spaces; the fields after its closing ')' are fixed:
     // field n of the line is index n - 3 after the name.
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
@@ -184,6 +242,21 @@ fn stat_ticks(first: usize, second: usize) -> (Duration, Duration) {
     };
     let to_duration = |ticks: u64| Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND);
     (to_duration(ticks(first)), to_duration(ticks(second)))
+}
+
+/// The nearest-rank `q` quantile (0 < q <= 1) of `sorted`, in ms; NaN when empty.
+pub fn nearest_rank_ms(sorted: &[Duration], q: f64) -> f64 {
+    let last = sorted.len().saturating_sub(1);
+    // The float-to-index conversion is exact for any realistic count.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let rank = ((q * sorted.len() as f64).ceil() as usize)
+        .saturating_sub(1)
+        .min(last);
+    sorted.get(rank).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
 }
 
 #[cfg(test)]
@@ -202,6 +275,52 @@ mod tests {
         assert!(first.rss_kib > 0);
         assert!(second.hwm_kib >= second.rss_kib);
         assert!(second.cpu > first.cpu);
+    }
+
+    #[test]
+    fn heap_bytes_count_a_reallocation_once() {
+        // alloc 100, realloc 100 -> 150, realloc 150 -> 120, alloc 30 then free it: 120 live.
+        let stats = stats_alloc::Stats {
+            allocations: 2,
+            deallocations: 1,
+            reallocations: 2,
+            bytes_allocated: 100 + 50 + 30,
+            bytes_deallocated: 30 + 30,
+            bytes_reallocated: 50 - 30,
+        };
+        assert_eq!(heap_bytes(&stats), (180, 120));
+    }
+
+    #[test]
+    fn usage_of_this_process_by_pid_matches_self() {
+        let by_pid = Usage::of(Proc::Pid(std::process::id()));
+        let myself = Usage::of(Proc::Myself);
+        assert!(by_pid.rss_kib > 0);
+        assert!(by_pid.hwm_kib >= by_pid.rss_kib);
+        assert!(myself.hwm_kib >= by_pid.hwm_kib);
+    }
+
+    #[test]
+    fn usage_of_a_missing_process_is_zero() {
+        assert_eq!(Usage::of(Proc::Pid(u32::MAX)), Usage::default());
+    }
+
+    fn millis(values: &[u64]) -> Vec<Duration> {
+        values.iter().copied().map(Duration::from_millis).collect()
+    }
+
+    #[test]
+    fn nearest_rank_picks_the_smallest_value_covering_the_quantile() {
+        let sorted = millis(&(1..=100).collect::<Vec<_>>());
+        assert!((nearest_rank_ms(&sorted, 0.50) - 50.0).abs() < 1e-9);
+        assert!((nearest_rank_ms(&sorted, 0.99) - 99.0).abs() < 1e-9);
+        assert!((nearest_rank_ms(&sorted, 1.0) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn nearest_rank_of_one_value_is_that_value_and_of_none_is_nan() {
+        assert!((nearest_rank_ms(&millis(&[7]), 0.5) - 7.0).abs() < 1e-9);
+        assert!(nearest_rank_ms(&[], 0.5).is_nan());
     }
 
     #[test]

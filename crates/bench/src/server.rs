@@ -13,8 +13,13 @@ pub enum Server {
 impl Server {
     /// Starts an in-process test server (plain HTTP, 127.0.0.1, ephemeral port).
     pub async fn start() -> Result<Server> {
+        Server::start_with(kubegen_testserver::ServerOptions::default()).await
+    }
+
+    /// Starts an in-process test server with `options` (e.g. `sharded_list_and_watch`).
+    pub async fn start_with(options: kubegen_testserver::ServerOptions) -> Result<Server> {
         Ok(Server::InProcess(Box::new(
-            kubegen_testserver::TestServer::start().await,
+            kubegen_testserver::TestServer::start_with(options).await,
         )))
     }
 

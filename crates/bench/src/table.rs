@@ -113,6 +113,22 @@ pub fn ratios(rows: &[Row]) -> String {
     out
 }
 
+/// A markdown table under a `### title`: `headers`, then one line per row of cells. Every column
+/// but the first is right-aligned (they hold numbers).
+pub fn markdown(title: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n### {title}\n");
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let align: Vec<&str> = (0..headers.len())
+        .map(|column| if column == 0 { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(out, "|{}|", align.join("|"));
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
+}
+
 /// The median of each measure of `costs` separately (interleaved runs of one client).
 pub fn median(costs: &[Cost]) -> Cost {
     let of = |field: fn(&Cost) -> f64| {
@@ -201,6 +217,18 @@ mod tests {
         assert_eq!(median_cost.wall_ms, 100.0);
         assert_eq!(median(&costs).cpu_ms, 20.0);
         assert_eq!(median(&costs[..2]).cpu_ms, 20.0);
+    }
+
+    #[test]
+    fn markdown_aligns_numbers_right_and_prints_each_row() {
+        let rows = vec![
+            vec!["labels".to_owned(), "2".to_owned()],
+            vec!["unsharded".to_owned(), "1".to_owned()],
+        ];
+        assert_eq!(
+            markdown("t", &["mode", "replicas"], &rows),
+            "\n### t\n\n| mode | replicas |\n|---|---:|\n| labels | 2 |\n| unsharded | 1 |\n"
+        );
     }
 
     #[test]

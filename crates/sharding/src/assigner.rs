@@ -6,7 +6,8 @@
 //! 1. recompute the ring from the Leases ([`crate::ring_of`]);
 //! 2. hand over: for each object labelled with this shard that the ring now gives to another
 //!    shard, or that carries the drain label, wait for its reconcile to end, then remove the
-//!    shard and drain labels (the acknowledgement);
+//!    shard and drain labels (the acknowledgement). Only once the ring has this shard in it: a
+//!    ring without it is the Lease informer not having shown its own Lease yet;
 //! 3. assign: label each unlabelled object the ring gives to this shard;
 //! 4. adopt: label with this shard each object the ring gives it whose labelled shard is out of
 //!    the ring *and* whose Lease is expired or gone (read from the API when not cached), so a
@@ -103,6 +104,18 @@ impl<K: ApiObject> Inner<K> {
     }
 
     async fn hand_over(&self) {
+        // A ring without this shard is a view from before the Lease informer showed this
+        // replica's own Lease (its first passes after it starts), not the ring moving every
+        // object away: a replica holding its Lease is in the ring. Hand nothing over until it
+        // sees itself there, or a restart would release all its objects and take them back.
+        if !self
+            .ring
+            .borrow()
+            .members()
+            .contains(&self.config.identity.as_str())
+        {
+            return;
+        }
         let cached = self.mine.lister().list(&Selector::default());
         let lister = self.mine.lister();
         self.forget_released(|key| lister.get_by_key(key).is_some());

@@ -31,6 +31,7 @@ use http::{Method, StatusCode};
 use k8s_openapi::api::apps::v1::Deployment;
 use kubegen_bench::data;
 use kubegen_bench::http::RawClient;
+use kubegen_bench::measure::nearest_rank_ms;
 use kubegen_client::{ListOptions, ResourceClient, WatchEvent};
 use kubegen_controller::flags::Flags;
 use kubegen_runtime::manifests;
@@ -213,21 +214,6 @@ async fn drive(
     Ok(())
 }
 
-/// The nearest-rank `q` quantile (0 < q <= 1) of `sorted`, in ms; NaN when empty.
-fn nearest_rank_ms(sorted: &[Duration], q: f64) -> f64 {
-    let last = sorted.len().saturating_sub(1);
-    // The float-to-index conversion is exact for any realistic count.
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let rank = ((q * sorted.len() as f64).ceil() as usize)
-        .saturating_sub(1)
-        .min(last);
-    sorted.get(rank).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-}
-
 /// The result table; sorts `latencies`.
 fn render(args: &Args, total: Duration, latencies: &mut [Duration]) -> String {
     latencies.sort();
@@ -250,27 +236,4 @@ fn render(args: &Args, total: Duration, latencies: &mut [Duration]) -> String {
         latencies.last().copied().map_or(f64::NAN, ms),
         rate,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn millis(values: &[u64]) -> Vec<Duration> {
-        values.iter().copied().map(Duration::from_millis).collect()
-    }
-
-    #[test]
-    fn nearest_rank_picks_the_smallest_value_covering_the_quantile() {
-        let sorted = millis(&(1..=100).collect::<Vec<_>>());
-        assert!((nearest_rank_ms(&sorted, 0.50) - 50.0).abs() < 1e-9);
-        assert!((nearest_rank_ms(&sorted, 0.99) - 99.0).abs() < 1e-9);
-        assert!((nearest_rank_ms(&sorted, 1.0) - 100.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn nearest_rank_of_one_value_is_that_value_and_of_none_is_nan() {
-        assert!((nearest_rank_ms(&millis(&[7]), 0.5) - 7.0).abs() < 1e-9);
-        assert!(nearest_rank_ms(&[], 0.5).is_nan());
-    }
 }

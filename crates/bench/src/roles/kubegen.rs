@@ -67,7 +67,7 @@ pub async fn sync_metadata<K: BenchObject>(job: &Job) -> Result<Cost> {
 /// The kubegen client of `job`'s server.
 async fn client(job: &Job) -> Result<Client> {
     match &job.kubeconfig {
-        Some(path) => kubeconfig_client(path).await,
+        Some(path) => kubeconfig_client(path, None).await,
         None => {
             let url = job.url.parse().context("parsing server URL")?;
             Client::new(Config::new(url)).context("building kubegen client")
