@@ -126,8 +126,8 @@ impl FactoryOptions {
         self
     }
 
-    /// Adjusts the selectors of the informer of `K` only, after `tweak_list_options` (e.g. a
-    /// sharded controller's informer selects the objects labelled with its shard).
+    /// Adjusts the selectors of the informer of `K` only, after `tweak_list_options` (e.g. only
+    /// the Secrets of one `type`, while every other kind is listed whole).
     pub fn tweak_list_options_for<K: 'static>(mut self, tweak: TweakListOptions) -> Self {
         self.per_type_tweak.insert(TypeId::of::<K>(), tweak);
         self

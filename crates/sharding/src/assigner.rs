@@ -136,7 +136,15 @@ impl<K: ApiObject> Inner<K> {
 
     async fn assign(&self) {
         let ring = self.ring.borrow().clone();
-        self.dependents.claim_cached(&ring).await;
+        let held: HashSet<String> = self
+            .mine
+            .lister()
+            .list(&Selector::default())
+            .iter()
+            .filter(|object| self.owner_is_me(object.meta()))
+            .map(|object| self.config.key.of(object.meta()))
+            .collect();
+        self.dependents.claim_cached(&held).await;
         let gained: Vec<_> = self
             .unassigned
             .lister()
@@ -180,7 +188,11 @@ impl<K: ApiObject> Inner<K> {
         if gained.is_empty() {
             return;
         }
-        let Some(failed) = self.dependents.claim_listed(ring, &ring.members()).await else {
+        let keys: HashSet<String> = gained
+            .iter()
+            .map(|o| self.config.key.of(o.meta()))
+            .collect();
+        let Some(failed) = self.dependents.claim_listed(&keys, &ring.members()).await else {
             return;
         };
         let me = self.config.identity.clone();

@@ -12,7 +12,9 @@
 //! - The old shard gives its dependents away *before* the owner ([`Dependents::release`]), and
 //!   not while a label write of one of them has not reached its cache.
 //! - The new shard, before it labels an owner it gains, labels the owner's dependents from a
-//!   consistent list (which sees every release older than the owner's).
+//!   consistent list (which sees every release older than the owner's). A dependent created
+//!   later (by the owner's reconcile) is labelled by the shard that holds its owner, and only
+//!   by it: replicas that briefly disagree on the ring never take each other's.
 //! - A reconcile of an owner waits while a dependent of it is unlabelled in the cache, or
 //!   labelled by this shard by a write its dependents' cache has not shown yet
 //!   ([`Dependents::settling`]): the owner's and the dependents' informers are separate watches.
@@ -52,10 +54,10 @@ trait Kind: Send + Sync {
     fn shutdown(&self);
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, bool>;
     fn sweep<'a>(&'a self, ring: &'a HashRing, held: &'a HashSet<String>) -> BoxFuture<'a, ()>;
-    fn claim_cached<'a>(&'a self, ring: &'a HashRing) -> BoxFuture<'a, ()>;
+    fn claim_cached<'a>(&'a self, keys: &'a HashSet<String>) -> BoxFuture<'a, ()>;
     fn claim_listed<'a>(
         &'a self,
-        ring: &'a HashRing,
+        keys: &'a HashSet<String>,
         members: &'a [&'a str],
     ) -> BoxFuture<'a, Option<HashSet<String>>>;
     fn settling(&self, key: &str) -> bool;
@@ -154,25 +156,26 @@ impl Dependents {
         }
     }
 
-    /// Labels the unlabelled dependents in the cache that the ring gives this shard.
-    pub(crate) async fn claim_cached(&self, ring: &HashRing) {
+    /// Labels the unlabelled dependents in the cache whose owners this shard holds (their
+    /// ring keys are `held`): those its reconciles just created.
+    pub(crate) async fn claim_cached(&self, held: &HashSet<String>) {
         for kind in self.kinds() {
-            kind.claim_cached(ring).await;
+            kind.claim_cached(held).await;
         }
     }
 
-    /// Labels, from a consistent list, the dependents the ring gives this shard that are
-    /// unlabelled or held by a shard outside `members` whose Lease is gone; the ring keys of
-    /// those that could not be labelled (their owners must wait), None when a list failed
-    /// (every owner must wait).
+    /// Labels, from a consistent list, the dependents of the owners this shard is about to
+    /// take (their ring keys are `gained`) that are unlabelled or held by a shard outside
+    /// `members` whose Lease is gone; the ring keys of those that could not be labelled (their
+    /// owners must wait), None when a list failed (every owner must wait).
     pub(crate) async fn claim_listed(
         &self,
-        ring: &HashRing,
+        gained: &HashSet<String>,
         members: &[&str],
     ) -> Option<HashSet<String>> {
         let mut failed = HashSet::new();
         for kind in self.kinds() {
-            failed.extend(kind.claim_listed(ring, members).await?);
+            failed.extend(kind.claim_listed(gained, members).await?);
         }
         Some(failed)
     }
@@ -378,16 +381,13 @@ impl<C: ApiObject> Kind for Follower<C> {
         })
     }
 
-    fn claim_cached<'a>(&'a self, ring: &'a HashRing) -> BoxFuture<'a, ()> {
+    fn claim_cached<'a>(&'a self, held: &'a HashSet<String>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             self.forget_lost().await;
-            let me = Some(self.shared.config.identity.as_str());
             for object in self.unassigned.lister().list(&Selector::default()) {
                 let key =
                     dependent_key(&self.shared.owner, self.shared.config.key, &object.metadata);
-                if let Some(key) = key
-                    && ring.owner(&key) == me
-                {
+                if let Some(key) = key.filter(|k| held.contains(k)) {
                     self.claim(&object.metadata, &key).await;
                 }
             }
@@ -396,19 +396,18 @@ impl<C: ApiObject> Kind for Follower<C> {
 
     fn claim_listed<'a>(
         &'a self,
-        ring: &'a HashRing,
+        gained: &'a HashSet<String>,
         members: &'a [&'a str],
     ) -> BoxFuture<'a, Option<HashSet<String>>> {
         Box::pin(async move {
             let shared = &self.shared;
             let labels = &shared.config.ring;
-            let me = Some(shared.config.identity.as_str());
             let mut failed = HashSet::new();
             let unassigned = self.listed(labels.unassigned_selector()).await?;
             let orphans = self.listed(labels.orphaned_selector(members)).await?;
             for meta in unassigned.iter().chain(&orphans) {
                 let key = dependent_key(&shared.owner, shared.config.key, meta);
-                let Some(key) = key.filter(|k| ring.owner(k) == me) else {
+                let Some(key) = key.filter(|k| gained.contains(k)) else {
                     continue;
                 };
                 let holder = holder(&shared.config, meta);

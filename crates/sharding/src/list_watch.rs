@@ -62,6 +62,7 @@ pub(crate) fn shard_list_watch<K: ApiObject>(
     if !labels.is_empty() {
         base.label_selector = Some(labels.join(","));
     }
+    filter.probe_at(objects.collection_path());
     ShardListWatch::new(objects, base, config, Arc::clone(filter))
 }
 

@@ -152,16 +152,24 @@ impl<K: ApiObject> Replica<K> {
     /// apply as well as the ring's.
     ///
     /// # Errors
-    /// As [`Replica::new`].
+    /// As [`Replica::new`]; [`Error::InformerTaken`] when `factory` made its informer of `K`
+    /// before.
     pub fn in_factory(
         client: Client,
         config: ReplicaConfig,
         factory: &InformerFactory<ClientListWatchSource>,
     ) -> Result<Replica<K>, Error> {
         let filter = Replica::<K>::filter(&client, &config);
+        let mut made = false;
         let mine = factory.informer_with::<K, _>(|namespace, selectors| {
+            made = true;
             shard_list_watch::<K>(&config, &client, &filter, namespace, selectors)
         });
+        if !made {
+            return Err(Error::InformerTaken {
+                kind: K::kind(&()).into_owned(),
+            });
+        }
         Replica::build(client, config, mine, filter, false)
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kubegen_client::{Client, Error as ClientError};
+use parking_lot::Mutex;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use tokio::sync::{OnceCell, watch};
 
@@ -32,8 +33,9 @@ pub(crate) struct Filter {
     wanted: Selection,
     decided: OnceCell<Selection>,
     client: Client,
-    /// The kind's collection in the ring's scope, e.g. `/api/v1/namespaces/x/configmaps`.
-    collection: String,
+    /// The collection the shard's informer lists, e.g. `/api/v1/namespaces/x/configmaps`: the
+    /// probe asks there, where the replica may list.
+    collection: Mutex<String>,
     field: SelectorField,
     shard: watch::Sender<ShardSelector>,
 }
@@ -50,7 +52,7 @@ impl Filter {
             wanted,
             decided: OnceCell::new(),
             client,
-            collection,
+            collection: Mutex::new(collection),
             field,
             shard: watch::Sender::new(ShardSelector::default()),
         }
@@ -61,8 +63,9 @@ impl Filter {
         let decide = || async {
             match self.wanted {
                 Selection::Auto => {
-                    let decided = probe(&self.client, &self.collection, self.field).await;
-                    tracing::info!(collection = %self.collection, selection = ?decided, "chose how to select the shard's objects");
+                    let collection = self.collection.lock().clone();
+                    let decided = probe(&self.client, &collection, self.field).await;
+                    tracing::info!(%collection, selection = ?decided, "chose how to select the shard's objects");
                     decided
                 }
                 wanted => wanted,
@@ -74,6 +77,11 @@ impl Filter {
     /// The decision, once made.
     pub(crate) fn decided(&self) -> Option<Selection> {
         self.decided.get().copied()
+    }
+
+    /// Asks the server at `collection` (the informer's) rather than at the ring's scope.
+    pub(crate) fn probe_at(&self, collection: &str) {
+        collection.clone_into(&mut self.collection.lock());
     }
 
     /// Whether the replica runs server-side.

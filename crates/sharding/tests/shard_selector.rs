@@ -438,3 +438,25 @@ async fn auto_picks_labels_on_cluster() {
         Err(panic) => std::panic::resume_unwind(panic.into_panic()),
     }
 }
+
+/// A factory that made its informer of the sharded kind already would hand every reader every
+/// shard's objects: refused.
+#[tokio::test]
+async fn a_factory_whose_informer_of_the_kind_exists_cannot_hold_the_shard() {
+    let server = server(false).await;
+    let source = kubegen_cache::ClientListWatchSource::new(server.client());
+    let factory = kubegen_cache::InformerFactory::new(source, Default::default());
+    let _early = factory.informer::<ConfigMap>();
+    let refused = Replica::<ConfigMap>::in_factory(server.client(), config("only"), &factory);
+    assert_eq!(
+        refused.err().map(|e| e.to_string()).as_deref(),
+        Some(
+            "the factory's informer of ConfigMap was made before the shard replica: it would see every shard"
+        )
+    );
+    let fresh = kubegen_cache::InformerFactory::new(
+        kubegen_cache::ClientListWatchSource::new(server.client()),
+        Default::default(),
+    );
+    assert!(Replica::<ConfigMap>::in_factory(server.client(), config("only"), &fresh).is_ok());
+}
