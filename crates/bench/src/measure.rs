@@ -9,6 +9,8 @@
 //! - Allocations: a counting global allocator ([`stats_alloc`]) that the bench binaries install
 //!   with `#[global_allocator] static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;`. Without
 //!   it, the allocation columns read zero.
+//! - Another process (a long-running child, whose exit the parent does not wait for): its
+//!   `/proc/<pid>` `status` and `stat`, read from the outside ([`Usage::of`]).
 
 use std::time::{Duration, Instant};
 

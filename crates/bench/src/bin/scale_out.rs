@@ -97,7 +97,7 @@ struct Args {
     /// Give up on a group that has not settled after this many seconds.
     #[arg(long, default_value_t = 300)]
     settle_timeout_secs: u64,
-    /// Delete the ConfigMaps and the namespace afterwards.
+    /// Delete the ConfigMaps and both namespaces (the bench's and the idle one) afterwards.
     #[arg(long)]
     cleanup: bool,
 }
@@ -211,48 +211,60 @@ async fn parent(args: &Args) -> Result<()> {
             ..spec
         };
         for &replicas in &args.replicas {
-            if mode == Mode::Labels {
-                let moved = placement::label(&target.client, &namespace, replicas).await?;
-                eprintln!("{mode} × {replicas}: labelled {moved} objects with their shards");
-            }
-            let run = measure(
-                args,
-                &target.client,
-                &spec,
-                replicas,
-                &mut driver,
-                idle_heap,
-            )
-            .await?;
-            eprintln!(
-                "{mode} × {replicas}: settled in {:.1}s cold, {:.1}s warm, sustained {:.0}/s",
-                run.cold_settle.as_secs_f64(),
-                run.settle.as_secs_f64(),
-                run.search.sustained.as_ref().map_or(0.0, |o| o.made)
+            runs.push(
+                measure_placed(args, &target, &spec, replicas, &mut driver, idle_heap).await?,
             );
-            runs.push(run);
         }
     }
+    print_tables(args, &target, &runs);
+    if args.cleanup {
+        for namespace in [&namespace, &idle_namespace] {
+            loader::delete_all(&target.raw, Dataset::ConfigMaps, namespace).await?;
+        }
+    }
+    Ok(())
+}
+
+/// [`measure`], after placing the objects on their shards for a labelled group; logs progress.
+async fn measure_placed(
+    args: &Args,
+    target: &Target,
+    spec: &GroupSpec,
+    replicas: usize,
+    driver: &mut Driver,
+    idle_heap: u64,
+) -> Result<Run> {
+    let mode = spec.mode;
+    if mode == Mode::Labels {
+        let moved = placement::label(&target.client, &spec.namespace, replicas).await?;
+        eprintln!("{mode} × {replicas}: labelled {moved} objects with their shards");
+    }
+    let run = measure(args, &target.client, spec, replicas, driver, idle_heap).await?;
+    eprintln!(
+        "{mode} × {replicas}: settled in {:.1}s cold, {:.1}s warm, sustained {:.0}/s",
+        run.cold_settle.as_secs_f64(),
+        run.settle.as_secs_f64(),
+        run.search.sustained.as_ref().map_or(0.0, |o| o.made)
+    );
+    Ok(run)
+}
+
+/// Prints the three tables of `runs` on stdout.
+fn print_tables(args: &Args, target: &Target, runs: &[Run]) {
     let setting = format!(
         "{} ConfigMaps, {} workers × {} ms per replica, {}",
         args.objects, args.workers, args.cost_ms, target.name
     );
     print!(
         "{}",
-        results::throughput(&format!("Throughput: {setting}"), &runs)
+        results::throughput(&format!("Throughput: {setting}"), runs)
     );
+    let footprint = format!("Memory and traffic per replica: {setting}");
+    print!("{}", results::footprint(&footprint, runs));
     print!(
         "{}",
-        results::footprint(&format!("Memory and traffic per replica: {setting}"), &runs)
+        results::stretches(&format!("Every stretch: {setting}"), runs)
     );
-    print!(
-        "{}",
-        results::stretches(&format!("Every stretch: {setting}"), &runs)
-    );
-    if args.cleanup {
-        loader::delete_all(&target.raw, Dataset::ConfigMaps, &namespace).await?;
-    }
-    Ok(())
 }
 
 /// The live heap of one replica of `spec` (in an empty namespace) once settled.

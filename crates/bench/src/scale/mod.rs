@@ -43,6 +43,11 @@ use anyhow::{Result, bail};
 /// The annotation the driver stamps into each change: microseconds since the Unix epoch.
 pub const SENT_AT: &str = "bench.kubegen.dev/sent-at";
 
+/// The label selector of the benchmark's objects (every `kubegen_bench::data::config_map` carries
+/// `app=bench`): the replicas watch, and the placement labels, only these, not the
+/// `kube-root-ca.crt` a real cluster's controller-manager puts in every namespace.
+pub const SELECTOR: &str = "app=bench";
+
 /// The shard ring's (and the leader Lease's) name.
 pub const RING: &str = "scale-bench";
 

@@ -21,12 +21,12 @@ use kubegen_client::{Client, ListOptions, Patch, PatchOptions, ResourceClient};
 use kubegen_sharding::{HashRing, Ring, ring_key};
 use serde_json::{Value, json};
 
-use super::{RING, identity};
+use super::{RING, SELECTOR, identity};
 
 /// Patches in flight.
 const CONCURRENCY: usize = 32;
 
-/// Labels each ConfigMap of `namespace` with its shard of a ring of `replicas` replicas (and
+/// Labels each bench ConfigMap ([`SELECTOR`]) of `namespace` with its shard of a ring of `replicas` replicas (and
 /// clears a drain label); returns how many it had to change.
 ///
 /// # Errors
@@ -58,7 +58,7 @@ pub async fn label(client: &Client, namespace: &str, replicas: usize) -> Result<
     Ok(count)
 }
 
-/// How many ConfigMaps of `namespace` do not (yet) carry the label of their shard in a ring of
+/// How many bench ConfigMaps of `namespace` do not (yet) carry the label of their shard in a ring of
 /// `replicas` replicas, or still carry a drain label: 0 once a labelled group has finished
 /// every handover.
 ///
@@ -79,7 +79,7 @@ async fn moves(
     let labels = Ring::new(RING, namespace);
     let (shard_label, drain_label) = (labels.shard_label(), labels.drain_label());
     let list = objects
-        .list(&ListOptions::default())
+        .list(&ListOptions::default().labels(SELECTOR))
         .await
         .context("listing the objects to place")?;
     Ok(list
@@ -112,13 +112,23 @@ mod tests {
                 .create(&config_map("default", index), &Default::default())
                 .await?;
         }
+        // Not a bench object (a real cluster puts kube-root-ca.crt in every namespace).
+        let mut other = ConfigMap::default();
+        other.metadata.name = Some("kube-root-ca.crt".to_owned());
+        objects.create(&other, &Default::default()).await?;
         assert_eq!(misplaced(&client, "default", 3).await?, 20);
         assert_eq!(label(&client, "default", 3).await?, 20);
         assert_eq!(misplaced(&client, "default", 3).await?, 0);
         assert_eq!(label(&client, "default", 3).await?, 0);
         let ring = HashRing::new(["r0", "r1", "r2"]);
         let shard_label = Ring::new(RING, "default").shard_label();
-        for object in objects.list(&ListOptions::default()).await?.items {
+        let other = objects.get("kube-root-ca.crt", &Default::default()).await?;
+        assert_eq!(other.metadata.labels, None);
+        for object in objects
+            .list(&ListOptions::default().labels(SELECTOR))
+            .await?
+            .items
+        {
             let meta = &object.metadata;
             let shard = meta.labels.as_ref().and_then(|l| l.get(&shard_label));
             assert_eq!(shard.map(String::as_str), ring.owner(&ring_key(meta)));

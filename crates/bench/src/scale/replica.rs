@@ -1,7 +1,7 @@
 //! One replica of the measured controller: the child process the scale-out parent starts N of.
 //!
 //! It is what a user of kubegen-runtime writes for a sharded controller, nothing bench-specific
-//! in the path of an event: a [`Manager`] over the bench namespace's ConfigMaps, one controller
+//! in the path of an event: a [`Manager`] over the bench namespace's ConfigMaps ([`SELECTOR`]), one controller
 //! with `--workers` workers, and either leader election ([`Mode::Unsharded`]) or
 //! `ManagerOptions::sharding::<ConfigMap>` with the label protocol ([`Mode::Labels`]) or the
 //! server's `shardSelector` ([`Mode::ShardSelector`]). The reconcile stands in for real
@@ -24,13 +24,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kubegen_cache::{FactoryOptions, SharedIndexInformer};
+use kubegen_cache::{FactoryOptions, ListSelectors, SharedIndexInformer, TweakListOptions};
 use kubegen_client::{Client, Config};
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, ProcessMetrics, Reconciler};
 use kubegen_sharding::{ReplicaConfig, Ring, Selection};
 
-use super::{CONTROLLER, Mode, RING, Report, SENT_AT, Stat, now_us};
+use super::{CONTROLLER, Mode, RING, Report, SELECTOR, SENT_AT, Stat, now_us};
 use crate::http::kubeconfig_client;
 use crate::measure::Snapshot;
 
@@ -127,17 +127,24 @@ fn options(args: &ReplicaArgs) -> ManagerOptions {
     let options = ManagerOptions::default()
         .workers(args.workers)
         .identity(&args.identity)
-        .shutdown_timeout(Duration::from_secs(5))
-        .factory(FactoryOptions::default().namespace(args.namespace.clone()));
+        .shutdown_timeout(Duration::from_secs(5));
+    let factory = FactoryOptions::default().namespace(args.namespace.clone());
     match args.mode {
         Mode::Unsharded => {
             let mut election = LeaderElectionConfig::new(&args.namespace, RING, &args.identity);
             election.release_on_cancel = true;
-            options.leader_election(Some(election))
+            let bench_objects: TweakListOptions = Arc::new(|selectors: &mut ListSelectors| {
+                selectors.label_selector = Some(SELECTOR.to_owned());
+            });
+            options
+                .factory(factory.tweak_list_options(bench_objects))
+                .leader_election(Some(election))
         }
         Mode::Labels | Mode::ShardSelector => {
+            let options = options.factory(factory);
             let mut ring = ReplicaConfig::new(Ring::new(RING, &args.namespace), &args.identity);
             ring.namespace = Some(args.namespace.clone());
+            ring.selector = Some(SELECTOR.to_owned());
             ring.selection = if args.mode == Mode::Labels {
                 Selection::Labels
             } else {
