@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 libraries=(
   kubegen-api kubegen-cache kubegen-client kubegen-clientset kubegen-codec
   kubegen-controller-manager kubegen-fake kubegen-flowcontrol kubegen-informers
-  kubegen-leaderelection kubegen-listers kubegen-runtime kubegen-testserver kubegen-workqueue
+  kubegen-leaderelection kubegen-listers kubegen-runtime kubegen-sharding kubegen-testserver
+  kubegen-workqueue
 )
 status=0
 for library in "${libraries[@]}"; do

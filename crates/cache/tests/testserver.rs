@@ -13,10 +13,7 @@ use std::{
 };
 
 use futures_util::future::join_all;
-use k8s_openapi::{
-    api::core::v1::{ConfigMap, Namespace},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
-};
+use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kubegen_cache::{
     ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
     HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
@@ -545,27 +542,20 @@ async fn metadata_informer_caches_partial_object_metadata_and_follows_changes() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn metadata_informer_caches_partial_object_metadata_on_cluster() {
-    let path = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").expect("set KUBEGEN_E2E_KUBECONFIG");
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
-    let client = Client::new(Config::load(&options).await.unwrap()).unwrap();
-    let namespace = format!("metadata-e2e-{}", std::process::id());
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut object = Namespace::default();
-    object.metadata.name = Some(namespace.clone());
-    namespaces
-        .create(&object, &CreateOptions::default())
-        .await
-        .unwrap();
-    metadata_informer_scenario(client.clone(), &namespace).await;
-    let configmaps = ResourceClient::<ConfigMap>::namespaced(client, &namespace);
-    configmaps
-        .delete_collection(&DeleteOptions::default(), &ListOptions::default())
-        .await
-        .unwrap();
-    namespaces
-        .delete(&namespace, &DeleteOptions::default())
-        .await
-        .unwrap();
+    let client = kubegen_e2e_support::cluster_client().await;
+    kubegen_e2e_support::in_scratch_namespace(
+        &client,
+        "metadata-e2e-",
+        |client, namespace| async move {
+            metadata_informer_scenario(client.clone(), &namespace).await;
+            // Emptied here: without a controller-manager (1.15) nobody else would.
+            ResourceClient::<ConfigMap>::namespaced(client, &namespace)
+                .delete_collection(&DeleteOptions::default(), &ListOptions::default())
+                .await
+                .unwrap();
+        },
+    )
+    .await;
 }
 
 /// A metadata-only informer of ConfigMaps in `namespace` syncs the server's PartialObjectMetadata

@@ -64,9 +64,7 @@ async fn a_deleted_namespace_is_emptied_then_removed_after_its_content() {
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn a_deleted_namespace_is_emptied_then_removed_after_its_content_on_cluster() {
-    let Some(client) = cluster_client().await else {
-        return;
-    };
+    let client = kubegen_e2e_support::cluster_client().await;
     namespace_deletion(&client, &format!("kcm-e2e-doomed-{}", std::process::id())).await;
 }
 
@@ -651,29 +649,13 @@ async fn sequences(client: &Client, ns: &str) {
     );
 }
 
-/// The real cluster of `KUBEGEN_E2E_KUBECONFIG` (v1.36 with kube-controller-manager), or why not.
-async fn cluster_client() -> Option<Client> {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!(
-            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
-        );
-        return None;
-    };
-    let options =
-        kubegen_client::LoadOptions::default().kubeconfig_path(std::path::PathBuf::from(path));
-    let config = kubegen_client::Config::load(&options).await.unwrap();
-    Some(Client::new(config).unwrap())
-}
-
 /// Runs `scenario` in a fresh namespace on the real cluster, then deletes the namespace.
 async fn on_cluster<F, Fut>(name: &str, scenario: F)
 where
     F: FnOnce(Client, String) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let Some(client) = cluster_client().await else {
-        return;
-    };
+    let client = kubegen_e2e_support::cluster_client().await;
     let ns = format!("kcm-e2e-{name}-{}", std::process::id());
     scenario(client.clone(), ns.clone()).await;
     let namespaces = ResourceClient::<Namespace>::cluster(client);

@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::{
-    ApplyOptions, CacheOptions, CachedDiscovery, Client, Config, DeleteOptions, LoadOptions,
-    ResourceClient, RestMapper,
+    ApplyOptions, CacheOptions, CachedDiscovery, Client, DeleteOptions, ResourceClient, RestMapper,
 };
 use kubegen_runtime::apply::{Outcome, apply_yaml};
 use kubegen_runtime::crds::{CrdVersion, served_version};
@@ -22,17 +21,6 @@ use kubegen_testserver::TestServer;
 use serde_json::json;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-async fn cluster() -> Result<Option<Client>, Box<dyn std::error::Error>> {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        println!(
-            "SKIPPED: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
-        );
-        return Ok(None);
-    };
-    let config = Config::load(&LoadOptions::default().kubeconfig_path(path)).await?;
-    Ok(Some(Client::new(config)?))
-}
 
 fn mapper(client: &Client) -> RestMapper {
     RestMapper::new(Arc::new(CachedDiscovery::new(
@@ -189,10 +177,7 @@ async fn a_dynamic_informer_over_a_crd_without_code_syncs_and_sees_a_create_on_t
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
 async fn a_dynamic_informer_over_a_crd_without_code_syncs_and_sees_a_create_on_cluster()
 -> TestResult {
-    match cluster().await? {
-        Some(client) => dynamic_informer(client).await,
-        None => Ok(()),
-    }
+    dynamic_informer(kubegen_e2e_support::cluster_client().await).await
 }
 
 // (b) The RESTMapper maps every kind the server serves back to its resource.
@@ -253,10 +238,7 @@ async fn the_rest_mapper_maps_every_served_kind_on_testserver() -> TestResult {
 #[tokio::test]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
 async fn the_rest_mapper_maps_every_served_kind_on_cluster() -> TestResult {
-    match cluster().await? {
-        Some(client) => maps_every_kind(client).await,
-        None => Ok(()),
-    }
+    maps_every_kind(kubegen_e2e_support::cluster_client().await).await
 }
 
 // (c) Applying a multi-document YAML: Namespace, CR before its CRD, ConfigMap.
@@ -353,8 +335,5 @@ async fn a_multi_document_yaml_with_a_crd_and_its_objects_applies_on_testserver(
 #[tokio::test]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
 async fn a_multi_document_yaml_with_a_crd_and_its_objects_applies_on_cluster() -> TestResult {
-    match cluster().await? {
-        Some(client) => applies_a_multi_document_yaml(client).await,
-        None => Ok(()),
-    }
+    applies_a_multi_document_yaml(kubegen_e2e_support::cluster_client().await).await
 }

@@ -11,14 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::Selector;
 use kubegen_cache::{FactoryOptions, SharedIndexInformer};
-use kubegen_client::{
-    Client, Config, CreateOptions, DeleteOptions, ListOptions, LoadOptions, Patch, PatchOptions,
-    ResourceClient,
-};
+use kubegen_client::{Client, CreateOptions, ListOptions, Patch, PatchOptions, ResourceClient};
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, ProcessMetrics, Reconciler};
 use kubegen_sharding::{HashRing, ReplicaConfig, Ring, RingKey, Selection, hash};
 use kubegen_testserver::{ServerOptions, TestServer};
@@ -368,30 +365,13 @@ async fn three_sharded_managers_over_shard_selector_split_by_uid() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn three_sharded_managers_on_cluster() {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
-        return;
-    };
-    let mut load = LoadOptions::default();
-    load.kubeconfig_path = Some(path.into());
-    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut namespace = Namespace::default();
-    namespace.metadata.generate_name = Some("kubegen-sharded-manager-e2e-".to_owned());
-    let created = namespaces
-        .create(&namespace, &CreateOptions::default())
-        .await
-        .unwrap();
-    let name = created.metadata.name.clone().unwrap();
-    // On its own task so the namespace goes away whatever it asserts.
-    let outcome = tokio::spawn(scenario(client.clone(), name.clone(), Selection::Labels)).await;
-    namespaces
-        .delete(&name, &DeleteOptions::default())
-        .await
-        .unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic.into_panic());
-    }
+    let client = kubegen_e2e_support::cluster_client().await;
+    kubegen_e2e_support::in_scratch_namespace(
+        &client,
+        "kubegen-sharded-manager-e2e-",
+        |client, namespace| scenario(client, namespace, Selection::Labels),
+    )
+    .await;
 }
 
 /// A controller judging whole namespaces on a ring that hashes objects would split a namespace

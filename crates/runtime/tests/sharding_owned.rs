@@ -13,13 +13,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube_core::Selector;
 use kubegen_cache::{FactoryOptions, Lister, SharedIndexInformer};
 use kubegen_client::{
-    Client, Config, CreateOptions, DeleteOptions, GetOptions, ListOptions, LoadOptions, Patch,
-    PatchOptions, ResourceClient,
+    Client, CreateOptions, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
 };
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, Reconciler};
 use kubegen_sharding::{HashRing, ReplicaConfig, Ring, RingKey};
@@ -324,28 +323,7 @@ async fn owned_secrets_follow_their_configmaps_shard_and_move_with_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn owned_secrets_follow_their_configmaps_shard_on_cluster() {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
-        return;
-    };
-    let mut load = LoadOptions::default();
-    load.kubeconfig_path = Some(path.into());
-    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut namespace = Namespace::default();
-    namespace.metadata.generate_name = Some("kubegen-sharded-owned-e2e-".to_owned());
-    let created = namespaces
-        .create(&namespace, &CreateOptions::default())
-        .await
-        .unwrap();
-    let name = created.metadata.name.clone().unwrap();
-    // On its own task so the namespace goes away whatever it asserts.
-    let outcome = tokio::spawn(scenario(client.clone(), name.clone())).await;
-    namespaces
-        .delete(&name, &DeleteOptions::default())
-        .await
-        .unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic.into_panic());
-    }
+    let client = kubegen_e2e_support::cluster_client().await;
+    kubegen_e2e_support::in_scratch_namespace(&client, "kubegen-sharded-owned-e2e-", scenario)
+        .await;
 }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kubegen_client::{Client, Config, LoadOptions};
+use kubegen_client::Client;
 use kubegen_runtime::ProcessMetrics;
 use kubegen_runtime::webhook::{
     Admission, Denial, Mutator, SelfSigned, Validator, Warnings, WebhookOptions, WebhookServer,
@@ -70,13 +70,7 @@ async fn webhook_answers_match_the_real_servers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
 async fn webhook_answers_match_the_real_servers_on_cluster() {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        panic!("set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster");
-    };
-    let config = Config::load(&LoadOptions::default().kubeconfig_path(path))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    answers(Client::new(config).unwrap_or_else(|e| panic!("{e}"))).await;
+    answers(kubegen_e2e_support::cluster_client().await).await;
 }
 
 /// The whole table, in order.

@@ -39,12 +39,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Preconditions};
 use kubegen_cache::{ClientListWatch, HandlerFns, InformerOptions, SharedIndexInformer};
 use kubegen_client::{
-    Client, Config, CreateOptions, DeleteOptions, GetOptions, ListOptions, LoadOptions, Patch,
-    PatchOptions, ResourceClient,
+    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    ResourceClient,
 };
 use kubegen_sharding::{Refusal, Replica, ReplicaConfig, Ring};
 use kubegen_testserver::{ServerOptions, TestServer};
@@ -590,44 +589,29 @@ async fn ten_thousand_objects_under_chaos() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn sharded_three_ways_on_cluster() {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
-        return;
-    };
-    let mut load = LoadOptions::default();
-    load.kubeconfig_path = Some(path.into());
-    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut namespace = Namespace::default();
-    namespace.metadata.generate_name = Some("kubegen-sharding-e2e-".to_owned());
-    let created = namespaces
-        .create(&namespace, &CreateOptions::default())
-        .await
-        .unwrap();
-    let world = World {
-        client: client.clone(),
-        namespace: created.metadata.name.clone().unwrap(),
-        log: Arc::new(Log::default()),
-        scale: Arc::new(Scale {
-            objects: 90,
-            writers: 1,
-            pause: Duration::from_millis(10),
-            // Nothing is killed here.
-            chaos_pause: 0..1,
-            resync: Duration::from_millis(300),
-            no_op_ms: 100,
-            patience: Duration::from_secs(60),
-        }),
-    };
-    // Run the scenario on its own task so the namespace goes away whatever it asserts.
-    let outcome = tokio::spawn(three_replicas(world.clone())).await;
-    namespaces
-        .delete(&world.namespace, &DeleteOptions::default())
-        .await
-        .unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic.into_panic());
-    }
+    let client = kubegen_e2e_support::cluster_client().await;
+    kubegen_e2e_support::in_scratch_namespace(
+        &client,
+        "kubegen-sharding-e2e-",
+        |client, namespace| {
+            three_replicas(World {
+                client,
+                namespace,
+                log: Arc::new(Log::default()),
+                scale: Arc::new(Scale {
+                    objects: 90,
+                    writers: 1,
+                    pause: Duration::from_millis(10),
+                    // Nothing is killed here.
+                    chaos_pause: 0..1,
+                    resync: Duration::from_millis(300),
+                    no_op_ms: 100,
+                    patience: Duration::from_secs(60),
+                }),
+            })
+        },
+    )
+    .await;
 }
 
 async fn three_replicas(world: World) {

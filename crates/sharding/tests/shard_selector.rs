@@ -16,12 +16,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_cache::HandlerFns;
 use kubegen_client::{
-    Client, Config, CreateOptions, DeleteOptions, ListOptions, LoadOptions, Patch, PatchOptions,
-    ResourceClient,
+    Client, CreateOptions, DeleteOptions, ListOptions, Patch, PatchOptions, ResourceClient,
 };
 use kubegen_sharding::{HashRing, Refusal, Replica, ReplicaConfig, Ring, Selection, hash};
 use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
@@ -408,35 +407,14 @@ async fn auto_picks_labels_on_a_server_that_rejects_the_selector_but_asks_again_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn auto_picks_labels_on_cluster() {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
-        return;
-    };
-    let mut load = LoadOptions::default();
-    load.kubeconfig_path = Some(path.into());
-    let client = Client::new(Config::load(&load).await.unwrap()).unwrap();
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut namespace = Namespace::default();
-    namespace.metadata.generate_name = Some("kubegen-shard-selector-e2e-".to_owned());
-    let created = namespaces
-        .create(&namespace, &CreateOptions::default())
-        .await
-        .unwrap();
-    let name = created.metadata.name.clone().unwrap();
-    // On its own task so the namespace goes away whatever it asserts.
-    let outcome = tokio::spawn({
-        let (client, name) = (client.clone(), name.clone());
-        async move { chosen(client, &name).await }
-    })
+    let client = kubegen_e2e_support::cluster_client().await;
+    let selection = kubegen_e2e_support::in_scratch_namespace(
+        &client,
+        "kubegen-shard-selector-e2e-",
+        |client, namespace| async move { chosen(client, &namespace).await },
+    )
     .await;
-    namespaces
-        .delete(&name, &DeleteOptions::default())
-        .await
-        .unwrap();
-    match outcome {
-        Ok(selection) => assert_eq!(selection, Selection::Labels),
-        Err(panic) => std::panic::resume_unwind(panic.into_panic()),
-    }
+    assert_eq!(selection, Selection::Labels);
 }
 
 /// A factory that made its informer of the sharded kind already would hand every reader every

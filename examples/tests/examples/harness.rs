@@ -2,11 +2,10 @@
 //! `KUBEGEN_E2E_KUBECONFIG`, reached through the examples' own [`Target`] (so the tests install
 //! the CRDs exactly as the binaries do), plus a namespace of the scenario's own.
 
-use std::path::PathBuf;
-
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_client::{Client, DeleteOptions, ResourceClient};
+use kubegen_e2e_support::kubeconfig_path;
 use kubegen_examples::target::{Target, TargetFlags, create_if_absent, unique_suffix};
 
 /// Runs `$scenario(env)` on the test server as `$testserver`, and on the cluster of
@@ -21,10 +20,7 @@ macro_rules! on_both_targets {
         #[tokio::test(flavor = "current_thread")]
         #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
         async fn $cluster() {
-            let env = crate::harness::Env::cluster().await.expect(
-                "set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster",
-            );
-            $scenario(env).await;
+            $scenario(crate::harness::Env::cluster().await).await;
         }
     };
 }
@@ -46,15 +42,14 @@ impl Env {
         Env::connect(&flags).await
     }
 
-    /// The cluster of `KUBEGEN_E2E_KUBECONFIG`; `None` if unset.
-    pub async fn cluster() -> Option<Env> {
-        let kubeconfig = PathBuf::from(std::env::var_os("KUBEGEN_E2E_KUBECONFIG")?);
+    /// The cluster of `KUBEGEN_E2E_KUBECONFIG`.
+    pub async fn cluster() -> Env {
         let flags = TargetFlags {
             embedded: false,
-            kubeconfig: Some(kubeconfig),
+            kubeconfig: Some(kubeconfig_path()),
             no_install_crds: false,
         };
-        Some(Env::connect(&flags).await)
+        Env::connect(&flags).await
     }
 
     async fn connect(flags: &TargetFlags) -> Env {

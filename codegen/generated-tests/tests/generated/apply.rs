@@ -16,7 +16,7 @@ use kubegen_applyconfigurations::apps::v1::{
 use kubegen_applyconfigurations::samplecrd::v1::{
     NetworkApplyConfiguration, NetworkSpecApplyConfiguration, extract_network,
 };
-use kubegen_client::{ApplyOptions, Client, CreateOptions, DeleteOptions, ResourceClient};
+use kubegen_client::{ApplyOptions, Client, CreateOptions, ResourceClient};
 use kubegen_clientset::Clientset;
 use serde_json::{Value, json};
 
@@ -281,69 +281,41 @@ async fn applying_one_custom_resource_field_owns_it_alone_and_extract_round_trip
     network_scenario(client, "ns").await.unwrap();
 }
 
-/// A client of the real cluster and a fresh namespace on it, or `None` (printing why).
-async fn on_cluster(prefix: &str) -> Option<(Client, String)> {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").map(PathBuf::from) else {
-        eprintln!(
-            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
-        );
-        return None;
-    };
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
-    let config = kubegen_client::Config::load(&options).await.unwrap();
-    let client = Client::new(config).unwrap();
+/// Runs `scenario` on the real cluster, with the CRDs installed, in a fresh namespace that is
+/// deleted afterwards.
+async fn on_cluster<F, Fut>(prefix: &str, scenario: F)
+where
+    F: FnOnce(Client, String) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let client = kubegen_e2e_support::cluster_client().await;
     install_crds(&client).await;
-    let name = format!("{prefix}-{}", std::process::id());
-    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-    let namespaces =
-        ResourceClient::<k8s_openapi::api::core::v1::Namespace>::cluster(client.clone());
-    namespaces
-        .create(
-            &serde_json::from_value(namespace).unwrap(),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
-    Some((client, name))
-}
-
-async fn delete_namespace(client: Client, name: &str) {
-    let namespaces = ResourceClient::<k8s_openapi::api::core::v1::Namespace>::cluster(client);
-    namespaces
-        .delete(name, &DeleteOptions::default())
-        .await
-        .unwrap();
+    kubegen_e2e_support::in_scratch_namespace(&client, prefix, scenario).await;
 }
 
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn applying_one_deployment_field_owns_it_alone_on_cluster() {
-    let Some((client, namespace)) = on_cluster("kubegen-apply-deploy").await else {
-        return;
-    };
-    let result = deployment_scenario(client.clone(), &namespace).await;
-    delete_namespace(client, &namespace).await;
-    result.unwrap();
+    on_cluster("kubegen-apply-deploy-", |client, namespace| async move {
+        deployment_scenario(client, &namespace).await.unwrap();
+    })
+    .await;
 }
 
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn applying_one_stateful_set_field_owns_it_alone_on_cluster() {
-    let Some((client, namespace)) = on_cluster("kubegen-apply-sts").await else {
-        return;
-    };
-    let result = stateful_set_scenario(client.clone(), &namespace).await;
-    delete_namespace(client, &namespace).await;
-    result.unwrap();
+    on_cluster("kubegen-apply-sts-", |client, namespace| async move {
+        stateful_set_scenario(client, &namespace).await.unwrap();
+    })
+    .await;
 }
 
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn applying_one_custom_resource_field_owns_it_alone_on_cluster() {
-    let Some((client, namespace)) = on_cluster("kubegen-apply-net").await else {
-        return;
-    };
-    let result = network_scenario(client.clone(), &namespace).await;
-    delete_namespace(client, &namespace).await;
-    result.unwrap();
+    on_cluster("kubegen-apply-net-", |client, namespace| async move {
+        network_scenario(client, &namespace).await.unwrap();
+    })
+    .await;
 }

@@ -18,7 +18,6 @@
 //! when the webhook refuses an object and when it cannot be reached.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -77,20 +76,12 @@ pub(crate) async fn call(
     client.request_json(request(method, path, body)).await
 }
 
-async fn cluster() -> Option<(Client, CrdVersion)> {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").map(PathBuf::from) else {
-        eprintln!(
-            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
-        );
-        return None;
-    };
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
-    let config = kubegen_client::Config::load(&options).await.unwrap();
-    let client = Client::new(config).unwrap();
+async fn cluster() -> (Client, CrdVersion) {
+    let client = kubegen_e2e_support::cluster_client().await;
     let api = kubegen_runtime::crds::served_version(&client)
         .await
         .unwrap();
-    Some((client, api))
+    (client, api)
 }
 
 /// The generated VirtualMachine CRD for `api`, moved to `group` and converting at `url`.
@@ -197,9 +188,7 @@ async fn versions_convert_through_the_generated_webhook() {
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn versions_convert_through_the_generated_webhook_on_cluster() {
-    let Some((client, api)) = cluster().await else {
-        return;
-    };
+    let (client, api) = cluster().await;
     run(client, Server::Real(api)).await;
 }
 

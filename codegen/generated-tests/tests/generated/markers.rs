@@ -10,7 +10,6 @@
 //! Invalid objects are sent with `dryRun=All` to the `default` namespace, so nothing is stored.
 
 use kubegen_runtime::crds::CrdVersion;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -205,23 +204,15 @@ fn generated_crd(api: CrdVersion) -> Value {
 }
 
 /// A client of the real cluster with the generated VirtualMachine CRD installed (replacing an
-/// older one), or `None` (printing why).
-async fn cluster() -> Option<(Client, CrdVersion)> {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG").map(PathBuf::from) else {
-        eprintln!(
-            "skipped: set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster"
-        );
-        return None;
-    };
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
-    let config = kubegen_client::Config::load(&options).await.unwrap();
-    let client = Client::new(config).unwrap();
+/// older one).
+async fn cluster() -> (Client, CrdVersion) {
+    let client = kubegen_e2e_support::cluster_client().await;
     // v1 CRDs (1.16+), or only v1beta1 (1.15), as discovery says.
     let api = kubegen_runtime::crds::served_version(&client)
         .await
         .unwrap();
     install(&client, api).await;
-    Some((client, api))
+    (client, api)
 }
 
 async fn install(client: &Client, api: CrdVersion) {
@@ -270,9 +261,7 @@ async fn create(client: &Client, object: &Value, dry_run: bool) -> Result<Value,
 
 /// Checks the valid object and the case of `marker` on the real cluster.
 async fn check_marker(marker: &str) {
-    let Some((client, api)) = cluster().await else {
-        return;
-    };
+    let (client, api) = cluster().await;
     check_marker_on(&client, api, marker).await;
 }
 
@@ -405,9 +394,7 @@ async fn delete_namespace(client: &Client, name: &str) {
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn default_on_cluster() {
-    let Some((client, api)) = cluster().await else {
-        return;
-    };
+    let (client, api) = cluster().await;
     let ns = namespace(&client, "kubegen-markers-default").await;
     let expected = VirtualMachineSpec {
         memory: Quantity("1Gi".into()),
@@ -433,9 +420,7 @@ async fn default_on_cluster() {
 #[tokio::test]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
 async fn x_validation_transition_rule_on_cluster() {
-    let Some((client, api)) = cluster().await else {
-        return;
-    };
+    let (client, api) = cluster().await;
     let ns = namespace(&client, "kubegen-markers-transition").await;
     let result = shrink_after_grow(&client, &ns).await;
     delete_namespace(&client, &ns).await;

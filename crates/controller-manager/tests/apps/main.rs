@@ -10,8 +10,8 @@ mod rollout;
 
 use std::{future::Future, time::Duration};
 
-use k8s_openapi::api::core::v1::{Event, Namespace};
-use kubegen_client::{Client, Config, CreateOptions, DeleteOptions, ListOptions, ResourceClient};
+use k8s_openapi::api::core::v1::Event;
+use kubegen_client::{Client, ListOptions, ResourceClient};
 
 /// Polls `check` until it returns `Some`, for at most 20 s.
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
@@ -44,27 +44,11 @@ where
 pub async fn on_cluster<F, Fut>(name: &str, scenario: F)
 where
     F: FnOnce(Client, String) -> Fut,
-    Fut: Future<Output = ()>,
+    Fut: Future<Output = ()> + Send + 'static,
 {
-    let Some(path) = std::env::var_os("KUBEGEN_E2E_KUBECONFIG") else {
-        eprintln!("skipped: KUBEGEN_E2E_KUBECONFIG is not set");
-        return;
-    };
-    let options = kubegen_client::LoadOptions::default().kubeconfig_path(path);
-    let client = Client::new(Config::load(&options).await.unwrap()).unwrap();
-    let ns = format!("apps-e2e-{}-{}", name.replace('_', "-"), std::process::id());
-    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
-    let mut object = Namespace::default();
-    object.metadata.name = Some(ns.clone());
-    namespaces
-        .create(&object, &CreateOptions::default())
-        .await
-        .unwrap();
-    scenario(client, ns.clone()).await;
-    namespaces
-        .delete(&ns, &DeleteOptions::default())
-        .await
-        .unwrap();
+    let client = kubegen_e2e_support::cluster_client().await;
+    let prefix = format!("apps-e2e-{}-", name.replace('_', "-"));
+    kubegen_e2e_support::in_scratch_namespace(&client, &prefix, scenario).await;
 }
 
 /// A test on the test server and its `_on_cluster` twin for each scenario.

@@ -28,10 +28,7 @@ macro_rules! on_both_targets {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
         async fn $cluster() {
-            let env = Env::cluster()
-                .await
-                .expect("set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster");
-            $scenario(env).await;
+            $scenario(Env::cluster().await).await;
         }
     };
 }

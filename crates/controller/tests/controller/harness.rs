@@ -85,10 +85,10 @@ impl Env {
     }
 
     /// The cluster named by `KUBEGEN_E2E_KUBECONFIG` (an administrator's), with the CRDs and the
-    /// controller's ServiceAccount and RBAC installed; `None` if unset.
-    pub async fn cluster() -> Option<Env> {
-        let kubeconfig = PathBuf::from(std::env::var_os("KUBEGEN_E2E_KUBECONFIG")?);
-        Some(Env::connect(None, kubeconfig, false, &deploy_dir().join("rbac.yaml")).await)
+    /// controller's ServiceAccount and RBAC installed.
+    pub async fn cluster() -> Env {
+        let kubeconfig = kubegen_e2e_support::kubeconfig_path();
+        Env::connect(None, kubeconfig, false, &deploy_dir().join("rbac.yaml")).await
     }
 
     /// Connects as the administrator, installs the CRDs, deploy/sa.yaml and `rbac`, and gets

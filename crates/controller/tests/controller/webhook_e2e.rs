@@ -29,10 +29,7 @@ async fn image_police_webhook_denies_a_forbidden_image() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
 async fn image_police_webhook_denies_a_forbidden_image_on_cluster() {
-    let env = Env::cluster()
-        .await
-        .expect("set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster");
-    webhook_denies_a_forbidden_image(env).await;
+    webhook_denies_a_forbidden_image(Env::cluster().await).await;
 }
 
 async fn webhook_denies_a_forbidden_image(env: Env) {

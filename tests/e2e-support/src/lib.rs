@@ -1,0 +1,75 @@
+//! What every test with a real-cluster variant needs, written once: the client of the cluster
+//! named by `KUBEGEN_E2E_KUBECONFIG`, and a namespace of the scenario's own that goes away
+//! whatever the scenario asserted.
+//!
+//! A real-cluster variant is an `#[ignore]`d test whose name ends in `_on_cluster`. Without a
+//! cluster, nextest reports it as skipped with its reason; `scripts/test.sh` runs the variants
+//! when the variable is set. Asked to run one without the variable (`--run-ignored` by hand),
+//! [`cluster_client`] fails it rather than letting it pass: a test that never reached a cluster
+//! has checked nothing.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kubegen_client::{Client, Config, CreateOptions, DeleteOptions, LoadOptions, ResourceClient};
+
+/// The variable naming the kubeconfig of the real cluster (an administrator's).
+pub const KUBECONFIG_VAR: &str = "KUBEGEN_E2E_KUBECONFIG";
+
+/// The path in [`KUBECONFIG_VAR`].
+///
+/// # Panics
+/// When the variable is unset, saying how to set it.
+pub fn kubeconfig_path() -> PathBuf {
+    match std::env::var_os(KUBECONFIG_VAR) {
+        Some(path) => PathBuf::from(path),
+        None => panic!(
+            "set {KUBECONFIG_VAR} to a kubeconfig to run this against a real cluster \
+             (scripts/test.sh runs the _on_cluster tests when it is set)"
+        ),
+    }
+}
+
+/// A client of the cluster in [`KUBECONFIG_VAR`].
+///
+/// # Panics
+/// When the variable is unset, or the kubeconfig it names cannot be loaded (naming the file).
+pub async fn cluster_client() -> Client {
+    let path = kubeconfig_path();
+    let config = Config::load(&LoadOptions::default().kubeconfig_path(path.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
+    Client::new(config).unwrap_or_else(|e| panic!("a client for {}: {e}", path.display()))
+}
+
+/// Runs `scenario(client, namespace)` in a fresh namespace named `<prefix>` plus a random
+/// suffix (`generateName`), then deletes the namespace, also when the scenario panicked (whose
+/// panic is then resumed). The scenario runs on its own task, so a panic in it cannot skip the
+/// deletion.
+pub async fn in_scratch_namespace<T, F, Fut>(client: &Client, prefix: &str, scenario: F) -> T
+where
+    F: FnOnce(Client, String) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let namespaces = ResourceClient::<Namespace>::cluster(client.clone());
+    let mut namespace = Namespace::default();
+    namespace.metadata.generate_name = Some(prefix.to_owned());
+    let created = namespaces
+        .create(&namespace, &CreateOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("creating a namespace {prefix}…: {e}"));
+    let name = created
+        .metadata
+        .name
+        .unwrap_or_else(|| panic!("the server named no namespace for generateName {prefix}"));
+    let outcome = tokio::spawn(scenario(client.clone(), name.clone())).await;
+    if let Err(e) = namespaces.delete(&name, &DeleteOptions::default()).await {
+        panic!("deleting namespace {name}: {e}");
+    }
+    match outcome {
+        Ok(value) => value,
+        Err(failure) => std::panic::resume_unwind(failure.into_panic()),
+    }
+}
