@@ -4,7 +4,7 @@
 //!
 //! `/api` and `/apis` are also served aggregated (`APIGroupDiscoveryList`, one document holding
 //! every group's resources) to a client that asks for it, as from v1.36: see
-//! [`aggregated_discovery`](super::aggregated_discovery) for the negotiation and the shape. Both
+//! [`super::aggregated_discovery`] for the negotiation and the shape. Both
 //! forms are built from the same registry snapshot, so they always agree.
 
 use std::collections::BTreeSet;
