@@ -225,7 +225,8 @@ async fn parent(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// [`measure`], after placing the objects on their shards for a labelled group; logs progress.
+/// [`measure`], after placing the objects on their shards for a labelled group, or clearing
+/// those labels for another; logs progress.
 async fn measure_placed(
     args: &Args,
     target: &Target,
@@ -238,6 +239,11 @@ async fn measure_placed(
     if mode == Mode::Labels {
         let moved = placement::label(&target.client, &spec.namespace, replicas).await?;
         eprintln!("{mode} × {replicas}: labelled {moved} objects with their shards");
+    } else {
+        let cleared = placement::unlabel(&target.client, &spec.namespace).await?;
+        if cleared > 0 {
+            eprintln!("{mode} × {replicas}: cleared the shard labels of {cleared} objects");
+        }
     }
     let run = measure(args, &target.client, spec, replicas, driver, idle_heap).await?;
     eprintln!(

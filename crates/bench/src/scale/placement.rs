@@ -1,5 +1,5 @@
 //! Labels every object with the shard the ring of `r0..r<N-1>` gives it, before a labelled
-//! group of N replicas starts.
+//! group of N replicas starts, and clears those labels before a group that does not use them.
 //!
 //! # Why the parent does it
 //! A labelled replica only ever watches its own label and the unlabelled objects. In a running
@@ -34,17 +34,55 @@ const CONCURRENCY: usize = 32;
 pub async fn label(client: &Client, namespace: &str, replicas: usize) -> Result<usize> {
     let objects = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
     let moves = moves(&objects, namespace, replicas).await?;
-    let count = moves.len();
     let labels = Ring::new(RING, namespace);
     let (shard_label, drain_label) = (labels.shard_label(), labels.drain_label());
-    let mut patches = stream::iter(moves)
-        .map(|(name, shard)| {
-            let patch = json!({"metadata": {"labels": {
-                shard_label.as_str(): shard,
-                drain_label.as_str(): Value::Null,
-            }}});
+    let patches = moves.into_iter().map(|(name, shard)| {
+        let labels = json!({shard_label.as_str(): shard, drain_label.as_str(): Value::Null});
+        (name, labels)
+    });
+    patch_labels(&objects, patches.collect()).await
+}
+
+/// Removes the shard and drain labels from each bench ConfigMap of `namespace` that carries one;
+/// returns how many it had to change.
+///
+/// A group that does not select by label (unsharded, shard-selector) runs over unlabelled
+/// objects, so a run in which it follows a labelled group does not count a label it never uses
+/// in its bytes.
+///
+/// # Errors
+/// The list or a patch failed.
+pub async fn unlabel(client: &Client, namespace: &str) -> Result<usize> {
+    let objects = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
+    let labels = Ring::new(RING, namespace);
+    let (shard_label, drain_label) = (labels.shard_label(), labels.drain_label());
+    let list = objects
+        .list(&ListOptions::default().labels(SELECTOR))
+        .await
+        .context("listing the objects to unlabel")?;
+    let patches = list.items.into_iter().filter_map(|object| {
+        let labels = object.metadata.labels?;
+        (labels.contains_key(&shard_label) || labels.contains_key(&drain_label)).then(|| {
+            let cleared =
+                json!({shard_label.as_str(): Value::Null, drain_label.as_str(): Value::Null});
+            (object.metadata.name.unwrap_or_default(), cleared)
+        })
+    });
+    patch_labels(&objects, patches.collect()).await
+}
+
+/// Merge-patches `metadata.labels` of each named object, [`CONCURRENCY`] at a time; returns how
+/// many it patched.
+async fn patch_labels(
+    objects: &ResourceClient<ConfigMap>,
+    patches: Vec<(String, Value)>,
+) -> Result<usize> {
+    let count = patches.len();
+    let mut patching = stream::iter(patches)
+        .map(|(name, labels)| {
             let objects = objects.clone();
             async move {
+                let patch = json!({"metadata": {"labels": labels}});
                 objects
                     .patch(&name, &Patch::Merge(patch), &PatchOptions::default())
                     .await
@@ -52,7 +90,7 @@ pub async fn label(client: &Client, namespace: &str, replicas: usize) -> Result<
             }
         })
         .buffer_unordered(CONCURRENCY);
-    while let Some(result) = patches.next().await {
+    while let Some(result) = patching.next().await {
         result?;
     }
     Ok(count)
@@ -141,6 +179,20 @@ mod tests {
             .count();
         assert!(expected < 20);
         assert_eq!(label(&client, "default", 4).await?, expected);
+        // A group that selects otherwise starts over unlabelled objects.
+        assert_eq!(unlabel(&client, "default").await?, 20);
+        assert_eq!(unlabel(&client, "default").await?, 0);
+        assert_eq!(misplaced(&client, "default", 4).await?, 20);
+        for object in objects.list(&ListOptions::default()).await?.items {
+            assert_eq!(
+                object
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(&shard_label)),
+                None
+            );
+        }
         Ok(())
     }
 }
