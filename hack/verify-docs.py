@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Checks that what the markdown files name exists: a document that names a path, a crate or a
+binary makes a promise the code must keep (STYLE.md, rule 19), and every move of a file breaks
+such promises silently unless a script reads them.
+
+Checked in every tracked `*.md` file:
+- repository paths, in backticks or as relative links: a path that starts with one of the
+  repository's top-level folders must exist from the root; any other path with a `/` and a file
+  extension must exist from the document's folder, its crate's folder or that crate's `src/`;
+- crate names (`kubegen-…` in backticks or after `-p`): a workspace package;
+- binaries (`--bin NAME`): a binary target of the workspace.
+
+Not paths: absolute paths, URLs, globs and placeholders (`*`, `<`, `{`, `$`, `~`, `...`) and Go
+files (client-go's). Two comments in a document say what else it means:
+- `<!-- verify-docs: not-here NAME ... -->`: names of the reader's own project or of another
+  repository (the tutorial's `operator/src/lib.rs`, a thesis's `docs/evaluation.md`), one by one;
+- `<!-- verify-docs: base DIR -->`: the crate a document under `docs/` walks through, whose
+  `src/...` paths it names (docs/informer-internals.md reads crates/cache).
+
+Usage: hack/verify-docs.py [--self-test]   (exit 1 and one line per broken reference)
+"""
+import os
+import re
+import subprocess
+import sys
+import tomllib
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+DIRECTIVE = re.compile(r"<!-- verify-docs: (not-here|base) ([^>]*?)\s*-->")
+FILE_EXT = re.compile(r"\.(rs|md|toml|ya?ml|sh|py|json|txt|proto|csv|gz)$")
+PLACEHOLDER = re.compile(r"[*<>{}$~]|\.\.\.")
+BACKTICK = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+CRATE = re.compile(r"(?<![\w#/-])(kubegen-[a-z][a-z0-9-]*[a-z0-9])(?![\w-])")
+PACKAGE_FLAG = re.compile(r"(?:-p|--package)\s+(kubegen-[a-z0-9-]+)")
+BIN_FLAG = re.compile(r"--bin\s+([A-Za-z0-9_-]+)")
+
+
+def workspace():
+    """Package names, binary names and member folders of the workspace."""
+    with open(os.path.join(ROOT, "Cargo.toml"), "rb") as f:
+        members = tomllib.load(f)["workspace"]["members"]
+    packages, binaries = set(), set()
+    for member in members:
+        with open(os.path.join(ROOT, member, "Cargo.toml"), "rb") as f:
+            manifest = tomllib.load(f)
+        name = manifest["package"]["name"]
+        packages.add(name)
+        for b in manifest.get("bin", []):
+            binaries.add(b["name"])
+        if os.path.exists(os.path.join(ROOT, member, "src", "main.rs")):
+            binaries.add(name)
+        bin_dir = os.path.join(ROOT, member, "src", "bin")
+        if os.path.isdir(bin_dir):
+            for entry in os.listdir(bin_dir):
+                binaries.add(entry[:-3] if entry.endswith(".rs") else entry)
+    return packages, binaries, members
+
+
+def markdown_files():
+    out = subprocess.run(["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True)
+    # The `init` scaffold's templates are the reader's documents, written into their project.
+    return [p for p in out.stdout.split() if p and not p.startswith("codegen/src/init/templates/")]
+
+
+def crate_dir(doc_dir):
+    """The nearest folder at or above `doc_dir` with a Cargo.toml, below the root."""
+    d = doc_dir
+    while d and d != ".":
+        if os.path.exists(os.path.join(ROOT, d, "Cargo.toml")):
+            return d
+        d = os.path.dirname(d)
+    return None
+
+
+def without_code_blocks(text):
+    """Prose only: fenced code blocks hold commands and the reader's files, checked separately."""
+    return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+def code_blocks(text):
+    return "\n".join(re.findall(r"```[^\n]*\n(.*?)```", text, flags=re.S))
+
+
+def path_candidates(prose):
+    for m in BACKTICK.finditer(prose):
+        token = m.group(1).strip()
+        # `cmd path`: a command's argument may be a path; keep single words only.
+        if " " in token:
+            continue
+        yield token.rstrip(",.:;")
+    for m in LINK.finditer(prose):
+        yield m.group(1)
+
+
+def is_checkable(token, top_dirs):
+    if not token or "://" in token or token.startswith(("/", "#", "mailto:")) or PLACEHOLDER.search(token):
+        return False
+    if token.endswith(".go") or token.startswith("-"):
+        return False
+    first = token.split("/")[0]
+    if first in top_dirs and "/" in token:
+        return True
+    return "/" in token and bool(FILE_EXT.search(token.split(":")[0]))
+
+
+def resolves(token, doc, top_dirs, extra_bases):
+    path = token.split(":")[0].rstrip("/")  # `file.rs:193` names a line
+    doc_dir = os.path.dirname(doc)
+    if path.split("/")[0] in top_dirs and os.path.exists(os.path.join(ROOT, path)):
+        return True
+    bases = [doc_dir] + [b for base in extra_bases for b in (base, os.path.join(base, "src"))]
+    crate = crate_dir(doc_dir)
+    if crate:
+        bases += [crate, os.path.join(crate, "src")]
+    return any(os.path.exists(os.path.normpath(os.path.join(ROOT, b, path))) for b in bases)
+
+
+def check(doc, text, packages, binaries, top_dirs):
+    problems = []
+    not_here, bases = set(), []
+    for kind, names in DIRECTIVE.findall(text):
+        (not_here.update if kind == "not-here" else bases.extend)(names.split())
+    prose = without_code_blocks(text)
+    code = code_blocks(text)
+
+    def line_of(fragment):
+        i = text.find(fragment)
+        return text.count("\n", 0, i) + 1 if i >= 0 else 0
+
+    for token in path_candidates(prose):
+        if not is_checkable(token, top_dirs):
+            continue
+        if token in not_here:
+            continue
+        if not resolves(token, doc, top_dirs, bases):
+            problems.append(f"{doc}:{line_of(token)}: path `{token}` does not exist")
+    for word in re.findall(r"[\w./-]+", code):
+        word = word.rstrip("/.:,")
+        if word.split("/")[0] in top_dirs and "/" in word and word not in not_here and not PLACEHOLDER.search(word):
+            if not os.path.exists(os.path.join(ROOT, word)):
+                problems.append(f"{doc}:{line_of(word)}: path `{word}` in a command does not exist")
+    for m in list(CRATE.finditer(prose)) + list(PACKAGE_FLAG.finditer(text)):
+        name = m.group(1)
+        if name not in packages and name not in not_here:
+            problems.append(f"{doc}:{line_of(name)}: crate `{name}` is not a workspace package")
+    for m in BIN_FLAG.finditer(text):
+        if m.group(1) not in binaries and m.group(1) not in not_here:
+            problems.append(f"{doc}:{line_of(m.group(0))}: binary `{m.group(1)}` is not defined")
+    return sorted(set(problems))
+
+
+def top_level_dirs():
+    return {e for e in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, e)) and not e.startswith(".")} - {"target"}
+
+
+def main():
+    packages, binaries, _ = workspace()
+    top_dirs = top_level_dirs()
+    problems = []
+    for doc in markdown_files():
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            problems += check(doc, f.read(), packages, binaries, top_dirs)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"verify-docs: {len(problems)} broken reference(s)")
+        return 1
+    print("verify-docs: every path, crate and binary the documents name exists")
+    return 0
+
+
+def self_test():
+    packages, binaries, _ = workspace()
+    top = top_level_dirs()
+    doc = "docs/example.md"
+    cases = [
+        ("`crates/no-such-crate/src/lib.rs`", 1),
+        ("see [the design](../README.md)", 0),
+        ("see [gone](../nowhere/README.md)", 1),
+        ("`hack/verify-docs.py`", 0),
+        ("`kubegen-no-such-crate`", 1),
+        ("`kubegen-client`", 0),
+        ("```sh\ncargo run -p kubegen-nothing\n```", 1),
+        ("```sh\ncargo run --bin no-such-binary\n```", 1),
+        ("```sh\nscripts/no-such-script.sh\n```", 1),
+        ("`tools/cache/delta_fifo.go`", 0),
+        ("`operator/src/lib.rs` <!-- verify-docs: not-here operator/src/lib.rs -->", 0),
+        ("`src/reflector.rs` <!-- verify-docs: base crates/cache -->", 0),
+        ("`src/reflector.rs`", 1),
+        ("`apis/<group>/<version>/`", 0),
+    ]
+    failed = 0
+    for text, want in cases:
+        got = len(check(doc, text, packages, binaries, top))
+        if got != want:
+            failed += 1
+            print(f"self-test: {text!r}: {got} problem(s), want {want}")
+    print("verify-docs self-test:", "failed" if failed else "ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(self_test() if "--self-test" in sys.argv else main())
