@@ -12,8 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# scripts/install-tools.sh puts kubectl into Python's scripts directory, which may not be on PATH.
-KUBECTL=${KUBECTL:-$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/kubectl}
+# scripts/install-tools.sh puts kubectl into the project's own virtual environment.
+KUBECTL=${KUBECTL:-$PWD/.tools/venv/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "kubectl-smoke: no kubectl at $KUBECTL; run scripts/install-tools.sh" >&2; exit 1; }
 
 work=$(mktemp -d)
