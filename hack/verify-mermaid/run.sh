@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the pinned parser into .tools/verify-mermaid (once) and checks every tracked markdown file.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tools=.tools/verify-mermaid
+if [ ! -d "$tools/node_modules/mermaid" ]; then
+  mkdir -p "$tools"
+  cp hack/verify-mermaid/package.json hack/verify-mermaid/package-lock.json "$tools/"
+  (cd "$tools" && npm ci --silent --no-audit --no-fund)
+fi
+cp hack/verify-mermaid/check.mjs "$tools/"
+git ls-files -z '*.md' | xargs -0 node "$tools/check.mjs"
