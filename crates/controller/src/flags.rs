@@ -4,7 +4,7 @@
 //! [`kubegen_runtime::ManagerFlags`] (`--kubeconfig`, `--metrics-bind-address`,
 //! `--health-probe-bind-address`, `--leader-elect`, `--leader-elect-resource-namespace`,
 //! `--leader-elect-resource-name`, `--log-level`, `--log-format`, ...), so manifests written for
-//! Go operators read the same here. The rest are image-police's own. Two take their value from
+//! Go operators read the same here. The rest are image-police's own. Three take their value from
 //! the environment too, because that is how a pod learns them (the downward API in
 //! deploy/deployment.yaml): `--own-namespace` from `POD_NAMESPACE`, `--leader-elect-identity`
 //! from `POD_NAME`, and `--namespace` from `IMAGE_POLICE_NAMESPACE`.
