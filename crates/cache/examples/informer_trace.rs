@@ -7,9 +7,13 @@
 //!
 //! Run it with: `cargo run -p kubegen-cache --features client --example informer_trace`
 //! (set `RUST_LOG=kubegen_cache=trace` for even more detail, `=info` for less).
+//!
+//! With `-- --mermaid` it prints the same trip as a Mermaid sequence diagram instead (API server,
+//! Reflector, DeltaFifo, process loop, Indexer, handler), ready for a markdown file that a forge
+//! renders: `... --example informer_trace -- --mermaid > trace.md`.
 #![allow(clippy::unwrap_used)] // an example: failing loudly is fine
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{collections::BTreeMap, sync::Arc, sync::Mutex, time::Duration};
 
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kubegen_cache::{
@@ -19,8 +23,190 @@ use kubegen_cache::{
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ResourceClient, UpdateOptions,
 };
-use kubegen_testserver::TestServer;
-use tracing_subscriber::EnvFilter;
+use kubegen_testserver::{ServerOptions, TestServer};
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Where the trace goes: text lines as they happen, or one Mermaid diagram at the end.
+enum Output {
+    Text,
+    Mermaid(Mutex<Vec<String>>),
+}
+
+static OUTPUT: std::sync::OnceLock<Output> = std::sync::OnceLock::new();
+
+/// A step of the tour ("== 1. ...").
+fn step(text: &str) {
+    match OUTPUT.get() {
+        Some(Output::Mermaid(lines)) => {
+            let text = text.trim_start_matches("== ").replace([';', '#'], ",");
+            lines
+                .lock()
+                .unwrap()
+                .push(format!("    Note over API,Handler: {text}"));
+        }
+        _ => println!("{text}"),
+    }
+}
+
+/// A call the handler received.
+fn handled(call: &str) {
+    match OUTPUT.get() {
+        Some(Output::Mermaid(lines)) => lines
+            .lock()
+            .unwrap()
+            .push(format!("    Process->>Handler: {call}")),
+        _ => println!("    handler: {call}"),
+    }
+}
+
+/// Turns the cache crate's own `tracing` events into the diagram's arrows: each event names the
+/// step of the pipeline that emitted it (see docs/informer-internals.md).
+struct MermaidLayer;
+
+#[derive(Default)]
+struct Fields(BTreeMap<&'static str, String>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(
+            field.name(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+        );
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name(), value.to_owned());
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for MermaidLayer {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let Some(Output::Mermaid(lines)) = OUTPUT.get() else {
+            return;
+        };
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let field = |name: &str| fields.0.get(name).cloned().unwrap_or_default();
+        let arrows: Vec<String> = match field("message").as_str() {
+            "listing" => vec![format!(
+                "Reflector->>API: LIST resourceVersion={}",
+                field("rv")
+            )],
+            "listed page" => vec![format!(
+                "API-->>Reflector: page of {} (more: {})",
+                field("items"),
+                field("more")
+            )],
+            "replace" => vec![format!(
+                "Reflector->>Fifo: replace({} objects), list RV {}",
+                field("items"),
+                field("rv")
+            )],
+            "watch opened" => vec![format!("Reflector->>API: WATCH from {}", field("rv"))],
+            "watch event" => vec![format!(
+                "API-->>Reflector: {} {} (RV {})",
+                field("event"),
+                field("key"),
+                field("rv")
+            )],
+            "bookmark" => vec![format!("API-->>Reflector: BOOKMARK {}", field("rv"))],
+            "watch ended, re-watching" => {
+                vec![format!(
+                    "API-->>Reflector: watch closed at RV {}",
+                    field("rv")
+                )]
+            }
+            "watch history expired, relisting at the last synced version" => vec![format!(
+                "API-->>Reflector: 410 Gone: relist at {}",
+                field("rv")
+            )],
+            "backing off" => vec![format!(
+                "Note over Reflector: back off {}, then {}",
+                field("delay"),
+                field("then")
+            )],
+            "delta queued" => vec![format!(
+                "Reflector->>Fifo: {} {}",
+                field("delta"),
+                field("key")
+            )],
+            "streaming list done, replace" => vec![
+                format!(
+                    "API-->>Reflector: initial events, then the initial-events-end bookmark (RV {})",
+                    field("rv")
+                ),
+                format!("Reflector->>Fifo: replace({} objects)", field("items")),
+            ],
+            "index update" => {
+                let verb = if field("delta") == "Deleted" {
+                    "remove"
+                } else {
+                    "store"
+                };
+                vec![
+                    format!("Fifo->>Process: pop {} ({})", field("key"), field("delta")),
+                    format!("Process->>Indexer: {verb} {}", field("key")),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        let mut lines = lines.lock().unwrap();
+        lines.extend(
+            arrows
+                .into_iter()
+                .map(|a| format!("    {}", a.replace([';', '#'], ","))),
+        );
+    }
+}
+
+fn init_output() {
+    let mermaid = std::env::args().any(|a| a == "--mermaid");
+    let output = if mermaid {
+        Output::Mermaid(Mutex::new(Vec::new()))
+    } else {
+        Output::Text
+    };
+    let _ = OUTPUT.set(output);
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("kubegen_cache=trace"));
+    if mermaid {
+        tracing_subscriber::registry()
+            .with(MermaidLayer.with_filter(EnvFilter::new("kubegen_cache=trace")))
+            .init();
+        return;
+    }
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .without_time()
+        .with_ansi(ansi)
+        .init();
+}
+
+/// Prints the diagram, fenced for markdown, when `--mermaid` asked for one.
+fn finish() {
+    if let Some(Output::Mermaid(lines)) = OUTPUT.get() {
+        println!("```mermaid");
+        println!("sequenceDiagram");
+        for participant in [
+            "API as API server",
+            "Reflector",
+            "Fifo as DeltaFifo",
+            "Process as process loop",
+            "Indexer",
+            "Handler",
+        ] {
+            println!("    participant {participant}");
+        }
+        for line in lines.lock().unwrap().iter() {
+            println!("{line}");
+        }
+        println!("```");
+    }
+}
 
 /// Prints every notification, the way a controller's handler would enqueue a key.
 struct PrintingHandler;
@@ -38,26 +224,26 @@ impl EventHandler<ConfigMap> for PrintingHandler {
         } else {
             ""
         };
-        println!("    handler: on_add {}{initial}", describe(obj));
+        handled(&format!("on_add {}{initial}", describe(obj)));
     }
     fn on_update(&self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
-        println!(
-            "    handler: on_update {} -> rv {}",
+        handled(&format!(
+            "on_update {} to rv {}",
             describe(old),
             new.metadata.resource_version.as_deref().unwrap_or_default()
-        );
+        ));
     }
     fn on_resync(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
-        println!("    handler: on_resync {}", describe(new));
+        handled(&format!("on_resync {}", describe(new)));
     }
     fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
         match obj {
-            DeletedObject::Known(o) => println!("    handler: on_delete {}", describe(o)),
+            DeletedObject::Known(o) => handled(&format!("on_delete {}", describe(o))),
             DeletedObject::Tombstone { key, last_known } => {
-                println!(
-                    "    handler: on_delete TOMBSTONE {key}, last known {}",
+                handled(&format!(
+                    "on_delete TOMBSTONE {key}, last known {}",
                     describe(last_known)
-                );
+                ));
             }
         }
     }
@@ -69,20 +255,16 @@ async fn pause() {
 
 #[tokio::main]
 async fn main() {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("kubegen_cache=trace"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .without_time()
-        .with_ansi(ansi)
-        .init();
+    init_output();
 
-    let server = TestServer::start().await;
+    // No controller-manager: its own informers would trace their namespaces and ServiceAccounts
+    // beside ours.
+    let mut server_options = ServerOptions::default();
+    server_options.controller_manager = false;
+    let server = TestServer::start_with(server_options).await;
     let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
     let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
-    println!("== 1. the API server holds 5 ConfigMaps");
+    step("== 1. the API server holds 5 ConfigMaps");
     for i in 0..5 {
         let cm = ConfigMap {
             metadata: ObjectMeta {
@@ -98,9 +280,11 @@ async fn main() {
             .unwrap();
     }
 
-    println!("== 2. start the informer: LIST in pages of 2, one Replace, pop, index, notify");
+    step("== 2. start the informer: LIST in pages of 2, one Replace, pop, index, notify");
     let mut options = InformerOptions::default();
     options.page_size = 2;
+    // The paged LIST this tour walks through; the default, a streaming list, has no pages.
+    options.streaming_list = false;
     options.transform = Some(Arc::new(strip_managed_fields));
     let list_watch = ClientListWatch::new(
         ResourceClient::all_namespaces(client),
@@ -113,12 +297,12 @@ async fn main() {
         .await
         .unwrap();
     pause().await;
-    println!(
+    step(&format!(
         "== synced: the cache holds {} objects",
         informer.indexer().len()
-    );
+    ));
 
-    println!("== 3. update demo-0 and delete demo-1: WATCH events become deltas");
+    step("== 3. update demo-0 and delete demo-1: WATCH events become deltas");
     let mut cm = configmaps.get("demo-0", &Default::default()).await.unwrap();
     cm.data = Some(BTreeMap::from([("step".to_owned(), "updated".to_owned())]));
     configmaps
@@ -131,14 +315,12 @@ async fn main() {
         .unwrap();
     pause().await;
 
-    println!(
-        "== 4. the server closes the watch: the reflector re-watches from its last RV, no relist"
-    );
+    step("== 4. the server closes the watch: the reflector re-watches from its last RV, no relist");
     server.faults().drop_watches();
     pause().await;
 
-    println!(
-        "== 5. while the watch hangs, demo-2 is deleted and history is compacted: 410, relist, tombstone"
+    step(
+        "== 5. while the watch hangs, demo-2 is deleted and history is compacted: 410, relist, tombstone",
     );
     server.faults().stall_watches(true);
     configmaps
@@ -157,6 +339,7 @@ async fn main() {
         .map(ToString::to_string)
         .collect();
     keys.sort();
-    println!("== done: cache = {keys:?}");
+    step(&format!("== done: cache = {}", keys.join(", ")));
     informer.shutdown();
+    finish();
 }
