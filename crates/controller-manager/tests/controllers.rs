@@ -14,6 +14,9 @@ use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(20);
+/// How long a real garbage collector may take to notice a new resource: it rereads discovery
+/// every 30 s (`--garbage-collector` resync), so twice that, plus margin.
+const COLLECTOR_DISCOVERY: Duration = Duration::from_secs(75);
 
 async fn create_namespace(client: &Client, name: &str) {
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
@@ -24,12 +27,21 @@ async fn create_namespace(client: &Client, name: &str) {
 }
 
 /// Polls `check` until it holds (the controllers work in the background).
-async fn eventually<F, Fut>(what: &str, mut check: F)
+async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + WAIT;
+    eventually_within(WAIT, what, check).await;
+}
+
+/// [`eventually`], with a deadline of its own.
+async fn eventually_within<F, Fut>(wait: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + wait;
     while tokio::time::Instant::now() < deadline {
         if check().await {
             return;
@@ -737,6 +749,44 @@ async fn install_widgets(client: &Client) {
     .await;
 }
 
+/// Waits until the garbage collector knows Widgets, so that a cascade test measures the cascade,
+/// not the collector's discovery: a real kube-controller-manager notices a new CRD only when it
+/// next rereads discovery (every 30 s), and until then it neither watches Widgets nor can look
+/// one up. The probe: a ConfigMap owned by a Widget that is deleted at once is collected only
+/// once the collector can tell that its owner is gone.
+async fn collector_knows_widgets(client: &Client, ns: &str) {
+    let api = ResourceClient::dynamic(client.clone(), &widgets(), Some(ns));
+    let probe: kubegen_client::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{WIDGET_GROUP}/v1"), "kind": "Widget", "metadata": {"name": "gc-probe"}
+    }))
+    .unwrap();
+    let probe = api.create(&probe, &CreateOptions::default()).await.unwrap();
+    let owner = owner_ref(
+        "Widget",
+        &format!("{WIDGET_GROUP}/v1"),
+        "gc-probe",
+        probe.metadata.uid.as_deref().unwrap(),
+        false,
+    );
+    let config_maps = ResourceClient::<ConfigMap>::namespaced(client.clone(), ns);
+    config_maps
+        .create(
+            &config_map("gc-probe", json!([owner])),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    api.delete("gc-probe", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually_within(
+        COLLECTOR_DISCOVERY,
+        "the garbage collector to collect a dependent of a deleted Widget",
+        || async { !exists(&config_maps, "gc-probe").await },
+    )
+    .await;
+}
+
 /// A Widget `w` owning Deployment `web` (which the deployment controller gives a ReplicaSet),
 /// deleted with `policy`; returns the Widget's watch events (type and finalizers), and the
 /// resourceVersions of the Widget's and the Deployment's DELETED (0 when not deleted).
@@ -747,6 +797,7 @@ async fn widget_cascade(
 ) -> (Vec<(String, Vec<String>)>, u64, u64) {
     install_widgets(client).await;
     create_namespace(client, ns).await;
+    collector_knows_widgets(client, ns).await;
     let api = ResourceClient::dynamic(client.clone(), &widgets(), Some(ns));
     let widget: kubegen_client::DynamicObject = serde_json::from_value(json!({
         "apiVersion": format!("{WIDGET_GROUP}/v1"), "kind": "Widget", "metadata": {"name": "w"}

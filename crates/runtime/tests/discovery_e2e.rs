@@ -182,12 +182,32 @@ async fn a_dynamic_informer_over_a_crd_without_code_syncs_and_sees_a_create_on_c
 
 // (b) The RESTMapper maps every kind the server serves back to its resource.
 
+/// Whether a group is the server's own: the core group, a group without a dot (`apps`, `batch`),
+/// or one under `k8s.io`. A CRD's group always has a dot, and `*.k8s.io` groups need an API
+/// approval, so the CRDs that other tests create and delete in parallel on the same cluster
+/// never fall in here: their groups may vanish between the discovery and the mapper's lookups.
+fn built_in(group_version: &str) -> bool {
+    match group_version.rsplit_once('/') {
+        None => true,
+        Some((group, _)) => !group.contains('.') || group.ends_with(".k8s.io"),
+    }
+}
+
 async fn maps_every_kind(client: Client) -> TestResult {
     let discovered = kubegen_client::discovery::server_resources(&client).await?;
-    assert!(discovered.failed.is_empty(), "{:?}", discovered.failed);
+    let failed: Vec<_> = discovered
+        .failed
+        .iter()
+        .filter(|(group_version, _)| built_in(group_version))
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
     let mapper = mapper(&client);
     let mut checked = 0;
-    for (group_version, list) in &discovered.resources {
+    for (group_version, list) in discovered
+        .resources
+        .iter()
+        .filter(|(group_version, _)| built_in(group_version))
+    {
         for resource in list.resources.iter().filter(|r| !r.name.contains('/')) {
             let by_kind = mapper.mapping_for(group_version, &resource.kind).await?;
             assert_eq!(
@@ -210,7 +230,7 @@ async fn maps_every_kind(client: Client) -> TestResult {
         "mapped {checked} resources (aggregated discovery: {})",
         discovered.aggregated
     );
-    // The test server serves 26 built-in and custom resources, v1.36 75, v1.15 87.
+    // The test server serves over 20 built-in resources, v1.36 and v1.15 several dozen.
     assert!(checked >= 20, "only {checked} resources");
     // 1.15 serves Deployments in extensions/v1beta1 too, and lists that group first: the short
     // name goes to the first group declaring it, as with kubectl 1.15 (`deployment.extensions`).
