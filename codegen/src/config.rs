@@ -34,7 +34,7 @@
 //! `branch =`, at most one, as in Cargo), or `path:<dir holding kubegen's client/, cache/,
 //! fake/>` (a clone of kubegen; written relative to each generated crate, even when configured
 //! absolute); `version:<v>` names them by version, which works only once they are published to a
-//! registry the project uses (none are on crates.io).
+//! registry the project uses (crates.io, once they are published there).
 
 use std::path::{Path, PathBuf};
 
