@@ -164,7 +164,7 @@ impl Tracker<'_> {
         Ok(object)
     }
 
-    /// The other managers' entries once the applier took the fields it changed: a 409 naming
+    /// The other managers' entries once the applier took the fields it changed: conflicts naming
     /// them without `force`; with it, they lose those fields (and everyone loses removed ones).
     fn take_changed_fields(
         &self,

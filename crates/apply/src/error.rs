@@ -7,7 +7,7 @@ use kubegen_fieldpath::display;
 /// Everything that can go wrong applying, tracking or extracting fields.
 ///
 /// A server answers each with the `Status` named on the variant (the test server's
-/// `crate::apply` adapter does); the messages are v1.36's.
+/// `apply.rs` adapter does); the messages are v1.36's.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Error {
     /// `metadata.managedFields` that cannot be decoded: 400 BadRequest with this message
@@ -19,7 +19,7 @@ pub enum Error {
     ManagedFieldsInConfiguration,
     /// An apply configuration (or the object it merges into) the schema cannot type: 500 with
     /// this message and no reason. `object` names it as `namespace/name; group/version, Kind=kind`
-    /// ([`crate::Config::new`]); `reason` is [`Error::Untyped`]'s.
+    /// (`Config::new`); `reason` is [`Error::Untyped`]'s.
     #[error("failed to create typed patch object ({object}): {reason}")]
     UntypedConfiguration {
         /// The object, as the request named it.

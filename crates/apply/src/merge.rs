@@ -15,7 +15,7 @@ use crate::schema::{ListKeys, Node, Schemas, Shape};
 use kubegen_fieldpath::{FieldSet, display, field};
 
 /// What changed between two versions of an object (structured-merge-diff `Comparison`), from
-/// [`crate::Tracker::changes`].
+/// `Tracker::changes`.
 #[derive(Debug, Default)]
 pub struct Comparison {
     pub(crate) added: FieldSet,

@@ -23,7 +23,7 @@
 
 use serde_json::{Map, Value};
 
-/// The schema of one kind, as [`crate::Tracker`] reads it: an OpenAPI v3 schema (`root`) and the
+/// The schema of one kind, as the `Tracker` reads it: an OpenAPI v3 schema (`root`) and the
 /// named schemas its `$ref`s point into (`components.schemas` of the document), or nothing, when
 /// every value is deduced (a custom resource without a schema).
 #[derive(Clone, Copy, Debug, Default)]

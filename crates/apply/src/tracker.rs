@@ -1,6 +1,6 @@
 //! [`Tracker`]: field ownership for one write (apiserver `fieldmanager.FieldManager`): an
 //! `Update` recorded in `metadata.managedFields`, the fields a write changed, and the shared
-//! steps of an apply (`crate::applier`).
+//! steps of an apply (`applier.rs`).
 //!
 //! What the real server does, and the tracker with it (each checked against v1.36):
 //! - Every write records who set which fields. Create, update, merge/JSON/strategic patch and
