@@ -1,6 +1,7 @@
 //! [`extract`]: the apply configuration holding exactly the fields one field manager owns, read
-//! from `metadata.managedFields`. Mirrors client-go's `applyconfigurations/<group>/<version>`
-//! `Extract<Kind>` / `Extract<Kind>Status` and `managedfields.ExtractInto`.
+//! from `metadata.managedFields`, typed. Mirrors client-go's `applyconfigurations/<group>/<version>`
+//! `Extract<Kind>` / `Extract<Kind>Status`; the extraction itself (`managedfields.ExtractInto`)
+//! is `kubegen_apply::extract`, the same engine the test server applies with.
 //!
 //! # Why
 //! A controller that applies part of an object (say `spec.replicas`) must send, on every apply,
@@ -15,10 +16,8 @@
 //!   can be applied as is; applying it again with the same manager changes nothing.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubegen_fieldpath::FieldSet;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
 
 use crate::{Error, Result};
 
@@ -47,46 +46,10 @@ where
         manager: field_manager.to_owned(),
         message,
     };
-    let owned =
-        owned_fields(meta, field_manager, subresource).map_err(|e| failed(e.to_string()))?;
     let whole = serde_json::to_value(object).map_err(|e| failed(e.to_string()))?;
-    let mut config = match owned.extract(&whole) {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    config.insert("apiVersion".into(), K::API_VERSION.into());
-    config.insert("kind".into(), K::KIND.into());
-    let identity = config
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(identity) = identity {
-        for (key, value) in [("name", &meta.name), ("namespace", &meta.namespace)] {
-            if let Some(value) = value {
-                identity.insert(key.into(), value.as_str().into());
-            }
-        }
-    }
-    serde_json::from_value(Value::Object(config)).map_err(|e| failed(e.to_string()))
-}
-
-/// The union of the `Apply` entries of `manager` on `subresource` (the server keeps one).
-fn owned_fields(
-    meta: &ObjectMeta,
-    manager: &str,
-    subresource: Option<&str>,
-) -> std::result::Result<FieldSet, kubegen_fieldpath::Error> {
-    let mut owned = FieldSet::default();
-    let entries = meta.managed_fields.iter().flatten().filter(|entry| {
-        entry.manager.as_deref() == Some(manager)
-            && entry.operation.as_deref() == Some("Apply")
-            && entry.subresource.as_deref().filter(|s| !s.is_empty()) == subresource
-    });
-    for entry in entries {
-        if let Some(fields) = &entry.fields_v1 {
-            owned = owned.union(&FieldSet::from_fields_v1(&fields.0)?);
-        }
-    }
-    Ok(owned)
+    let config = kubegen_apply::extract(&whole, field_manager, subresource)
+        .map_err(|e| failed(e.to_string()))?;
+    serde_json::from_value(config).map_err(|e| failed(e.to_string()))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! | typed clients / `gentype.Client[T]`         | [`ResourceClient`]                     | `resource_client.rs`         |
 //! | `rest/watch.StreamWatcher`                  | [`WatchStream`]                        | `watch.rs`                   |
 //! | `apimachinery/pkg/api/errors`               | [`Error`] predicates                   | `error.rs`                   |
-//! | applyconfigurations' `Extract<Kind>`, `ExtractInto` | [`extract`] (field sets: `kubegen-fieldpath`) | `extract.rs` |
+//! | applyconfigurations' `Extract<Kind>`, `ExtractInto` | [`extract`] (the extraction: `kubegen-apply`) | `extract.rs` |
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |

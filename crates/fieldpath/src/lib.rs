@@ -4,10 +4,10 @@
 //! `Extract<Kind>` functions call.
 //!
 //! # Why a crate of its own
-//! The server side (the test server's apply merge and its `managedFields` bookkeeping) and the
-//! client side (`kubegen_client::extract`, the apply configuration a field manager owns) read the
-//! same `fieldsV1` encoding. Both depend on this leaf crate (serde_json only), so neither depends
-//! on the other for it.
+//! Field sets are the vocabulary of server-side apply, below its engine (`kubegen-apply`: the
+//! test server's merge and `managedFields` bookkeeping, and the extraction behind
+//! `kubegen_client::extract`), which hands them to its callers: a leaf crate (serde_json only)
+//! that anything reading `fieldsV1` can depend on without the engine.
 //!
 //! | structured-merge-diff          | here                     | file         |
 //! |--------------------------------|--------------------------|--------------|

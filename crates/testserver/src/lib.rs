@@ -37,7 +37,8 @@
 //!                         and the webhooks, outside the lock)   admission/webhook/
 //!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
 //!                                                                strategy)
-//!                         server-side apply, managedFields    apply/, patch.rs, validation.rs
+//!                         server-side apply, managedFields    apply.rs (engine: kubegen-apply),
+//!                                                                patch.rs, validation.rs
 //!  9. store             objects, history, resource table      storage/, registry/
 //! 10. encode            JSON/protobuf, lists, watch frames,   encode/, table/
 //!                         Tables, PartialObjectMetadata
@@ -104,7 +105,7 @@
 //!   `metadata.managedFields` on every write, with structured-merge-diff's semantics driven by
 //!   the same OpenAPI schemas: ownership per manager and operation, conflicts (409) worded as
 //!   v1.36, removal of fields a manager stops applying, associative/set/atomic lists, granular
-//!   and atomic maps, apply-create (see `apply`).
+//!   and atomic maps, apply-create (the `kubegen-apply` crate, with `apply.rs` its adapter).
 //! - Authentication and authorization, opt-in ([`ServerOptions::tokens`],
 //!   [`ServerOptions::bearer_token`], [`ServerOptions::rbac`]; by default everybody is an
 //!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API

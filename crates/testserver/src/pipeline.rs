@@ -17,7 +17,6 @@ use http::{Method, Request, Response};
 use parking_lot::Mutex;
 
 use crate::apiserver::{ApiServer, Inner};
-use crate::apply::writer::Writer;
 use crate::authz::{Authorizer, UserInfo};
 use crate::body::BoxBody;
 use crate::encode;
@@ -171,7 +170,7 @@ impl ApiServer {
             }
         };
         let verb = served_verb(request.method(), &target, verb)?;
-        let writer = Writer::from_request(request.headers(), &query);
+        let writer = crate::apply::writer(request.headers(), &query);
         let (parts, body) = request.into_parts();
         let format = match target.subresource.as_deref() {
             // TokenRequests answer before content negotiation, in JSON.

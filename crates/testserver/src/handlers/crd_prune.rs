@@ -15,13 +15,12 @@
 //! `HubConversion` does, `codegen/generated-tests/.../conversion_patches.rs`).
 //!
 //! An apply whose managers are all of its own version prunes in that version alone
-//! (`crate::apply::Tracker::prune`), converting nothing.
+//! (`kubegen_apply::Tracker::prune`), converting nothing.
 
+use kubegen_apply::{Entry, Merged};
 use kubegen_fieldpath::FieldSet;
 use serde_json::Value;
 
-use crate::apply::applier::Merged;
-use crate::apply::managed::Entry;
 use crate::handlers::crd_conversion::Edge;
 use crate::handlers::crd_write::VersionSchemas;
 use crate::status::ApiError;
@@ -47,7 +46,7 @@ impl Edge {
             .chain([&last])
             .all(|e| e.api_version == ours)
         {
-            return tracker.prune(merged);
+            return Ok(tracker.prune(merged)?);
         }
         let pruned = self
             .prune_across(schemas, &merged.object, &last, &managers)
@@ -82,7 +81,8 @@ impl Edge {
             .await
             .map_err(|e| format!("failed to convert merged object to last applied version: {e}"))?;
         let named = tracker.with_named_fields(&last.set);
-        let mut pruned = tracker.without(&converted, &named)?;
+        let untyped = |e: kubegen_apply::Error| e.to_string();
+        let mut pruned = tracker.without(&converted, &named).map_err(untyped)?;
         let mut merged_there = converted.clone();
         for (there, managed) in self.managed_at(version, managers) {
             let Some(tracker) = schemas.tracker(&there) else {
@@ -100,18 +100,24 @@ impl Edge {
             pruned = convert(pruned, there.clone())
                 .await
                 .map_err(|e| at("pruned", e))?;
-            let all = tracker.with_named_fields(&tracker.field_set(&merged_there)?);
-            let kept = tracker.with_named_fields(&tracker.field_set(&pruned)?);
+            let all =
+                tracker.with_named_fields(&tracker.field_set(&merged_there).map_err(untyped)?);
+            let kept = tracker.with_named_fields(&tracker.field_set(&pruned).map_err(untyped)?);
             let keep = kept.union(&tracker.with_named_fields(&managed));
-            pruned = tracker.without(&merged_there, &all.difference(&keep))?;
+            pruned = tracker
+                .without(&merged_there, &all.difference(&keep))
+                .map_err(untyped)?;
         }
         let pruned = convert(pruned, version.to_owned()).await.map_err(|e| {
             format!("failed add back dangling items: failed to convert pruned object to last applied version: {e}")
         })?;
         let gone = tracker
-            .field_set(&converted)?
-            .difference(&tracker.field_set(&pruned)?);
-        let result = tracker.without(&converted, &gone.intersection(&last.set))?;
+            .field_set(&converted)
+            .map_err(untyped)?
+            .difference(&tracker.field_set(&pruned).map_err(untyped)?);
+        let result = tracker
+            .without(&converted, &gone.intersection(&last.set))
+            .map_err(untyped)?;
         convert(result, self.request_version().to_owned()).await
     }
 

@@ -12,7 +12,7 @@
 //!    configuration merged into it; an apply then prunes what its manager stopped applying,
 //!    across versions when the managers wrote through several ([`crate::handlers::crd_prune`]);
 //! 3. it is converted to each entry's version, and every manager settles against what changed
-//!    in its own version (`crate::apply`): the writer's entry is in R with R's field names, an
+//!    in its own version (`kubegen_apply::Tracker`): the writer's entry is in R with R's field names, an
 //!    apply conflicts with the managers of other versions on what changed in theirs;
 //! 4. the object, managedFields set, goes through the update handler in R — admission, the
 //!    strategy, validation with R's schema — and is converted to the storage version to be
@@ -27,10 +27,10 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, Response};
+use kubegen_apply::{Config, Merged, Tracker, managed_fields};
 use serde_json::{Map, Value};
 
-use crate::apply::applier::Merged;
-use crate::apply::{Config, Fields, KindSchemas, Tracker, managed};
+use crate::apply::{Fields, KindSchemas, parse_config};
 use crate::body::BoxBody;
 use crate::handlers::crd_conversion::{Edge, in_version};
 use crate::handlers::crd_validation::{Old, Stages};
@@ -90,7 +90,7 @@ impl VersionSchemas {
     /// The tracker of this write in `version`, if it is one of those loaded.
     pub(super) fn tracker(&self, version: &str) -> Option<Tracker<'_>> {
         let (scope, schemas) = self.0.iter().find(|(s, _)| s.def.version == version)?;
-        Some(Tracker::new(schemas, scope))
+        Some(schemas.tracker(scope))
     }
 }
 
@@ -111,7 +111,7 @@ impl Edge {
             (Verb::Create, _) => return self.create(store, body).await,
             (Verb::Update, _) => Change::Put(body.clone()),
             _ => match update::patch_kind(scope, headers)? {
-                PatchKind::Apply => Change::Apply(Config::parse(body, scope)?),
+                PatchKind::Apply => Change::Apply(parse_config(body, scope)?),
                 kind => Change::Patch(kind, body.clone()),
             },
         };
@@ -198,7 +198,7 @@ impl Edge {
     /// The request's version and those of `object`'s managedFields entries the CRD serves.
     fn settling_versions(&self, object: &Value) -> Vec<String> {
         let mut versions = vec![self.request_version().to_owned()];
-        let entries = managed::decode(object).unwrap_or_default();
+        let entries = managed_fields(object).unwrap_or_default();
         for entry in entries {
             if let Some(version) = self.version_of(&entry.api_version)
                 && !versions.iter().any(|v| v == version)
@@ -310,7 +310,9 @@ impl Edge {
             custom_resource::decode(&state, &scope.def, &mut object);
             let mut object = Value::Object(object);
             let schemas = KindSchemas::load(&state, &scope.def)?;
-            Tracker::new(&schemas, scope).record_update(None, &mut object, &[])?;
+            schemas
+                .tracker(scope)
+                .record_update(None, &mut object, &[])?;
             object
         };
         self.insert(store, object).await
@@ -326,7 +328,9 @@ impl Edge {
         let object = {
             let state = store.lock();
             let schemas = KindSchemas::load(&state, &scope.def)?;
-            Tracker::new(&schemas, scope).apply(None, config, scope.writer.applier()?)?
+            schemas
+                .tracker(scope)
+                .apply(None, config, scope.writer.applier()?)?
         };
         self.insert(store, object).await
     }

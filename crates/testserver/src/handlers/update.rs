@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::admission::webhook::Webhooks;
 use crate::admission::{self, Attributes, Operation};
-use crate::apply::{Config, Fields, KindSchemas, Tracker, record_write};
+use crate::apply::{Fields, KindSchemas, parse_config, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
@@ -123,14 +123,14 @@ async fn apply(
     body: &Bytes,
 ) -> Result<Response<BoxBody>, ApiError> {
     let manager = target.writer.applier()?;
-    let config = Config::parse(body, target)?;
+    let config = parse_config(body, target)?;
     let created = {
         let state = store.lock();
         match existing(&state, target) {
             Ok(_) => None,
             Err(missing) if missing.code == 404 && target.subresource.is_none() => {
                 let schemas = KindSchemas::load(&state, &target.def)?;
-                let tracker = Tracker::new(&schemas, target);
+                let tracker = schemas.tracker(target);
                 let Value::Object(object) = tracker.apply(None, &config, manager)? else {
                     return Err(ApiError::internal("the applied object is not an object"));
                 };
@@ -144,7 +144,7 @@ async fn apply(
     }
     let applied = |state: &State, old: &Stored| {
         let schemas = KindSchemas::load(state, &target.def)?;
-        let tracker = Tracker::new(&schemas, target);
+        let tracker = schemas.tracker(target);
         let Value::Object(next) = tracker.apply(Some(&old.value), &config, manager)? else {
             return Err(ApiError::internal("the applied object is not an object"));
         };

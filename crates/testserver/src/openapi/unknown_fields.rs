@@ -1,7 +1,8 @@
 //! The fields of an object its kind's schema does not declare: what `fieldValidation` reports
-//! (apimachinery's strict decoding and structural pruning, reduced to finding the paths), and the
-//! `$ref` resolution server-side apply's schema walk shares.
+//! (apimachinery's strict decoding and structural pruning, reduced to finding the paths). `$ref`s
+//! resolve as server-side apply's schema walk resolves them ([`kubegen_apply::resolve`]).
 
+use kubegen_apply::resolve;
 use serde_json::{Map, Value};
 
 /// A kind's schema: the root schema and the named schemas its `$ref`s point into
@@ -31,38 +32,6 @@ pub(crate) fn strict_error_message(fields: &[String]) -> String {
         .map(|f| format!("unknown field \"{f}\""))
         .collect();
     format!("strict decoding error: {}", listed.join(", "))
-}
-
-/// Follows `$ref` and the single-`allOf` wrapper the v3 documents put around a `$ref` that carries
-/// a description or default. Returns the schema and whether it is a named (built-in) type; a
-/// reference to a missing schema resolves to `null`.
-pub(crate) fn resolve<'a>(
-    components: &'a Map<String, Value>,
-    schema: &'a Value,
-) -> (&'a Value, bool) {
-    let mut current = schema;
-    let mut named = false;
-    for _ in 0..8 {
-        let target = match current.get("allOf").and_then(Value::as_array) {
-            Some(all) if all.len() == 1 => &all[0],
-            _ => current,
-        };
-        let Some(name) = target
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.rsplit('/').next())
-        else {
-            return (target, named);
-        };
-        match components.get(name) {
-            Some(next) => {
-                current = next;
-                named = true;
-            }
-            None => return (&Value::Null, true),
-        }
-    }
-    (current, named)
 }
 
 struct Walk<'a> {

@@ -108,7 +108,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 request_version: None,
                 format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
-                writer: crate::apply::writer::Writer {
+                writer: kubegen_apply::Writer {
                     field_manager: Some("kube-apiserver".into()),
                     ..Default::default()
                 },

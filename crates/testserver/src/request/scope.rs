@@ -4,7 +4,8 @@
 
 use std::ops::Deref;
 
-use crate::apply::writer::Writer;
+use kubegen_apply::Writer;
+
 use crate::authz::UserInfo;
 use crate::request::negotiation::WireFormat;
 use crate::request::route::Target;

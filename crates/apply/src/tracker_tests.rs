@@ -1,55 +1,78 @@
-use std::sync::Arc;
-
-use serde_json::json;
+use serde_json::{Map, json};
 
 use super::*;
-use crate::authz::UserInfo;
-use crate::registry::ResourceDefinition;
-use crate::request::route::Target;
-use crate::request::verb::Verb;
+use crate::{Config, Error};
 
-fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
-    let path = if group.is_empty() {
-        format!("api/{version}")
-    } else {
-        format!("apis/{group}/{version}")
-    };
-    let doc = &crate::openapi::builtin::get().unwrap().v3[&path];
-    let map = doc
-        .value
-        .pointer("/components/schemas")
-        .unwrap()
-        .as_object()
-        .unwrap();
-    KindSchemas {
-        schemas: Some(GroupSchemas::Builtin(map)),
-        builtin: true,
+/// The parts of v1.36's `api/v1` and `apis/apps/v1` documents the tests touch, as they are
+/// there: a ConfigMap's `data`, and a Deployment down to its containers' ports (keyed by
+/// `containerPort` and `protocol`, which defaults to TCP), with `status`.
+fn components() -> Map<String, Value> {
+    let reference = |name: &str| json!({"allOf": [{"$ref": format!("#/components/schemas/{name}")}], "default": {}});
+    let json = json!({
+        "ObjectMeta": {"type": "object", "properties": {
+            "name": {"type": "string"}, "namespace": {"type": "string"}, "uid": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "managedFields": {"type": "array", "x-kubernetes-list-type": "atomic",
+                              "items": {"type": "object"}}}},
+        "ConfigMap": {"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "metadata": reference("ObjectMeta"),
+            "data": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        "Deployment": {"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "metadata": reference("ObjectMeta"),
+            "spec": reference("DeploymentSpec"),
+            "status": reference("DeploymentStatus")}},
+        "DeploymentSpec": {"type": "object", "required": ["selector", "template"], "properties": {
+            "replicas": {"type": "integer"},
+            "selector": {"type": "object", "x-kubernetes-map-type": "atomic"},
+            "template": reference("PodTemplateSpec")}},
+        "DeploymentStatus": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "PodTemplateSpec": {"type": "object", "properties": {
+            "metadata": reference("ObjectMeta"), "spec": reference("PodSpec")}},
+        "PodSpec": {"type": "object", "required": ["containers"], "properties": {
+            "containers": {"type": "array", "x-kubernetes-list-type": "map",
+                           "x-kubernetes-list-map-keys": ["name"],
+                           "x-kubernetes-patch-strategy": "merge",
+                           "x-kubernetes-patch-merge-key": "name",
+                           "items": {"$ref": "#/components/schemas/Container"}}}},
+        "Container": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "default": ""}, "image": {"type": "string"},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
+                      "items": {"$ref": "#/components/schemas/ContainerPort"}}}},
+        "ContainerPort": {"type": "object", "required": ["containerPort"], "properties": {
+            "containerPort": {"type": "integer", "default": 0},
+            "protocol": {"type": "string", "default": "TCP"}}}
+    });
+    match json {
+        Value::Object(map) => map,
+        _ => unreachable!("a literal object"),
     }
 }
 
-fn target(group: &str, kind: &str, subresource: Option<&str>, writer: Writer) -> Scope {
-    let target = Target {
-        def: Arc::new(ResourceDefinition {
-            group: group.into(),
-            version: "v1".into(),
-            kind: kind.into(),
-            status_subresource: kind == "Deployment",
-            ..Default::default()
-        }),
-        namespace: Some("ns".into()),
-        name: Some("x".into()),
-        subresource: subresource.map(String::from),
-        watch_path: false,
+const NOW: &str = "2030-01-01T00:00:00Z";
+
+/// The tracker of a write by `writer` to `kind` (ConfigMap in v1, Deployment in apps/v1 with a
+/// status subresource), through `subresource`.
+fn tracker<'a>(
+    components: &'a Map<String, Value>,
+    kind: &str,
+    subresource: Option<&str>,
+    writer: &'a Writer,
+) -> Tracker<'a> {
+    let schema = Schema::openapi(components, components.get(kind)).built_in();
+    let endpoint = Endpoint {
+        api_version: if kind == "Deployment" {
+            "apps/v1"
+        } else {
+            "v1"
+        }
+        .into(),
+        subresource: subresource.unwrap_or_default().into(),
+        status_subresource: kind == "Deployment",
     };
-    Scope {
-        target,
-        verb: Verb::Update,
-        user: UserInfo::admin(),
-        dry_run: false,
-        request_version: None,
-        format: crate::request::negotiation::WireFormat::Json,
-        writer,
-    }
+    Tracker::new(schema, endpoint, writer, NOW)
 }
 
 fn writer(manager: &str, force: bool) -> Writer {
@@ -75,8 +98,18 @@ fn fields_of(object: &Value) -> Vec<(String, String, Value)> {
         .unwrap_or_default()
 }
 
-fn parsed(config: &Value, target: &Scope) -> Config {
-    Config::parse(config.to_string().as_bytes(), target).unwrap()
+/// `config` as the test server names a configuration of `x` without a namespace.
+fn parsed(config: &Value) -> Config {
+    let api_version = config["apiVersion"].as_str().unwrap_or_default();
+    let group_version = match api_version.contains('/') {
+        true => api_version.to_string(),
+        false => format!("/{api_version}"),
+    };
+    let ident = format!(
+        "/x; {group_version}, Kind={}",
+        config["kind"].as_str().unwrap_or_default()
+    );
+    Config::new(config.clone(), ident)
 }
 
 fn cm(data: Value) -> Value {
@@ -88,20 +121,18 @@ fn apply_cm(
     config: Value,
     manager: &str,
     force: bool,
-) -> Result<Value, ApiError> {
-    let schemas = builtin_schemas("", "v1");
-    let target = target("", "ConfigMap", None, writer(manager, force));
-    let config = parsed(&config, &target);
-    Tracker::new(&schemas, &target).apply(live, &config, manager)
+) -> Result<Value, Error> {
+    let components = components();
+    let writer = writer(manager, force);
+    tracker(&components, "ConfigMap", None, &writer).apply(live, &parsed(&config), manager)
 }
 
 #[test]
 fn a_create_records_maps_the_zero_value_lacks_with_a_dot() {
-    let schemas = builtin_schemas("", "v1");
-    let target = target("", "ConfigMap", None, writer("kubectl-create", false));
+    let (components, writer) = (components(), writer("kubectl-create", false));
     let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "x", "uid": "u", "labels": {"app": "a"}}, "data": {"a": "1"}});
-    Tracker::new(&schemas, &target)
+    tracker(&components, "ConfigMap", None, &writer)
         .record_update(None, &mut object, &[])
         .unwrap();
     assert_eq!(
@@ -116,16 +147,15 @@ fn a_create_records_maps_the_zero_value_lacks_with_a_dot() {
 
 #[test]
 fn without_field_manager_an_update_is_named_by_the_user_agent() {
-    let schemas = builtin_schemas("", "v1");
+    let components = components();
     let anonymous = Writer {
         field_manager: None,
         agent: "curl".into(),
         force: false,
     };
-    let target = target("", "ConfigMap", None, anonymous);
     let old = cm(json!({"a": "1"}));
     let mut next = cm(json!({"a": "2"}));
-    Tracker::new(&schemas, &target)
+    tracker(&components, "ConfigMap", None, &anonymous)
         .record_update(Some(&old), &mut next, &[])
         .unwrap();
     assert_eq!(
@@ -140,10 +170,9 @@ fn without_field_manager_an_update_is_named_by_the_user_agent() {
 
 #[test]
 fn an_update_nobody_names_is_recorded_as_unknown() {
-    let schemas = builtin_schemas("", "v1");
-    let target = target("", "ConfigMap", None, Writer::default());
+    let (components, nobody) = (components(), Writer::default());
     let mut next = cm(json!({"a": "1"}));
-    Tracker::new(&schemas, &target)
+    tracker(&components, "ConfigMap", None, &nobody)
         .record_update(None, &mut next, &[])
         .unwrap();
     let managers: Vec<String> = fields_of(&next).into_iter().map(|(m, _, _)| m).collect();
@@ -153,11 +182,10 @@ fn an_update_nobody_names_is_recorded_as_unknown() {
 #[test]
 fn an_update_takes_changed_fields_from_other_managers_and_drops_removed_ones() {
     let first = apply_cm(None, cm(json!({"a": "1", "b": "2"})), "m1", false).unwrap();
-    let schemas = builtin_schemas("", "v1");
-    let target = target("", "ConfigMap", None, writer("editor", false));
+    let (components, editor) = (components(), writer("editor", false));
     let mut next = first.clone();
     next["data"] = json!({"a": "9"});
-    Tracker::new(&schemas, &target)
+    tracker(&components, "ConfigMap", None, &editor)
         .record_update(Some(&first), &mut next, &[])
         .unwrap();
     assert_eq!(
@@ -184,9 +212,9 @@ fn apply_creates_owning_exactly_the_applied_fields() {
 fn applying_a_different_value_of_another_managers_field_conflicts() {
     let live = apply_cm(None, cm(json!({"a": "1"})), "m1", false).unwrap();
     let err = apply_cm(Some(&live), cm(json!({"a": "2"})), "m2", false).unwrap_err();
-    assert_eq!(err.code, 409);
+    assert!(err.is_conflict());
     assert_eq!(
-        err.message,
+        err.to_string(),
         "Apply failed with 1 conflict: conflict with \"m1\": .data.a"
     );
 }
@@ -235,21 +263,17 @@ fn apply_rejects_configurations_that_set_managed_fields() {
     let mut config = cm(json!({}));
     config["metadata"]["managedFields"] = json!([]);
     let err = apply_cm(None, config, "m1", false).unwrap_err();
-    assert_eq!(
-        (err.code, err.message.as_str()),
-        (400, "metadata.managedFields must be nil")
-    );
+    assert_eq!(err, Error::ManagedFieldsInConfiguration);
 }
 
 #[test]
 fn status_applies_own_only_status_and_conflict_with_status_updaters() {
-    let schemas = builtin_schemas("apps", "v1");
-    let updater = target("apps", "Deployment", Some("status"), writer("ctrl", false));
+    let (components, ctrl, m3) = (components(), writer("ctrl", false), writer("m3", false));
     let live = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
                       "spec": {"replicas": 1}});
     let mut next = live.clone();
     next["status"] = json!({"replicas": 5});
-    Tracker::new(&schemas, &updater)
+    tracker(&components, "Deployment", Some("status"), &ctrl)
         .record_update(Some(&live), &mut next, &[])
         .unwrap();
     assert_eq!(
@@ -260,28 +284,24 @@ fn status_applies_own_only_status_and_conflict_with_status_updaters() {
             json!({"f:status": {"f:replicas": {}}})
         )]
     );
-    let applier = target("apps", "Deployment", Some("status"), writer("m3", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
                         "spec": {"replicas": 7}, "status": {"replicas": 3}});
-    let config = parsed(&config, &applier);
-    let err = Tracker::new(&schemas, &applier)
-        .apply(Some(&next), &config, "m3")
+    let err = tracker(&components, "Deployment", Some("status"), &m3)
+        .apply(Some(&next), &parsed(&config), "m3")
         .unwrap_err();
     assert_eq!(
-        err.message,
+        err.to_string(),
         "Apply failed with 1 conflict: conflict with \"ctrl\" with subresource \"status\" using apps/v1: .status.replicas"
     );
 }
 
 #[test]
 fn container_ports_key_on_port_and_defaulted_protocol() {
-    let schemas = builtin_schemas("apps", "v1");
-    let applier = target("apps", "Deployment", None, writer("m1", false));
+    let (components, m1) = (components(), writer("m1", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}}}});
-    let config = parsed(&config, &applier);
-    let out = Tracker::new(&schemas, &applier)
-        .apply(None, &config, "m1")
+    let out = tracker(&components, "Deployment", None, &m1)
+        .apply(None, &parsed(&config), "m1")
         .unwrap();
     assert_eq!(
         out["metadata"]["managedFields"][0]["fieldsV1"],
@@ -293,67 +313,28 @@ fn container_ports_key_on_port_and_defaulted_protocol() {
 }
 
 #[test]
-fn configurations_the_schema_cannot_type_are_500s_naming_object_and_path() {
-    let schemas = builtin_schemas("apps", "v1");
-    let applier = target("apps", "Deployment", None, writer("m1", false));
+fn configurations_the_schema_cannot_type_are_refused_naming_object_and_path() {
+    let (components, m1) = (components(), writer("m1", false));
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a", "image": "b"}]}}}});
-    let config = parsed(&config, &applier);
-    let err = Tracker::new(&schemas, &applier)
-        .apply(None, &config, "m1")
+    let err = tracker(&components, "Deployment", None, &m1)
+        .apply(None, &parsed(&config), "m1")
         .unwrap_err();
-    assert_eq!((err.code, &*err.reason), (500, ""));
+    assert!(matches!(err, Error::UntypedConfiguration { .. }), "{err:?}");
     assert_eq!(
-        err.message,
+        err.to_string(),
         "failed to create typed patch object (/x; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"a\"]"
     );
 }
 
 #[test]
-fn configurations_of_another_kind_or_name_are_rejected() {
-    let target = target("", "ConfigMap", None, writer("m1", false));
-    let other = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}});
-    let err = Config::parse(other.to_string().as_bytes(), &target)
-        .err()
-        .unwrap();
-    assert_eq!(
-        (err.code, err.message.as_str()),
-        (400, "invalid object type: /v1, Kind=Secret")
-    );
-    let untyped = json!({"kind": "ConfigMap", "metadata": {"name": "x"}});
-    let err = Config::parse(untyped.to_string().as_bytes(), &target)
-        .err()
-        .unwrap();
-    assert_eq!(err.message, "invalid object type: /, Kind=ConfigMap");
-    let renamed = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}});
-    let err = Config::parse(renamed.to_string().as_bytes(), &target)
-        .err()
-        .unwrap();
-    assert_eq!(
-        err.message,
-        "the name of the object (y) does not match the name on the URL (x)"
-    );
-}
-
-#[test]
-fn a_missing_field_manager_is_the_real_422() {
-    let err = Writer::default().applier().unwrap_err();
-    assert_eq!(err.code, 422);
-    assert_eq!(
-        err.message,
-        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
-    );
-}
-
-#[test]
 fn scale_writes_are_managers_of_the_scale_subresource() {
-    let schemas = builtin_schemas("apps", "v1");
-    let target = target("apps", "Deployment", None, writer("kubectl", false));
+    let (components, kubectl) = (components(), writer("kubectl", false));
     let old = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
                      "spec": {"replicas": 1}});
     let mut next = old.clone();
     next["spec"]["replicas"] = json!(3);
-    Tracker::new(&schemas, &target)
+    tracker(&components, "Deployment", None, &kubectl)
         .through("scale")
         .record_update(Some(&old), &mut next, &[])
         .unwrap();
@@ -366,11 +347,10 @@ fn scale_writes_are_managers_of_the_scale_subresource() {
 
 #[test]
 fn a_created_pod_template_owns_its_containers_without_a_dot_on_the_list() {
-    let schemas = builtin_schemas("apps", "v1");
-    let target = target("apps", "Deployment", None, writer("kubectl-create", false));
+    let (components, create) = (components(), writer("kubectl-create", false));
     let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
         "spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
-    Tracker::new(&schemas, &target)
+    tracker(&components, "Deployment", None, &create)
         .record_update(None, &mut object, &[])
         .unwrap();
     assert_eq!(

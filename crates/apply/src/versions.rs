@@ -1,30 +1,31 @@
 //! The set operations structured-merge-diff's `Updater.prune` runs in each managers' version
 //! when an apply's managers wrote through several API versions (`ToFieldSet`, `RemoveItems`,
 //! `EnsureNamedFieldsAreMembers`); the conversions between the versions, and the order of the
-//! steps, are `crate::handlers::crd_write`'s.
+//! steps, are the server's (the test server's `handlers/crd_prune.rs`).
 
 use serde_json::Value;
 
-use crate::apply::Tracker;
-use crate::apply::merge::WalkError;
-use crate::apply::schema::Node;
+use crate::error::Error;
+use crate::schema::Node;
+use crate::tracker::Tracker;
 use kubegen_fieldpath::FieldSet;
 
 impl Tracker<'_> {
     /// Every field `value` sets (`ToFieldSet`).
     ///
     /// # Errors
-    /// A value the schema cannot type.
-    pub(crate) fn field_set(&self, value: &Value) -> Result<FieldSet, WalkError> {
+    /// [`Error::Untyped`] for a value the schema cannot type.
+    pub fn field_set(&self, value: &Value) -> Result<FieldSet, Error> {
         let mut set = FieldSet::default();
-        self.walk(|w, path| w.to_set(self.root, value, path, &mut set))?;
+        self.walk(|w, path| w.to_set(self.root, value, path, &mut set))
+            .map_err(Error::Untyped)?;
         Ok(set)
     }
 
     /// `set` with every field its paths pass through that the schema declares a member too
     /// (`EnsureNamedFieldsAreMembers`: a set owning `spec.cpu` owns `spec`, one owning a map's
     /// key does not own the map's entry).
-    pub(crate) fn with_named_fields(&self, set: &FieldSet) -> FieldSet {
+    pub fn with_named_fields(&self, set: &FieldSet) -> FieldSet {
         let mut out = set.clone();
         self.named_fields(self.root, set, &mut Vec::new(), &mut out);
         out
@@ -59,10 +60,11 @@ impl Tracker<'_> {
     /// `value` without the members of `set` (`RemoveItems`).
     ///
     /// # Errors
-    /// A value the schema cannot type.
-    pub(crate) fn without(&self, value: &Value, set: &FieldSet) -> Result<Value, WalkError> {
+    /// [`Error::Untyped`] for a value the schema cannot type.
+    pub fn without(&self, value: &Value, set: &FieldSet) -> Result<Value, Error> {
         let mut out = value.clone();
-        self.walk(|w, path| w.remove(self.root, &mut out, (set, None), path))?;
+        self.walk(|w, path| w.remove(self.root, &mut out, (set, None), path))
+            .map_err(Error::Untyped)?;
         Ok(out)
     }
 }

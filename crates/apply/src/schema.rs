@@ -13,13 +13,88 @@
 //! - No schema (a custom resource without one, `x-kubernetes-preserve-unknown-fields`, a field
 //!   the schema does not declare, `RawExtension`): "deduced" like structured-merge-diff's
 //!   `__untyped_deduced_`: objects are granular maps, lists atomic.
+//!
+//! # Why OpenAPI, not a schema type of our own
+//! structured-merge-diff has its own schema language, which kube-openapi builds from the OpenAPI
+//! documents once per server. The rules above read the same OpenAPI v3 schemas and their
+//! `x-kubernetes-*` extensions directly, node by node as the walks reach them: a server hands its
+//! published documents ([`Schema::openapi`]) and converts nothing, and a test writes a few lines
+//! of OpenAPI by hand.
 
 use serde_json::{Map, Value};
 
-use crate::openapi::unknown_fields::resolve;
+/// The schema of one kind, as the `Tracker` reads it: an OpenAPI v3 schema (`root`) and the
+/// named schemas its `$ref`s point into (`components.schemas` of the document), or nothing, when
+/// every value is deduced (a custom resource without a schema).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Schema<'a> {
+    pub(crate) schemas: Schemas<'a>,
+    pub(crate) root: Node<'a>,
+    /// Whether a create compares against the zero value of the kind's Go type
+    /// ([`Schemas::zero_value`]) rather than `{}`.
+    pub(crate) go_zero_value: bool,
+}
+
+impl<'a> Schema<'a> {
+    /// A kind whose values are all deduced: no document describes it.
+    pub fn deduced() -> Schema<'a> {
+        Schema::default()
+    }
+
+    /// The kind `root` (None: the document lacks it, and values are deduced) among the named
+    /// schemas `components`, as a custom resource's: a create is compared against `{}`.
+    pub fn openapi(components: &'a Map<String, Value>, root: Option<&'a Value>) -> Schema<'a> {
+        Schema {
+            schemas: Schemas {
+                components: Some(components),
+            },
+            root,
+            go_zero_value: false,
+        }
+    }
+
+    /// The same kind as a built-in one: the real server decodes a created object into its Go
+    /// type, so the create is compared against that type's zero value, in which struct fields
+    /// that are not pointers are present and empty (`Schemas::zero_value`).
+    pub fn built_in(self) -> Schema<'a> {
+        Schema {
+            go_zero_value: true,
+            ..self
+        }
+    }
+}
+
+/// Follows `$ref` and the single-`allOf` wrapper the v3 documents put around a `$ref` that carries
+/// a description or default. Returns the schema and whether it is a named (built-in) type; a
+/// reference to a missing schema resolves to `null`.
+pub fn resolve<'a>(components: &'a Map<String, Value>, schema: &'a Value) -> (&'a Value, bool) {
+    let mut current = schema;
+    let mut named = false;
+    for _ in 0..8 {
+        let target = match current.get("allOf").and_then(Value::as_array) {
+            Some(all) if all.len() == 1 => &all[0],
+            _ => current,
+        };
+        let Some(name) = target
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.rsplit('/').next())
+        else {
+            return (target, named);
+        };
+        match components.get(name) {
+            Some(next) => {
+                current = next;
+                named = true;
+            }
+            None => return (&Value::Null, true),
+        }
+    }
+    (current, named)
+}
 
 /// The named schemas a kind's schema refers to; None for a kind without a document.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Schemas<'a> {
     pub(crate) components: Option<&'a Map<String, Value>>,
 }

@@ -11,12 +11,13 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use crate::apply::schema::{ListKeys, Node, Schemas, Shape};
+use crate::schema::{ListKeys, Node, Schemas, Shape};
 use kubegen_fieldpath::{FieldSet, display, field};
 
-/// What changed between two versions (structured-merge-diff `Comparison`).
+/// What changed between two versions of an object (structured-merge-diff `Comparison`), from
+/// `Tracker::changes`.
 #[derive(Debug, Default)]
-pub(crate) struct Comparison {
+pub struct Comparison {
     pub(crate) added: FieldSet,
     pub(crate) modified: FieldSet,
     pub(crate) removed: FieldSet,

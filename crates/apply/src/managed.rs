@@ -8,25 +8,29 @@
 
 use serde_json::{Value, json};
 
-use crate::status::{ApiError, Cause};
-use kubegen_fieldpath::{FieldSet, display};
+use crate::error::{Conflict, Error};
+use kubegen_fieldpath::FieldSet;
 
 /// One `managedFields` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) manager: String,
+pub struct Entry {
+    /// The field manager's name.
+    pub manager: String,
     /// `Apply` (true) or `Update`.
-    pub(crate) apply: bool,
-    pub(crate) api_version: String,
+    pub apply: bool,
+    /// The API version the manager wrote through, `group/version`.
+    pub api_version: String,
     /// `""`, `status` or `scale`.
-    pub(crate) subresource: String,
-    pub(crate) time: Option<String>,
-    pub(crate) set: FieldSet,
+    pub subresource: String,
+    /// When the entry's set last changed (RFC 3339, seconds); None for a manager of `scale`.
+    pub time: Option<String>,
+    /// The fields the manager owns.
+    pub set: FieldSet,
 }
 
 impl Entry {
     /// Whether `self` and `other` are the same manager.
-    pub(crate) fn same_manager(&self, other: &Entry) -> bool {
+    pub fn same_manager(&self, other: &Entry) -> bool {
         self.manager == other.manager
             && self.apply == other.apply
             && self.subresource == other.subresource
@@ -35,7 +39,7 @@ impl Entry {
 
     /// The manager as conflicts name it (apiserver `printManager`): `"m"`, `"m" with subresource
     /// "status"`, and for an `Update` manager ` using <apiVersion>` after that.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut out = format!("{:?}", self.manager);
         if !self.subresource.is_empty() {
             out.push_str(&format!(" with subresource {:?}", self.subresource));
@@ -91,22 +95,24 @@ impl Entry {
 /// The entries of `object`'s `metadata.managedFields` (none when absent).
 ///
 /// # Errors
-/// 400 naming the malformed entry, as the real server rejects managedFields it cannot decode.
-pub(crate) fn decode(object: &Value) -> Result<Vec<Entry>, ApiError> {
+/// [`Error::InvalidManagedFields`] naming the malformed entry, as the real server rejects
+/// managedFields it cannot decode.
+pub fn managed_fields(object: &Value) -> Result<Vec<Entry>, Error> {
     let Some(list) = object.pointer("/metadata/managedFields") else {
         return Ok(Vec::new());
     };
     let Some(items) = list.as_array() else {
-        return Err(ApiError::bad_request(
-            "metadata.managedFields: expected a list",
+        return Err(Error::InvalidManagedFields(
+            "metadata.managedFields: expected a list".into(),
         ));
     };
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            Entry::from_json(item)
-                .map_err(|e| ApiError::bad_request(format!("metadata.managedFields[{i}].{e}")))
+            Entry::from_json(item).map_err(|e| {
+                Error::InvalidManagedFields(format!("metadata.managedFields[{i}].{e}"))
+            })
         })
         .collect()
 }
@@ -132,46 +138,20 @@ pub(crate) fn encode(mut entries: Vec<Entry>) -> Value {
     Value::Array(entries.iter().map(Entry::to_json).collect())
 }
 
-/// The 409 for an apply whose changes touch fields of other managers, worded as apiserver
-/// `NewConflictError`: one conflict `Apply failed with 1 conflict: conflict with "m" using v1:
-/// .data.a`; several `Apply failed with 3 conflicts: conflicts with "m" using v1:\n- .a\n- .b`,
-/// grouped by manager.
-pub(crate) fn conflict_error(conflicts: &[(&Entry, FieldSet)]) -> ApiError {
-    let mut listed: Vec<(String, String)> = Vec::new();
-    for (entry, set) in conflicts {
-        for path in set.paths() {
-            listed.push((entry.describe(), display(&path)));
-        }
-    }
-    listed.sort();
-    let causes = listed
+/// The conflict of an apply whose changes touch fields of other managers
+/// ([`Error::Conflicts`]), sorted by manager and path.
+pub(crate) fn conflict_error(conflicts: &[(&Entry, FieldSet)]) -> Error {
+    let mut listed: Vec<Conflict> = conflicts
         .iter()
-        .map(|(manager, path)| Cause {
-            reason: "FieldManagerConflict".into(),
-            message: format!("conflict with {manager}"),
-            field: path.clone(),
+        .flat_map(|(entry, set)| {
+            let manager = entry.describe();
+            set.paths()
+                .into_iter()
+                .map(move |path| Conflict::new(manager.clone(), &path))
         })
         .collect();
-    let message = match listed.as_slice() {
-        [(manager, path)] => {
-            format!("Apply failed with 1 conflict: conflict with {manager}: {path}")
-        }
-        _ => {
-            let mut lines = Vec::new();
-            for (i, (manager, path)) in listed.iter().enumerate() {
-                if i == 0 || listed[i - 1].0 != *manager {
-                    lines.push(format!("conflicts with {manager}:"));
-                }
-                lines.push(format!("- {path}"));
-            }
-            format!(
-                "Apply failed with {} conflicts: {}",
-                listed.len(),
-                lines.join("\n")
-            )
-        }
-    };
-    ApiError::apply_conflict(message, causes)
+    listed.sort();
+    Error::Conflicts(listed)
 }
 
 /// The paths no manager records (apiserver `stripMeta`): type meta and the metadata the server

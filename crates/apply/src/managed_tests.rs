@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::error::Conflict;
 
 fn entry(manager: &str, apply: bool, subresource: &str, fields: serde_json::Value) -> Entry {
     Entry {
@@ -44,19 +45,18 @@ fn one_conflict_names_manager_and_path_in_the_message() {
     let owner = entry("kubectl-create", false, "", json!({}));
     let set = FieldSet::from_fields_v1(&json!({"f:data": {"f:a": {}}})).unwrap();
     let err = conflict_error(&[(&owner, set)]);
-    assert_eq!((err.code, &*err.reason), (409, "Conflict"));
+    assert!(err.is_conflict());
     assert_eq!(
-        err.message,
+        err.to_string(),
         "Apply failed with 1 conflict: conflict with \"kubectl-create\" using apps/v1: .data.a"
     );
-    assert_eq!(err.details.causes.len(), 1);
-    assert_eq!(err.details.causes[0].reason, "FieldManagerConflict");
     assert_eq!(
-        err.details.causes[0].message,
-        "conflict with \"kubectl-create\" using apps/v1"
+        err,
+        Error::Conflicts(vec![Conflict {
+            manager: "\"kubectl-create\" using apps/v1".into(),
+            field: ".data.a".into(),
+        }])
     );
-    assert_eq!(err.details.causes[0].field, ".data.a");
-    assert!(err.details.name.is_empty() && err.details.kind.is_empty());
 }
 
 #[test]
@@ -67,15 +67,13 @@ fn several_conflicts_are_grouped_by_manager_in_sorted_order() {
     let a_set = FieldSet::from_fields_v1(&json!({"f:y": {}, "f:z": {}})).unwrap();
     let err = conflict_error(&[(&b, b_set), (&a, a_set)]);
     assert_eq!(
-        err.message,
+        err.to_string(),
         "Apply failed with 3 conflicts: conflicts with \"a\" using apps/v1:\n- .y\n- .z\nconflicts with \"b\":\n- .x"
     );
-    let fields: Vec<&str> = err
-        .details
-        .causes
-        .iter()
-        .map(|c| c.field.as_str())
-        .collect();
+    let Error::Conflicts(conflicts) = err else {
+        panic!("not a conflict: {err:?}");
+    };
+    let fields: Vec<&str> = conflicts.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(fields, [".y", ".z", ".x"]);
 }
 
@@ -99,22 +97,23 @@ fn entries_sort_apply_first_then_by_time_then_manager() {
 }
 
 #[test]
-fn decode_reads_entries_and_rejects_unknown_operations() {
+fn managed_fields_reads_entries_and_rejects_unknown_operations() {
     let object = json!({"metadata": {"managedFields": [
         {"manager": "m", "operation": "Update", "apiVersion": "v1", "subresource": "status",
          "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {}}}
     ]}});
-    let entries = decode(&object).unwrap();
+    let entries = managed_fields(&object).unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].subresource, "status");
     assert!(!entries[0].apply);
     let bad =
         json!({"metadata": {"managedFields": [{"operation": "Patch", "fieldsType": "FieldsV1"}]}});
-    let err = decode(&bad).unwrap_err();
-    assert_eq!(err.code, 400);
+    let err = managed_fields(&bad).unwrap_err();
     assert_eq!(
-        err.message,
-        "metadata.managedFields[0].operation: unknown value \"Patch\""
+        err,
+        Error::InvalidManagedFields(
+            "metadata.managedFields[0].operation: unknown value \"Patch\"".into()
+        )
     );
 }
 

@@ -1,21 +1,30 @@
 //! A server-side apply's steps (structured-merge-diff `Updater.Apply`): the configuration merged
 //! into the live object, what its manager stopped applying pruned, then every manager settled
-//! (ownership taken, conflicts). Split so that a custom resource whose managers wrote through
-//! several versions can convert between the steps (`crate::handlers::crd_write`).
+//! (ownership taken, conflicts). Split so that a server can convert between the steps for a
+//! custom resource whose managers wrote through several versions (the test server's
+//! `handlers/crd_write.rs`).
+//!
+//! An apply (the server requires a `fieldManager`: [`crate::Writer::applier`]) merges the
+//! configuration into the live object by the schema, makes the applier own exactly the fields it
+//! applied, and removes the fields it applied before and no longer does, unless another manager
+//! owns them. Changing a field another manager owns is a conflict naming both unless `force`,
+//! which takes the field over. Applying a value equal to the live one shares the field instead.
+//! An apply to a missing object creates it.
 
 use serde_json::Value;
 
-use crate::apply::managed::{self, Entry};
-use crate::apply::merge::{Comparison, WalkError};
-use crate::apply::{Config, Elsewhere, Tracker};
-use crate::status::ApiError;
+use crate::config::Config;
+use crate::error::Error;
+use crate::managed::{self, Entry};
+use crate::merge::{Comparison, WalkError};
+use crate::tracker::{Elsewhere, Tracker};
 use kubegen_fieldpath::FieldSet;
 
 /// An apply's configuration merged into the live object, before the managers settle
 /// ([`Tracker::settle`]).
-pub(crate) struct Merged {
+pub struct Merged {
     /// The merged object, without managedFields.
-    pub(crate) object: Value,
+    pub object: Value,
     live: Option<Value>,
     applied: FieldSet,
     mine: Entry,
@@ -25,12 +34,12 @@ pub(crate) struct Merged {
 
 impl Merged {
     /// The applier's entry before this apply: what it applied last time, if it did.
-    pub(crate) fn last(&self) -> Option<&Entry> {
+    pub fn last(&self) -> Option<&Entry> {
         self.before.iter().find(|e| e.same_manager(&self.mine))
     }
 
     /// Every manager's entry with this apply made: the applier's owns what it applies now.
-    pub(crate) fn managers(&self) -> Vec<Entry> {
+    pub fn managers(&self) -> Vec<Entry> {
         let others = self.before.iter().filter(|e| !e.same_manager(&self.mine));
         let mine = Entry {
             set: self.applied.clone(),
@@ -47,12 +56,12 @@ impl Tracker<'_> {
     ///
     /// # Errors
     /// As [`Tracker::merge`] and [`Tracker::settle`].
-    pub(crate) fn apply(
+    pub fn apply(
         &self,
         live: Option<&Value>,
         config: &Config,
         manager: &str,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Value, Error> {
         let mut merged = self.merge(live, config, manager)?;
         self.prune(&mut merged)?;
         self.settle(merged, &[])
@@ -62,19 +71,23 @@ impl Tracker<'_> {
     /// endpoint cannot change put back.
     ///
     /// # Errors
-    /// 400 for malformed managedFields or a configuration that sets them, 500 for a
-    /// configuration the schema cannot type (`failed to create typed patch object
-    /// (ns/name; group/version, Kind=kind): .spec.items: element 0: ...`, worded as v1.36).
-    pub(crate) fn merge(
+    /// [`Error::InvalidManagedFields`], [`Error::ManagedFieldsInConfiguration`], and
+    /// [`Error::UntypedConfiguration`] for a configuration the schema cannot type
+    /// (`failed to create typed patch object (ns/name; group/version, Kind=kind): .spec.items:
+    /// element 0: ...`, worded as v1.36).
+    pub fn merge(
         &self,
         live: Option<&Value>,
         config: &Config,
         manager: &str,
-    ) -> Result<Merged, ApiError> {
+    ) -> Result<Merged, Error> {
         if config.value.pointer("/metadata/managedFields").is_some() {
-            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+            return Err(Error::ManagedFieldsInConfiguration);
         }
-        let before = live.map(managed::decode).transpose()?.unwrap_or_default();
+        let before = live
+            .map(managed::managed_fields)
+            .transpose()?
+            .unwrap_or_default();
         // A new object merges into nothing but compares against the kind's zero value.
         let live = live.map(managed::without_managed_fields);
         let start = live
@@ -100,12 +113,13 @@ impl Tracker<'_> {
     }
 
     /// Removes from the merged object the fields its applier applied last time and no longer
-    /// does, unless another manager owns them (managers of other versions by the same paths:
-    /// `crate::handlers::crd_write` prunes across versions as the real server does).
+    /// does, unless another manager owns them (managers of other versions by the same paths: a
+    /// server prunes across versions as the real server does with `crate::Tracker::field_set`,
+    /// `with_named_fields` and `without`).
     ///
     /// # Errors
-    /// 500 for an object the schema cannot type.
-    pub(crate) fn prune(&self, merged: &mut Merged) -> Result<(), ApiError> {
+    /// [`Error::UntypedConfiguration`] for an object the schema cannot type.
+    pub fn prune(&self, merged: &mut Merged) -> Result<(), Error> {
         let Some(last) = merged.last() else {
             return Ok(());
         };
@@ -126,8 +140,9 @@ impl Tracker<'_> {
     /// (`elsewhere` for versions other than this tracker's).
     ///
     /// # Errors
-    /// 409 on conflicts without `force`, 500 for an object the schema cannot type.
-    pub(crate) fn settle(&self, merged: Merged, elsewhere: &Elsewhere) -> Result<Value, ApiError> {
+    /// [`Error::Conflicts`] without `force`, [`Error::UntypedConfiguration`] for an object the
+    /// schema cannot type.
+    pub fn settle(&self, merged: Merged, elsewhere: &Elsewhere) -> Result<Value, Error> {
         let Merged {
             mut object,
             live,
@@ -149,7 +164,7 @@ impl Tracker<'_> {
         Ok(object)
     }
 
-    /// The other managers' entries once the applier took the fields it changed: a 409 naming
+    /// The other managers' entries once the applier took the fields it changed: conflicts naming
     /// them without `force`; with it, they lose those fields (and everyone loses removed ones).
     fn take_changed_fields(
         &self,
@@ -157,7 +172,7 @@ impl Tracker<'_> {
         mine: &Entry,
         changes: &Comparison,
         elsewhere: &Elsewhere,
-    ) -> Result<Vec<Entry>, ApiError> {
+    ) -> Result<Vec<Entry>, Error> {
         let others = before.iter().filter(|e| !e.same_manager(mine));
         let conflicts: Vec<(&Entry, FieldSet)> = others
             .clone()
@@ -185,8 +200,8 @@ impl Tracker<'_> {
         let (Some(live), Some(out)) = (live.as_object(), merged.as_object_mut()) else {
             return;
         };
-        let keep_status = self.subresource == "status";
-        if !keep_status && !self.status_subresource {
+        let keep_status = self.endpoint.subresource == "status";
+        if !keep_status && !self.endpoint.status_subresource {
             return;
         }
         let keys: Vec<String> = live.keys().chain(out.keys()).cloned().collect();
@@ -206,8 +221,10 @@ impl Tracker<'_> {
     }
 }
 
-/// The 500 for an apply the schema cannot type.
-fn typing(ident: &str, error: WalkError) -> ApiError {
-    let message = format!("failed to create typed patch object ({ident}): {error}");
-    ApiError::unknown(500, message)
+/// An apply the schema cannot type.
+fn typing(ident: &str, reason: WalkError) -> Error {
+    Error::UntypedConfiguration {
+        object: ident.to_owned(),
+        reason,
+    }
 }
