@@ -25,6 +25,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod apply;
+pub mod builder;
 mod cached;
 pub mod conditions;
 pub mod controller;
@@ -39,16 +40,22 @@ pub mod manager;
 pub mod manifests;
 pub mod metrics;
 mod options;
+pub mod pod_template;
+pub mod reconcile;
+pub mod service_account;
 mod sharding;
 mod signal;
+mod stop;
 pub mod webhook;
 
+pub use builder::Builder;
 pub use cached::CachedClient;
-pub use controller::{Action, Builder, Context, Controller, Object, OnError, Reconciler};
+pub use controller::Controller;
 pub use endpoints::Health;
 pub use error::Error;
 pub use events::{EventType, Recorder};
 pub use flags::ManagerFlags;
 pub use manager::{Manager, ManagerOptions};
 pub use metrics::ProcessMetrics;
+pub use reconcile::{Action, Context, Object, OnError, Reconciler};
 pub use signal::shutdown_signal;
