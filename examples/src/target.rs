@@ -42,8 +42,9 @@ pub struct Target {
 }
 
 impl Target {
-    /// Connects as `flags` say and installs the CRDs. With `--embedded` it also writes a
-    /// kubeconfig file so `kubectl` can join in (see [`Target::kubeconfig`]).
+    /// Connects as `flags` say and installs the CRDs. With `--embedded` the in-process server
+    /// writes an administrator's kubeconfig file so `kubectl` can join in (printed by
+    /// [`Target::print_banner`]).
     ///
     /// # Errors
     /// The step that failed: starting, loading the kubeconfig, or installing the CRDs.

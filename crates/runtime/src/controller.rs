@@ -94,7 +94,7 @@ impl<K: Object> Controller<K> {
         &self.name
     }
 
-    /// The worker count set with [`Builder::workers`], if any.
+    /// The worker count set with [`crate::Builder::workers`], if any.
     pub fn workers(&self) -> Option<usize> {
         self.workers
     }
