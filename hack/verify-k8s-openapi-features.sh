@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 libraries=(
   kubegen-api kubegen-cache kubegen-client kubegen-clientset kubegen-codec
-  kubegen-controller-manager kubegen-fake kubegen-flowcontrol kubegen-informers
+  kubegen-controller-manager kubegen-embedded kubegen-fake kubegen-flowcontrol kubegen-informers
   kubegen-leaderelection kubegen-listers kubegen-runtime kubegen-sharding kubegen-testserver
   kubegen-workqueue
 )

@@ -11,6 +11,16 @@
 //! example's library function. The library functions are what the e2e tests
 //! (`tests/examples/`) drive, on the test server and, with `KUBEGEN_E2E_KUBECONFIG`, on a real
 //! cluster.
+//!
+//! `--embedded` is kubegen-embedded's, the same set-up image-police's `--embedded` runs on, and
+//! the shutdown signal is the runtime's (`kubegen_runtime::shutdown_signal`): the examples repeat
+//! none of the machinery an operator gets from the libraries.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `network`, `provisioner`, `vm`
+//! - `target`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]

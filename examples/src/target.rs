@@ -1,6 +1,7 @@
-//! Where an example runs: `--embedded` (an in-process kubegen-testserver with the CRDs installed)
-//! or a real cluster (`--kubeconfig`, else the usual kubeconfig chain). The one piece of set-up
-//! every example shares, so none of them repeats it.
+//! Where an example runs: `--embedded` (an in-process API server, kubegen-embedded's, as
+//! image-police's `--embedded` runs on) or a real cluster (`--kubeconfig`, else the usual
+//! kubeconfig chain), with the examples' CRDs installed. The one piece of set-up every example
+//! shares, so none of them repeats it.
 //!
 //! CRD installation is the runtime's (`kubegen_runtime::crds`, `manifests`): discovery picks
 //! `deploy/crd.yaml` (`apiextensions.k8s.io/v1`) or `deploy/crd-v1beta1.yaml` (servers before
@@ -11,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use kubegen_client::{ApiObject, Client, Config, CreateOptions, LoadOptions, ResourceClient};
+use kubegen_embedded::Embedded;
 use kubegen_runtime::crds::{self, CrdVersion};
 use kubegen_runtime::manifests;
-use kubegen_testserver::TestServer;
 
 /// The flags every example takes.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -35,15 +36,15 @@ pub struct TargetFlags {
 /// A connected API server with the examples' CRDs installed.
 pub struct Target {
     client: Client,
-    /// The in-process server of `--embedded`; held so it runs as long as the target.
-    server: Option<TestServer>,
-    /// The embedded server's kubeconfig file, removed on drop.
-    written_kubeconfig: Option<PathBuf>,
+    /// The in-process server of `--embedded`; held so it runs as long as the target (it removes
+    /// its kubeconfig file when dropped).
+    embedded: Option<Embedded>,
 }
 
 impl Target {
-    /// Connects as `flags` say and installs the CRDs. With `--embedded` it also writes a
-    /// kubeconfig file so `kubectl` can join in (see [`Target::kubeconfig`]).
+    /// Connects as `flags` say and installs the CRDs. With `--embedded` the in-process server
+    /// writes an administrator's kubeconfig file so `kubectl` can join in (printed by
+    /// [`Target::print_banner`]).
     ///
     /// # Errors
     /// The step that failed: starting, loading the kubeconfig, or installing the CRDs.
@@ -56,8 +57,7 @@ impl Target {
             let config = Config::load(&load).await?;
             Target {
                 client: Client::new(config)?,
-                server: None,
-                written_kubeconfig: None,
+                embedded: None,
             }
         };
         if !flags.no_install_crds {
@@ -67,19 +67,10 @@ impl Target {
     }
 
     async fn embedded() -> anyhow::Result<Target> {
-        let server = TestServer::start().await;
-        let path = std::env::temp_dir().join(format!(
-            "kubegen-example-{}-{}.kubeconfig",
-            std::process::id(),
-            unique_suffix()
-        ));
-        server
-            .write_kubeconfig(&path)
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        let embedded = Embedded::start("kubegen-example").await?;
         Ok(Target {
-            client: server.client(),
-            server: Some(server),
-            written_kubeconfig: Some(path),
+            client: embedded.client(),
+            embedded: Some(embedded),
         })
     }
 
@@ -123,39 +114,21 @@ impl Target {
         &self.client
     }
 
-    /// The embedded server's kubeconfig file (`None` on a real cluster).
-    pub fn kubeconfig(&self) -> Option<&Path> {
-        self.written_kubeconfig.as_deref()
-    }
-
-    /// The embedded server (`None` on a real cluster).
-    pub fn server(&self) -> Option<&TestServer> {
-        self.server.as_ref()
-    }
-
     /// Prints where the example runs and, when embedded, how to join in with kubectl.
     pub fn print_banner(&self, example: &str, try_this: &str) {
-        match (&self.server, self.kubeconfig()) {
-            (Some(server), Some(kubeconfig)) => {
-                let kubeconfig = kubeconfig.display();
+        match &self.embedded {
+            Some(embedded) => {
+                let kubeconfig = embedded.kubeconfig().display();
                 println!(
                     "{example} --embedded: in-process API server at {}",
-                    server.url()
+                    embedded.server().url()
                 );
                 println!("  kubeconfig: {kubeconfig}");
                 println!("  try: KUBECONFIG={kubeconfig} {try_this}");
             }
-            _ => println!("{example}: running against the cluster of the kubeconfig"),
+            None => println!("{example}: running against the cluster of the kubeconfig"),
         }
         println!("  Ctrl-C stops it");
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        if let Some(path) = &self.written_kubeconfig {
-            let _ = std::fs::remove_file(path);
-        }
     }
 }
 
@@ -186,28 +159,4 @@ pub fn unique_suffix() -> String {
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
     format!("{:x}{nanos:x}", std::process::id())
-}
-
-/// Resolves when the process gets Ctrl-C or SIGTERM: what every example's `main` passes as its
-/// shutdown signal.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -1,39 +1,17 @@
-//! The controller loop: informer events of a primary kind, the kinds it owns and the kinds it
-//! watches, mapped to keys of one rate-limited workqueue; workers calling a [`Reconciler`].
-//!
-//! The counterpart of controller-runtime's `builder.ControllerManagedBy(mgr).For(..).Owns(..)
-//! .Watches(..)` and kube-rs's `Controller::new(..).owns(..).watches(..)`, written on
-//! kubegen-cache handlers and a kubegen-workqueue [`RateLimitingQueue`].
-//!
-//! # Which events enqueue what
-//! - The primary `K`: its own key (`namespace/name`) on add, update and delete; or, with
-//!   [`Builder::group_by_namespace`], its namespace.
-//! - An owned kind: the key of its controller owner (the ownerReference with `controller: true`
-//!   whose kind and apiVersion are `K`'s), as controller-runtime's `EnqueueRequestForOwner` with
-//!   `OnlyControllerOwner()`. Objects without such an owner enqueue nothing.
-//! - A watched kind: whatever keys the user's mapping function returns (controller-runtime's
-//!   `EnqueueRequestsFromMapFunc`, kube-rs's `watches` mapper).
-//! - [`Builder::generation_changes_only`] drops updates that keep `metadata.generation` (status
-//!   writes, including the controller's own), for every kind of the controller:
-//!   controller-runtime's `WithEventFilter(predicate.GenerationChangedPredicate{})`.
+//! The controller: a workqueue of keys fed by the handlers a [`crate::Builder`] registered, and
+//! the workers that take keys, look their objects up in the primary's cache and call a
+//! [`Reconciler`]. The counterpart of controller-runtime's `pkg/internal/controller`
+//! (`Controller.Start`, `processNextWorkItem`, `reconcileHandler`).
 //!
 //! # What a worker does with a key
 //! It looks the key up in the primary's cache. A key whose object is gone is not reconciled:
 //! as in controller-runtime (whose reconcilers start with `if NotFound { return }`) and kube-rs
 //! (which never calls `reconcile` for a missing object), cleanup on deletion is the job of a
 //! finalizer ([`crate::finalizer`]), whose object stays in the cache until the finalizer is
-//! removed. With [`Builder::group_by_namespace`] the object handed to reconcile is the first
-//! primary of the namespace by name, and [`Context::key`] is the namespace: the reconcile judges
-//! the namespace as a whole (image-police's unit of policy).
-//!
-//! Outcomes: `Ok(Action::Done)` forgets the key's failures; `Ok(Action::RequeueAfter(d))`
-//! forgets them and re-adds the key after `d`; `Err(e)` is logged, counted, and handled as
-//! [`Reconciler::on_error`] says: [`OnError::Backoff`] (the default) re-adds the key through the
-//! rate limiter (per-item exponential backoff plus the overall bucket),
-//! [`OnError::RequeueAfter`] after a given delay, and [`OnError::Terminal`] not at all (the
-//! error is recorded as a Warning Event on the object and counted as terminal: it will not
-//! succeed until the object changes, which enqueues it again). A panic counts as an error and
-//! is retried with backoff.
+//! removed. With [`crate::Builder::group_by_namespace`] the object handed to reconcile is the
+//! first primary of the namespace by name, and [`Context::key`] is the namespace: the reconcile
+//! judges the namespace as a whole (image-police's unit of policy). What the worker does with
+//! the outcome is in `reconcile.rs`.
 //!
 //! # Sharding
 //! A controller of a sharded manager's kind (see `sharding.rs`) asks the shard replica before
@@ -46,7 +24,7 @@
 //! keys, in-flight reconciles get `drain_timeout` to finish, still-queued keys are dropped (the
 //! next start's initial list enqueues every object again).
 
-use std::fmt::{self, Display};
+use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -55,119 +33,19 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_core::{Resource, Selector};
-use kubegen_cache::{
-    DeletedObject, HandlerFns, HandlerRegistration, Lister, ObjectKey, SharedIndexInformer, Synced,
-    UpdateFilter, generation_changed, wait_for_cache_sync,
-};
-use kubegen_sharding::{Refusal, RingKey};
-use kubegen_workqueue::{
-    MetricsProvider, NoopMetrics, RateLimitingQueue, default_controller_rate_limiter,
-};
+use kubegen_cache::{HandlerRegistration, Lister, ObjectKey, Synced, wait_for_cache_sync};
+use kubegen_sharding::Refusal;
+use kubegen_workqueue::RateLimitingQueue;
 
-use crate::Error;
+use crate::error::Error;
 use crate::events::{EventType, Recorder};
-use crate::metrics::{Metrics, Outcome, ProcessMetrics};
+use crate::metrics::{Metrics, Outcome};
+use crate::reconcile::{Action, Context, Object, OnError, Reconciler};
 use crate::sharding::Gate;
-
-/// What the controller does with a key after a successful reconcile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// Nothing more until the next event about the key.
-    Done,
-    /// Reconcile the key again after this long, even if no event arrives (polling something
-    /// outside the cluster, waiting for a deadline).
-    RequeueAfter(Duration),
-}
-
-/// What a reconcile knows besides the object: the key it was queued under and how often it has
-/// failed in a row.
-#[derive(Clone, Debug)]
-pub struct Context {
-    key: ObjectKey,
-    failures: u32,
-}
-
-impl Context {
-    /// A context for `key` after `failures` failed attempts (for tests of reconcilers).
-    pub fn new(key: ObjectKey, failures: u32) -> Context {
-        Context { key, failures }
-    }
-
-    /// The queued key: the object's `namespace/name`, or its namespace for a controller built
-    /// with [`Builder::group_by_namespace`].
-    pub fn key(&self) -> &ObjectKey {
-        &self.key
-    }
-
-    /// How many reconciles of this key failed in a row before this one.
-    pub fn failures(&self) -> u32 {
-        self.failures
-    }
-}
-
-/// What the controller does with a key whose reconcile failed: the error policy of
-/// kube-rs's `error_policy` and controller-runtime's `reconcile.TerminalError`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnError {
-    /// Retry through the rate limiter: per-item exponential backoff, capped by the overall bucket.
-    Backoff,
-    /// Retry after exactly this long (the key's failures still count in [`Context::failures`]).
-    RequeueAfter(Duration),
-    /// Never retry: the error will not go away by itself (an invalid spec, a missing permission
-    /// that needs a person). Recorded as a Warning Event on the object and counted in
-    /// `controller_runtime_terminal_reconcile_errors_total`; the next change of the object
-    /// enqueues it again.
-    Terminal,
-}
-
-/// The application's business logic for the primary kind `K`.
-///
-/// The reconciler holds whatever it needs (listers, clients, a [`crate::Recorder`]); the
-/// controller shares it between its workers.
-pub trait Reconciler<K>: Send + Sync + 'static {
-    /// Why a reconcile failed; [`Reconciler::on_error`] says what happens next.
-    type Error: std::error::Error + Send + Sync + 'static;
-
-    /// Makes the world match `object`. Must be idempotent: it may run again for the same state.
-    fn reconcile(
-        &self,
-        object: Arc<K>,
-        context: &Context,
-    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
-
-    /// What to do after `error`. The default retries with backoff.
-    fn on_error(&self, error: &Self::Error, context: &Context) -> OnError {
-        let _ = (error, context);
-        OnError::Backoff
-    }
-}
-
-/// A shared reconciler: the application keeps an `Arc` to inspect its state while the
-/// manager runs it.
-impl<K, R: Reconciler<K>> Reconciler<K> for Arc<R> {
-    type Error = R::Error;
-
-    fn reconcile(
-        &self,
-        object: Arc<K>,
-        context: &Context,
-    ) -> impl Future<Output = Result<Action, Self::Error>> + Send {
-        R::reconcile(self, object, context)
-    }
-
-    fn on_error(&self, error: &Self::Error, context: &Context) -> OnError {
-        R::on_error(self, error, context)
-    }
-}
-
-/// The kind of objects a controller can reconcile or watch.
-pub trait Object: Resource<DynamicType = ()> + Clone + Send + Sync + 'static {}
-
-impl<T> Object for T where T: Resource<DynamicType = ()> + Clone + Send + Sync + 'static {}
 
 /// How a primary object becomes a queue key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Grouping {
+pub(crate) enum Grouping {
     /// `namespace/name`.
     Object,
     /// The namespace alone.
@@ -175,7 +53,7 @@ enum Grouping {
 }
 
 impl Grouping {
-    fn key_of<K: Resource>(self, object: &K) -> Option<ObjectKey> {
+    pub(crate) fn key_of<K: Resource>(self, object: &K) -> Option<ObjectKey> {
         match self {
             Grouping::Object => Some(ObjectKey::of(object)),
             Grouping::Namespace => object
@@ -187,198 +65,18 @@ impl Grouping {
     }
 }
 
-/// A function from an event's object to the keys it enqueues.
-type Mapper<T> = Arc<dyn Fn(&T) -> Vec<ObjectKey> + Send + Sync>;
-
-/// Builds a [`Controller`] for the primary kind `K`. Start with [`Controller::builder`].
-#[must_use = "a builder does nothing until `build`"]
-pub struct Builder<K> {
-    name: String,
-    primary: SharedIndexInformer<K>,
-    grouping: Grouping,
-    generation_only: bool,
-    queue_metrics: Arc<dyn MetricsProvider>,
-    metrics: Metrics,
-    recorder: Option<Recorder>,
-    workers: Option<usize>,
-    /// Registers one secondary kind's handler, once the queue exists.
-    secondaries: Vec<Registrar>,
-    gate: Option<Arc<dyn Gate<K>>>,
-}
-
-/// Registers a handler feeding `queue`, filtered by generation if asked.
-type Registrar = Box<
-    dyn FnOnce(&RateLimitingQueue<ObjectKey>, bool) -> Result<HandlerRegistration, Error> + Send,
->;
-
-impl<K: Object> Builder<K> {
-    /// Queue keys are namespaces: every event of a primary (and every mapped event) in a
-    /// namespace enqueues the namespace, and one reconcile judges the namespace as a whole.
-    pub fn group_by_namespace(mut self) -> Self {
-        self.grouping = Grouping::Namespace;
-        self
-    }
-
-    /// Drops update events that keep `metadata.generation`, for every kind of the controller
-    /// (status churn, the controller's own status writes).
-    pub fn generation_changes_only(mut self) -> Self {
-        self.generation_only = true;
-        self
-    }
-
-    /// Where the workqueue (`workqueue_*{name="<controller>"}`) and the reconciles
-    /// (`controller_runtime_*{controller="<controller>"}`) are counted. A
-    /// [`crate::Manager::controller`] builder comes with the manager's.
-    pub fn metrics(mut self, metrics: &ProcessMetrics) -> Self {
-        self.queue_metrics = Arc::new(metrics.queues().clone());
-        self.metrics = metrics.controller(&self.name);
-        self
-    }
-
-    /// Parallel reconciles of this controller (controller-runtime's
-    /// `MaxConcurrentReconciles`); without it, the manager's default. At least 1.
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = Some(workers.max(1));
-        self
-    }
-
-    /// Where terminal errors are recorded as Events (without one, they are only logged and
-    /// counted). A [`crate::Manager::controller`] builder comes with the manager's.
-    pub fn recorder(mut self, recorder: Recorder) -> Self {
-        self.recorder = Some(recorder);
-        self
-    }
-
-    /// Every reconcile asks the shard replica first (a sharded manager's controllers of the
-    /// sharded kind come with it).
-    pub(crate) fn gate(mut self, gate: Arc<dyn Gate<K>>) -> Self {
-        self.gate = Some(gate);
-        self
-    }
-
-    /// Objects of kind `C` whose controller owner is a `K` enqueue that owner.
-    pub fn owns<C: Object>(self, owned: &SharedIndexInformer<C>) -> Self {
-        let grouping = self.grouping;
-        self.watches(owned, move |object: &C| {
-            owner_key::<K, C>(object, grouping).into_iter().collect()
-        })
-    }
-
-    /// Objects of kind `W` enqueue the keys `map` returns for them (on add, on update, and on
-    /// delete with the last known state).
-    pub fn watches<W: Object>(
-        mut self,
-        watched: &SharedIndexInformer<W>,
-        map: impl Fn(&W) -> Vec<ObjectKey> + Send + Sync + 'static,
-    ) -> Self {
-        let watched = watched.clone();
-        let map: Mapper<W> = Arc::new(map);
-        self.secondaries
-            .push(Box::new(move |queue, generation_only| {
-                register(&watched, queue, map, generation_only)
-            }));
-        self
-    }
-
-    /// Creates the queue and registers every handler.
-    ///
-    /// # Errors
-    /// [`Error::HandlerRegistrationFailed`] if an informer was already shut down;
-    /// [`Error::ShardingByObject`] for a controller grouped by namespace on a ring that does not
-    /// shard by namespace.
-    pub fn build(self) -> Result<Controller<K>, Error> {
-        let by_object = self
-            .gate
-            .as_ref()
-            .is_some_and(|g| g.key() != RingKey::Namespace);
-        if self.grouping == Grouping::Namespace && by_object {
-            return Err(Error::ShardingByObject {
-                controller: self.name,
-            });
-        }
-        let queue = RateLimitingQueue::new(
-            &self.name,
-            default_controller_rate_limiter(),
-            self.queue_metrics,
-        );
-        let grouping = self.grouping;
-        let primary_map: Mapper<K> =
-            Arc::new(move |object: &K| grouping.key_of(object).into_iter().collect());
-        let mut registrations = vec![register(
-            &self.primary,
-            &queue,
-            primary_map,
-            self.generation_only,
-        )?];
-        for secondary in self.secondaries {
-            registrations.push(secondary(&queue, self.generation_only)?);
-        }
-        Ok(Controller {
-            name: self.name,
-            queue,
-            primary: self.primary.lister(),
-            grouping,
-            registrations,
-            metrics: self.metrics,
-            recorder: self.recorder,
-            workers: self.workers,
-            gate: self.gate,
-        })
-    }
-}
-
-/// Registers a handler on `informer` that enqueues `map(object)` for every event.
-fn register<T: Object>(
-    informer: &SharedIndexInformer<T>,
-    queue: &RateLimitingQueue<ObjectKey>,
-    map: Mapper<T>,
-    generation_only: bool,
-) -> Result<HandlerRegistration, Error> {
-    let enqueue = {
-        let queue = queue.clone();
-        move |object: &T| map(object).into_iter().for_each(|key| queue.add(key))
-    };
-    let (on_add, on_update, on_delete) = (enqueue.clone(), enqueue.clone(), enqueue);
-    let handler = HandlerFns::<T>::new()
-        .on_add(move |object, _| on_add(object))
-        .on_update(move |_, object| on_update(object))
-        .on_delete(move |gone: &DeletedObject<T>| on_delete(gone.object()));
-    let keep = move |old: &T, new: &T| !generation_only || generation_changed(old, new);
-    informer
-        .add_event_handler(UpdateFilter::new(keep, handler))
-        .map_err(|source| Error::HandlerRegistrationFailed { source })
-}
-
-/// The key of `object`'s controller owner if that owner is a `K`.
-fn owner_key<K: Object, C: Object>(object: &C, grouping: Grouping) -> Option<ObjectKey> {
-    let (kind, api_version) = (K::kind(&()), K::api_version(&()));
-    let owner = object
-        .meta()
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|owner| owner.controller == Some(true))?;
-    if owner.kind != kind || owner.api_version != api_version {
-        return None;
-    }
-    let namespace = object.meta().namespace.as_deref();
-    Some(match grouping {
-        Grouping::Object => ObjectKey::new(namespace, &owner.name),
-        Grouping::Namespace => ObjectKey::new(None, namespace.unwrap_or_default()),
-    })
-}
-
 /// Informer handlers, a workqueue of keys and the lookup of keys in the primary's cache.
+/// Made by [`crate::Builder::build`] (start with [`Controller::builder`]), which fills the fields.
 pub struct Controller<K> {
-    name: String,
-    queue: RateLimitingQueue<ObjectKey>,
-    primary: Lister<K>,
-    grouping: Grouping,
-    registrations: Vec<HandlerRegistration>,
-    metrics: Metrics,
-    recorder: Option<Recorder>,
-    workers: Option<usize>,
-    gate: Option<Arc<dyn Gate<K>>>,
+    pub(crate) name: String,
+    pub(crate) queue: RateLimitingQueue<ObjectKey>,
+    pub(crate) primary: Lister<K>,
+    pub(crate) grouping: Grouping,
+    pub(crate) registrations: Vec<HandlerRegistration>,
+    pub(crate) metrics: Metrics,
+    pub(crate) recorder: Option<Recorder>,
+    pub(crate) workers: Option<usize>,
+    pub(crate) gate: Option<Arc<dyn Gate<K>>>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -391,29 +89,12 @@ impl<K> fmt::Debug for Controller<K> {
 }
 
 impl<K: Object> Controller<K> {
-    /// A builder for the controller `name` (its queue's name in the `workqueue_*` metrics) of the
-    /// primary kind `K`, whose objects come from `primary`.
-    pub fn builder(name: &str, primary: &SharedIndexInformer<K>) -> Builder<K> {
-        Builder {
-            name: name.to_owned(),
-            primary: primary.clone(),
-            grouping: Grouping::Object,
-            generation_only: false,
-            queue_metrics: Arc::new(NoopMetrics),
-            metrics: Metrics::default(),
-            recorder: None,
-            workers: None,
-            secondaries: Vec::new(),
-            gate: None,
-        }
-    }
-
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// The worker count set with [`Builder::workers`], if any.
+    /// The worker count set with [`crate::Builder::workers`], if any.
     pub fn workers(&self) -> Option<usize> {
         self.workers
     }
@@ -696,15 +377,6 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-impl Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Action::Done => f.write_str("done"),
-            Action::RequeueAfter(delay) => write!(f, "requeue after {delay:?}"),
-        }
-    }
 }
 
 #[cfg(test)]

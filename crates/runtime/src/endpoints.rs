@@ -206,7 +206,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
-    use crate::ProcessMetrics;
+    use crate::metrics::ProcessMetrics;
 
     /// Metrics with one sample: this replica leads the Lease `test`.
     fn leading() -> ProcessMetrics {

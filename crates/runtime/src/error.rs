@@ -161,4 +161,29 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// The TokenRequest for a ServiceAccount failed (no such ServiceAccount, not allowed, ...).
+    #[error("requesting a token for ServiceAccount {namespace}/{name} failed")]
+    TokenRequestFailed {
+        /// The ServiceAccount's namespace.
+        namespace: String,
+        /// The ServiceAccount's name.
+        name: String,
+        /// The client's error (boxed: it is large and rare).
+        #[source]
+        source: Box<kubegen_client::Error>,
+    },
+    /// The TokenRequest was answered without a `status.token`.
+    #[error("the TokenRequest for {namespace}/{name} answered no status.token")]
+    TokenMissing {
+        /// The ServiceAccount's namespace.
+        namespace: String,
+        /// The ServiceAccount's name.
+        name: String,
+    },
+    /// A kubeconfig could not be rewritten (no usable current context).
+    #[error("kubeconfig: {reason}")]
+    KubeconfigInvalid {
+        /// What is wrong with it.
+        reason: String,
+    },
 }

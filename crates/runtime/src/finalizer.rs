@@ -36,7 +36,7 @@ use kube_core::Resource;
 use kubegen_client::{ApiObject, Client, Patch, PatchOptions, ResourceClient};
 use serde_json::{Value, json};
 
-use crate::Action;
+use crate::reconcile::Action;
 
 /// What [`finalizer`] asks the reconcile to do.
 #[derive(Debug)]

@@ -5,8 +5,9 @@
 //! | controller-runtime / client-go                  | here                                   | module          |
 //! |-------------------------------------------------|----------------------------------------|-----------------|
 //! | `ctrl.NewManager(cfg, ctrl.Options{..})`, `mgr.Start(ctx)` | [`Manager`], [`ManagerOptions`] | `manager.rs`    |
-//! | `builder.ControllerManagedBy().For().Owns().Watches()` | [`Manager::controller`], [`Builder`] | `controller.rs` |
-//! | `reconcile.Reconciler`, `reconcile.Result`, `reconcile.TerminalError` | [`Reconciler`], [`Action`], [`OnError`] | `controller.rs` |
+//! | `builder.ControllerManagedBy().For().Owns().Watches()` (`pkg/builder`) | [`Manager::controller`], [`Builder`] | `builder.rs` |
+//! | `reconcile.Reconciler`, `reconcile.Request`, `reconcile.Result`, `reconcile.TerminalError` (`pkg/reconcile`) | [`Reconciler`], [`Context`], [`Action`], [`OnError`] | `reconcile.rs` |
+//! | `controller.Controller`, its workers (`pkg/internal/controller`) | [`Controller`] | `controller.rs` |
 //! | `mgr.GetClient()` (cache reads, server writes)  | [`CachedClient`]                       | `cached.rs`     |
 //! | `controllerutil.AddFinalizer`, kube-rs `finalizer()` | [`finalizer::finalizer`]          | `finalizer.rs`  |
 //! | `meta.SetStatusCondition`, `metav1.ConditionStatus` | [`conditions::set_condition`], [`conditions::ConditionStatus`] | `conditions.rs` |
@@ -18,6 +19,22 @@
 //! | `pkg/webhook` (admission, conversion, certwatcher) | [`webhook`], [`Manager::webhook_server`] | `webhook/` |
 //! | `kubectl create -f`, envtest's CRD install      | [`manifests`], [`crds`]                | `manifests.rs`, `crds.rs` |
 //! | `kubectl apply --server-side -f` (multi-document, any kinds) | [`apply::apply_yaml`] | `apply.rs` |
+//! | `kubectl create token`, a kubeconfig with it   | [`service_account::issue_token`], [`service_account::kubeconfig_with_token`] | `service_account.rs` |
+//! | (each controller's switch over workload kinds) | [`pod_template::PodTemplate`]          | `pod_template.rs` |
+//!
+//! An operator's `--embedded` mode (an in-process API server set up as a cluster) is
+//! `kubegen-embedded`: it starts a `kubegen-testserver`, which itself depends on this crate.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `flags`
+//! - `manager`
+//! - `builder`, `options`
+//! - `controller`, `cached`, `finalizer`
+//! - `sharding`, `endpoints`, `events`, `webhook`, `crds`, `apply`, `service_account`
+//! - `reconcile`, `metrics`, `stop`, `correlator`, `manifests`
+//! - `error`, `conditions`, `pod_template`, `signal`
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
 
@@ -25,6 +42,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod apply;
+pub mod builder;
 mod cached;
 pub mod conditions;
 pub mod controller;
@@ -39,16 +57,22 @@ pub mod manager;
 pub mod manifests;
 pub mod metrics;
 mod options;
+pub mod pod_template;
+pub mod reconcile;
+pub mod service_account;
 mod sharding;
 mod signal;
+mod stop;
 pub mod webhook;
 
+pub use builder::Builder;
 pub use cached::CachedClient;
-pub use controller::{Action, Builder, Context, Controller, Object, OnError, Reconciler};
+pub use controller::Controller;
 pub use endpoints::Health;
 pub use error::Error;
 pub use events::{EventType, Recorder};
 pub use flags::ManagerFlags;
 pub use manager::{Manager, ManagerOptions};
 pub use metrics::ProcessMetrics;
+pub use reconcile::{Action, Context, Object, OnError, Reconciler};
 pub use signal::shutdown_signal;

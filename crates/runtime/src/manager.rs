@@ -46,41 +46,21 @@ use kubegen_cache::{ClientListWatchSource, InformerFactory, SharedIndexInformer}
 use kubegen_client::Client;
 use kubegen_leaderelection::{LeaderCallbacks, LeaderElector, Leadership, RunOutcome};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::builder::Builder;
 use crate::cached::CachedClient;
-use crate::controller::{Builder, Controller, Object, Reconciler};
+use crate::controller::Controller;
 use crate::endpoints::{Endpoints, Health, LEADER_RENEWAL_TOLERANCE, LivenessCheck};
 use crate::error::Error;
 use crate::events::Recorder;
 use crate::metrics::ProcessMetrics;
 pub use crate::options::ManagerOptions;
+use crate::reconcile::{Object, Reconciler};
 use crate::sharding::{Gate, Shard};
+use crate::stop::Stop;
 use crate::webhook::WebhookServer;
-
-/// A one-shot, cloneable stop signal: `trigger` once, any number of `wait`ers wake.
-#[derive(Clone, Debug)]
-pub(crate) struct Stop(Arc<watch::Sender<bool>>);
-
-impl Stop {
-    pub(crate) fn new() -> Stop {
-        Stop(Arc::new(watch::channel(false).0))
-    }
-
-    pub(crate) fn trigger(&self) {
-        self.0.send_replace(true);
-    }
-
-    pub(crate) fn is_triggered(&self) -> bool {
-        *self.0.borrow()
-    }
-
-    pub(crate) async fn wait(&self) {
-        let mut stopped = self.0.subscribe();
-        let _ = stopped.wait_for(|stopped| *stopped).await;
-    }
-}
 
 /// What the manager needs of a controller without knowing its kinds.
 trait Runnable: Send + Sync {

@@ -46,8 +46,8 @@ use kubegen_sharding::{Dependents, HashRing, Refusal, Replica, ReplicaConfig, Ri
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::manager::Stop;
 use crate::metrics::ProcessMetrics;
+use crate::stop::Stop;
 
 /// How often the `controller_sharding_*` gauges are refreshed.
 const REPORT_PERIOD: Duration = Duration::from_secs(1);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 use kubegen_examples::provisioner::cloud::CloudOptions;
 use kubegen_examples::provisioner::{self, ClusterProvisioner, ProvisionerOptions};
-use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
+use kubegen_examples::target::{Target, TargetFlags, create_if_absent};
 use tracing_subscriber::EnvFilter;
 
 /// Provision Clusters on a simulated cloud and write their Kubeconfigs.
@@ -56,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
         create_if_absent(target.client(), &provisioner::sample("demo")).await?;
         println!("  created Cluster demo");
     }
-    shutdown_signal().await;
+    kubegen_runtime::shutdown_signal().await;
     controller.shutdown().await;
     Ok(())
 }

@@ -7,7 +7,7 @@
 use clap::Parser;
 use kubegen_examples::network::trace::{PipelineTrace, TraceOutput};
 use kubegen_examples::network::{self, NetworkController};
-use kubegen_examples::target::{Target, TargetFlags, shutdown_signal, unique_suffix};
+use kubegen_examples::target::{Target, TargetFlags, unique_suffix};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
@@ -49,7 +49,7 @@ async fn main() -> anyhow::Result<()> {
         let name = format!("tour-{}", unique_suffix());
         network::tour(&client, &trace, namespace, &name).await?;
     }
-    shutdown_signal().await;
+    kubegen_runtime::shutdown_signal().await;
     controller.shutdown().await;
     Ok(())
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use kubegen_examples::target::{Target, TargetFlags, create_if_absent, shutdown_signal};
+use kubegen_examples::target::{Target, TargetFlags, create_if_absent};
 use kubegen_examples::vm::{self, VmController, VmOptions};
 use kubegen_runtime::webhook::WebhookOptions;
 use kubegen_sharding::{ReplicaConfig, Ring};
@@ -84,5 +84,7 @@ async fn main() -> anyhow::Result<()> {
         create_if_absent(target.client(), &vm::sample("default", "demo")).await?;
         println!("  created VirtualMachine default/demo");
     }
-    controller.run_until(shutdown_signal()).await
+    controller
+        .run_until(kubegen_runtime::shutdown_signal())
+        .await
 }

@@ -6,7 +6,7 @@
 //!
 //! One process holds everything: an in-process kubegen-testserver with deploy/crd.yaml, the
 //! `police-demo` namespace and its WhiteList (deploy/samples/00 and 10, installed through
-//! `kubegen_controller::manifests`), the controller itself (`kubegen_controller::run::run`, the
+//! `kubegen_runtime::manifests`), the controller itself (`kubegen_controller::run::run`, the
 //! same function the `image-police` binary calls, endpoints disabled), and the load driver. The
 //! driver POSTs `--n` real-looking Deployments (`kubegen_bench::data::deployment`, ~5 KiB, images
 //! not on the WhiteList) in bursts of `--burst` with `--pause-ms` between bursts, while a watch on

@@ -32,6 +32,14 @@
 //! | `certwatcher.CertWatcher`                          | [`CertWatcher`]                        |
 //! | `webhook.Server.StartedChecker()` (dials TLS)       | part of the manager's `/readyz` (a flag set once bound; why no dial: `server.rs`) |
 //! | cert-manager's CA injector                          | [`SelfSigned`] (no cert-manager needed; one CA per replica, last 4 kept) |
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `server`
+//! - `hub`, `bootstrap`, `certs`, `metrics`
+//! - `conversion`
+//! - `admission`
 
 mod admission;
 mod bootstrap;

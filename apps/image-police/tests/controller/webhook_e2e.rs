@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use kubegen_client::Client;
-use kubegen_controller::service_account::SERVICE_ACCOUNT;
+use kubegen_controller::run::SERVICE_ACCOUNT;
 use kubegen_runtime::manifests;
 use serde_json::{Value, json};
 

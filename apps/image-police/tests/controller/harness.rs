@@ -20,11 +20,10 @@ use kubegen_api::police::v1beta1::{WhiteList, WhiteListStatus};
 use kubegen_client::{
     Client, Config, DeleteOptions, GetOptions, ListOptions, LoadOptions, ResourceClient,
 };
-use kubegen_controller::deploy;
 use kubegen_controller::flags::Flags;
-use kubegen_controller::service_account::SERVICE_ACCOUNT;
-use kubegen_controller::service_account::{issue_token, kubeconfig_with_token};
-use kubegen_runtime::{Health, ProcessMetrics, manifests};
+use kubegen_controller::run::SERVICE_ACCOUNT;
+use kubegen_runtime::service_account::{issue_token, kubeconfig_with_token};
+use kubegen_runtime::{Health, ProcessMetrics, crds, manifests};
 use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -473,12 +472,14 @@ pub fn deploy_dir() -> PathBuf {
 /// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without
 /// apiextensions.k8s.io/v1 (1.15), as discovery says.
 async fn install_crds(client: &Client) {
-    let crds = deploy::crd_manifest(client, &deploy_dir())
+    let deploy = deploy_dir();
+    let (v1, v1beta1) = (deploy.join("crd.yaml"), deploy.join("crd-v1beta1.yaml"));
+    let (manifest, _) = crds::manifest_for(client, &v1, &v1beta1)
         .await
         .unwrap_or_else(|e| panic!("choosing the CRD manifest: {e}"));
-    manifests::create_from_paths(client, std::slice::from_ref(&crds))
+    manifests::create_from_paths(client, &[manifest.to_path_buf()])
         .await
-        .unwrap_or_else(|e| panic!("{}: {e}", crds.display()));
+        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
 }
 
 /// A kubeconfig for the same server as `admin_kubeconfig`, with a fresh token of the

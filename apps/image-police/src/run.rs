@@ -39,6 +39,11 @@ use crate::reconcile::{COMPONENT, Reconciler};
 use crate::webhook::ImagePolicyWebhook;
 use crate::writer::Writer;
 
+/// The ServiceAccount image-police runs as (deploy/sa.yaml) and the namespace it lives in:
+/// `--embedded` and the e2e suite hand the controller a token of it, so it has exactly the
+/// permissions deploy/rbac.yaml grants.
+pub const SERVICE_ACCOUNT: (&str, &str) = ("image-police", "image-police");
+
 /// Runs image-police as the binary does until `shutdown` resolves (or leadership is lost).
 ///
 /// # Errors

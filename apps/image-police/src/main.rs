@@ -1,5 +1,6 @@
 //! `image-police`: deletes Deployments that run images not on their namespace's WhiteList.
-//! Everything but flag parsing, logging and signals lives in the library (`kubegen_controller::run`).
+//! Everything but flag parsing, logging, signals and the `--embedded` set-up lives in the library
+//! (`kubegen_controller::run`).
 
 use std::process::ExitCode;
 
@@ -32,18 +33,42 @@ async fn run(flags: &mut Flags) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts the in-process API server and points `flags` at it; it stops when the result drops.
+/// Starts the in-process API server (`kubegen-embedded`) with deploy/'s CRDs, samples,
+/// ServiceAccount, RBAC and webhook configuration (its webhooks calling loopback), and points
+/// `flags` at it: the controller runs as its ServiceAccount and serves the webhook on loopback
+/// with the self-signed bootstrap, which writes its CA into the configuration as in a cluster.
+/// The server stops when the result drops.
 #[cfg(feature = "embedded")]
-async fn start_embedded(
-    flags: &mut Flags,
-) -> anyhow::Result<kubegen_controller::embedded::Embedded> {
-    let embedded = kubegen_controller::embedded::Embedded::start(&flags.deploy_dir).await?;
-    eprintln!("{}", embedded.banner());
-    flags.manager.kubeconfig = Some(embedded.controller_kubeconfig().to_path_buf());
-    // The webhook the installed configuration calls, on loopback, with a self-signed certificate.
+async fn start_embedded(flags: &mut Flags) -> anyhow::Result<kubegen_embedded::Embedded> {
+    let deploy = flags.deploy_dir.clone();
+    let mut embedded = kubegen_embedded::Embedded::start("image-police").await?;
+    embedded
+        .install_crds(&deploy.join("crd.yaml"), &deploy.join("crd-v1beta1.yaml"))
+        .await?;
+    embedded
+        .install(&[
+            deploy.join("samples"),
+            deploy.join("sa.yaml"),
+            deploy.join("rbac.yaml"),
+        ])
+        .await?;
+    let webhook = embedded
+        .install_webhooks(&deploy.join("webhook.yaml"))
+        .await?;
+    let (namespace, name) = kubegen_controller::run::SERVICE_ACCOUNT;
+    let kubeconfig = embedded.run_as(namespace, name).await?;
+    eprintln!(
+        "{}  try: KUBECONFIG={} kubectl -n police-demo get whitelists,deployments,events\n  \
+         the admission webhook (https://127.0.0.1:{}) refuses Deployments whose images are not on \
+         the WhiteList, and the controller deletes any admitted while it was down; Ctrl-C stops it",
+        embedded.banner(),
+        embedded.kubeconfig().display(),
+        webhook.port
+    );
+    flags.manager.kubeconfig = Some(kubeconfig);
     flags.manager.webhook_host = Some(std::net::IpAddr::from([127, 0, 0, 1]));
-    flags.manager.webhook_port = embedded.webhook_port();
-    flags.manager.webhook_cert_path = embedded.webhook_cert_dir().to_path_buf();
+    flags.manager.webhook_port = webhook.port;
+    flags.manager.webhook_cert_path = webhook.cert_dir;
     flags.webhook_self_signed = true;
     Ok(embedded)
 }

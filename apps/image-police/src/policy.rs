@@ -23,9 +23,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use k8s_openapi::api::core::v1::Container;
+use kubegen_runtime::pod_template::PodTemplate;
 
 use crate::image_ref::{ImageRef, ImageRefError, parse_tag};
-use crate::pod_template::PodTemplate;
 
 /// One rule as written in a WhiteList (`spec.images[i]`).
 #[derive(Clone, Copy, Debug)]

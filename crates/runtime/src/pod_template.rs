@@ -1,7 +1,12 @@
-//! Where each kind that runs containers keeps its pod spec: what the policy judges. The
-//! controller deletes offending Deployments; the admission webhook judges every kind that
-//! creates Pods, so a forbidden image cannot reach a node through a ReplicaSet, a Job or a
-//! bare Pod either.
+//! Where each kind that runs containers keeps its pod spec: one trait over Pod and the seven
+//! workload kinds, so a controller or admission webhook that judges containers (images,
+//! resources, security settings) is written once for all of them. image-police's policy judges
+//! the images of every kind that creates Pods with it, so a forbidden image cannot reach a node
+//! through a ReplicaSet, a Job or a bare Pod either.
+//!
+//! client-go has no such interface (each controller switches on the kind); kube-rs leaves it to
+//! the user. It lives in the runtime because an operator needs it in production, in its
+//! reconciles and webhooks.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};

@@ -23,12 +23,12 @@ use kube_core::Selector;
 use kubegen_api::police::v1beta1::WhiteList;
 use kubegen_cache::SharedIndexInformer;
 use kubegen_listers::police::v1beta1::WhiteListLister;
+use kubegen_runtime::pod_template::PodTemplate;
 use kubegen_runtime::webhook::{
     Admissible, Admission, Denial, Operation, Validator, Warnings, WebhookServer,
 };
 
 use crate::namespaces::ProtectedNamespaces;
-use crate::pod_template::PodTemplate;
 use crate::reconcile::{Verdict, judge};
 
 /// The path of each kind's validating webhook, as `deploy/webhook.yaml` names them

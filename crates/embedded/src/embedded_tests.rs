@@ -1,0 +1,74 @@
+//! Tests of the embedded set-up against the repository's own `deploy/` (image-police's CRDs,
+//! ServiceAccount and RBAC): what it installs, and that the identity it hands out is the
+//! ServiceAccount's, with exactly the permissions deploy/rbac.yaml grants.
+
+use kubegen_client::{Config, ListOptions, LoadOptions, ResourceClient};
+
+use super::*;
+
+fn deploy() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
+}
+
+#[tokio::test]
+async fn the_operator_runs_as_its_service_account_under_its_rbac() {
+    let mut embedded = Embedded::start("kubegen-embedded-test")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deploy = deploy();
+    let version = embedded
+        .install_crds(&deploy.join("crd.yaml"), &deploy.join("crd-v1beta1.yaml"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(version, CrdVersion::V1);
+    embedded
+        .install(&[deploy.join("sa.yaml"), deploy.join("rbac.yaml")])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        embedded
+            .created()
+            .contains(&"CustomResourceDefinition whitelists.police.example.com".to_owned()),
+        "{:?}",
+        embedded.created()
+    );
+    let path = embedded
+        .run_as("image-police", "image-police")
+        .await
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let banner = embedded.banner();
+    assert!(
+        banner.contains(&format!("  controller kubeconfig: {}\n", path.display())),
+        "{banner}"
+    );
+    assert!(
+        banner.contains("runs as ServiceAccount image-police/image-police"),
+        "{banner}"
+    );
+
+    let mut load = LoadOptions::default();
+    load.kubeconfig_path = Some(path.clone());
+    let config = Config::load(&load).await.unwrap_or_else(|e| panic!("{e}"));
+    let operator = Client::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let deployments =
+        ResourceClient::<k8s_openapi::api::apps::v1::Deployment>::all_namespaces(operator.clone());
+    deployments
+        .list(&ListOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("deploy/rbac.yaml grants listing Deployments: {e}"));
+    let secrets = ResourceClient::<k8s_openapi::api::core::v1::Secret>::all_namespaces(operator);
+    let refused = secrets.list(&ListOptions::default()).await;
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(kubegen_client::Error::is_forbidden),
+        "Secrets are not granted: {refused:?}"
+    );
+
+    let admin_kubeconfig = embedded.kubeconfig().to_path_buf();
+    drop(embedded);
+    assert!(
+        !path.exists() && !admin_kubeconfig.exists(),
+        "the kubeconfigs are removed"
+    );
+}
