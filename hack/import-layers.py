@@ -86,7 +86,7 @@ def blank_non_code(text):
             line += text.count("\n", i, j)
             blank(i, j)
             i = j
-        elif c == "r" and re.match(r'r#*"', text[i:i + 260]) and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+        elif c == "r" and re.match(r'r#*"', text[i:i + 260]) and not re.search(r"(?:[\w]b|[^\Wb])$", text[max(0, i - 2):i]):
             hashes = re.match(r'r(#*)"', text[i:]).group(1)
             end = text.find('"' + hashes, i + 2 + len(hashes))
             j = n if end < 0 else end + 1 + len(hashes)
@@ -176,7 +176,7 @@ class Module:
         self.code = ""
         self.marked = set()
         self.text = ""
-        self.reexports = {}  # name -> path (list of segments, relative to this module)
+        self.reexports = {}  # name -> path of each `use` leaf (segments, relative to this module)
         self.defines = set()  # names of items defined in this file
 
 
@@ -227,9 +227,8 @@ ITEM_DEF = re.compile(
 
 def scan_reexports_and_defs(m):
     m.defines = set(ITEM_DEF.findall(m.code)) - set(m.children)
+    # Private imports count too: a child sees its parent's `use` items through `super::`.
     for u in iter_use(m.code):
-        if not u["pub"]:
-            continue
         for path, alias, _ in u["leaves"]:
             if path and path[-1] not in ("*", "self"):
                 m.reexports[alias or path[-1]] = path
@@ -242,7 +241,6 @@ TOKEN = re.compile(r"\s*(::|\{|\}|,|\*|\w+|;)")
 def iter_use(code):
     """Each `use` item: its leaves as (segments, alias, offset of the leaf's last segment)."""
     for m in USE.finditer(code):
-        # Not `use` inside an identifier (e.g. `reuse`) and not a keyword that only looks alike.
         pos = m.end()
         toks = []
         while True:

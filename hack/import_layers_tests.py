@@ -96,6 +96,16 @@ class ImportLayersTests(unittest.TestCase):
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("no `# Layers` section", problems[0])
 
+    def test_parent_private_import_is_followed_to_the_child(self):
+        problems = self.crate({
+            "lib.rs": LAYERS_HEAD + "//! - `f`\nmod f;\n",
+            "f/mod.rs": "//! Folder.\n//!\n//! # Layers\n//! - `x`\n//! - `y`\nmod x;\nmod y;\n"
+                        "use y::Y;\nfn g(_: x::X, _: Y) {}\n",
+            "f/x.rs": "use super::Y;\npub struct X(Y);\n",
+            "f/y.rs": "pub struct Y;\n",
+        })
+        self.assertEqual(problems, [])
+
     def test_folder_layers_and_parent_items(self):
         problems = self.crate({
             "lib.rs": LAYERS_HEAD + "//! - `f`\nmod f;\n",
@@ -116,6 +126,8 @@ class ImportLayersTests(unittest.TestCase):
             "lib.rs": LAYERS_HEAD + "//! - `top`\n//! - `bottom`\nmod top;\nmod bottom;\n",
             "top.rs": "pub struct Top;\n",
             "bottom.rs": "// crate::top::Top\nconst S: &str = \"crate::top\";\n"
+                         "const R: &[u8] = br#\"crate::top \"quoted\"\"#;\n"
+                         "/* crate::top /* nested */ crate::top */\n"
                          "fn f() { quote!(crate::top::Top); }\n"
                          "#[cfg(test)]\nfn t() -> crate::top::Top { crate::top::Top }\n"
                          "#[cfg(test)]\n#[path = \"bottom_tests.rs\"]\nmod tests;\n",
