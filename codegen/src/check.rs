@@ -6,15 +6,14 @@
 //! Emitters may then assume a consistent model. Mirrors the checks client-gen's `genclient`
 //! tag extraction and controller-gen's CRD markers perform, but reports all problems at once.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::diag::Diagnostics;
-use crate::model::{EnumDef, FieldType, Kind, Location, Model, Package, Scope, StructDef, Verb};
-use crate::names;
-use crate::tags::Tag;
+use crate::model::{Kind, Location, Model, Package};
 
 mod kinds;
 mod lists;
+mod lookup;
 mod structs;
 mod versions;
 
@@ -167,56 +166,6 @@ fn check_modules(model: &Model, diags: &mut Diagnostics) {
             }
         }
     }
-}
-
-/// Type tags that make a struct a kind.
-fn is_genclient_tag(tag: &Tag) -> bool {
-    matches!(
-        tag,
-        Tag::GenClient
-            | Tag::NonNamespaced
-            | Tag::NoStatus
-            | Tag::NoVerbs
-            | Tag::ReadOnly
-            | Tag::OnlyVerbs(_)
-            | Tag::SkipVerbs(_)
-            | Tag::Method(_)
-    )
-}
-
-/// The verbs a plain `+genclient` kind gets.
-fn all_verbs() -> BTreeSet<Verb> {
-    Verb::ALL.into_iter().collect()
-}
-
-/// Whether `ty` (or what it wraps) names `name`.
-fn mentions(ty: &FieldType, name: &str) -> bool {
-    match ty {
-        FieldType::Named(n) => n == name,
-        FieldType::Option(inner) | FieldType::Vec(inner) | FieldType::Map(inner) => {
-            mentions(inner, name)
-        }
-        _ => false,
-    }
-}
-
-/// The struct named `name` in `package`.
-fn find<'a>(package: &'a Package, name: &str) -> Option<&'a StructDef> {
-    package.structs.iter().find(|def| def.name == name)
-}
-
-/// The enum named `name` in `package`.
-fn find_enum<'a>(package: &'a Package, name: &str) -> Option<&'a EnumDef> {
-    package.enums.iter().find(|def| def.name == name)
-}
-
-/// Default scope, plural and singular of a kind.
-fn defaults(name: &str) -> (Scope, String, String) {
-    (
-        Scope::Namespaced,
-        names::default_plural(name),
-        name.to_ascii_lowercase(),
-    )
 }
 
 #[cfg(test)]

@@ -21,9 +21,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::generated::VERSION;
 use crate::names;
 use crate::runtime::{Runtime, path_text, relative_path, toml_string};
-use crate::write::VERSION;
 
 /// What `kubegen init` scaffolds.
 #[derive(Clone, Debug)]

@@ -24,19 +24,32 @@
 //! println!("{} files changed", changes.changed.len());
 //! # Ok::<(), kubegen_codegen::Error>(())
 //! ```
-
-use std::path::PathBuf;
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both). `check` sits above `emit`: it asks
+//! `emit/defaults.rs` whether a `+kubegen:default` value can be emitted for its field.
+//! - `check`
+//! - `emit`, `init`, `write`
+//! - `parse`, `builtins`, `config`
+//! - `tags`, `types`, `diag`, `names`, `error`
+//! - `model`
+//! - `validation`
+//! - `generated`, `runtime`, `tag_syntax`, `wellknown`
 
 mod builtins;
 mod check;
 mod config;
 mod diag;
 mod emit;
+mod error;
+mod generated;
 mod init;
 pub mod model;
 mod names;
 mod parse;
 mod runtime;
+mod tag_syntax;
 mod tags;
 #[cfg(test)]
 mod testutil;
@@ -47,90 +60,11 @@ mod write;
 
 pub use config::{Config, ConversionWebhook};
 pub use diag::Diagnostic;
-pub use emit::Files;
+pub use error::Error;
+pub use generated::Files;
 pub use init::{InitOptions, Scaffold, init};
 pub use runtime::{GitReference, GitSource, Runtime};
 pub use write::Changes;
-
-/// Everything that can stop a generation run.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// `kubegen.toml` could not be read.
-    #[error("cannot read config {path}: {source}")]
-    ReadConfig {
-        /// The config file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// `kubegen.toml` is not valid.
-    #[error("invalid config {path}: {message}")]
-    BadConfig {
-        /// The config file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// The input has problems; nothing was written.
-    #[error("{} problem(s) in the API definitions:\n{}", .0.len(), render(.0))]
-    Invalid(Vec<Diagnostic>),
-    /// The boilerplate file could not be read.
-    #[error("cannot read boilerplate {path}: {source}")]
-    ReadBoilerplate {
-        /// The boilerplate file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A generated file could not be written or a stale one deleted.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// The file or directory.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// `kubegen init` was pointed at a directory that has entries; nothing was written.
-    #[error(
-        "cannot init {path}: the directory is not empty (kubegen init writes a new repository \
-         into an empty or missing directory)"
-    )]
-    InitNotEmpty {
-        /// The directory.
-        path: PathBuf,
-    },
-    /// A `kubegen init` option is invalid; nothing was written.
-    #[error("invalid --{option} `{value}`: {message}")]
-    InitOption {
-        /// The option, without `--`.
-        option: &'static str,
-        /// What was given.
-        value: String,
-        /// What is expected.
-        message: String,
-    },
-    /// A bug in kubegen: generated code that does not parse.
-    #[error("internal error (please report): {0}")]
-    Internal(String),
-}
-
-impl Error {
-    /// The input problems, when the run failed because of them.
-    pub fn diagnostics(&self) -> &[Diagnostic] {
-        match self {
-            Error::Invalid(diagnostics) => diagnostics,
-            _ => &[],
-        }
-    }
-}
-
-fn render(diagnostics: &[Diagnostic]) -> String {
-    diagnostics
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// Parses and checks the input of `config` into the model.
 ///
@@ -176,7 +110,7 @@ pub fn warnings(config: &Config) -> Result<Vec<String>, Error> {
 /// Loads the model and runs `emit` on it.
 fn with_context<T>(
     config: &Config,
-    run: impl FnOnce(&emit::EmitCtx<'_>) -> Result<T, Error>,
+    run: impl FnOnce(&emit::ctx::EmitCtx<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let model = load_model(config)?;
     let boilerplate = match &config.boilerplate {
@@ -192,7 +126,7 @@ fn with_context<T>(
         }
         None => String::new(),
     };
-    let ctx = emit::EmitCtx {
+    let ctx = emit::ctx::EmitCtx {
         config,
         model: &model,
         boilerplate,

@@ -7,6 +7,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use crate::validation::Validation;
+
 /// Where something was written: a path relative to the input root's parent (`apis/police/...`)
 /// and a 1-based line. Every diagnostic points at one of these.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,7 +61,60 @@ pub struct StructDef {
     /// Where the struct is declared.
     pub location: Location,
     /// Type tags as written, with their lines; the checker turns them into a [`Kind`].
-    pub(crate) tags: Vec<(crate::tags::Tag, Location)>,
+    pub(crate) tags: Vec<(Tag, Location)>,
+}
+
+/// One parsed tag (`tags.rs` parses them). Type tags stay on their [`StructDef`] until the checker
+/// resolves them into a [`Kind`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tag {
+    /// `+groupName=police.example.com` (package).
+    GroupName(String),
+    /// `+genclient` (type).
+    GenClient,
+    /// `+genclient:nonNamespaced` (type).
+    NonNamespaced,
+    /// `+genclient:noStatus` (type).
+    NoStatus,
+    /// `+genclient:noVerbs` (type).
+    NoVerbs,
+    /// `+genclient:readonly` (type): get, list, watch only.
+    ReadOnly,
+    /// `+genclient:onlyVerbs=get,list` (type).
+    OnlyVerbs(Vec<Verb>),
+    /// `+genclient:skipVerbs=deleteCollection` (type).
+    SkipVerbs(Vec<Verb>),
+    /// `+genclient:method=Name,verb=get,subresource=scale,input=T,result=T` (type).
+    Method(CustomMethod),
+    /// `+kubegen:plural=` (type).
+    Plural(String),
+    /// `+kubegen:singular=` (type).
+    Singular(String),
+    /// `+kubegen:shortNames=a,b` (type).
+    ShortNames(Vec<String>),
+    /// `+kubegen:categories=a,b` (type).
+    Categories(Vec<String>),
+    /// `+kubegen:printcolumn:name=..,type=..,jsonPath=..` (type).
+    PrintColumn(PrintColumn),
+    /// `+kubegen:storageversion`, or kubebuilder's `+kubebuilder:storageversion` (type): the
+    /// version objects of a kind served in several versions are stored in.
+    StorageVersion,
+    /// `+kubegen:validation:<rule>=<value>` (field).
+    Validation(Validation),
+    /// `+kubegen:default=<json>` (field).
+    Default(String),
+    /// `+kubegen:required` (field).
+    Required,
+    /// `+kubegen:optional` (field).
+    Optional,
+    /// `+kubegen:listType=atomic|set|map` (field).
+    ListType(String),
+    /// `+kubegen:listMapKeys=a,b` (field).
+    ListMapKeys(Vec<String>),
+    /// `+kubegen:validation:XValidation:rule="<CEL>",message="<text>"` (field or struct).
+    Rule(CelRule),
+    /// `+kubegen:value=<json string>` (enum variant).
+    Value(String),
 }
 
 /// A Rust enum of unit variants: a string with a closed set of values (`type: string, enum`).

@@ -4,9 +4,10 @@
 //! `white_lists()` / `WhiteListClient` / `WhiteListLister` the same way in every generated crate.
 //! Mirrors code-generator's namers (`namer.NewPrivatePluralNamer` and its exception table).
 
-use proc_macro2::{Ident, Span};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
 
-use crate::model::Kind;
+use crate::model::{FieldType, Kind};
 
 /// Kinds whose English plural is not the regular one (client-go's `pluralExceptions`).
 const IRREGULAR: [(&str, &str); 3] = [
@@ -176,6 +177,48 @@ pub(crate) fn upper_camel(snake_name: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The Rust spelling of a field type in generated code.
+pub(crate) fn rust_type(ty: &FieldType) -> TokenStream {
+    match ty {
+        FieldType::String => quote!(::std::string::String),
+        FieldType::Bool => quote!(bool),
+        FieldType::I32 => quote!(i32),
+        FieldType::I64 => quote!(i64),
+        FieldType::F64 => quote!(f64),
+        FieldType::Quantity => quote!(::k8s_openapi::apimachinery::pkg::api::resource::Quantity),
+        FieldType::IntOrString => {
+            quote!(::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString)
+        }
+        FieldType::Time => quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time),
+        FieldType::ObjectMeta => {
+            quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+        }
+        FieldType::Bytes => quote!(::k8s_openapi::ByteString),
+        FieldType::Json => quote!(::serde_json::Value),
+        FieldType::WellKnown(well_known) => {
+            let path = well_known.rust_path();
+            let segments = path.split("::").map(ident);
+            quote!(#(::#segments)*)
+        }
+        FieldType::Option(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::option::Option<#inner>)
+        }
+        FieldType::Vec(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::vec::Vec<#inner>)
+        }
+        FieldType::Map(inner) => {
+            let inner = rust_type(inner);
+            quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
+        }
+        FieldType::Named(name) => {
+            let name = ident(name);
+            quote!(#name)
+        }
+    }
 }
 
 #[cfg(test)]

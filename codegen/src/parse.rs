@@ -11,10 +11,12 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Fields, Item, ItemEnum, ItemStruct, Lit, Meta};
 
 use crate::diag::Diagnostics;
+use crate::model::Tag;
 use crate::model::{EnumDef, Field, FieldMarkers, Location, Package, StructDef, Variant};
 use crate::names;
-use crate::tags::{self, Placement, Tag, Validation};
+use crate::tags::{self, Placement};
 use crate::types;
+use crate::validation::Validation;
 
 /// Reads every package under `input` (the directory on disk); `display` is how paths are shown in
 /// diagnostics (usually `apis`). Packages come back sorted by (module, version).

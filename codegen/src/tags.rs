@@ -5,8 +5,8 @@
 //! `+groupName` line must parse into [`Tag`], and any other `+...` line is an error too: a typo such
 //! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
 
-use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Verb};
-pub(crate) use crate::validation::Validation;
+use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Tag, Verb};
+use crate::tag_syntax::{FIELD_TAGS_HINT, TagError, err, list};
 
 /// Where a tag may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,80 +32,10 @@ impl Placement {
     }
 }
 
-/// One parsed tag.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Tag {
-    /// `+groupName=police.example.com` (package).
-    GroupName(String),
-    /// `+genclient` (type).
-    GenClient,
-    /// `+genclient:nonNamespaced` (type).
-    NonNamespaced,
-    /// `+genclient:noStatus` (type).
-    NoStatus,
-    /// `+genclient:noVerbs` (type).
-    NoVerbs,
-    /// `+genclient:readonly` (type): get, list, watch only.
-    ReadOnly,
-    /// `+genclient:onlyVerbs=get,list` (type).
-    OnlyVerbs(Vec<Verb>),
-    /// `+genclient:skipVerbs=deleteCollection` (type).
-    SkipVerbs(Vec<Verb>),
-    /// `+genclient:method=Name,verb=get,subresource=scale,input=T,result=T` (type).
-    Method(CustomMethod),
-    /// `+kubegen:plural=` (type).
-    Plural(String),
-    /// `+kubegen:singular=` (type).
-    Singular(String),
-    /// `+kubegen:shortNames=a,b` (type).
-    ShortNames(Vec<String>),
-    /// `+kubegen:categories=a,b` (type).
-    Categories(Vec<String>),
-    /// `+kubegen:printcolumn:name=..,type=..,jsonPath=..` (type).
-    PrintColumn(PrintColumn),
-    /// `+kubegen:storageversion`, or kubebuilder's `+kubebuilder:storageversion` (type): the
-    /// version objects of a kind served in several versions are stored in.
-    StorageVersion,
-    /// `+kubegen:validation:<rule>=<value>` (field).
-    Validation(Validation),
-    /// `+kubegen:default=<json>` (field).
-    Default(String),
-    /// `+kubegen:required` (field).
-    Required,
-    /// `+kubegen:optional` (field).
-    Optional,
-    /// `+kubegen:listType=atomic|set|map` (field).
-    ListType(String),
-    /// `+kubegen:listMapKeys=a,b` (field).
-    ListMapKeys(Vec<String>),
-    /// `+kubegen:validation:XValidation:rule="<CEL>",message="<text>"` (field or struct).
-    Rule(CelRule),
-    /// `+kubegen:value=<json string>` (enum variant).
-    Value(String),
-}
-
-/// A tag that could not be parsed: what is wrong and how to fix it.
-#[derive(Debug, PartialEq)]
-pub(crate) struct TagError {
-    pub(crate) message: String,
-    pub(crate) hint: String,
-}
-
-pub(crate) fn err(message: String, hint: &str) -> TagError {
-    TagError {
-        message,
-        hint: hint.to_owned(),
-    }
-}
-
 const TYPE_TAGS_HINT: &str = "known type tags: +genclient, +genclient:nonNamespaced, \
 +genclient:noStatus, +genclient:noVerbs, +genclient:readonly, +genclient:onlyVerbs=, \
 +genclient:skipVerbs=, +genclient:method=, +kubegen:plural=, +kubegen:singular=, \
 +kubegen:shortNames=, +kubegen:categories=, +kubegen:printcolumn:, +kubegen:storageversion";
-pub(crate) const FIELD_TAGS_HINT: &str = "known field tags: +kubegen:validation:{Minimum,Maximum,\
-ExclusiveMinimum,ExclusiveMaximum,Pattern,Enum,MinLength,MaxLength,MinItems,MaxItems,UniqueItems,\
-Format}=, +kubegen:default=<json>, +kubegen:required, +kubegen:optional, +kubegen:listType=, \
-+kubegen:listMapKeys=, +kubegen:validation:XValidation:rule=\"<CEL>\",message=\"<text>\"";
 const VERBS_HINT: &str = "verbs are: create, update, updateStatus, delete, deleteCollection, get, \
 list, watch, patch";
 
@@ -203,16 +133,6 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
             Err(err(format!("unknown tag `{line}`"), hint))
         }
     }
-}
-
-/// `a, b` or `a;b` -> `["a", "b"]`.
-pub(crate) fn list(value: &str) -> Vec<String> {
-    value
-        .split([',', ';'])
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 fn verbs(value: &str) -> Result<Vec<Verb>, TagError> {
@@ -414,6 +334,7 @@ fn cel_value<'a>(key: &str, tail: &'a str, hint: &str) -> Result<(String, &'a st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validation::Validation;
 
     fn loc() -> Location {
         Location {

@@ -4,7 +4,7 @@
 //! Their values are checked here, where the marker is read, so a bad value is reported with the
 //! tag's line; whether a marker fits its field's type is the checker's job (`check/structs.rs`).
 
-use crate::tags::{FIELD_TAGS_HINT, TagError, err, list};
+use crate::tag_syntax::{FIELD_TAGS_HINT, TagError, err, list};
 
 /// One `+kubegen:validation:<Name>=` rule, spelled as kubebuilder spells it.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,5 +17,10 @@
 //! `Kubeconfig::parse`), codegen's tag parser (`codegen_tags.rs`, through
 //! `kubegen_codegen::generate` on a generated `apis/` tree), and the test server's HTTP surface
 //! (`testserver_http.rs`).
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `chunked`
 
 pub mod chunked;

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use super::{all_verbs, defaults, find, is_genclient_tag};
+use super::lookup::{all_verbs, defaults, find, is_genclient_tag};
 use crate::diag::Diagnostics;
+use crate::model::Tag;
 use crate::model::{CustomMethod, FieldType, Kind, Location, Package, Scope, StructDef, Verb};
-use crate::tags::Tag;
 
 /// Builds the kind declared by `def`'s tags, or `None` when `def` is a plain struct.
 pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostics) -> Option<Kind> {

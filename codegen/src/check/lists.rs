@@ -6,7 +6,7 @@
 //! item that is required or has a default; a `set` (and `UniqueItems`, emitted as a set) holds
 //! scalars; keys need `listType=map`.
 
-use super::{find, find_enum};
+use super::lookup::{find, find_enum};
 use crate::diag::Diagnostics;
 use crate::model::{Field, FieldType, Package};
 

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use super::{find, find_enum, lists, mentions};
+use super::lists;
+use super::lookup::{find, find_enum, mentions};
 use crate::diag::Diagnostics;
+use crate::model::Tag;
 use crate::model::{EnumDef, Field, FieldType, Location, Package, StructDef};
-use crate::tags::Tag;
 use crate::wellknown::WellKnown;
 
 /// Checks every struct and enum of `package`.

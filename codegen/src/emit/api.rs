@@ -6,8 +6,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersionKey, defaults, doc_attrs, inner_doc_attrs};
+use super::ctx::{EmitCtx, GroupVersionKey, doc_attrs, inner_doc_attrs};
+use super::defaults;
 use crate::Error;
+use crate::generated::Files;
 use crate::model::{BuiltinPackage, EnumDef, Field, FieldType, Kind, Package, Scope, StructDef};
 use crate::names;
 
@@ -34,7 +36,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
 built-in kinds re-exported from k8s-openapi.\n\n Paths follow `<group module>::<version>::<Kind>`, \
 e.g. `police::v1beta1::WhiteList` or `apps::v1::Deployment`. Objects are plain data: \
 `Clone` replaces client-go's deepcopy-gen.";
-    super::module_tree(ctx, "api", doc, Vec::new(), bodies, files)
+    super::tree::module_tree(ctx, "api", doc, Vec::new(), bodies, files)
 }
 
 fn package_body(ctx: &EmitCtx<'_>, package: &Package) -> Result<TokenStream, Error> {
@@ -180,7 +182,7 @@ fn default_impl(package: &Package, def: &StructDef) -> Result<Option<TokenStream
 
 fn field_tokens(field: &Field) -> TokenStream {
     let name = names::ident(&field.name);
-    let ty = rust_type(&field.ty);
+    let ty = names::rust_type(&field.ty);
     let docs = if field.docs.is_empty() {
         let line = if field.name == "metadata" {
             " Standard object metadata.".to_owned()
@@ -223,48 +225,6 @@ fn serde_skip(field: &Field) -> Option<&'static str> {
 /// the CRD schema's `required`, enforced by the server, not the decoder's.
 fn defaults_when_absent(field: &Field) -> bool {
     !matches!(field.ty, FieldType::Option(_))
-}
-
-/// The Rust spelling of a field type in generated code.
-pub(super) fn rust_type(ty: &FieldType) -> TokenStream {
-    match ty {
-        FieldType::String => quote!(::std::string::String),
-        FieldType::Bool => quote!(bool),
-        FieldType::I32 => quote!(i32),
-        FieldType::I64 => quote!(i64),
-        FieldType::F64 => quote!(f64),
-        FieldType::Quantity => quote!(::k8s_openapi::apimachinery::pkg::api::resource::Quantity),
-        FieldType::IntOrString => {
-            quote!(::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString)
-        }
-        FieldType::Time => quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time),
-        FieldType::ObjectMeta => {
-            quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
-        }
-        FieldType::Bytes => quote!(::k8s_openapi::ByteString),
-        FieldType::Json => quote!(::serde_json::Value),
-        FieldType::WellKnown(well_known) => {
-            let path = well_known.rust_path();
-            let segments = path.split("::").map(names::ident);
-            quote!(#(::#segments)*)
-        }
-        FieldType::Option(inner) => {
-            let inner = rust_type(inner);
-            quote!(::std::option::Option<#inner>)
-        }
-        FieldType::Vec(inner) => {
-            let inner = rust_type(inner);
-            quote!(::std::vec::Vec<#inner>)
-        }
-        FieldType::Map(inner) => {
-            let inner = rust_type(inner);
-            quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
-        }
-        FieldType::Named(name) => {
-            let name = names::ident(name);
-            quote!(#name)
-        }
-    }
 }
 
 /// `Serialize` (with `apiVersion`/`kind` first, like k8s-openapi's types), the k8s-openapi traits

@@ -7,8 +7,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersion, GroupVersionKey};
+use super::ctx::{EmitCtx, GroupVersion, GroupVersionKey};
 use crate::Error;
+use crate::generated::Files;
 use crate::model::{CustomMethod, Kind, Scope, Verb};
 use crate::names;
 
@@ -68,12 +69,12 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     };
     let doc = " Typed clientset: `Clientset::new(client).police_v1beta1().white_lists(\"ns\").get(..)`.\n\n \
 Generated from `apis/` by kubegen; every method delegates to `kubegen_client::ResourceClient`.";
-    super::module_tree(
+    super::tree::module_tree(
         ctx,
         "clientset",
         doc,
         vec![
-            super::RootModule {
+            super::tree::RootModule {
                 name: "clientset",
                 reexport: Some("Clientset"),
                 doc: "",
@@ -192,7 +193,7 @@ fn typed_client(
         .methods
         .iter()
         .map(|method| custom_method(kind, method, api));
-    let config = crate::emit::applyconfig::config_ident(&kind.name);
+    let config = crate::emit::applyconfig::config_type::config_ident(&kind.name);
     let apply = apply_methods(kind, &path, &quote!(::#configs::#module::#version::#config));
     quote! {
         #[doc = #doc]

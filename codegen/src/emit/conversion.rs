@@ -29,7 +29,6 @@ use std::collections::BTreeSet;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::api::rust_type;
 use crate::model::{Field, FieldType, Kind, Model, Package, StructDef};
 use crate::names;
 
@@ -254,7 +253,7 @@ impl Direction<'_> {
                 let inner = self.target_type(inner);
                 quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
             }
-            other => rust_type(other),
+            other => names::rust_type(other),
         }
     }
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_yaml::Value;
 
-use super::EmitCtx;
+use super::ctx::EmitCtx;
 use super::schema::{insert, kind_schema, map};
 use crate::Error;
 use crate::model::{Kind, Package, PrintColumn, Scope};
@@ -134,7 +134,7 @@ pub(super) fn review_versions() -> Value {
 pub(super) fn header(ctx: &EmitCtx<'_>) -> String {
     format!(
         "# {}\n",
-        crate::write::header(&ctx.config.input.display().to_string())
+        crate::generated::header(&ctx.config.input.display().to_string())
     )
 }
 

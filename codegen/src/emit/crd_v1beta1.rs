@@ -30,8 +30,8 @@ use std::fmt::Write as _;
 
 use serde_yaml::Value;
 
-use super::EmitCtx;
 use super::crd::{self, Crd, crds, printer_columns, status_subresource};
+use super::ctx::EmitCtx;
 use super::schema::{insert, map, remove_defaults, remove_newer_keywords};
 use crate::Error;
 
@@ -536,7 +536,7 @@ pub struct ShipSpec {
         assert!(v1.contains("default: 3"), "v1 keeps defaults");
         assert!(!v1beta1.contains("default:"), "{v1beta1}");
         let head: Vec<&str> = v1beta1.lines().take_while(|l| *l != "---").collect();
-        let generated = format!("# {}", crate::write::header("apis"));
+        let generated = format!("# {}", crate::generated::header("apis"));
         assert_eq!(
             head,
             [

@@ -9,7 +9,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{EmitCtx, RootModule};
+use super::ctx::EmitCtx;
+use super::tree::RootModule;
 use crate::names;
 
 /// The `fake` root module of the clientset crate.

@@ -8,8 +8,9 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersion, GroupVersionKey};
+use super::ctx::{EmitCtx, GroupVersion, GroupVersionKey};
 use crate::Error;
+use crate::generated::Files;
 use crate::model::{Kind, Verb};
 use crate::names;
 
@@ -107,11 +108,11 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     };
     let doc = " Typed shared informers: `SharedInformerFactory::new(client, options).police_v1beta1().white_lists()`.\n\n \
 Generated from `apis/` by kubegen; delegates to `kubegen_cache::InformerFactory` and `SharedIndexInformer`.";
-    super::module_tree(
+    super::tree::module_tree(
         ctx,
         "informers",
         doc,
-        vec![super::RootModule {
+        vec![super::tree::RootModule {
             name: "factory",
             reexport: Some("SharedInformerFactory"),
             doc: "",

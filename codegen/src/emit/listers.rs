@@ -7,8 +7,9 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersion, GroupVersionKey};
+use super::ctx::{EmitCtx, GroupVersion, GroupVersionKey};
 use crate::Error;
+use crate::generated::Files;
 use crate::model::{Kind, Scope, Verb};
 use crate::names;
 
@@ -35,7 +36,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
     let doc = " Typed listers: read objects from an informer's local cache.\n\n \
 Generated from `apis/` by kubegen; every method delegates to `kubegen_cache::Lister`. \
 Get one from the informers crate: `factory.police_v1beta1().white_lists().lister()`.";
-    super::module_tree(ctx, "listers", doc, Vec::new(), bodies, files)
+    super::tree::module_tree(ctx, "listers", doc, Vec::new(), bodies, files)
 }
 
 fn group_version(gv: &GroupVersion<'_>, api: &Ident) -> TokenStream {

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use super::EmitCtx;
+use super::ctx::EmitCtx;
 use crate::model::{FieldType, Model};
 use crate::runtime::Runtime;
 
@@ -136,7 +136,7 @@ pub(super) fn cargo_toml(ctx: &EmitCtx<'_>, part: &str) -> String {
     let _ = writeln!(
         out,
         "# {}\n",
-        crate::write::header(&config.input.display().to_string())
+        crate::generated::header(&config.input.display().to_string())
     );
     out.push_str("[package]\n");
     let _ = writeln!(out, "name = \"{}\"", config.crate_name(part));

@@ -8,8 +8,8 @@
 
 use serde_yaml::{Mapping, Value};
 
+use crate::model::Tag;
 use crate::model::{CelRule, EnumDef, Field, FieldType, Package, StructDef};
-use crate::tags::Tag;
 
 /// `key: value` pairs -> a YAML mapping, in order.
 pub(super) fn map<const N: usize>(pairs: [(&str, Value); N]) -> Value {

@@ -26,9 +26,19 @@
 //!
 //! [`Expression`] is the same CEL dialect for other API objects, e.g. admission webhooks'
 //! `matchConditions`.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `expression`
+//! - `rules`
+//! - `validation`
+//! - `defaulting`, `listtype`, `pruning`, `scale`
+//! - `cel_library`, `error`, `field`, `formats`, `node`
 
 mod cel_library;
 mod defaulting;
+mod error;
 mod expression;
 mod field;
 mod formats;
@@ -41,28 +51,12 @@ mod validation;
 
 use serde_json::Value;
 
+pub use error::Error;
 pub use expression::Expression;
 pub use field::{ErrorType, FieldError};
 
 use crate::field::BadValue;
 use crate::node::Node;
-
-/// What can be wrong with a CRD's schema for this crate.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// `openAPIV3Schema` of `version` is not a JSON object.
-    #[error("the openAPIV3Schema of version {version} is not an object")]
-    SchemaNotAnObject {
-        /// The CRD version.
-        version: String,
-    },
-    /// A CEL expression (e.g. a webhook's match condition) does not parse.
-    #[error("compilation failed: {reason}")]
-    CompileFailed {
-        /// The parser's message.
-        reason: String,
-    },
-}
 
 /// The structural schema of one version of a CRD, with its CEL rules compiled.
 pub struct Schema {

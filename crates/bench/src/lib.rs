@@ -4,6 +4,13 @@
 //! `controller-e2e` and `scale-out`, not an API.
 //!
 //! See `docs/performance.md` for the method and the results.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `runner`, `loader`, `scale`
+//! - `roles`, `table`
+//! - `data`, `fanin`, `http`, `link`, `measure`, `server`
 
 pub mod data;
 pub mod fanin;

@@ -12,12 +12,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use tokio::process::Command;
 
-use crate::measure::{Cost, children_cpu};
+use crate::measure::{Cost, RESULT_PREFIX, children_cpu};
 use crate::roles::Job;
 use crate::roles::client_go::{self, ClientGo};
-
-/// Prefix of the one line a child prints with its result.
-pub const RESULT_PREFIX: &str = "BENCH-RESULT ";
 
 /// Spawns children of the current executable.
 pub struct Runner {
@@ -90,18 +87,6 @@ impl Runner {
             .with_context(|| format!("{} child printed no result", job.role.as_str()))?;
         serde_json::from_str(line).context("parsing the child's result")
     }
-}
-
-/// Child side, at the end of the measured phase: prints the result line and exits at once, as
-/// client-go's `cgbench` does (`os.Exit`). Freeing a cache of 60,000 objects costs a tenth of a
-/// second of CPU that no informer pays while it runs: the process numbers must not include it.
-pub fn exit_with(cost: &Cost) -> ! {
-    use std::io::Write as _;
-    let line = serde_json::to_string(cost).unwrap_or_default();
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{RESULT_PREFIX}{line}");
-    let _ = stdout.flush();
-    std::process::exit(0)
 }
 
 /// Child side: runs `job` on a fresh multi-threaded runtime and prints its result line.

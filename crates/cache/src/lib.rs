@@ -44,6 +44,17 @@
 //! [`SharedIndexInformer::stats`] and its `tracing` debug events (target
 //! `kubegen_cache::reflector`, one per state transition). To see how it works, read the source
 //! (`reflector/state.rs` draws the state machine) and `docs/informer-internals.md`, step 2.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `dynamic`, `metadata`, `client_adapter`
+//! - `factory`, `sync`
+//! - `informer`
+//! - `reflector`, `processor`
+//! - `delta_fifo`, `lister`, `handler`
+//! - `indexer`, `delta`, `health`, `metrics`
+//! - `error`, `key`, `list_watch`, `tasks`, `transform`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]

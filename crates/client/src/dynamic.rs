@@ -21,7 +21,7 @@ use kube_core::metadata::PartialObjectMeta;
 use crate::client::Client;
 use crate::discovery::{group_version, server_resources};
 use crate::error::Result;
-use crate::metadata::Representation;
+use crate::representation::Representation;
 use crate::request::ResourcePath;
 use crate::resource_client::ResourceClient;
 

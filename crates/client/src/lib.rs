@@ -35,6 +35,18 @@
 //!   (`list_decoder.rs`).
 //! - Watch `timeoutSeconds` has no client-side cap (kube-core caps it below 295 s).
 //! - No client-side rate limit unless asked for ([`Config::rate_limit`]).
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `dynamic`, `metadata`
+//! - `discovery`, `resource_client`
+//! - `client`
+//! - `transport`
+//! - `config`, `auth`
+//! - `representation`, `watch`, `protobuf`
+//! - `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `tls`
+//! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -53,6 +65,7 @@ mod metrics;
 mod options;
 mod protobuf;
 mod rate_limit;
+mod representation;
 mod request;
 mod resource_client;
 mod secret_token;

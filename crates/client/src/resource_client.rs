@@ -15,12 +15,12 @@ use kubegen_codec::ProtoKind;
 
 use crate::client::{Client, read_body};
 use crate::error::{Error, Result};
-use crate::metadata::{Read, Representation};
 use crate::options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     UpdateOptions,
 };
 use crate::protobuf::{AnyListDecoder, ProtobufWatch, WireFormat, decode_object, is_protobuf};
+use crate::representation::{Read, Representation};
 use crate::request::ResourcePath;
 use crate::watch::{EventDecoder, WatchStream};
 

@@ -42,23 +42,6 @@ impl de::Error for CodecError {
     }
 }
 
-/// Puts `segment` in front of the JSON path of a field error, as it propagates out of a field.
-pub(crate) fn within(err: CodecError, segment: &str) -> CodecError {
-    match err {
-        CodecError::InvalidField { path, reason } => {
-            let path = if path.is_empty() {
-                segment.to_string()
-            } else if path.starts_with('[') {
-                format!("{segment}{path}")
-            } else {
-                format!("{segment}.{path}")
-            };
-            CodecError::InvalidField { path, reason }
-        }
-        other => other,
-    }
-}
-
 /// The `apiVersion` and `kind` an object's map starts with (the envelope's; list items have none).
 pub(crate) type TypeHeader<'de> = Option<(&'de str, &'de str)>;
 
@@ -159,7 +142,7 @@ impl<'de> MessageAccess<'de> {
             let record = self
                 .reader
                 .record()
-                .map_err(|e| within(e, self.plan.name()))?;
+                .map_err(|e: CodecError| e.within(self.plan.name()))?;
             let Some((number, data)) = record else {
                 match self.outer.pop() {
                     Some((reader, plan)) => (self.reader, self.plan) = (reader, plan),
@@ -240,7 +223,7 @@ impl<'de> MapAccess<'de> for MessageAccess<'de> {
         match self.pending.take() {
             Some(Pending::Text(key, text)) => seed
                 .deserialize(BorrowedStrDeserializer::new(text))
-                .map_err(|e| within(e, key)),
+                .map_err(|e: CodecError| e.within(key)),
             Some(Pending::Zero(kind)) => seed.deserialize(ZeroDe(kind)),
             Some(Pending::Field(field, data)) => {
                 let value = match field.shape {
@@ -260,7 +243,7 @@ impl<'de> MapAccess<'de> for MessageAccess<'de> {
                         depth,
                     }),
                 };
-                value.map_err(|e| within(e, &field.json_name))
+                value.map_err(|e: CodecError| e.within(&field.json_name))
             }
             None => Err(CodecError::field(
                 "",
@@ -511,7 +494,7 @@ impl<'de> SeqAccess<'de> for Elements<'_, 'de> {
         let depth = self.run.depth;
         seed.deserialize(ValueDe { kind, data, depth })
             .map(Some)
-            .map_err(|e| within(e, &format!("[{index}]")))
+            .map_err(|e: CodecError| e.within(&format!("[{index}]")))
     }
 
     /// The number of elements, counted ahead over the run's records before the first one is

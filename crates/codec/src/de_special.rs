@@ -8,12 +8,14 @@ use base64::Engine;
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, Visitor};
 
-use crate::de::{RunDe, visit_message};
+// A slice wrapper's items and a `RawExtension`'s embedded object are messages again, which the
+// walker in `de` decodes: a recursive descent over two files.
+use crate::borrowed_envelope::BorrowedEnvelope;
+use crate::de::{RunDe, visit_message}; // import-cycle: messages nest through special messages
 use crate::envelope::MAGIC;
 use crate::error::{CodecError, Result};
 use crate::plan::{MessagePlan, ValueKind, plans};
 use crate::special::Special;
-use crate::typed::BorrowedEnvelope;
 use crate::wire::{Data, Reader};
 use crate::{go_duration, to_json};
 
@@ -310,5 +312,5 @@ fn visit_raw<'de, V: Visitor<'de>>(raw: &'de [u8], depth: u32, visitor: V) -> Re
         depth + 1,
         visitor,
     )
-    .map_err(|e| crate::de::within(e, "object"))
+    .map_err(|e: CodecError| e.within("object"))
 }

@@ -5,8 +5,9 @@
 use prost_reflect::{DynamicMessage, ReflectMessage, Value as Proto};
 use serde_json::Value;
 
+use crate::descriptors::pool;
 use crate::error::{CodecError, Result};
-use crate::schema::{KindSchema, pool};
+use crate::schema::KindSchema;
 
 /// The media type of Kubernetes protobuf bodies.
 pub const PROTOBUF_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";

@@ -57,6 +57,23 @@ impl CodecError {
             reason: reason.into(),
         }
     }
+
+    /// Puts `segment` in front of the JSON path of a field error, as it propagates out of a field.
+    pub(crate) fn within(self, segment: &str) -> CodecError {
+        match self {
+            CodecError::InvalidField { path, reason } => {
+                let path = if path.is_empty() {
+                    segment.to_string()
+                } else if path.starts_with('[') {
+                    format!("{segment}{path}")
+                } else {
+                    format!("{segment}.{path}")
+                };
+                CodecError::InvalidField { path, reason }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Result of the codec's operations.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::schema::pool;
+use crate::descriptors::pool;
 
 #[test]
 fn every_table_entry_names_a_field_of_the_schema_with_known_facts() {

@@ -33,8 +33,8 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value};
 
+use crate::descriptors::pool;
 use crate::error::{CodecError, Result};
-use crate::schema::pool;
 
 /// The v2 media type as clients ask for it; servers answer with [`OPENAPI_V2_CONTENT_TYPE`].
 pub const OPENAPI_V2_MEDIA_TYPE: &str =

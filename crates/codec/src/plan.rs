@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
+use crate::descriptors::pool;
 use crate::go_fields;
-use crate::schema::pool;
 use crate::special::Special;
 
 /// The protobuf type of a field's values (of one element, for repeated fields and maps).

@@ -1,30 +1,12 @@
 //! The protobuf schema of the built-in kinds, and the lookup from `apiVersion` + `kind` to the
 //! message that encodes it (client-go's scheme does this with Go types registered per group version).
-//!
-//! The descriptor set is compiled from the vendored upstream `generated.proto` files by the tool
-//! `hack/proto-descriptors` (see `proto/README.md`), committed as `descriptors/kubernetes.fds`,
-//! embedded here and decoded once, on first use.
 
-use std::sync::LazyLock;
-
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+use prost_reflect::{DynamicMessage, MessageDescriptor};
 use serde_json::{Map, Value};
 
+use crate::descriptors::pool;
 use crate::error::{CodecError, Result};
 use crate::{from_json, to_json};
-
-static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    let bytes = include_bytes!("../descriptors/kubernetes.fds");
-    // protox encoded these bytes and hack/verify-codegen.sh checks them against `proto/`; a decode
-    // failure means the committed file is corrupt, which the first codec test reports.
-    DescriptorPool::decode(bytes.as_slice())
-        .expect("descriptors/kubernetes.fds is a valid descriptor set")
-});
-
-/// The descriptor pool holding every vendored Kubernetes message.
-pub(crate) fn pool() -> &'static DescriptorPool {
-    &POOL
-}
 
 /// Proto package of meta/v1, whose kinds (`Status`, `DeleteOptions`, `WatchEvent`, ...) every
 /// built-in group version also serves.

@@ -18,9 +18,10 @@
 
 use serde::Deserialize;
 
+use crate::borrowed_envelope::BorrowedEnvelope;
 use crate::envelope::MAGIC;
 use crate::error::{CodecError, Result};
-use crate::typed::{BorrowedEnvelope, ProtoKind, from_body};
+use crate::typed::{ProtoKind, from_body};
 use crate::wire::{Data, Header, Reader, record_header};
 
 /// Where a list decoder is in the body.

@@ -27,10 +27,11 @@ use prost::encoding::{WireType, encode_key, encode_varint};
 use prost_reflect::{FieldDescriptor, MessageDescriptor};
 use serde_json::Value;
 
+use crate::descriptors::pool;
 use crate::envelope::{Envelope, encode_object};
 use crate::error::{CodecError, Result};
 use crate::from_json;
-use crate::schema::{KindSchema, pool};
+use crate::schema::KindSchema;
 
 /// The media type of a protobuf watch stream.
 pub const PROTOBUF_WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";

@@ -10,6 +10,9 @@ use prost_reflect::{
 };
 use serde_json::{Map, Number, Value};
 
+// A `RawExtension` may embed a whole object with its own envelope, which decodes through its kind's
+// schema back into this encoder: objects nest.
+use crate::envelope; // import-cycle: an embedded object is decoded like the outer one
 use crate::error::{CodecError, Result};
 use crate::special::Special;
 use crate::{go_duration, go_fields};
@@ -286,14 +289,14 @@ fn raw_json(message: &DynamicMessage, path: &str, depth: u32) -> Result<Value> {
     if bytes.is_empty() {
         return Ok(Value::Null);
     }
-    if bytes.starts_with(&crate::envelope::MAGIC) {
+    if bytes.starts_with(&envelope::MAGIC) {
         if depth >= MAX_EMBEDDED {
             return Err(CodecError::field(
                 path,
                 format!("objects embedded more than {MAX_EMBEDDED} deep"),
             ));
         }
-        return crate::envelope::decode_object_at(bytes, depth + 1)
+        return envelope::decode_object_at(bytes, depth + 1)
             .map_err(|e| CodecError::field(path, format!("embedded object: {e}")));
     }
     serde_json::from_slice(bytes)

@@ -35,11 +35,20 @@
 //! included, through `kubegen_client::ResourceClient::dynamic_metadata` (addressed by an
 //! `ApiResource` found by `kubegen_client::discover`) and metadata-only informers over it
 //! (`kubegen_cache::ClientListWatch`): the same verb and informer code the typed clients use.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `manager`
+//! - `apps`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `context`, `worker`
+//! - `error`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod apps;
+mod context;
 mod error;
 mod garbagecollector;
 mod manager;

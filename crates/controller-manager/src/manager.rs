@@ -3,35 +3,18 @@
 //! (`StartControllers`, then `InformerFactory.Start` once every controller has asked for its
 //! informers).
 
-use std::{future::Future, pin::Pin, time::Duration};
+use std::{future::Future, time::Duration};
 
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::Client;
 use tokio::{sync::watch, task::JoinSet};
 
+use crate::context::{Context, Runner};
 use crate::options::{Controller, ControllerManagerOptions};
 use crate::{Error, Result, garbagecollector, namespace, serviceaccount};
 
 /// How long [`ControllerManager::run`] waits for the shared informers' first lists.
 const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A controller's work once its informers are registered: runs until the stop signal.
-pub(crate) type Runner = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// What every controller is built from.
-pub(crate) struct Context {
-    pub(crate) client: Client,
-    /// The shared factory of typed informers (one watch per kind, whoever reads it).
-    pub(crate) factory: InformerFactory<ClientListWatchSource>,
-    pub(crate) options: ControllerManagerOptions,
-    /// Turns true when the manager stops.
-    pub(crate) stop: watch::Receiver<bool>,
-}
-
-/// Resolves once `stop` turns true (or its sender is gone).
-pub(crate) async fn stopped(mut stop: watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stopped| *stopped).await;
-}
 
 /// kube-controller-manager's controllers, in process, against the API server of one client.
 ///

@@ -21,6 +21,14 @@
 //! | `PrependReactor`, `ReactionFunc` | [`FakeClient::prepend_reactor`], [`Reaction`] | `reactor.rs` |
 //! | `ObjectTracker.Add`            | [`FakeClient::seed`]             | `seed.rs`       |
 //! | `Actions()`, `ClearActions()`  | [`FakeClient::actions`], [`FakeClient::clear_actions`] | `fake_client.rs` |
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `seed`
+//! - `fake_client`
+//! - `reactor`
+//! - `action`, `error`
 
 mod action;
 mod error;

@@ -13,16 +13,17 @@
 //! |--------------------------------|--------------------------|--------------|
 //! | `fieldpath.Set`, `FromJSON`, `ToJSON` | [`FieldSet`]      | `set.rs`     |
 //! | `typed.TypedValue.ExtractItems` | [`FieldSet::extract`]   | `extract.rs` |
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `extract`
+//! - `set`
+//! - `error`
 
+mod error;
 mod extract;
 mod set;
 
+pub use error::Error;
 pub use set::{FieldSet, display, field};
-
-/// Everything that can go wrong reading field sets.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum Error {
-    /// A `fieldsV1` value that is not the encoding (a non-object, an unknown element kind).
-    #[error("{0}")]
-    InvalidFieldsV1(String),
-}

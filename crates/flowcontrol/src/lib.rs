@@ -15,6 +15,11 @@
 //! |------------------------------------------------|------------------------------|-------------------|
 //! | `NewTokenBucketRateLimiter`, `Accept`, `Wait`  | [`TokenBucket`]              | `token_bucket.rs` |
 //! | `golang.org/x/time/rate.Limiter.Reserve`       | [`TokenBucket::reserve`]     | `token_bucket.rs` |
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `token_bucket`
 
 mod token_bucket;
 

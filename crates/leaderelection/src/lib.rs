@@ -39,6 +39,15 @@
 //! | `resourcelock.LeaderElectionRecord` | [`LeaderElectionRecord`]                  | `record.rs`     |
 //! | `resourcelock.LeaseLock`            | (internal)                                | `lease_lock.rs` |
 //! | `HealthzAdaptor.Check`              | [`LeaderElector::check_health`]           | `elector.rs`    |
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `elector`
+//! - `attempt`
+//! - `state`
+//! - `config`, `lease_lock`, `observer`
+//! - `callbacks`, `error`, `record`
 
 mod attempt;
 mod callbacks;

@@ -27,20 +27,16 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube_core::Selector;
-use kubegen_cache::Lister;
-use kubegen_client::{
-    ApiObject, Client, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
-};
-use serde_json::{Value, json};
+use kubegen_client::{ApiObject, ListOptions};
 use tokio::time::Instant;
 
-use crate::config::{ReplicaConfig, Selection};
-use crate::membership::{is_live, ring_of};
-use crate::replica::{Inner, object_key, resource_version};
+use crate::config::Selection;
+use crate::membership::{is_live, ring_of, shard_is_gone};
+use crate::object::{holder, object_key, relabel};
+use crate::replica::Inner;
 use crate::ring::HashRing;
 use crate::server_side::selection_of;
 
@@ -237,64 +233,5 @@ impl<K: ApiObject> Inner<K> {
     /// [`relabel`] for an object of the sharded kind.
     async fn relabel(&self, meta: &ObjectMeta, shard: Option<&str>) -> Option<u64> {
         relabel::<K>(&self.client, &self.config, meta, shard).await
-    }
-}
-
-/// Whether `shard`'s Lease is expired or absent, asking the API when `leases` lacks it.
-pub(crate) async fn shard_is_gone(
-    client: &Client,
-    config: &ReplicaConfig,
-    leases: &Lister<Lease>,
-    shard: &str,
-) -> bool {
-    let namespace = config.ring.lease_namespace.as_str();
-    let now = Timestamp::now();
-    if let Some(lease) = leases.get(Some(namespace), shard) {
-        return !is_live(&lease, now);
-    }
-    let leases = ResourceClient::<Lease>::namespaced(client.clone(), namespace);
-    match leases.get(shard, &GetOptions::default()).await {
-        Ok(lease) => !is_live(&lease, now),
-        Err(error) => error.is_not_found(),
-    }
-}
-
-/// The shard an object is labelled with ("" when none).
-pub(crate) fn holder(config: &ReplicaConfig, meta: &ObjectMeta) -> String {
-    let labels = meta.labels.as_ref();
-    let shard = labels.and_then(|l| l.get(&config.ring.shard_label()));
-    shard.cloned().unwrap_or_default()
-}
-
-/// Sets the shard label of the `T` with `meta` to `shard` (None: removes it) and removes the
-/// drain label, if the object is still at the version in `meta`. The new resourceVersion, None
-/// when not written.
-pub(crate) async fn relabel<T: ApiObject>(
-    client: &Client,
-    config: &ReplicaConfig,
-    meta: &ObjectMeta,
-    shard: Option<&str>,
-) -> Option<u64> {
-    let name = meta.name.as_deref()?;
-    let objects = match meta.namespace.as_deref() {
-        Some(namespace) => ResourceClient::<T>::namespaced(client.clone(), namespace),
-        None => ResourceClient::<T>::cluster(client.clone()),
-    };
-    let patch = json!({"metadata": {
-        "resourceVersion": meta.resource_version,
-        "labels": {
-            config.ring.shard_label(): shard.map_or(Value::Null, Value::from),
-            config.ring.drain_label(): Value::Null,
-        },
-    }});
-    match objects
-        .patch(name, &Patch::Merge(patch), &PatchOptions::default())
-        .await
-    {
-        Ok(written) => Some(resource_version(written.meta())),
-        Err(error) => {
-            tracing::debug!(shard = %config.identity, object = %object_key(meta), %error, "relabel skipped");
-            None
-        }
     }
 }

@@ -37,11 +37,11 @@ use kubegen_client::{ApiObject, Client, GetOptions, ListOptions, ResourceClient}
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::assigner::{holder, relabel, shard_is_gone};
 use crate::config::ReplicaConfig;
 use crate::key::RingKey;
 use crate::list_watch::ShardListWatch;
-use crate::replica::{object_key, resource_version};
+use crate::membership::shard_is_gone;
+use crate::object::{holder, object_key, relabel, resource_version};
 use crate::ring::HashRing;
 use crate::selection::Filter;
 

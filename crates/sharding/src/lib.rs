@@ -51,9 +51,20 @@
 //! | `LabelShard`, `LabelDrain`         | [`Ring`]                      | `labels.rs`     |
 //! | controlled resources               | [`Dependents`]                | `dependents.rs` |
 //! | (none: KEP-5866 `shardSelector`)   | [`Selection::ShardSelector`]  | `server_side.rs`|
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `assigner`, `server_side`
+//! - `replica`
+//! - `dependents`
+//! - `list_watch`, `membership`, `object`, `selection`
+//! - `config`, `acks`
+//! - `key`, `error`, `labels`, `ring`
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod acks;
 mod assigner;
 mod config;
 mod dependents;
@@ -62,6 +73,7 @@ mod key;
 mod labels;
 mod list_watch;
 mod membership;
+mod object;
 mod replica;
 mod ring;
 mod selection;

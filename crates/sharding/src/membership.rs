@@ -16,6 +16,10 @@
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
+use kubegen_cache::Lister;
+use kubegen_client::{Client, GetOptions, ResourceClient};
+
+use crate::config::ReplicaConfig;
 use crate::ring::HashRing;
 
 /// Whether `lease` makes its shard a live member at wall-clock time `now`.
@@ -45,6 +49,25 @@ pub fn ring_of<'a>(leases: impl IntoIterator<Item = &'a Lease>, now: Timestamp) 
             .filter(|l| is_live(l, now))
             .filter_map(|l| l.metadata.name.as_deref()),
     )
+}
+
+/// Whether `shard`'s Lease is expired or absent, asking the API when `leases` lacks it.
+pub(crate) async fn shard_is_gone(
+    client: &Client,
+    config: &ReplicaConfig,
+    leases: &Lister<Lease>,
+    shard: &str,
+) -> bool {
+    let namespace = config.ring.lease_namespace.as_str();
+    let now = Timestamp::now();
+    if let Some(lease) = leases.get(Some(namespace), shard) {
+        return !is_live(&lease, now);
+    }
+    let leases = ResourceClient::<Lease>::namespaced(client.clone(), namespace);
+    match leases.get(shard, &GetOptions::default()).await {
+        Ok(lease) => !is_live(&lease, now),
+        Err(error) => error.is_not_found(),
+    }
 }
 
 #[cfg(test)]

@@ -36,14 +36,15 @@ use kubegen_leaderelection::{LeaderCallbacks, LeaderElector, Leadership};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::acks::Acks;
 use crate::config::{ReplicaConfig, Selection};
 use crate::dependents::Dependents;
 use crate::error::Error;
 use crate::key::RingKey;
 use crate::list_watch::{shard_list_watch, unassigned_informer};
+use crate::object::{object_key, resource_version};
 use crate::ring::{HashRing, hash};
 use crate::selection::Filter;
-use crate::server_side::Acks;
 
 /// Why [`Replica::begin`] refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,20 +115,6 @@ impl<K: ApiObject> Drop for WorkGuard<K> {
     fn drop(&mut self) {
         self.inner.slots.lock().remove(&self.key);
     }
-}
-
-/// `namespace/name` of an object.
-pub(crate) fn object_key(meta: &ObjectMeta) -> String {
-    let namespace = meta.namespace.as_deref().unwrap_or("");
-    format!("{namespace}/{}", meta.name.as_deref().unwrap_or(""))
-}
-
-/// The object's resourceVersion as a number (0 when absent or not a number).
-pub(crate) fn resource_version(meta: &ObjectMeta) -> u64 {
-    meta.resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 impl<K: ApiObject> Replica<K> {

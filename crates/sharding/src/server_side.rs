@@ -39,41 +39,9 @@ use serde_json::json;
 use crate::config::Selection;
 use crate::labels::{ACK_ANNOTATION, SELECTION_LABEL};
 use crate::membership::is_live;
-use crate::replica::{Inner, Refusal, resource_version};
+use crate::object::resource_version;
+use crate::replica::{Inner, Refusal};
 use crate::ring::HashRing;
-
-/// What a replica knows of the acknowledgements; see the module docs.
-#[derive(Debug, Default)]
-pub(crate) struct Acks {
-    /// The ring this replica acknowledged and has seen its acknowledgement of.
-    mine: Option<HashRing>,
-    /// Written, not yet seen in the Lease cache: the ring and the Lease's new resourceVersion.
-    pending: Option<(HashRing, u64)>,
-    /// The other live shards' acknowledged rings, read after `mine` was seen.
-    others: Vec<(String, HashRing)>,
-}
-
-impl Acks {
-    /// Whether `me` may start work on hash `h` now (the ring `R` gives `h` to it already).
-    pub(crate) fn allows(&self, me: &str, h: u64) -> bool {
-        let Some(mine) = &self.mine else {
-            return false;
-        };
-        mine.owner_of_hash(h) == Some(me)
-            && self
-                .others
-                .iter()
-                .all(|(shard, ring)| ring.owner_of_hash(h) != Some(shard.as_str()))
-    }
-
-    /// The ring acknowledged last (seen or not).
-    fn latest(&self) -> Option<&HashRing> {
-        self.pending
-            .as_ref()
-            .map(|(ring, _)| ring)
-            .or(self.mine.as_ref())
-    }
-}
 
 /// A ring's members as the annotation writes them.
 fn ack_value(ring: &HashRing) -> String {

@@ -75,6 +75,14 @@
 //! - Unfinished-work metrics are computed at scrape time, not sampled by a ticker.
 //! - [`TokenBucket::new`] returns an error for a rate no bucket can honour instead of panicking
 //!   or silently not limiting.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `rate_limiting`
+//! - `delaying`, `rate_limiters`
+//! - `prometheus`, `queue`
+//! - `metrics`
 
 mod delaying;
 mod metrics;

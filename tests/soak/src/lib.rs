@@ -17,6 +17,13 @@
 //! - No panic anywhere in the process.
 //! - The faults really happened (watch drops, expiries, failed requests), and memory stayed
 //!   bounded (RSS sampled every second; the late peak may not exceed twice the early peak + 64 MiB).
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `run`
+//! - `chaos`
+//! - `churn`, `memory`, `recorder`, `workers`
 
 pub mod chaos;
 pub mod churn;

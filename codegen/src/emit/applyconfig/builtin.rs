@@ -21,10 +21,10 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 use serde_json::Value;
 
-use super::{ConfigField, ConfigType, KindInfo, Shape};
+use super::config_type::{ConfigField, ConfigType, KindInfo, Shape, config_path};
 use crate::Error;
 use crate::diag::Diagnostic;
-use crate::emit::EmitCtx;
+use crate::emit::ctx::EmitCtx;
 use crate::model::{FieldType, Location, Verb};
 use crate::wellknown::{WellKnown, component_schemas};
 
@@ -273,7 +273,7 @@ fn referenced(
     match locate(name) {
         Some((module, version, ty)) if is_object => {
             refs.push(name.to_owned());
-            super::config_path(&module, &version, &ty)
+            config_path(&module, &version, &ty)
         }
         _ => quote!(::serde_json::Value),
     }

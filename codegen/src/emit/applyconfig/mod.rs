@@ -24,57 +24,17 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{EmitCtx, Files, GroupVersionKey};
+use super::ctx::{EmitCtx, GroupVersionKey};
 use crate::Error;
+use crate::generated::Files;
 use crate::model::Scope;
 use crate::names;
 
 mod builtin;
+pub(crate) mod config_type;
 mod user;
 
-/// One generated apply configuration type.
-pub(crate) struct ConfigType {
-    /// `(module, version)` it is emitted in, e.g. `("apps", "v1")`.
-    pub(crate) at: GroupVersionKey,
-    /// The API type's name, e.g. `StatefulSetSpec` (the struct is `<name>ApplyConfiguration`).
-    pub(crate) name: String,
-    /// What the type's doc comment names as its source (a component schema, or `apis/..: Type`).
-    pub(crate) source: String,
-    /// Fields in schema (or declaration) order.
-    pub(crate) fields: Vec<ConfigField>,
-    /// Set when the type is a kind.
-    pub(crate) kind: Option<KindInfo>,
-}
-
-/// One field of a [`ConfigType`].
-pub(crate) struct ConfigField {
-    /// Rust field name (snake case), e.g. `service_name`.
-    pub(crate) rust: String,
-    /// JSON name, exactly as the schema (or serde) spells it, e.g. `serviceName`.
-    pub(crate) json: String,
-    /// The value's shape.
-    pub(crate) shape: Shape,
-}
-
-/// How a field holds its value, which decides its builder.
-pub(crate) enum Shape {
-    /// A scalar or a nested configuration: `with_x(value)` sets it.
-    One(TokenStream),
-    /// A list of these: `with_x(values)` appends.
-    List(TokenStream),
-    /// A map from string to these: `with_x(entries)` inserts.
-    Map(TokenStream),
-}
-
-/// What a kind's configuration adds to a plain one.
-pub(crate) struct KindInfo {
-    /// Namespaced or cluster-scoped: the constructor's arguments.
-    pub(crate) scope: Scope,
-    /// Whether `extract_<kind>_status` exists.
-    pub(crate) has_status: bool,
-    /// The API type in the api crate, for `extract_<kind>`.
-    pub(crate) api_type: TokenStream,
-}
+use config_type::{ConfigField, ConfigType, KindInfo, Shape, config_ident};
 
 /// Emits `crates/generated/applyconfigurations`.
 pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
@@ -115,7 +75,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>, files: &mut Files) -> Result<(), Error> {
 sent only when set, for server-side apply (client-go's `applyconfigurations`).\n\n \
 `apps::v1::StatefulSetApplyConfiguration::new(\"web\", \"ns\").with_spec(...)` builds one; \
 the typed clients' `apply` sends it; `extract_<kind>` reads back what a field manager owns.";
-    super::module_tree(ctx, "applyconfigurations", doc, Vec::new(), bodies, files)
+    crate::emit::tree::module_tree(ctx, "applyconfigurations", doc, Vec::new(), bodies, files)
 }
 
 /// The struct, its builders, and for kinds the constructor and `extract_*` functions.
@@ -253,19 +213,4 @@ configuration (client-go's `Extract{}`): modify it and apply it again with the s
         }
         #status
     }
-}
-
-/// `StatefulSetSpec` -> `StatefulSetSpecApplyConfiguration`.
-pub(crate) fn config_ident(name: &str) -> proc_macro2::Ident {
-    names::ident(&format!("{name}ApplyConfiguration"))
-}
-
-/// The path of a configuration type from anywhere in the crate.
-pub(crate) fn config_path(module: &str, version: &str, name: &str) -> TokenStream {
-    let (module, version, ty) = (
-        names::ident(module),
-        names::ident(version),
-        config_ident(name),
-    );
-    quote!(crate::#module::#version::#ty)
 }

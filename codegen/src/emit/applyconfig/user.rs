@@ -6,9 +6,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::{ConfigField, ConfigType, KindInfo, Shape};
-use crate::emit::EmitCtx;
-use crate::emit::api::rust_type;
+use super::config_type::{ConfigField, ConfigType, KindInfo, Shape, config_path};
+use crate::emit::ctx::EmitCtx;
 use crate::model::{FieldType, Package, Verb};
 use crate::names;
 
@@ -68,7 +67,7 @@ fn shape(package: &Package, api: &Ident, ty: &FieldType) -> Shape {
 
 fn element(package: &Package, api: &Ident, ty: &FieldType) -> TokenStream {
     match ty {
-        FieldType::ObjectMeta => super::config_path("meta", "v1", "ObjectMeta"),
+        FieldType::ObjectMeta => config_path("meta", "v1", "ObjectMeta"),
         FieldType::WellKnown(wk) => super::builtin::well_known(*wk),
         FieldType::Named(name) if package.enums.iter().any(|def| &def.name == name) => {
             let (module, version) = (
@@ -78,7 +77,7 @@ fn element(package: &Package, api: &Ident, ty: &FieldType) -> TokenStream {
             let ty = names::ident(name);
             quote!(::#api::#module::#version::#ty)
         }
-        FieldType::Named(name) => super::config_path(&package.module, &package.version, name),
+        FieldType::Named(name) => config_path(&package.module, &package.version, name),
         FieldType::Option(inner) => element(package, api, inner),
         FieldType::Vec(inner) => {
             let inner = element(package, api, inner);
@@ -88,6 +87,6 @@ fn element(package: &Package, api: &Ident, ty: &FieldType) -> TokenStream {
             let inner = element(package, api, inner);
             quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
         }
-        scalar => rust_type(scalar),
+        scalar => names::rust_type(scalar),
     }
 }

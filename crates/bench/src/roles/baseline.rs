@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use kube_core::ObjectList;
 
-use super::{BenchObject, Job, Role, check_count};
+use super::job::{BenchObject, Job, Role, check_count};
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
 /// GETs every page and drops the bytes: what moving the data costs, with no decoding at all.
@@ -35,5 +35,5 @@ pub async fn floor<K: BenchObject>(job: &Job) -> Result<Cost> {
     }
     let end = Snapshot::take();
     check_count(Role::Floor, items.len(), job.expect)?;
-    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
+    crate::measure::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }

@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use tokio::process::Command;
 
-use super::{Job, Role, check_count};
+use super::job::{Job, Role, check_count};
 use crate::measure::Cost;
 
 /// Where `build.sh` puts the binary.

@@ -15,7 +15,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use kube::{Api, ResourceExt};
 
-use super::{BenchObject, Job, Role, check_count};
+use super::job::{BenchObject, Job, Role, check_count};
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
 /// Runs a reflector until its store holds the initial list.
@@ -83,7 +83,7 @@ where
     }
     let end = Snapshot::take();
     check_count(job.role, reader.state().len(), job.expect)?;
-    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
+    crate::measure::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }
 
 /// kube-rs's client configuration: the job's kubeconfig, or its plain URL.

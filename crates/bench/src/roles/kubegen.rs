@@ -20,7 +20,7 @@ use kubegen_client::{
 };
 use tokio::sync::Notify;
 
-use super::{BenchObject, Job, check_count};
+use super::job::{BenchObject, Job, check_count};
 use crate::http::kubeconfig_client;
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
@@ -115,5 +115,5 @@ async fn run<T: ApiObject>(
         .context("informer did not sync within 600 s")?;
     let end = Snapshot::take();
     check_count(job.role, informer.indexer().len(), job.expect)?;
-    crate::runner::exit_with(&Cost::between(&start, &end, job.expect as u64))
+    crate::measure::exit_with(&Cost::between(&start, &end, job.expect as u64))
 }

@@ -14,10 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::auth::{Auth, TokenFile};
-use crate::config::Config;
+use crate::auth::TokenFile;
 use crate::error::{Error, Result};
-use crate::tls::TlsSettings;
 
 /// Where the service-account files live.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +51,21 @@ impl InClusterPaths {
     }
 }
 
-/// Builds the in-cluster config from the service host/port (from the environment) and `paths`.
+/// What a pod finds about its cluster: the parts of its in-cluster [`Config`](super::Config), which
+/// `Config::load` builds from them.
+#[derive(Debug)]
+pub(crate) struct InCluster {
+    /// `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`.
+    pub(crate) url: http::Uri,
+    /// The pod's namespace, `default` when the file is missing or empty.
+    pub(crate) namespace: String,
+    /// The cluster CA, PEM.
+    pub(crate) ca: Vec<u8>,
+    /// The service-account token, re-read every [`InClusterPaths::token_reread`].
+    pub(crate) token: Arc<TokenFile>,
+}
+
+/// Finds the in-cluster settings from the service host/port (from the environment) and `paths`.
 ///
 /// # Errors
 /// [`Error::InCluster`] when the environment variables are unset or a file is unreadable; the
@@ -62,7 +74,7 @@ pub(crate) fn load(
     host: Option<&str>,
     port: Option<&str>,
     paths: &InClusterPaths,
-) -> Result<Config> {
+) -> Result<InCluster> {
     let (Some(host), Some(port)) = (
         host.filter(|h| !h.is_empty()),
         port.filter(|p| !p.is_empty()),
@@ -91,14 +103,12 @@ pub(crate) fn load(
         Ok(ns) if !ns.trim().is_empty() => ns.trim().to_owned(),
         _ => "default".to_owned(),
     };
-    let mut config = Config::new(url);
-    config.default_namespace = namespace;
-    config.tls = TlsSettings {
-        ca_pem: Some(ca),
-        ..TlsSettings::default()
-    };
-    config.auth = Auth::TokenFile(token);
-    Ok(config)
+    Ok(InCluster {
+        url,
+        namespace,
+        ca,
+        token,
+    })
 }
 
 #[cfg(test)]
@@ -115,15 +125,15 @@ mod tests {
         write(dir.path(), "token", "tok\n");
         write(dir.path(), "ca.crt", "PEM");
         write(dir.path(), "namespace", "prod\n");
-        let config = load(
+        let found = load(
             Some("10.0.0.1"),
             Some("443"),
             &InClusterPaths::in_dir(dir.path().into()),
         )?;
-        assert_eq!(config.cluster_url().to_string(), "https://10.0.0.1:443/");
-        assert_eq!(config.default_namespace(), "prod");
-        assert_eq!(config.tls.ca_pem.as_deref(), Some(b"PEM".as_slice()));
-        assert!(matches!(config.auth, Auth::TokenFile(_)));
+        assert_eq!(found.url.to_string(), "https://10.0.0.1:443/");
+        assert_eq!(found.namespace, "prod");
+        assert_eq!(found.ca, b"PEM");
+        assert_eq!(found.token.token()?.expose(), "tok");
         Ok(())
     }
 
@@ -132,17 +142,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         write(dir.path(), "token", "tok");
         write(dir.path(), "ca.crt", "PEM");
-        let config = load(
+        let found = load(
             Some("fd00::1"),
             Some("6443"),
             &InClusterPaths::in_dir(dir.path().into()),
         )?;
-        assert_eq!(config.cluster_url().to_string(), "https://[fd00::1]:6443/");
-        assert_eq!(
-            config.default_namespace(),
-            "default",
-            "missing namespace file"
-        );
+        assert_eq!(found.url.to_string(), "https://[fd00::1]:6443/");
+        assert_eq!(found.namespace, "default", "missing namespace file");
         Ok(())
     }
 

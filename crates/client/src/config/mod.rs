@@ -389,6 +389,16 @@ pub(crate) fn load_with_env(opts: &LoadOptions, env: &Environment) -> Result<Con
         env.service_port.as_deref(),
         &opts.in_cluster,
     )
+    .map(|found| {
+        let mut config = Config::new(found.url);
+        config.default_namespace = found.namespace;
+        config.tls = TlsSettings {
+            ca_pem: Some(found.ca),
+            ..TlsSettings::default()
+        };
+        config.auth = Auth::TokenFile(found.token);
+        config
+    })
     .map_err(|e| match e {
         Error::InCluster(why) => Error::InCluster(format!(
             "no kubeconfig found (tried {}), and {why}",

@@ -20,7 +20,8 @@ use kube_core::{Resource, Selector};
 use kubegen_client::{ApiObject, Client, Patch, PatchOptions, ResourceClient};
 use serde_json::json;
 
-use super::{FIELD_MANAGER, controller_of, controller_ref, describe, selects};
+use super::meta::{controller_of, controller_ref, describe, selects};
+use super::shared::FIELD_MANAGER;
 use crate::{Error, Result, error::request};
 
 /// Claims `objects` for `owner`: returns those it controls after adopting and releasing.

@@ -16,7 +16,7 @@ use kubegen_client::Client;
 use kubegen_runtime::{EventType, Recorder};
 use tokio::sync::mpsc;
 
-use super::describe;
+use super::meta::describe;
 
 /// Where a controller's Events go; cheap to clone. The writing task ends when the last clone is
 /// dropped.

@@ -12,28 +12,33 @@
 //! [`start`] registers both controllers on the manager's shared informers (the Pods and
 //! ReplicaSets the garbage collector and others may read too: one watch per kind); its runner
 //! works both queues until the manager stops.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `deployment`
+//! - `replicaset`
+//! - `controller_ref`, `events`
+//! - `expectations`, `meta`, `pods`, `shared`, `versioned`
 
 mod controller_ref;
 mod deployment;
 mod events;
 mod expectations;
+mod meta;
 mod pods;
 mod replicaset;
+mod shared;
 mod versioned;
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
     core::v1::Pod,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
-use kube_core::{Resource, Selector};
 
-use crate::manager::{Context, Runner, stopped};
+use crate::context::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
-use crate::{Error, Result};
-
-/// The field manager of every write, as the real controller-manager's user agent yields it.
-pub(crate) const FIELD_MANAGER: &str = "kube-controller-manager";
+use shared::Informers;
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
 /// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's
@@ -94,112 +99,4 @@ pub(crate) fn start(context: &Context, options: AppsOptions) -> Runner {
         rs_workers.stop().await;
         d_workers.stop().await;
     })
-}
-
-/// An error as Go's `%v` prints it in Events and conditions: the API server's message for a
-/// refused request, the bare reason for an object that cannot be acted on.
-pub(crate) fn go_message(error: &Error) -> String {
-    match error {
-        Error::RequestFailed { source, .. } => api_message(source),
-        Error::InvalidObject { reason, .. } => reason.clone(),
-        Error::CacheSyncFailed(_) => error.to_string(),
-    }
-}
-
-/// A client error as Go's `%v` of the API error prints it: the `Status` message.
-pub(crate) fn api_message(error: &kubegen_client::Error) -> String {
-    error
-        .status()
-        .map_or_else(|| error.to_string(), |s| s.message.clone())
-}
-
-/// Whether a write failed because its namespace is being deleted (a `NamespaceTerminating`
-/// cause): the controllers then record no Event, as every further write would fail the same way.
-pub(crate) fn namespace_terminating(error: &kubegen_client::Error) -> bool {
-    error
-        .status()
-        .and_then(|s| s.details.as_ref())
-        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
-}
-
-/// The three shared informers both controllers read.
-pub(crate) struct Informers {
-    pub(crate) deployments: kubegen_cache::SharedIndexInformer<Deployment>,
-    pub(crate) replica_sets: kubegen_cache::SharedIndexInformer<ReplicaSet>,
-    pub(crate) pods: kubegen_cache::SharedIndexInformer<Pod>,
-}
-
-/// `kind namespace/name` of an object, for messages.
-pub(crate) fn describe<K: Resource<DynamicType = ()>>(obj: &K) -> String {
-    let meta = obj.meta();
-    format!(
-        "{} {}/{}",
-        K::kind(&()),
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
-}
-
-/// The workqueue key of an object: `namespace/name`.
-pub(crate) fn key_of<K: Resource>(obj: &K) -> String {
-    let meta = obj.meta();
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
-}
-
-/// Splits a `namespace/name` key.
-pub(crate) fn split_key(key: &str) -> (&str, &str) {
-    key.split_once('/').unwrap_or(("", key))
-}
-
-/// `metav1.LabelSelectorAsSelector`: an absent selector selects nothing (`None`), an empty one
-/// everything.
-pub(crate) fn selector_of<K: Resource<DynamicType = ()>>(
-    obj: &K,
-    selector: Option<&LabelSelector>,
-) -> Result<Option<Selector>> {
-    let Some(selector) = selector else {
-        return Ok(None);
-    };
-    Selector::try_from(selector.clone())
-        .map(Some)
-        .map_err(|e| Error::InvalidObject {
-            object: describe(obj),
-            reason: format!("invalid label selector: {e}"),
-        })
-}
-
-/// Whether `selector` (from [`selector_of`]) selects an object with `labels`.
-pub(crate) fn selects(
-    selector: Option<&Selector>,
-    labels: Option<&std::collections::BTreeMap<String, String>>,
-) -> bool {
-    use kube_core::SelectorExt;
-    static EMPTY: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    selector.is_some_and(|s| s.matches(labels.unwrap_or(&EMPTY)))
-}
-
-/// The controller reference of an object (`metav1.GetControllerOf`).
-pub(crate) fn controller_of<K: Resource>(obj: &K) -> Option<&OwnerReference> {
-    obj.meta()
-        .owner_references
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .find(|r| r.controller == Some(true))
-}
-
-/// A controller reference to `owner` (`metav1.NewControllerRef`).
-pub(crate) fn controller_ref<K: Resource<DynamicType = ()>>(owner: &K) -> OwnerReference {
-    OwnerReference {
-        api_version: K::api_version(&()).into_owned(),
-        kind: K::kind(&()).into_owned(),
-        name: owner.meta().name.clone().unwrap_or_default(),
-        uid: owner.meta().uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
 }

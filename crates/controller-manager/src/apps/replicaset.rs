@@ -36,12 +36,12 @@ use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
 use super::events::EventSink;
-use super::versioned::Field;
-use super::{
-    FIELD_MANAGER, Informers, api_message, controller_of, controller_ref, describe,
-    expectations::Expectations, key_of, namespace_terminating, pods, selector_of, selects,
-    split_key,
+use super::meta::{
+    controller_of, controller_ref, describe, key_of, selector_of, selects, split_key,
 };
+use super::shared::{FIELD_MANAGER, Informers, api_message, namespace_terminating};
+use super::versioned::Field;
+use super::{expectations::Expectations, pods};
 use crate::{Error, Result, error::request};
 
 mod status;

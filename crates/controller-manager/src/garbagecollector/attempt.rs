@@ -10,8 +10,8 @@ use kubegen_client::{
 };
 use serde_json::json;
 
-use super::Shared;
 use super::graph::{FOREGROUND, Node, ORPHAN, blocking};
+use super::shared::Shared;
 use crate::error::request;
 use crate::worker::Next;
 use crate::{Error, Result};

@@ -6,8 +6,8 @@ use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kubegen_client::{CreateOptions, ResourceClient};
 
-use super::Shared;
 use super::graph::Node;
+use super::shared::Shared;
 
 /// The component the events name.
 const COMPONENT: &str = "garbage-collector-controller";

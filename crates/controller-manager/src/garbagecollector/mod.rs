@@ -26,63 +26,30 @@
 mod attempt;
 mod events;
 mod graph;
+mod shared;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube_core::{DynamicObject, metadata::PartialObjectMeta};
 use kubegen_cache::{
     ClientListWatch, DeletedObject, HandlerFns, InformerOptions, SharedIndexInformer,
 };
-use kubegen_client::{Client, ListOptions, ResourceClient, ServedResource, discover};
-use kubegen_workqueue::RateLimitingQueue;
+use kubegen_client::{ListOptions, ResourceClient, ServedResource, discover};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
-use crate::manager::{Context, Runner, stopped};
+use crate::context::{Context, Runner, stopped};
 use crate::worker;
 
-use graph::{Graph, Node, Work};
+use graph::{Graph, Node};
+use shared::Shared;
 
 /// How often monitors are resynced with discovery (`--garbage-collector` resync period).
 const RESYNC_PERIOD: Duration = Duration::from_secs(30);
 
 type Monitor = SharedIndexInformer<PartialObjectMeta<DynamicObject>>;
-
-/// What the monitors' handlers and the workers share.
-pub(crate) struct Shared {
-    pub(crate) client: Client,
-    pub(crate) graph: Mutex<Graph>,
-    /// The served resources by (group, kind), to resolve owner references.
-    resources: RwLock<HashMap<(String, String), ServedResource>>,
-    /// Asks for an early resync with discovery.
-    pub(crate) resync: Notify,
-    pub(crate) delete_queue: RateLimitingQueue<String>,
-    orphan_queue: RateLimitingQueue<String>,
-}
-
-impl Shared {
-    /// The resource of an owner reference's kind, in its group.
-    pub(crate) fn resource_for(&self, reference: &OwnerReference) -> Option<ServedResource> {
-        let group = match reference.api_version.rsplit_once('/') {
-            Some((group, _)) => group,
-            None => "",
-        };
-        let key = (group.to_owned(), reference.kind.clone());
-        self.resources.read().get(&key).cloned()
-    }
-
-    fn queue(&self, work: Work) {
-        work.delete
-            .into_iter()
-            .for_each(|uid| self.delete_queue.add(uid));
-        work.orphan
-            .into_iter()
-            .for_each(|uid| self.orphan_queue.add(uid));
-    }
-}
 
 /// Whether the collector watches `served` (`GetDeletableResources` minus the ignored events).
 fn monitored(served: &ServedResource) -> bool {

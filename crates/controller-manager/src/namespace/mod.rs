@@ -21,8 +21,8 @@ use kubegen_cache::{HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient, UpdateOptions, discover};
 
 use crate::Result;
+use crate::context::{Context, Runner, stopped};
 use crate::error::request;
-use crate::manager::{Context, Runner, stopped};
 use crate::worker::{self, Next};
 
 use deleter::{Pass, conditions, delete_content};

@@ -6,6 +6,7 @@
 //! as in kube-controller-manager's `pkg/controller/serviceaccount` and
 //! `pkg/controller/certificates/rootcacertpublisher`.
 
+mod active;
 mod rootca;
 mod tokens;
 
@@ -17,21 +18,17 @@ use kubegen_cache::{HandlerFns, Lister};
 use kubegen_client::{Client, CreateOptions, ResourceClient};
 
 use crate::Result;
+use crate::context::{Context, Runner, stopped};
 use crate::error::request;
-use crate::manager::{Context, Runner, stopped};
 use crate::worker::{self, Next};
+
+use active::active;
 
 pub(crate) use rootca::start as start_root_ca;
 pub(crate) use tokens::start as start_tokens;
 
 /// The ServiceAccounts every namespace gets (`--service-account-names`... the real default).
 const MANAGED: &str = "default";
-
-/// Whether `namespace` is active (not terminating).
-pub(crate) fn active(namespace: &Namespace) -> bool {
-    namespace.metadata.deletion_timestamp.is_none()
-        && namespace.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Terminating")
-}
 
 /// Registers the handlers; the runner works the namespace queue until the manager stops.
 pub(crate) fn start_accounts(context: &Context) -> Runner {

@@ -10,10 +10,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_cache::{HandlerFns, Lister};
 use kubegen_client::{Client, CreateOptions, ResourceClient, UpdateOptions};
 
-use super::active;
+use super::active::active;
 use crate::Result;
+use crate::context::{Context, Runner, stopped};
 use crate::error::request;
-use crate::manager::{Context, Runner, stopped};
 use crate::worker::{self, Next};
 
 const NAME: &str = "kube-root-ca.crt";

@@ -23,8 +23,8 @@ use kubegen_client::{Client, CreateOptions, DeleteOptions, ResourceClient, Updat
 use serde_json::{Value, json};
 
 use crate::Result;
+use crate::context::{Context, Runner, stopped};
 use crate::error::request;
-use crate::manager::{Context, Runner, stopped};
 use crate::worker::{self, Next};
 
 const TYPE: &str = "kubernetes.io/service-account-token";

@@ -18,53 +18,16 @@ mod combinators;
 mod exponential;
 mod failures;
 mod fast_slow;
+mod limiter;
 mod token_bucket;
-
-use std::sync::Arc;
-use std::time::Duration;
 
 pub use combinators::{MaxOf, WithMaxWait};
 pub use exponential::ItemExponentialBackoff;
 pub use fast_slow::ItemFastSlow;
+pub use limiter::RateLimiter;
 pub use token_bucket::TokenBucket;
 
 use crate::queue::Key;
-
-/// Decides how long a key waits before it is retried, and remembers its failures.
-pub trait RateLimiter<K>: Send + Sync + 'static {
-    /// Records one more failure of `key` and returns how long it should wait before the next
-    /// attempt.
-    fn when(&self, key: &K) -> Duration;
-    /// Forgets the failures of `key`: call it when the key was processed successfully, so its next
-    /// failure starts from the shortest delay again.
-    fn forget(&self, key: &K);
-    /// How many failures of `key` are remembered (0 for limiters that do not count per key).
-    fn retries(&self, key: &K) -> u32;
-}
-
-impl<K, R: RateLimiter<K> + ?Sized> RateLimiter<K> for Box<R> {
-    fn when(&self, key: &K) -> Duration {
-        (**self).when(key)
-    }
-    fn forget(&self, key: &K) {
-        (**self).forget(key);
-    }
-    fn retries(&self, key: &K) -> u32 {
-        (**self).retries(key)
-    }
-}
-
-impl<K, R: RateLimiter<K> + ?Sized> RateLimiter<K> for Arc<R> {
-    fn when(&self, key: &K) -> Duration {
-        (**self).when(key)
-    }
-    fn forget(&self, key: &K) {
-        (**self).forget(key);
-    }
-    fn retries(&self, key: &K) -> u32 {
-        (**self).retries(key)
-    }
-}
 
 /// The limiter controllers use unless they have a reason not to: the longer of per-key exponential
 /// backoff (5 ms, 10 ms, 20 ms, ... capped at 1000 s) and an overall token bucket (10 qps, burst

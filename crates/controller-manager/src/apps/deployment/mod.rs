@@ -40,10 +40,10 @@ use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
 use super::events::EventSink;
+use super::meta::{controller_of, key_of, selector_of, selects, split_key};
+use super::replicaset::register;
+use super::shared::Informers;
 use super::versioned::Field;
-use super::{
-    Informers, controller_of, key_of, replicaset::register, selector_of, selects, split_key,
-};
 use crate::{Result, error::request};
 
 /// The Deployment controller; cheap to clone.

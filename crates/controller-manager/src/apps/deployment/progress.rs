@@ -16,9 +16,12 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStat
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::{Inner, sync::calculate_status, util::Spec};
+use super::{
+    Inner,
+    util::{self, Spec},
+};
 use crate::Result;
-use crate::apps::key_of;
+use crate::apps::meta::key_of;
 use crate::apps::versioned::{string, text};
 
 /// Now, to the second: what the API server stores and returns, so a condition written now
@@ -288,4 +291,50 @@ fn replica_failure(
         last_update_time: found.last_transition_time.clone(),
         last_transition_time: found.last_transition_time,
     })
+}
+
+/// `Some(n)` unless `n` is 0: the counts Go serializes with `omitempty`.
+fn nonzero(n: i32) -> Option<i32> {
+    (n != 0).then_some(n)
+}
+
+/// The status `d` should have over `all` its ReplicaSets (`calculateStatus`).
+pub(super) fn calculate_status(
+    d: &Deployment,
+    all: &[Arc<ReplicaSet>],
+    new: Option<&ReplicaSet>,
+) -> DeploymentStatus {
+    let spec = Spec::of(d);
+    let available = util::available_replicas(all);
+    let unavailable = (util::spec_replicas(all) - available).max(0);
+    let old = d.status.clone().unwrap_or_default();
+    let updated = new.map_or(0, |rs| rs.status.as_ref().map_or(0, |s| s.replicas));
+    let mut status = DeploymentStatus {
+        observed_generation: d.metadata.generation.filter(|g| *g != 0),
+        replicas: nonzero(util::actual_replicas(all)),
+        updated_replicas: nonzero(updated),
+        ready_replicas: nonzero(util::ready_replicas(all)),
+        available_replicas: nonzero(available),
+        unavailable_replicas: nonzero(unavailable),
+        terminating_replicas: util::terminating_replicas(all),
+        collision_count: old.collision_count,
+        conditions: old.conditions.clone(),
+    };
+    let condition = if available >= spec.replicas - spec.max_unavailable() {
+        new_condition(
+            "Available",
+            "True",
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.".into(),
+        )
+    } else {
+        new_condition(
+            "Available",
+            "False",
+            "MinimumReplicasUnavailable",
+            "Deployment does not have minimum availability.".into(),
+        )
+    };
+    set_in(&mut status, condition);
+    status
 }

@@ -6,7 +6,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kubegen_client::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
 use kubegen_runtime::EventType;
@@ -15,8 +15,9 @@ use super::{
     Inner, progress,
     util::{self, Spec},
 };
+use crate::apps::meta::{controller_ref, describe};
+use crate::apps::shared::{FIELD_MANAGER, go_message};
 use crate::apps::versioned::Field;
-use crate::apps::{FIELD_MANAGER, controller_ref, describe, go_message};
 use crate::{Result, error::request};
 
 /// The new ReplicaSet (if any) and all the others.
@@ -167,7 +168,7 @@ impl Inner {
                 .and_then(|s| s.template.clone())
                 .unwrap_or_default()
         };
-        let ours = crate::apps::controller_of(found.as_ref())
+        let ours = crate::apps::meta::controller_of(found.as_ref())
             .is_some_and(|r| Some(&r.uid) == d.metadata.uid.as_ref());
         if ours && util::equal_ignore_hash(&template(rs), &template(&found)) {
             return Ok((*found).clone());
@@ -257,7 +258,7 @@ impl Inner {
         all: &[Arc<ReplicaSet>],
         new: Option<&ReplicaSet>,
     ) -> Result<()> {
-        let status = calculate_status(d, all, new);
+        let status = progress::calculate_status(d, all, new);
         if d.status.as_ref() == Some(&status) {
             return Ok(());
         }
@@ -468,50 +469,4 @@ fn new_rs_object(d: &Deployment) -> ReplicaSet {
         }),
         status: None,
     }
-}
-
-/// `Some(n)` unless `n` is 0: the counts Go serializes with `omitempty`.
-fn nonzero(n: i32) -> Option<i32> {
-    (n != 0).then_some(n)
-}
-
-/// The status `d` should have over `all` its ReplicaSets (`calculateStatus`).
-pub(super) fn calculate_status(
-    d: &Deployment,
-    all: &[Arc<ReplicaSet>],
-    new: Option<&ReplicaSet>,
-) -> DeploymentStatus {
-    let spec = Spec::of(d);
-    let available = util::available_replicas(all);
-    let unavailable = (util::spec_replicas(all) - available).max(0);
-    let old = d.status.clone().unwrap_or_default();
-    let updated = new.map_or(0, |rs| rs.status.as_ref().map_or(0, |s| s.replicas));
-    let mut status = DeploymentStatus {
-        observed_generation: d.metadata.generation.filter(|g| *g != 0),
-        replicas: nonzero(util::actual_replicas(all)),
-        updated_replicas: nonzero(updated),
-        ready_replicas: nonzero(util::ready_replicas(all)),
-        available_replicas: nonzero(available),
-        unavailable_replicas: nonzero(unavailable),
-        terminating_replicas: util::terminating_replicas(all),
-        collision_count: old.collision_count,
-        conditions: old.conditions.clone(),
-    };
-    let condition = if available >= spec.replicas - spec.max_unavailable() {
-        progress::new_condition(
-            "Available",
-            "True",
-            "MinimumReplicasAvailable",
-            "Deployment has minimum availability.".into(),
-        )
-    } else {
-        progress::new_condition(
-            "Available",
-            "False",
-            "MinimumReplicasUnavailable",
-            "Deployment does not have minimum availability.".into(),
-        )
-    };
-    progress::set_in(&mut status, condition);
-    status
 }

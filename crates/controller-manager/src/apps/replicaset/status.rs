@@ -13,8 +13,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::Error;
+use crate::apps::shared::go_message;
 use crate::apps::{
-    go_message, pods,
+    pods,
     versioned::{Field, string, text},
 };
 
