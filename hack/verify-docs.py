@@ -29,6 +29,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 DIRECTIVE = re.compile(r"<!-- verify-docs: (not-here|base) ([^>]*?)\s*-->")
 FILE_EXT = re.compile(r"\.(rs|md|toml|ya?ml|sh|py|json|txt|proto|csv|gz)$")
 PLACEHOLDER = re.compile(r"[*<>{}$~]|\.\.\.")
+# `apps/v1`, `batch/v1beta1`: a Kubernetes group/version, not a path under apps/.
+GROUP_VERSION = re.compile(r"^[a-z0-9.-]+/v[0-9]+((alpha|beta)[0-9]+)?$")
 BACKTICK = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 CRATE = re.compile(r"(?<![\w#/-])(kubegen-[a-z][a-z0-9-]*[a-z0-9])(?![\w-])")
@@ -96,7 +98,7 @@ def path_candidates(prose):
 def is_checkable(token, top_dirs):
     if not token or "://" in token or token.startswith(("/", "#", "mailto:")) or PLACEHOLDER.search(token):
         return False
-    if token.endswith(".go") or token.startswith("-"):
+    if token.endswith(".go") or token.startswith("-") or GROUP_VERSION.match(token):
         return False
     first = token.split("/")[0]
     if first in top_dirs and "/" in token:
@@ -137,6 +139,8 @@ def check(doc, text, packages, binaries, top_dirs):
             problems.append(f"{doc}:{line_of(token)}: path `{token}` does not exist")
     for word in re.findall(r"[\w./-]+", code):
         word = word.rstrip("/.:,")
+        if GROUP_VERSION.match(word):
+            continue
         if word.split("/")[0] in top_dirs and "/" in word and word not in not_here and not PLACEHOLDER.search(word):
             if not os.path.exists(os.path.join(ROOT, word)):
                 problems.append(f"{doc}:{line_of(word)}: path `{word}` in a command does not exist")
@@ -189,6 +193,8 @@ def self_test():
         ("`src/reflector.rs` <!-- verify-docs: base crates/cache -->", 0),
         ("`src/reflector.rs`", 1),
         ("`apis/<group>/<version>/`", 0),
+        ("```yaml\napiVersion: apps/v1\n```", 0),
+        ("`apps/no-such-app/`", 1),
     ]
     failed = 0
     for text, want in cases:
