@@ -28,8 +28,9 @@ mod fake_client;
 mod reactor;
 mod seed;
 
-pub use action::{Action, Verb};
+pub use action::Action;
 pub use error::{Error, Result};
 pub use fake_client::FakeClient;
+pub use kubegen_testserver::Verb;
 pub use reactor::{Reaction, conflict, internal_error, not_found};
 pub use seed::StatusSubresource;

@@ -169,6 +169,7 @@
 mod admission;
 mod apiserver;
 mod apply;
+mod authn;
 mod authz;
 mod body;
 mod encode;
@@ -191,6 +192,7 @@ mod storage;
 mod table;
 mod tls;
 mod validation;
+mod verb;
 mod webhook_client;
 
 pub use apiserver::ApiServer;
@@ -202,6 +204,7 @@ pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
 pub use listener::TestServer;
 pub use options::ServerOptions;
+pub use registry::printer_column::PrinterColumn;
 pub use registry::scale::ScaleSubresource;
 pub use registry::{NameRule, ResourceDefinition};
-pub use table::PrinterColumn;
+pub use verb::Verb;

@@ -1,7 +1,7 @@
 //! A server-side apply's steps (structured-merge-diff `Updater.Apply`): the configuration merged
 //! into the live object, what its manager stopped applying pruned, then every manager settled
 //! (ownership taken, conflicts). Split so that a custom resource whose managers wrote through
-//! several versions can convert between the steps (`crate::handlers::crd_write`).
+//! several versions can convert between the steps (`crate::handlers::versioned`).
 
 use serde_json::Value;
 
@@ -101,7 +101,7 @@ impl Tracker<'_> {
 
     /// Removes from the merged object the fields its applier applied last time and no longer
     /// does, unless another manager owns them (managers of other versions by the same paths:
-    /// `crate::handlers::crd_write` prunes across versions as the real server does).
+    /// `crate::handlers::versioned` prunes across versions as the real server does).
     ///
     /// # Errors
     /// 500 for an object the schema cannot type.

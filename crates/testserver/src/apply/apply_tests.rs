@@ -6,7 +6,7 @@ use super::*;
 use crate::authz::UserInfo;
 use crate::registry::ResourceDefinition;
 use crate::request::route::Target;
-use crate::request::verb::Verb;
+use crate::verb::Verb;
 
 fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
     let path = if group.is_empty() {

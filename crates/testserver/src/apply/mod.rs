@@ -19,10 +19,10 @@
 //! - Each entry is in the API version its manager wrote through (a custom resource served in
 //!   several versions; an `Update` manager has an entry per version): a write's changes are
 //!   compared in every such version ([`Elsewhere`], the objects converted by
-//!   `crate::handlers::crd_write`), and each entry loses, or conflicts on, what changed in its
+//!   `crate::handlers::versioned`), and each entry loses, or conflicts on, what changed in its
 //!   own version, as structured-merge-diff compares the object converted to each manager's
 //!   version. An apply among managers of several versions prunes as `Updater.prune` does,
-//!   converting the partial objects it does (`crate::handlers::crd_prune`, with the set
+//!   converting the partial objects it does (`crate::kinds::custom_resource::prune`, with the set
 //!   operations of [`versions`]).
 //!
 //! # Differences from the real server

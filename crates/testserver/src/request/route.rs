@@ -1,18 +1,17 @@
 //! URL routing: which endpoint a request path names, following the real server's URL layout
 //! (apiserver `endpoints/installer.go`, `request/requestinfo.go`): a [`Target`] (resource,
 //! namespace, name, subresource) for resource paths, where the subresources served are the
-//! definition's `status`/`scale` plus the kind strategy's own (`crate::kinds`). Also what
-//! belongs to a target: its storage key, its stored object and the namespace a body must carry.
+//! definition's `status`/`scale`; any other subresource name is routed too, and the pipeline
+//! serves it only when the kind's strategy adds it (`crate::kinds`). Also what belongs to a
+//! target: its storage key and the namespace a body must carry.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::kinds::strategy_for;
 use crate::registry::{Registry, ResourceDefinition};
 use crate::status::{ApiError, Qualified};
-use crate::storage::State;
-use crate::storage::objects::{ObjectKey, Stored};
+use crate::storage::objects::ObjectKey;
 
 /// A resource endpoint: collection, object or subresource.
 #[derive(Clone, Debug)]
@@ -28,6 +27,11 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// The storage key of the object the target names (`name` empty for a collection).
+    pub(crate) fn object_key(&self) -> ObjectKey {
+        key_of(self, self.name.as_deref().unwrap_or_default())
+    }
+
     /// Group and plural for error messages.
     pub(crate) fn qualified(&self) -> Qualified<'_> {
         Qualified {
@@ -76,19 +80,6 @@ pub(crate) enum Endpoint {
     V3Index,
     /// `/openapi/v3/<path>`, e.g. `apis/apps/v1`.
     V3(String),
-}
-
-/// The object `target` names, or 404.
-pub(crate) fn existing<'a>(
-    state: &'a State,
-    target: &Target,
-) -> Result<(&'a Stored, ObjectKey), ApiError> {
-    let name = target.name.as_deref().unwrap_or_default();
-    let key = key_of(target, name);
-    match state.store.get(&target.def.key(), &key) {
-        Some(stored) => Ok((stored, key)),
-        None => Err(ApiError::not_found(target.qualified(), name)),
-    }
 }
 
 /// Every endpoint the server has.
@@ -199,7 +190,8 @@ fn resource(
     let served = |sub: &str| match sub {
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
-        other => strategy_for(&def).subresources().contains(&other),
+        // A kind's own (`crate::kinds::Strategy::subresources`), checked by the pipeline.
+        _ => true,
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {
         return Err(ApiError::unknown_path());

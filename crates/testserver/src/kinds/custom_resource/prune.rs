@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use crate::apply::applier::Merged;
 use crate::apply::managed::Entry;
-use crate::handlers::crd_conversion::Edge;
-use crate::handlers::crd_write::VersionSchemas;
+use crate::kinds::custom_resource::edge::Edge;
+use crate::kinds::custom_resource::managers::VersionSchemas;
 use crate::status::ApiError;
 
 impl Edge {
@@ -31,12 +31,12 @@ impl Edge {
     ///
     /// # Errors
     /// 500 when a conversion fails or an object cannot be typed.
-    pub(super) async fn prune(
+    pub(crate) async fn prune(
         &self,
         schemas: &VersionSchemas,
         merged: &mut Merged,
     ) -> Result<(), ApiError> {
-        let tracker = self.request_tracker(schemas)?;
+        let tracker = schemas.request_tracker(self)?;
         let Some(last) = merged.last().filter(|last| !last.set.is_empty()).cloned() else {
             return Ok(());
         };
