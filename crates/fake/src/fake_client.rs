@@ -22,7 +22,6 @@ use parking_lot::Mutex;
 
 use crate::action::Action;
 use crate::reactor::{Reaction, Reactor, status_body};
-use kubegen_testserver::Verb;
 
 /// A fake API for unit tests: hand [`client`](Self::client) to the code under test, then assert on
 /// [`actions`](Self::actions).
