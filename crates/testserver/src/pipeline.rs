@@ -28,6 +28,7 @@ use crate::handlers::{discovery, versioned, watch as watches};
 use crate::kinds::{crd, namespace, strategy_for};
 use crate::options::ServerOptions;
 use crate::rbac::Rbac;
+use crate::registry::ResourceDefinition;
 use crate::request::negotiation;
 use crate::request::negotiation::WireFormat;
 use crate::request::query::Query;
@@ -136,11 +137,9 @@ impl ApiServer {
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
-        let route = route::parse(request.uri().path(), &self.inner.storage.lock().registry)?;
+        let path = request.uri().path();
+        let route = route::parse(path, &self.inner.storage.lock().registry, &own_subresource)?;
         match route {
-            Route::Resource(target) if !own_subresource_served(&target) => {
-                Err(ApiError::unknown_path())
-            }
             Route::Resource(target) => {
                 let scope = (verb, user);
                 self.resource(request, target, query, scope).await
@@ -341,17 +340,10 @@ fn served_verb(method: &Method, target: &Target, verb: Option<Verb>) -> Result<V
     Ok(verb)
 }
 
-/// Whether the subresource a route names, other than the definition's `status` and `scale`
-/// (which the router checked), is one the kind's strategy adds; 404 otherwise, as a path no route
-/// serves.
-fn own_subresource_served(target: &Target) -> bool {
-    match target.subresource.as_deref() {
-        None | Some("status" | "scale") => true,
-        Some(own) => strategy_for(&target.def)
-            .subresources()
-            .iter()
-            .any(|(name, _)| *name == own),
-    }
+/// Whether `def`'s kind adds the subresource `sub` (its strategy's), for the router.
+fn own_subresource(def: &ResourceDefinition, sub: &str) -> bool {
+    let served = strategy_for(def).subresources();
+    served.iter().any(|(name, _)| *name == sub)
 }
 
 #[cfg(test)]
