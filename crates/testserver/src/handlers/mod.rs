@@ -10,8 +10,9 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `discovery`, `versioned`
-//! - `aggregated_discovery`, `read`, `review`, `token`, `update`, `watch`
-//! - `create`, `delete`, `scale`
+//! - `scale`, `watch`
+//! - `aggregated_discovery`, `read`, `review`, `token`, `update`
+//! - `create`, `delete`
 
 pub(crate) mod aggregated_discovery;
 pub(crate) mod create;
