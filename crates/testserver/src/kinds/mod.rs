@@ -7,9 +7,9 @@
 //!
 //! | kind | file | differs in |
 //! |---|---|---|
-//! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too |
+//! | Namespace | [`namespace`] | defaults on create, the `finalize` subresource, deletion that only terminates (the namespace controller of `kubegen-controller-manager` empties it and calls `finalize`), removal only once `spec.finalizers` is empty too, no `deletecollection` |
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
-//! | custom resources | [`custom_resource`] | decoding (pruning, defaulting), validation and CEL by the CRD's schema on every write, in the version the request names; the versions a CRD serves and the conversion of requests and answers between them (strategy `None` or `Webhook`), managedFields per version; defaults of a new schema filled into stored objects |
+//! | custom resources | here, its rules in [`custom_resource`] | decoding (pruning, defaulting), validation and CEL by the CRD's schema on every write, in the version the request names; the versions a CRD serves and the conversion of requests and answers between them (strategy `None` or `Webhook`), managedFields per version; defaults of a new schema filled into stored objects |
 //! | ConfigMap, Secret | [`config_data`] | at most 1 MiB of data |
 //! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
 //! | ServiceAccount | here | the `token` subresource (`crate::handlers::token`) |
