@@ -26,13 +26,14 @@
 //!                         (non-resource: handlers/discovery.rs,  subresources: its strategy)
 //!                         openapi/)
 //!  4. scope             verb, dryRun, fieldManager, Accept    request/scope.rs, request/negotiation.rs
-//!                         → one immutable Scope; 405 for a verb the kind's strategy does not serve
+//!                         → one immutable Scope; 405 for a method no route serves or a verb
+//!                         the kind's strategy does not serve
 //!  5. faults, decode    injected failures, 413, body → JSON,  faults.rs, request/negotiation.rs,
 //!                         fieldValidation                      fieldvalidation.rs, request/query.rs
-//!  6. convert in        a kind served in several versions     kinds/custom_resource/edge.rs (the
-//!                         (custom resources): the request's       strategy's `edge`),
-//!                         version in, the storage version for   handlers/versioned.rs
-//!                         the store
+//!  6. convert in        a kind served in several versions     kinds/custom_resource/edge.rs
+//!                         (custom resources): writes made in    (the strategy's `edge`),
+//!                         the request's version, stored in the  handlers/versioned.rs
+//!                         storage version
 //!  7. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
 //!                         TokenRequest)                         delete,scale,review,token}.rs
 //!  8. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
@@ -53,6 +54,9 @@
 //! the real registry runs them inside `Create`/`Update`/`Delete`; the handlers ask a kind's
 //! strategy (`kinds::strategy_for`) through its hooks and never name a kind. Handlers receive the
 //! request's `Scope` (`request/scope.rs`) and, for writes, only the storage handle.
+//!
+//! The steps are the order a request takes, not the order of imports (the router reads
+//! `registry/`, drawn at step 10): which module may import which is the `# Layers` below.
 //!
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
