@@ -17,7 +17,7 @@
 //! | client-go (`testing`)          | kubegen                          | file            |
 //! |--------------------------------|----------------------------------|-----------------|
 //! | `Fake`, `NewSimpleClientset`   | [`FakeClient`], [`FakeClient::seed`] | `fake_client.rs`, `seed.rs` |
-//! | `Action`, `GetVerb()`, ...     | [`Action`], [`Verb`]             | `action.rs`     |
+//! | `Action`, `GetVerb()`, ...     | [`Action`], [`Verb`] (the test server's) | `action.rs` |
 //! | `PrependReactor`, `ReactionFunc` | [`FakeClient::prepend_reactor`], [`Reaction`] | `reactor.rs` |
 //! | `ObjectTracker.Add`            | [`FakeClient::seed`]             | `seed.rs`       |
 //! | `Actions()`, `ClearActions()`  | [`FakeClient::actions`], [`FakeClient::clear_actions`] | `fake_client.rs` |
