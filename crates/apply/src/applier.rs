@@ -2,7 +2,7 @@
 //! into the live object, what its manager stopped applying pruned, then every manager settled
 //! (ownership taken, conflicts). Split so that a server can convert between the steps for a
 //! custom resource whose managers wrote through several versions (the test server's
-//! `handlers/crd_write.rs`).
+//! `handlers/versioned.rs`).
 //!
 //! An apply (the server requires a `fieldManager`: [`crate::Writer::applier`]) merges the
 //! configuration into the live object by the schema, makes the applier own exactly the fields it

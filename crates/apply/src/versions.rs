@@ -1,7 +1,7 @@
 //! The set operations structured-merge-diff's `Updater.prune` runs in each managers' version
 //! when an apply's managers wrote through several API versions (`ToFieldSet`, `RemoveItems`,
 //! `EnsureNamedFieldsAreMembers`); the conversions between the versions, and the order of the
-//! steps, are the server's (the test server's `handlers/crd_prune.rs`).
+//! steps, are the server's (the test server's `kinds/custom_resource/prune.rs`).
 
 use serde_json::Value;
 

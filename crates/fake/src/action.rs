@@ -2,6 +2,9 @@
 //! resource and object it names. Mirrors the `Action` types of client-go `testing/actions.go`, as
 //! one plain struct instead of an interface per verb.
 //!
+//! The verb is the test server's own [`Verb`], so a fake's actions and the server's handlers speak
+//! of the same verbs; actions spell `DeleteCollection` as client-go's do (`delete-collection`).
+//!
 //! Decoding the wire request (rather than hooking the typed clients) means the fake records exactly
 //! what a real server would have received, whichever client layer produced it.
 
@@ -9,47 +12,15 @@ use std::fmt;
 
 use bytes::Bytes;
 use http::{Method, Request};
+use kubegen_testserver::Verb;
 
-/// The API verb of a request, named as in RBAC rules and client-go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Verb {
-    /// `GET` of one named object.
-    Get,
-    /// `GET` of a collection.
-    List,
-    /// `GET` of a collection with `watch=true`.
-    Watch,
-    /// `POST` to a collection (or to a named object's subresource).
-    Create,
-    /// `PUT` of a named object.
-    Update,
-    /// `PATCH` of a named object.
-    Patch,
-    /// `DELETE` of a named object.
-    Delete,
-    /// `DELETE` of a collection.
-    DeleteCollection,
-}
-
-impl Verb {
-    /// The verb as RBAC and client-go spell it: `get`, ..., `delete-collection`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Get => "get",
-            Verb::List => "list",
-            Verb::Watch => "watch",
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::Patch => "patch",
-            Verb::Delete => "delete",
-            Verb::DeleteCollection => "delete-collection",
-        }
-    }
-}
-
-impl fmt::Display for Verb {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+/// The name client-go's `testing` package gives `verb` in its actions and reactors: RBAC's,
+/// except `delete-collection` (`DeleteCollectionActionImpl`), which [`Action::matches`] and
+/// an action's `Display` use.
+pub(crate) fn action_verb(verb: Verb) -> &'static str {
+    match verb {
+        Verb::DeleteCollection => "delete-collection",
+        other => other.as_str(),
     }
 }
 
@@ -125,7 +96,7 @@ impl Action {
     /// Whether this action has `verb` (or `"*"`) on `resource` (or `"*"`). A resource may name a
     /// subresource as `deployments/status`, like RBAC rules and client-go reactors do.
     pub fn matches(&self, verb: &str, resource: &str) -> bool {
-        let verb_ok = verb == "*" || verb == self.verb.as_str();
+        let verb_ok = verb == "*" || verb == action_verb(self.verb);
         let resource_ok = resource == "*"
             || match &self.subresource {
                 None => resource == self.resource,
@@ -155,7 +126,7 @@ impl Action {
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.verb, self.resource_path())?;
+        write!(f, "{} {}", action_verb(self.verb), self.resource_path())?;
         match (&self.namespace, &self.name) {
             (Some(ns), Some(name)) => write!(f, " {ns}/{name}"),
             (Some(ns), None) => write!(f, " {ns}"),

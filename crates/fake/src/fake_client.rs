@@ -17,10 +17,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use kubegen_client::{Body, Client, Transport};
-use kubegen_testserver::{ApiServer, ServerOptions};
+use kubegen_testserver::{ApiServer, ServerOptions, Verb};
 use parking_lot::Mutex;
 
-use crate::action::{Action, Verb};
+use crate::action::Action;
 use crate::reactor::{Reaction, Reactor, status_body};
 
 /// A fake API for unit tests: hand [`client`](Self::client) to the code under test, then assert on

@@ -17,7 +17,7 @@
 //! | client-go (`testing`)          | kubegen                          | file            |
 //! |--------------------------------|----------------------------------|-----------------|
 //! | `Fake`, `NewSimpleClientset`   | [`FakeClient`], [`FakeClient::seed`] | `fake_client.rs`, `seed.rs` |
-//! | `Action`, `GetVerb()`, ...     | [`Action`], [`Verb`]             | `action.rs`     |
+//! | `Action`, `GetVerb()`, ...     | [`Action`], [`Verb`] (the test server's) | `action.rs` |
 //! | `PrependReactor`, `ReactionFunc` | [`FakeClient::prepend_reactor`], [`Reaction`] | `reactor.rs` |
 //! | `ObjectTracker.Add`            | [`FakeClient::seed`]             | `seed.rs`       |
 //! | `Actions()`, `ClearActions()`  | [`FakeClient::actions`], [`FakeClient::clear_actions`] | `fake_client.rs` |
@@ -36,8 +36,9 @@ mod fake_client;
 mod reactor;
 mod seed;
 
-pub use action::{Action, Verb};
+pub use action::Action;
 pub use error::{Error, Result};
 pub use fake_client::FakeClient;
+pub use kubegen_testserver::Verb;
 pub use reactor::{Reaction, conflict, internal_error, not_found};
 pub use seed::StatusSubresource;

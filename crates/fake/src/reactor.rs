@@ -114,7 +114,7 @@ pub(crate) fn status_body(status: &Status) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::action::Verb;
+    use kubegen_testserver::Verb;
 
     fn update_whitelist() -> Action {
         Action {

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::authz::UserInfo;
 use crate::request::route::Target;
-use crate::request::verb::Verb;
+use crate::verb::Verb;
 
 fn builtin_schemas(group: &str, version: &str) -> KindSchemas {
     let path = if group.is_empty() {

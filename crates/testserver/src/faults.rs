@@ -16,6 +16,7 @@ use crate::authz::{Attributes, UserInfo};
 use crate::request::requestinfo;
 use crate::status::ApiError;
 use crate::storage::State;
+use crate::verb::Verb;
 
 /// The failure returned by [`Faults::fail_next`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +42,8 @@ pub enum Failure {
 
 /// The request a fault is checked against and worded for.
 pub(crate) struct FaultRequest<'a> {
-    /// Kubernetes verb: `get`, `list`, `watch`, ...
-    pub(crate) verb: &'a str,
+    /// The request's verb.
+    pub(crate) verb: Verb,
     /// API group (`""` for the core group).
     pub(crate) group: &'a str,
     /// Plural resource name.
@@ -71,7 +72,7 @@ impl Failure {
             Failure::Forbidden { user } => {
                 let attributes = Attributes {
                     user: UserInfo::new(user, "", &[]),
-                    verb: request.verb.to_owned(),
+                    verb: request.verb.as_str().to_owned(),
                     namespace: request.namespace.unwrap_or_default().to_owned(),
                     group: request.group.to_owned(),
                     resource: request.plural.to_owned(),
@@ -254,7 +255,7 @@ impl Faults {
         let resource = request.resource();
         let index = rules
             .iter()
-            .position(|r| r.matcher.matches(request.verb, &resource))?;
+            .position(|r| r.matcher.matches(request.verb.as_str(), &resource))?;
         let failure = rules[index].failure;
         rules[index].remaining -= 1;
         if rules[index].remaining == 0 {
@@ -277,7 +278,7 @@ mod tests {
         Faults::new(Arc::new(Mutex::new(State::new(10))))
     }
 
-    fn request<'a>(verb: &'a str, plural: &'a str) -> FaultRequest<'a> {
+    fn request(verb: Verb, plural: &str) -> FaultRequest<'_> {
         FaultRequest {
             verb,
             group: "",
@@ -296,24 +297,32 @@ mod tests {
             RequestMatch::any().verb("list").resource("configmaps"),
             Failure::InternalError,
         );
-        assert!(faults.take_failure(&request("get", "configmaps")).is_none());
-        assert!(faults.take_failure(&request("list", "secrets")).is_none());
+        assert!(
+            faults
+                .take_failure(&request(Verb::Get, "configmaps"))
+                .is_none()
+        );
+        assert!(
+            faults
+                .take_failure(&request(Verb::List, "secrets"))
+                .is_none()
+        );
         assert_eq!(
             faults
-                .take_failure(&request("list", "configmaps"))
+                .take_failure(&request(Verb::List, "configmaps"))
                 .map(|e| e.code),
             Some(500)
         );
         faults.check_invariants();
         assert_eq!(
             faults
-                .take_failure(&request("list", "configmaps"))
+                .take_failure(&request(Verb::List, "configmaps"))
                 .map(|e| e.code),
             Some(500)
         );
         assert!(
             faults
-                .take_failure(&request("list", "configmaps"))
+                .take_failure(&request(Verb::List, "configmaps"))
                 .is_none()
         );
         faults.check_invariants();
@@ -329,7 +338,7 @@ mod tests {
                 retry_after_seconds: 7,
             },
         );
-        let err = faults.take_failure(&request("watch", "pods")).unwrap();
+        let err = faults.take_failure(&request(Verb::Watch, "pods")).unwrap();
         assert_eq!((err.code, err.retry_after), (429, Some(7)));
     }
 
@@ -338,7 +347,9 @@ mod tests {
         let faults = faults();
         let denied = Failure::Forbidden { user: "nobody" };
         faults.fail_next(2, RequestMatch::any(), denied);
-        let cluster = faults.take_failure(&request("list", "configmaps")).unwrap();
+        let cluster = faults
+            .take_failure(&request(Verb::List, "configmaps"))
+            .unwrap();
         assert_eq!((cluster.code, &*cluster.reason), (403, "Forbidden"));
         assert_eq!(
             cluster.message,
@@ -349,7 +360,7 @@ mod tests {
             subresource: Some("status"),
             namespace: Some("police-demo"),
             name: Some("web"),
-            ..request("get", "deployments")
+            ..request(Verb::Get, "deployments")
         };
         let err = faults.take_failure(&named).unwrap();
         assert_eq!(

@@ -28,6 +28,7 @@ use crate::openapi::unknown_fields::{strict_error_message, unknown_fields};
 use crate::request::query::Query;
 use crate::request::route::Target;
 use crate::status::ApiError;
+use crate::verb::Verb;
 
 /// The `fieldValidation` directive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,15 +45,15 @@ impl Directive {
     /// # Errors
     /// 422 Invalid on the verb's options kind (`CreateOptions.meta.k8s.io "" is invalid:
     /// fieldValidation: Unsupported value: ...`) for a value the real server does not know.
-    pub(crate) fn parse(value: Option<&str>, verb: &str) -> Result<Directive, ApiError> {
+    pub(crate) fn parse(value: Option<&str>, verb: Verb) -> Result<Directive, ApiError> {
         match value {
             None | Some("" | "Warn") => Ok(Directive::Warn),
             Some("Ignore") => Ok(Directive::Ignore),
             Some("Strict") => Ok(Directive::Strict),
             Some(other) => {
                 let options = match verb {
-                    "create" => "CreateOptions",
-                    "update" => "UpdateOptions",
+                    Verb::Create => "CreateOptions",
+                    Verb::Update => "UpdateOptions",
                     _ => "PatchOptions",
                 };
                 let message = format!(
@@ -73,7 +74,7 @@ impl Directive {
 /// 400 for an unknown `fieldValidation` value or, under Strict, for unknown fields.
 pub(crate) fn check(
     api: &ApiServer,
-    (target, verb): (&Target, &str),
+    (target, verb): (&Target, Verb),
     headers: &HeaderMap,
     body: &Bytes,
     query: &Query,

@@ -106,23 +106,26 @@ fn a_dangling_reference_accepts_anything() {
 
 #[test]
 fn directive_defaults_to_warn_and_rejects_unknown_values() {
-    assert_eq!(Directive::parse(None, "create").unwrap(), Directive::Warn);
     assert_eq!(
-        Directive::parse(Some("Strict"), "create").unwrap(),
+        Directive::parse(None, Verb::Create).unwrap(),
+        Directive::Warn
+    );
+    assert_eq!(
+        Directive::parse(Some("Strict"), Verb::Create).unwrap(),
         Directive::Strict
     );
     assert_eq!(
-        Directive::parse(Some("Ignore"), "patch").unwrap(),
+        Directive::parse(Some("Ignore"), Verb::Patch).unwrap(),
         Directive::Ignore
     );
-    let e = Directive::parse(Some("strict"), "create").unwrap_err();
+    let e = Directive::parse(Some("strict"), Verb::Create).unwrap_err();
     assert_eq!(e.code, 422);
     assert_eq!(
         e.message,
         "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"strict\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
     );
     assert!(
-        Directive::parse(Some("x"), "patch")
+        Directive::parse(Some("x"), Verb::Patch)
             .unwrap_err()
             .message
             .starts_with("PatchOptions.")

@@ -19,37 +19,66 @@
 //! # The request path
 //! ```text
 //! TestServer (listener.rs: socket, TLS, HTTP/1.1+2) ──or── ApiServer::handle (pipeline.rs)
-//!  1. authenticate      bearer token → UserInfo               request/authn.rs, storage/tokens.rs
-//!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, request/verb.rs,
+//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs
+//!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, verb.rs,
 //!                                                              authz.rs, rbac/
-//!  3. route             path → Target or discovery/OpenAPI    request/route.rs
-//!                         (non-resource: handlers/discovery.rs, openapi/)
+//!  3. route             path → Target or discovery/OpenAPI    request/route.rs (a kind's own
+//!                         (non-resource: handlers/discovery.rs,  subresources: its strategy)
+//!                         openapi/)
 //!  4. scope             verb, dryRun, fieldManager, Accept    request/scope.rs, request/negotiation.rs
-//!                         → one immutable Scope; 405 for a method no route serves
+//!                         → one immutable Scope; 405 for a method no route serves or a verb
+//!                         the kind's strategy does not serve
 //!  5. faults, decode    injected failures, 413, body → JSON,  faults.rs, request/negotiation.rs,
 //!                         fieldValidation                      fieldvalidation.rs, request/query.rs
-//!  6. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
-//!                         TokenRequest); a custom resource       delete,scale,review,token}.rs,
-//!                         served in several versions: writes    handlers/crd_{conversion,write,
-//!                         made and validated in the request's    prune,validation,scale}.rs
-//!                         version, answers converted to it
-//!  7. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
+//!  6. convert in        a kind served in several versions     kinds/custom_resource/edge.rs
+//!                         (custom resources): writes made in    (the strategy's `edge`),
+//!                         the request's version, stored in the  handlers/versioned.rs
+//!                         storage version
+//!  7. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
+//!                         TokenRequest)                         delete,scale,review,token}.rs
+//!  8. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
 //!                         and the webhooks, outside the lock)   admission/webhook/
-//!  8. strategy          the kind's own rules                  kinds/ (namespace, crd, deletion,
-//!                                                                strategy)
+//!  9. strategy          the kind's own rules: decoding,       kinds/ (strategy, namespace, crd,
+//!                         preparing, validating (a custom       custom_resource/, config_data, pod,
+//!                         resource's schema and CEL in the      webhook_configuration, deletion,
+//!                         request's version), after-hooks       stages)
 //!                         server-side apply, managedFields    apply.rs (engine: kubegen-apply),
 //!                                                                patch.rs, validation.rs
-//!  9. store             objects, history, resource table      storage/, registry/
-//! 10. encode            JSON/protobuf, lists, watch frames,   encode/, table/
+//! 10. store             objects, history, resource table      storage/, registry/
+//! 11. convert out,      answers in the request's version;     kinds/custom_resource/edge.rs,
+//!     encode            JSON/protobuf, lists, watch frames,   encode/, table/
 //!                         Tables, PartialObjectMetadata
 //! bottom: Status errors (status.rs), bodies and JSON responses (body.rs), object helpers
 //!         (object.rs), the HTTPS client of admission and conversion webhooks (webhook_client.rs)
 //! ```
-//! Admission (7) and the strategy (8) run inside the write handlers, under the storage lock, as
-//! the real registry runs them inside `Create`/`Update`/`Delete`. Each module imports only modules
-//! below it on this map (`hack/testserver-import-graph.py` checks there is no import cycle);
-//! handlers receive the request's `Scope` (`request/scope.rs`) and, for writes, only the storage
-//! handle.
+//! Admission (8) and the strategy (9) run inside the write handlers, under the storage lock, as
+//! the real registry runs them inside `Create`/`Update`/`Delete`; the handlers ask a kind's
+//! strategy (`kinds::strategy_for`) through its hooks and never name a kind. Handlers receive the
+//! request's `Scope` (`request/scope.rs`) and, for writes, only the storage handle.
+//!
+//! The steps are the order a request takes, not the order of imports (the router reads
+//! `registry/`, drawn at step 10): which module may import which is the `# Layers` below.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `listener`
+//! - `pipeline`
+//! - `authn`, `rbac`
+//! - `handlers`
+//! - `admission`, `fieldvalidation`
+//! - `kinds`
+//! - `apply`, `encode`
+//! - `openapi`, `table`
+//! - `apiserver`
+//! - `faults`, `options`
+//! - `request`
+//! - `patch`, `storage`, `validation`
+//! - `registry`
+//! - `authz`, `object`, `tls`, `verb`, `webhook_client`
+//! - `error`, `status`
+//! - `body`
+
 //!
 //! # Real-server behaviour reproduced
 //! - Storage: one global, monotonically increasing resourceVersion; uid, creationTimestamp,
@@ -92,9 +121,9 @@
 //!   are converted on every read, list, watch and write (`None`: `apiVersion` rewritten;
 //!   `Webhook`: a `ConversionReview` to `clientConfig.url`, failures worded as v1.36's); a patch
 //!   or apply in another version applies to the object in that version, and managedFields
-//!   entries keep the version their manager wrote through (`handlers/crd_write.rs`); a write
-//!   is validated with the schema of the version it names (`handlers/crd_validation.rs`), and
-//!   `/scale` uses that version's replica paths (`handlers/crd_scale.rs`).
+//!   entries keep the version their manager wrote through (`kinds/custom_resource/managers.rs`,
+//!   `handlers/versioned.rs`); a write is validated with the schema of the version it names
+//!   (`kinds/stages.rs`), and `/scale` uses that version's replica paths.
 //! - `dryRun=All` on every write: the response is computed, nothing is stored.
 //! - OpenAPI: `/openapi/v2` and `/openapi/v3` (index with hashes, per group-version documents,
 //!   ETag/`?hash=` caching), in JSON and in gnostic's protobuf, for the built-in kinds (the real
@@ -109,7 +138,7 @@
 //! - Authentication and authorization, opt-in ([`ServerOptions::tokens`],
 //!   [`ServerOptions::bearer_token`], [`ServerOptions::rbac`]; by default everybody is an
 //!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API
-//!   (`request/authn.rs`), 401 for a missing or unknown token; every request authorized once
+//!   (`authn.rs`), 401 for a missing or unknown token; every request authorized once
 //!   before routing, with the real server's request attributes and 403 wording
 //!   (`request/requestinfo.rs`); RBAC
 //!   over the served `rbac.authorization.k8s.io/v1` objects with the bootstrap roles a real server
@@ -122,7 +151,7 @@
 //!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`), and CEL
 //!   `matchConditions`; for a custom resource, the object in the version the webhook's rules
 //!   matched (`matchPolicy: Equivalent` included), as `docs/crd-conversion-reference.md` shows.
-//! - Custom resources under their CRD's structural schema (`kinds/custom_resource.rs`, through
+//! - Custom resources under their CRD's structural schema (`kinds/custom_resource/`, through
 //!   `kubegen-apiextensions`): unknown fields pruned, defaults filled in (also into objects stored
 //!   before a default was added), OpenAPI value validation, list-type invariants and
 //!   `x-kubernetes-validations` CEL rules (transition rules, ratcheting) on every write path,
@@ -170,6 +199,7 @@
 mod admission;
 mod apiserver;
 mod apply;
+mod authn;
 mod authz;
 mod body;
 mod encode;
@@ -192,6 +222,7 @@ mod storage;
 mod table;
 mod tls;
 mod validation;
+mod verb;
 mod webhook_client;
 
 pub use apiserver::ApiServer;
@@ -203,6 +234,7 @@ pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
 pub use listener::TestServer;
 pub use options::ServerOptions;
+pub use registry::printer_column::PrinterColumn;
 pub use registry::scale::ScaleSubresource;
 pub use registry::{NameRule, ResourceDefinition};
-pub use table::PrinterColumn;
+pub use verb::Verb;

@@ -23,22 +23,22 @@ use crate::encode;
 use crate::encode::conversion::Conversion;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
-use crate::handlers::crd_conversion::Edge;
-use crate::handlers::{discovery, watch as watches};
-use crate::kinds::{namespace, strategy_for};
+use crate::handlers::{discovery, versioned, watch as watches};
+use crate::kinds::{crd, namespace, strategy_for};
 use crate::options::ServerOptions;
 use crate::rbac::Rbac;
+use crate::registry::ResourceDefinition;
 use crate::request::negotiation;
 use crate::request::negotiation::WireFormat;
 use crate::request::query::Query;
 use crate::request::requestinfo;
 use crate::request::route::{self, Route, Target};
 use crate::request::scope::Scope;
-use crate::request::verb::Verb;
 use crate::status::ApiError;
 use crate::status::error_response;
 use crate::storage::tokens::IssuedTokens;
 use crate::storage::{Storage, persist};
+use crate::verb::Verb;
 use crate::{fieldvalidation, openapi, rbac};
 
 /// The largest request body a write accepts: 3 MiB, the real server's `MaxRequestBodyBytes`
@@ -63,7 +63,9 @@ impl ApiServer {
         let api = ApiServer::empty(opts);
         let restored = {
             let mut state = api.inner.storage.lock();
-            persist::restore(dir, &mut state, &api.inner.tokens)?
+            let restored = persist::restore(dir, &mut state, &api.inner.tokens)?;
+            crd::register_stored(&mut state);
+            restored
         };
         api.seed(restored);
         Ok(api)
@@ -134,7 +136,8 @@ impl ApiServer {
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
-        let route = route::parse(request.uri().path(), &self.inner.storage.lock().registry)?;
+        let path = request.uri().path();
+        let route = route::parse(path, &self.inner.storage.lock().registry, &own_subresource)?;
         match route {
             Route::Resource(target) => {
                 let scope = (verb, user);
@@ -172,10 +175,15 @@ impl ApiServer {
         let verb = served_verb(request.method(), &target, verb)?;
         let writer = crate::apply::writer(request.headers(), &query);
         let (parts, body) = request.into_parts();
-        let format = match target.subresource.as_deref() {
+        let token_request = target
+            .subresource
+            .as_deref()
+            .is_some_and(|sub| strategy_for(&target.def).requests_token(sub));
+        let format = if token_request {
             // TokenRequests answer before content negotiation, in JSON.
-            Some("token") => WireFormat::Json,
-            _ => negotiation::check_accept(&parts.headers, &target.def)?,
+            WireFormat::Json
+        } else {
+            negotiation::check_accept(&parts.headers, &target.def)?
         };
         let scope = Scope {
             target,
@@ -186,7 +194,7 @@ impl ApiServer {
             dry_run,
             request_version: None,
         };
-        if scope.subresource.as_deref() == Some("token") {
+        if token_request {
             // kubectl sends the TokenRequest in protobuf.
             let body = negotiation::body_as_json(&parts.headers, body, &scope.def)?;
             return handlers::token::token_request(self, &scope, &body);
@@ -210,7 +218,7 @@ impl ApiServer {
         self.injected_failure(scope)?;
         let conversion = match verb {
             Verb::Get | Verb::List | Verb::Watch if scope.subresource.is_none() => {
-                Conversion::from_request(&parts.headers, &query, &scope.def, verb.as_str())?
+                Conversion::from_request(&parts.headers, &query, &scope.def, verb)?
             }
             _ => None,
         };
@@ -228,33 +236,34 @@ impl ApiServer {
         if let Some(review) = strategy_for(&scope.def).review() {
             return handlers::review::create(self, scope, review, &body);
         }
-        // A custom resource served in several versions: the handlers run in the storage
-        // version; writes are computed in the request's version, answers converted to it.
-        let edge = Edge::for_scope(&self.inner.storage, scope);
+        // A kind served in several versions (custom resources): the request is converted in,
+        // the handlers run in the storage version; writes are computed in the request's
+        // version, answers converted out to it.
+        let edge = strategy_for(&scope.def).edge(&self.inner.storage.lock(), scope);
+        let store = &self.inner.storage;
         if scope.subresource.as_deref() == Some("scale") {
-            let store = &self.inner.storage;
             return match edge {
-                Some(edge) => edge.scale(store, &parts.headers, &body).await,
+                Some(edge) => versioned::scale(store, &edge, &parts.headers, &body).await,
                 None => handlers::scale::serve(store, scope, &parts.headers, &body),
             };
         }
         let warnings = match verb {
             Verb::Create | Verb::Update | Verb::Patch => {
-                fieldvalidation::check(self, (scope, verb.as_str()), &parts.headers, &body, &query)?
+                fieldvalidation::check(self, (scope, verb), &parts.headers, &body, &query)?
             }
             _ => Vec::new(),
         };
         let scope = edge.as_ref().map_or(scope, |edge| &edge.storage_scope);
         let mut response = match (verb, &edge) {
             (Verb::Create | Verb::Update | Verb::Patch, Some(edge)) => {
-                edge.write(&self.inner.storage, &parts.headers, &body).await
+                versioned::write(store, edge, &parts.headers, &body).await
             }
             _ => {
                 let request = (&parts.headers, &body, &query);
                 self.handler(verb, scope, request, conversion).await
             }
         }?;
-        if let Some(edge) = edge.filter(Edge::converts_answers) {
+        if let Some(edge) = edge.filter(|edge| edge.converts_answers()) {
             response = edge.response(response, verb == Verb::Watch).await?;
         }
         fieldvalidation::add_warnings(&mut response, &warnings);
@@ -290,7 +299,7 @@ impl ApiServer {
     /// A failure `Faults` holds for this request, if any.
     fn injected_failure(&self, scope: &Scope) -> Result<(), ApiError> {
         let fault_request = FaultRequest {
-            verb: scope.verb.as_str(),
+            verb: scope.verb,
             group: &scope.def.group,
             plural: &scope.def.plural,
             subresource: scope.subresource.as_deref(),
@@ -312,6 +321,7 @@ fn served_verb(method: &Method, target: &Target, verb: Option<Verb>) -> Result<V
     let verb = verb.ok_or_else(ApiError::method_not_allowed)?;
     // No HEAD routes (go-restful), and the `/watch/` prefix serves GET only.
     let routed = *method != Method::HEAD && (!target.watch_path || *method == Method::GET);
+    let strategy = strategy_for(&target.def);
     let served = match target.subresource.as_deref() {
         None => match verb {
             Verb::Get | Verb::Update | Verb::Patch | Verb::Delete => named,
@@ -320,14 +330,19 @@ fn served_verb(method: &Method, target: &Target, verb: Option<Verb>) -> Result<V
             Verb::Watch => true,
         },
         Some("status" | "scale") => matches!(verb, Verb::Get | Verb::Update | Verb::Patch),
-        Some("token") => verb == Verb::Create,
-        Some("finalize") => verb == Verb::Update,
-        Some(_) => false,
+        Some(own) => strategy.subresources().contains(&(own, verb)),
     };
-    if !routed || !served || !target.def.allows(verb.as_str()) {
+    let allowed = target.def.allows(verb) && strategy.verbs().contains(&verb);
+    if !routed || !served || !allowed {
         return Err(ApiError::method_not_allowed());
     }
     Ok(verb)
+}
+
+/// Whether `def`'s kind adds the subresource `sub` (its strategy's), for the router.
+fn own_subresource(def: &ResourceDefinition, sub: &str) -> bool {
+    let served = strategy_for(def).subresources();
+    served.iter().any(|(name, _)| *name == sub)
 }
 
 #[cfg(test)]

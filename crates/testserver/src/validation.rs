@@ -110,86 +110,9 @@ pub(crate) fn check_type_meta(
     Ok(())
 }
 
-/// The most data a ConfigMap or Secret may hold (`core.MaxSecretSize`, 1 MiB).
-const MAX_DATA_BYTES: usize = 1024 * 1024;
-
-/// The 422 cause for a ConfigMap whose `data` plus `binaryData`, or a Secret whose `data` plus
-/// `stringData`, hold more than 1 MiB of values (binary values counted decoded), as the real
-/// `ValidateConfigMap` / `ValidateSecret` report it; None for other kinds or smaller objects.
-pub(crate) fn data_size_cause(
-    def: &ResourceDefinition,
-    object: &serde_json::Value,
-) -> Option<Cause> {
-    let values = |field: &str| -> Vec<&str> {
-        object
-            .get(field)
-            .and_then(serde_json::Value::as_object)
-            .map(|m| m.values().filter_map(serde_json::Value::as_str).collect())
-            .unwrap_or_default()
-    };
-    let decoded = |text: &str| {
-        use base64::Engine;
-        base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map_or(text.len(), |bytes| bytes.len())
-    };
-    let (total, field): (usize, &str) = match (def.group.as_str(), def.plural.as_str()) {
-        ("", "configmaps") => (
-            values("data").iter().map(|v| v.len()).sum::<usize>()
-                + values("binaryData")
-                    .iter()
-                    .map(|v| decoded(v))
-                    .sum::<usize>(),
-            // The real validation reports the whole object, with an empty path printed as `[]`.
-            "[]",
-        ),
-        ("", "secrets") => (
-            values("data").iter().map(|v| decoded(v)).sum::<usize>()
-                + values("stringData").iter().map(|v| v.len()).sum::<usize>(),
-            "data",
-        ),
-        _ => return None,
-    };
-    (total > MAX_DATA_BYTES).then(|| {
-        cause(
-            "FieldValueTooLong",
-            field,
-            format!("Too long: may not be more than {MAX_DATA_BYTES} bytes"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn configmaps_and_secrets_over_one_mebibyte_are_too_long() {
-        let def = |plural: &str| ResourceDefinition {
-            version: "v1".into(),
-            plural: plural.into(),
-            ..ResourceDefinition::default()
-        };
-        let half = "x".repeat(MAX_DATA_BYTES / 2);
-        let exactly = serde_json::json!({"data": {"a": half, "b": half}});
-        assert_eq!(data_size_cause(&def("configmaps"), &exactly), None);
-        let over = serde_json::json!({"data": {"a": half, "b": format!("{half}y")}});
-        let cause = data_size_cause(&def("configmaps"), &over).unwrap();
-        assert_eq!(cause.reason, "FieldValueTooLong");
-        assert_eq!(
-            cause.message,
-            "Too long: may not be more than 1048576 bytes"
-        );
-        use base64::Engine;
-        let encoded =
-            base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_DATA_BYTES + 1]);
-        let secret = serde_json::json!({"data": {"a": encoded}});
-        assert_eq!(
-            data_size_cause(&def("secrets"), &secret).unwrap().field,
-            "data"
-        );
-        assert_eq!(data_size_cause(&def("pods"), &over), None);
-    }
 
     #[test]
     fn subdomain_names_follow_rfc_1123() {

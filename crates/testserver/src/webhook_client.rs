@@ -1,6 +1,6 @@
 //! The HTTPS client that posts a review to a webhook: an `AdmissionReview` to an admission webhook
 //! (`crate::admission::webhook`), a `ConversionReview` to a CRD's conversion webhook
-//! (`crate::kinds::conversion`) — apiserver `pkg/util/webhook`'s client with its `caBundle` trust.
+//! (`crate::kinds::custom_resource::conversion`) — apiserver `pkg/util/webhook`'s client with its `caBundle` trust.
 //! A connection per call over tokio-rustls with the `ring` provider, as kubegen-client connects;
 //! failures are worded as the real server's Go client words them, since they reach the user in
 //! the `InternalError` of a `failurePolicy: Fail` webhook.

@@ -34,6 +34,7 @@ use crate::request::negotiation::{choose, parse_accept};
 use crate::request::query::Query;
 use crate::status::ApiError;
 use crate::table::TableRequest;
+use crate::verb::Verb;
 
 /// How a get, list or watch answer is converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +57,7 @@ impl Conversion {
         headers: &HeaderMap,
         query: &Query,
         def: &ResourceDefinition,
-        verb: &str,
+        verb: Verb,
     ) -> Result<Option<Conversion>, ApiError> {
         let accept = headers
             .get(http::header::ACCEPT)
@@ -70,7 +71,7 @@ impl Conversion {
             Some("v1beta1") => "v1beta1",
             _ => "v1",
         };
-        let list = verb == "list";
+        let list = verb == Verb::List;
         match range.param("as") {
             Some("PartialObjectMetadata") if list => {
                 Err(ApiError::not_acceptable_conversion(format!(

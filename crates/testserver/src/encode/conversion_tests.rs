@@ -21,7 +21,7 @@ fn def(group: &str, kind: &str) -> ResourceDefinition {
     }
 }
 
-fn conversion(value: &str, verb: &str) -> Result<Option<Conversion>, ApiError> {
+fn conversion(value: &str, verb: Verb) -> Result<Option<Conversion>, ApiError> {
     Conversion::from_request(
         &accept(value),
         &Query::parse(None),
@@ -38,10 +38,10 @@ const OBJECT_V1BETA1: &str =
 #[test]
 fn metadata_ranges_choose_the_metadata_conversion_in_their_version() {
     assert_eq!(
-        conversion(LIST_V1, "list").unwrap(),
+        conversion(LIST_V1, Verb::List).unwrap(),
         Some(Conversion::Metadata("v1"))
     );
-    for verb in ["get", "watch"] {
+    for verb in [Verb::Get, Verb::Watch] {
         assert_eq!(
             conversion(OBJECT_V1BETA1, verb).unwrap(),
             Some(Conversion::Metadata("v1beta1")),
@@ -53,19 +53,19 @@ fn metadata_ranges_choose_the_metadata_conversion_in_their_version() {
 #[test]
 fn plain_json_first_means_no_conversion_even_with_metadata_ranges_after_it() {
     let value = "application/json,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-    assert_eq!(conversion(value, "list").unwrap(), None);
+    assert_eq!(conversion(value, Verb::List).unwrap(), None);
 }
 
 #[test]
 fn the_single_form_on_a_list_and_the_list_form_on_a_get_are_not_acceptable() {
     let single = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-    let error = conversion(single, "list").unwrap_err();
+    let error = conversion(single, Verb::List).unwrap_err();
     assert_eq!((error.code, &*error.reason), (406, "NotAcceptable"));
     assert_eq!(
         error.message,
         "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)"
     );
-    let error = conversion(LIST_V1, "get").unwrap_err();
+    let error = conversion(LIST_V1, Verb::Get).unwrap_err();
     assert_eq!(
         error.message,
         "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)"

@@ -33,25 +33,30 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Value, json};
 
 use crate::body::{BoxBody, full};
+use crate::kinds::strategy_for;
 use crate::registry::ResourceDefinition;
 use crate::request::negotiation::{MediaRange, parse_accept, speaks_protobuf};
 use crate::status::ApiError;
+use crate::verb::Verb;
 
 /// The media type of the aggregated document this server writes.
 pub(crate) const AGGREGATED_V2: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-/// The verbs discovery lists for `def`. A custom resource's come in the order the real server's
-/// CRD handler lists them (`delete, deletecollection, get, list, patch, create, update, watch`),
-/// built-in kinds' sorted.
+/// The verbs discovery lists for `def`: its own, or those its kind's strategy serves. A custom
+/// resource's come in the order the real server's CRD handler lists them (`delete,
+/// deletecollection, get, list, patch, create, update, watch`), built-in kinds' sorted.
 pub(crate) fn verbs_of(def: &ResourceDefinition) -> Vec<String> {
-    if def.verbs.is_empty() && !speaks_protobuf(def) {
+    let served = strategy_for(def).verbs();
+    if !def.verbs.is_empty() {
+        def.verbs.clone()
+    } else if served.len() == Verb::ALL.len() && !speaks_protobuf(def) {
         CUSTOM_RESOURCE_VERBS
             .iter()
             .map(|v| (*v).to_owned())
             .collect()
     } else {
-        def.verb_list()
+        served.iter().map(|v| v.as_str().to_owned()).collect()
     }
 }
 

@@ -13,8 +13,7 @@ use crate::apply::{Fields, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::handlers::crd_validation::{self, Stages};
-use crate::kinds::{custom_resource, strategy_for};
+use crate::kinds::{Stages, strategy_for};
 use crate::object::{metadata_mut, now, parse_object};
 use crate::registry::ResourceDefinition;
 use crate::request::route::key_of;
@@ -24,7 +23,7 @@ use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::Storage;
 use crate::storage::objects::{ObjectKey, Stored};
-use crate::validation::{check_type_meta, data_size_cause, name_causes, prefix_causes};
+use crate::validation::{check_type_meta, name_causes, prefix_causes};
 
 /// `POST .../<plural>`.
 pub(crate) async fn create(
@@ -51,8 +50,8 @@ pub(crate) async fn insert(
     insert_via(store, &Stages::direct(target), object, fields).await
 }
 
-/// Creates `object` through `stages`: admitted and validated in the first scope, stored
-/// (converted when the stages convert) in the second. The admission webhooks run outside the
+/// Creates `object` through `stages`: decoded, admitted and validated in the first scope (the
+/// request's version), stored (converted when the stages convert) in the second. The admission webhooks run outside the
 /// storage lock: the mutating ones on the incoming object, the validating ones on the object
 /// about to be stored (`crate::admission::webhook`).
 pub(crate) async fn insert_via(
@@ -79,7 +78,7 @@ pub(crate) async fn insert_via(
     let given_name = meta_name(meta).to_string();
     let mut webhooks = {
         let state = store.lock();
-        custom_resource::decode(&state, def, &mut object);
+        strategy_for(def).decode(&state, def, &mut object);
         let attributes = Attributes::new(Operation::Create, target, &given_name, &state);
         admission::admit(&attributes, Some(&mut object))?;
         let incoming = Value::Object(object.clone());
@@ -180,18 +179,12 @@ fn prepare(
     if def.status_subresource {
         object.remove("status");
     }
-    strategy_for(def).prepare_for_create(&mut object)?;
+    let strategy = strategy_for(def);
+    strategy.prepare_for_create(&mut object)?;
     let mut object = Value::Object(object);
-    crd_validation::admit(state, target, &name, &mut object, None)?;
+    strategy.validate(state, target, &name, (&mut object, None))?;
     record_write(state, target, fields, None, &mut object)?;
-    if let Some(too_long) = data_size_cause(def, &object) {
-        return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &name,
-            vec![too_long],
-        ));
-    }
+    strategy.validate_stored(target, &name, &object)?;
     let attributes = Attributes::new(Operation::Create, target, &name, state);
     admission::validate(&attributes, Some(&object))?;
     Ok((key, object))

@@ -22,7 +22,6 @@ use crate::object::finalizers_of;
 use crate::object::meta_str;
 use crate::request::delete_options::DeleteOptions;
 use crate::request::query::{ListParams, Query};
-use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, success_status};
 use crate::storage::State;
@@ -41,7 +40,7 @@ pub(crate) async fn delete(
     let options = DeleteOptions::parse(body, query)?;
     let mut webhooks = {
         let state = store.lock();
-        let (stored, key) = existing(&state, target)?;
+        let (stored, key) = state.existing(&target.def, target.object_key())?;
         options.check(&target.def.group, &target.def.kind, &key.1, stored)?;
         let attributes =
             Attributes::new(Operation::Delete, target, &key.1, &state).with_old(&stored.value);
@@ -51,7 +50,7 @@ pub(crate) async fn delete(
     webhooks.mutate(None).await?;
     webhooks.validate(None).await?;
     let mut state = store.lock();
-    let (stored, key) = existing(&state, target)?;
+    let (stored, key) = state.existing(&target.def, target.object_key())?;
     let name = key.1.clone();
     options.check(&target.def.group, &target.def.kind, &name, stored)?;
     let attributes = Attributes::new(Operation::Delete, target, &name, &state);

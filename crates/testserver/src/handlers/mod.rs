@@ -1,14 +1,20 @@
 //! The handlers: one module per verb family, mirroring apiserver `endpoints/handlers/{get,create,
 //! update,patch,delete,watch}.go`, plus the subresources and non-resource endpoints with their own
 //! REST handlers (scale, reviews, TokenRequest, discovery). Each receives the request's scope
-//! and works through the storage handle; kind-specific rules are the strategies' (`crate::kinds`).
+//! and works through the storage handle; kind-specific rules are the strategies' (`crate::kinds`),
+//! asked through their hooks. A write of a kind served in several versions goes through
+//! `versioned`, which converts in, runs the generic `update`/`create` in the request's version
+//! and stores in the storage version.
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `discovery`, `versioned`
+//! - `scale`, `watch`
+//! - `aggregated_discovery`, `read`, `review`, `token`, `update`
+//! - `create`, `delete`
 
 pub(crate) mod aggregated_discovery;
-pub(crate) mod crd_conversion;
-pub(crate) mod crd_prune;
-pub(crate) mod crd_scale;
-pub(crate) mod crd_validation;
-pub(crate) mod crd_write;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;
@@ -17,4 +23,5 @@ pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod token;
 pub(crate) mod update;
+pub(crate) mod versioned;
 pub(crate) mod watch;

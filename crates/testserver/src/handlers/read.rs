@@ -18,7 +18,6 @@ use crate::encode::{ItemTypes, list_response};
 use crate::object::meta_str;
 use crate::object::partial_object_metadata;
 use crate::request::query::{ListParams, Query, RvMatch};
-use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::objects::{ListQuery, ObjectKey, Stored};
@@ -30,7 +29,7 @@ pub(crate) fn get(
     conversion: Option<Conversion>,
 ) -> Result<Response<BoxBody>, ApiError> {
     let state = api.inner.storage.lock();
-    let (stored, _) = existing(&state, target)?;
+    let (stored, _) = state.existing(&target.def, target.object_key())?;
     Ok(match conversion {
         Some(Conversion::Table(table)) => {
             let mut meta = serde_json::Map::new();

@@ -22,7 +22,7 @@
 //!   replicas field, which leaves the managers who owned it.
 //!
 //! A custom resource whose CRD serves several versions is scaled in the version the request
-//! names (`crate::handlers::crd_scale`).
+//! names (`crate::handlers::versioned`).
 //!
 //! # Differences from the real server
 //! - A scale of an object whose replicas field no manager owns records the writer; v1.36
@@ -42,11 +42,10 @@ use crate::object::{meta_str, parse_object};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceDefinition;
 use crate::registry::scale::ScaleSubresource;
-use crate::request::route::existing;
 use crate::request::scope::Scope;
-use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified, cause};
 use crate::storage::Storage;
+use crate::verb::Verb;
 
 /// `/` pointer of a dotted path (`.spec.replicas` -> `/spec/replicas`).
 fn pointer(path: &str) -> String {
@@ -57,7 +56,7 @@ fn pointer(path: &str) -> String {
 }
 
 /// `GET|PUT|PATCH .../<plural>/<name>/scale` (of a custom resource whose CRD serves several
-/// versions: `crate::handlers::crd_scale`).
+/// versions: `crate::handlers::versioned`).
 pub(crate) fn serve(
     store: &Storage,
     target: &Scope,
@@ -66,7 +65,9 @@ pub(crate) fn serve(
 ) -> Result<Response<BoxBody>, ApiError> {
     let paths = paths(target)?;
     let mut state = store.lock();
-    let (parent, key) = existing(&state, target).map_err(|e| not_found_scale(target, e))?;
+    let (parent, key) = state
+        .existing(&target.def, target.object_key())
+        .map_err(|e| not_found_scale(target, e))?;
     let parent = parent.clone();
     if target.verb == Verb::Get {
         let scale = scale_of(&target.def, &paths, &parent.value)?;

@@ -1,6 +1,6 @@
 //! The TokenRequest API: `POST /api/v1/namespaces/<ns>/serviceaccounts/<name>/token` issues a
 //! token for a ServiceAccount (`pkg/registry/core/serviceaccount/storage/token.go`). The tokens
-//! are opaque strings remembered in `crate::storage::tokens`, which `crate::request::authn`
+//! are opaque strings remembered in `crate::storage::tokens`, which `crate::authn`
 //! accepts.
 
 use bytes::Bytes;
@@ -12,7 +12,6 @@ use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, json_response};
 use crate::object::{now, parse_object};
 use crate::request::route::Target;
-use crate::request::route::existing;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::tokens::Issued;
@@ -108,7 +107,7 @@ fn service_account(api: &ApiServer, target: &Target) -> Result<(String, String, 
         };
         return Err(ApiError::not_found(what, &namespace));
     }
-    let (stored, (_, name)) = existing(&state, target)?;
+    let (stored, (_, name)) = state.existing(&target.def, target.object_key())?;
     let uid = stored.value["metadata"]["uid"]
         .as_str()
         .unwrap_or_default()

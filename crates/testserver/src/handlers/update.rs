@@ -16,12 +16,10 @@ use crate::apply::{Fields, KindSchemas, parse_config, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
-use crate::handlers::crd_validation::{self, Old, Stages};
 use crate::handlers::create;
-use crate::kinds::{Strategy, custom_resource, deletion, strategy_for};
+use crate::kinds::{Stages, Strategy, deletion, strategy_for};
 use crate::object::{finalizers_of, metadata_mut, parse_object};
 use crate::patch::{self, PatchKind};
-use crate::request::route::existing;
 use crate::request::route::normalize_namespace;
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
@@ -126,7 +124,7 @@ async fn apply(
     let config = parse_config(body, target)?;
     let created = {
         let state = store.lock();
-        match existing(&state, target) {
+        match state.existing(&target.def, target.object_key()) {
             Ok(_) => None,
             Err(missing) if missing.code == 404 && target.subresource.is_none() => {
                 let schemas = KindSchemas::load(&state, &target.def)?;
@@ -153,6 +151,15 @@ async fn apply(
     admitted(store, target, Fields::Applied, &applied).await
 }
 
+/// The object an update starts from, under `key`: as its admission stage sees it (in the
+/// version the request names) and as it is stored — the same object unless the [`Stages`]
+/// convert.
+pub(crate) struct Old {
+    pub(crate) seen: Stored,
+    pub(crate) stored: Stored,
+    pub(crate) key: ObjectKey,
+}
+
 /// How a write makes the incoming object from the stored one (a PUT's body, a patch applied).
 pub(crate) type Incoming<'a> =
     dyn Fn(&State, &Stored) -> Result<Map<String, Value>, ApiError> + Send + Sync + 'a;
@@ -173,7 +180,7 @@ pub(crate) async fn admitted(
     for _ in 0..ATTEMPTS {
         let (old, object) = {
             let state = store.lock();
-            let (old, key) = existing(&state, target)?;
+            let (old, key) = state.existing(&target.def, target.object_key())?;
             let object = incoming(&state, old)?;
             let old = Old {
                 seen: old.clone(),
@@ -213,7 +220,7 @@ pub(crate) async fn admit_once(
     let name = target.name.clone().unwrap_or_default();
     let mut webhooks = {
         let state = store.lock();
-        custom_resource::decode(&state, &target.def, &mut object);
+        strategy_for(&target.def).decode(&state, &target.def, &mut object);
         let attributes =
             Attributes::new(Operation::Update, target, &name, &state).with_old(&old.seen.value);
         let value = Value::Object(object.clone());
@@ -243,7 +250,7 @@ pub(crate) async fn admit_once(
     }
     let target = stages.store;
     let mut state = store.lock();
-    if existing(&state, target)?.0.rv != old.stored.rv {
+    if state.existing(&target.def, target.object_key())?.0.rv != old.stored.rv {
         return Ok(None);
     }
     let stored = commit(
@@ -306,16 +313,9 @@ pub(crate) fn commit(
     if !status_only && let Some(object) = next.as_object_mut() {
         strategy.prepare_for_update(object)?;
     }
-    crd_validation::admit(state, target, &name, &mut next, Some(&old.value))?;
+    strategy.validate(state, target, &name, (&mut next, Some(&old.value)))?;
     record_write(state, target, fields, Some(&old.value), &mut next)?;
-    if let Some(too_long) = crate::validation::data_size_cause(def, &next) {
-        return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &name,
-            vec![too_long],
-        ));
-    }
+    strategy.validate_stored(target, &name, &next)?;
     next["metadata"]["resourceVersion"] = old.rv.to_string().into();
     if next == *old.value {
         return Ok(old.clone());

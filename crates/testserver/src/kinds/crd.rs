@@ -10,20 +10,21 @@
 //!
 //! Every served version's resource is registered, but objects live in the storage version's
 //! collection only: requests in another version are converted at the edge of the request path
-//! (`crate::handlers::crd_conversion`). Unlike the real server, changing the storage version
+//! (`crate::kinds::custom_resource::edge`). Unlike the real server, changing the storage version
 //! of a CRD that has objects does not carry them over (etcd keeps them in the old encoding and
 //! converts on read; here they stay in the old version's collection, unserved).
 
 use serde_json::{Map, Value, json};
 
+use crate::kinds::custom_resource::schema;
 use crate::kinds::strategy::Strategy;
 use crate::object::{now, strings_at};
+use crate::registry::printer_column::PrinterColumn;
 use crate::registry::scale::ScaleSubresource;
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::status::{ApiError, Cause, cause};
 use crate::storage::State;
 use crate::storage::objects::ObjectKey;
-use crate::table::custom::PrinterColumn;
 
 /// The strategy of `customresourcedefinitions.apiextensions.k8s.io`.
 pub(crate) struct Crds;
@@ -39,7 +40,7 @@ impl Strategy for Crds {
 
     fn after_write(&self, state: &mut State, stored: &Value) {
         register(state, stored);
-        super::custom_resource::default_stored(state, stored);
+        schema::default_stored(state, stored);
     }
 
     fn after_delete(&self, state: &mut State, last: &Value) {
@@ -207,7 +208,7 @@ fn definitions(value: &Value) -> Vec<ResourceDefinition> {
 }
 
 /// Serves every served version of the CRD (and stops serving versions no longer served).
-pub(crate) fn register(state: &mut State, crd: &Value) {
+fn register(state: &mut State, crd: &Value) {
     let served = definitions(crd);
     let (group, plural) = (text(crd, "/spec/group"), text(crd, "/spec/names/plural"));
     let stale: Vec<ResourceKey> = state
@@ -223,6 +224,22 @@ pub(crate) fn register(state: &mut State, crd: &Value) {
     }
     for def in served {
         state.registry.insert(def);
+    }
+}
+
+/// Serves the resources of every stored CRD again, after a restart from a data directory
+/// (`crate::storage::persist` restores the objects; serving them is the CRDs' strategy's).
+pub(crate) fn register_stored(state: &mut State) {
+    let crds = ResourceKey::new("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    let stored: Vec<Value> = state
+        .store
+        .collection(&crds)
+        .into_iter()
+        .flat_map(|c| c.values())
+        .map(|stored| (*stored.value).clone())
+        .collect();
+    for crd in stored {
+        register(state, &crd);
     }
 }
 

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::kinds::strategy_for;
+use crate::kinds::lookup::strategy_for;
 use crate::object::{finalizers_of, now};
 use crate::registry::ResourceDefinition;
 use crate::request::delete_options::DeleteOptions;

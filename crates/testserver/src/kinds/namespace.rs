@@ -18,13 +18,28 @@ use crate::registry::ResourceKey;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
 use crate::storage::objects::{ObjectKey, Stored};
+use crate::verb::Verb;
 
 /// The strategy of `namespaces`.
 pub(crate) struct Namespaces;
 
 impl Strategy for Namespaces {
-    fn subresources(&self) -> &'static [&'static str] {
-        &["finalize"]
+    /// The real namespace storage has no DeleteCollection: namespaces go one at a time, through
+    /// termination.
+    fn verbs(&self) -> &'static [Verb] {
+        &[
+            Verb::Create,
+            Verb::Delete,
+            Verb::Get,
+            Verb::List,
+            Verb::Patch,
+            Verb::Update,
+            Verb::Watch,
+        ]
+    }
+
+    fn subresources(&self) -> &'static [(&'static str, Verb)] {
+        &[("finalize", Verb::Update)]
     }
 
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {

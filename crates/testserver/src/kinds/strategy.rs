@@ -3,14 +3,74 @@
 
 use serde_json::{Map, Value};
 
+use crate::kinds::custom_resource::edge::Edge;
+use crate::registry::ResourceDefinition;
+use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::storage::State;
+use crate::verb::Verb;
 
 /// How a kind departs from the generic verbs. Every hook defaults to the generic behaviour.
 pub(crate) trait Strategy: Sync {
-    /// Subresources served beside `status` and `scale` (which the definition declares).
-    fn subresources(&self) -> &'static [&'static str] {
+    /// The verbs the kind's storage serves (a definition's own `verbs`, when set, narrow them
+    /// further). Every verb by default.
+    fn verbs(&self) -> &'static [Verb] {
+        &Verb::ALL
+    }
+
+    /// Subresources served beside `status` and `scale` (which the definition declares), each
+    /// with the one verb it serves.
+    fn subresources(&self) -> &'static [(&'static str, Verb)] {
         &[]
+    }
+
+    /// Whether `subresource` is the TokenRequest API (`crate::handlers::token`), answered
+    /// before content negotiation, in JSON.
+    fn requests_token(&self, _subresource: &str) -> bool {
+        false
+    }
+
+    /// The kind's decoding of a write's body, before admission: what the real server's codec
+    /// does besides parsing (a custom resource is pruned and defaulted by its schema).
+    fn decode(&self, _state: &State, _def: &ResourceDefinition, _object: &mut Map<String, Value>) {}
+
+    /// `Validate` / `ValidateUpdate` of the object a write through `target` would store, named
+    /// `name` (`old`, the stored one, on update), after the generic rules and `prepare_for_*`. It
+    /// may settle the object first, as a custom resource is pruned and defaulted.
+    ///
+    /// # Errors
+    /// 422 Invalid for an object the kind rejects.
+    fn validate(
+        &self,
+        _state: &State,
+        _target: &Scope,
+        _name: &str,
+        _object: (&mut Value, Option<&Value>),
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Checks of the object exactly as a write through `target` would store it, named `name`,
+    /// after its managedFields were recorded: the ones kube-apiserver's `Validate` makes after
+    /// its field manager ran, so that a request that is both malformed in `managedFields` and
+    /// invalid answers with the managedFields error, as the real server does.
+    ///
+    /// # Errors
+    /// 422 Invalid for an object the kind rejects.
+    fn validate_stored(
+        &self,
+        _target: &Scope,
+        _name: &str,
+        _object: &Value,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// The edge a request for this kind crosses when the kind is served in several versions:
+    /// objects are stored in one, requests converted in and their answers out
+    /// (`crate::kinds::custom_resource::edge`). `None` for kinds served in one version.
+    fn edge(&self, _state: &State, _scope: &Scope) -> Option<Edge> {
+        None
     }
 
     /// `PrepareForCreate` and `Validate`: defaults and checks of a new object, before storing.

@@ -12,7 +12,7 @@ use crate::authz::UserInfo;
 use crate::handlers::create;
 use crate::request::route::Target;
 use crate::request::scope::Scope;
-use crate::request::verb::Verb;
+use crate::verb::Verb;
 
 use super::rules::GROUP;
 

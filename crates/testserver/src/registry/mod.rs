@@ -9,10 +9,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub(crate) mod printer_column;
 pub(crate) mod scale;
 
+use crate::registry::printer_column::PrinterColumn;
 use crate::registry::scale::ScaleSubresource;
-use crate::table::custom::PrinterColumn;
+use crate::verb::Verb;
 
 /// How `metadata.name` is validated for a kind (apimachinery `path.ValidatePathSegmentName` plus the
 /// kind's own rule).
@@ -84,7 +86,8 @@ pub struct ResourceDefinition {
     /// Whether strategic merge patches are accepted (built-in kinds); custom resources reject them
     /// with 415 like the real server.
     pub strategic_merge: bool,
-    /// Verbs reported by discovery and accepted by the router. Empty means all eight.
+    /// Verbs reported by discovery and accepted by the router. Empty means all the kind's
+    /// storage serves (all eight, unless the kind's own rules say fewer).
     pub verbs: Vec<String>,
     /// Columns of Table responses after `Name` (a CRD version's `additionalPrinterColumns`);
     /// empty means `Age`. Built-in kinds use their upstream printers instead.
@@ -117,18 +120,6 @@ impl Default for ResourceDefinition {
     }
 }
 
-/// The eight standard verbs, in the order the real server's discovery lists them.
-pub(crate) const ALL_VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
 impl ResourceDefinition {
     /// `group/version` or `version` for the core group.
     pub fn api_version(&self) -> String {
@@ -158,18 +149,10 @@ impl ResourceDefinition {
         }
     }
 
-    /// Verbs, defaulted.
-    pub(crate) fn verb_list(&self) -> Vec<String> {
-        if self.verbs.is_empty() {
-            ALL_VERBS.iter().map(|v| v.to_string()).collect()
-        } else {
-            self.verbs.clone()
-        }
-    }
-
-    /// Whether the router accepts `verb`.
-    pub(crate) fn allows(&self, verb: &str) -> bool {
-        self.verbs.is_empty() || self.verbs.iter().any(|v| v == verb)
+    /// Whether the definition's own `verbs` let the router accept `verb` (the kind's strategy
+    /// may serve fewer, `crate::kinds::Strategy::verbs`).
+    pub(crate) fn allows(&self, verb: Verb) -> bool {
+        self.verbs.is_empty() || self.verbs.iter().any(|v| v == verb.as_str())
     }
 
     /// Checks a field selector label; the error is the real server's message for it, which
@@ -423,21 +406,8 @@ fn builtins() -> impl Iterator<Item = ResourceDefinition> {
             _ => NameRule::Subdomain,
         },
         strategic_merge: true,
-        // The real namespace storage has no DeleteCollection: namespaces go one at a time,
-        // through termination.
-        verbs: match b.plural {
-            "namespaces" => [
-                "create", "delete", "get", "list", "patch", "update", "watch",
-            ]
-            .iter()
-            .map(|v| v.to_string())
-            .collect(),
-            // Reviews are questions, answered and never stored.
-            "selfsubjectaccessreviews" | "selfsubjectrulesreviews" | "selfsubjectreviews" => {
-                vec!["create".into()]
-            }
-            _ => Vec::new(),
-        },
+        // The kinds serving fewer verbs say so in their strategies (`crate::kinds`).
+        verbs: Vec::new(),
         printer_columns: Vec::new(),
         scale_subresource: matches!(b.plural, "deployments" | "replicasets" | "statefulsets")
             .then(ScaleSubresource::builtin),

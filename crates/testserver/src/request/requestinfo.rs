@@ -11,8 +11,8 @@ use http::Method;
 
 use crate::authz::{Attributes, Authorizer, Decision, UserInfo};
 use crate::request::query::Query;
-use crate::request::verb::Verb;
 use crate::status::{ApiError, Qualified};
+use crate::verb::Verb;
 
 /// Asks the server's authorizer whether `user` may make `request`: the one authorization check
 /// every request passes, before routing (apiserver `filters.WithAuthorization`). Returns the verb

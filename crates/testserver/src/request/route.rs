@@ -1,18 +1,17 @@
 //! URL routing: which endpoint a request path names, following the real server's URL layout
 //! (apiserver `endpoints/installer.go`, `request/requestinfo.go`): a [`Target`] (resource,
 //! namespace, name, subresource) for resource paths, where the subresources served are the
-//! definition's `status`/`scale` plus the kind strategy's own (`crate::kinds`). Also what
-//! belongs to a target: its storage key, its stored object and the namespace a body must carry.
+//! definition's `status`/`scale` plus those the kind's strategy adds (`crate::kinds`, which sits
+//! above: the pipeline hands its answer in as [`OwnSubresources`]). Also what belongs to a
+//! target: its storage key and the namespace a body must carry.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::kinds::strategy_for;
 use crate::registry::{Registry, ResourceDefinition};
 use crate::status::{ApiError, Qualified};
-use crate::storage::State;
-use crate::storage::objects::{ObjectKey, Stored};
+use crate::storage::objects::ObjectKey;
 
 /// A resource endpoint: collection, object or subresource.
 #[derive(Clone, Debug)]
@@ -28,6 +27,11 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// The storage key of the object the target names (`name` empty for a collection).
+    pub(crate) fn object_key(&self) -> ObjectKey {
+        key_of(self, self.name.as_deref().unwrap_or_default())
+    }
+
     /// Group and plural for error messages.
     pub(crate) fn qualified(&self) -> Qualified<'_> {
         Qualified {
@@ -78,19 +82,6 @@ pub(crate) enum Endpoint {
     V3(String),
 }
 
-/// The object `target` names, or 404.
-pub(crate) fn existing<'a>(
-    state: &'a State,
-    target: &Target,
-) -> Result<(&'a Stored, ObjectKey), ApiError> {
-    let name = target.name.as_deref().unwrap_or_default();
-    let key = key_of(target, name);
-    match state.store.get(&target.def.key(), &key) {
-        Some(stored) => Ok((stored, key)),
-        None => Err(ApiError::not_found(target.qualified(), name)),
-    }
-}
-
 /// Every endpoint the server has.
 #[derive(Clone, Debug)]
 pub(crate) enum Route {
@@ -109,10 +100,6 @@ pub(crate) enum Route {
     OpenApi(Endpoint),
 }
 
-/// Resolves a path against the registry.
-///
-/// # Errors
-/// 404 with the real server's generic body for anything not served.
 /// The request path with its `%XX` escapes decoded, as Go's `URL.Path` is: the real server splits
 /// the decoded path, so `configmaps/%41` names `A` and `configmaps/a%2Fb` has one segment more
 /// (and is not found). `+` stays a `+`. Decoded via the percent-encoding crate.
@@ -130,7 +117,19 @@ fn decode_path(path: &str) -> Result<std::borrow::Cow<'_, str>, ApiError> {
     Ok(percent_encoding::percent_decode_str(path).decode_utf8_lossy())
 }
 
-pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> {
+/// Whether a kind adds a subresource of this name beside `status` and `scale` (its strategy's
+/// `subresources`).
+pub(crate) type OwnSubresources<'a> = &'a dyn Fn(&ResourceDefinition, &str) -> bool;
+
+/// Resolves a path against the registry.
+///
+/// # Errors
+/// 404 with the real server's generic body for anything not served.
+pub(crate) fn parse(
+    path: &str,
+    registry: &Registry,
+    own: OwnSubresources<'_>,
+) -> Result<Route, ApiError> {
     let decoded = decode_path(path)?;
     let path = decoded.as_ref();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -142,7 +141,7 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
         ["openapi", "v3", rest @ ..] => Ok(Route::OpenApi(Endpoint::V3(rest.join("/")))),
         ["api"] => Ok(Route::CoreVersions),
         ["api", "v1"] => Ok(Route::ResourceList(String::new(), "v1".into())),
-        ["api", "v1", rest @ ..] => resource("", "v1", rest, registry),
+        ["api", "v1", rest @ ..] => resource(("", "v1"), rest, registry, own),
         ["apis"] => Ok(Route::GroupList),
         // A group nothing serves is outside the API: the real server's plain-text 404.
         ["apis", group, ..] if !registry.all().any(|d| d.group == *group) => {
@@ -159,7 +158,7 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
             Ok(Route::ResourceList(group.to_string(), version.to_string()))
         }
         ["apis", group, version, rest @ ..] if !group.is_empty() => {
-            resource(group, version, rest, registry)
+            resource((group, version), rest, registry, own)
         }
         ["api" | "apis", ..] => Err(ApiError::unknown_path()),
         _ => Err(ApiError::page_not_found()),
@@ -167,10 +166,10 @@ pub(crate) fn parse(path: &str, registry: &Registry) -> Result<Route, ApiError> 
 }
 
 fn resource(
-    group: &str,
-    version: &str,
+    (group, version): (&str, &str),
     rest: &[&str],
     registry: &Registry,
+    own: OwnSubresources<'_>,
 ) -> Result<Route, ApiError> {
     let (watch_path, rest) = match rest {
         ["watch", tail @ ..] => (true, tail),
@@ -199,7 +198,7 @@ fn resource(
     let served = |sub: &str| match sub {
         "status" => def.status_subresource,
         "scale" => def.scale_subresource.is_some(),
-        other => strategy_for(&def).subresources().contains(&other),
+        other => own(&def, other),
     };
     if subresource.as_deref().is_some_and(|s| !served(s)) {
         return Err(ApiError::unknown_path());
@@ -217,8 +216,14 @@ fn resource(
 mod tests {
     use super::*;
 
+    /// The kinds' own subresources, as the pipeline answers.
+    fn own(def: &ResourceDefinition, sub: &str) -> bool {
+        let served = crate::kinds::strategy_for(def).subresources();
+        served.iter().any(|(name, _)| *name == sub)
+    }
+
     fn target(path: &str) -> Target {
-        match parse(path, &Registry::with_builtins()).unwrap() {
+        match parse(path, &Registry::with_builtins(), &own).unwrap() {
             Route::Resource(t) => t,
             other => panic!("{other:?}"),
         }
@@ -247,6 +252,7 @@ mod tests {
         let split = parse(
             "/api/v1/namespaces/ns/configmaps/a%2Fb",
             &Registry::with_builtins(),
+            &own,
         );
         assert_eq!(split.unwrap_err().code, 404);
         for bad in [
@@ -254,7 +260,7 @@ mod tests {
             "/api/v1/x%4",
             "/api/%",
         ] {
-            let error = parse(bad, &Registry::with_builtins()).unwrap_err();
+            let error = parse(bad, &Registry::with_builtins(), &own).unwrap_err();
             assert_eq!((error.code, error.plain_text), (400, true), "{bad}");
             assert_eq!(error.message, "400 Bad Request");
         }
@@ -311,7 +317,11 @@ mod tests {
             "/apis/nope/v1",
             "/x",
         ] {
-            assert_eq!(parse(path, &registry).unwrap_err().code, 404, "{path}");
+            assert_eq!(
+                parse(path, &registry, &own).unwrap_err().code,
+                404,
+                "{path}"
+            );
         }
     }
 
@@ -324,11 +334,11 @@ mod tests {
             "/apis/nope/v1/foos",
             "/apis//v1/x",
         ] {
-            let err = parse(path, &registry).unwrap_err();
+            let err = parse(path, &registry, &own).unwrap_err();
             assert_eq!((err.code, err.plain_text), (404, true), "{path}");
         }
         for path in ["/apis/apps/v9", "/apis/apps/v1/nopes", "/api/v2"] {
-            let err = parse(path, &registry).unwrap_err();
+            let err = parse(path, &registry, &own).unwrap_err();
             assert_eq!((err.code, err.plain_text), (404, false), "{path}");
         }
     }

@@ -9,7 +9,7 @@ use kubegen_apply::Writer;
 use crate::authz::UserInfo;
 use crate::request::negotiation::WireFormat;
 use crate::request::route::Target;
-use crate::request::verb::Verb;
+use crate::verb::Verb;
 
 /// A resource request, decided: its endpoint, verb, user, the negotiated answer format, who
 /// writes and whether it is a dry run.
@@ -26,7 +26,7 @@ pub(crate) struct Scope {
     /// `dryRun=All`: validate and answer as usual, but store nothing.
     pub(crate) dry_run: bool,
     /// The version the request named, when the handlers run in another one (a custom resource's
-    /// storage version, `crate::handlers::crd_conversion`); `None` when it is `def.version`.
+    /// storage version, `crate::kinds::custom_resource::edge`); `None` when it is `def.version`.
     /// Admission webhooks match and report the request by it (`requestKind`).
     pub(crate) request_version: Option<String>,
 }

@@ -15,8 +15,9 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::watch;
 
-use crate::registry::Registry;
-use crate::storage::objects::Store;
+use crate::registry::{Registry, ResourceDefinition};
+use crate::status::{ApiError, Qualified};
+use crate::storage::objects::{ObjectKey, Store, Stored};
 
 /// Everything behind the lock: objects, history and the resource table change together (a CRD
 /// create registers its resource atomically with storing the CRD).
@@ -31,6 +32,28 @@ impl State {
         State {
             store: Store::new(history_size),
             registry: Registry::with_builtins(),
+        }
+    }
+
+    /// The object stored under `key` in `def`'s collection, with its key, or the 404 naming it
+    /// (the store's `Get` as every verb on one object starts).
+    ///
+    /// # Errors
+    /// 404 NotFound when no such object is stored.
+    pub(crate) fn existing(
+        &self,
+        def: &ResourceDefinition,
+        key: ObjectKey,
+    ) -> Result<(&Stored, ObjectKey), ApiError> {
+        match self.store.get(&def.key(), &key) {
+            Some(stored) => Ok((stored, key)),
+            None => {
+                let resource = Qualified {
+                    group: &def.group,
+                    resource: &def.plural,
+                };
+                Err(ApiError::not_found(resource, &key.1))
+            }
         }
     }
 

@@ -10,8 +10,9 @@
 //! # What a restart looks like
 //! Objects keep their uid, resourceVersion and everything else; the store continues at the saved
 //! resourceVersion with no history, so a client's watch from before the restart gets 410 Gone
-//! and relists, as after an etcd compaction. Custom resources are served again because their
-//! CRDs are restored first.
+//! and relists, as after an etcd compaction. Custom resources are served again once their
+//! restored CRDs are registered, which is the CRDs' strategy's (`crate::kinds::crd`, called by
+//! the caller of [`restore`]).
 
 use std::path::{Path, PathBuf};
 
@@ -26,11 +27,6 @@ use crate::storage::tokens::{Issued, IssuedTokens};
 
 const OBJECTS: &str = "objects.json";
 const TOKENS: &str = "tokens.json";
-
-/// The resource of CustomResourceDefinitions, restored first.
-fn crds() -> ResourceKey {
-    ResourceKey::new("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-}
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -110,8 +106,6 @@ pub(crate) fn restore(dir: &Path, state: &mut State, tokens: &IssuedTokens) -> R
         })?;
         objects.push((resource, saved.object));
     }
-    // CRDs first, through their strategy, so their resources are served again.
-    objects.sort_by_key(|(resource, _)| *resource != crds());
     for (resource, object) in objects {
         let text = |field: &str| {
             object
@@ -122,9 +116,6 @@ pub(crate) fn restore(dir: &Path, state: &mut State, tokens: &IssuedTokens) -> R
         };
         let key = (text("namespace"), text("name"));
         let rv = text("resourceVersion").parse().unwrap_or(0);
-        if resource == crds() {
-            crate::kinds::crd::register(state, &object);
-        }
         state.store.restore(resource, key, object, rv);
     }
     state.store.restored_at(snapshot.resource_version);

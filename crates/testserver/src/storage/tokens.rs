@@ -1,5 +1,5 @@
 //! The tokens the TokenRequest API issued (`crate::handlers::token`), which authentication
-//! (`crate::request::authn`) accepts: server state, like the signing key of a real server.
+//! (`crate::authn`) accepts: server state, like the signing key of a real server.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,7 @@
-//! Cells of custom resources: a CRD version's `additionalPrinterColumns`, each a JSONPath into the
-//! object, typed and formatted like apiextensions-apiserver's `tableconvertor.go`.
+//! Cells of custom resources: a CRD version's `additionalPrinterColumns` (each a
+//! `crate::registry::printer_column::PrinterColumn`, part of the resource's definition), each a
+//! JSONPath into the object, typed and formatted like apiextensions-apiserver's
+//! `tableconvertor.go`.
 //!
 //! The JSONPath is evaluated with the `jsonpath-rust` crate (RFC 9535). Kubernetes writes its
 //! paths without the leading `$` and allows any characters in dotted member names
@@ -11,44 +13,9 @@ use jsonpath_rust::JsonPath;
 use serde_json::{Value, json};
 
 use super::duration::age;
-
-/// One `additionalPrinterColumns` entry of a CRD version (apiextensions
-/// `CustomResourceColumnDefinition`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PrinterColumn {
-    /// Column header, e.g. `Replicas`.
-    pub name: String,
-    /// `integer`, `number`, `string`, `boolean` or `date`.
-    pub type_: String,
-    /// OpenAPI format hint, e.g. `name`; may be empty.
-    pub format: String,
-    /// Column description; empty means "Custom resource definition column (in JSONPath
-    /// format): \<path\>", as the real server fills in.
-    pub description: String,
-    /// 0 for columns kubectl always shows, more for `-o wide` only.
-    pub priority: i32,
-    /// The JSONPath, e.g. `.spec.replicas`.
-    pub json_path: String,
-}
+use crate::registry::printer_column::PrinterColumn;
 
 impl PrinterColumn {
-    /// Reads a CRD's `additionalPrinterColumns` entry.
-    pub(crate) fn from_crd(entry: &Value) -> PrinterColumn {
-        let text = |field: &str| entry.get(field).and_then(Value::as_str).unwrap_or("");
-        PrinterColumn {
-            name: text("name").into(),
-            type_: text("type").into(),
-            format: text("format").into(),
-            description: text("description").into(),
-            priority: entry
-                .get("priority")
-                .and_then(Value::as_i64)
-                .and_then(|p| i32::try_from(p).ok())
-                .unwrap_or(0),
-            json_path: text("jsonPath").into(),
-        }
-    }
-
     /// The `TableColumnDefinition` of this column.
     pub(crate) fn definition(&self) -> Value {
         let description = if self.description.is_empty() {

@@ -36,11 +36,11 @@ use crate::body::json_response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-pub use custom::PrinterColumn;
 pub(crate) use fields::label_selector;
 
 use crate::body::BoxBody;
 use crate::registry::ResourceDefinition;
+use crate::registry::printer_column::PrinterColumn;
 use crate::request::query::Query;
 use crate::status::ApiError;
 use builtin::Kind;

@@ -1,4 +1,4 @@
-//! Custom resources in a version other than the storage version (`handlers/crd_conversion.rs`):
+//! Custom resources in a version other than the storage version (`kinds/custom_resource/edge.rs`):
 //! one storage for every version, strategy `None` rewriting `apiVersion` on reads, lists,
 //! watches and writes, a `Webhook` that cannot be reached failing as v1.36 fails, and, through a
 //! webhook renaming a field (`crate::admission_webhooks::Hook`'s `/convert`), patches, applies

@@ -1,5 +1,5 @@
 //! `/scale` of a custom resource whose CRD serves several versions, in each version with that
-//! version's `specReplicasPath` and rules (`handlers/crd_scale.rs`), as v1.36 answered the Boat
+//! version's `specReplicasPath` and rules (`handlers/versioned.rs`), as v1.36 answered the Boat
 //! CRD of `docs/crd-conversion-reference.md` (here the Ship of
 //! [`crate::crd_conversion_validation`]: `.spec.crew` in v1, `.spec.sailors` in v2).
 

@@ -1,5 +1,5 @@
 //! Writes of a custom resource in a version other than the storage version are validated with
-//! the schema of the version they name (`handlers/crd_validation.rs`), as v1.36 answered the
+//! the schema of the version they name (`kinds/stages.rs`), as v1.36 answered the
 //! Boat CRD of `docs/crd-conversion-reference.md` (here a Ship): v1 stored with `spec.crew`
 //! (minimum 1), v2 with `spec.sailors` (maximum 10, a transition rule, a CEL rule with a
 //! `fieldPath`, a status `replicas` of at most 5), converted by the test's renaming webhook.

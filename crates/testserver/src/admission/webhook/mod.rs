@@ -52,7 +52,7 @@ use serde_json::{Map, Value};
 pub(crate) use config::Phase;
 
 use crate::admission::plugin::Attributes;
-use crate::kinds::conversion::CrdVersions;
+use crate::kinds::custom_resource::conversion::CrdVersions;
 use crate::status::ApiError;
 use config::Webhook;
 use review::{Answer, Review};

@@ -1,19 +1,31 @@
 //! The Kubernetes verb of a request, derived once from the method and the path (apiserver
 //! `pkg/endpoints/request/requestinfo.go`, `RequestInfoFactory`): authorization reads it, the
-//! pipeline dispatches on it, faults and admission match on it.
+//! pipeline dispatches on it, faults, admission, field validation, the router and the kinds'
+//! strategies match on it. It sits at the bottom of the crate so that every layer takes the enum,
+//! never its name; the fake clientset (`kubegen-fake`) records its actions with the same enum.
+
+use std::fmt;
 
 use http::Method;
 
-/// The eight verbs of resource requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verb {
+/// The eight verbs of resource requests, named as in RBAC rules ([`Verb::as_str`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// `GET` of one named object.
     Get,
+    /// `GET` of a collection.
     List,
+    /// `GET` of a collection with `watch=true` (or under the legacy `/watch/` prefix).
     Watch,
+    /// `POST` to a collection (or to a named object's subresource).
     Create,
+    /// `PUT` of a named object.
     Update,
+    /// `PATCH` of a named object.
     Patch,
+    /// `DELETE` of a named object.
     Delete,
+    /// `DELETE` of a collection.
     DeleteCollection,
 }
 
@@ -49,8 +61,21 @@ impl Verb {
         })
     }
 
-    /// The verb's name in RBAC rules, discovery and `Status` messages.
-    pub(crate) fn as_str(self) -> &'static str {
+    /// Every verb, in the order the real server's discovery lists a built-in kind's.
+    pub(crate) const ALL: [Verb; 8] = [
+        Verb::Create,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Update,
+        Verb::Watch,
+    ];
+
+    /// The verb's name in RBAC rules, discovery and `Status` messages: `get`, ...,
+    /// `deletecollection`.
+    pub fn as_str(self) -> &'static str {
         match self {
             Verb::Get => "get",
             Verb::List => "list",
@@ -66,23 +91,18 @@ impl Verb {
     /// The verb named `name` (the inverse of [`Verb::as_str`]); None for other names, such as
     /// the lower-cased method authorization sees for a method without a verb.
     pub(crate) fn named(name: &str) -> Option<Verb> {
-        [
-            Verb::Get,
-            Verb::List,
-            Verb::Watch,
-            Verb::Create,
-            Verb::Update,
-            Verb::Patch,
-            Verb::Delete,
-            Verb::DeleteCollection,
-        ]
-        .into_iter()
-        .find(|verb| verb.as_str() == name)
+        Verb::ALL.into_iter().find(|verb| verb.as_str() == name)
     }
 
     /// Whether the verb only reads (its body, if any, is ignored).
     pub(crate) fn is_read(self) -> bool {
         matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -21,8 +21,8 @@ use kubegen_apply::{Entry, Merged};
 use kubegen_fieldpath::FieldSet;
 use serde_json::Value;
 
-use crate::handlers::crd_conversion::Edge;
-use crate::handlers::crd_write::VersionSchemas;
+use crate::kinds::custom_resource::edge::Edge;
+use crate::kinds::custom_resource::managers::VersionSchemas;
 use crate::status::ApiError;
 
 impl Edge {
@@ -30,12 +30,12 @@ impl Edge {
     ///
     /// # Errors
     /// 500 when a conversion fails or an object cannot be typed.
-    pub(super) async fn prune(
+    pub(crate) async fn prune(
         &self,
         schemas: &VersionSchemas,
         merged: &mut Merged,
     ) -> Result<(), ApiError> {
-        let tracker = self.request_tracker(schemas)?;
+        let tracker = schemas.request_tracker(self)?;
         let Some(last) = merged.last().filter(|last| !last.set.is_empty()).cloned() else {
             return Ok(());
         };

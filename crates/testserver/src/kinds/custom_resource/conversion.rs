@@ -4,7 +4,7 @@
 //!
 //! Every served version of a CRD shares the storage version's objects, so whatever reads or
 //! writes in another version converts: the request path at its edge
-//! (`crate::handlers::crd_conversion`), the admission webhooks when a rule matched another
+//! (`crate::kinds::custom_resource::edge`), the admission webhooks when a rule matched another
 //! version than the request's (`crate::admission::webhook`).
 //!
 //! - `None`: only `apiVersion` is rewritten.

@@ -11,7 +11,7 @@
 //!   ratcheting) with the rules of the endpoint written (a `/status` write checks the status
 //!   alone against the schema); problems are one 422 `Invalid` with a cause each. A write that
 //!   names another version than the storage version is validated in the version it names
-//!   (`crate::handlers::crd_validation`).
+//!   ([`admit`], `crate::kinds::stages`).
 //! - [`default_stored`]: after a CRD is written, objects stored before a default was added get it,
 //!   as the real server fills defaults in whenever it reads from etcd (without a new
 //!   resourceVersion or watch event).
@@ -26,6 +26,7 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
 use crate::registry::{ResourceDefinition, ResourceKey};
+use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::storage::State;
 
@@ -78,7 +79,7 @@ pub(crate) fn decode(state: &State, def: &ResourceDefinition, object: &mut Map<S
 /// Which strategy validates a write of a custom resource: the resource's own, or that of its
 /// `/status` subresource (apiextensions `customResourceStrategy` / `statusStrategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Endpoint {
+enum Endpoint {
     Object,
     Status,
 }
@@ -98,7 +99,7 @@ pub(crate) fn settle(state: &State, def: &ResourceDefinition, object: &mut Value
 ///
 /// # Errors
 /// 422 Invalid with one cause per problem, worded as v1.36.
-pub(crate) fn validate(
+fn validate(
     state: &State,
     def: &ResourceDefinition,
     name: &str,
@@ -120,6 +121,30 @@ pub(crate) fn validate(
         .map(|e| cause(e.kind.reason(), &e.field, e.message()))
         .collect();
     Err(ApiError::invalid(&def.group, &def.kind, name, causes))
+}
+
+/// Prunes and defaults `object`, about to be stored through `target` (`old` on update), and
+/// validates it — unless `target` is the storage scope of a write in another version, which
+/// was validated in its admission scope (`crate::kinds::stages`).
+///
+/// # Errors
+/// 422 Invalid, as [`validate`].
+pub(crate) fn admit(
+    state: &State,
+    target: &Scope,
+    name: &str,
+    object: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    settle(state, &target.def, object);
+    if target.request_version.is_some() {
+        return Ok(());
+    }
+    let endpoint = match target.subresource.as_deref() {
+        Some("status") => Endpoint::Status,
+        _ => Endpoint::Object,
+    };
+    validate(state, &target.def, name, (object, old), endpoint)
 }
 
 /// Fills the defaults of `crd`'s schemas into the objects stored under it.
