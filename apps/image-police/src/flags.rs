@@ -73,9 +73,10 @@ pub struct Flags {
     #[arg(long)]
     pub embedded: bool,
 
-    /// Directory of deploy/ manifests for `--embedded` (crd.yaml and samples/).
-    #[arg(long, default_value = "deploy")]
-    pub deploy_dir: PathBuf,
+    /// Read `--embedded`'s manifests (crd.yaml, samples/, sa.yaml, rbac.yaml, webhook.yaml) from
+    /// this deploy/ directory instead of the copies compiled into the binary.
+    #[arg(long)]
+    pub deploy_dir: Option<PathBuf>,
 
     /// How long to wait for the informer caches to fill before giving up (Go duration: `60s`, `2m`).
     #[arg(long, default_value = "60s", value_parser = parse_go_duration)]

@@ -16,6 +16,7 @@ use kubegen_testserver::{ServerOptions, TestServer};
 
 use crate::error::Error;
 use crate::loopback::{self, LoopbackWebhook};
+use crate::manifest::Manifest;
 
 /// A running in-process API server with an operator's manifests installed. Stops on drop, and
 /// removes the files it wrote.
@@ -60,42 +61,55 @@ impl Embedded {
     }
 
     /// Installs the CRDs of whichever manifest the server takes, `v1` (`apiextensions.k8s.io/v1`)
-    /// or `v1beta1`, as every installer here decides ([`crds::manifest_for`]); returns which.
+    /// or `v1beta1`, as every installer here decides ([`crds::served_version`]); returns which.
     ///
     /// # Errors
     /// [`Error::InstallFailed`].
-    pub async fn install_crds(&mut self, v1: &Path, v1beta1: &Path) -> Result<CrdVersion, Error> {
-        let client = self.client();
-        let (manifest, version) = crds::manifest_for(&client, v1, v1beta1)
+    pub async fn install_crds(
+        &mut self,
+        v1: &Manifest,
+        v1beta1: &Manifest,
+    ) -> Result<CrdVersion, Error> {
+        let version = crds::served_version(&self.client())
             .await
             .map_err(|source| Error::InstallFailed { source })?;
-        self.install(&[manifest.to_path_buf()]).await?;
+        let manifest = match version {
+            CrdVersion::V1 => v1,
+            CrdVersion::V1beta1 => v1beta1,
+        };
+        self.install(std::slice::from_ref(manifest)).await?;
         Ok(version)
     }
 
-    /// Creates every object of the manifests at `paths` (files, or directories of them), as
-    /// `kubectl create -f` does ([`manifests::create_from_paths`]).
+    /// Creates every object of `manifests`, in order, as `kubectl create -f` does
+    /// ([`manifests::create_from_yaml`]).
     ///
     /// # Errors
-    /// [`Error::InstallFailed`] naming the file and object.
-    pub async fn install(&mut self, paths: &[PathBuf]) -> Result<(), Error> {
-        let created = manifests::create_from_paths(&self.client(), paths)
-            .await
-            .map_err(|source| Error::InstallFailed { source })?;
-        self.created.extend(created);
+    /// [`Error::InstallFailed`] naming the manifest and object.
+    pub async fn install(&mut self, manifests: &[Manifest]) -> Result<(), Error> {
+        let client = self.client();
+        for manifest in manifests {
+            let created = manifests::create_from_yaml(&client, &manifest.source, &manifest.yaml)
+                .await
+                .map_err(|source| Error::InstallFailed { source })?;
+            self.created.extend(created);
+        }
         Ok(())
     }
 
-    /// Creates the webhook configuration of `path` with every webhook calling loopback on a
+    /// Creates the webhook configuration of `manifest` with every webhook calling loopback on a
     /// free port (see `loopback.rs`); the operator's webhook server must listen there with a
     /// certificate in the returned directory (`--webhook-host 127.0.0.1 --webhook-port <port>
     /// --webhook-cert-path <dir>`, self-signed).
     ///
     /// # Errors
     /// [`Error::NoWebhookPort`], [`Error::WebhookConfigurationInvalid`], [`Error::InstallFailed`].
-    pub async fn install_webhooks(&mut self, path: &Path) -> Result<LoopbackWebhook, Error> {
+    pub async fn install_webhooks(
+        &mut self,
+        manifest: &Manifest,
+    ) -> Result<LoopbackWebhook, Error> {
         let port = loopback::free_port()?;
-        let configuration = loopback::configuration(path, port)?;
+        let configuration = loopback::configuration(manifest, port)?;
         let created = manifests::create_object(&self.client(), configuration)
             .await
             .map_err(|source| Error::InstallFailed { source })?;

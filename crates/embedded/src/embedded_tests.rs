@@ -10,6 +10,12 @@ fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
 }
 
+fn read(path: &Path) -> Manifest {
+    let mut read = Manifest::read(&[path.to_path_buf()]).unwrap_or_else(|e| panic!("{e}"));
+    read.pop()
+        .unwrap_or_else(|| panic!("{} holds no manifest", path.display()))
+}
+
 #[tokio::test]
 async fn the_operator_runs_as_its_service_account_under_its_rbac() {
     let mut embedded = Embedded::start("kubegen-embedded-test")
@@ -17,12 +23,18 @@ async fn the_operator_runs_as_its_service_account_under_its_rbac() {
         .unwrap_or_else(|e| panic!("{e}"));
     let deploy = deploy();
     let version = embedded
-        .install_crds(&deploy.join("crd.yaml"), &deploy.join("crd-v1beta1.yaml"))
+        .install_crds(
+            &read(&deploy.join("crd.yaml")),
+            &read(&deploy.join("crd-v1beta1.yaml")),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(version, CrdVersion::V1);
     embedded
-        .install(&[deploy.join("sa.yaml"), deploy.join("rbac.yaml")])
+        .install(
+            &Manifest::read(&[deploy.join("sa.yaml"), deploy.join("rbac.yaml")])
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(

@@ -29,14 +29,21 @@ pub enum Error {
         #[source]
         source: kubegen_runtime::Error,
     },
+    /// A manifest file could not be read.
+    #[error("reading the manifests failed")]
+    ManifestUnreadable {
+        /// The runtime's error, naming the file.
+        #[source]
+        source: kubegen_runtime::Error,
+    },
     /// No free loopback port for the webhook server.
     #[error("finding a free port on 127.0.0.1 for the webhook server failed")]
     NoWebhookPort(#[source] std::io::Error),
-    /// A webhook configuration file could not be read or is not a webhook configuration.
-    #[error("{}: {reason}", path.display())]
+    /// A webhook configuration manifest is not a webhook configuration.
+    #[error("{manifest}: {reason}")]
     WebhookConfigurationInvalid {
-        /// The file.
-        path: PathBuf,
+        /// The manifest's name.
+        manifest: String,
         /// What is wrong with it.
         reason: String,
     },

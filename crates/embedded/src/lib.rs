@@ -6,10 +6,15 @@
 //! `--embedded` (README's first command) and every example's `--embedded` use it.
 //!
 //! ```ignore
+//! // Compiled in, so the binary's `--embedded` runs from any directory (`Manifest::read` reads
+//! // a checkout's files instead).
+//! const CRDS: Manifest = Manifest::compiled_in("deploy/crd.yaml", include_str!("../deploy/crd.yaml"));
+//! const CRDS_V1BETA1: Manifest =
+//!     Manifest::compiled_in("deploy/crd-v1beta1.yaml", include_str!("../deploy/crd-v1beta1.yaml"));
 //! let mut embedded = Embedded::start("my-operator").await?;
-//! embedded.install_crds(&deploy.join("crd.yaml"), &deploy.join("crd-v1beta1.yaml")).await?;
-//! embedded.install(&[deploy.join("sa.yaml"), deploy.join("rbac.yaml")]).await?;
-//! let webhook = embedded.install_webhooks(&deploy.join("webhook.yaml")).await?;
+//! embedded.install_crds(&CRDS, &CRDS_V1BETA1).await?;
+//! embedded.install(&Manifest::read(&[deploy.join("sa.yaml"), deploy.join("rbac.yaml")])?).await?;
+//! let webhook = embedded.install_webhooks(&WEBHOOKS).await?;
 //! let kubeconfig = embedded.run_as("my-operator", "my-operator").await?;
 //! eprintln!("{}", embedded.banner());
 //! ```
@@ -34,12 +39,15 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `embedded`
 //! - `loopback`
+//! - `manifest`
 //! - `error`
 
 mod embedded;
 mod error;
 mod loopback;
+mod manifest;
 
 pub use embedded::Embedded;
 pub use error::Error;
 pub use loopback::LoopbackWebhook;
+pub use manifest::Manifest;

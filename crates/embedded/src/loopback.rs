@@ -11,6 +11,7 @@ use kubegen_runtime::manifests;
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::manifest::Manifest;
 
 /// Where the operator's webhook server must listen for the installed configuration to reach
 /// it, and where its self-signed certificate goes (removed when the [`crate::Embedded`] drops).
@@ -32,17 +33,17 @@ pub(crate) fn free_port() -> Result<u16, Error> {
 
 /// The webhook configuration in `path` (its first document) with every webhook's
 /// `clientConfig` calling `https://127.0.0.1:<port><its path>` instead of its Service.
-pub(crate) fn configuration(path: &Path, port: u16) -> Result<Value, Error> {
+pub(crate) fn configuration(manifest: &Manifest, port: u16) -> Result<Value, Error> {
     let invalid = |reason: String| Error::WebhookConfigurationInvalid {
-        path: path.to_path_buf(),
+        manifest: manifest.source.to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
-    let mut configuration = manifests::documents(path, &text)
-        .map_err(|e| invalid(e.to_string()))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| invalid("no document".into()))?;
+    let mut configuration =
+        manifests::documents(Path::new(manifest.source.as_ref()), &manifest.yaml)
+            .map_err(|e| invalid(e.to_string()))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| invalid("no document".into()))?;
     let webhooks = configuration
         .get_mut("webhooks")
         .and_then(Value::as_array_mut)

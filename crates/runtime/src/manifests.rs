@@ -44,11 +44,26 @@ const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn create_from_paths(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>, Error> {
     let mut creator = Creator::new(client);
     let mut created = Vec::new();
-    for file in yaml_files(paths)? {
-        let text = std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e.to_string()))?;
+    for (file, text) in read_yaml_files(paths)? {
         created.extend(creator.create_all(&file, &text).await?);
     }
     Ok(created)
+}
+
+/// The text of every `*.yaml`/`*.yml` file in `paths` (files, or directories read in name order),
+/// in order, each with its path.
+///
+/// # Errors
+/// [`Error::ManifestUnreadable`] naming the first file or directory that cannot be read.
+pub fn read_yaml_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, String)>, Error> {
+    yaml_files(paths)?
+        .into_iter()
+        .map(|file| {
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| unreadable(&file, e.to_string()))?;
+            Ok((file, text))
+        })
+        .collect()
 }
 
 /// Creates every object of the multi-document YAML `yaml` (named `source` in errors, e.g. the
