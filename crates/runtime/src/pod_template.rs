@@ -8,9 +8,12 @@
 //! the user. It lives in the runtime because an operator needs it in production, in its
 //! reconciles and webhooks.
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::api::apps::v1::{
+    DaemonSet, DaemonSetSpec, Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec, StatefulSet,
+    StatefulSetSpec,
+};
+use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, Job, JobSpec, JobTemplateSpec};
+use k8s_openapi::api::core::v1::{Pod, PodSpec, PodTemplateSpec};
 
 /// A kind with a pod spec (its own, or its pod template's).
 pub trait PodTemplate {
@@ -18,28 +21,67 @@ pub trait PodTemplate {
     fn pod_spec(&self) -> Option<&PodSpec>;
 }
 
+/// A field that is `Option<T>` in the Kubernetes versions where the API said it was optional
+/// and `T` in the newer ones that made it required (k8s-openapi follows each version's OpenAPI:
+/// `spec` of the workload kinds, for one). A library compiles against whichever version the
+/// application picks, so it reads such fields through this, never as one or the other.
+trait Present<T> {
+    fn present(&self) -> Option<&T>;
+}
+
+impl<T> Present<T> for Option<T> {
+    fn present(&self) -> Option<&T> {
+        self.as_ref()
+    }
+}
+
+/// The types that are a required field's own type in some version.
+macro_rules! required_somewhere {
+    ($($ty:ty),*) => {$(
+        impl Present<$ty> for $ty {
+            fn present(&self) -> Option<&$ty> {
+                Some(self)
+            }
+        }
+    )*};
+}
+
+required_somewhere!(
+    PodSpec,
+    PodTemplateSpec,
+    ReplicaSetSpec,
+    DeploymentSpec,
+    StatefulSetSpec,
+    DaemonSetSpec,
+    JobSpec,
+    JobTemplateSpec,
+    CronJobSpec
+);
+
 impl PodTemplate for Pod {
     fn pod_spec(&self) -> Option<&PodSpec> {
-        self.spec.as_ref()
+        self.spec.present()
     }
 }
 
 impl PodTemplate for ReplicaSet {
     fn pod_spec(&self) -> Option<&PodSpec> {
-        self.spec.as_ref()?.template.as_ref()?.spec.as_ref()
+        self.spec.present()?.template.present()?.spec.present()
     }
 }
 
 impl PodTemplate for CronJob {
     fn pod_spec(&self) -> Option<&PodSpec> {
         self.spec
-            .as_ref()?
+            .present()?
             .job_template
+            .present()?
             .spec
-            .as_ref()?
+            .present()?
             .template
+            .present()?
             .spec
-            .as_ref()
+            .present()
     }
 }
 
@@ -48,7 +90,7 @@ macro_rules! template_kinds {
     ($($kind:ty),*) => {$(
         impl PodTemplate for $kind {
             fn pod_spec(&self) -> Option<&PodSpec> {
-                self.spec.as_ref()?.template.spec.as_ref()
+                self.spec.present()?.template.present()?.spec.present()
             }
         }
     )*};
