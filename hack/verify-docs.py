@@ -17,7 +17,20 @@ files (client-go's). Two comments in a document say what else it means:
 - `<!-- verify-docs: base DIR -->`: the crate a document under `docs/` walks through, whose
   `src/...` paths it names (docs/informer-internals.md reads crates/cache).
 
-Usage: hack/verify-docs.py [--self-test]   (exit 1 and one line per broken reference)
+With `--flags` (after a build: it runs each binary's `--help`), also the flags:
+- a flag table (a table whose first column is headed `flag`) after the comment
+  `<!-- verify-docs: flags BINARY [SUBCOMMAND] -->` lists exactly the binary's flags: none it
+  lacks, none it does not have;
+- a command in a code block or in backticks that runs one of the workspace's binaries (by name,
+  or `cargo run ... --bin NAME --`) uses only flags the binary has, and the ones its usage line
+  requires (`kubegen init` takes `--runtime-git` or `--runtime-path`).
+
+Counts: a document does not state a number a script prints (the kubectl smoke's operations), and
+a number it states of something the repository holds is that number (replicas in
+deploy/deployment.yaml, the generated crates of the `init` scaffold, flags read from the
+environment in image-police's flags.rs).
+
+Usage: hack/verify-docs.py [--self-test] [--flags]   (exit 1 and one line per broken reference)
 """
 import os
 import re
@@ -57,6 +70,24 @@ def workspace():
             for entry in os.listdir(bin_dir):
                 binaries.add(entry[:-3] if entry.endswith(".rs") else entry)
     return packages, binaries, members
+
+
+def binaries_of(packages):
+    """Binary name → (package, features) of every workspace binary."""
+    with open(os.path.join(ROOT, "Cargo.toml"), "rb") as f:
+        members = tomllib.load(f)["workspace"]["members"]
+    out = {}
+    for member in members:
+        with open(os.path.join(ROOT, member, "Cargo.toml"), "rb") as f:
+            manifest = tomllib.load(f)
+        name = manifest["package"]["name"]
+        for b in manifest.get("bin", []):
+            out[b["name"]] = (name, b.get("required-features", []))
+        bin_dir = os.path.join(ROOT, member, "src", "bin")
+        if os.path.isdir(bin_dir):
+            for entry in os.listdir(bin_dir):
+                out.setdefault(entry[:-3] if entry.endswith(".rs") else entry, (name, []))
+    return out
 
 
 def markdown_files():
@@ -154,6 +185,58 @@ def check(doc, text, packages, binaries, top_dirs):
     return sorted(set(problems))
 
 
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def number(word):
+    word = word.lower()
+    return int(word) if word.isdigit() else NUMBER_WORDS.get(word)
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def counted_truths():
+    """(file regex, claim regex with a number group, what the number must be, what it counts)."""
+    replicas = re.search(r"^\s*replicas:\s*(\d+)", read("deploy/deployment.yaml"), re.M)
+    scaffold = read("codegen/src/init/templates/workspace_Cargo.toml")
+    env_flags = len(re.findall(r"\benv\s*=", read("apps/image-police/src/flags.rs")))
+    return [
+        (r"^apps/image-police/", r"\b(\w+) replicas\b", int(replicas.group(1)) if replicas else None,
+         "replicas in deploy/deployment.yaml"),
+        (r".", r"\b(\w+) generated crates\b", scaffold.count('"generated/'),
+         "generated crates of the init scaffold"),
+        (r"^apps/image-police/src/flags\.rs$", r"\b(\w+) take their value from the environment",
+         env_flags, "flags with `env =` in flags.rs"),
+    ]
+
+
+# Numbers a script prints when it runs: a document that states one goes stale at the next change.
+PRINTED_BY_SCRIPTS = [
+    (re.compile(r"kubectl-smoke[^\n]*?\b\d+\b[^\n]*?operations|\b\d+\s+(such\s+)?operations\b[^\n]*kubectl", re.I),
+     "scripts/kubectl-smoke.sh prints how many operations it ran"),
+]
+
+
+def check_counts(path, text):
+    problems = []
+    flat = re.sub(r"\s+", " ", text)
+    for file_re, claim_re, truth, what in counted_truths():
+        if not re.search(file_re, path) or truth is None:
+            continue
+        for m in re.finditer(claim_re, flat, re.I):
+            n = number(m.group(1))
+            if n is not None and n != truth:
+                problems.append(f"{path}: says \"{m.group(0)}\", but there are {truth} ({what})")
+    for pattern, why in PRINTED_BY_SCRIPTS:
+        for m in pattern.finditer(flat):
+            problems.append(f"{path}: states a count ({m.group(0)[:60]}...): {why}; leave the number to it")
+    return problems
+
+
 def top_level_dirs():
     return {e for e in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, e)) and not e.startswith(".")} - {"target"}
 
@@ -163,8 +246,14 @@ def main():
     top_dirs = top_level_dirs()
     problems = []
     for doc in markdown_files():
-        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
-            problems += check(doc, f.read(), packages, binaries, top_dirs)
+        text = read(doc)
+        problems += check(doc, text, packages, binaries, top_dirs)
+        problems += check_counts(doc, text)
+    problems += check_counts("apps/image-police/src/flags.rs", read("apps/image-police/src/flags.rs"))
+    if "--flags" in sys.argv:
+        from verify_docs_flags import check_flags
+        for doc in markdown_files():
+            problems += check_flags(doc, read(doc), binaries_of(packages))
     for p in problems:
         print(p)
     if problems:
@@ -202,6 +291,39 @@ def self_test():
         if got != want:
             failed += 1
             print(f"self-test: {text!r}: {got} problem(s), want {want}")
+    count_cases = [
+        ("README.md", "`scripts/kubectl-smoke.sh` runs 48 such operations", 1),
+        ("README.md", "`scripts/kubectl-smoke.sh` runs such operations", 0),
+        ("apps/image-police/README.md", "Two replicas, one active", 1),
+        ("codegen/README.md", "the workspace and the four generated crates", 1),
+        ("codegen/README.md", "the workspace and the five generated crates", 0),
+        ("apps/image-police/src/flags.rs", "//! Two take their value from the environment", 1),
+    ]
+    for path, text, want in count_cases:
+        got = len(check_counts(path, text))
+        if got != want:
+            failed += 1
+            print(f"self-test: counts {path} {text!r}: {got} problem(s), want {want}")
+    if "--flags" in sys.argv:
+        from verify_docs_flags import check_flags, flags_of
+        bins = binaries_of(packages)
+        table = "<!-- verify-docs: flags image-police -->\n| flag | what |\n|---|---|\n" + "".join(
+            f"| `{flag}` | x |\n" for flag in sorted(flags_of("image-police", None, bins))
+            if flag not in ("--help", "--version"))
+        flag_cases = [
+            (table, 0),
+            (table.replace("| `--sharding-selection` | x |\n", ""), 1),
+            (table + "| `--no-such-flag` | x |\n", 1),
+            ("```sh\nkubegen init shop --group shop.example.com --kind Order\n```", 1),
+            ("```sh\nkubegen init shop --group shop.example.com --kind Order --runtime-path ../kubegen\n```", 0),
+            ("`image-police --embedded --no-such-flag`", 1),
+            ("```sh\ncargo run -p kubegen-controller --bin image-police -- --embedded\n```", 0),
+        ]
+        for text, want in flag_cases:
+            got = len(check_flags("docs/example.md", text, bins))
+            if got != want:
+                failed += 1
+                print(f"self-test: flags {text[-80:]!r}: {got} problem(s), want {want}")
     print("verify-docs self-test:", "failed" if failed else "ok")
     return 1 if failed else 0
 

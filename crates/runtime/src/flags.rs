@@ -128,7 +128,7 @@ pub struct ManagerFlags {
     pub webhook_cert_key: String,
 
     /// The least severe level logged: error, warn, info, debug or trace. RUST_LOG, when set, wins.
-    #[arg(long, alias = "zap-log-level", default_value = "info")]
+    #[arg(long, visible_alias = "zap-log-level", default_value = "info")]
     pub log_level: String,
 
     /// The log line format.
