@@ -5,7 +5,7 @@
 //! README) or before a WhiteList tightened.
 //!
 //! # One judgement, two enforcers
-//! The webhook asks exactly what a reconcile asks ([`crate::reconcile::judge`] over the same
+//! The webhook asks exactly what a reconcile asks (`crate::reconcile::judge` over the same
 //! WhiteList cache, then [`crate::policy::Policy::violations`]), so both agree:
 //! - no WhiteList in the namespace, or a protected namespace: allowed;
 //! - an invalid WhiteList pauses enforcement in the namespace: allowed, with a warning naming

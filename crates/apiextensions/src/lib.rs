@@ -12,11 +12,11 @@
 //! # Order, as the real server
 //! 1. [`Schema::prune`] then [`Schema::default`] when a body is decoded (and `default` again
 //!    when a stored object is read);
-//! 2. [`Schema::validate`]: the OpenAPI checks ([`validation`]), the `scale` subresource's
-//!    replica and selector fields ([`scale`]), embedded resources' `apiVersion`
+//! 2. [`Schema::validate`]: the OpenAPI checks (`validation`), the `scale` subresource's
+//!    replica and selector fields (`scale`), embedded resources' `apiVersion`
 //!    and `kind`, then the list-type
-//!    invariants ([`listtype`]; on update only if the old object kept them); if the schema has
-//!    CEL rules ([`rules`]) and one of the errors is blocking (wrong type, required, enum, too
+//!    invariants (`listtype`; on update only if the old object kept them); if the schema has
+//!    CEL rules (`rules`) and one of the errors is blocking (wrong type, required, enum, too
 //!    long, too many), they are skipped and a last error says "some validation rules were not
 //!    checked", else their errors follow. [`Schema::validate_status`] is the same for a write
 //!    of `/status`, with only the status checked against the schema.

@@ -6,7 +6,7 @@
 //! Discovery and the [`RestMapper`] are the client's (`kubegen_client::discovery`): any program
 //! talking to a server needs them. Applying manifests is a workflow on top (document order, CRDs
 //! before their objects, waiting for `Established`, falling back on old servers) and sits beside
-//! [`manifests`](crate::manifests), which creates manifests and shares its YAML reading and CRD
+//! [`manifests`], which creates manifests and shares its YAML reading and CRD
 //! waiting with this module.
 //!
 //! # What happens

@@ -4,7 +4,7 @@
 //!
 //! # How a document becomes a request
 //! `apiVersion` and `kind` are mapped to the resource's URL by a
-//! [`RestMapper`](kubegen_client::RestMapper) over discovery (aggregated where served), as
+//! [`RestMapper`] over discovery (aggregated where served), as
 //! kubectl does: it names each kind's plural and whether it is namespaced. So a custom resource
 //! needs no generated code, and a kind the server does not serve is an error naming the file and
 //! the kind, never a silent skip. A namespaced object without a namespace goes to the client's

@@ -11,7 +11,7 @@
 //! Compacting history alone does not force a 410 on a client that keeps up: a relist at a saved
 //! resourceVersion is served "not older than" it, and a watch that restarts from the newest event
 //! it saw is not behind the compaction point. So the expiry fault first hangs every watch for
-//! [`STALL`] while the churn goes on writing, then compacts and ends the watches: each reflector
+//! `STALL` while the churn goes on writing, then compacts and ends the watches: each reflector
 //! re-watches from a version the server no longer has, as after a long network partition.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -87,7 +87,7 @@ pub struct SoakReport {
     pub rss: Vec<(f64, f64)>,
     /// Seconds from stopping the churn until cache and handlers matched the server.
     pub converged_after: Option<f64>,
-    /// Seconds from the final partition (see [`partition`]) until they matched again.
+    /// Seconds from the final partition (see `partition`) until they matched again.
     pub partition_converged_after: Option<f64>,
 }
 

@@ -1,5 +1,5 @@
 //! The measured clients. Each runs alone in a child process (see [`crate::runner`]) and reports one
-//! [`Cost`](crate::measure::Cost).
+//! [`Cost`].
 //!
 //! | role               | what it does until "synced"                                                |
 //! |--------------------|-----------------------------------------------------------------------------|

@@ -5,7 +5,7 @@
 //! population, so at the rates measured here (hundreds per second over 10,000 objects) an object
 //! changes again only after many seconds: no change hides another in the workqueue, and every
 //! one gets its own reconcile. Requests go out on a 5 ms tick, as many as the rate owes by then,
-//! with at most [`MAX_IN_FLIGHT`] unanswered: a server that cannot take the rate shows up as
+//! with at most `MAX_IN_FLIGHT` unanswered: a server that cannot take the rate shows up as
 //! fewer changes made than offered ([`Drive::rate`]), never as a silently lower load.
 
 use std::time::Duration;

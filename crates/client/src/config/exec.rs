@@ -13,7 +13,7 @@
 //! - Failures name the command, its exit status and the start of its stderr, plus `installHint`
 //!   when the command does not exist.
 //! - A client certificate (`clientCertificateData` + `clientKeyData`, as Teleport or Pinniped hand
-//!   out) goes to [`ExecClientCert`], which new TLS connections present; a token, if any, is sent
+//!   out) goes to `ExecClientCert`, which new TLS connections present; a token, if any, is sent
 //!   as a bearer token. A client certificate in the kubeconfig itself takes precedence.
 //!
 //! # Differences from client-go

@@ -128,7 +128,7 @@ impl CachedDiscovery {
     /// (then written to disk).
     ///
     /// # Errors
-    /// As [`server_resources`](super::server_resources), when the server must be asked.
+    /// As [`server_resources`], when the server must be asked.
     pub async fn resources(&self) -> Result<Arc<ServerResources>> {
         let mut state = self.state.lock().await;
         if let Some(memory) = &state.memory {

@@ -1,8 +1,8 @@
 //! Discovery: what groups, versions and resources a server serves, read in as few requests as
 //! the server allows. Mirrors client-go `discovery/discovery_client.go`
 //! (`GroupsAndMaybeResources`, `ServerGroupsAndResources`, `ServerPreferredResources`); the caches
-//! are in [`cache`](self::cache) and the kind ↔ resource mapping in
-//! [`rest_mapper`](self::rest_mapper).
+//! are in [`cache`] and the kind ↔ resource mapping in
+//! [`rest_mapper`].
 //!
 //! # Aggregated first, classic where not served
 //! `/api` and `/apis` are asked for with client-go v1.36's `Accept` header

@@ -17,7 +17,7 @@
 //! Every Pod created or deleted is recorded as a core/v1 Event on the ReplicaSet from
 //! `replicaset-controller`, as `controller_utils.go`'s `RealPodControl` does:
 //! `SuccessfulCreate` ("Created pod: web-abc-xyz"), `SuccessfulDelete` ("Deleted pod: ..."),
-//! and the Warnings `FailedCreate` ("Error creating: <API message>") and `FailedDelete`.
+//! and the Warnings `FailedCreate` ("Error creating: `<API` message>") and `FailedDelete`.
 
 use std::{sync::Arc, time::Duration};
 
