@@ -14,4 +14,6 @@ for p in json.load(sys.stdin)["packages"]:
 args=()
 for name in "${publishable[@]}"; do args+=(-p "$name"); done
 echo "package-check: ${#publishable[@]} publishable crates: ${publishable[*]}"
-cargo package "${args[@]}" "$@"
+# A library picks no Kubernetes version (the application does, k8s-openapi's rule): the
+# verification build picks the newest, as docs.rs does ([package.metadata.docs.rs]).
+cargo package "${args[@]}" --features k8s-openapi/latest "$@"
