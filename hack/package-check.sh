@@ -15,5 +15,6 @@ args=()
 for name in "${publishable[@]}"; do args+=(-p "$name"); done
 echo "package-check: ${#publishable[@]} publishable crates: ${publishable[*]}"
 # A library picks no Kubernetes version (the application does, k8s-openapi's rule): the
-# verification build picks the newest, as docs.rs does ([package.metadata.docs.rs]).
-cargo package "${args[@]}" --features k8s-openapi/latest "$@"
+# verification builds pick the newest k8s-openapi supports through its variable for builds
+# without an application (docs.rs picks it through [package.metadata.docs.rs]).
+K8S_OPENAPI_ENABLED_VERSION=1.37 cargo package "${args[@]}" "$@"
