@@ -8,7 +8,9 @@ Checked in every tracked `*.md` file:
   repository's top-level folders must exist from the root; any other path with a `/` and a file
   extension must exist from the document's folder, its crate's folder or that crate's `src/`;
 - crate names (`kubegen-…` in backticks or after `-p`): a workspace package;
-- binaries (`--bin NAME`): a binary target of the workspace.
+- binaries (`--bin NAME`): a binary target of the workspace;
+- README's layout table: a row for every workspace member, naming its crate;
+- release tags (`--tag v0.1.0`, `tag = "v0.1.0"`): tags this repository has.
 
 Not paths: absolute paths, URLs, globs and placeholders (`*`, `<`, `{`, `$`, `~`, `...`) and Go
 files (client-go's). Two comments in a document say what else it means:
@@ -237,6 +239,41 @@ def check_counts(path, text):
     return problems
 
 
+def check_layout(text, members, packages):
+    """README's layout table names every workspace member's folder and package: a crate added
+    without a row is one a reader never finds."""
+    problems = []
+    start = text.find("## Layout")
+    if start < 0:
+        return ["README.md: no `## Layout` section"]
+    end = text.find("\n## ", start + 1)
+    table = text[start:end if end > 0 else len(text)]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| `")]
+    paths = [re.findall(r"`([^`]+)`", r[1]) for r in rows if len(r) > 2]
+    names = {n for r in rows if len(r) > 2 for n in re.findall(r"`([^`]+)`", r[2])}
+    listed = [p.rstrip("/") for group in paths for p in group]
+    for member in members:
+        covered = any(member == p or (p.endswith("/*") and member.startswith(p[:-1])) for p in listed)
+        if not covered:
+            problems.append(f"README.md: the layout table has no row for `{member}`")
+    for package in sorted(packages - names):
+        problems.append(f"README.md: the layout table does not name the crate `{package}`")
+    return problems
+
+
+GIT_TAG = re.compile(r"--tag\s+([^\s`<>]+)|\btag\s*=\s*\"([^\"<>]+)\"")
+
+
+def check_tags(path, text, tags):
+    """A release tag a document names (`--tag v0.1.0`, `tag = "v0.1.0"`) exists."""
+    problems = []
+    for m in GIT_TAG.finditer(text):
+        tag = m.group(1) or m.group(2)
+        if tag not in tags:
+            problems.append(f"{path}: names the tag `{tag}`, which this repository does not have")
+    return problems
+
+
 def top_level_dirs():
     return {e for e in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, e)) and not e.startswith(".")} - {"target"}
 
@@ -250,6 +287,11 @@ def main():
         problems += check(doc, text, packages, binaries, top_dirs)
         problems += check_counts(doc, text)
     problems += check_counts("apps/image-police/src/flags.rs", read("apps/image-police/src/flags.rs"))
+    _, _, members = workspace()
+    problems += check_layout(read("README.md"), members, packages)
+    tags = set(subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True).stdout.split())
+    for doc in markdown_files():
+        problems += check_tags(doc, read(doc), tags)
     if "--flags" in sys.argv:
         from verify_docs_flags import check_flags
         for doc in markdown_files():
@@ -291,6 +333,24 @@ def self_test():
         if got != want:
             failed += 1
             print(f"self-test: {text!r}: {got} problem(s), want {want}")
+    members = workspace()[2]
+    layout = "## Layout\n\n| path | crate | job |\n|---|---|---|\n" + "".join(
+        f"| `{m}` | `{n}` | x |\n" for m, n in zip(members, sorted(packages)))
+    layout_cases = [
+        (layout, 0),
+        (layout.replace(f"| `{members[-1]}` |", "| `elsewhere` |"), 1),
+    ]
+    for text, want in layout_cases:
+        got = len(check_layout(text, members, packages))
+        if got != want:
+            failed += 1
+            print(f"self-test: layout: {got} problem(s), want {want}")
+    for text, want in [("cargo install --git <repo> --tag v0.1.0 kubegen-codegen", 1),
+                       ("`{ git = \"...\", tag = \"<tag>\" }`", 0)]:
+        got = len(check_tags("docs/example.md", text, set()))
+        if got != want:
+            failed += 1
+            print(f"self-test: tags {text!r}: {got} problem(s), want {want}")
     count_cases = [
         ("README.md", "`scripts/kubectl-smoke.sh` runs 48 such operations", 1),
         ("README.md", "`scripts/kubectl-smoke.sh` runs such operations", 0),

@@ -2,7 +2,9 @@
 # Installs the tools a fresh machine lacks. Idempotent: does nothing when they are present.
 #
 # A fresh Debian machine needs, besides the Rust toolchain (cargo, rustfmt, clippy): python3 with
-# its venv module (Debian's python3-venv), git, and a C compiler (gcc, for crates that build C).
+# its venv module (Debian's python3-venv), git, a C compiler (gcc, for crates that build C), and
+# Node.js with npm (for hack/verify-mermaid, which parses the documents' diagrams). .ci/run
+# checks all of them on a clean clone.
 # Nothing is installed into the system Python: Debian 12+ and Ubuntu 23.04+ refuse that (PEP 668,
 # "externally-managed-environment"), so Python tools go into a virtual environment of the project's
 # own, .tools/venv (ignored by git).

@@ -2,6 +2,12 @@
 # Installs the pinned parser into .tools/verify-mermaid (once) and checks every tracked markdown file.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+for tool in node npm; do
+  command -v "$tool" >/dev/null 2>&1 || {
+    echo "verify-mermaid: $tool is missing; on Debian: apt-get install nodejs npm" >&2
+    exit 1
+  }
+done
 tools=.tools/verify-mermaid
 if [ ! -d "$tools/node_modules/mermaid" ]; then
   mkdir -p "$tools"
