@@ -10,7 +10,9 @@ Checked in every tracked `*.md` file:
 - crate names (`kubegen-…` in backticks or after `-p`): a workspace package;
 - binaries (`--bin NAME`): a binary target of the workspace;
 - README's layout table: a row for every workspace member, naming its crate;
-- release tags (`--tag v0.1.0`, `tag = "v0.1.0"`): tags this repository has.
+- release tags (`--tag v0.1.0`, `tag = "v0.1.0"`): tags this repository has;
+- tables whose last column is headed `where` or `file`: every type a row's kubegen column names
+  is defined (or implemented) in the files or folders the row points to.
 
 Not paths: absolute paths, URLs, globs and placeholders (`*`, `<`, `{`, `$`, `~`, `...`) and Go
 files (client-go's). Two comments in a document say what else it means:
@@ -261,6 +263,57 @@ def check_layout(text, members, packages):
     return problems
 
 
+TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def rust_files(path):
+    full = os.path.join(ROOT, path)
+    if os.path.isdir(full):
+        for root, _, names in os.walk(full):
+            yield from (os.path.join(root, n) for n in names if n.endswith(".rs"))
+    elif path.endswith(".rs") and os.path.exists(full):
+        yield full
+
+
+def check_where(path, text):
+    """In a table whose last column is headed `where` or `file`, every type a row names (a
+    backticked CamelCase name) is defined in the files or folders that row points to."""
+    problems = []
+    lines = text.split("\n")
+    in_table = False
+    for number, line in enumerate(lines, 1):
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[-1].lower() in ("where", "file") and len(cells) >= 2:
+            in_table = True
+            continue
+        if not in_table or set(line) <= set("|-: "):
+            continue
+        places = []
+        for place in (p.rstrip("/") for p in re.findall(r"`([^`]+)`", cells[-1])):
+            # `crates/x/src/a.rs, b.rs`: a bare name is a sibling of the first place.
+            if places and "/" not in place:
+                place = os.path.join(os.path.dirname(places[0]), place)
+            places.append(place)
+            if place.endswith(".rs"):
+                places.append(place[:-3])  # a module's folder: reflector.rs and reflector/
+        if not places or not any(list(rust_files(p)) for p in places):
+            continue
+        names = {t for cell in cells[:-1] for t in re.findall(r"`([^`]+)`", cell)
+                 for t in re.findall(r"\b[A-Z][A-Za-z0-9]*\b", t.split("::")[-1]) if TYPE_NAME.match(t)}
+        # The kubegen column only: the first names client-go's types.
+        ours = {t for t in re.findall(r"`([^`]+)`", cells[-2]) for t in [t.split("<")[0].split("::")[0]]
+                if TYPE_NAME.match(t)} if len(cells) >= 3 else names
+        sources = [open(f, encoding="utf-8").read() for p in places for f in rust_files(p)]
+        for name in sorted(ours):
+            defined = re.compile(rf"\b(struct|enum|trait|type)\s+{name}\b|\bimpl\b[^{{;]*\b{name}\b")
+            if not any(defined.search(src) for src in sources):
+                problems.append(f"{path}:{number}: `{name}` is not defined in {', '.join(places)}")
+    return problems
+
+
 GIT_TAG = re.compile(r"--tag\s+([^\s`<>]+)|\btag\s*=\s*\"([^\"<>]+)\"")
 
 
@@ -292,6 +345,7 @@ def main():
     tags = set(subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True).stdout.split())
     for doc in markdown_files():
         problems += check_tags(doc, read(doc), tags)
+        problems += check_where(doc, read(doc))
     if "--flags" in sys.argv:
         from verify_docs_flags import check_flags
         for doc in markdown_files():
@@ -351,6 +405,15 @@ def self_test():
         if got != want:
             failed += 1
             print(f"self-test: tags {text!r}: {got} problem(s), want {want}")
+    where_cases = [
+        ("| client-go | kubegen | where |\n|---|---|---|\n| exec | `ExecConfig` | `crates/client/src/config/kubeconfig.rs` |\n", 0),
+        ("| client-go | kubegen | where |\n|---|---|---|\n| exec | `ExecConfig` | `crates/client/src/config/exec.rs` |\n", 1),
+    ]
+    for text, want in where_cases:
+        got = len(check_where("README.md", text))
+        if got != want:
+            failed += 1
+            print(f"self-test: where {text[-70:]!r}: {got} problem(s), want {want}")
     count_cases = [
         ("README.md", "`scripts/kubectl-smoke.sh` runs 48 such operations", 1),
         ("README.md", "`scripts/kubectl-smoke.sh` runs such operations", 0),
