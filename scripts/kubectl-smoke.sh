@@ -31,8 +31,9 @@ start_embedded() {
   local target_dir kubeconfig=
   target_dir=$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-  "$target_dir/debug/image-police" --embedded --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
-    >"$log" 2>&1 &
+  # From a directory without deploy/: the binary carries its manifests, as an installed one must.
+  (cd "$work" && exec "$target_dir/debug/image-police" --embedded --metrics-bind-address 127.0.0.1:0 \
+    --health-probe-bind-address 127.0.0.1:0) >"$log" 2>&1 &
   server_pid=$!
   for _ in $(seq 100); do
     kubeconfig=$(sed -n 's/^ *kubeconfig: //p' "$log" | head -n 1)
