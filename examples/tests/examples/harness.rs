@@ -90,24 +90,4 @@ impl Env {
     }
 }
 
-/// How long any wait may take before the test fails.
-const DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Calls `attempt` every 50 ms until it returns `Some`, failing the test after 30 s.
-pub async fn poll<T, F, Fut>(what: &str, mut attempt: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
-        if let Some(value) = attempt().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-}
+pub use kubegen_e2e_support::poll;

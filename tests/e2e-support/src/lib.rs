@@ -73,3 +73,30 @@ where
         Err(failure) => std::panic::resume_unwind(failure.into_panic()),
     }
 }
+
+/// How long [`poll`] waits before it fails the test: long enough for a real controller-manager
+/// and a loaded CI machine, short enough that a hang is reported.
+pub const POLL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Calls `attempt` every 50 ms until it returns `Some`, failing the test after
+/// [`POLL_DEADLINE`] with `what` in the message.
+///
+/// # Panics
+/// When the deadline passes.
+pub async fn poll<T, F, Fut>(what: &str, mut attempt: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + POLL_DEADLINE;
+    loop {
+        if let Some(value) = attempt().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -22,6 +22,7 @@ use kubegen_client::{
 };
 use kubegen_controller::flags::Flags;
 use kubegen_controller::run::SERVICE_ACCOUNT;
+use kubegen_e2e_support::poll;
 use kubegen_runtime::service_account::{issue_token, kubeconfig_with_token};
 use kubegen_runtime::{Health, ProcessMetrics, crds, manifests};
 use kubegen_testserver::{ServerOptions, TestServer};
@@ -495,25 +496,6 @@ async fn service_account_kubeconfig(client: &Client, admin_kubeconfig: &Path) ->
     let path = std::env::temp_dir().join(format!("image-police-e2e-sa-{}.kubeconfig", unique()));
     std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
-}
-
-/// Calls `attempt` every 50 ms until it returns `Some`, failing the test after [`DEADLINE`].
-async fn poll<T, F, Fut>(what: &str, mut attempt: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
-        if let Some(value) = attempt().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// A lower-case suffix unique to this process and moment (valid in DNS-1123 names).
