@@ -29,7 +29,13 @@ pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 
 /// A context over [`ENV`] with the Kubernetes functions.
 pub(crate) fn context() -> Context<'static, 'static> {
-    let mut ctx = Context::with_env(ENV.clone());
+    context_in(ENV.clone())
+}
+
+/// A context over `env` (the shared one, or one that knows a mutation's object types) with
+/// the Kubernetes functions.
+pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
+    let mut ctx = Context::with_env(env);
     // A name the environment declares already keeps its standard meaning.
     let _ = ctx.add_function("quantity", |s: Arc<String>| {
         parse_quantity(&s).map(Value::Float)
@@ -120,4 +126,39 @@ pub(crate) fn parse_quantity(s: &str) -> Result<f64, ExecutionError> {
         }
     };
     Ok(number * factor)
+}
+
+/// A type whose struct literals build plain maps: `JSONPatch{op: "add", path: "/x"}` and the
+/// `Object{...}`, `Object.spec{...}` literals of a MutatingAdmissionPolicy's mutations, which
+/// the real server types from the written kind's schema. Here every field is accepted and the
+/// value is the map of the literal's fields, which is what the mutation is then read as.
+struct OpenStruct(cel::common::types::Type);
+
+impl cel::StructType for OpenStruct {
+    fn get_type(&self) -> &cel::common::types::Type {
+        &self.0
+    }
+
+    fn new_value<'b, 'v>(
+        &self,
+        fields: std::collections::BTreeMap<String, cel::common::value::CowVal<'b, 'v>>,
+    ) -> Result<Box<dyn cel::common::value::Val + 'v>, ExecutionError> {
+        let mut map = std::collections::HashMap::new();
+        for (name, value) in fields {
+            map.insert(name, Value::try_from(&*value)?);
+        }
+        Box::<dyn cel::common::value::Val>::try_from(Value::from(map))
+    }
+}
+
+/// [`ENV`]'s library plus `names` as [`OpenStruct`] types.
+pub(crate) fn env_with_open_structs(names: &[String]) -> Arc<Env> {
+    let mut env = Env::stdlib();
+    let _ = env.add_extension(cel::extensions::strings);
+    for name in names {
+        let ty = cel::common::types::Type::new_opaque_type(name.clone());
+        // Fails only for a name declared twice or not an identifier: that literal stays unknown.
+        let _ = env.add_type(OpenStruct(ty));
+    }
+    Arc::new(env)
 }

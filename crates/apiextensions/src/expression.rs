@@ -14,7 +14,7 @@ use cel::Program;
 use serde_json::Value;
 
 use crate::Error;
-use crate::cel_library::{ENV, context};
+use crate::cel_library::{ENV, context, context_in, env_with_open_structs};
 use crate::rules::{error_text, to_cel};
 
 /// One compiled expression.
@@ -22,6 +22,8 @@ use crate::rules::{error_text, to_cel};
 pub struct Expression {
     program: Arc<Program>,
     source: String,
+    /// The environment of a mutation, which knows its struct literals' type names.
+    env: Option<Arc<cel::Env>>,
 }
 
 impl std::fmt::Debug for Expression {
@@ -42,7 +44,19 @@ impl Expression {
         Ok(Expression {
             program: Arc::new(program),
             source: source.to_string(),
+            env: None,
         })
+    }
+
+    /// Parses a MutatingAdmissionPolicy mutation: `JSONPatch{...}` literals, and `Object{...}`
+    /// and `Object.<field>...{...}` literals, build maps of their fields.
+    ///
+    /// # Errors
+    /// [`Error::CompileFailed`] with the parser's message.
+    pub fn compile_mutation(source: &str) -> Result<Expression, Error> {
+        let mut expression = Expression::compile(source)?;
+        expression.env = Some(env_with_open_structs(&struct_names(source)));
+        Ok(expression)
     }
 
     /// Evaluates the expression with `variables` bound.
@@ -70,7 +84,10 @@ impl Expression {
     /// # Errors
     /// The evaluation error's text (`no such key: labels`).
     pub fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<Value, String> {
-        let mut ctx = context();
+        let mut ctx = match &self.env {
+            Some(env) => context_in(env.clone()),
+            None => context(),
+        };
         for (name, value) in variables {
             ctx.add_variable_from_value(*name, to_cel(value, None, false));
         }
@@ -84,6 +101,28 @@ impl Expression {
     pub fn source(&self) -> &str {
         &self.source
     }
+}
+
+/// The names `JSONPatch`, `Object` and `Object.a.b` written in `source` (a literal's type).
+fn struct_names(source: &str) -> Vec<String> {
+    let mut names = vec!["JSONPatch".to_string(), "Object".to_string()];
+    let bytes = source.as_bytes();
+    let mut at = 0;
+    while let Some(found) = source[at..].find("Object.") {
+        let start = at + found;
+        let mut end = start + "Object".len();
+        while end < bytes.len()
+            && (bytes[end] == b'.' || bytes[end] == b'_' || bytes[end].is_ascii_alphanumeric())
+        {
+            end += 1;
+        }
+        let name = source[start..end].trim_end_matches('.').to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+        at = end.max(start + 1);
+    }
+    names
 }
 
 /// A CEL value as JSON (see [`Expression::evaluate`]).
@@ -126,8 +165,35 @@ mod tests {
         let eval = |s: &str| Expression::compile(s).unwrap().evaluate(&vars);
         assert_eq!(eval("object.metadata.name + 'b'"), Ok(json!("ab")));
         assert_eq!(eval("object.spec.replicas * 2"), Ok(json!(6)));
-        assert_eq!(eval("[1, 'x', {'k': true}]"), Ok(json!([1, "x", {"k": true}])));
-        assert_eq!(eval("object.spec.nope"), Err("no such key: nope".to_string()));
+        assert_eq!(
+            eval("[1, 'x', {'k': true}]"),
+            Ok(json!([1, "x", {"k": true}]))
+        );
+        assert_eq!(
+            eval("object.spec.nope"),
+            Err("no such key: nope".to_string())
+        );
+    }
+
+    #[test]
+    fn mutation_literals_build_maps() {
+        let object = json!({"metadata": {"name": "a"}});
+        let vars = [("object", &object)];
+        let patch = Expression::compile_mutation(
+            "[JSONPatch{op: 'add', path: '/data', value: {'k': object.metadata.name}}]",
+        )
+        .unwrap();
+        assert_eq!(
+            patch.evaluate(&vars),
+            Ok(json!([{"op": "add", "path": "/data", "value": {"k": "a"}}]))
+        );
+        let apply =
+            Expression::compile_mutation("Object{metadata: Object.metadata{labels: {'x': 'y'}}}")
+                .unwrap();
+        assert_eq!(
+            apply.evaluate(&vars),
+            Ok(json!({"metadata": {"labels": {"x": "y"}}}))
+        );
     }
 
     #[test]

@@ -36,12 +36,14 @@
 //!                         storage version
 //!  7. handler           one per verb (+ scale, reviews,       handlers/{read,watch,create,update,
 //!                         TokenRequest)                         delete,scale,review,token}.rs
-//!  8. admission         mutating, then validating plugins     admission/ (NamespaceLifecycle,
-//!                         and the webhooks, outside the lock)   admission/webhook/
+//!  8. admission         mutating, then validating plugins,    admission/ (NamespaceLifecycle,
+//!                         policies and webhooks, outside the    admission/policy/,
+//!                         lock                                  admission/webhook/
 //!  9. strategy          the kind's own rules: decoding,       kinds/ (strategy, namespace, crd,
 //!                         preparing, validating (a custom       custom_resource/, config_data, pod,
-//!                         resource's schema and CEL in the      webhook_configuration, deletion,
-//!                         request's version), after-hooks       stages)
+//!                         resource's schema and CEL in the      webhook_configuration,
+//!                         request's version), after-hooks       admission_policy, policy_binding,
+//!                                                                deletion, stages)
 //!                         server-side apply, managedFields    apply.rs (engine: kubegen-apply),
 //!                                                                patch.rs, validation.rs
 //! 10. store             objects, history, resource table      storage/, registry/
@@ -151,6 +153,11 @@
 //!   denials and failures (`admission/webhook/`, `docs/webhook-reference.md`), and CEL
 //!   `matchConditions`; for a custom resource, the object in the version the webhook's rules
 //!   matched (`matchPolicy: Equivalent` included), as `docs/crd-conversion-reference.md` shows.
+//! - Admission policies: `admissionregistration.k8s.io/v1` Validating/MutatingAdmissionPolicies
+//!   and their bindings, stored with v1.36's defaults and checks and enforced around the
+//!   webhooks of their phase — matching, parameters, variables, match conditions, Deny/Warn,
+//!   message expressions, failure policies, JSONPatch and ApplyConfiguration mutations, worded
+//!   as v1.36 (`admission/policy/`, differences in the README).
 //! - Custom resources under their CRD's structural schema (`kinds/custom_resource/`, through
 //!   `kubegen-apiextensions`): unknown fields pruned, defaults filled in (also into objects stored
 //!   before a default was added), OpenAPI value validation, list-type invariants and
@@ -176,8 +183,9 @@
 //!
 //! # Deliberately not reproduced
 //! No admission plugin beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse
-//! new content, system namespaces cannot be deleted) and the admission webhooks (which are not
-//! called for deletecollection, `scale`, `finalize` or TokenRequests), no anonymous
+//! new content, system namespaces cannot be deleted), the admission policies and the admission
+//! webhooks (which are not called for deletecollection, `scale`, `finalize` or TokenRequests),
+//! no anonymous
 //! requests, no ClusterRole
 //! aggregation or RBAC escalation checks, no `ancient-changes` compaction of managedFields, no
 //! pruning of unknown fields

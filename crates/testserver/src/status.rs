@@ -313,6 +313,51 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message).with_target(what, name)
     }
 
+    /// A validating admission policy's denial: apimachinery `NewForbidden`'s message
+    /// (`<resource> "<name>" is forbidden: <why>`) with the policy's `reason` and its code
+    /// (Invalid 422, Forbidden 403, RequestEntityTooLarge 413, Unauthorized 401), and `why` as
+    /// the one cause (apiserver `validating/dispatcher.go`).
+    pub(crate) fn policy_denied(
+        what: Qualified<'_>,
+        name: &str,
+        reason: &str,
+        why: &str,
+    ) -> ApiError {
+        let (code, reason): (u16, &'static str) = match reason {
+            "Forbidden" => (403, "Forbidden"),
+            "RequestEntityTooLarge" => (413, "RequestEntityTooLarge"),
+            "Unauthorized" => (401, "Unauthorized"),
+            _ => (422, "Invalid"),
+        };
+        let mut e = ApiError::forbidden(what, name, why);
+        e.code = code;
+        e.reason = reason.into();
+        e.details.causes = vec![Cause {
+            reason: String::new(),
+            message: why.to_string(),
+            field: String::new(),
+        }];
+        e
+    }
+
+    /// A mutating admission policy's refusal (apiserver `mutating/dispatcher.go`): 403 with
+    /// `reason` (Forbidden for a binding that cannot be configured, Invalid for an expression
+    /// that failed), the bare message, and the message as the one cause.
+    pub(crate) fn mutation_denied(
+        what: Qualified<'_>,
+        name: &str,
+        reason: &'static str,
+        why: &str,
+    ) -> ApiError {
+        let mut e = ApiError::new(403, reason, why.to_string()).with_target(what, name);
+        e.details.causes = vec![Cause {
+            reason: String::new(),
+            message: why.to_string(),
+            field: String::new(),
+        }];
+        e
+    }
+
     /// 403 from the authorizer (apimachinery `NewForbidden`): `<resource> is forbidden: <why>`,
     /// or `<resource> "<name>" is forbidden: <why>` when the URL names an object.
     pub(crate) fn denied(what: Qualified<'_>, name: Option<&str>, why: &str) -> ApiError {

@@ -9,12 +9,18 @@
 //!   namespace, a terminating namespace takes no new content, the system namespaces cannot be
 //!   deleted.
 //!
+//! - [`policy`]: MutatingAdmissionPolicy and ValidatingAdmissionPolicy, CEL over stored
+//!   policies, each run just before the webhooks of its phase (as kube-apiserver orders its
+//!   plugins: MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy,
+//!   ValidatingAdmissionWebhook); they ride with the webhooks' [`webhook::Webhooks`].
+//!
 //! - [`webhook`]: MutatingAdmissionWebhook and ValidatingAdmissionWebhook, the last step of each
 //!   phase as on a real server; `async` (they call out over HTTPS), so the write handlers run
 //!   them apart from the synchronous chain, outside the storage lock.
 
 pub(crate) mod namespace_lifecycle;
 pub(crate) mod plugin;
+pub(crate) mod policy;
 pub(crate) mod webhook;
 
 use serde_json::{Map, Value};

@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use crate::kinds::custom_resource::{self, edge::Edge};
 use crate::kinds::strategy::{Review, Strategy};
-use crate::kinds::{config_data, crd, namespace, pod, webhook_configuration};
+use crate::kinds::{
+    admission_policy, config_data, crd, namespace, pod, policy_binding, webhook_configuration,
+};
 use crate::registry::ResourceDefinition;
 use crate::request::scope::Scope;
 use crate::status::ApiError;
@@ -99,6 +101,18 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         }
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => {
             &webhook_configuration::WebhookConfigurations { mutating: false }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            &admission_policy::AdmissionPolicies { mutating: false }
+        }
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => {
+            &admission_policy::AdmissionPolicies { mutating: true }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            &policy_binding::PolicyBindings { mutating: false }
+        }
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings") => {
+            &policy_binding::PolicyBindings { mutating: true }
         }
         // Served without strategic merge: from a CRD, or registered by a fake clientset.
         _ if !def.strategic_merge => &CustomResources,

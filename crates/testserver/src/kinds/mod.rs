@@ -15,6 +15,8 @@
 //! | ServiceAccount | `lookup.rs` | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | `lookup.rs` | a `/status` write also changes metadata (a Deployment's labels excepted) |
 //! | Mutating/ValidatingWebhookConfiguration | [`webhook_configuration`] | defaults and the required fields on create/update |
+//! | Validating/MutatingAdmissionPolicy | [`admission_policy`] | defaults, `status: {}` on create, and the checks of their spec |
+//! | Validating/MutatingAdmissionPolicyBinding | [`policy_binding`] | defaulted `matchResources`, the checks of their spec |
 //! | access and subject reviews | `lookup.rs` | answered, never stored (`crate::handlers::review`); `create` only |
 //!
 //! The generic deletion (finalizers, `deletionTimestamp`, the removal hooks) shared by `delete`,
@@ -26,10 +28,13 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `deletion`, `stages`
 //! - `lookup`
-//! - `config_data`, `crd`, `namespace`, `pod`, `webhook_configuration`
+//! - `config_data`, `crd`, `namespace`, `pod`, `policy_binding`
+//! - `admission_policy`
+//! - `webhook_configuration`
 //! - `strategy`
 //! - `custom_resource`
 
+pub(crate) mod admission_policy;
 pub(crate) mod config_data;
 pub(crate) mod crd;
 pub(crate) mod custom_resource;
@@ -37,6 +42,7 @@ pub(crate) mod deletion;
 mod lookup;
 pub(crate) mod namespace;
 pub(crate) mod pod;
+pub(crate) mod policy_binding;
 pub(crate) mod stages;
 pub(crate) mod webhook_configuration;
 

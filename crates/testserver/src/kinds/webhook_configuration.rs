@@ -157,7 +157,7 @@ fn check_webhook(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
 const MAX_MATCH_CONDITIONS: usize = 64;
 
 /// `validateMatchConditions` of `pkg/apis/admissionregistration/validation/validation.go`.
-fn check_match_conditions(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
+pub(crate) fn check_match_conditions(webhook: &Map<String, Value>, path: &str) -> Vec<Cause> {
     let Some(conditions) = webhook.get("matchConditions").and_then(Value::as_array) else {
         return Vec::new();
     };

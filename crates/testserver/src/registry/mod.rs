@@ -294,6 +294,10 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding", plural: "rolebindings", short: &[], namespaced: true, status: false, generation: false },
     Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingWebhookConfiguration", plural: "mutatingwebhookconfigurations", short: &[], namespaced: false, status: false, generation: true },
     Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingWebhookConfiguration", plural: "validatingwebhookconfigurations", short: &[], namespaced: false, status: false, generation: true },
+    Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicy", plural: "validatingadmissionpolicies", short: &[], namespaced: false, status: true, generation: true },
+    Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicyBinding", plural: "validatingadmissionpolicybindings", short: &[], namespaced: false, status: false, generation: true },
+    Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicy", plural: "mutatingadmissionpolicies", short: &[], namespaced: false, status: false, generation: true },
+    Builtin { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicyBinding", plural: "mutatingadmissionpolicybindings", short: &[], namespaced: false, status: false, generation: true },
     Builtin { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", short: &["crd", "crds"], namespaced: false, status: true, generation: true },
 ];
 

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod access_review;
+mod admission_policies;
 mod admission_webhooks;
 mod apply;
 mod bad_input;

@@ -107,7 +107,7 @@ pub(crate) struct ServiceReference {
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Rule {
+pub(crate) struct Rule {
     #[serde(default)]
     operations: Vec<String>,
     #[serde(default)]
@@ -182,7 +182,7 @@ pub(crate) fn matching(
 /// The labels a `namespaceSelector` is matched against: the request namespace's, or the
 /// namespace's own for a write to a namespace; `None` (always matches) for other cluster-scoped
 /// objects.
-fn namespace_labels(
+pub(crate) fn namespace_labels(
     state: &State,
     attributes: &Attributes<'_>,
     object: Option<&Value>,
@@ -197,7 +197,7 @@ fn namespace_labels(
     Some(labels_of(stored.as_ref().map(|s| &*s.value)))
 }
 
-fn labels_of(object: Option<&Value>) -> Map<String, Value> {
+pub(crate) fn labels_of(object: Option<&Value>) -> Map<String, Value> {
     object
         .and_then(|o| o.pointer("/metadata/labels"))
         .and_then(Value::as_object)
@@ -236,7 +236,7 @@ impl Webhook {
 
 impl Rule {
     /// Whether the rule names the write, its resource taken in `version`.
-    fn matches(&self, attributes: &Attributes<'_>, version: &str) -> bool {
+    pub(crate) fn matches(&self, attributes: &Attributes<'_>, version: &str) -> bool {
         let scope = attributes.scope;
         let operation = match attributes.operation {
             Operation::Create => "CREATE",
@@ -278,7 +278,7 @@ fn resource_matches(rule: &str, resource: &str, subresource: Option<&str>) -> bo
 }
 
 /// A `metav1.LabelSelector` (absent or `{}` selects everything) against `labels`.
-fn selects(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
+pub(crate) fn selects(selector: Option<&Value>, labels: &Map<String, Value>) -> bool {
     let Some(selector) = selector else {
         return true;
     };

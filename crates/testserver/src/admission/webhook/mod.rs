@@ -52,6 +52,7 @@ use serde_json::{Map, Value};
 pub(crate) use config::Phase;
 
 use crate::admission::plugin::Attributes;
+use crate::admission::policy::{Inputs, Policies};
 use crate::kinds::custom_resource::conversion::CrdVersions;
 use crate::status::ApiError;
 use config::Webhook;
@@ -71,8 +72,11 @@ pub(crate) struct Webhooks {
     olds: Vec<(String, Option<Value>)>,
     /// Services that exist, by `namespace/name` (for `clientConfig.service`).
     services: Vec<String>,
-    /// Warnings the webhooks returned, in order.
+    /// Warnings the webhooks and policies returned, in order.
     pub(crate) warnings: Vec<String>,
+    /// The admission policies that apply to the write (`crate::admission::policy`), run just
+    /// before the webhooks of their phase.
+    policies: Policies,
     /// The resource written, for the 403 of a match condition that fails (`configmaps`).
     group: String,
     resource: String,
@@ -91,6 +95,7 @@ impl Webhooks {
         let served = versions.as_ref().map_or(&[][..], |v| &v.served);
         let mutating = config::matching((Phase::Mutating, served), attributes, object);
         let validating = config::matching((Phase::Validating, served), attributes, object);
+        let policies = Policies::load(attributes, served, object);
         let services = mutating
             .iter()
             .chain(&validating)
@@ -117,26 +122,71 @@ impl Webhooks {
             olds: Vec::new(),
             services,
             warnings: Vec::new(),
+            policies,
             group: attributes.scope.def.group.clone(),
             resource: attributes.scope.def.plural.clone(),
         }
     }
 
-    /// Whether any validating webhook may be called (so the handler must release its lock).
+    /// Whether any validating webhook or policy may be called (so the handler must release
+    /// its lock and run the validating phase).
     pub(crate) fn has_validating(&self) -> bool {
-        !self.validating.is_empty()
+        !self.validating.is_empty() || self.policies.has_validating()
     }
 
     /// The name chosen for a created object (after `generateName`), for the validating review.
     pub(crate) fn set_name(&mut self, name: &str) {
         self.review.name = name.to_string();
+        self.policies.name = name.to_string();
     }
 
-    /// Runs the mutating webhooks on `object` (None on delete), applying their patches.
+    /// The `request` a policy sees, about `object` and the old object.
+    fn policy_request(&self, object: Option<&Value>) -> Value {
+        self.review
+            .request(&self.version, (object, self.review.old.as_ref()))
+    }
+
+    /// Runs the mutating policies, then the mutating webhooks on `object` (None on delete),
+    /// applying their patches, then once more the `IfNeeded` policies whose output the
+    /// webhooks changed.
     ///
     /// # Errors
-    /// A denial, or a failure of a `failurePolicy: Fail` webhook.
+    /// A denial, or a failure of a `failurePolicy: Fail` webhook or policy.
     pub(crate) async fn mutate(
+        &mut self,
+        mut object: Option<&mut Map<String, Value>>,
+    ) -> Result<(), ApiError> {
+        let ran = match object.as_deref_mut() {
+            Some(object) => {
+                let request = self.policy_request(Some(&Value::Object(object.clone())));
+                let old = self.review.old.clone();
+                let inputs = Inputs {
+                    object: None,
+                    old: old.as_ref(),
+                    request: &request,
+                };
+                self.policies.mutate(object, &inputs)?
+            }
+            None => Vec::new(),
+        };
+        self.mutate_by_webhooks(object.as_deref_mut()).await?;
+        if let Some(object) = object
+            && !ran.is_empty()
+        {
+            let request = self.policy_request(Some(&Value::Object(object.clone())));
+            let old = self.review.old.clone();
+            let inputs = Inputs {
+                object: None,
+                old: old.as_ref(),
+                request: &request,
+            };
+            self.policies.reinvoke(ran, object, &inputs)?;
+        }
+        Ok(())
+    }
+
+    /// The mutating webhooks' part of [`Webhooks::mutate`], with their reinvocation.
+    async fn mutate_by_webhooks(
         &mut self,
         mut object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
@@ -184,6 +234,16 @@ impl Webhooks {
     /// # Errors
     /// A denial, or a failure of a `failurePolicy: Fail` webhook.
     pub(crate) async fn validate(&mut self, object: Option<&Value>) -> Result<(), ApiError> {
+        if self.policies.has_validating() {
+            let request = self.policy_request(object);
+            let old = self.review.old.clone();
+            let inputs = Inputs {
+                object,
+                old: old.as_ref(),
+                request: &request,
+            };
+            self.policies.validate(&inputs, &mut self.warnings)?;
+        }
         // The object converted once per version the webhooks matched in.
         let mut views: Vec<(String, Option<Value>)> = Vec::new();
         for hook in self.validating.clone() {

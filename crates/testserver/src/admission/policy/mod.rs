@@ -1,0 +1,251 @@
+//! The ValidatingAdmissionPolicy and MutatingAdmissionPolicy plugins (apiserver
+//! `pkg/admission/plugin/policy/{generic,validating,mutating}`): admission written as CEL in
+//! stored objects instead of called over HTTPS. A policy says what to check or change and which
+//! resources it constrains; a binding says which of those writes it applies to, with which
+//! parameter objects and, for a validating policy, what a failure does (`validationActions`).
+//!
+//! # Where they run
+//! As kube-apiserver orders its plugins: MutatingAdmissionPolicy just before the mutating
+//! webhooks, ValidatingAdmissionPolicy just before the validating webhooks, so after the kind's
+//! schema validation. They ride along with [`crate::admission::webhook::Webhooks`]: the policies,
+//! bindings, parameters and the namespace are read in [`Policies::load`] under the storage lock,
+//! when the write starts (a policy, binding or parameter changed is seen by the next request;
+//! the real server's informers take about a second), and evaluated without it.
+//!
+//! # Behaviour reproduced (checked against v1.36)
+//! - Matching: the policy's `matchConstraints` and the binding's `matchResources` (rules with
+//!   `resourceNames`, `excludeResourceRules`, namespace and object selectors, `matchPolicy`);
+//!   policies in name order, each policy's bindings in name order; writes to the policy kinds
+//!   themselves are never admitted by policies, as for webhooks.
+//! - Parameters ([`params`]): none (`params` is null), one by name, or every object a selector
+//!   finds (evaluated once each); not found is a failure under `parameterNotFoundAction: Deny`,
+//!   a skipped binding under `Allow`.
+//! - CEL variables `object`, `oldObject`, `request`, `params`, `namespaceObject` and
+//!   `variables` (each of `spec.variables` in order, seeing the earlier ones).
+//! - Validation failures ([`validating`]): `messageExpression`, `message` or
+//!   `failed expression: <e>`; `reason` (Invalid by default) picks the code (422, 403, 413,
+//!   401); Deny answers `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<p>' with
+//!   binding '<b>' denied request: <message>` with the reason and one cause, Warn adds a
+//!   `Warning` header `Validation failed for ValidatingAdmissionPolicy '<p>' with binding '<b>':
+//!   <message>`. Runtime errors are failures `expression '<e>' resulted in error: <why>` under
+//!   `failurePolicy: Fail`, ignored under `Ignore`; a parameter that cannot be found denies
+//!   with `failed to configure binding: ...` whatever the actions.
+//! - Mutations ([`mutating`]): JSONPatch and ApplyConfiguration, in order, each seeing the
+//!   previous one's result; `reinvocationPolicy: IfNeeded` policies run again when a later
+//!   mutating webhook changed the object.
+//!
+//! # Differences from the real server
+//! - Audit: there is no audit log, so `Audit` actions and `auditAnnotations` leave no trace
+//!   (an annotation whose expression fails still denies under `failurePolicy: Fail`).
+//! - `authorizer` is not bound: an expression using it fails when evaluated (a failure under
+//!   `Fail`).
+//! - Objects are given in the request's version (the real server converts a custom resource to
+//!   the version a rule matched under `matchPolicy: Equivalent`).
+//! - Variables are evaluated eagerly: one that fails is absent (`no such key: <name>`), where
+//!   the real server reports the variable's own error where it is used.
+
+pub(crate) mod matching;
+mod mutating;
+pub(crate) mod params;
+mod spec;
+mod validating;
+
+use serde_json::{Map, Value};
+
+use crate::admission::plugin::Attributes;
+use crate::admission::webhook::config::namespace_labels;
+use crate::kinds::namespace::{namespaces, ns_key};
+use crate::registry::ResourceKey;
+use crate::status::ApiError;
+use crate::storage::State;
+use crate::storage::objects::ListQuery;
+use matching::Write;
+use spec::{Binding, Policy};
+
+pub(crate) use spec::Bound;
+
+/// The policies that apply to one write, with what they need to be evaluated.
+pub(crate) struct Policies {
+    validating: Vec<Bound>,
+    mutating: Vec<Bound>,
+    /// The request's namespace (`namespaceObject`), null for cluster-scoped writes.
+    namespace: Value,
+    /// The written resource and the object's name, for the denial's message.
+    what: (String, String),
+    pub(crate) name: String,
+}
+
+/// The CEL inputs of one evaluation, besides `params` and `variables`.
+pub(crate) struct Inputs<'a> {
+    pub(crate) object: Option<&'a Value>,
+    pub(crate) old: Option<&'a Value>,
+    pub(crate) request: &'a Value,
+}
+
+impl Policies {
+    /// The bindings (with their policies and parameters) whose rules and namespace selector
+    /// match the write; `object` is the incoming object, for the object selector.
+    pub(crate) fn load(
+        attributes: &Attributes<'_>,
+        served: &[String],
+        object: Option<&Value>,
+    ) -> Policies {
+        let state = attributes.state;
+        let scope = attributes.scope;
+        let labels = namespace_labels(state, attributes, object);
+        let write = Write {
+            attributes,
+            served,
+            namespace_labels: labels.as_ref(),
+            object,
+        };
+        let exempt = scope.def.group == "admissionregistration.k8s.io";
+        let load = |mutating: bool| {
+            if exempt {
+                return Vec::new();
+            }
+            bound(state, mutating, &write)
+        };
+        let namespace = scope.namespace.as_deref().and_then(|ns| {
+            let stored = state.store.get(&namespaces(), &ns_key(ns))?;
+            Some((*stored.value).clone())
+        });
+        Policies {
+            validating: load(false),
+            mutating: load(true),
+            namespace: namespace.unwrap_or(Value::Null),
+            what: (scope.def.group.clone(), scope.def.plural.clone()),
+            name: attributes.name.to_string(),
+        }
+    }
+
+    /// Whether a validating policy applies (so the handler must run the validating phase).
+    pub(crate) fn has_validating(&self) -> bool {
+        !self.validating.is_empty()
+    }
+
+    /// Runs the validating policies on the object about to be stored; their warnings are
+    /// appended to `warnings`.
+    ///
+    /// # Errors
+    /// The first denial.
+    pub(crate) fn validate(
+        &self,
+        inputs: &Inputs<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ApiError> {
+        for bound in &self.validating {
+            validating::run(self, bound, inputs, warnings)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the mutating policies on `object`, in order. Returns the indexes of the policies
+    /// that ran, with the object after each (for reinvocation).
+    ///
+    /// # Errors
+    /// A failure under `failurePolicy: Fail`.
+    pub(crate) fn mutate(
+        &self,
+        object: &mut Map<String, Value>,
+        inputs: &Inputs<'_>,
+    ) -> Result<Vec<(usize, Map<String, Value>)>, ApiError> {
+        let mut ran = Vec::new();
+        for (i, bound) in self.mutating.iter().enumerate() {
+            if mutating::run(self, bound, object, inputs)? {
+                ran.push((i, object.clone()));
+            }
+        }
+        Ok(ran)
+    }
+
+    /// Runs once more each mutating policy of `ran` with `reinvocationPolicy: IfNeeded` whose
+    /// output the later mutations changed.
+    ///
+    /// # Errors
+    /// A failure under `failurePolicy: Fail`.
+    pub(crate) fn reinvoke(
+        &self,
+        ran: Vec<(usize, Map<String, Value>)>,
+        object: &mut Map<String, Value>,
+        inputs: &Inputs<'_>,
+    ) -> Result<(), ApiError> {
+        for (i, after) in ran {
+            let bound = &self.mutating[i];
+            if bound.policy.reinvokes() && after != *object {
+                mutating::run(self, bound, object, inputs)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The policy/binding pairs of one kind that match `write`, with their parameters, policies in
+/// name order and each policy's bindings in name order.
+fn bound(state: &State, mutating: bool, write: &Write<'_>) -> Vec<Bound> {
+    let (policies, bindings) = if mutating {
+        (
+            "mutatingadmissionpolicies",
+            "mutatingadmissionpolicybindings",
+        )
+    } else {
+        (
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicybindings",
+        )
+    };
+    let policies: Vec<Policy> = stored(state, policies)
+        .into_iter()
+        .filter_map(|v| Policy::from_stored(&v))
+        .collect();
+    let bindings: Vec<Binding> = stored(state, bindings)
+        .into_iter()
+        .filter_map(|v| Binding::from_stored(&v))
+        .collect();
+    let namespace = write.attributes.scope.namespace.as_deref();
+    let mut out = Vec::new();
+    for policy in &policies {
+        if policy.constraints.matched_version(write).is_none() {
+            continue;
+        }
+        for binding in bindings.iter().filter(|b| b.policy_name == policy.name) {
+            let binding_matches = binding
+                .match_resources
+                .as_ref()
+                .is_none_or(|m| m.matched_version(write).is_some());
+            if !binding_matches {
+                continue;
+            }
+            let params = params::collect(
+                state,
+                policy.param_kind.as_ref(),
+                binding.param_ref.as_ref(),
+                namespace,
+            );
+            out.push(Bound {
+                policy: policy.clone(),
+                binding: binding.clone(),
+                params,
+            });
+        }
+    }
+    out
+}
+
+/// Every stored object of `admissionregistration.k8s.io/v1` `plural`, in name order.
+fn stored(state: &State, plural: &str) -> Vec<Value> {
+    let key = ResourceKey::new("admissionregistration.k8s.io", "v1", plural);
+    let keep = |_: &crate::storage::objects::Stored| true;
+    let query = ListQuery {
+        namespace: None,
+        at: None,
+        after: None,
+        limit: None,
+        keep: &keep,
+    };
+    let (objects, _) = state.store.list(&key, &query).unwrap_or_default();
+    let mut objects: Vec<Value> = objects.iter().map(|s| (*s.value).clone()).collect();
+    objects
+        .sort_by(|a, b| crate::object::meta_str(a, "name").cmp(crate::object::meta_str(b, "name")));
+    objects
+}

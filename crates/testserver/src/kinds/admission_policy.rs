@@ -1,0 +1,480 @@
+//! `ValidatingAdmissionPolicy` and `MutatingAdmissionPolicy`
+//! (`pkg/registry/admissionregistration/{validating,mutating}admissionpolicy/strategy.go`,
+//! defaults from `pkg/apis/admissionregistration/v1/defaults.go`, checks from
+//! `pkg/apis/admissionregistration/validation/validation.go`): the policies the admission chain
+//! (`crate::admission::policy`) evaluates on every write they match.
+//!
+//! Why the checks matter here: a policy the real server refuses must be refused here too, or a
+//! test passes against the test server with a manifest a cluster rejects. The defaults are what
+//! v1.36 stores (`failurePolicy: Fail`, `matchPolicy: Equivalent`, empty selectors, a rule's
+//! `scope: "*"`), so that a client reading a policy back sees the same object. A new
+//! ValidatingAdmissionPolicy gets `status: {}`, as v1.36 stores it.
+//!
+//! # Differences from the real server
+//! Expressions are parsed, not type-checked: v1.36 also rejects a validation whose type is
+//! provably not bool (`must evaluate to bool but got dyn`), and its policy status controller
+//! (in kube-controller-manager) writes `status.typeChecking` warnings; here no type is known, so
+//! nothing is written there. Parse errors are worded by kubegen's CEL parser after v1.36's
+//! `compilation failed: ` prefix.
+
+use serde_json::{Map, Value, json};
+
+use crate::kinds::strategy::Strategy;
+use crate::kinds::webhook_configuration::check_match_conditions;
+use crate::status::{ApiError, Cause, cause};
+
+/// The strategy of both policy kinds; `mutating` picks MutatingAdmissionPolicy's fields.
+pub(crate) struct AdmissionPolicies {
+    pub(crate) mutating: bool,
+}
+
+impl Strategy for AdmissionPolicies {
+    fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        if !self.mutating {
+            object.insert("status".into(), json!({}));
+        }
+        self.prepare(object)
+    }
+
+    fn prepare_for_update(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        self.prepare(object)
+    }
+}
+
+impl AdmissionPolicies {
+    fn kind(&self) -> &'static str {
+        if self.mutating {
+            "MutatingAdmissionPolicy"
+        } else {
+            "ValidatingAdmissionPolicy"
+        }
+    }
+
+    /// Defaults the spec, then validates it.
+    ///
+    /// # Errors
+    /// 422 Invalid with one cause per problem, in v1.36's order.
+    fn prepare(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        let spec = object
+            .entry("spec")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        let causes = match spec {
+            Some(spec) => {
+                default_policy(spec);
+                if self.mutating {
+                    check_mutating(spec)
+                } else {
+                    check_validating(spec)
+                }
+            }
+            None => vec![cause("FieldValueRequired", "spec", "Required value")],
+        };
+        invalid_unless_empty(object, self.kind(), causes)
+    }
+}
+
+/// 422 Invalid naming `kind` and the object's name when `causes` is not empty.
+pub(crate) fn invalid_unless_empty(
+    object: &Map<String, Value>,
+    kind: &str,
+    causes: Vec<Cause>,
+) -> Result<(), ApiError> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let name = object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Err(ApiError::invalid(
+        "admissionregistration.k8s.io",
+        kind,
+        name,
+        causes,
+    ))
+}
+
+/// `SetDefaults_ValidatingAdmissionPolicySpec` / `..._MutatingAdmissionPolicySpec`.
+fn default_policy(spec: &mut Map<String, Value>) {
+    spec.entry("failurePolicy").or_insert(json!("Fail"));
+    if let Some(constraints) = spec
+        .get_mut("matchConstraints")
+        .and_then(Value::as_object_mut)
+    {
+        default_match_resources(constraints);
+    }
+}
+
+/// `SetDefaults_MatchResources`: the match policy, empty selectors, every rule's scope.
+pub(crate) fn default_match_resources(resources: &mut Map<String, Value>) {
+    resources
+        .entry("matchPolicy")
+        .or_insert(json!("Equivalent"));
+    resources.entry("namespaceSelector").or_insert(json!({}));
+    resources.entry("objectSelector").or_insert(json!({}));
+    for list in ["resourceRules", "excludeResourceRules"] {
+        if let Some(rules) = resources.get_mut(list).and_then(Value::as_array_mut) {
+            for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                rule.entry("scope").or_insert(json!("*"));
+            }
+        }
+    }
+}
+
+/// `validateValidatingAdmissionPolicySpec`.
+fn check_validating(spec: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = check_common(spec);
+    let validations = spec.get("validations").and_then(Value::as_array);
+    let annotations = spec.get("auditAnnotations").and_then(Value::as_array);
+    if validations.is_none_or(Vec::is_empty) && annotations.is_none_or(Vec::is_empty) {
+        let why = "Required value: validations or auditAnnotations must contain at least one item";
+        causes.push(cause("FieldValueRequired", "spec.validations", why));
+        causes.push(cause("FieldValueRequired", "spec.auditAnnotations", why));
+    }
+    for (i, validation) in validations.into_iter().flatten().enumerate() {
+        causes.extend(check_validation(
+            validation,
+            &format!("spec.validations[{i}]"),
+        ));
+    }
+    for (i, annotation) in annotations.into_iter().flatten().enumerate() {
+        let at = format!("spec.auditAnnotations[{i}]");
+        if text(annotation, "key").is_empty() {
+            causes.push(cause(
+                "FieldValueRequired",
+                &format!("{at}.key"),
+                "Required value",
+            ));
+        }
+        let field = format!("{at}.valueExpression");
+        causes.extend(check_expression(
+            text(annotation, "valueExpression"),
+            &field,
+        ));
+    }
+    causes
+}
+
+/// The checks both policy kinds share: failure policy, constraints, param kind, match
+/// conditions, variables (in v1.36's order).
+fn check_common(spec: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let failure = spec.get("failurePolicy").and_then(Value::as_str);
+    if let Some(other) = failure.filter(|f| !matches!(*f, "Fail" | "Ignore")) {
+        causes.push(cause(
+            "FieldValueNotSupported",
+            "spec.failurePolicy",
+            format!(
+                "Unsupported value: {}: supported values: \"Fail\", \"Ignore\"",
+                json!(other)
+            ),
+        ));
+    }
+    if let Some(param_kind) = spec.get("paramKind") {
+        for field in ["apiVersion", "kind"] {
+            if text(param_kind, field).is_empty() {
+                let at = format!("spec.paramKind.{field}");
+                causes.push(cause("FieldValueRequired", &at, "Required value"));
+            }
+        }
+    }
+    match spec.get("matchConstraints").and_then(Value::as_object) {
+        None => causes.push(cause(
+            "FieldValueRequired",
+            "spec.matchConstraints",
+            "Required value",
+        )),
+        Some(constraints) => {
+            let rules = constraints.get("resourceRules").and_then(Value::as_array);
+            if rules.is_none_or(Vec::is_empty) {
+                let field = "spec.matchConstraints.resourceRules";
+                causes.push(cause("FieldValueRequired", field, "Required value"));
+            }
+        }
+    }
+    causes.extend(check_match_conditions(spec, "spec"));
+    causes.extend(check_variables(spec));
+    causes
+}
+
+fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
+    let variables = spec.get("variables").and_then(Value::as_array);
+    let mut causes = Vec::new();
+    for (i, variable) in variables.into_iter().flatten().enumerate() {
+        let at = format!("spec.variables[{i}]");
+        let name = text(variable, "name");
+        if name.is_empty() {
+            causes.push(cause(
+                "FieldValueRequired",
+                &format!("{at}.name"),
+                "Required value",
+            ));
+        } else if !is_cel_identifier(name) {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &format!("{at}.name"),
+                format!(
+                    "Invalid value: {}: must be a valid CEL identifier",
+                    json!(name)
+                ),
+            ));
+        }
+        causes.extend(check_expression(
+            text(variable, "expression"),
+            &format!("{at}.expression"),
+        ));
+    }
+    causes
+}
+
+/// One of `spec.validations`: an expression, an optional message expression, a known reason.
+fn check_validation(validation: &Value, at: &str) -> Vec<Cause> {
+    let mut causes = check_expression(text(validation, "expression"), &format!("{at}.expression"));
+    let message = validation.get("messageExpression").and_then(Value::as_str);
+    if let Some(source) = message.filter(|s| !s.trim().is_empty()) {
+        causes.extend(check_expression(source, &format!("{at}.messageExpression")));
+    }
+    const REASONS: [&str; 3] = ["Forbidden", "Invalid", "RequestEntityTooLarge"];
+    if let Some(reason) = validation.get("reason").and_then(Value::as_str)
+        && !REASONS.contains(&reason)
+    {
+        causes.push(cause(
+            "FieldValueNotSupported",
+            &format!("{at}.reason"),
+            format!(
+                "Unsupported value: {}: supported values: \"Forbidden\", \"Invalid\", \"RequestEntityTooLarge\"",
+                json!(reason)
+            ),
+        ));
+    }
+    causes
+}
+
+/// `validateMutatingAdmissionPolicySpec`.
+fn check_mutating(spec: &Map<String, Value>) -> Vec<Cause> {
+    let mut causes = check_common(spec);
+    let mutations = spec.get("mutations").and_then(Value::as_array);
+    if mutations.is_none_or(Vec::is_empty) {
+        causes.push(cause(
+            "FieldValueRequired",
+            "spec.mutations",
+            "Required value",
+        ));
+    }
+    for (i, mutation) in mutations.into_iter().flatten().enumerate() {
+        causes.extend(check_mutation(mutation, &format!("spec.mutations[{i}]")));
+    }
+    match spec.get("reinvocationPolicy").and_then(Value::as_str) {
+        None | Some("") => causes.push(cause(
+            "FieldValueRequired",
+            "spec.reinvocationPolicy",
+            "Required value",
+        )),
+        Some("Never" | "IfNeeded") => {}
+        Some(other) => causes.push(cause(
+            "FieldValueNotSupported",
+            "spec.reinvocationPolicy",
+            format!(
+                "Unsupported value: {}: supported values: \"IfNeeded\", \"Never\"",
+                json!(other)
+            ),
+        )),
+    }
+    causes
+}
+
+/// One of `spec.mutations`: a known patch type with its expression.
+fn check_mutation(mutation: &Value, at: &str) -> Vec<Cause> {
+    let patch_type = text(mutation, "patchType");
+    let field = match patch_type {
+        "JSONPatch" => "jsonPatch",
+        "ApplyConfiguration" => "applyConfiguration",
+        "" => {
+            return vec![cause(
+                "FieldValueRequired",
+                &format!("{at}.patchType"),
+                "Required value",
+            )];
+        }
+        other => {
+            return vec![cause(
+                "FieldValueNotSupported",
+                &format!("{at}.patchType"),
+                format!(
+                    "Unsupported value: {}: supported values: \"ApplyConfiguration\", \"JSONPatch\"",
+                    json!(other)
+                ),
+            )];
+        }
+    };
+    let Some(body) = mutation.get(field) else {
+        return vec![cause(
+            "FieldValueRequired",
+            &format!("{at}.{field}"),
+            format!("Required value: must be specified when patchType is {patch_type}"),
+        )];
+    };
+    check_expression(
+        text(body, "expression"),
+        &format!("{at}.{field}.expression"),
+    )
+}
+
+/// A required expression that must parse.
+pub(crate) fn check_expression(source: &str, field: &str) -> Vec<Cause> {
+    if source.trim().is_empty() {
+        return vec![cause(
+            "FieldValueRequired",
+            field,
+            "Required value: expression is not specified",
+        )];
+    }
+    match kubegen_apiextensions::Expression::compile(source) {
+        Ok(_) => Vec::new(),
+        Err(error) => vec![cause(
+            "FieldValueInvalid",
+            field,
+            format!(
+                "Invalid value: {}: compilation failed: {error}",
+                json!(source)
+            ),
+        )],
+    }
+}
+
+/// A string field of `value`, empty when absent.
+pub(crate) fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// CEL's identifier syntax (`[_a-zA-Z][_a-zA-Z0-9]*`), which variable names must follow.
+fn is_cel_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn causes_of(mutating: bool, spec: Value) -> Vec<(String, String)> {
+        let mut object = json!({"metadata": {"name": "p"}, "spec": spec});
+        let object = object.as_object_mut().unwrap();
+        match (AdmissionPolicies { mutating }).prepare(object) {
+            Ok(()) => Vec::new(),
+            Err(e) => e
+                .details
+                .causes
+                .iter()
+                .map(|c| (c.field.clone(), c.message.clone()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn validating_policy_defaults_as_v136_stores_it() {
+        let mut object = json!({"metadata": {"name": "p"}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}]},
+            "validations": [{"expression": "true"}]}});
+        let policies = AdmissionPolicies { mutating: false };
+        policies
+            .prepare_for_create(object.as_object_mut().unwrap())
+            .unwrap();
+        assert_eq!(object["status"], json!({}));
+        assert_eq!(object["spec"]["failurePolicy"], "Fail");
+        let constraints = &object["spec"]["matchConstraints"];
+        assert_eq!(constraints["matchPolicy"], "Equivalent");
+        assert_eq!(constraints["namespaceSelector"], json!({}));
+        assert_eq!(constraints["objectSelector"], json!({}));
+        assert_eq!(constraints["resourceRules"][0]["scope"], "*");
+    }
+
+    #[test]
+    fn empty_validating_policy_names_the_fields_v136_names() {
+        let causes = causes_of(false, json!({}));
+        let fields: Vec<&str> = causes.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.matchConstraints",
+                "spec.validations",
+                "spec.auditAnnotations"
+            ]
+        );
+        assert_eq!(
+            causes[1].1,
+            "Required value: validations or auditAnnotations must contain at least one item"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_reported_per_field() {
+        let causes = causes_of(
+            false,
+            json!({"failurePolicy": "Maybe",
+                   "variables": [{"name": "1x", "expression": "true"}],
+                   "validations": [{"expression": ""}, {"expression": "1 +"}, {"expression": "true", "reason": "Nope"}]}),
+        );
+        let fields: Vec<&str> = causes.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.failurePolicy",
+                "spec.matchConstraints",
+                "spec.variables[0].name",
+                "spec.validations[0].expression",
+                "spec.validations[1].expression",
+                "spec.validations[2].reason"
+            ]
+        );
+        assert_eq!(
+            causes[0].1,
+            "Unsupported value: \"Maybe\": supported values: \"Fail\", \"Ignore\""
+        );
+        assert_eq!(
+            causes[2].1,
+            "Invalid value: \"1x\": must be a valid CEL identifier"
+        );
+        assert_eq!(causes[3].1, "Required value: expression is not specified");
+        assert!(
+            causes[4]
+                .1
+                .starts_with("Invalid value: \"1 +\": compilation failed: ")
+        );
+    }
+
+    #[test]
+    fn mutating_policy_needs_reinvocation_policy_and_typed_mutations() {
+        let causes = causes_of(
+            true,
+            json!({"mutations": [{"patchType": "Nope"}, {"patchType": "JSONPatch"}]}),
+        );
+        let fields: Vec<&str> = causes.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.matchConstraints",
+                "spec.mutations[0].patchType",
+                "spec.mutations[1].jsonPatch",
+                "spec.reinvocationPolicy"
+            ]
+        );
+        assert_eq!(
+            causes[2].1,
+            "Required value: must be specified when patchType is JSONPatch"
+        );
+    }
+
+    #[test]
+    fn cel_identifiers() {
+        assert!(is_cel_identifier("_a1"));
+        assert!(!is_cel_identifier("1x"));
+        assert!(!is_cel_identifier("a-b"));
+        assert!(!is_cel_identifier(""));
+    }
+}
