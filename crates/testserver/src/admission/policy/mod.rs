@@ -44,6 +44,14 @@
 //! - Variables are evaluated eagerly: one that fails is absent (`no such key: <name>`), where
 //!   the real server reports the variable's own error where it is used.
 
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two
+//! modules import each other (`hack/import-layers.py` checks both).
+//! - `mutating`, `validating`
+//! - `spec`
+//! - `matching`, `params`
+
 pub(crate) mod matching;
 mod mutating;
 pub(crate) mod params;
@@ -60,26 +68,20 @@ use crate::status::ApiError;
 use crate::storage::State;
 use crate::storage::objects::ListQuery;
 use matching::Write;
-use spec::{Binding, Policy};
+use spec::{Binding, Bound, Policy, Subject};
 
-pub(crate) use spec::Bound;
+pub(crate) use spec::Inputs;
+
+/// The mutating policies that ran (by index), each with the object as it left them: what
+/// [`Policies::reinvoke`] compares against.
+pub(crate) type Ran = Vec<(usize, Map<String, Value>)>;
 
 /// The policies that apply to one write, with what they need to be evaluated.
 pub(crate) struct Policies {
     validating: Vec<Bound>,
     mutating: Vec<Bound>,
-    /// The request's namespace (`namespaceObject`), null for cluster-scoped writes.
-    namespace: Value,
-    /// The written resource and the object's name, for the denial's message.
-    what: (String, String),
-    pub(crate) name: String,
-}
-
-/// The CEL inputs of one evaluation, besides `params` and `variables`.
-pub(crate) struct Inputs<'a> {
-    pub(crate) object: Option<&'a Value>,
-    pub(crate) old: Option<&'a Value>,
-    pub(crate) request: &'a Value,
+    /// What is written, for `namespaceObject` and the denials.
+    subject: Subject,
 }
 
 impl Policies {
@@ -113,10 +115,18 @@ impl Policies {
         Policies {
             validating: load(false),
             mutating: load(true),
-            namespace: namespace.unwrap_or(Value::Null),
-            what: (scope.def.group.clone(), scope.def.plural.clone()),
-            name: attributes.name.to_string(),
+            subject: Subject {
+                group: scope.def.group.clone(),
+                resource: scope.def.plural.clone(),
+                name: attributes.name.to_string(),
+                namespace: namespace.unwrap_or(Value::Null),
+            },
         }
+    }
+
+    /// The name chosen for a created object (after `generateName`), for the denials.
+    pub(crate) fn set_name(&mut self, name: &str) {
+        self.subject.name = name.to_string();
     }
 
     /// Whether a validating policy applies (so the handler must run the validating phase).
@@ -135,7 +145,7 @@ impl Policies {
         warnings: &mut Vec<String>,
     ) -> Result<(), ApiError> {
         for bound in &self.validating {
-            validating::run(self, bound, inputs, warnings)?;
+            validating::run(&self.subject, bound, inputs, warnings)?;
         }
         Ok(())
     }
@@ -149,10 +159,10 @@ impl Policies {
         &self,
         object: &mut Map<String, Value>,
         inputs: &Inputs<'_>,
-    ) -> Result<Vec<(usize, Map<String, Value>)>, ApiError> {
+    ) -> Result<Ran, ApiError> {
         let mut ran = Vec::new();
         for (i, bound) in self.mutating.iter().enumerate() {
-            if mutating::run(self, bound, object, inputs)? {
+            if mutating::run(&self.subject, bound, object, inputs)? {
                 ran.push((i, object.clone()));
             }
         }
@@ -166,14 +176,14 @@ impl Policies {
     /// A failure under `failurePolicy: Fail`.
     pub(crate) fn reinvoke(
         &self,
-        ran: Vec<(usize, Map<String, Value>)>,
+        ran: Ran,
         object: &mut Map<String, Value>,
         inputs: &Inputs<'_>,
     ) -> Result<(), ApiError> {
         for (i, after) in ran {
             let bound = &self.mutating[i];
             if bound.policy.reinvokes() && after != *object {
-                mutating::run(self, bound, object, inputs)?;
+                mutating::run(&self.subject, bound, object, inputs)?;
             }
         }
         Ok(())

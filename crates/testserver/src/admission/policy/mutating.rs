@@ -13,8 +13,7 @@
 use serde_json::{Map, Value};
 
 use crate::admission::policy::params::Params;
-use crate::admission::policy::spec::{Bound, Env, Mutation, each_param};
-use crate::admission::policy::{Inputs, Policies};
+use crate::admission::policy::spec::{Bound, Env, Inputs, Mutation, Subject, each_param};
 use crate::status::{ApiError, Qualified};
 
 /// Applies `bound` to `object`; whether it ran (its binding was not skipped and its match
@@ -23,7 +22,7 @@ use crate::status::{ApiError, Qualified};
 /// # Errors
 /// 403 under `failurePolicy: Fail`, worded as v1.36 words it.
 pub(crate) fn run(
-    policies: &Policies,
+    subject: &Subject,
     bound: &Bound,
     object: &mut Map<String, Value>,
     inputs: &Inputs<'_>,
@@ -35,10 +34,10 @@ pub(crate) fn run(
             policy.name, bound.binding.name
         );
         let what = Qualified {
-            group: &policies.what.0,
-            resource: &policies.what.1,
+            group: &subject.group,
+            resource: &subject.resource,
         };
-        ApiError::mutation_denied(what, &policies.name, reason, &message)
+        ApiError::mutation_denied(what, &subject.name, reason, &message)
     };
     match &bound.params {
         Params::Skip => return Ok(false),
@@ -58,7 +57,7 @@ pub(crate) fn run(
             object: Some(&current),
             ..*inputs
         };
-        let mut env = Env::new(&now, &param, &policies.namespace);
+        let mut env = Env::new(&now, &param, &subject.namespace);
         match env.conditions_hold(&policy.match_conditions) {
             Ok(true) => {}
             Ok(false) => continue,

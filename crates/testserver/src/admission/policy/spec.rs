@@ -6,9 +6,24 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::admission::policy::Inputs;
 use crate::admission::policy::matching::MatchResources;
 use crate::admission::policy::params::{ParamKind, ParamRef, Params};
+
+/// The CEL inputs of one evaluation, besides `params` and `variables`.
+pub(crate) struct Inputs<'a> {
+    pub(crate) object: Option<&'a Value>,
+    pub(crate) old: Option<&'a Value>,
+    pub(crate) request: &'a Value,
+}
+
+/// What a write writes: the resource (`configmaps`, group `""`) and name its denials name, and
+/// its namespace (`namespaceObject`, null for cluster-scoped writes).
+pub(crate) struct Subject {
+    pub(crate) group: String,
+    pub(crate) resource: String,
+    pub(crate) name: String,
+    pub(crate) namespace: Value,
+}
 
 /// An expression with a name: a match condition or a variable.
 #[derive(Clone, Debug, Default, Deserialize)]

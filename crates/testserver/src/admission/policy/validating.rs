@@ -11,8 +11,7 @@
 use serde_json::Value;
 
 use crate::admission::policy::params::Params;
-use crate::admission::policy::spec::{Bound, Env, Policy, each_param};
-use crate::admission::policy::{Inputs, Policies};
+use crate::admission::policy::spec::{Bound, Env, Inputs, Policy, Subject, each_param};
 use crate::status::{ApiError, Qualified};
 
 /// A failed validation: the reason it is answered with and its message.
@@ -36,7 +35,7 @@ impl Failure {
 /// # Errors
 /// The denial, worded as v1.36 words it.
 pub(crate) fn run(
-    policies: &Policies,
+    subject: &Subject,
     bound: &Bound,
     inputs: &Inputs<'_>,
     warnings: &mut Vec<String>,
@@ -49,10 +48,10 @@ pub(crate) fn run(
             policy.name, failure.message
         );
         let what = Qualified {
-            group: &policies.what.0,
-            resource: &policies.what.1,
+            group: &subject.group,
+            resource: &subject.resource,
         };
-        ApiError::policy_denied(what, &policies.name, &failure.reason, &why)
+        ApiError::policy_denied(what, &subject.name, &failure.reason, &why)
     };
     match &bound.params {
         Params::Skip => return Ok(()),
@@ -64,7 +63,7 @@ pub(crate) fn run(
         Params::None | Params::Found(_) => {}
     }
     for param in each_param(&bound.params) {
-        let env = Env::new(inputs, &param, &policies.namespace);
+        let env = Env::new(inputs, &param, &subject.namespace);
         let found = failures(policy, env).map_err(deny)?;
         for failure in found {
             let actions = &bound.binding.validation_actions;

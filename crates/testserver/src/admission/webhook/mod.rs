@@ -137,7 +137,7 @@ impl Webhooks {
     /// The name chosen for a created object (after `generateName`), for the validating review.
     pub(crate) fn set_name(&mut self, name: &str) {
         self.review.name = name.to_string();
-        self.policies.name = name.to_string();
+        self.policies.set_name(name);
     }
 
     /// The `request` a policy sees, about `object` and the old object.
