@@ -77,6 +77,10 @@ SERVED = {
     "admissionregistration.k8s.io/v1": {
         "mutatingwebhookconfigurations": [],
         "validatingwebhookconfigurations": [],
+        "validatingadmissionpolicies": ["status"],
+        "validatingadmissionpolicybindings": [],
+        "mutatingadmissionpolicies": [],
+        "mutatingadmissionpolicybindings": [],
     },
     "apiextensions.k8s.io/v1": {"customresourcedefinitions": ["status"]},
 }
