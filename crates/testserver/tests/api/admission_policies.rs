@@ -434,3 +434,64 @@ async fn a_gateway_style_upgrade_policy_guards_crds() {
         (422, "Invalid", &*denied("poltests", upgrade_message))
     );
 }
+
+/// Parameters by label selector in the request's namespace (no `paramRef.namespace`), each
+/// evaluated once; exclusions by name; DELETE sees `oldObject`; a variable that fails.
+#[tokio::test]
+async fn selected_params_each_warn_and_exclusions_and_variables_behave_as_v136() {
+    let h = server().await;
+    for (name, tag) in [("sp1", "b25l"), ("sp2", "dHdv")] {
+        let secret = json!({"metadata": {"name": name, "labels": {"polparam": "yes"}},
+            "data": {"tag": tag}});
+        assert_eq!(h.http.post(SECRETS, secret).await.code, 201);
+    }
+    let mut constraints = rules("configmaps", json!(["CREATE", "DELETE"]));
+    constraints["excludeResourceRules"] = json!([{"apiGroups": [""], "apiVersions": ["v1"],
+        "operations": ["*"], "resources": ["configmaps"], "resourceNames": ["excluded"]}]);
+    let policy = json!({"metadata": {"name": "pol-sec"}, "spec": {
+        "paramKind": {"apiVersion": "v1", "kind": "Secret"},
+        "matchConstraints": constraints,
+        "variables": [{"name": "broken", "expression": "object.data.nope"}],
+        "validations": [
+            {"expression": "request.operation != 'DELETE' || oldObject.metadata.name != 'keep'",
+             "messageExpression": "'cannot delete ' + oldObject.metadata.name + ' via ' + params.data.tag"},
+            {"expression": "request.operation != 'CREATE' || object.metadata.name != 'usevar' || variables.broken == 'x'"},
+            {"expression": "request.operation != 'CREATE' || object.metadata.name != 'warnerr' || object.data.q == 'x'"}]}});
+    assert_eq!(h.http.post(VAP, policy).await.code, 201);
+    let param_ref = json!({"paramRef": {"selector": {"matchLabels": {"polparam": "yes"}},
+        "parameterNotFoundAction": "Allow"}});
+    let b = binding("pol-sec-b", "pol-sec", json!(["Warn"]), param_ref);
+    assert_eq!(h.http.post(VAPB, b).await.code, 201);
+    let warnings = |reply: &common::Reply| -> Vec<String> {
+        let prefix = "299 - \"Validation failed for ValidatingAdmissionPolicy 'pol-sec' with binding 'pol-sec-b': ";
+        reply
+            .headers
+            .get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|w| {
+                w.trim_start_matches(prefix)
+                    .trim_end_matches('"')
+                    .to_string()
+            })
+            .collect()
+    };
+    let data = json!({"a": "b"});
+    let reply = create_cm(&h, CMS, "warnerr", data.clone()).await;
+    assert_eq!(reply.code, 201);
+    let error = "expression 'request.operation != 'CREATE' || object.metadata.name != 'warnerr' || object.data.q == 'x'' resulted in error: no such key: q";
+    // Once, though both parameters fail: identical warnings are sent once.
+    assert_eq!(warnings(&reply), [error]);
+    let reply = create_cm(&h, CMS, "usevar", data.clone()).await;
+    let error = "expression 'request.operation != 'CREATE' || object.metadata.name != 'usevar' || variables.broken == 'x'' resulted in error: composited variable \\\"broken\\\" fails to evaluate: no such key: nope";
+    assert_eq!(warnings(&reply), [error]);
+    let reply = create_cm(&h, CMS, "excluded", data.clone()).await;
+    assert_eq!(warnings(&reply), Vec::<String>::new());
+    assert_eq!(create_cm(&h, CMS, "keep", data).await.code, 201);
+    let reply = h.http.delete(&format!("{CMS}/keep")).await;
+    assert_eq!(reply.code, 200);
+    assert_eq!(
+        warnings(&reply),
+        ["cannot delete keep via b25l", "cannot delete keep via dHdv"]
+    );
+}

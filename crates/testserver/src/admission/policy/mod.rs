@@ -41,8 +41,9 @@
 //!   `Fail`).
 //! - Objects are given in the request's version (the real server converts a custom resource to
 //!   the version a rule matched under `matchPolicy: Equivalent`).
-//! - Variables are evaluated eagerly: one that fails is absent (`no such key: <name>`), where
-//!   the real server reports the variable's own error where it is used.
+//! - Variables are evaluated eagerly (the real server evaluates one when it is first read); an
+//!   expression reading one that failed gets v1.36's `composited variable "<name>" fails to
+//!   evaluate: <why>`.
 
 //!
 //! # Layers

@@ -188,6 +188,9 @@ pub(crate) struct Bound {
 /// The CEL variables of one evaluation of a pair with one parameter.
 pub(crate) struct Env {
     values: Vec<(&'static str, Value)>,
+    /// Variables that failed to evaluate, with why: an expression reading one fails with
+    /// v1.36's `composited variable "<name>" fails to evaluate: <why>`.
+    failed: Vec<(String, String)>,
 }
 
 impl Env {
@@ -203,6 +206,7 @@ impl Env {
                 ("namespaceObject", namespace.clone()),
                 ("variables", Value::Object(Map::new())),
             ],
+            failed: Vec::new(),
         }
     }
 
@@ -225,7 +229,18 @@ impl Env {
         expression: &kubegen_apiextensions::Expression,
     ) -> Result<Value, String> {
         let bound: Vec<(&str, &Value)> = self.values.iter().map(|(k, v)| (*k, v)).collect();
-        expression.evaluate(&bound)
+        expression.evaluate(&bound).map_err(|why| {
+            let failed = self
+                .failed
+                .iter()
+                .find(|(name, _)| why == format!("no such key: {name}"));
+            match failed {
+                Some((name, cause)) => {
+                    format!("composited variable \"{name}\" fails to evaluate: {cause}")
+                }
+                None => why,
+            }
+        })
     }
 
     /// Replaces `object` (a mutation's result is the next one's input).
@@ -247,14 +262,18 @@ impl Env {
     }
 
     /// Evaluates the policy's `variables` in order, each seeing the earlier ones; one that
-    /// fails is left out.
+    /// fails is left out, and remembered for the error of an expression that reads it.
     pub(crate) fn bind_variables(&mut self, variables: &[NamedExpression]) {
         for variable in variables {
-            if let Ok(value) = self.evaluate(&variable.expression)
-                && let Some((_, Value::Object(map))) =
-                    self.values.iter_mut().find(|(k, _)| *k == "variables")
-            {
-                map.insert(variable.name.clone(), value);
+            match self.evaluate(&variable.expression) {
+                Ok(value) => {
+                    if let Some((_, Value::Object(map))) =
+                        self.values.iter_mut().find(|(k, _)| *k == "variables")
+                    {
+                        map.insert(variable.name.clone(), value);
+                    }
+                }
+                Err(why) => self.failed.push((variable.name.clone(), why)),
             }
         }
     }
@@ -319,8 +338,8 @@ mod tests {
         ]);
         assert_eq!(env.evaluate("variables.twice"), Ok(json!("aa")));
         assert_eq!(
-            env.evaluate("variables.broken"),
-            Err("no such key: broken".into())
+            env.evaluate("variables.broken == 1"),
+            Err("composited variable \"broken\" fails to evaluate: no such key: spec".into())
         );
         assert_eq!(env.evaluate("params.data.max + 1"), Ok(json!(4)));
         assert_eq!(env.evaluate_bool("oldObject == null"), Ok(true));

@@ -68,10 +68,14 @@ pub(crate) fn run(
         for failure in found {
             let actions = &bound.binding.validation_actions;
             if actions.iter().any(|a| a == "Warn") {
-                warnings.push(format!(
+                let warning = format!(
                     "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{binding}': {}",
                     policy.name, failure.message
-                ));
+                );
+                // The request's warning recorder keeps one of identical warnings.
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
+                }
             }
             if actions.iter().any(|a| a == "Deny") {
                 return Err(deny(failure));
