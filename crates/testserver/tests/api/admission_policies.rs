@@ -495,3 +495,35 @@ async fn selected_params_each_warn_and_exclusions_and_variables_behave_as_v136()
         ["cannot delete keep via b25l", "cannot delete keep via dHdv"]
     );
 }
+
+/// `reinvocationPolicy: IfNeeded`: a policy runs again when a later mutation changed the
+/// object, so it sees the label the other policy adds (v1.36: `labels-seen: "1"`, whichever
+/// order it ran the two in).
+#[tokio::test]
+async fn if_needed_policies_run_again_after_later_mutations() {
+    let h = server().await;
+    let count = json!({"metadata": {"name": "pol-a-count"}, "spec": {
+        "reinvocationPolicy": "IfNeeded",
+        "matchConstraints": rules("configmaps", json!(["CREATE"])),
+        "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+            "Object{metadata: Object.metadata{annotations: {\"labels-seen\": string(has(object.metadata.labels) ? size(object.metadata.labels) : 0)}}}"}}]}});
+    let label = json!({"metadata": {"name": "pol-b-label"}, "spec": {
+        "reinvocationPolicy": "Never",
+        "matchConstraints": rules("configmaps", json!(["CREATE"])),
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+            "[JSONPatch{op: \"add\", path: \"/metadata/labels\", value: {\"added\": \"yes\"}}]"}}]}});
+    for policy in [count, label] {
+        let name = policy["metadata"]["name"].clone();
+        assert_eq!(h.http.post(MAP, policy).await.code, 201);
+        let b = json!({"metadata": {"name": name}, "spec": {"policyName": name,
+            "matchResources": {"namespaceSelector": {"matchLabels": {"policies": "on"}}}}});
+        assert_eq!(h.http.post(MAPB, b).await.code, 201);
+    }
+    let reply = create_cm(&h, CMS, "r1", Value::Null).await;
+    assert_eq!(reply.code, 201, "{:?}", reply.body);
+    assert_eq!(reply.body["metadata"]["labels"], json!({"added": "yes"}));
+    assert_eq!(
+        reply.body["metadata"]["annotations"],
+        json!({"labels-seen": "1"})
+    );
+}

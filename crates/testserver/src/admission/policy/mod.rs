@@ -15,8 +15,9 @@
 //! # Behaviour reproduced (checked against v1.36)
 //! - Matching: the policy's `matchConstraints` and the binding's `matchResources` (rules with
 //!   `resourceNames`, `excludeResourceRules`, namespace and object selectors, `matchPolicy`);
-//!   policies in name order, each policy's bindings in name order; writes to the policy kinds
-//!   themselves are never admitted by policies, as for webhooks.
+//!   policies in name order, each policy's bindings in name order (v1.36 fixes no order: two
+//!   mutating policies were seen to run in either order, name aside); writes to the policy
+//!   kinds themselves are never admitted by policies, as for webhooks.
 //! - Parameters ([`params`]): none (`params` is null), one by name, or every object a selector
 //!   finds (evaluated once each); not found is a failure under `parameterNotFoundAction: Deny`,
 //!   a skipped binding under `Allow`.
@@ -27,7 +28,7 @@
 //!   401); Deny answers `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<p>' with
 //!   binding '<b>' denied request: <message>` with the reason and one cause, Warn adds a
 //!   `Warning` header `Validation failed for ValidatingAdmissionPolicy '<p>' with binding '<b>':
-//!   <message>`. Runtime errors are failures `expression '<e>' resulted in error: <why>` under
+//!   <message>` (identical warnings once). Runtime errors are failures `expression '<e>' resulted in error: <why>` under
 //!   `failurePolicy: Fail`, ignored under `Ignore`; a parameter that cannot be found denies
 //!   with `failed to configure binding: ...` whatever the actions.
 //! - Mutations ([`mutating`]): JSONPatch and ApplyConfiguration, in order, each seeing the
