@@ -198,6 +198,30 @@ mod tests {
     }
 
     #[test]
+    fn hostile_expressions_are_errors_not_panics() {
+        let object = json!({"a": [1]});
+        let vars = [("object", &object)];
+        let deep = format!("{}1{}", "(".repeat(2000), ")".repeat(2000));
+        for source in [
+            "object.a[5]",
+            "1 / 0",
+            "Object{a: 1}",
+            "JSONPatch{op: 1}.op.x",
+            "object.a.map(x, x.y)",
+            "{1: 2}['x']",
+            "'a'.matches('(')",
+            deep.as_str(),
+        ] {
+            if let Ok(e) = Expression::compile(source) {
+                let _ = e.evaluate(&vars);
+            }
+            if let Ok(e) = Expression::compile_mutation(source) {
+                let _ = e.evaluate(&vars);
+            }
+        }
+    }
+
+    #[test]
     fn global_matches_reads_its_first_argument_as_the_string() {
         let e = Expression::compile("matches('v1.4.2', 'v1.[0-3].\\\\d+')").unwrap();
         assert_eq!(e.evaluate_bool(&[]), Ok(false));

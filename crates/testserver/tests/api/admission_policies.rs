@@ -527,3 +527,42 @@ async fn if_needed_policies_run_again_after_later_mutations() {
         json!({"labels-seen": "1"})
     );
 }
+
+/// The object selector (new or old object's labels), and `namespaceObject` and `request` in
+/// expressions.
+#[tokio::test]
+async fn object_selector_and_namespace_object_are_honoured() {
+    let h = server().await;
+    let mut constraints = rules("configmaps", json!(["CREATE", "UPDATE"]));
+    constraints["objectSelector"] = json!({"matchLabels": {"checked": "yes"}});
+    let policy = json!({"metadata": {"name": "pol-ns"}, "spec": {
+        "matchConstraints": constraints,
+        "validations": [{"expression": "namespaceObject.metadata.labels.policies != 'on'",
+            "messageExpression": "request.operation + ' in ' + namespaceObject.metadata.name"}]}});
+    assert_eq!(h.http.post(VAP, policy).await.code, 201);
+    let b = binding("pol-ns-b", "pol-ns", json!(["Deny"]), json!({}));
+    assert_eq!(h.http.post(VAPB, b).await.code, 201);
+    assert_eq!(
+        create_cm(&h, CMS, "unlabelled", Value::Null).await.code,
+        201
+    );
+    let labelled = json!({"metadata": {"name": "labelled", "labels": {"checked": "yes"}}});
+    let reply = h.http.post(CMS, labelled).await;
+    assert_eq!(
+        status(&reply).2,
+        "configmaps \"labelled\" is forbidden: ValidatingAdmissionPolicy 'pol-ns' with binding 'pol-ns-b' denied request: CREATE in pol"
+    );
+    // Labelling a stored object on update: the new object's labels select it.
+    let path = format!("{CMS}/unlabelled");
+    let mut stored = h.http.get(&path).await.body;
+    stored["metadata"]["labels"] = json!({"checked": "yes"});
+    let reply = h.http.put(&path, stored).await;
+    assert_eq!(
+        status(&reply),
+        (
+            422,
+            "Invalid",
+            "configmaps \"unlabelled\" is forbidden: ValidatingAdmissionPolicy 'pol-ns' with binding 'pol-ns-b' denied request: UPDATE in pol"
+        )
+    );
+}
