@@ -9,7 +9,11 @@
 //! # Differences from the real server
 //! - A quantity is its value as a float: exact for the sizes rules compare, but `string()` of
 //!   one gives the number, not the canonical form.
-//! - The `url`, `ip`, `cidr`, `format`, `semver` and authorizer libraries are not there: a rule
+//! - The authorizer library (`authorizer.group(..).resource(..).check(verb).allowed()`,
+//!   `path`, `requestResource`, `reason`, `errored`, `error`) serves admission policies, which
+//!   pass the server's authorizer; `serviceAccount(...)` and `fieldSelector`/`labelSelector`
+//!   are missing, and in CRD rules `check` is unknown.
+//! - The `url`, `ip`, `cidr`, `format` and `semver` libraries are not there: a rule
 //!   that calls them is skipped (never rejected) when it is evaluated, and a CRD using them is
 //!   accepted. Rules the parser here cannot read are skipped the same way. Rules have no cost
 //!   budget.
@@ -60,7 +64,146 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
         list.windows(2).all(|w| w[0] <= w[1])
     });
     let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
+    add_authorizer_builders(&mut ctx);
     ctx
+}
+
+/// The marker key of the maps the authorizer library passes along its chain.
+const AUTHZ: &str = "__authz__";
+
+/// What a policy's `authorizer` asks (apiserver `pkg/cel/library/authz.go`): a resource check
+/// (`authorizer.group('apps').resource('deployments').namespace('ns').name('x').check('get')`)
+/// or a path check (`authorizer.path('/healthz').check('get')`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuthzCheck {
+    /// A non-resource path, for a path check.
+    pub path: Option<String>,
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// Resource (plural), e.g. `deployments`.
+    pub resource: String,
+    /// Subresource, e.g. `status`, or empty.
+    pub subresource: String,
+    /// Namespace, empty for cluster-scoped or all namespaces.
+    pub namespace: String,
+    /// Object name, empty for any.
+    pub name: String,
+    /// Verb, e.g. `get`.
+    pub verb: String,
+}
+
+/// Answers an [`AuthzCheck`]: allowed, and the authorizer's reason.
+pub type Authorize = Arc<dyn Fn(&AuthzCheck) -> (bool, String) + Send + Sync>;
+
+/// The value bound to `authorizer`, with `authorizer.requestResource` naming the written
+/// resource (group, resource, subresource, namespace, name).
+pub fn authorizer_value(request_resource: [&str; 5]) -> serde_json::Value {
+    let [group, resource, subresource, namespace, name] = request_resource;
+    serde_json::json!({AUTHZ: "authorizer", "requestResource": {AUTHZ: "resource",
+        "group": group, "resource": resource, "subresource": subresource,
+        "namespace": namespace, "name": name}})
+}
+
+fn text(map: &cel::objects::Map, key: &str) -> String {
+    match map
+        .map
+        .get(&cel::objects::Key::String(Arc::new(key.to_string())))
+    {
+        Some(Value::String(s)) => s.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// `target` with `key` set to `value`, when it is a map of the authorizer library.
+fn with_field(target: Value, key: &str, value: Arc<String>) -> Result<Value, ExecutionError> {
+    let Value::Map(map) = target else {
+        return Err(ExecutionError::function_error(key, "not an authorizer"));
+    };
+    if text(&map, AUTHZ).is_empty() {
+        return Err(ExecutionError::function_error(key, "not an authorizer"));
+    }
+    let mut fields = (*map.map).clone();
+    let kind = if key == "path" { "path" } else { "resource" };
+    fields.insert(
+        cel::objects::Key::String(Arc::new(AUTHZ.into())),
+        Value::String(Arc::new(kind.into())),
+    );
+    fields.insert(
+        cel::objects::Key::String(Arc::new(key.into())),
+        Value::String(value),
+    );
+    Ok(Value::Map(cel::objects::Map {
+        map: Arc::new(fields),
+    }))
+}
+
+/// The builder steps of the authorizer library; `check` is added per evaluation, by
+/// [`add_authorizer_check`], as it needs the server's authorizer.
+fn add_authorizer_builders(ctx: &mut Context<'static, 'static>) {
+    for key in [
+        "group",
+        "resource",
+        "subresource",
+        "namespace",
+        "name",
+        "path",
+    ] {
+        let _ = ctx.add_function(key, move |This(target): This<Value>, value: Arc<String>| {
+            with_field(target, key, value)
+        });
+    }
+    let decision = |key: &'static str| {
+        move |This(target): This<Value>| -> Result<Value, ExecutionError> {
+            match target {
+                Value::Map(map) if text(&map, AUTHZ) == "decision" => Ok(map
+                    .map
+                    .get(&cel::objects::Key::String(Arc::new(key.into())))
+                    .cloned()
+                    .unwrap_or(Value::Null)),
+                _ => Err(ExecutionError::function_error(
+                    key,
+                    "not an authorization decision",
+                )),
+            }
+        }
+    };
+    for key in ["allowed", "reason", "errored", "error"] {
+        let _ = ctx.add_function(key, decision(key));
+    }
+}
+
+/// `check(verb)`: asks `authorize` and gives a decision (`allowed()`, `reason()`,
+/// `errored()`, `error()`).
+pub(crate) fn add_authorizer_check(ctx: &mut Context<'static, 'static>, authorize: Authorize) {
+    let _ = ctx.add_function(
+        "check",
+        move |This(target): This<Value>, verb: Arc<String>| {
+            let Value::Map(map) = target else {
+                return Err(ExecutionError::function_error("check", "not an authorizer"));
+            };
+            let path = (text(&map, AUTHZ) == "path").then(|| text(&map, "path"));
+            let check = AuthzCheck {
+                path,
+                group: text(&map, "group"),
+                resource: text(&map, "resource"),
+                subresource: text(&map, "subresource"),
+                namespace: text(&map, "namespace"),
+                name: text(&map, "name"),
+                verb: verb.to_string(),
+            };
+            let (allowed, reason) = authorize(&check);
+            let mut fields = std::collections::HashMap::new();
+            let key = |k: &str| cel::objects::Key::String(Arc::new(k.to_string()));
+            fields.insert(key(AUTHZ), Value::String(Arc::new("decision".into())));
+            fields.insert(key("allowed"), Value::Bool(allowed));
+            fields.insert(key("reason"), Value::String(Arc::new(reason)));
+            fields.insert(key("errored"), Value::Bool(false));
+            fields.insert(key("error"), Value::String(Arc::new(String::new())));
+            Ok(Value::Map(cel::objects::Map {
+                map: Arc::new(fields),
+            }))
+        },
+    );
 }
 
 fn number(v: &Value) -> Result<f64, ExecutionError> {

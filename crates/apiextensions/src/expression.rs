@@ -14,7 +14,9 @@ use cel::Program;
 use serde_json::Value;
 
 use crate::Error;
-use crate::cel_library::{ENV, context, context_in, env_with_open_structs};
+use crate::cel_library::{
+    Authorize, ENV, add_authorizer_check, context, context_in, env_with_open_structs,
+};
 use crate::rules::{error_text, to_cel};
 
 /// One compiled expression.
@@ -84,10 +86,27 @@ impl Expression {
     /// # Errors
     /// The evaluation error's text (`no such key: labels`).
     pub fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<Value, String> {
+        self.evaluate_authorized(variables, None)
+    }
+
+    /// [`Expression::evaluate`], with `authorize` answering the authorizer library's
+    /// `check(verb)` (bind `authorizer` to [`crate::authorizer_value`]); without it, `check`
+    /// fails as an unknown function.
+    ///
+    /// # Errors
+    /// The evaluation error's text.
+    pub fn evaluate_authorized(
+        &self,
+        variables: &[(&str, &Value)],
+        authorize: Option<Authorize>,
+    ) -> Result<Value, String> {
         let mut ctx = match &self.env {
             Some(env) => context_in(env.clone()),
             None => context(),
         };
+        if let Some(authorize) = authorize {
+            add_authorizer_check(&mut ctx, authorize);
+        }
         for (name, value) in variables {
             ctx.add_variable_from_value(*name, to_cel(value, None, false));
         }
@@ -219,6 +238,50 @@ mod tests {
                 let _ = e.evaluate(&vars);
             }
         }
+    }
+
+    #[test]
+    fn authorizer_checks_ask_the_callback() {
+        let authorizer = crate::authorizer_value(["apps", "deployments", "", "ns", "web"]);
+        let vars = [("authorizer", &authorizer)];
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let authorize: crate::Authorize = std::sync::Arc::new(move |check: &crate::AuthzCheck| {
+            seen.lock().unwrap().push(check.clone());
+            (check.verb == "get", "RBAC: allowed".to_string())
+        });
+        let eval = |s: &str| {
+            Expression::compile(s)
+                .unwrap()
+                .evaluate_authorized(&vars, Some(authorize.clone()))
+        };
+        assert_eq!(
+            eval(
+                "authorizer.group('apps').resource('deployments').namespace('ns').name('x').check('get').allowed()"
+            ),
+            Ok(json!(true))
+        );
+        assert_eq!(
+            eval("authorizer.requestResource.check('delete').allowed()"),
+            Ok(json!(false))
+        );
+        assert_eq!(
+            eval("authorizer.path('/healthz').check('get').reason()"),
+            Ok(json!("RBAC: allowed"))
+        );
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked[0].name, "x");
+        assert_eq!(
+            (asked[1].resource.as_str(), asked[1].name.as_str()),
+            ("deployments", "web")
+        );
+        assert_eq!(asked[2].path.as_deref(), Some("/healthz"));
+        assert!(
+            Expression::compile("authorizer.path('/x').check('get').allowed()")
+                .unwrap()
+                .evaluate(&vars)
+                .is_err()
+        );
     }
 
     #[test]

@@ -51,6 +51,7 @@ mod validation;
 
 use serde_json::Value;
 
+pub use cel_library::{Authorize, AuthzCheck, authorizer_value};
 pub use error::Error;
 pub use expression::Expression;
 pub use field::{ErrorType, FieldError};

@@ -45,6 +45,7 @@ fn target(group: &str, kind: &str, writer: Writer) -> Scope {
         user: UserInfo::admin(),
         dry_run: false,
         request_version: None,
+        authorizer: std::sync::Arc::new(crate::authz::AllowAll),
         format: crate::request::negotiation::WireFormat::Json,
         writer,
     }

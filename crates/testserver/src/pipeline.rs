@@ -193,6 +193,7 @@ impl ApiServer {
             writer,
             dry_run,
             request_version: None,
+            authorizer: self.inner.authorizer.clone(),
         };
         if token_request {
             // kubectl sends the TokenRequest in protobuf.

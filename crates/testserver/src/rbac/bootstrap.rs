@@ -106,6 +106,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
                 user: UserInfo::admin(),
                 dry_run: false,
                 request_version: None,
+                authorizer: std::sync::Arc::new(crate::authz::AllowAll),
                 format: crate::request::negotiation::WireFormat::Json,
                 // A real server's bootstrap objects are managed by `kube-apiserver`.
                 writer: kubegen_apply::Writer {

@@ -6,7 +6,9 @@ use std::ops::Deref;
 
 use kubegen_apply::Writer;
 
-use crate::authz::UserInfo;
+use std::sync::Arc;
+
+use crate::authz::{Authorizer, UserInfo};
 use crate::request::negotiation::WireFormat;
 use crate::request::route::Target;
 use crate::verb::Verb;
@@ -29,6 +31,9 @@ pub(crate) struct Scope {
     /// storage version, `crate::kinds::custom_resource::edge`); `None` when it is `def.version`.
     /// Admission webhooks match and report the request by it (`requestKind`).
     pub(crate) request_version: Option<String>,
+    /// The server's authorizer, for admission policies' `authorizer` (the request itself was
+    /// authorized before routing).
+    pub(crate) authorizer: Arc<dyn Authorizer>,
 }
 
 /// A scope reads as its target (`scope.def`, `scope.name`): handlers mostly ask about the

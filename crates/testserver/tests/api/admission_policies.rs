@@ -566,3 +566,59 @@ async fn object_selector_and_namespace_object_are_honoured() {
         )
     );
 }
+
+/// `authorizer` asks the server's RBAC as the requesting user (v1.36 gave exactly this denial
+/// to a user allowed to create ConfigMaps but not to list Secrets, and admitted the admin).
+#[tokio::test]
+async fn authorizer_checks_ask_rbac_as_the_requesting_user() {
+    let mut options = kubegen_testserver::ServerOptions::default();
+    options.controller_manager = false;
+    options.bearer_token = Some("admin-token".into());
+    options.tokens = vec![(
+        "nobody-token".into(),
+        kubegen_testserver::UserInfo::new("nobody", "nobody-uid", &[]),
+    )];
+    options.rbac = true;
+    let mut h = common::start_with(options).await;
+    h.http.token = Some("admin-token".into());
+    let ns = json!({"metadata": {"name": "pol", "labels": {"policies": "on"}}});
+    assert_eq!(h.http.post("/api/v1/namespaces", ns).await.code, 201);
+    let rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/pol";
+    let role = json!({"metadata": {"name": "cm-writer"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]});
+    assert_eq!(h.http.post(&format!("{rbac}/roles"), role).await.code, 201);
+    let binding_obj = json!({"metadata": {"name": "nobody-cm"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "nobody"}]});
+    assert_eq!(
+        h.http
+            .post(&format!("{rbac}/rolebindings"), binding_obj)
+            .await
+            .code,
+        201
+    );
+    let policy = json!({"metadata": {"name": "pol-authz"}, "spec": {
+        "matchConstraints": rules("configmaps", json!(["CREATE"])),
+        "validations": [
+            {"expression": "authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()",
+             "messageExpression": "request.userInfo.username + ' may not list secrets'"},
+            {"expression": "authorizer.requestResource.check('create').allowed() && authorizer.path('/healthz').check('get').allowed()",
+             "message": "requestResource"}]}});
+    assert_eq!(h.http.post(VAP, policy).await.code, 201);
+    let b = binding("pol-authz-b", "pol-authz", json!(["Deny"]), json!({}));
+    assert_eq!(h.http.post(VAPB, b).await.code, 201);
+    let mut nobody = common::Http::new(&h.server.url());
+    nobody.token = Some("nobody-token".into());
+    let reply = create_cm(&h, CMS, "c2", Value::Null).await;
+    assert_eq!(reply.code, 201, "{:?}", reply.body);
+    let cm = json!({"metadata": {"name": "c1"}});
+    let reply = nobody.post(CMS, cm).await;
+    assert_eq!(
+        status(&reply),
+        (
+            422,
+            "Invalid",
+            "configmaps \"c1\" is forbidden: ValidatingAdmissionPolicy 'pol-authz' with binding 'pol-authz-b' denied request: nobody may not list secrets"
+        )
+    );
+}

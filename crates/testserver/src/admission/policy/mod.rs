@@ -38,8 +38,8 @@
 //! # Differences from the real server
 //! - Audit: there is no audit log, so `Audit` actions and `auditAnnotations` leave no trace
 //!   (an annotation whose expression fails still denies under `failurePolicy: Fail`).
-//! - `authorizer` is not bound: an expression using it fails when evaluated (a failure under
-//!   `Fail`).
+//! - `authorizer` asks the server's authorizer (RBAC when enabled, allow-all by default) as the
+//!   requesting user; `serviceAccount(...)`, label and field selectors are missing.
 //! - Objects are given in the request's version (the real server converts a custom resource to
 //!   the version a rule matched under `matchPolicy: Equivalent`).
 //! - Variables are evaluated eagerly (the real server evaluates one when it is first read); an
@@ -122,6 +122,14 @@ impl Policies {
                 resource: scope.def.plural.clone(),
                 name: attributes.name.to_string(),
                 namespace: namespace.unwrap_or(Value::Null),
+                authorizer: kubegen_apiextensions::authorizer_value([
+                    &scope.def.group,
+                    &scope.def.plural,
+                    scope.subresource.as_deref().unwrap_or(""),
+                    scope.namespace.as_deref().unwrap_or(""),
+                    attributes.name,
+                ]),
+                authorize: Some(authorize_as(scope)),
             },
         }
     }
@@ -190,6 +198,30 @@ impl Policies {
         }
         Ok(())
     }
+}
+
+/// The server's authorizer asked on behalf of the requesting user (`authorizer.check`).
+fn authorize_as(scope: &crate::request::scope::Scope) -> kubegen_apiextensions::Authorize {
+    let authorizer = scope.authorizer.clone();
+    let user = scope.user.clone();
+    std::sync::Arc::new(move |check| {
+        let attributes = crate::authz::Attributes {
+            user: user.clone(),
+            verb: check.verb.clone(),
+            namespace: check.namespace.clone(),
+            group: check.group.clone(),
+            version: "*".into(),
+            resource: check.resource.clone(),
+            subresource: check.subresource.clone(),
+            name: check.name.clone(),
+            path: check.path.clone().unwrap_or_default(),
+        };
+        match authorizer.authorize(&attributes) {
+            crate::authz::Decision::Allow { reason } => (true, reason),
+            crate::authz::Decision::Deny { reason }
+            | crate::authz::Decision::NoOpinion { reason } => (false, reason),
+        }
+    })
 }
 
 /// The policy/binding pairs of one kind that match `write`, with their parameters, policies in

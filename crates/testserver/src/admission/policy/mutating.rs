@@ -57,7 +57,7 @@ pub(crate) fn run(
             object: Some(&current),
             ..*inputs
         };
-        let mut env = Env::new(&now, &param, &subject.namespace);
+        let mut env = Env::new(&now, &param, subject);
         match env.conditions_hold(&policy.match_conditions) {
             Ok(true) => {}
             Ok(false) => continue,

@@ -23,6 +23,10 @@ pub(crate) struct Subject {
     pub(crate) resource: String,
     pub(crate) name: String,
     pub(crate) namespace: Value,
+    /// `authorizer`, with its `requestResource`.
+    pub(crate) authorizer: Value,
+    /// The server's authorizer asked for the requesting user, behind `authorizer.check`.
+    pub(crate) authorize: Option<kubegen_apiextensions::Authorize>,
 }
 
 /// An expression with a name: a match condition or a variable.
@@ -188,14 +192,16 @@ pub(crate) struct Bound {
 /// The CEL variables of one evaluation of a pair with one parameter.
 pub(crate) struct Env {
     values: Vec<(&'static str, Value)>,
+    authorize: Option<kubegen_apiextensions::Authorize>,
     /// Variables that failed to evaluate, with why: an expression reading one fails with
     /// v1.36's `composited variable "<name>" fails to evaluate: <why>`.
     failed: Vec<(String, String)>,
 }
 
 impl Env {
-    /// `object`, `oldObject`, `request`, `params`, `namespaceObject`, and an empty `variables`.
-    pub(crate) fn new(inputs: &Inputs<'_>, param: &Value, namespace: &Value) -> Env {
+    /// `object`, `oldObject`, `request`, `params`, `namespaceObject`, `authorizer`, and an
+    /// empty `variables`.
+    pub(crate) fn new(inputs: &Inputs<'_>, param: &Value, subject: &Subject) -> Env {
         let or_null = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
         Env {
             values: vec![
@@ -203,9 +209,11 @@ impl Env {
                 ("oldObject", or_null(inputs.old)),
                 ("request", inputs.request.clone()),
                 ("params", param.clone()),
-                ("namespaceObject", namespace.clone()),
+                ("namespaceObject", subject.namespace.clone()),
+                ("authorizer", subject.authorizer.clone()),
                 ("variables", Value::Object(Map::new())),
             ],
+            authorize: subject.authorize.clone(),
             failed: Vec::new(),
         }
     }
@@ -229,18 +237,21 @@ impl Env {
         expression: &kubegen_apiextensions::Expression,
     ) -> Result<Value, String> {
         let bound: Vec<(&str, &Value)> = self.values.iter().map(|(k, v)| (*k, v)).collect();
-        expression.evaluate(&bound).map_err(|why| {
-            let failed = self
-                .failed
-                .iter()
-                .find(|(name, _)| why == format!("no such key: {name}"));
-            match failed {
-                Some((name, cause)) => {
-                    format!("composited variable \"{name}\" fails to evaluate: {cause}")
+        let authorize = self.authorize.clone();
+        expression
+            .evaluate_authorized(&bound, authorize)
+            .map_err(|why| {
+                let failed = self
+                    .failed
+                    .iter()
+                    .find(|(name, _)| why == format!("no such key: {name}"));
+                match failed {
+                    Some((name, cause)) => {
+                        format!("composited variable \"{name}\" fails to evaluate: {cause}")
+                    }
+                    None => why,
                 }
-                None => why,
-            }
-        })
+            })
     }
 
     /// Replaces `object` (a mutation's result is the next one's input).
@@ -309,6 +320,21 @@ pub(crate) fn each_param(params: &Params) -> Vec<Value> {
     }
 }
 
+/// A subject for unit tests: `configmaps "x"`, no namespace, an authorizer allowing `get`.
+#[cfg(test)]
+pub(crate) fn subject() -> Subject {
+    let authorize: kubegen_apiextensions::Authorize =
+        std::sync::Arc::new(|check| (check.verb == "get", String::new()));
+    Subject {
+        group: String::new(),
+        resource: "configmaps".into(),
+        name: "x".into(),
+        namespace: Value::Null,
+        authorizer: kubegen_apiextensions::authorizer_value(["", "configmaps", "", "", "x"]),
+        authorize: Some(authorize),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,7 +347,7 @@ mod tests {
             old: None,
             request: &request,
         };
-        Env::new(&inputs, &json!({"data": {"max": 3}}), &Value::Null)
+        Env::new(&inputs, &json!({"data": {"max": 3}}), &subject())
     }
 
     #[test]
@@ -343,6 +369,14 @@ mod tests {
         );
         assert_eq!(env.evaluate("params.data.max + 1"), Ok(json!(4)));
         assert_eq!(env.evaluate_bool("oldObject == null"), Ok(true));
+        assert_eq!(
+            env.evaluate_bool("authorizer.requestResource.check('get').allowed()"),
+            Ok(true)
+        );
+        assert_eq!(
+            env.evaluate_bool("authorizer.group('').resource('secrets').check('list').allowed()"),
+            Ok(false)
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub(crate) fn run(
         Params::None | Params::Found(_) => {}
     }
     for param in each_param(&bound.params) {
-        let env = Env::new(inputs, &param, &subject.namespace);
+        let env = Env::new(inputs, &param, subject);
         let found = failures(policy, env).map_err(deny)?;
         for failure in found {
             let actions = &bound.binding.validation_actions;
@@ -162,7 +162,11 @@ mod tests {
             old: None,
             request: &request,
         };
-        let env = Env::new(&inputs, &Value::Null, &Value::Null);
+        let env = Env::new(
+            &inputs,
+            &Value::Null,
+            &crate::admission::policy::spec::subject(),
+        );
         failures(&policy(spec), env)
     }
 
@@ -227,7 +231,11 @@ mod tests {
             old: None,
             request: &request,
         };
-        let env = Env::new(&inputs, &Value::Null, &Value::Null);
+        let env = Env::new(
+            &inputs,
+            &Value::Null,
+            &crate::admission::policy::spec::subject(),
+        );
         let validation = Validation {
             expression: "false".into(),
             message: "static".into(),
