@@ -622,3 +622,47 @@ async fn authorizer_checks_ask_rbac_as_the_requesting_user() {
         )
     );
 }
+
+/// `matchPolicy`: a rule naming v1 of a custom resource written through v2 matches under
+/// `Equivalent`, with the object converted to v1 (v1.36: `too big in pol.example.com/v1`), and
+/// not under `Exact`.
+#[tokio::test]
+async fn equivalent_policies_see_a_custom_resource_in_the_version_they_match() {
+    let h = server().await;
+    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "polwidgets.pol.example.com"},
+        "spec": {"group": "pol.example.com", "scope": "Namespaced",
+            "names": {"kind": "PolWidget", "plural": "polwidgets", "singular": "polwidget", "listKind": "PolWidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
+                         {"name": "v2", "served": true, "storage": false, "schema": schema}]}});
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(h.http.post(crds, crd).await.code, 201);
+    let policy = json!({"metadata": {"name": "pol-mv"}, "spec": {
+        "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": [{
+            "apiGroups": ["pol.example.com"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["polwidgets"]}]},
+        "validations": [{"expression": "object.spec.size < 10",
+            "messageExpression": "'too big in ' + object.apiVersion"}]}});
+    assert_eq!(h.http.post(VAP, policy).await.code, 201);
+    let b = binding("pol-mv-b", "pol-mv", json!(["Deny"]), json!({}));
+    assert_eq!(h.http.post(VAPB, b).await.code, 201);
+    let path = "/apis/pol.example.com/v2/namespaces/pol/polwidgets";
+    let widget = |name: &str| {
+        json!({"apiVersion": "pol.example.com/v2", "kind": "PolWidget",
+            "metadata": {"name": name}, "spec": {"size": 20}})
+    };
+    let reply = h.http.post(path, widget("w1")).await;
+    assert_eq!(
+        status(&reply),
+        (
+            422,
+            "Invalid",
+            "polwidgets.pol.example.com \"w1\" is forbidden: ValidatingAdmissionPolicy 'pol-mv' with binding 'pol-mv-b' denied request: too big in pol.example.com/v1"
+        )
+    );
+    let mut stored = h.http.get(&format!("{VAP}/pol-mv")).await.body;
+    stored["spec"]["matchConstraints"]["matchPolicy"] = json!("Exact");
+    assert_eq!(h.http.put(&format!("{VAP}/pol-mv"), stored).await.code, 200);
+    assert_eq!(h.http.post(path, widget("w2")).await.code, 201);
+}

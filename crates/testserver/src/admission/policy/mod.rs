@@ -40,8 +40,8 @@
 //!   (an annotation whose expression fails still denies under `failurePolicy: Fail`).
 //! - `authorizer` asks the server's authorizer (RBAC when enabled, allow-all by default) as the
 //!   requesting user; `serviceAccount(...)`, label and field selectors are missing.
-//! - Objects are given in the request's version (the real server converts a custom resource to
-//!   the version a rule matched under `matchPolicy: Equivalent`).
+//! - A mutating policy gets a custom resource in the request's version (a validating one, as on
+//!   the real server, in the version its rules matched under `matchPolicy: Equivalent`).
 //! - Variables are evaluated eagerly (the real server evaluates one when it is first read); an
 //!   expression reading one that failed gets v1.36's `composited variable "<name>" fails to
 //!   evaluate: <why>`.
@@ -144,18 +144,33 @@ impl Policies {
         !self.validating.is_empty()
     }
 
-    /// Runs the validating policies on the object about to be stored; their warnings are
-    /// appended to `warnings`.
+    /// The versions the validating policies matched in, each once: the objects must be
+    /// given to [`Policies::validate`] in each.
+    pub(crate) fn validating_versions(&self) -> Vec<String> {
+        let mut versions: Vec<String> = Vec::new();
+        for bound in &self.validating {
+            if !versions.contains(&bound.version) {
+                versions.push(bound.version.clone());
+            }
+        }
+        versions
+    }
+
+    /// Runs the validating policies on the object about to be stored, each on `views`' inputs
+    /// in the version it matched in; their warnings are appended to `warnings`.
     ///
     /// # Errors
     /// The first denial.
     pub(crate) fn validate(
         &self,
-        inputs: &Inputs<'_>,
+        views: &[(String, Inputs<'_>)],
         warnings: &mut Vec<String>,
     ) -> Result<(), ApiError> {
         for bound in &self.validating {
-            validating::run(&self.subject, bound, inputs, warnings)?;
+            let view = views.iter().find(|(v, _)| *v == bound.version);
+            if let Some((_, inputs)) = view.or(views.first()) {
+                validating::run(&self.subject, bound, inputs, warnings)?;
+            }
         }
         Ok(())
     }
@@ -249,9 +264,9 @@ fn bound(state: &State, mutating: bool, write: &Write<'_>) -> Vec<Bound> {
     let namespace = write.attributes.scope.namespace.as_deref();
     let mut out = Vec::new();
     for policy in &policies {
-        if policy.constraints.matched_version(write).is_none() {
+        let Some(version) = policy.constraints.matched_version(write) else {
             continue;
-        }
+        };
         for binding in bindings.iter().filter(|b| b.policy_name == policy.name) {
             let binding_matches = binding
                 .match_resources
@@ -270,6 +285,7 @@ fn bound(state: &State, mutating: bool, write: &Write<'_>) -> Vec<Bound> {
                 policy: policy.clone(),
                 binding: binding.clone(),
                 params,
+                version: version.clone(),
             });
         }
     }

@@ -187,6 +187,10 @@ pub(crate) struct Bound {
     pub(crate) policy: Policy,
     pub(crate) binding: Binding,
     pub(crate) params: Params,
+    /// The version of the written resource the policy matched in (its `matchPolicy:
+    /// Equivalent` may match a custom resource in another served version): a validating
+    /// policy sees the objects in it.
+    pub(crate) version: String,
 }
 
 /// The CEL variables of one evaluation of a pair with one parameter.

@@ -235,14 +235,7 @@ impl Webhooks {
     /// A denial, or a failure of a `failurePolicy: Fail` webhook.
     pub(crate) async fn validate(&mut self, object: Option<&Value>) -> Result<(), ApiError> {
         if self.policies.has_validating() {
-            let request = self.policy_request(object);
-            let old = self.review.old.clone();
-            let inputs = Inputs {
-                object,
-                old: old.as_ref(),
-                request: &request,
-            };
-            self.policies.validate(&inputs, &mut self.warnings)?;
+            self.validate_by_policies(object).await?;
         }
         // The object converted once per version the webhooks matched in.
         let mut views: Vec<(String, Option<Value>)> = Vec::new();
@@ -256,6 +249,34 @@ impl Webhooks {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Runs the validating policies, each on the objects in the version it matched in.
+    ///
+    /// # Errors
+    /// A denial, or a conversion that failed (500).
+    async fn validate_by_policies(&mut self, object: Option<&Value>) -> Result<(), ApiError> {
+        let mut owned = Vec::new();
+        for version in self.policies.validating_versions() {
+            let object = self.in_version(object.cloned(), &version).await?;
+            let old = self.old_in(&version).await?;
+            let request = self
+                .review
+                .request(&version, (object.as_ref(), old.as_ref()));
+            owned.push((version, object, old, request));
+        }
+        let views: Vec<(String, Inputs<'_>)> = owned
+            .iter()
+            .map(|(version, object, old, request)| {
+                let inputs = Inputs {
+                    object: object.as_ref(),
+                    old: old.as_ref(),
+                    request,
+                };
+                (version.clone(), inputs)
+            })
+            .collect();
+        self.policies.validate(&views, &mut self.warnings)
     }
 
     /// `object` (in the version the handlers pass it in) in `version`.
