@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use super::admission_policy::{binding, policy};
 use super::duration::{age, human};
 use super::event::{EventFields, event};
 use super::fields::{
@@ -39,6 +40,10 @@ pub(crate) enum Kind {
     Deployment,
     ConfigMap,
     Lease,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+    MutatingAdmissionPolicy,
+    MutatingAdmissionPolicyBinding,
 }
 
 impl Kind {
@@ -61,6 +66,18 @@ impl Kind {
             ("apps", "deployments") => Kind::Deployment,
             ("", "configmaps") => Kind::ConfigMap,
             ("coordination.k8s.io", "leases") => Kind::Lease,
+            ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+                Kind::ValidatingAdmissionPolicy
+            }
+            ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+                Kind::ValidatingAdmissionPolicyBinding
+            }
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => {
+                Kind::MutatingAdmissionPolicy
+            }
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings") => {
+                Kind::MutatingAdmissionPolicyBinding
+            }
             _ => return None,
         })
     }
@@ -84,6 +101,18 @@ impl Kind {
             Kind::Deployment => "apps/deployments",
             Kind::ConfigMap => "/configmaps",
             Kind::Lease => "coordination.k8s.io/leases",
+            Kind::ValidatingAdmissionPolicy => {
+                "admissionregistration.k8s.io/validatingadmissionpolicies"
+            }
+            Kind::ValidatingAdmissionPolicyBinding => {
+                "admissionregistration.k8s.io/validatingadmissionpolicybindings"
+            }
+            Kind::MutatingAdmissionPolicy => {
+                "admissionregistration.k8s.io/mutatingadmissionpolicies"
+            }
+            Kind::MutatingAdmissionPolicyBinding => {
+                "admissionregistration.k8s.io/mutatingadmissionpolicybindings"
+            }
         }
     }
 
@@ -119,6 +148,11 @@ impl Kind {
                 json!(created),
             ],
             Kind::Lease => vec![json!(text(o, "/spec/holderIdentity")), json!(created)],
+            Kind::ValidatingAdmissionPolicy => with_age(policy(o, "validations"), created),
+            Kind::MutatingAdmissionPolicy => with_age(policy(o, "mutations"), created),
+            Kind::ValidatingAdmissionPolicyBinding | Kind::MutatingAdmissionPolicyBinding => {
+                with_age(binding(o), created)
+            }
         };
         cells.extend(rest);
         cells
@@ -392,3 +426,9 @@ fn node(o: &Value, created: String) -> Vec<Value> {
 #[cfg(test)]
 #[path = "builtin_tests.rs"]
 mod tests;
+
+/// `cells` followed by the AGE cell.
+fn with_age(mut cells: Vec<Value>, created: String) -> Vec<Value> {
+    cells.push(json!(created));
+    cells
+}

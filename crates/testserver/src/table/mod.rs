@@ -19,6 +19,7 @@
 //!   `columnDefinitions` (later ones have `null`), as the real server's watch encoder sets
 //!   `NoHeaders` after it.
 
+mod admission_policy;
 mod builtin;
 pub(crate) mod custom;
 mod duration;

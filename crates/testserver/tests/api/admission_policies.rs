@@ -265,6 +265,28 @@ async fn stored_policies_carry_v136_defaults() {
             "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                 "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"], "scope": "*"}]})
     );
+    // `kubectl get` columns, as v1.36 prints them.
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let reply = h.http.get_accept(VAP, table).await;
+    let names: Vec<&Value> = reply.body["columnDefinitions"]
+        .as_array()
+        .map(|c| c.iter().map(|c| &c["name"]).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["Name", "Validations", "ParamKind", "Age"]);
+    let cells = reply.body["rows"][0]["cells"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(cells[1..3], [json!(3), json!("<unset>")]);
+    let reply = h.http.get_accept(VAPB, table).await;
+    let cells = reply.body["rows"][0]["cells"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        cells[..3],
+        [json!("pol-demo-b"), json!("pol-demo"), json!("<unset>")]
+    );
     let binding = h.http.get(&format!("{VAPB}/pol-demo-b")).await.body;
     assert_eq!(
         binding["spec"]["matchResources"],
