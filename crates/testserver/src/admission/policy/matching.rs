@@ -113,3 +113,105 @@ impl NamedRule {
         name_ok && self.rule.matches(attributes, version)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::admission::plugin::Operation;
+    use crate::registry::ResourceDefinition;
+    use crate::request::route::Target;
+    use crate::request::scope::Scope;
+    use serde_json::json;
+
+    fn scope(version: &str, request_version: Option<&str>) -> Scope {
+        let target = Target {
+            def: Arc::new(ResourceDefinition {
+                group: "pol.example.com".into(),
+                version: version.into(),
+                kind: "Widget".into(),
+                plural: "widgets".into(),
+                namespaced: true,
+                ..Default::default()
+            }),
+            namespace: Some("ns".into()),
+            name: Some("w".into()),
+            subresource: None,
+            watch_path: false,
+        };
+        Scope {
+            target,
+            verb: crate::verb::Verb::Create,
+            user: crate::authz::UserInfo::admin(),
+            dry_run: false,
+            request_version: request_version.map(Into::into),
+            authorizer: Arc::new(crate::authz::AllowAll),
+            format: crate::request::negotiation::WireFormat::Json,
+            writer: kubegen_apply::Writer::default(),
+        }
+    }
+
+    fn resources(value: Value) -> MatchResources {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn rule(versions: Value) -> Value {
+        json!({"apiGroups": ["pol.example.com"], "apiVersions": versions,
+               "operations": ["CREATE"], "resources": ["widgets"], "scope": "*"})
+    }
+
+    #[test]
+    fn rules_exclusions_names_and_match_policy() {
+        let state = crate::storage::State::new(4);
+        let scope = scope("v2", None);
+        let attributes = Attributes::new(Operation::Create, &scope, "w", &state);
+        let served = ["v1".to_string(), "v2".to_string()];
+        let object = json!({"metadata": {"name": "w", "labels": {"team": "a"}}});
+        let labels = json!({"env": "prod"});
+        let write = Write {
+            attributes: &attributes,
+            served: &served,
+            namespace_labels: labels.as_object(),
+            object: Some(&object),
+        };
+        let version = |m: Value| resources(m).matched_version(&write);
+        assert_eq!(
+            version(json!({"resourceRules": [rule(json!(["v2"]))]})),
+            Some("v2".into())
+        );
+        assert_eq!(
+            version(json!({"resourceRules": [rule(json!(["v1"]))]})),
+            Some("v1".into())
+        );
+        assert_eq!(
+            version(json!({"resourceRules": [rule(json!(["v1"]))], "matchPolicy": "Exact"})),
+            None
+        );
+        let mut named = rule(json!(["*"]));
+        named["resourceNames"] = json!(["other"]);
+        assert_eq!(version(json!({"resourceRules": [named.clone()]})), None);
+        assert_eq!(
+            version(
+                json!({"resourceRules": [rule(json!(["*"]))], "excludeResourceRules": [rule(json!(["*"]))]})
+            ),
+            None
+        );
+        assert_eq!(
+            version(
+                json!({"resourceRules": [rule(json!(["*"]))], "excludeResourceRules": [named]})
+            ),
+            Some("v2".into())
+        );
+        // A binding without rules matches every resource; selectors still apply.
+        assert_eq!(version(json!({})), Some("v2".into()));
+        assert_eq!(
+            version(json!({"namespaceSelector": {"matchLabels": {"env": "dev"}}})),
+            None
+        );
+        assert_eq!(
+            version(json!({"objectSelector": {"matchLabels": {"team": "a"}}})),
+            Some("v2".into())
+        );
+    }
+}

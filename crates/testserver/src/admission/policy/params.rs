@@ -132,3 +132,99 @@ fn select(
         .filter(|o| selects(selector, &labels_of(Some(o))))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state() -> State {
+        let mut state = State::new(16);
+        let key = crate::registry::ResourceKey::new("", "v1", "configmaps");
+        for (ns, name, labels) in [
+            ("a", "limits", json!({"p": "yes"})),
+            ("a", "other", json!({"p": "yes"})),
+            ("b", "limits", json!({})),
+        ] {
+            let object = json!({"metadata": {"name": name, "namespace": ns, "labels": labels}});
+            state.store.insert(&key, (ns.into(), name.into()), object);
+        }
+        state
+    }
+
+    fn reference(value: Value) -> ParamRef {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn kind() -> ParamKind {
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap"})).unwrap()
+    }
+
+    fn names(params: Params) -> Vec<String> {
+        match params {
+            Params::Found(found) => found
+                .iter()
+                .map(|o| crate::object::meta_str(o, "name").to_string())
+                .collect(),
+            other => panic!("not found: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_kind_or_no_reference_means_null_params() {
+        let state = state();
+        let by_name = reference(json!({"name": "limits"}));
+        assert_eq!(
+            collect(&state, None, Some(&by_name), Some("a")),
+            Params::None
+        );
+        assert_eq!(
+            collect(&state, Some(&kind()), None, Some("a")),
+            Params::None
+        );
+    }
+
+    #[test]
+    fn names_and_selectors_look_in_the_named_or_the_request_namespace() {
+        let state = state();
+        let kind = kind();
+        let named = reference(json!({"name": "limits", "namespace": "b"}));
+        assert_eq!(
+            names(collect(&state, Some(&kind), Some(&named), Some("a"))),
+            ["limits"]
+        );
+        let selected = reference(json!({"selector": {"matchLabels": {"p": "yes"}}}));
+        assert_eq!(
+            names(collect(&state, Some(&kind), Some(&selected), Some("a"))),
+            ["limits", "other"]
+        );
+        let nothing = collect(&state, Some(&kind), Some(&selected), None);
+        assert!(
+            matches!(nothing, Params::Failed(why) if why.starts_with("cannot use namespaced paramRef"))
+        );
+    }
+
+    #[test]
+    fn missing_params_skip_under_allow_and_fail_under_deny() {
+        let state = state();
+        let kind = kind();
+        let allow = reference(json!({"name": "nope", "parameterNotFoundAction": "Allow"}));
+        assert_eq!(
+            collect(&state, Some(&kind), Some(&allow), Some("a")),
+            Params::Skip
+        );
+        let deny = reference(json!({"name": "nope", "parameterNotFoundAction": "Deny"}));
+        assert_eq!(
+            collect(&state, Some(&kind), Some(&deny), Some("a")),
+            Params::Failed(
+                "no params found for policy binding with `Deny` parameterNotFoundAction".into()
+            )
+        );
+        let unknown: ParamKind =
+            serde_json::from_value(json!({"apiVersion": "x.io/v1", "kind": "Nope"})).unwrap();
+        assert!(matches!(
+            collect(&state, Some(&unknown), Some(&deny), Some("a")),
+            Params::Failed(_)
+        ));
+    }
+}
