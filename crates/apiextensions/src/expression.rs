@@ -120,6 +120,39 @@ impl Expression {
     pub fn source(&self) -> &str {
         &self.source
     }
+
+    /// Whether the result is provably of CEL type `dyn` where an admission policy's checker
+    /// wants a bool (v1.36 refuses such a validation: `must evaluate to bool but got dyn`): a
+    /// field or index of `object`, `oldObject` or `params` (untyped when a policy is stored),
+    /// one of `dyn_variables`, or a conditional with such a branch. Without a type checker this
+    /// is all that is known; any other expression is given the benefit of the doubt.
+    pub fn is_dyn(&self, dyn_variables: &[String]) -> bool {
+        match ENV.parser().parse(&self.source) {
+            Ok(ast) => dyn_expr(&ast, dyn_variables),
+            Err(_) => false,
+        }
+    }
+}
+
+fn dyn_expr(expr: &cel::IdedExpr, dyn_variables: &[String]) -> bool {
+    use cel::common::ast::Expr;
+    match &expr.expr {
+        Expr::Ident(name) => matches!(name.as_str(), "object" | "oldObject" | "params"),
+        Expr::Select(select) if !select.test => match &select.operand.expr {
+            Expr::Ident(root) if root == "variables" => dyn_variables.contains(&select.field),
+            _ => dyn_expr(&select.operand, dyn_variables),
+        },
+        Expr::Call(call) if call.func_name == "_[_]" => call
+            .args
+            .first()
+            .is_some_and(|target| dyn_expr(target, dyn_variables)),
+        Expr::Call(call) if call.func_name == "_?_:_" => call
+            .args
+            .iter()
+            .skip(1)
+            .any(|branch| dyn_expr(branch, dyn_variables)),
+        _ => false,
+    }
 }
 
 /// The names `JSONPatch`, `Object` and `Object.a.b` written in `source` (a literal's type).
@@ -282,6 +315,31 @@ mod tests {
                 .evaluate(&vars)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn dyn_results_are_the_untyped_fields_and_variables() {
+        let vars = ["v".to_string()];
+        let is_dyn = |s: &str| Expression::compile(s).unwrap().is_dyn(&vars);
+        for source in [
+            "object.spec.x",
+            "params.x",
+            "oldObject.x",
+            "object['spec']",
+            "variables.v",
+            "has(object.spec) ? object.spec.x : false",
+        ] {
+            assert!(is_dyn(source), "{source}");
+        }
+        for source in [
+            "request.dryRun",
+            "object.spec.x == true",
+            "has(object.spec)",
+            "variables.w",
+            "object.spec.x.all(y, y)",
+        ] {
+            assert!(!is_dyn(source), "{source}");
+        }
     }
 
     #[test]

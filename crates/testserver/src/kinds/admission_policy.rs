@@ -11,10 +11,13 @@
 //! ValidatingAdmissionPolicy gets `status: {}`, as v1.36 stores it.
 //!
 //! # Differences from the real server
-//! Expressions are parsed, not type-checked: v1.36 also rejects a validation whose type is
-//! provably not bool (`must evaluate to bool but got dyn`), and its policy status controller
-//! (in kube-controller-manager) writes `status.typeChecking` warnings; here no type is known, so
-//! nothing is written there. Parse errors are worded by kubegen's CEL parser after v1.36's
+//! Expressions are parsed, not type-checked. Of v1.36's type errors only the ones visible in
+//! the syntax are found: a validation or match condition that is a field or index of the
+//! untyped `object`, `oldObject` or `params` (or a variable that is), `must evaluate to bool but
+//! got dyn`; `variables` in a match condition and `authorizer` in a message expression,
+//! `undeclared reference`. v1.36's policy status controller (in kube-controller-manager) also
+//! writes `status.typeChecking` warnings from the matched kinds' schemas; here no type is
+//! known, so nothing is written there. Parse errors are worded by kubegen's CEL parser after v1.36's
 //! `compilation failed: ` prefix.
 
 use serde_json::{Map, Value, json};
@@ -133,11 +136,10 @@ fn check_validating(spec: &Map<String, Value>) -> Vec<Cause> {
         causes.push(cause("FieldValueRequired", "spec.validations", why));
         causes.push(cause("FieldValueRequired", "spec.auditAnnotations", why));
     }
+    let dyn_variables = dyn_variables(spec);
     for (i, validation) in validations.into_iter().flatten().enumerate() {
-        causes.extend(check_validation(
-            validation,
-            &format!("spec.validations[{i}]"),
-        ));
+        let at = format!("spec.validations[{i}]");
+        causes.extend(check_validation(validation, &at, &dyn_variables));
     }
     for (i, annotation) in annotations.into_iter().flatten().enumerate() {
         let at = format!("spec.auditAnnotations[{i}]");
@@ -195,8 +197,70 @@ fn check_common(spec: &Map<String, Value>) -> Vec<Cause> {
         }
     }
     causes.extend(check_match_conditions(spec, "spec"));
+    causes.extend(check_condition_types(spec));
     causes.extend(check_variables(spec));
     causes
+}
+
+/// What v1.36's checker says of match conditions the parser accepts: `variables` is not
+/// declared there, and a condition must give a bool.
+fn check_condition_types(spec: &Map<String, Value>) -> Vec<Cause> {
+    let conditions = spec.get("matchConditions").and_then(Value::as_array);
+    let mut causes = Vec::new();
+    for (i, condition) in conditions.into_iter().flatten().enumerate() {
+        let source = text(condition, "expression");
+        let field = format!("spec.matchConditions[{i}].expression");
+        let Ok(expression) = kubegen_apiextensions::Expression::compile(source) else {
+            continue;
+        };
+        if let Some(cause) = undeclared(source, "variables", &field) {
+            causes.push(cause);
+        } else if expression.is_dyn(&[]) {
+            causes.push(not_bool(source, &field));
+        }
+    }
+    causes
+}
+
+/// The names of `spec.variables` whose value is provably `dyn`, in order (each may read the
+/// earlier ones).
+fn dyn_variables(spec: &Map<String, Value>) -> Vec<String> {
+    let variables = spec.get("variables").and_then(Value::as_array);
+    let mut names = Vec::new();
+    for variable in variables.into_iter().flatten() {
+        let compiled = kubegen_apiextensions::Expression::compile(text(variable, "expression"));
+        if compiled.is_ok_and(|e| e.is_dyn(&names)) {
+            names.push(text(variable, "name").to_string());
+        }
+    }
+    names
+}
+
+/// `must evaluate to bool but got dyn`, v1.36's complaint about an untyped result.
+fn not_bool(source: &str, field: &str) -> Cause {
+    cause(
+        "FieldValueInvalid",
+        field,
+        format!(
+            "Invalid value: {}: must evaluate to bool but got dyn",
+            json!(source)
+        ),
+    )
+}
+
+/// cel-go's `undeclared reference` for `name` standing as an identifier of its own in
+/// `source`, where the environment does not declare it.
+fn undeclared(source: &str, name: &str, field: &str) -> Option<Cause> {
+    let column = identifier_column(source, name)?;
+    Some(cause(
+        "FieldValueInvalid",
+        field,
+        format!(
+            "Invalid value: {}: compilation failed: ERROR: <input>:1:{column}: undeclared reference to '{name}' (in container '')\n | {source}\n | {}^",
+            json!(source),
+            ".".repeat(column - 1)
+        ),
+    ))
 }
 
 fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
@@ -229,25 +293,23 @@ fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
     causes
 }
 
-/// One of `spec.validations`: an expression, an optional message expression, a known reason.
-fn check_validation(validation: &Value, at: &str) -> Vec<Cause> {
-    let mut causes = check_expression(text(validation, "expression"), &format!("{at}.expression"));
+/// One of `spec.validations`: an expression giving a bool (as far as is known without types,
+/// see [`kubegen_apiextensions::Expression::is_dyn`]), an optional message expression, a known
+/// reason.
+fn check_validation(validation: &Value, at: &str, dyn_variables: &[String]) -> Vec<Cause> {
+    let source = text(validation, "expression");
+    let field = format!("{at}.expression");
+    let mut causes = check_expression(source, &field);
+    let compiled = kubegen_apiextensions::Expression::compile(source);
+    if causes.is_empty() && compiled.is_ok_and(|e| e.is_dyn(dyn_variables)) {
+        causes.push(not_bool(source, &field));
+    }
     let message = validation.get("messageExpression").and_then(Value::as_str);
     if let Some(source) = message.filter(|s| !s.trim().is_empty()) {
         let field = format!("{at}.messageExpression");
         let mut found = check_expression(source, &field);
-        if found.is_empty()
-            && let Some(column) = identifier_column(source, "authorizer")
-        {
-            found.push(cause(
-                "FieldValueInvalid",
-                &field,
-                format!(
-                    "Invalid value: {}: compilation failed: ERROR: <input>:1:{column}: undeclared reference to 'authorizer' (in container '')\n | {source}\n | {}^",
-                    json!(source),
-                    ".".repeat(column - 1)
-                ),
-            ));
+        if found.is_empty() {
+            found.extend(undeclared(source, "authorizer", &field));
         }
         causes.extend(found);
     }
@@ -523,6 +585,36 @@ mod tests {
         );
         assert_eq!(identifier_column("object.authorizer", "authorizer"), None);
         assert_eq!(identifier_column("authorizers", "authorizer"), None);
+    }
+
+    #[test]
+    fn provably_untyped_results_are_refused_as_v136_refuses_them() {
+        let causes = causes_of(
+            false,
+            json!({"matchConstraints": {"resourceRules": [{"resources": ["x"]}]},
+                   "variables": [{"name": "v", "expression": "object.spec.y"}],
+                   "matchConditions": [{"name": "m", "expression": "variables.v"}],
+                   "validations": [{"expression": "variables.v"},
+                                   {"expression": "has(object.spec) ? object.spec.x : false"},
+                                   {"expression": "object.spec.x == true"}]}),
+        );
+        assert_eq!(
+            causes,
+            [
+                (
+                    "spec.matchConditions[0].expression".to_string(),
+                    "Invalid value: \"variables.v\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'variables' (in container '')\n | variables.v\n | ^".to_string()
+                ),
+                (
+                    "spec.validations[0].expression".to_string(),
+                    "Invalid value: \"variables.v\": must evaluate to bool but got dyn".to_string()
+                ),
+                (
+                    "spec.validations[1].expression".to_string(),
+                    "Invalid value: \"has(object.spec) ? object.spec.x : false\": must evaluate to bool but got dyn".to_string()
+                ),
+            ]
+        );
     }
 
     #[test]
