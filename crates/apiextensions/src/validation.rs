@@ -70,6 +70,7 @@ pub(crate) fn validate(
     for key in ["allOf", "anyOf", "oneOf"] {
         combined(key, value, schema, path, errors);
     }
+    negated(value, schema, path, errors);
 }
 
 /// The JSON type name kube-openapi reports.
@@ -382,6 +383,25 @@ fn combined(key: &str, value: &Value, schema: Node<'_>, path: &str, errors: &mut
         format!("{} must validate {word}", quote(path)),
     ));
     errors.extend(results.into_iter().flatten());
+}
+
+/// `not` of a value validation: the value must fail it. Without this, a `oneOf` whose second
+/// branch is `not: {enum: [X]}` (Gateway API's addresses) sees both branches pass and refuses
+/// every value. kube-openapi reports only the one error, never the branch's own.
+fn negated(value: &Value, schema: Node<'_>, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(branch) = schema.get("not") else {
+        return;
+    };
+    let mut found = Vec::new();
+    validate(value, None, Node(branch), path, &mut found);
+    if found.is_empty() {
+        errors.push(FieldError::shown(
+            ErrorType::Invalid,
+            "",
+            &Value::String(String::new()),
+            format!("{} must not validate the schema (not)", quote(path)),
+        ));
+    }
 }
 
 /// Every `x-kubernetes-embedded-resource` object names its `apiVersion` and `kind`
