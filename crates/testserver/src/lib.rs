@@ -19,7 +19,7 @@
 //! # The request path
 //! ```text
 //! TestServer (listener.rs: socket, TLS, HTTP/1.1+2) ──or── ApiServer::handle (pipeline.rs)
-//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs
+//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs, jwt.rs
 //!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, verb.rs,
 //!                                                              authz.rs, rbac/
 //!  3. route             path → Target or discovery/OpenAPI    request/route.rs (a kind's own
@@ -75,7 +75,7 @@
 //! - `request`
 //! - `patch`, `storage`, `validation`
 //! - `registry`
-//! - `authz`, `object`, `tls`, `verb`, `webhook_client`
+//! - `authz`, `jwt`, `object`, `tls`, `verb`, `webhook_client`
 //! - `error`, `status`
 //! - `body`
 
@@ -207,6 +207,7 @@ mod error;
 mod faults;
 mod fieldvalidation;
 mod handlers;
+mod jwt;
 mod kinds;
 mod listener;
 mod object;
