@@ -371,10 +371,12 @@ fn combined(key: &str, value: &Value, schema: Node<'_>, path: &str, errors: &mut
     if !failed || schema.int_or_string() {
         return;
     }
-    let word = match key {
-        "allOf" => "all of the schemas (allOf)",
-        "anyOf" => "at least one schema (anyOf)",
-        _ => "one and only one schema (oneOf)",
+    // kube-openapi says how many `oneOf` branches matched: none, or too many.
+    let word = match (key, passed) {
+        ("allOf", _) => "all of the schemas (allOf)".to_string(),
+        ("anyOf", _) => "at least one schema (anyOf)".to_string(),
+        (_, 0) => "one and only one schema (oneOf). Found none valid".to_string(),
+        (_, n) => format!("one and only one schema (oneOf). Found {n} valid alternatives"),
     };
     errors.push(FieldError::shown(
         ErrorType::Invalid,

@@ -253,7 +253,26 @@ fn one_of_with_a_negated_branch_refuses_a_hostname_typed_as_ip_address() {
         .collect();
     assert_eq!(
         found[0],
-        "<nil>: Invalid value: \"\": \"spec.addresses[0]\" must validate one and only one schema (oneOf)"
+        "<nil>: Invalid value: \"\": \"spec.addresses[0]\" must validate one and only one schema (oneOf). Found none valid"
+    );
+}
+
+#[test]
+fn one_of_says_how_many_branches_matched() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"n": {"type": "integer", "oneOf": [{"minimum": 1}, {"minimum": 2}]}}}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let found: Vec<String> = schema
+        .validate(&json!({"spec": {"n": 5}}), None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "<nil>: Invalid value: \"\": \"spec.n\" must validate one and only one schema (oneOf). Found 2 valid alternatives"
+        ]
     );
 }
 
