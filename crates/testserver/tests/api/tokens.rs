@@ -271,6 +271,16 @@ async fn token_review_answers_as_v1_36_for_valid_foreign_and_revoked_tokens() {
         review(&h, "abc.def.ghi", None).await,
         json!({"user": {}, "error": "invalid bearer token"})
     );
+    // A static token is good for the API audience only (v1.36, its tokens.csv admin).
+    assert_eq!(
+        review(&h, "nobody-token", Some(json!([ISSUER, "x"]))).await,
+        json!({"authenticated": true, "audiences": [ISSUER],
+               "user": {"username": "nobody", "groups": ["system:authenticated"]}})
+    );
+    assert_eq!(
+        review(&h, "nobody-token", Some(json!(["x"]))).await,
+        json!({"user": {}, "error": "invalid bearer token"})
+    );
 
     // Bound to the Secret: deleting it revokes the token.
     let bound = token(
