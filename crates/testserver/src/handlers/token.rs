@@ -239,3 +239,7 @@ fn service_account(api: &ApiServer, target: &Target) -> Result<(String, String, 
         .to_string();
     Ok((name, namespace, uid))
 }
+
+#[cfg(test)]
+#[path = "token_tests.rs"]
+mod tests;
