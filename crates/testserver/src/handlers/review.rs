@@ -65,7 +65,11 @@ pub(crate) fn create(
             object.insert("spec".into(), json!({}));
             rules_status(&authorizer.rules_for(&user, namespace))
         }
-        Review::Token => token_review::status(api, &spec)?,
+        Review::Token => {
+            // v1.36 answers the request with its metadata (a `{}` at least) and the status.
+            object.entry("metadata").or_insert_with(|| json!({}));
+            token_review::status(api, &spec)?
+        }
         Review::Subject => {
             // Whatever the body says, the answer is a new object naming the requesting user.
             object.retain(|k, _| k == "apiVersion" || k == "kind");

@@ -75,6 +75,9 @@ async fn review(h: &Harness, token: &str, audiences: Option<Value>) -> Value {
         json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec});
     let reply = h.http.post(REVIEWS, body).await;
     assert_eq!(reply.code, 201, "{}", reply.body);
+    assert_eq!(reply.body["kind"], "TokenReview");
+    assert_eq!(reply.body["metadata"], json!({}));
+    assert_eq!(reply.body["spec"], spec);
     reply.body["status"].clone()
 }
 
