@@ -63,7 +63,7 @@ SERVED = {
     },
     "batch/v1": {"jobs": ["status"], "cronjobs": ["status"]},
     "coordination.k8s.io/v1": {"leases": []},
-    "authentication.k8s.io/v1": {"selfsubjectreviews": []},
+    "authentication.k8s.io/v1": {"selfsubjectreviews": [], "tokenreviews": []},
     "authorization.k8s.io/v1": {
         "selfsubjectaccessreviews": [],
         "selfsubjectrulesreviews": [],

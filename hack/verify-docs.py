@@ -12,7 +12,10 @@ Checked in every tracked `*.md` file:
 - README's layout table: a row for every workspace member, naming its crate;
 - release tags (`--tag v0.1.0`, `tag = "v0.1.0"`): tags this repository has;
 - tables whose last column is headed `where` or `file`: every type a row's kubegen column names
-  is defined (or implemented) in the files or folders the row points to.
+  is defined (or implemented) in the files or folders the row points to;
+- claims in prose that the code refutes ("the test server does not serve SelfSubjectReview",
+  "owned kinds are not sharded"), in markdown and in the packages' descriptions: see
+  hack/verify_docs_claims.py.
 
 Not paths: absolute paths, URLs, globs and placeholders (`*`, `<`, `{`, `$`, `~`, `...`) and Go
 files (client-go's). Two comments in a document say what else it means:
@@ -41,6 +44,9 @@ import re
 import subprocess
 import sys
 import tomllib
+
+from verify_docs_claims import check_claims, served_kinds
+from verify_docs_claims import self_test as claims_self_test
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DIRECTIVE = re.compile(r"<!-- verify-docs: (not-here|base) ([^>]*?)\s*-->")
@@ -346,6 +352,14 @@ def main():
     for doc in markdown_files():
         problems += check_tags(doc, read(doc), tags)
         problems += check_where(doc, read(doc))
+    served = served_kinds(ROOT)
+    for doc in markdown_files():
+        problems += check_claims(doc, read(doc), ROOT, served)
+    for member in members:
+        manifest = os.path.join(member, "Cargo.toml")
+        with open(os.path.join(ROOT, manifest), "rb") as f:
+            description = tomllib.load(f)["package"].get("description", "")
+        problems += check_claims(manifest, description, ROOT, served)
     if "--flags" in sys.argv:
         from verify_docs_flags import check_flags
         for doc in markdown_files():
@@ -427,6 +441,7 @@ def self_test():
         if got != want:
             failed += 1
             print(f"self-test: counts {path} {text!r}: {got} problem(s), want {want}")
+    failed += claims_self_test(ROOT)
     if "--flags" in sys.argv:
         from verify_docs_flags import check_flags, flags_of
         bins = binaries_of(packages)

@@ -70,6 +70,7 @@ pub(crate) fn validate(
     for key in ["allOf", "anyOf", "oneOf"] {
         combined(key, value, schema, path, errors);
     }
+    negated(value, schema, path, errors);
 }
 
 /// The JSON type name kube-openapi reports.
@@ -370,10 +371,12 @@ fn combined(key: &str, value: &Value, schema: Node<'_>, path: &str, errors: &mut
     if !failed || schema.int_or_string() {
         return;
     }
-    let word = match key {
-        "allOf" => "all of the schemas (allOf)",
-        "anyOf" => "at least one schema (anyOf)",
-        _ => "one and only one schema (oneOf)",
+    // kube-openapi says how many `oneOf` branches matched: none, or too many.
+    let word = match (key, passed) {
+        ("allOf", _) => "all of the schemas (allOf)".to_string(),
+        ("anyOf", _) => "at least one schema (anyOf)".to_string(),
+        (_, 0) => "one and only one schema (oneOf). Found none valid".to_string(),
+        (_, n) => format!("one and only one schema (oneOf). Found {n} valid alternatives"),
     };
     errors.push(FieldError::shown(
         ErrorType::Invalid,
@@ -382,6 +385,25 @@ fn combined(key: &str, value: &Value, schema: Node<'_>, path: &str, errors: &mut
         format!("{} must validate {word}", quote(path)),
     ));
     errors.extend(results.into_iter().flatten());
+}
+
+/// `not` of a value validation: the value must fail it. Without this, a `oneOf` whose second
+/// branch is `not: {enum: [X]}` (Gateway API's addresses) sees both branches pass and refuses
+/// every value. kube-openapi reports only the one error, never the branch's own.
+fn negated(value: &Value, schema: Node<'_>, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(branch) = schema.get("not") else {
+        return;
+    };
+    let mut found = Vec::new();
+    validate(value, None, Node(branch), path, &mut found);
+    if found.is_empty() {
+        errors.push(FieldError::shown(
+            ErrorType::Invalid,
+            "",
+            &Value::String(String::new()),
+            format!("{} must not validate the schema (not)", quote(path)),
+        ));
+    }
 }
 
 /// Every `x-kubernetes-embedded-resource` object names its `apiVersion` and `kind`

@@ -204,3 +204,97 @@ fn scale_replicas_must_be_integers() {
         Vec::<String>::new()
     );
 }
+
+/// Gateway API's `GatewaySpecAddress` (standard channel), trimmed by hand: a `oneOf` whose second
+/// branch is `not: {enum: [IPAddress]}` on a defaulted `type`.
+fn gateway_addresses() -> Schema {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"addresses": {"type": "array", "items": {
+            "type": "object",
+            "oneOf": [
+                {"properties": {"type": {"enum": ["IPAddress"]},
+                                "value": {"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}}},
+                {"properties": {"type": {"not": {"enum": ["IPAddress"]}}}},
+            ],
+            "properties": {"type": {"type": "string", "default": "IPAddress"},
+                           "value": {"type": "string", "maxLength": 253}}}}}}}}}}]}});
+    Schema::from_crd(&crd, "v1").unwrap().unwrap()
+}
+
+#[test]
+fn one_of_with_a_negated_branch_accepts_exactly_one_match() {
+    let schema = gateway_addresses();
+    let mut object = json!({"spec": {"addresses": [
+        {"value": "1200:0000:AB00:1234:0000:2552:7777:1313"},
+        {"value": "2001:db8:3c4d:15:0:d234:3eee::"},
+        {"value": "1.1.1.1"},
+        {"type": "IPAddress", "value": "255.255.255.255"},
+        {"type": "Hostname", "value": "example.com"},
+    ]}});
+    schema.default(&mut object);
+    let found: Vec<String> = schema
+        .validate(&object, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(found, Vec::<String>::new());
+}
+
+#[test]
+fn one_of_with_a_negated_branch_refuses_a_hostname_typed_as_ip_address() {
+    let schema = gateway_addresses();
+    let mut object = json!({"spec": {"addresses": [{"value": "example.com"}]}});
+    schema.default(&mut object);
+    let found: Vec<String> = schema
+        .validate(&object, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found[0],
+        "<nil>: Invalid value: \"\": \"spec.addresses[0]\" must validate one and only one schema (oneOf). Found none valid"
+    );
+}
+
+#[test]
+fn one_of_says_how_many_branches_matched() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"n": {"type": "integer", "oneOf": [{"minimum": 1}, {"minimum": 2}]}}}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let found: Vec<String> = schema
+        .validate(&json!({"spec": {"n": 5}}), None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "<nil>: Invalid value: \"\": \"spec.n\" must validate one and only one schema (oneOf). Found 2 valid alternatives"
+        ]
+    );
+}
+
+#[test]
+fn not_refuses_a_value_its_schema_accepts() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"name": {"type": "string", "not": {"enum": ["bad"]}}}}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let found = |name: &str| -> Vec<String> {
+        let object = json!({"spec": {"name": name}});
+        schema
+            .validate(&object, None)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    // v1.36: `The Widget "w1" is invalid: <nil>: Invalid value: "": "spec.name" must not
+    // validate the schema (not)`.
+    assert_eq!(
+        found("bad"),
+        ["<nil>: Invalid value: \"\": \"spec.name\" must not validate the schema (not)"]
+    );
+    assert_eq!(found("ok"), Vec::<String>::new());
+}

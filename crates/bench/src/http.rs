@@ -41,6 +41,15 @@ enum Inner {
     Kubeconfig(kubegen_client::Client),
 }
 
+/// What a server says about itself at `/version`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerVersion {
+    /// The minor version (`"27+"` reads 27).
+    pub minor: Option<u32>,
+    /// `v1.36.2`.
+    pub git_version: Option<String>,
+}
+
 impl RawClient {
     /// A plain-HTTP client for `base` (e.g. `http://127.0.0.1:43121`, no trailing slash needed).
     pub fn new(base: &str) -> RawClient {
@@ -105,6 +114,17 @@ impl RawClient {
             bail!("GET {path}: {status}: {}", String::from_utf8_lossy(&body));
         }
         Ok(body)
+    }
+
+    /// The server's `/version`, if it answers one.
+    pub async fn version(&self) -> Option<ServerVersion> {
+        let body = self.get("/version").await.ok()?;
+        let version: serde_json::Value = serde_json::from_slice(&body).ok()?;
+        let text = |field: &str| version.get(field)?.as_str().map(str::to_owned);
+        Some(ServerVersion {
+            minor: text("minor").and_then(|minor| minor.trim_end_matches('+').parse().ok()),
+            git_version: text("gitVersion"),
+        })
     }
 
     /// Fetches every page of the list at `collection` (no query string) as an informer's first

@@ -1,5 +1,5 @@
-//! kubegen-bench: measures kubegen against kube-rs and against the floors (raw transfer, pure
-//! serde decode) on the same in-process test server and the same data. Binaries only in spirit:
+//! kubegen-bench: measures kubegen against client-go and kube-rs and against the floors (raw
+//! transfer, pure serde decode) on the same server and the same data, and plots the results. Binaries only in spirit:
 //! this library is the shared harness of `informer-sync`, `decode-cost`, `watch-fanin`,
 //! `controller-e2e` and `scale-out`, not an API.
 //!
@@ -10,7 +10,7 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `runner`, `loader`, `scale`
 //! - `roles`, `table`
-//! - `data`, `fanin`, `http`, `link`, `measure`, `server`
+//! - `data`, `fanin`, `http`, `link`, `measure`, `plot`, `server`
 
 pub mod data;
 pub mod fanin;
@@ -18,6 +18,7 @@ pub mod http;
 pub mod link;
 pub mod loader;
 pub mod measure;
+pub mod plot;
 pub mod roles;
 pub mod runner;
 pub mod scale;

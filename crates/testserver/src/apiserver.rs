@@ -1,5 +1,5 @@
 //! [`ApiServer`], the handle the server's parts share: the storage ([`Storage`]: state and watch
-//! wake-ups), options, the authorizer, issued tokens and faults. The pipeline (`pipeline.rs`)
+//! wake-ups), options, the authorizer, the token signing key and faults. The pipeline (`pipeline.rs`)
 //! builds it and hands each handler what it needs: write handlers get only the storage handle,
 //! readers, watches, reviews and discovery the whole server (options, faults, the authorizer).
 //!
@@ -16,14 +16,14 @@ use crate::faults::Faults;
 use crate::options::ServerOptions;
 use crate::registry::ResourceDefinition;
 use crate::storage::Storage;
-use crate::storage::tokens::IssuedTokens;
+use crate::storage::tokens::TokenKeys;
 
 pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
     /// Decides every request: RBAC over the store when `options.rbac`, else `options.authorizer`.
     pub(crate) authorizer: Arc<dyn Authorizer>,
-    /// ServiceAccount tokens issued by the TokenRequest API.
-    pub(crate) tokens: IssuedTokens,
+    /// The key ServiceAccount tokens are signed with (TokenRequest) and checked against.
+    pub(crate) tokens: TokenKeys,
     /// The objects and resource table, and the wake-up of watches.
     pub(crate) storage: Storage,
     pub(crate) faults: Faults,

@@ -1,10 +1,9 @@
 use http::HeaderValue;
 
-use jiff::SignedDuration;
-
 use super::*;
 use crate::options::ServerOptions;
-use crate::storage::tokens::Issued;
+use crate::registry::ResourceKey;
+use serde_json::json;
 
 fn headers(token: Option<&str>) -> HeaderMap {
     let mut headers = HeaderMap::new();
@@ -69,20 +68,63 @@ fn the_admin_bearer_token_authenticates_as_admin() {
     );
 }
 
-#[test]
-fn an_issued_token_stops_working_after_it_expires() {
-    let api = server_with_tokens();
-    api.inner.tokens.tokens.lock().insert(
-        "old".into(),
-        Issued {
-            namespace: "default".into(),
-            name: "bot".into(),
-            uid: "u".into(),
-            expires: Timestamp::now() - SignedDuration::from_secs(1),
-        },
+/// A ServiceAccount `default/bot` with uid `u-bot`, and a token the server signed for it
+/// expiring `lifetime` seconds from now.
+fn account_and_token(api: &ApiServer, uid: &str, lifetime: i64) -> String {
+    let accounts = ResourceKey::new("", "v1", "serviceaccounts");
+    api.inner.storage.lock().store.insert(
+        &accounts,
+        ("default".into(), "bot".into()),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "bot", "namespace": "default", "uid": "u-bot"}}),
     );
+    let now = Timestamp::now().as_second();
+    let claims = json!({"aud": ["https://kubernetes.default.svc"], "exp": now + lifetime,
+        "iat": now - 3600, "iss": "https://kubernetes.default.svc", "nbf": now - 3600,
+        "kubernetes.io": {"namespace": "default", "serviceaccount": {"name": "bot", "uid": uid}},
+        "sub": "system:serviceaccount:default:bot"});
+    api.inner.tokens.key().sign(&claims).unwrap()
+}
+
+#[test]
+fn a_signed_token_is_its_service_account_until_it_expires() {
+    let api = server_with_tokens();
+    let valid = account_and_token(&api, "u-bot", 600);
     assert_eq!(
-        api.authenticate(&headers(Some("old"))).unwrap_err().code,
+        api.authenticate(&headers(Some(&valid))).unwrap(),
+        UserInfo::new(
+            "system:serviceaccount:default:bot",
+            "u-bot",
+            &[
+                "system:serviceaccounts",
+                "system:serviceaccounts:default",
+                "system:authenticated"
+            ]
+        )
+    );
+    // Past its expiry by more than the minute of leeway.
+    let expired = account_and_token(&api, "u-bot", -61);
+    assert_eq!(
+        api.authenticate(&headers(Some(&expired))).unwrap_err().code,
+        401
+    );
+    let recreated = account_and_token(&api, "u-old", 600);
+    assert_eq!(
+        api.authenticate(&headers(Some(&recreated)))
+            .unwrap_err()
+            .code,
+        401
+    );
+}
+
+#[test]
+fn a_token_signed_by_another_server_is_unauthorized() {
+    let api = server_with_tokens();
+    let other = server_with_tokens();
+    let token = account_and_token(&other, "u-bot", 600);
+    account_and_token(&api, "u-bot", 600);
+    assert_eq!(
+        api.authenticate(&headers(Some(&token))).unwrap_err().code,
         401
     );
 }

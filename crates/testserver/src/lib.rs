@@ -19,7 +19,7 @@
 //! # The request path
 //! ```text
 //! TestServer (listener.rs: socket, TLS, HTTP/1.1+2) ──or── ApiServer::handle (pipeline.rs)
-//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs
+//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs, jwt.rs
 //!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, verb.rs,
 //!                                                              authz.rs, rbac/
 //!  3. route             path → Target or discovery/OpenAPI    request/route.rs (a kind's own
@@ -77,7 +77,7 @@
 //! - `request`
 //! - `patch`, `storage`, `validation`
 //! - `registry`
-//! - `authz`, `object`, `tls`, `verb`, `webhook_client`
+//! - `authz`, `jwt`, `object`, `tls`, `verb`, `webhook_client`
 //! - `error`, `status`
 //! - `body`
 
@@ -139,8 +139,10 @@
 //!   and atomic maps, apply-create (the `kubegen-apply` crate, with `apply.rs` its adapter).
 //! - Authentication and authorization, opt-in ([`ServerOptions::tokens`],
 //!   [`ServerOptions::bearer_token`], [`ServerOptions::rbac`]; by default everybody is an
-//!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API
-//!   (`authn.rs`), 401 for a missing or unknown token; every request authorized once
+//!   allow-all administrator): static tokens and ServiceAccount tokens from the TokenRequest API,
+//!   signed JWTs with v1.36's claims checked as v1.36 checks them (`authn.rs`,
+//!   `storage/tokens.rs`, `jwt.rs`; `TokenReview` and the issuer's OpenID discovery in
+//!   `handlers/token_review.rs`, `handlers/oidc.rs`), 401 for a missing or unknown token; every request authorized once
 //!   before routing, with the real server's request attributes and 403 wording
 //!   (`request/requestinfo.rs`); RBAC
 //!   over the served `rbac.authorization.k8s.io/v1` objects with the bootstrap roles a real server
@@ -215,6 +217,7 @@ mod error;
 mod faults;
 mod fieldvalidation;
 mod handlers;
+mod jwt;
 mod kinds;
 mod listener;
 mod object;

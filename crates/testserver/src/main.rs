@@ -48,8 +48,9 @@ struct Args {
     /// in order; CustomResourceDefinitions are waited for until established.
     #[arg(long = "preload", value_name = "PATH")]
     preload: Vec<PathBuf>,
-    /// Keep objects (and the CA with --tls, and issued tokens) in this directory so they survive
-    /// a restart; use a fixed --port too, so a written kubeconfig stays valid.
+    /// Keep objects (and the CA with --tls, and the key ServiceAccount tokens are signed with) in
+    /// this directory so they survive a restart; use a fixed --port too, so a written kubeconfig
+    /// stays valid.
     #[arg(long)]
     data_dir: Option<PathBuf>,
 }

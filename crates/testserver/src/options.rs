@@ -65,10 +65,10 @@ pub struct ServerOptions {
     /// stay `Terminating`, `Foreground` / `Orphan` deletes keep their finalizer, nothing is
     /// garbage-collected. [`crate::ApiServer`] without a socket never runs it.
     pub controller_manager: bool,
-    /// A directory where [`crate::TestServer`] keeps its objects (and the tokens it issued) so
-    /// they survive a restart, like etcd's data directory: restored at start when it holds a
-    /// snapshot, saved shortly after every change and when the server stops. `None` (the default)
-    /// keeps everything in memory. [`crate::ApiServer`] without a socket ignores it.
+    /// A directory where [`crate::TestServer`] keeps its objects (and the key ServiceAccount
+    /// tokens are signed with) so they survive a restart, like etcd's data directory: restored at
+    /// start when it holds a snapshot, saved shortly after every change and when the server stops.
+    /// `None` (the default) keeps everything in memory. [`crate::ApiServer`] without a socket ignores it.
     pub data_dir: Option<std::path::PathBuf>,
 }
 

@@ -23,7 +23,7 @@ use crate::encode;
 use crate::encode::conversion::Conversion;
 use crate::faults::{FaultRequest, Faults};
 use crate::handlers;
-use crate::handlers::{discovery, versioned, watch as watches};
+use crate::handlers::{discovery, oidc, versioned, watch as watches};
 use crate::kinds::{crd, namespace, strategy_for};
 use crate::options::ServerOptions;
 use crate::rbac::Rbac;
@@ -36,7 +36,7 @@ use crate::request::route::{self, Route, Target};
 use crate::request::scope::Scope;
 use crate::status::ApiError;
 use crate::status::error_response;
-use crate::storage::tokens::IssuedTokens;
+use crate::storage::tokens::TokenKeys;
 use crate::storage::{Storage, persist};
 use crate::verb::Verb;
 use crate::{fieldvalidation, openapi, rbac};
@@ -71,7 +71,7 @@ impl ApiServer {
         Ok(api)
     }
 
-    /// Saves the objects and issued tokens into `dir` (see [`ServerOptions::data_dir`]).
+    /// Saves the objects and the token signing key into `dir` (see [`ServerOptions::data_dir`]).
     ///
     /// # Errors
     /// [`Error::DataDirFailed`](crate::Error::DataDirFailed) naming the file not written.
@@ -107,7 +107,7 @@ impl ApiServer {
             inner: Arc::new(Inner {
                 faults: Faults::new(storage.shared()),
                 authorizer,
-                tokens: IssuedTokens::default(),
+                tokens: TokenKeys::generate(),
                 options: opts,
                 storage,
                 address: Mutex::new("127.0.0.1:6443".into()),
@@ -146,6 +146,10 @@ impl ApiServer {
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
                 openapi::serve(self, &endpoint, request.headers(), &query)
             }
+            Route::OpenIdConfiguration if request.method() == Method::GET => {
+                Ok(oidc::configuration(self))
+            }
+            Route::Jwks if request.method() == Method::GET => Ok(oidc::jwks(self)),
             other if request.method() == Method::GET => {
                 discovery::serve(self, &other, request.headers())
             }

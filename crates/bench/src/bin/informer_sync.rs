@@ -8,6 +8,9 @@
 //! # a real API server (TLS + token from the kubeconfig); data is loaded once and reused
 //! cargo run --release -p kubegen-bench --bin informer-sync -- \
 //!     --kubeconfig /opt/k8s136/admin.kubeconfig --n 60000 --deployments 10000 --runs 5
+//! # the same, also plotted (docs/img/informer-sync-v1.36.2-configmaps.svg, ...)
+//! cargo run --release -p kubegen-bench --bin informer-sync -- \
+//!     --kubeconfig /opt/k8s136/admin.kubeconfig --n 60000 --deployments 10000 --plot-dir docs/img
 //! ```
 //!
 //! Without `--role` this is the parent: it starts an in-process test server (or uses `--url` or
@@ -24,6 +27,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use kubegen_bench::http::RawClient;
 use kubegen_bench::measure::Cost;
+use kubegen_bench::plot::{self, Bar, Panel};
 use kubegen_bench::roles::client_go::{self, ClientGo};
 use kubegen_bench::roles::{Dataset, Job, Role};
 use kubegen_bench::runner::{Runner, child_main};
@@ -99,6 +103,10 @@ struct Args {
     /// Parent: round-trip time of the simulated link, in milliseconds.
     #[arg(long, default_value_t = 2)]
     link_rtt_ms: u64,
+    /// Parent: also write each dataset's table as an SVG plot (max RSS and process CPU per client)
+    /// into this directory, named `informer-sync-<server version>-<dataset>.svg`.
+    #[arg(long)]
+    plot_dir: Option<PathBuf>,
     /// Parent: load the data, print the server URL, serve for this many seconds and exit without
     /// measuring (to profile one role by hand: `perf record informer-sync --role kubegen --url ..`).
     #[arg(long)]
@@ -142,6 +150,9 @@ struct Target {
     client: RawClient,
     /// Whether the server serves streaming lists (its `/version` is 1.27 or later).
     streams: bool,
+    /// What the plots' names and titles call the server: its `gitVersion` (`v1.36.2`), or
+    /// `test-server` for the in-process one.
+    name: String,
     _server: Option<server::Server>,
     _link: Option<link::Link>,
 }
@@ -158,6 +169,7 @@ async fn target(args: &Args) -> Result<Target> {
             network: format!("real API server of {}", path.display()),
             client: RawClient::from_kubeconfig(path).await?,
             streams: true,
+            name: "server".to_owned(),
             _server: None,
             _link: None,
         });
@@ -182,6 +194,7 @@ async fn target(args: &Args) -> Result<Target> {
         network,
         client: RawClient::new(&server_url),
         streams: true,
+        name: "test-server".to_owned(),
         _server: Some(server),
         _link: link,
     })
@@ -190,10 +203,16 @@ async fn target(args: &Args) -> Result<Target> {
 async fn parent(args: Args) -> Result<()> {
     let configmaps = if args.full { 100_000 } else { args.n };
     let mut target = target(&args).await?;
-    target.streams = match server_minor(&target.client).await {
+    let version = target.client.version().await;
+    target.streams = match version.as_ref().and_then(|v| v.minor) {
         Some(minor) => !client_go::predates_streaming(minor),
         None => true,
     };
+    if target.kubeconfig.is_some()
+        && let Some(git_version) = version.and_then(|v| v.git_version)
+    {
+        target.name = git_version;
+    }
     let scratch = std::env::temp_dir().join(format!("informer-sync-{}", std::process::id()));
     let runner = Runner::current(client_go(&args, &target, &scratch)?)?;
     let mut sets = vec![(Dataset::ConfigMaps, "cm", configmaps)];
@@ -223,6 +242,11 @@ async fn parent(args: Args) -> Result<()> {
         );
         print!("{}", render(&title, &rows));
         print!("{}", ratios(&rows));
+        if let Some(dir) = &args.plot_dir {
+            let file = format!("informer-sync-{}-{}.svg", target.name, dataset.as_str());
+            let title = format!("{count} {} on {}", dataset.as_str(), target.name);
+            plot_rows(&dir.join(file), &title, &rows)?;
+        }
         if args.cleanup {
             loader::delete_all(&target.client, dataset, &namespace).await?;
             eprintln!("deleted the {} and namespace {namespace}", dataset.as_str());
@@ -235,12 +259,31 @@ async fn parent(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The minor version the server reports at `/version` (`"27+"` reads 27), if it answers.
-async fn server_minor(client: &RawClient) -> Option<u32> {
-    let body = client.get("/version").await.ok()?;
-    let version: serde_json::Value = serde_json::from_slice(&body).ok()?;
-    let minor = version.get("minor")?.as_str()?;
-    minor.trim_end_matches('+').parse().ok()
+/// Plots `rows` as two panels, max RSS and process CPU, one bar per client, and says where.
+fn plot_rows(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let panel = |title: &str, value: fn(&Cost) -> f64| Panel {
+        title: title.to_owned(),
+        bars: rows
+            .iter()
+            .map(|row| Bar {
+                label: row.label.clone(),
+                value: value(&row.cost),
+            })
+            .collect(),
+    };
+    plot::bars(
+        path,
+        title,
+        &[
+            panel("max RSS, MiB (whole process)", |c| c.peak_rss_mib),
+            panel("CPU to synced, ms (user + system)", |c| c.process_cpu_ms),
+        ],
+    )?;
+    eprintln!("plotted {}", path.display());
+    Ok(())
 }
 
 /// How client-go's rows run, or `None` (with a note) when `cgbench` is not built.

@@ -8,6 +8,7 @@
 //! cargo run --release -p kubegen-bench --bin scale-out -- \
 //!     --kubeconfig /opt/k8s136/admin.kubeconfig --cleanup                  # a real API server
 //! cargo run --release -p kubegen-bench --bin scale-out -- --modes labels --replicas 1,5
+//! cargo run --release -p kubegen-bench --bin scale-out -- --plot-dir docs/img   # and plot it
 //! ```
 //!
 //! Without `--replica` this is the parent: it starts an in-process test server (or uses the
@@ -97,6 +98,10 @@ struct Args {
     /// Give up on a group that has not settled after this many seconds.
     #[arg(long, default_value_t = 300)]
     settle_timeout_secs: u64,
+    /// Also write the throughput and per-replica cache against the replica count as an SVG plot
+    /// into this directory, named `scale-out-<server version>.svg`.
+    #[arg(long)]
+    plot_dir: Option<PathBuf>,
     /// Delete the ConfigMaps and both namespaces (the bench's and the idle one) afterwards.
     #[arg(long)]
     cleanup: bool,
@@ -217,6 +222,9 @@ async fn parent(args: &Args) -> Result<()> {
         }
     }
     print_tables(args, &target, &runs);
+    if let Some(dir) = &args.plot_dir {
+        plot(dir, &target, &runs).await?;
+    }
     if args.cleanup {
         for namespace in [&namespace, &idle_namespace] {
             loader::delete_all(&target.raw, Dataset::ConfigMaps, namespace).await?;
@@ -271,6 +279,21 @@ fn print_tables(args: &Args, target: &Target, runs: &[Run]) {
         "{}",
         results::stretches(&format!("Every stretch: {setting}"), runs)
     );
+}
+
+/// Plots `runs` into `dir` (see `--plot-dir`) and says where.
+async fn plot(dir: &std::path::Path, target: &Target, runs: &[Run]) -> Result<()> {
+    let version = match (&target.upstream, target.raw.version().await) {
+        (Upstream::Kubeconfig { .. }, Some(version)) => version.git_version,
+        _ => None,
+    };
+    let server = version.unwrap_or_else(|| "test-server".to_owned());
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("scale-out-{server}.svg"));
+    let title = format!("One controller over 1..N replicas on {server}");
+    kubegen_bench::plot::lines(&path, &title, &results::charts(runs))?;
+    eprintln!("plotted {}", path.display());
+    Ok(())
 }
 
 /// The live heap of one replica of `spec` (in an empty namespace) once settled.

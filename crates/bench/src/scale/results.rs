@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::Mode;
 use super::group::Reading;
 use super::steps::{Outcome, Search};
+use crate::plot::{Chart, Line};
 use crate::table::markdown;
 
 /// One group measured: `replicas` replicas in `mode`.
@@ -223,6 +224,78 @@ pub fn footprint(title: &str, runs: &[Run]) -> String {
     )
 }
 
+/// The plots of `runs` against their replica counts: sustained changes/s per mode; that over
+/// one replica's, beside the ideal N and the ≥0.8×N target; and each replica's cache (live heap
+/// above an idle replica's) beside 1/N of one replica's.
+pub fn charts(runs: &[Run]) -> Vec<Chart> {
+    let modes: Vec<Mode> = Mode::ALL
+        .into_iter()
+        .filter(|mode| runs.iter().any(|run| run.mode == *mode))
+        .collect();
+    let counts: Vec<f64> = {
+        let mut counts: Vec<usize> = runs.iter().map(|run| run.replicas).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        counts.into_iter().map(|n| n as f64).collect()
+    };
+    let per_mode = |value: &dyn Fn(&Run) -> Option<f64>| -> Vec<Line> {
+        modes
+            .iter()
+            .map(|mode| Line {
+                name: mode.to_string(),
+                points: runs
+                    .iter()
+                    .filter(|run| run.mode == *mode)
+                    .filter_map(|run| Some((run.replicas as f64, value(run)?)))
+                    .collect(),
+                reference: false,
+            })
+            .collect()
+    };
+    let reference = |name: &str, y: &dyn Fn(f64) -> f64| Line {
+        name: name.to_owned(),
+        points: counts.iter().map(|n| (*n, y(*n))).collect(),
+        reference: true,
+    };
+    let cache =
+        |run: &Run| run.mean_end(|r| r.stat.live_bytes as f64 / MIB) - run.idle_heap as f64 / MIB;
+    let speedup = |run: &Run| {
+        let base = single(runs, run.mode)?.sustained();
+        (base > 0.0).then(|| run.sustained() / base)
+    };
+    let mut speedups = per_mode(&speedup);
+    speedups.push(reference("N (ideal)", &|n| n));
+    speedups.push(reference("0.8 × N (target)", &|n| 0.8 * n));
+    let mut caches = per_mode(&|run| Some(cache(run)));
+    if let Some(base) = runs
+        .iter()
+        .find(|run| run.replicas == 1 && run.mode != Mode::Unsharded)
+    {
+        let one = cache(base);
+        caches.push(reference("1/N of one replica's", &|n| one / n));
+    }
+    vec![
+        Chart {
+            title: "sustained changes/s (p99 wait < 1 s)".to_owned(),
+            x: "replicas".to_owned(),
+            y: "changes/s".to_owned(),
+            lines: per_mode(&|run| Some(run.sustained())),
+        },
+        Chart {
+            title: "speed-up over one replica".to_owned(),
+            x: "replicas".to_owned(),
+            y: "sustained / one replica's".to_owned(),
+            lines: speedups,
+        },
+        Chart {
+            title: "cache per replica, MiB".to_owned(),
+            x: "replicas".to_owned(),
+            y: "live heap above an idle replica's, MiB".to_owned(),
+            lines: caches,
+        },
+    ]
+}
+
 /// Every stretch of every search, for the record.
 pub fn stretches(title: &str, runs: &[Run]) -> String {
     let rows: Vec<Vec<String>> = runs
@@ -329,6 +402,30 @@ mod tests {
             text.contains("| labels | 3 | 3–4 | 0 | 230 | 21 / 180 | 2.30x | ≥2.4x: no |"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn charts_put_each_mode_against_its_replica_counts_beside_the_ideal() {
+        let runs = [run(1, 100.0, &[10], 40), run(2, 170.0, &[6, 4], 20)];
+        let charts = charts(&runs);
+        let names = |chart: &Chart| {
+            chart
+                .lines
+                .iter()
+                .map(|l| l.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&charts[0]), ["labels"]);
+        assert_eq!(charts[0].lines[0].points, [(1.0, 100.0), (2.0, 170.0)]);
+        assert_eq!(
+            names(&charts[1]),
+            ["labels", "N (ideal)", "0.8 × N (target)"]
+        );
+        assert_eq!(charts[1].lines[0].points, [(1.0, 1.0), (2.0, 1.7)]);
+        assert_eq!(charts[1].lines[2].points, [(1.0, 0.8), (2.0, 1.6)]);
+        // 40 MiB live, 4 MiB idle: 36 MiB of cache on one replica, 16 on each of two.
+        assert_eq!(charts[2].lines[0].points, [(1.0, 36.0), (2.0, 16.0)]);
+        assert_eq!(charts[2].lines[1].points, [(1.0, 36.0), (2.0, 18.0)]);
     }
 
     #[test]

@@ -9,9 +9,10 @@
 //! another uid than the annotation names) is deleted.
 //!
 //! # Differences from kube-controller-manager
-//! The real controller signs a JWT with the service-account key. Here the token comes from the
-//! server's TokenRequest API with a ten-year expiry, which the test server's authenticator
-//! accepts while the ServiceAccount exists (`kubegen-testserver`'s `authn.rs`).
+//! The real controller signs a legacy JWT itself (issuer `kubernetes/serviceaccount`, naming the
+//! Secret). Here the token comes from the server's TokenRequest API with a ten-year expiry: a
+//! bound-token JWT, which the test server accepts while the ServiceAccount exists with the same
+//! uid (`kubegen-testserver`'s `storage/tokens.rs`), but which deleting the Secret does not revoke.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -160,7 +160,7 @@ fn create_options(target: &Scope) -> Value {
 /// validating admission passed.
 ///
 /// # Errors
-/// 409 AlreadyExists, 422 Invalid, or a validating plugin's rejection.
+/// 422 Invalid, or a validating plugin's rejection (a duplicate is found later, by `store_new`).
 fn prepare(
     state: &State,
     target: &Scope,
@@ -172,9 +172,8 @@ fn prepare(
     let name = choose_name(state, target, meta)?;
     check_names(def, meta, &name)?;
     let key = key_of(target, &name);
-    if state.store.get(&def.key(), &key).is_some() {
-        return Err(ApiError::already_exists(target.qualified(), &name));
-    }
+    // No existence check here: v1.36 validates (and admits) first and answers a create that is
+    // both invalid and a duplicate 422 Invalid; only storing finds the duplicate (`store_new`).
     stamp_new_metadata(metadata_mut(&mut object)?, &name, def.tracks_generation);
     if def.status_subresource {
         object.remove("status");

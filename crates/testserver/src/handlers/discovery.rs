@@ -72,7 +72,9 @@ pub(crate) fn serve(
             group
         }
         Route::ResourceList(group, version) => resource_list(group, version, &defs),
-        Route::Resource(_) | Route::OpenApi(_) => Value::Null,
+        Route::Resource(_) | Route::OpenApi(_) | Route::OpenIdConfiguration | Route::Jwks => {
+            Value::Null
+        }
     };
     Ok(json_response(StatusCode::OK, Bytes::from(body.to_string())))
 }

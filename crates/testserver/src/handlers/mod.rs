@@ -1,6 +1,6 @@
 //! The handlers: one module per verb family, mirroring apiserver `endpoints/handlers/{get,create,
 //! update,patch,delete,watch}.go`, plus the subresources and non-resource endpoints with their own
-//! REST handlers (scale, reviews, TokenRequest, discovery). Each receives the request's scope
+//! REST handlers (scale, reviews, TokenRequest, discovery, the OpenID issuer documents). Each receives the request's scope
 //! and works through the storage handle; kind-specific rules are the strategies' (`crate::kinds`),
 //! asked through their hooks. A write of a kind served in several versions goes through
 //! `versioned`, which converts in, runs the generic `update`/`create` in the request's version
@@ -9,19 +9,21 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `discovery`, `versioned`
+//! - `discovery`, `oidc`, `versioned`
 //! - `scale`, `watch`
 //! - `aggregated_discovery`, `read`, `review`, `token`, `update`
-//! - `create`, `delete`
+//! - `create`, `delete`, `token_review`
 
 pub(crate) mod aggregated_discovery;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;
+pub(crate) mod oidc;
 pub(crate) mod read;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod token;
+pub(crate) mod token_review;
 pub(crate) mod update;
 pub(crate) mod versioned;
 pub(crate) mod watch;

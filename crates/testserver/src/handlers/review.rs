@@ -1,7 +1,8 @@
 //! The reviews, questions answered and never stored (create only): `SelfSubjectAccessReview` and
 //! `SelfSubjectRulesReview` (`authorization.k8s.io/v1`), what `kubectl auth can-i` and `kubectl
 //! auth can-i --list` ask, and `SelfSubjectReview` (`authentication.k8s.io/v1`), what `kubectl
-//! auth whoami` asks. Mirrors apiserver
+//! auth whoami` asks, and `TokenReview` (`handlers/token_review.rs`), what a webhook
+//! authenticator or a workload-identity broker asks. Mirrors apiserver
 //! `pkg/registry/authorization/selfsubject{access,rules}review/rest.go` and
 //! `pkg/registry/authentication/selfsubjectreview/rest.go`: the answer is the request with
 //! `status` filled in from the server's [`crate::authz::Authorizer`] or, for
@@ -27,6 +28,8 @@ use crate::object::{now, parse_object};
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
 use crate::validation::check_type_meta;
+
+use super::token_review;
 
 /// `POST .../selfsubject{access,rules}reviews` (`authorization.k8s.io`) and
 /// `.../selfsubjectreviews` (`authentication.k8s.io`), answered for the request's authenticated
@@ -61,6 +64,11 @@ pub(crate) fn create(
             object.insert("metadata".into(), json!({}));
             object.insert("spec".into(), json!({}));
             rules_status(&authorizer.rules_for(&user, namespace))
+        }
+        Review::Token => {
+            // v1.36 answers the request with its metadata (a `{}` at least) and the status.
+            object.entry("metadata").or_insert_with(|| json!({}));
+            token_review::status(api, &spec)?
         }
         Review::Subject => {
             // Whatever the body says, the answer is a new object naming the requesting user.

@@ -96,6 +96,7 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("authorization.k8s.io", "selfsubjectaccessreviews") => &Reviews(Review::Access),
         ("authorization.k8s.io", "selfsubjectrulesreviews") => &Reviews(Review::Rules),
         ("authentication.k8s.io", "selfsubjectreviews") => &Reviews(Review::Subject),
+        ("authentication.k8s.io", "tokenreviews") => &Reviews(Review::Token),
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => {
             &webhook_configuration::WebhookConfigurations { mutating: true }
         }

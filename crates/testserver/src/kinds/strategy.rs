@@ -133,4 +133,6 @@ pub(crate) enum Review {
     Rules,
     /// `authentication.k8s.io` `SelfSubjectReview`.
     Subject,
+    /// `authentication.k8s.io` `TokenReview`.
+    Token,
 }

@@ -2,7 +2,9 @@
 //! (apiserver `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`), limited to what
 //! clients of this server need: `cluster-admin` for `system:masters`, and for every authenticated
 //! user discovery (`system:discovery`), the access reviews (`system:basic-user`) and the public
-//! health and version endpoints (`system:public-info-viewer`, unauthenticated users too). Rules,
+//! health and version endpoints (`system:public-info-viewer`, unauthenticated users too), and for
+//! every ServiceAccount the issuer's OpenID discovery (`system:service-account-issuer-discovery`,
+//! so a workload can verify another's token). Rules,
 //! labels and annotations are those of v1.36 (checked with `kubectl get clusterrole -o json`).
 
 use serde_json::{Value, json};
@@ -52,6 +54,16 @@ fn defaults() -> Vec<(&'static str, Value, &'static [&'static str])> {
                    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
                     "resources": ["selfsubjectreviews"]}]),
             &["system:authenticated"],
+        ),
+        (
+            "system:service-account-issuer-discovery",
+            get_urls(&[
+                "/.well-known/openid-configuration",
+                "/.well-known/openid-configuration/",
+                "/openid/v1/jwks",
+                "/openid/v1/jwks/",
+            ]),
+            &["system:serviceaccounts"],
         ),
         (
             "system:public-info-viewer",

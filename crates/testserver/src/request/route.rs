@@ -98,6 +98,10 @@ pub(crate) enum Route {
     Resource(Target),
     /// `/openapi/v2`, `/openapi/v3`, `/openapi/v3/<path>`
     OpenApi(Endpoint),
+    /// `/.well-known/openid-configuration`: the ServiceAccount issuer's OpenID discovery.
+    OpenIdConfiguration,
+    /// `/openid/v1/jwks`: the keys ServiceAccount tokens are signed with.
+    Jwks,
 }
 
 /// The request path with its `%XX` escapes decoded, as Go's `URL.Path` is: the real server splits
@@ -136,6 +140,8 @@ pub(crate) fn parse(
     match segments.as_slice() {
         ["version"] => Ok(Route::Version),
         ["healthz" | "readyz" | "livez"] => Ok(Route::Health),
+        [".well-known", "openid-configuration"] => Ok(Route::OpenIdConfiguration),
+        ["openid", "v1", "jwks"] => Ok(Route::Jwks),
         ["openapi", "v2"] => Ok(Route::OpenApi(Endpoint::V2)),
         ["openapi", "v3"] => Ok(Route::OpenApi(Endpoint::V3Index)),
         ["openapi", "v3", rest @ ..] => Ok(Route::OpenApi(Endpoint::V3(rest.join("/")))),

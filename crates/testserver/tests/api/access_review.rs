@@ -116,8 +116,8 @@ async fn reviews_are_create_only() {
 
 const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
-/// `kubectl auth whoami`: v1.36 serves `authentication.k8s.io/v1` `selfsubjectreviews`
-/// (create only; no v1beta1 any more) and answers 201 with a new object naming the requesting
+/// `kubectl auth whoami`: v1.36 serves `authentication.k8s.io/v1` `selfsubjectreviews` (and
+/// `tokenreviews`, create only; no v1beta1 any more) and answers 201 with a new object naming the requesting
 /// user, whatever the body says.
 #[tokio::test]
 async fn self_subject_review_names_the_requesting_user() {
@@ -126,7 +126,9 @@ async fn self_subject_review_names_the_requesting_user() {
     assert_eq!(
         list["resources"],
         json!([{"name": "selfsubjectreviews", "singularName": "selfsubjectreview",
-                "namespaced": false, "kind": "SelfSubjectReview", "verbs": ["create"]}])
+                "namespaced": false, "kind": "SelfSubjectReview", "verbs": ["create"]},
+               {"name": "tokenreviews", "singularName": "tokenreview",
+                "namespaced": false, "kind": "TokenReview", "verbs": ["create"]}])
     );
     let group = h.http.get("/apis/authentication.k8s.io").await.body;
     assert_eq!(

@@ -47,6 +47,47 @@ async fn duplicate_create_is_already_exists_with_the_real_body() {
     );
 }
 
+/// v1.36 validates before it looks for a duplicate: a second `c1` over the 1 MiB limit gets
+/// `ConfigMap "c1" is invalid: []: Too long: may not be more than 1048576 bytes` (422), where an
+/// update with a stale resourceVersion and the same data gets 409 Conflict (the precondition is
+/// checked before validation), and so does an apply naming a stale one.
+#[tokio::test]
+async fn invalid_duplicate_create_is_invalid_but_stale_invalid_update_conflicts() {
+    let h = start().await;
+    let first = h.http.post(CM, configmap("c1", json!({}))).await.body;
+    let stale = first["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut invalid = configmap("c1", json!({}));
+    invalid["data"] = json!({"big": "x".repeat(1_048_577)});
+    let again = h.http.post(CM, invalid.clone()).await;
+    assert_status(&again, 422, "Invalid");
+    assert_eq!(
+        again.body["message"],
+        "ConfigMap \"c1\" is invalid: []: Too long: may not be more than 1048576 bytes"
+    );
+    h.http
+        .patch(
+            &format!("{CM}/c1"),
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"a": "b"}}}),
+        )
+        .await;
+    invalid["metadata"]["resourceVersion"] = json!(stale);
+    let update = h.http.put(&format!("{CM}/c1"), invalid.clone()).await;
+    assert_status(&update, 409, "Conflict");
+    let apply = h
+        .http
+        .patch(
+            &format!("{CM}/c1?fieldManager=x"),
+            "application/apply-patch+yaml",
+            invalid,
+        )
+        .await;
+    assert_status(&apply, 409, "Conflict");
+}
+
 #[tokio::test]
 async fn get_of_a_missing_object_is_not_found_naming_group_and_resource() {
     let h = start().await;

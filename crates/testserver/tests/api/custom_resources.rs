@@ -135,3 +135,76 @@ async fn scale_and_patch_writes_are_validated() {
         json!({"a": "dflt", "nonnul": "y", "nul": "x", "replicas": 1})
     );
 }
+
+const WIDGETS: &str = "/apis/tokprobe.kubegen.example.com/v1/namespaces/default/widgets";
+
+/// Gateway API's address union (`oneOf` of `type: {enum: [IPAddress]}` and `type: {not: {enum:
+/// [IPAddress]}}` on a defaulted `type`), trimmed by hand, plus a `not` and a maximum.
+fn widget_crd() -> Value {
+    json!({"metadata": {"name": "widgets.tokprobe.kubegen.example.com"},
+           "spec": {"group": "tokprobe.kubegen.example.com", "scope": "Namespaced",
+                    "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                            "spec": {"type": "object", "properties": {
+                                "size": {"type": "integer", "maximum": 5},
+                                "name": {"type": "string", "not": {"enum": ["bad"]}},
+                                "addresses": {"type": "array", "items": {
+                                    "type": "object",
+                                    "oneOf": [
+                                        {"properties": {"type": {"enum": ["IPAddress"]},
+                                                        "value": {"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}}},
+                                        {"properties": {"type": {"not": {"enum": ["IPAddress"]}}}}],
+                                    "properties": {
+                                        "type": {"type": "string", "default": "IPAddress"},
+                                        "value": {"type": "string"}}}}}}}}}}]}})
+}
+
+fn widget(spec: Value) -> Value {
+    json!({"apiVersion": "tokprobe.kubegen.example.com/v1", "kind": "Widget",
+           "metadata": {"name": "w1"}, "spec": spec})
+}
+
+/// v1.36 accepts Gateway API's `examples/standard/gateway-addresses.yaml` addresses, refuses a
+/// value its `not` matches with `"spec.name" must not validate the schema (not)`, and answers a
+/// create that is both a duplicate and invalid with 422 `spec.size in body should be less than or
+/// equal to 5`.
+#[tokio::test]
+async fn one_of_with_not_accepts_gateway_addresses_and_duplicates_validate_first() {
+    let h = start().await;
+    let reply = h.http.post(CRDS, widget_crd()).await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    let addresses = json!([
+        {"value": "1200:0000:AB00:1234:0000:2552:7777:1313"},
+        {"value": "21DA:D3:0:2F3B:2AA:FF:FE28:9C5A"},
+        {"value": "2001:db8:3c4d:15:0:d234:3eee::"},
+        {"value": "0.0.0.0"},
+        {"type": "IPAddress", "value": "255.255.255.255"},
+        {"type": "Hostname", "value": "example.com"}]);
+    let bad_name = h
+        .http
+        .post(WIDGETS, widget(json!({"size": 1, "name": "bad"})))
+        .await;
+    assert_status(&bad_name, 422, "Invalid");
+    assert_eq!(
+        bad_name.body["message"],
+        "Widget.tokprobe.kubegen.example.com \"w1\" is invalid: <nil>: Invalid value: \"\": \
+         \"spec.name\" must not validate the schema (not)"
+    );
+    let created = h
+        .http
+        .post(
+            WIDGETS,
+            widget(json!({"size": 1, "name": "ok", "addresses": addresses})),
+        )
+        .await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    assert_eq!(created.body["spec"]["addresses"][0]["type"], "IPAddress");
+    let duplicate = h.http.post(WIDGETS, widget(json!({"size": 9}))).await;
+    assert_status(&duplicate, 422, "Invalid");
+    assert_eq!(
+        duplicate.body["message"],
+        "Widget.tokprobe.kubegen.example.com \"w1\" is invalid: spec.size: Invalid value: 9: \
+         spec.size in body should be less than or equal to 5"
+    );
+}

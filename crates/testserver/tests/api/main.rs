@@ -28,5 +28,6 @@ mod scale;
 mod shard_selector;
 mod smoke;
 mod tables;
+mod tokens;
 mod watch;
 mod watch_timing;

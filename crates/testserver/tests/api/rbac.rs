@@ -289,7 +289,8 @@ async fn rbac_kinds_are_served_with_the_bootstrap_defaults() {
             "cluster-admin",
             "system:basic-user",
             "system:discovery",
-            "system:public-info-viewer"
+            "system:public-info-viewer",
+            "system:service-account-issuer-discovery"
         ]
     );
     let binding = h
