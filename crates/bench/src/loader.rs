@@ -6,7 +6,7 @@
 //! created, so an interrupted load continues where it stopped and a rerun costs one conflict per
 //! object.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream;
@@ -94,6 +94,40 @@ pub async fn create_all<T: Serialize>(
         result?;
     }
     Ok(())
+}
+
+/// How many objects of `dataset` `namespace` holds, read page by page from the server (not from
+/// its watch cache). It can be more than were loaded: a controller-manager publishes a
+/// `kube-root-ca.crt` ConfigMap into every namespace, and the informers sync it too.
+///
+/// # Errors
+/// A page cannot be fetched or decoded.
+pub async fn count(client: &RawClient, dataset: Dataset, namespace: &str) -> Result<usize> {
+    #[derive(serde::Deserialize)]
+    struct Page {
+        items: Vec<serde::de::IgnoredAny>,
+        metadata: PageMeta,
+    }
+    #[derive(serde::Deserialize)]
+    struct PageMeta {
+        #[serde(rename = "continue", default)]
+        next: Option<String>,
+    }
+    let collection = dataset.collection(namespace);
+    let mut total = 0;
+    let mut next = String::new();
+    loop {
+        let body = client
+            .get(&format!("{collection}?limit=5000&continue={next}"))
+            .await?;
+        let page: Page = serde_json::from_slice(&body)
+            .with_context(|| format!("decoding a page of {collection}"))?;
+        total += page.items.len();
+        match page.metadata.next.filter(|token| !token.is_empty()) {
+            Some(token) => next = token,
+            None => return Ok(total),
+        }
+    }
 }
 
 /// Deletes every object of `dataset` in `namespace` (one delete-collection), then the namespace.

@@ -223,8 +223,9 @@ async fn parent(args: Args) -> Result<()> {
         let namespace = format!("{}-{namespace_prefix}-{count}", args.namespace);
         let started = std::time::Instant::now();
         loader::load(&target.client, dataset, &namespace, count).await?;
+        let held = loader::count(&target.client, dataset, &namespace).await?;
         eprintln!(
-            "loaded {count} {} into {namespace} in {:.1?}",
+            "loaded {count} {} into {namespace} in {:.1?}; it holds {held}",
             dataset.as_str(),
             started.elapsed()
         );
@@ -232,7 +233,7 @@ async fn parent(args: Args) -> Result<()> {
             println!("{} {namespace} {count} at {}", dataset.as_str(), target.url);
             continue;
         }
-        let jobs = jobs(&target, dataset, &namespace, count);
+        let jobs = jobs(&target, dataset, &namespace, held);
         let rows = measure(&runner, &jobs, args.runs).await;
         let title = format!(
             "{count} {} (median of {} interleaved runs, {})",
