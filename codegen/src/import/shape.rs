@@ -1,0 +1,579 @@
+//! Step 2 of `kubegen import`: an `openAPIV3Schema` becomes the IR: structs with typed fields and
+//! the markers that regenerate each node's schema.
+//!
+//! # How a node is carried
+//! Each schema node becomes a Rust type ([`Ty`]) plus markers. The type says what the generator
+//! derives anyway (`type`, `format` of integers, `properties`, `required`, `items`,
+//! `additionalProperties`, int-or-string, preserve-unknown-fields); named markers carry the
+//! keywords they exist for (`description`, bounds, lengths, `pattern`, string `enum`, `format`,
+//! `default` of scalars, list types and map keys, CEL rules). Whatever is left, including the
+//! keywords of array items and map values, goes into one `+kubegen:schema=<JSON merge patch>`
+//! against what the generator would emit for the type and named markers: so the regenerated
+//! schema equals the input without a marker per keyword the generator never interprets
+//! (`oneOf`, `x-kubernetes-map-type`, `nullable`, ...).
+//!
+//! # Shapes
+//! - `x-kubernetes-int-or-string` -> `IntOrString`;
+//! - `x-kubernetes-preserve-unknown-fields` without `properties`, a node without `type`, or a node
+//!   deeper than `max_depth` (Argo's recursive templates) -> `serde_json::Value`;
+//! - `additionalProperties` -> `BTreeMap<String, T>`; `items` -> `Vec<T>` (arrays of arrays too);
+//! - `integer` -> `i32` only for `format: int32`, else `i64` (never `f64`: 2^53 + 1 survives);
+//! - `oneOf`/`anyOf` other than int-or-string are value validation in structural schemas: they
+//!   stay in the merge patch, the Rust type follows the structural properties.
+//! - strings with `enum` stay `String` (open: an unknown value decodes and re-encodes as is) with
+//!   an `Enum` marker naming the known values.
+
+use serde_json::{Map, Value, json};
+
+use super::problems::Problems;
+
+/// A field's Rust type, before names are chosen.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Ty {
+    String,
+    Bool,
+    I32,
+    I64,
+    F64,
+    IntOrString,
+    Json,
+    /// Index into [`Builder::structs`].
+    Struct(usize),
+    Vec(Box<Ty>),
+    Map(Box<Ty>),
+}
+
+/// A struct of the IR.
+#[derive(Clone, Debug)]
+pub(crate) struct StructIr {
+    /// Naming path: `Gateway`, `Gateway.spec`, `Gateway.spec.listeners` (items and map values are
+    /// transparent); the rename table's keys.
+    pub(crate) path: String,
+    /// The kind it was first built for (the file it is written to).
+    pub(crate) owner: String,
+    /// Fields in schema order.
+    pub(crate) fields: Vec<FieldIr>,
+    /// Type-level markers (only on a kind: its root node's merge patch and rules).
+    pub(crate) markers: Vec<String>,
+}
+
+/// A field of a [`StructIr`].
+#[derive(Clone, Debug)]
+pub(crate) struct FieldIr {
+    /// The JSON property name.
+    pub(crate) json: String,
+    /// The property's `description`.
+    pub(crate) docs: String,
+    /// Its type.
+    pub(crate) ty: Ty,
+    /// Listed in the parent's `required`.
+    pub(crate) required: bool,
+    /// Marker lines without `///`, e.g. `+kubegen:validation:MaxLength=253`.
+    pub(crate) markers: Vec<String>,
+}
+
+/// Builds the structs of every kind of one package.
+pub(crate) struct Builder<'p> {
+    pub(crate) structs: Vec<StructIr>,
+    pub(crate) problems: &'p mut Problems,
+    /// Nodes deeper than this become `serde_json::Value`.
+    pub(crate) max_depth: usize,
+}
+
+/// Where a node is: for names (`Gateway.spec.listeners`) and for messages (`.spec.listeners[*]`).
+#[derive(Clone)]
+struct At<'a> {
+    place: &'a str,
+    owner: &'a str,
+    name: String,
+    schema: String,
+    depth: usize,
+}
+
+impl Builder<'_> {
+    /// The struct of kind `kind` from its `openAPIV3Schema`; `place` names the CRD and version.
+    pub(crate) fn kind(&mut self, place: &str, kind: &str, schema: &Value) -> usize {
+        let at = At {
+            place,
+            owner: kind,
+            name: kind.to_owned(),
+            schema: String::new(),
+            depth: 0,
+        };
+        let index = self.object(&at, schema, &["apiVersion", "kind", "metadata"]);
+        let mut expected = json!({"type": "object"});
+        let mut properties = Map::new();
+        let constant = [
+            (
+                "apiVersion",
+                json!({"type": "string", "description": "APIVersion of this representation of an object."}),
+            ),
+            (
+                "kind",
+                json!({"type": "string", "description": "Kind of the object."}),
+            ),
+            ("metadata", json!({"type": "object"})),
+        ];
+        for (key, value) in constant {
+            properties.insert(key.to_owned(), value);
+        }
+        let mut actual = schema.clone();
+        strip_children(&Ty::Struct(index), &mut actual);
+        if let Some(object) = actual.as_object_mut() {
+            object.remove("required");
+            object.remove("description");
+            if let Some(Value::Object(input)) = schema.get("properties") {
+                let mut kept = Map::new();
+                for key in ["apiVersion", "kind", "metadata"] {
+                    kept.insert(
+                        key.to_owned(),
+                        input.get(key).cloned().unwrap_or(Value::Null),
+                    );
+                }
+                object.insert("properties".to_owned(), Value::Object(kept));
+            }
+        }
+        if let Some(object) = expected.as_object_mut() {
+            object.insert("properties".to_owned(), Value::Object(properties));
+        }
+        let mut markers = Vec::new();
+        rules(schema, "", &mut markers, &mut actual);
+        if let Some(patch) = merge_diff(&expected, &actual) {
+            markers.push(format!("+kubegen:schema={patch}"));
+        }
+        self.structs[index].markers = markers;
+        index
+    }
+
+    /// A struct from an object node's `properties` (fields in schema order), minus `skip`.
+    fn object(&mut self, at: &At<'_>, node: &Value, skip: &[&str]) -> usize {
+        let required: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut fields = Vec::new();
+        if let Some(Value::Object(properties)) = node.get("properties") {
+            for (json, child) in properties {
+                if skip.contains(&json.as_str()) {
+                    continue;
+                }
+                let child_at = At {
+                    name: format!("{}.{json}", at.name),
+                    schema: format!("{}.{json}", at.schema),
+                    depth: at.depth + 1,
+                    ..at.clone()
+                };
+                fields.push(self.field(&child_at, json, child, required.contains(&json.as_str())));
+            }
+        }
+        self.structs.push(StructIr {
+            path: at.name.clone(),
+            owner: at.owner.to_owned(),
+            fields,
+            markers: Vec::new(),
+        });
+        self.structs.len() - 1
+    }
+
+    fn field(&mut self, at: &At<'_>, json: &str, node: &Value, required: bool) -> FieldIr {
+        let ty = self.ty(at, node);
+        let mut markers = Vec::new();
+        let mut actual = node.clone();
+        strip_children(&ty, &mut actual);
+        named_markers(self, at, &ty, node, &mut markers, &mut actual);
+        let mut expected = expected(&ty, self);
+        let mut actual_full = actual;
+        add_children(self, at, &ty, node, &mut expected, &mut actual_full);
+        if let Some(patch) = merge_diff(&expected, &actual_full) {
+            markers.push(format!("+kubegen:schema={patch}"));
+        }
+        FieldIr {
+            json: json.to_owned(),
+            docs: text(node, "description"),
+            ty,
+            required,
+            markers,
+        }
+    }
+
+    /// The Rust type of a node (building structs for objects with properties).
+    fn ty(&mut self, at: &At<'_>, node: &Value) -> Ty {
+        if node
+            .get("x-kubernetes-int-or-string")
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            return Ty::IntOrString;
+        }
+        if at.depth > self.max_depth {
+            self.problems.warn(
+                &format!("{}, at {}", at.place, at.schema),
+                format!(
+                    "deeper than {} levels: free JSON (`serde_json::Value`)",
+                    self.max_depth
+                ),
+            );
+            return Ty::Json;
+        }
+        let preserve = node
+            .get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true);
+        match node.get("type").and_then(Value::as_str) {
+            Some("string") => Ty::String,
+            Some("boolean") => Ty::Bool,
+            Some("integer") if text(node, "format") == "int32" => Ty::I32,
+            Some("integer") => Ty::I64,
+            Some("number") => Ty::F64,
+            Some("array") => {
+                let items = node.get("items").unwrap_or(&Value::Null);
+                Ty::Vec(Box::new(self.ty(
+                    &At {
+                        depth: at.depth + 1,
+                        schema: format!("{}[*]", at.schema),
+                        ..at.clone()
+                    },
+                    items,
+                )))
+            }
+            Some("object") if node.get("properties").is_some() => {
+                Ty::Struct(self.object(at, node, &[]))
+            }
+            Some("object") if preserve => Ty::Json,
+            Some("object") => match node.get("additionalProperties") {
+                Some(values @ Value::Object(_)) => Ty::Map(Box::new(self.ty(
+                    &At {
+                        depth: at.depth + 1,
+                        schema: format!("{}.*", at.schema),
+                        ..at.clone()
+                    },
+                    values,
+                ))),
+                _ => Ty::Struct(self.object(at, node, &[])),
+            },
+            Some(other) => {
+                self.problems.push(
+                    &format!("{}, at {}", at.place, at.schema),
+                    format!("unknown schema type `{other}`"),
+                );
+                Ty::Json
+            }
+            None => Ty::Json,
+        }
+    }
+}
+
+fn text(node: &Value, key: &str) -> String {
+    node.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Removes what the type's children carry themselves: a struct's `properties` (its fields; a
+/// placeholder stays, since the generator always writes `properties` for a struct) and
+/// `required`, a list's `items` and a map's `additionalProperties` (compared by
+/// [`add_children`]). Free JSON keeps everything: a cut-off subtree lives on in the patch.
+fn strip_children(ty: &Ty, node: &mut Value) {
+    let Some(object) = node.as_object_mut() else {
+        return;
+    };
+    match ty {
+        Ty::Struct(_) => {
+            object.remove("required");
+            if object.contains_key("properties") {
+                object.insert("properties".to_owned(), json!({}));
+            }
+        }
+        Ty::Vec(_) => {
+            object.remove("items");
+        }
+        Ty::Map(_) => {
+            object.remove("additionalProperties");
+        }
+        _ => {}
+    }
+}
+
+/// The node as the generator emits it for `ty` alone, without children.
+fn expected(ty: &Ty, builder: &Builder<'_>) -> Value {
+    let _ = builder;
+    match ty {
+        Ty::String => json!({"type": "string"}),
+        Ty::Bool => json!({"type": "boolean"}),
+        Ty::I32 => json!({"type": "integer", "format": "int32"}),
+        Ty::I64 => json!({"type": "integer", "format": "int64"}),
+        Ty::F64 => json!({"type": "number", "format": "double"}),
+        Ty::IntOrString => {
+            json!({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": true})
+        }
+        Ty::Json => json!({"x-kubernetes-preserve-unknown-fields": true}),
+        Ty::Struct(_) => json!({"type": "object", "properties": {}}),
+        Ty::Vec(_) => json!({"type": "array"}),
+        Ty::Map(_) => json!({"type": "object"}),
+    }
+}
+
+/// Adds the `items`/`additionalProperties` nodes to both sides, recursively, so their keywords
+/// land in the field's patch; a struct's own properties are its fields' business.
+fn add_children(
+    builder: &Builder<'_>,
+    at: &At<'_>,
+    ty: &Ty,
+    node: &Value,
+    expected_node: &mut Value,
+    actual: &mut Value,
+) {
+    let (key, inner) = match ty {
+        Ty::Vec(inner) => ("items", inner),
+        Ty::Map(inner) => ("additionalProperties", inner),
+        _ => return,
+    };
+    let child = node.get(key).cloned().unwrap_or(Value::Null);
+    let mut child_actual = child.clone();
+    strip_children(inner, &mut child_actual);
+    let mut child_expected = expected(inner, builder);
+    add_children(
+        builder,
+        at,
+        inner,
+        &child,
+        &mut child_expected,
+        &mut child_actual,
+    );
+    if let Some(object) = expected_node.as_object_mut() {
+        object.insert(key.to_owned(), child_expected);
+    }
+    if let Some(object) = actual.as_object_mut() {
+        object.insert(key.to_owned(), child_actual);
+    }
+}
+
+/// Named markers for the keywords they exist for; each one used is removed from `actual`.
+fn named_markers(
+    builder: &mut Builder<'_>,
+    at: &At<'_>,
+    ty: &Ty,
+    node: &Value,
+    markers: &mut Vec<String>,
+    actual: &mut Value,
+) {
+    let Some(object) = actual.as_object_mut() else {
+        return;
+    };
+    object.remove("description");
+    let scalar = |key: &str| {
+        node.get(key)
+            .filter(|v| v.is_number() || v.is_string())
+            .cloned()
+    };
+    let numeric = matches!(ty, Ty::I32 | Ty::I64 | Ty::F64);
+    let string = matches!(ty, Ty::String);
+    let list = matches!(ty, Ty::Vec(_));
+    let mut take = |key: &str, marker: &str, applies: bool, object: &mut Map<String, Value>| {
+        if !applies {
+            return;
+        }
+        if let Some(value) = scalar(key) {
+            let shown = match &value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            markers.push(format!("+kubegen:validation:{marker}={shown}"));
+            object.remove(key);
+        }
+    };
+    take("minimum", "Minimum", numeric, object);
+    take("maximum", "Maximum", numeric, object);
+    take("minLength", "MinLength", string, object);
+    take("maxLength", "MaxLength", string, object);
+    take(
+        "pattern",
+        "Pattern",
+        string && !text(node, "pattern").contains('\n'),
+        object,
+    );
+    take("minItems", "MinItems", list, object);
+    take("maxItems", "MaxItems", list, object);
+    for (key, marker) in [
+        ("exclusiveMinimum", "ExclusiveMinimum"),
+        ("exclusiveMaximum", "ExclusiveMaximum"),
+    ] {
+        let bound = if key == "exclusiveMinimum" {
+            "minimum"
+        } else {
+            "maximum"
+        };
+        if numeric && node.get(key) == Some(&Value::Bool(true)) && node.get(bound).is_some() {
+            markers.push(format!("+kubegen:validation:{marker}=true"));
+            object.remove(key);
+        }
+    }
+    if string {
+        let format = text(node, "format");
+        if crate::validation::is_known_format(&format) {
+            markers.push(format!("+kubegen:validation:Format={format}"));
+            object.remove("format");
+        }
+        if let Some(values) = node.get("enum").and_then(Value::as_array) {
+            let texts: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+            let plain = texts.len() == values.len()
+                && texts
+                    .iter()
+                    .all(|v| !v.is_empty() && !v.contains([',', ';']) && v.trim() == *v);
+            if plain {
+                markers.push(format!("+kubegen:validation:Enum={}", texts.join(";")));
+                object.remove("enum");
+            }
+        }
+    }
+    if let Some(default) = node.get("default")
+        && default_fits(ty, default)
+    {
+        markers.push(format!("+kubegen:default={default}"));
+        object.remove("default");
+    }
+    list_markers(builder, at, ty, node, markers, object);
+    rules(node, "", markers, actual);
+}
+
+/// `default` as a named marker only where the generator's Rust `Default` can hold it.
+fn default_fits(ty: &Ty, value: &Value) -> bool {
+    match ty {
+        Ty::String => value.is_string(),
+        Ty::Bool => value.is_boolean(),
+        Ty::I32 => value.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
+        Ty::I64 => value.is_i64(),
+        Ty::F64 => value.is_f64(),
+        _ => false,
+    }
+}
+
+/// `x-kubernetes-list-type` and `-list-map-keys`, when the generator's checker accepts them:
+/// map keys must be required fields of the item struct.
+fn list_markers(
+    builder: &Builder<'_>,
+    at: &At<'_>,
+    ty: &Ty,
+    node: &Value,
+    markers: &mut Vec<String>,
+    object: &mut Map<String, Value>,
+) {
+    let _ = at;
+    let Ty::Vec(inner) = ty else {
+        return;
+    };
+    let list_type = text(node, "x-kubernetes-list-type");
+    let keys: Vec<&str> = node
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let keys_ok = match inner.as_ref() {
+        Ty::Struct(index) => keys.iter().all(|key| {
+            builder.structs[*index].fields.iter().any(|f| {
+                f.json == *key
+                    && (f.required || f.markers.iter().any(|m| m.starts_with("+kubegen:default=")))
+            })
+        }),
+        _ => keys.is_empty(),
+    };
+    let scalar_items = !matches!(
+        inner.as_ref(),
+        Ty::Struct(_) | Ty::Vec(_) | Ty::Map(_) | Ty::Json
+    );
+    let fits = match list_type.as_str() {
+        "atomic" => keys.is_empty(),
+        "set" => scalar_items && keys.is_empty(),
+        "map" => !keys.is_empty() && keys_ok,
+        _ => false,
+    };
+    if fits {
+        markers.push(format!("+kubegen:listType={list_type}"));
+        object.remove("x-kubernetes-list-type");
+        if !keys.is_empty() {
+            markers.push(format!("+kubegen:listMapKeys={}", keys.join(",")));
+            object.remove("x-kubernetes-list-map-keys");
+        }
+    }
+}
+
+/// `x-kubernetes-validations` as `XValidation` markers, when every entry has only keys the
+/// marker knows (else the whole list stays in the patch, order kept).
+fn rules(node: &Value, prefix: &str, markers: &mut Vec<String>, actual: &mut Value) {
+    let Some(list) = node
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    const KEYS: [&str; 6] = [
+        "rule",
+        "message",
+        "messageExpression",
+        "reason",
+        "fieldPath",
+        "optionalOldSelf",
+    ];
+    let plain = list.iter().all(|rule| {
+        rule.as_object().is_some_and(|entry| {
+            entry.get("rule").is_some_and(Value::is_string)
+                && entry.iter().all(|(key, value)| {
+                    KEYS.contains(&key.as_str())
+                        && (value.is_string() || (key == "optionalOldSelf" && value.is_boolean()))
+                })
+        })
+    });
+    if !plain {
+        return;
+    }
+    for rule in list {
+        let mut parts = Vec::new();
+        for key in KEYS {
+            match rule.get(key) {
+                Some(Value::String(value)) => {
+                    parts.push(format!("{key}={}", Value::from(value.as_str())))
+                }
+                Some(Value::Bool(flag)) => parts.push(format!("{key}={flag}")),
+                _ => {}
+            }
+        }
+        markers.push(format!(
+            "+kubegen:{prefix}validation:XValidation:{}",
+            parts.join(",")
+        ));
+    }
+    if let Some(object) = actual.as_object_mut() {
+        object.remove("x-kubernetes-validations");
+    }
+}
+
+/// The JSON merge patch (RFC 7386) that turns `expected` into `actual`; `None` when equal.
+pub(crate) fn merge_diff(expected: &Value, actual: &Value) -> Option<Value> {
+    if expected == actual {
+        return None;
+    }
+    let (Value::Object(old), Value::Object(new)) = (expected, actual) else {
+        return Some(actual.clone());
+    };
+    let mut patch = Map::new();
+    for (key, value) in new {
+        match old.get(key) {
+            Some(previous) => {
+                if let Some(inner) = merge_diff(previous, value) {
+                    patch.insert(key.clone(), inner);
+                }
+            }
+            None => {
+                patch.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    for key in old.keys() {
+        if !new.contains_key(key) {
+            patch.insert(key.clone(), Value::Null);
+        }
+    }
+    Some(Value::Object(patch))
+}
