@@ -48,11 +48,12 @@ pub(crate) fn doc_lines(description: &str, indent: &str) -> Option<String> {
 /// folded into the node's merge patch.
 fn docs_and_markers(out: &mut String, docs: &str, markers: &[String], indent: &str) {
     let mut markers = markers.to_vec();
-    match doc_lines(docs, indent) {
-        Some(lines) => out.push_str(&lines),
+    let lines = doc_lines(docs, indent);
+    match &lines {
+        Some(lines) => out.push_str(lines),
         None => fold_description(&mut markers, docs),
     }
-    if !docs.trim().is_empty() && !markers.is_empty() {
+    if lines.is_some() && !docs.trim().is_empty() && !markers.is_empty() {
         let _ = writeln!(out, "{indent}///");
     }
     for marker in markers {

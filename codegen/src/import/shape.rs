@@ -136,6 +136,7 @@ impl Builder<'_> {
         if let Some(object) = expected.as_object_mut() {
             object.insert("properties".to_owned(), Value::Object(properties));
         }
+        root_required(schema, &self.structs[index], &mut expected, &mut actual);
         let mut markers = Vec::new();
         rules(schema, "", &mut markers, &mut actual);
         if let Some(patch) = merge_diff(&expected, &actual) {
@@ -264,6 +265,33 @@ impl Builder<'_> {
     }
 }
 
+/// A root `required` naming `apiVersion`, `kind` or `metadata` (Argo requires `metadata`): the
+/// generator writes only the fields' list, so the patch carries the whole list.
+fn root_required(schema: &Value, root: &StructIr, expected: &mut Value, actual: &mut Value) {
+    let Some(list) = schema.get("required").and_then(Value::as_array) else {
+        return;
+    };
+    let reserved = ["apiVersion", "kind", "metadata"];
+    if !list
+        .iter()
+        .any(|key| key.as_str().is_some_and(|k| reserved.contains(&k)))
+    {
+        return;
+    }
+    let generated: Vec<Value> = root
+        .fields
+        .iter()
+        .filter(|field| field.required)
+        .map(|field| Value::from(field.json.as_str()))
+        .collect();
+    if let (Some(expected), Some(actual)) = (expected.as_object_mut(), actual.as_object_mut()) {
+        if !generated.is_empty() {
+            expected.insert("required".to_owned(), Value::Array(generated));
+        }
+        actual.insert("required".to_owned(), Value::Array(list.clone()));
+    }
+}
+
 fn text(node: &Value, key: &str) -> String {
     node.get(key)
         .and_then(Value::as_str)
@@ -368,7 +396,6 @@ fn named_markers(
             .filter(|v| v.is_number() || v.is_string())
             .cloned()
     };
-    let numeric = matches!(ty, Ty::I32 | Ty::I64 | Ty::F64);
     let string = matches!(ty, Ty::String);
     let list = matches!(ty, Ty::Vec(_));
     let mut take = |key: &str, marker: &str, applies: bool, object: &mut Map<String, Value>| {
@@ -384,8 +411,18 @@ fn named_markers(
             object.remove(key);
         }
     };
-    take("minimum", "Minimum", numeric, object);
-    take("maximum", "Maximum", numeric, object);
+    take(
+        "minimum",
+        "Minimum",
+        bound_fits(ty, node.get("minimum")),
+        object,
+    );
+    take(
+        "maximum",
+        "Maximum",
+        bound_fits(ty, node.get("maximum")),
+        object,
+    );
     take("minLength", "MinLength", string, object);
     take("maxLength", "MaxLength", string, object);
     take(
@@ -405,7 +442,7 @@ fn named_markers(
         } else {
             "maximum"
         };
-        if numeric && node.get(key) == Some(&Value::Bool(true)) && node.get(bound).is_some() {
+        if node.get(key) == Some(&Value::Bool(true)) && bound_fits(ty, node.get(bound)) {
             markers.push(format!("+kubegen:validation:{marker}=true"));
             object.remove(key);
         }
@@ -436,6 +473,18 @@ fn named_markers(
     }
     list_markers(builder, at, ty, node, markers, object);
     rules(node, "", markers, actual);
+}
+
+/// `Minimum`/`Maximum` hold an `f64` that the generator writes as an integer on integer fields:
+/// a named marker only where that gives the same JSON number back (an integer within 2^53 on an
+/// integer field, a fractional number on a `number` field); others stay in the patch, exact.
+fn bound_fits(ty: &Ty, value: Option<&Value>) -> bool {
+    const EXACT: i64 = 1 << 53;
+    match (ty, value) {
+        (Ty::I32 | Ty::I64, Some(value)) => value.as_i64().is_some_and(|v| v.abs() <= EXACT),
+        (Ty::F64, Some(value)) => value.as_f64().is_some_and(|v| v.fract() != 0.0),
+        _ => false,
+    }
 }
 
 /// `default` as a named marker only where the generator's Rust `Default` can hold it.
