@@ -58,7 +58,8 @@ for module in sorted(os.listdir(sys.argv[1])):
         for name in sorted(os.listdir(folder)):
             text = open(os.path.join(folder, name)).read()
             for kind in re.findall(r"/// \+genclient\n(?:///.*\n)*pub struct (\w+)", text):
-                arms.append(f'        ("{group}/{version}", "{kind}") => round_trip::<imported_api::{module}::{version}::{kind}>(value),')
+                arms.append(f'        ("{group}/{version}", "{kind}") => Some(round_trip::<imported_api::{module}::{version}::{kind}>(value)),')
+print("use crate::round_trip;\n")
 print("/// Decodes and re-encodes `value` as its kind; `None` for a kind the import does not have.")
 print("pub fn by_kind(api_version: &str, kind: &str, value: &serde_json::Value) -> Option<serde_json::Value> {")
 print("    match (api_version, kind) {")
@@ -121,8 +122,8 @@ start=$(date +%s)
 # The fake feature compiles the clientset's fakes too.
 cargo build -q --workspace --all-features
 echo "== $set_name: generated crates built with k8s-openapi $k8s in $(( $(date +%s) - start ))s"
-RUSTDOCFLAGS="-D warnings" cargo doc -q -p imported-api --no-deps
-echo "== $set_name: cargo doc -D warnings on the api crate passed"
+RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --all-features --no-deps
+echo "== $set_name: cargo doc -D warnings on the generated crates passed"
 if [ "${#examples[@]}" -gt 0 ]; then
     find "${examples[@]}" -name '*.yaml' -print0 | sort -z | xargs -0 cargo run -q -p roundtrip --
 fi
