@@ -13,6 +13,14 @@
 //! 3. **name** (`naming.rs`): deterministic names, identical structs once, the rename table.
 //! 4. **render** (`render.rs`): `apis/<module>/<version>/mod.rs` and one file per kind.
 //!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two
+//! modules import each other (`hack/import-layers.py` checks both).
+//! - `read`, `render`
+//! - `shape`, `naming`
+//! - `markers`
+//! - `ir`, `problems`
+//!
 //! The output is checked by loading it like any `apis/` (the binary does it after writing; the
 //! tests do it in memory), so what `import` writes is what `kubegen` accepts.
 //!
@@ -23,6 +31,8 @@
 //!   re-encodes as is. The types never fill in schema defaults when decoding.
 //! - Deterministic: the same CRDs give the same bytes.
 
+mod ir;
+mod markers;
 mod naming;
 mod problems;
 mod read;

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::shape::{FieldIr, StructIr, Ty};
+use super::ir::{FieldIr, StructIr, Ty};
 
 /// The chosen names: per struct index, its name and whether it is emitted (its canonical copy).
 pub(crate) struct Names {

@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
+use super::ir::{FieldIr, StructIr, Ty};
 use super::naming::{Names, field_names};
-use super::shape::{FieldIr, StructIr, Ty};
 
 /// The Rust spelling of a type, for a field that is required or not.
 fn rust_type(ty: &Ty, names: &Names) -> String {
