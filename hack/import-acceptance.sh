@@ -9,7 +9,7 @@
 # docs/performance.md). `.ci/run` runs the Gateway API standard set when KUBEGEN_IMPORT_ACCEPTANCE=1.
 #
 # Usage: hack/import-acceptance.sh SET [earliest|latest]
-#   SET: gateway-api-standard, gateway-api-experimental, prometheus-operator, istio, argo-workflows
+#   SET: shapes (codegen/tests/import/shapes), gateway-api-standard, gateway-api-experimental, prometheus-operator, istio, argo-workflows
 set -euo pipefail
 
 set_name="${1:?usage: hack/import-acceptance.sh SET [earliest|latest]}"
@@ -18,6 +18,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 data="$root/codegen/tests/import/testdata"
 examples=()
 case "$set_name" in
+    shapes) crds=("$root/codegen/tests/import/shapes/crds.yaml"); examples=("$root/codegen/tests/import/shapes/objects.yaml") ;;
     gateway-api-standard) crds=("$data/gateway-api/standard"); examples=("$data/gateway-api/examples-standard") ;;
     gateway-api-experimental) crds=("$data/gateway-api/experimental") ;;
     prometheus-operator) crds=("$data/prometheus-operator/prometheus-operator-crd-full") ;;

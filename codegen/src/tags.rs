@@ -600,6 +600,51 @@ mod tests {
     }
 
     #[test]
+    fn json_schema_and_api_approved_tags_parse_where_they_belong() {
+        assert_eq!(
+            parse("+kubegen:json=podIP", Placement::Field, &loc()),
+            Ok(Tag::Json("podIP".to_owned()))
+        );
+        assert_eq!(
+            parse(
+                r#"+kubegen:schema={"oneOf":[{"required":["a=b"]}]}"#,
+                Placement::Type,
+                &loc()
+            ),
+            Ok(Tag::Schema(
+                serde_json::json!({"oneOf": [{"required": ["a=b"]}]})
+            ))
+        );
+        assert_eq!(
+            parse(
+                "+kubegen:apiApproved=https://x/pr/1",
+                Placement::Package,
+                &loc()
+            ),
+            Ok(Tag::ApiApproved("https://x/pr/1".to_owned()))
+        );
+        let error =
+            parse("+kubegen:schema=[1]", Placement::Field, &loc()).expect_err("object only");
+        assert_eq!(
+            error.message,
+            "`+kubegen:schema` value `[1]` is not a JSON object"
+        );
+    }
+
+    #[test]
+    fn cel_rule_takes_a_bare_optional_old_self() {
+        let tag = parse(
+            r#"+kubegen:validation:XValidation:rule="self == oldSelf",optionalOldSelf=true"#,
+            Placement::Field,
+            &loc(),
+        );
+        let Ok(Tag::Rule(rule)) = tag else {
+            panic!("{tag:?}")
+        };
+        assert_eq!(rule.optional_old_self, Some(true));
+    }
+
+    #[test]
     fn rejects_non_numeric_minimum() {
         let error = parse("+kubegen:validation:Minimum=one", Placement::Field, &loc())
             .expect_err("must be rejected");

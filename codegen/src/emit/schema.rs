@@ -574,6 +574,28 @@ mod tests {
     }
 
     #[test]
+    fn schema_patches_merge_last_and_null_removes_a_key() {
+        let spec = demo_schema(
+            "pub struct Spec {\n\
+             /// +kubegen:json=podIP\n/// +kubegen:validation:MaxLength=15\n\
+             /// +kubegen:schema={\"format\":\"ipv4\",\"maxLength\":null,\"x-kubernetes-validations\":[{\"rule\":\"true\",\"optionalOldSelf\":true}]}\n\
+             pub pod_ip: Option<String>,\n\
+             /// +kubegen:schema={\"items\":{\"maxLength\":3},\"format\":null}\n    pub sizes: Vec<i64>,\n}\n",
+        );
+        let properties = &spec["properties"];
+        assert_eq!(
+            properties["podIP"],
+            yaml(
+                "{type: string, format: ipv4, x-kubernetes-validations: [{rule: 'true', optionalOldSelf: true}]}"
+            )
+        );
+        assert_eq!(
+            properties["sizes"],
+            yaml("{type: array, items: {type: integer, format: int64, maxLength: 3}}")
+        );
+    }
+
+    #[test]
     fn keywords_newer_than_1_15_are_removed_at_every_depth() {
         let mut schema = yaml(
             "{type: object, x-kubernetes-validations: [{rule: 'true'}], properties: {
