@@ -28,7 +28,7 @@ pub(crate) struct StructIr {
     pub(crate) path: String,
     /// The kind it was first built for (the file it is written to).
     pub(crate) owner: String,
-    /// Fields in schema order.
+    /// Fields sorted by JSON name (the order serde_json keeps a schema's `properties` in).
     pub(crate) fields: Vec<FieldIr>,
     /// Type-level markers (only on a kind: its root node's merge patch and rules).
     pub(crate) markers: Vec<String>,

@@ -5,9 +5,9 @@
 //!   PascalCase: `Gateway.spec.listeners` -> `GatewaySpecListeners` (array items and map values
 //!   add no segment). The rename table (`[import.rename]` in `kubegen.toml`, keyed by that path)
 //!   wins.
-//! - Structs with the same fields, types and markers are one struct, named after the first
-//!   path met (kinds sorted by name, fields in schema order): the Gateway API's ten copies of
-//!   `parentRefs` are one type. Kinds themselves are never merged.
+//! - Structs with the same fields, docs, types and markers are one struct, named after the
+//!   shortest of their paths (five Gateway API routes' `parentRefs` are one type) or a path of
+//!   them the rename table names. Kinds themselves are never merged.
 //! - A name already taken (another kind, `<Kind>List`, a well-known type the generator
 //!   reserves, an earlier struct) gets `2`, `3`, ... in path order: deterministic for a given input.
 //! - Field names are the snake case of the JSON name; a Rust keyword gets a trailing `_`
@@ -64,16 +64,29 @@ pub(crate) fn assign(
         taken.insert(format!("{}List", structs[kind].path));
         names.insert(kind, structs[kind].path.clone());
     }
-    let mut order: Vec<usize> = (0..structs.len())
-        .filter(|&index| canon[index] == index && !kinds.contains(&index))
-        .collect();
-    order.sort_by(|a, b| structs[*a].path.cmp(&structs[*b].path).then(a.cmp(b)));
-    for index in order {
-        let path = &structs[index].path;
-        let base = rename
-            .get(path)
-            .cloned()
-            .unwrap_or_else(|| pascal_path(path));
+    // A merged struct is named after its shortest path (then the first in order), or after a
+    // path of it the rename table names.
+    let mut best: BTreeMap<usize, &str> = BTreeMap::new();
+    let mut renamed: BTreeMap<usize, &str> = BTreeMap::new();
+    for (index, def) in structs.iter().enumerate() {
+        if kinds.contains(&index) {
+            continue;
+        }
+        let path = def.path.as_str();
+        let slot = best.entry(canon[index]).or_insert(path);
+        if (path.len(), path) < (slot.len(), *slot) {
+            *slot = path;
+        }
+        if let Some(name) = rename.get(path) {
+            renamed.entry(canon[index]).or_insert(name.as_str());
+        }
+    }
+    let mut order: Vec<(usize, &str)> = best.into_iter().collect();
+    order.sort_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+    for (index, path) in order {
+        let base = renamed
+            .get(&index)
+            .map_or_else(|| pascal_path(path), |name| (*name).to_owned());
         let mut name = base.clone();
         let mut n = 2;
         while taken.contains(&name) {

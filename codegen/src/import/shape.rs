@@ -103,7 +103,7 @@ impl Builder<'_> {
         index
     }
 
-    /// A struct from an object node's `properties` (fields in schema order), minus `skip`.
+    /// A struct from an object node's `properties` (fields sorted by JSON name), minus `skip`.
     fn object(&mut self, at: &At<'_>, node: &Value, skip: &[&str]) -> usize {
         let required: Vec<&str> = node
             .get("required")
