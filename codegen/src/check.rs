@@ -57,6 +57,7 @@ fn check_package(package: &Package, diags: &mut Diagnostics) {
     }
     if !package.group.is_empty()
         && let Some(problem) = group_problem(&package.group)
+        && !(package.api_approved.is_some() && problem.contains("reserved"))
     {
         diags.error(
             at,

@@ -71,6 +71,35 @@ pub struct Config {
     pub runtime: Runtime,
     /// The Service multi-version CRDs name for conversion.
     pub conversion_webhook: ConversionWebhook,
+    /// `kubegen import`'s settings.
+    pub import: ImportConfig,
+}
+
+/// `[import]`: how `kubegen import` names types and where it stops following a schema.
+///
+/// ```toml
+/// [import]
+/// max_depth = 64                                   # deeper nodes become serde_json::Value
+/// rename = { "Gateway.spec.listeners" = "Listener" }  # type path -> Rust name
+/// ```
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ImportConfig {
+    /// Type names by path (`<Kind>.<json field>.<json field>`, list items and map values add no
+    /// segment), instead of the path in PascalCase.
+    pub rename: std::collections::BTreeMap<String, String>,
+    /// Schema nodes deeper than this become free JSON (`serde_json::Value`).
+    pub max_depth: usize,
+}
+
+impl Default for ImportConfig {
+    fn default() -> Self {
+        ImportConfig {
+            rename: std::collections::BTreeMap::new(),
+            max_depth: 64,
+        }
+    }
 }
 
 /// The Service a multi-version CRD's `conversion.webhook.clientConfig.service` names (see the
@@ -102,6 +131,7 @@ impl Default for Config {
             crate_prefix: "kubegen".to_owned(),
             runtime: Runtime::Workspace,
             conversion_webhook: ConversionWebhook::default(),
+            import: ImportConfig::default(),
         }
     }
 }

@@ -61,6 +61,9 @@ pub enum Error {
         /// What is expected.
         message: String,
     },
+    /// `kubegen import` found problems in the CRDs; nothing was written.
+    #[error("{} problem(s) in the CRDs:\n{}", .0.len(), .0.join("\n"))]
+    Import(Vec<String>),
     /// A bug in kubegen: generated code that does not parse.
     #[error("internal error (please report): {0}")]
     Internal(String),

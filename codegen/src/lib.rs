@@ -30,12 +30,12 @@
 //! import each other (`hack/import-layers.py` checks both). `check` sits above `emit`: it asks
 //! `emit/defaults.rs` whether a `+kubegen:default` value can be emitted for its field.
 //! - `check`
-//! - `emit`, `init`, `write`
+//! - `emit`, `import`, `init`, `write`
 //! - `parse`, `builtins`, `config`
 //! - `tags`, `types`, `diag`, `names`, `error`
 //! - `model`
 //! - `validation`
-//! - `generated`, `runtime`, `tag_syntax`, `wellknown`
+//! - `generated`, `runtime`, `rustdoc`, `tag_syntax`, `wellknown`
 
 mod builtins;
 mod check;
@@ -44,11 +44,13 @@ mod diag;
 mod emit;
 mod error;
 mod generated;
+mod import;
 mod init;
 pub mod model;
 mod names;
 mod parse;
 mod runtime;
+mod rustdoc;
 mod tag_syntax;
 mod tags;
 #[cfg(test)]
@@ -58,10 +60,11 @@ mod validation;
 pub mod wellknown;
 mod write;
 
-pub use config::{Config, ConversionWebhook};
+pub use config::{Config, ConversionWebhook, ImportConfig};
 pub use diag::Diagnostic;
 pub use error::Error;
 pub use generated::Files;
+pub use import::{Imported, import, import_text};
 pub use init::{InitOptions, Scaffold, init};
 pub use runtime::{GitReference, GitSource, Runtime};
 pub use write::Changes;

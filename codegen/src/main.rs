@@ -53,6 +53,20 @@ enum Command {
     /// Scaffold a new operator repository (API type, operator crate, tests, deploy/, Dockerfile)
     /// into an empty directory; then run `kubegen` and `cargo test` there.
     Init(Init),
+    /// Turn CustomResourceDefinition manifests (files, directories, `-` for stdin) into
+    /// annotated types under the input directory (`apis/<group>/<version>/`); then run `kubegen`.
+    Import(Import),
+}
+
+#[derive(ClapArgs)]
+#[command(disable_version_flag = true)]
+struct Import {
+    /// CRD manifests: YAML or JSON files (multi-document YAML too), directories, `-` for stdin.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Config file; defaults to `kubegen.toml` in the current directory when it exists.
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 #[derive(ClapArgs)]
@@ -102,6 +116,7 @@ fn main() -> ExitCode {
     let mut args = Args::parse();
     let result = match args.command.take() {
         Some(Command::Init(init)) => run_init(init),
+        Some(Command::Import(import)) => run_import(import),
         None => run(args),
     };
     match result {
@@ -158,6 +173,41 @@ fn run_init(init: Init) -> Result<ExitCode, Error> {
         scaffold.name,
         options.dir.display(),
         options.dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Imports, writes the packages, then loads the whole input like `kubegen` does, so a package
+/// the generator would refuse is reported now.
+fn run_import(import: Import) -> Result<ExitCode, Error> {
+    let default_file = PathBuf::from("kubegen.toml");
+    let config = match &import.config {
+        Some(path) => Config::load(path)?,
+        None if default_file.exists() => Config::load(&default_file)?,
+        None => Config::default(),
+    };
+    let imported = kubegen_codegen::import(&config, &import.inputs)?;
+    for warning in &imported.warnings {
+        eprintln!("kubegen import: warning: {warning}");
+    }
+    for (path, text) in &imported.files {
+        let full = config.root.join(path);
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(&full, text).map_err(|source| Error::Write {
+            path: full.clone(),
+            source,
+        })?;
+        println!("wrote {}", path.display());
+    }
+    kubegen_codegen::load_model(&config)?;
+    println!(
+        "kubegen import: {} files written; run `kubegen` to generate the crates and CRDs",
+        imported.files.len()
     );
     Ok(ExitCode::SUCCESS)
 }

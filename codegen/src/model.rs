@@ -37,6 +37,9 @@ pub struct Package {
     pub version: String,
     /// API group from `+groupName=`, e.g. `police.example.com`.
     pub group: String,
+    /// `+kubegen:apiApproved=<value>`: the `api-approved.kubernetes.io` annotation a CRD of a
+    /// `*.k8s.io` group needs (the API server refuses one without it); allows such a group.
+    pub api_approved: Option<String>,
     /// `apis/<module>/<version>/mod.rs`.
     pub location: Location,
     /// Doc lines of the package (tag lines removed).
@@ -70,6 +73,8 @@ pub struct StructDef {
 pub(crate) enum Tag {
     /// `+groupName=police.example.com` (package).
     GroupName(String),
+    /// `+kubegen:apiApproved=<url>` (package).
+    ApiApproved(String),
     /// `+genclient` (type).
     GenClient,
     /// `+genclient:nonNamespaced` (type).
@@ -115,6 +120,11 @@ pub(crate) enum Tag {
     Rule(CelRule),
     /// `+kubegen:value=<json string>` (enum variant).
     Value(String),
+    /// `+kubegen:json=<name>` (field): the JSON name, when camelCase of the Rust name is not it.
+    Json(String),
+    /// `+kubegen:schema=<JSON merge patch>` (field or struct): applied to the node's generated
+    /// schema, for keywords no other marker carries (what `kubegen import` writes).
+    Schema(serde_json::Value),
 }
 
 /// A Rust enum of unit variants: a string with a closed set of values (`type: string, enum`).
@@ -259,6 +269,8 @@ pub struct FieldMarkers {
     pub list_map_keys: Vec<String>,
     /// `+kubegen:validation:XValidation:...` (`x-kubernetes-validations`).
     pub rules: Vec<CelRule>,
+    /// `+kubegen:schema=<JSON merge patch>`: applied last to the field's schema node.
+    pub schema: Option<serde_json::Value>,
 }
 
 /// One `x-kubernetes-validations` entry: a CEL rule the API server evaluates. A rule that
@@ -275,6 +287,9 @@ pub struct CelRule {
     pub reason: Option<String>,
     /// The field the error names, relative to the marked one (`.spec.size`).
     pub field_path: Option<String>,
+    /// `optionalOldSelf=true`: a transition rule that also runs on create (`oldSelf` is then an
+    /// empty optional).
+    pub optional_old_self: Option<bool>,
 }
 
 /// Whether a kind lives in a namespace.

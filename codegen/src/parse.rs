@@ -72,9 +72,12 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
     let (docs, package_tags) =
         docs_and_tags(&mod_file.attrs, Placement::Package, &location.file, diags);
     let mut group = String::new();
+    let mut api_approved = None;
     for (tag, _) in package_tags {
-        if let Tag::GroupName(name) = tag {
-            group = name;
+        match tag {
+            Tag::GroupName(name) => group = name,
+            Tag::ApiApproved(value) => api_approved = Some(value),
+            _ => {}
         }
     }
     if group.is_empty() {
@@ -104,6 +107,7 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
         module,
         version,
         group,
+        api_approved,
         location,
         docs,
         structs: defs.structs,
@@ -325,8 +329,12 @@ fn field_def(field: &syn::Field, file: &Path, diags: &mut Diagnostics) -> Option
     let name = spelled.trim_start_matches("r#").to_owned();
     let (docs, tags) = docs_and_tags(&field.attrs, Placement::Field, file, diags);
     let mut markers = FieldMarkers::default();
+    let mut json_name = names::camel(&name);
     for (tag, _) in tags {
-        apply_marker(&mut markers, tag);
+        match tag {
+            Tag::Json(json) => json_name = json,
+            tag => apply_marker(&mut markers, tag),
+        }
     }
     let ty = match types::field_type(&field.ty) {
         Ok(ty) => ty,
@@ -335,7 +343,6 @@ fn field_def(field: &syn::Field, file: &Path, diags: &mut Diagnostics) -> Option
             return None;
         }
     };
-    let json_name = names::camel(&name);
     Some(Field {
         name,
         raw,
@@ -369,6 +376,7 @@ fn apply_marker(markers: &mut FieldMarkers, tag: Tag) {
         Tag::ListType(list_type) => markers.list_type = Some(list_type),
         Tag::ListMapKeys(keys) => markers.list_map_keys = keys,
         Tag::Rule(rule) => markers.rules.push(rule),
+        Tag::Schema(patch) => markers.schema = Some(patch),
         // `tags::parse` only lets field tags through at Placement::Field.
         _ => {}
     }

@@ -47,15 +47,17 @@ pub(crate) fn parse(
 ) -> Result<Tag, TagError> {
     let tag = parse_any(line.trim(), location)?;
     let expected = match &tag {
-        Tag::GroupName(_) => Placement::Package,
+        Tag::GroupName(_) | Tag::ApiApproved(_) => Placement::Package,
         Tag::Validation(_)
+        | Tag::Json(_)
         | Tag::Default(_)
         | Tag::Required
         | Tag::Optional
         | Tag::ListType(_)
         | Tag::ListMapKeys(_) => Placement::Field,
         // A rule on a struct validates the whole object (`self` is the struct).
-        Tag::Rule(_) if placement == Placement::Type => Placement::Type,
+        Tag::Rule(_) | Tag::Schema(_) if placement == Placement::Type => Placement::Type,
+        Tag::Schema(_) => Placement::Field,
         Tag::Rule(_) => Placement::Field,
         Tag::Value(_) => Placement::Variant,
         _ => Placement::Type,
@@ -114,6 +116,9 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
         "+kubegen:listType" => list_type(need()?),
         "+kubegen:listMapKeys" => Ok(Tag::ListMapKeys(list(need()?))),
         "+kubegen:value" => Ok(Tag::Value(need()?.to_owned())),
+        "+kubegen:apiApproved" => Ok(Tag::ApiApproved(need()?.to_owned())),
+        "+kubegen:json" => Ok(Tag::Json(need()?.to_owned())),
+        "+kubegen:schema" => schema_patch(line),
         _ => {
             if let Some(rest) = line.strip_prefix("+kubegen:validation:XValidation:") {
                 return Ok(Tag::Rule(cel_rule(rest)?));
@@ -257,6 +262,21 @@ fn print_column(value: &str) -> Result<PrintColumn, TagError> {
     Ok(column)
 }
 
+/// `+kubegen:schema=<JSON object>`: read from the whole line, since JSON may hold `=`.
+fn schema_patch(line: &str) -> Result<Tag, TagError> {
+    let text = line
+        .split_once('=')
+        .map(|(_, value)| value.trim())
+        .unwrap_or_default();
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(Tag::Schema(value)),
+        _ => Err(err(
+            format!("`+kubegen:schema` value `{text}` is not a JSON object"),
+            "write a JSON merge patch, e.g. `+kubegen:schema={\"nullable\":true}`",
+        )),
+    }
+}
+
 fn list_type(value: &str) -> Result<Tag, TagError> {
     match value {
         "atomic" | "set" | "map" => Ok(Tag::ListType(value.to_owned())),
@@ -296,6 +316,14 @@ message=\"min must not exceed max\"` (values are JSON strings)";
             "message" => rule.message = Some(value),
             "messageExpression" => rule.message_expression = Some(value),
             "fieldPath" => rule.field_path = Some(value),
+            "optionalOldSelf" => {
+                rule.optional_old_self = Some(value.parse().map_err(|_| {
+                    err(
+                        format!("`optionalOldSelf` value `{value}` is not `true` or `false`"),
+                        HINT,
+                    )
+                })?);
+            }
             "reason" if REASONS.contains(&value.as_str()) => rule.reason = Some(value),
             "reason" => {
                 return Err(err(
@@ -306,7 +334,7 @@ message=\"min must not exceed max\"` (values are JSON strings)";
             other => {
                 return Err(err(
                     format!("unknown XValidation key `{other}`"),
-                    "keys are: rule, message, messageExpression, reason, fieldPath",
+                    "keys are: rule, message, messageExpression, reason, fieldPath, optionalOldSelf",
                 ));
             }
         }
@@ -320,7 +348,7 @@ message=\"min must not exceed max\"` (values are JSON strings)";
 /// One value of an XValidation pair and the text after it: a JSON string, or (for `reason`,
 /// as kubebuilder writes it) a bare word.
 fn cel_value<'a>(key: &str, tail: &'a str, hint: &str) -> Result<(String, &'a str), TagError> {
-    if key == "reason" && !tail.starts_with('"') {
+    if (key == "reason" || key == "optionalOldSelf") && !tail.starts_with('"') {
         let end = tail.find(',').unwrap_or(tail.len());
         return Ok((tail[..end].trim().to_owned(), &tail[end..]));
     }
@@ -463,6 +491,7 @@ mod tests {
             message_expression: Some("'x ' + self.y".to_owned()),
             reason: Some("FieldValueForbidden".to_owned()),
             field_path: Some(".y".to_owned()),
+            optional_old_self: None,
         };
         assert_eq!(tag, Ok(Tag::Rule(expected)));
         let quoted = parse(
@@ -568,6 +597,51 @@ mod tests {
             error.message,
             "tag `+kubegen:value=x` is not allowed on a field"
         );
+    }
+
+    #[test]
+    fn json_schema_and_api_approved_tags_parse_where_they_belong() {
+        assert_eq!(
+            parse("+kubegen:json=podIP", Placement::Field, &loc()),
+            Ok(Tag::Json("podIP".to_owned()))
+        );
+        assert_eq!(
+            parse(
+                r#"+kubegen:schema={"oneOf":[{"required":["a=b"]}]}"#,
+                Placement::Type,
+                &loc()
+            ),
+            Ok(Tag::Schema(
+                serde_json::json!({"oneOf": [{"required": ["a=b"]}]})
+            ))
+        );
+        assert_eq!(
+            parse(
+                "+kubegen:apiApproved=https://x/pr/1",
+                Placement::Package,
+                &loc()
+            ),
+            Ok(Tag::ApiApproved("https://x/pr/1".to_owned()))
+        );
+        let error =
+            parse("+kubegen:schema=[1]", Placement::Field, &loc()).expect_err("object only");
+        assert_eq!(
+            error.message,
+            "`+kubegen:schema` value `[1]` is not a JSON object"
+        );
+    }
+
+    #[test]
+    fn cel_rule_takes_a_bare_optional_old_self() {
+        let tag = parse(
+            r#"+kubegen:validation:XValidation:rule="self == oldSelf",optionalOldSelf=true"#,
+            Placement::Field,
+            &loc(),
+        );
+        let Ok(Tag::Rule(rule)) = tag else {
+            panic!("{tag:?}")
+        };
+        assert_eq!(rule.optional_old_self, Some(true));
     }
 
     #[test]

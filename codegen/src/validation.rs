@@ -139,6 +139,11 @@ const FORMATS: [&str; 24] = [
     "datetime",
 ];
 
+/// Whether `value` is a string format the `Format` marker accepts.
+pub(crate) fn is_known_format(value: &str) -> bool {
+    FORMATS.contains(&value)
+}
+
 fn format(value: &str) -> Result<String, TagError> {
     if FORMATS.contains(&value) {
         Ok(value.to_owned())

@@ -198,9 +198,14 @@ fn field_tokens(field: &Field) -> TokenStream {
         None if defaults_when_absent(field) => quote!(#[serde(default)]),
         None => quote!(),
     };
+    // `+kubegen:json=`: a JSON name that `rename_all = "camelCase"` cannot give (`podIP`).
+    let json = &field.json_name;
+    let rename =
+        (names::camel(&field.name) != field.json_name).then(|| quote!(#[serde(rename = #json)]));
     quote! {
         #docs
         #serde
+        #rename
         pub #name: #ty,
     }
 }

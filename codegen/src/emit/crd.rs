@@ -26,6 +26,8 @@ pub(super) struct Crd<'a> {
     pub(super) name: String,
     /// `spec.group`.
     pub(super) group: &'a str,
+    /// The `api-approved.kubernetes.io` annotation (`+kubegen:apiApproved=`).
+    pub(super) api_approved: Option<&'a str>,
     /// `spec.names`: kind, listKind, plural, singular, shortNames, categories.
     pub(super) names: Value,
     /// `spec.scope`: `Namespaced` or `Cluster`.
@@ -100,6 +102,9 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: &Value) -> Option<Crd<
         insert(&mut names, "categories", strings(&first.categories));
     }
     let conversion_service = (versions.len() > 1).then(|| service.clone());
+    let api_approved = versions
+        .iter()
+        .find_map(|(package, _)| package.api_approved.as_deref());
     let versions = versions.iter().map(|(package, kind)| CrdVersion {
         name: &kind.version,
         storage: kind.version == storage,
@@ -114,6 +119,7 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: &Value) -> Option<Crd<
     Some(Crd {
         name: format!("{}.{}", first.plural, first.group),
         group: &first.group,
+        api_approved,
         names,
         scope: match first.scope {
             Scope::Namespaced => "Namespaced",
@@ -149,10 +155,15 @@ pub(super) fn push_document(out: &mut String, document: &Value) -> Result<(), Er
 
 /// `metadata` and the `spec` keys both layouts share, before the version-dependent ones.
 pub(super) fn document(api_version: &str, crd: &Crd<'_>) -> Value {
+    let mut metadata = map([("name", Value::from(crd.name.as_str()))]);
+    if let Some(approved) = crd.api_approved {
+        let annotation = map([("api-approved.kubernetes.io", Value::from(approved))]);
+        insert(&mut metadata, "annotations", annotation);
+    }
     map([
         ("apiVersion", Value::from(api_version)),
         ("kind", Value::from("CustomResourceDefinition")),
-        ("metadata", map([("name", Value::from(crd.name.as_str()))])),
+        ("metadata", metadata),
         (
             "spec",
             map([

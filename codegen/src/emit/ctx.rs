@@ -95,6 +95,7 @@ pub(crate) type GroupVersionKey = (String, String);
 
 /// Doc attributes for `lines` (each prefixed with a space, as `///` would produce).
 pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
+    let lines = crate::rustdoc::escape(lines);
     let lines = lines.iter().map(|line| {
         if line.is_empty() {
             String::new()
@@ -107,6 +108,7 @@ pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
 
 /// Inner doc attributes (`//!`) for `lines`.
 pub(crate) fn inner_doc_attrs(lines: &[String]) -> TokenStream {
+    let lines = crate::rustdoc::escape(lines);
     let lines = lines.iter().map(|line| {
         if line.is_empty() {
             String::new()

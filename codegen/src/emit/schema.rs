@@ -73,6 +73,9 @@ pub(super) fn kind_schema(package: &Package, def: &StructDef) -> Value {
         insert(&mut schema, "required", Value::Sequence(required));
     }
     insert_rules(&mut schema, &struct_rules(def));
+    if let Some(patch) = struct_patch(def) {
+        merge_patch(&mut schema, patch);
+    }
     schema
 }
 
@@ -105,6 +108,9 @@ fn insert_rules(schema: &mut Value, rules: &[CelRule]) {
             if let Some(value) = value {
                 insert(&mut entry, key, string(value));
             }
+        }
+        if let Some(flag) = rule.optional_old_self {
+            insert(&mut entry, "optionalOldSelf", Value::Bool(flag));
         }
         entry
     });
@@ -191,7 +197,46 @@ fn field_schema(package: &Package, field: &Field) -> Value {
         );
     }
     insert_rules(&mut schema, &markers.rules);
+    if let Some(patch) = &markers.schema {
+        merge_patch(&mut schema, patch);
+    }
     schema
+}
+
+/// The `+kubegen:schema=` patch written on a struct (a kind's root node, for one).
+fn struct_patch(def: &StructDef) -> Option<&serde_json::Value> {
+    def.tags.iter().find_map(|(tag, _)| match tag {
+        Tag::Schema(patch) => Some(patch),
+        _ => None,
+    })
+}
+
+/// Applies a JSON merge patch (RFC 7386) to a schema node: objects merge key by key, `null`
+/// removes a key, anything else replaces. How `+kubegen:schema=` carries the keywords no named
+/// marker does (`kubegen import` writes them), so the regenerated schema equals the CRD's.
+pub(super) fn merge_patch(target: &mut Value, patch: &serde_json::Value) {
+    let serde_json::Value::Object(entries) = patch else {
+        *target = serde_yaml::to_value(patch).unwrap_or(Value::Null);
+        return;
+    };
+    if !matches!(target, Value::Mapping(_)) {
+        *target = Value::Mapping(Mapping::new());
+    }
+    let Value::Mapping(mapping) = target else {
+        return;
+    };
+    for (key, value) in entries {
+        let key = Value::from(key.as_str());
+        if value.is_null() {
+            mapping.remove(&key);
+        } else if let Some(existing) = mapping.get_mut(&key) {
+            merge_patch(existing, value);
+        } else {
+            let mut fresh = Value::Null;
+            merge_patch(&mut fresh, value);
+            mapping.insert(key, fresh);
+        }
+    }
 }
 
 fn type_schema(package: &Package, ty: &FieldType) -> Value {
@@ -358,6 +403,9 @@ fn struct_schema(package: &Package, def: &StructDef) -> Value {
         insert(&mut schema, "required", Value::Sequence(required));
     }
     insert_rules(&mut schema, &struct_rules(def));
+    if let Some(patch) = struct_patch(def) {
+        merge_patch(&mut schema, patch);
+    }
     schema
 }
 
@@ -522,6 +570,28 @@ mod tests {
             yaml(
                 "{type: number, format: double, minimum: 0.0, exclusiveMinimum: true, maximum: 0.5, exclusiveMaximum: true}"
             )
+        );
+    }
+
+    #[test]
+    fn schema_patches_merge_last_and_null_removes_a_key() {
+        let spec = demo_schema(
+            "pub struct Spec {\n\
+             /// +kubegen:json=podIP\n/// +kubegen:validation:MaxLength=15\n\
+             /// +kubegen:schema={\"format\":\"ipv4\",\"maxLength\":null,\"x-kubernetes-validations\":[{\"rule\":\"true\",\"optionalOldSelf\":true}]}\n\
+             pub pod_ip: Option<String>,\n\
+             /// +kubegen:schema={\"items\":{\"maxLength\":3},\"format\":null}\n    pub sizes: Vec<i64>,\n}\n",
+        );
+        let properties = &spec["properties"];
+        assert_eq!(
+            properties["podIP"],
+            yaml(
+                "{type: string, format: ipv4, x-kubernetes-validations: [{rule: 'true', optionalOldSelf: true}]}"
+            )
+        );
+        assert_eq!(
+            properties["sizes"],
+            yaml("{type: array, items: {type: integer, format: int64, maxLength: 3}}")
         );
     }
 

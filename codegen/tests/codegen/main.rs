@@ -7,5 +7,6 @@
 
 mod bad;
 mod golden;
+mod import;
 mod init;
 mod project;
