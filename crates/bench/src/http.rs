@@ -46,8 +46,17 @@ enum Inner {
 pub struct ServerVersion {
     /// The minor version (`"27+"` reads 27).
     pub minor: Option<u32>,
-    /// `v1.36.2`.
+    /// `v1.36.2`, `v1.15.0-dev+1551bfe79a70`.
     pub git_version: Option<String>,
+}
+
+impl ServerVersion {
+    /// The release the server was built from, without pre-release or build parts (`v1.15.0`
+    /// for `v1.15.0-dev+1551bfe79a70`): a name for plots and files.
+    pub fn release(&self) -> Option<String> {
+        let version = self.git_version.as_deref()?;
+        version.split(['-', '+']).next().map(str::to_owned)
+    }
 }
 
 impl RawClient {
@@ -279,6 +288,23 @@ mod tests {
         let page = br#"{"metadata":{"resourceVersion":"9"},"items":[{"data":{"continue":"x"}}]}"#;
         assert_eq!(continue_token(page)?, "");
         Ok(())
+    }
+
+    #[test]
+    fn a_release_drops_pre_release_and_build_parts() {
+        let version = |v: &str| ServerVersion {
+            minor: None,
+            git_version: Some(v.to_owned()),
+        };
+        assert_eq!(version("v1.36.2").release().as_deref(), Some("v1.36.2"));
+        assert_eq!(
+            version("v1.15.0-dev+1551bfe79a70").release().as_deref(),
+            Some("v1.15.0")
+        );
+        assert_eq!(
+            version("v1.30.1+k3s1").release().as_deref(),
+            Some("v1.30.1")
+        );
     }
 
     #[test]

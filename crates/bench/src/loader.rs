@@ -14,7 +14,7 @@ use http::{Method, StatusCode};
 use serde::Serialize;
 
 use crate::data;
-use crate::http::RawClient;
+use crate::http::{RawClient, continue_token};
 use crate::roles::Dataset;
 
 /// Requests in flight while loading.
@@ -106,12 +106,6 @@ pub async fn count(client: &RawClient, dataset: Dataset, namespace: &str) -> Res
     #[derive(serde::Deserialize)]
     struct Page {
         items: Vec<serde::de::IgnoredAny>,
-        metadata: PageMeta,
-    }
-    #[derive(serde::Deserialize)]
-    struct PageMeta {
-        #[serde(rename = "continue", default)]
-        next: Option<String>,
     }
     let collection = dataset.collection(namespace);
     let mut total = 0;
@@ -123,9 +117,9 @@ pub async fn count(client: &RawClient, dataset: Dataset, namespace: &str) -> Res
         let page: Page = serde_json::from_slice(&body)
             .with_context(|| format!("decoding a page of {collection}"))?;
         total += page.items.len();
-        match page.metadata.next.filter(|token| !token.is_empty()) {
-            Some(token) => next = token,
-            None => return Ok(total),
+        next = continue_token(&body)?;
+        if next.is_empty() {
+            return Ok(total);
         }
     }
 }

@@ -150,7 +150,7 @@ struct Target {
     client: RawClient,
     /// Whether the server serves streaming lists (its `/version` is 1.27 or later).
     streams: bool,
-    /// What the plots' names and titles call the server: its `gitVersion` (`v1.36.2`), or
+    /// What the plots' names and titles call the server: its release (`v1.36.2`), or
     /// `test-server` for the in-process one.
     name: String,
     _server: Option<server::Server>,
@@ -209,9 +209,9 @@ async fn parent(args: Args) -> Result<()> {
         None => true,
     };
     if target.kubeconfig.is_some()
-        && let Some(git_version) = version.and_then(|v| v.git_version)
+        && let Some(release) = version.and_then(|v| v.release())
     {
-        target.name = git_version;
+        target.name = release;
     }
     let scratch = std::env::temp_dir().join(format!("informer-sync-{}", std::process::id()));
     let runner = Runner::current(client_go(&args, &target, &scratch)?)?;

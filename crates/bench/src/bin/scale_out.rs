@@ -284,7 +284,7 @@ fn print_tables(args: &Args, target: &Target, runs: &[Run]) {
 /// Plots `runs` into `dir` (see `--plot-dir`) and says where.
 async fn plot(dir: &std::path::Path, target: &Target, runs: &[Run]) -> Result<()> {
     let version = match (&target.upstream, target.raw.version().await) {
-        (Upstream::Kubeconfig { .. }, Some(version)) => version.git_version,
+        (Upstream::Kubeconfig { .. }, Some(version)) => version.release(),
         _ => None,
     };
     let server = version.unwrap_or_else(|| "test-server".to_owned());
