@@ -50,7 +50,7 @@ from verify_docs_claims import self_test as claims_self_test
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DIRECTIVE = re.compile(r"<!-- verify-docs: (not-here|base) ([^>]*?)\s*-->")
-FILE_EXT = re.compile(r"\.(rs|md|toml|ya?ml|sh|py|json|txt|proto|csv|gz)$")
+FILE_EXT = re.compile(r"\.(rs|md|toml|ya?ml|sh|py|json|txt|proto|csv|gz|svg|png)$")
 PLACEHOLDER = re.compile(r"[*<>{}$~]|\.\.\.")
 # `apps/v1`, `batch/v1beta1`: a Kubernetes group/version, not a path under apps/.
 GROUP_VERSION = re.compile(r"^[a-z0-9.-]+/v[0-9]+((alpha|beta)[0-9]+)?$")
@@ -394,6 +394,7 @@ def self_test():
         ("`apis/<group>/<version>/`", 0),
         ("```yaml\napiVersion: apps/v1\n```", 0),
         ("`apps/no-such-app/`", 1),
+        ("![a plot](img/no-such-plot.svg)", 1),
     ]
     failed = 0
     for text, want in cases:
