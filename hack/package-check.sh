@@ -18,3 +18,19 @@ echo "package-check: ${#publishable[@]} publishable crates: ${publishable[*]}"
 # verification builds pick the newest k8s-openapi supports through its variable for builds
 # without an application (docs.rs picks it through [package.metadata.docs.rs]).
 K8S_OPENAPI_ENABLED_VERSION=1.37 cargo package "${args[@]}" "$@"
+# crates.io refuses a .crate over 10 MiB: test data belongs in `exclude`, not in the package.
+mapfile -t crates < <(cargo metadata --format-version 1 --no-deps | python3 -c '
+import json, sys
+meta = json.load(sys.stdin)
+for p in meta["packages"]:
+    if p.get("publish") != []:
+        print("%s/package/%s-%s.crate" % (meta["target_directory"], p["name"], p["version"]))')
+limit=$((10 * 1024 * 1024))
+for crate in "${crates[@]}"; do
+    size=$(stat -c %s "$crate")
+    if [ "$size" -gt "$limit" ]; then
+        echo "package-check: $crate is $size bytes, over crates.io's 10 MiB limit (exclude its test data)" >&2
+        exit 1
+    fi
+done
+echo "package-check: every .crate is under crates.io's 10 MiB limit"
