@@ -23,13 +23,21 @@ use std::sync::{Arc, LazyLock};
 use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Value};
 
+mod ip;
+mod opaque;
+
 /// The shared environment (standard library, macros, strings extension).
-pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(base_env()));
+
+/// The standard library, the strings extension and the overloads of standard names
+/// (`string(ip)`, ...) the Kubernetes libraries add.
+fn base_env() -> Env {
     let mut env = Env::stdlib();
     // Only fails when a declaration exists already, which it cannot in a fresh stdlib.
     let _ = env.add_extension(cel::extensions::strings);
-    Arc::new(env)
-});
+    ip::add_string_overloads(&mut env);
+    env
+}
 
 /// A context over [`ENV`] with the Kubernetes functions.
 pub(crate) fn context() -> Context<'static, 'static> {
@@ -65,6 +73,7 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     });
     let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
     add_authorizer_builders(&mut ctx);
+    ip::register(&mut ctx);
     ctx
 }
 
@@ -296,8 +305,7 @@ impl cel::StructType for OpenStruct {
 
 /// [`ENV`]'s library plus `names` as [`OpenStruct`] types.
 pub(crate) fn env_with_open_structs(names: &[String]) -> Arc<Env> {
-    let mut env = Env::stdlib();
-    let _ = env.add_extension(cel::extensions::strings);
+    let mut env = base_env();
     for name in names {
         let ty = cel::common::types::Type::new_opaque_type(name.clone());
         // Fails only for a name declared twice or not an identifier: that literal stays unknown.

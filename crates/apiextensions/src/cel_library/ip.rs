@@ -1,0 +1,298 @@
+//! The `ip` and `cidr` libraries (apiserver `pkg/cel/library/ip.go` and `cidr.go`): `ip()`,
+//! `isIP()`, `ip.isCanonical()`, `family()`, the `is*` predicates of Go's `netip.Addr`,
+//! `cidr()`, `isCIDR()`, `containsIP()`, `containsCIDR()`, `ip()` of a CIDR, `masked()`,
+//! `prefixLength()` and `string()` of both.
+//!
+//! # Why a parser of our own
+//! v1.36 parses with Go's `netip`, which differs from Rust's `IpAddr` on what it refuses and how:
+//! both refuse IPv4 octets with leading zeros, but netip also reads zones (`fe80::1%eth0`), which
+//! the library then refuses with its own message, as it refuses IPv4-mapped IPv6 addresses
+//! (`::ffff:1.2.3.4`). The IPv4 reader here copies netip's, messages included; IPv6 text is read
+//! by std, and an IPv6 address std refuses gets netip's generic `unable to parse IP`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use cel::extractors::This;
+use cel::objects::Opaque;
+use cel::{Context, ExecutionError, Value};
+
+use super::opaque::{self, error, expect, wrap};
+
+/// A CEL `net.IP`: an address without zone, never IPv4-mapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ip(pub(crate) IpAddr);
+
+impl Opaque for Ip {
+    fn runtime_type_name(&self) -> &str {
+        "net.IP"
+    }
+}
+
+/// A CEL `net.CIDR`: an address and a prefix length within its family's bits. The address
+/// keeps the bits after the prefix (`string()` shows them; `masked()` clears them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cidr {
+    pub(crate) addr: IpAddr,
+    pub(crate) bits: u8,
+}
+
+impl Opaque for Cidr {
+    fn runtime_type_name(&self) -> &str {
+        "net.CIDR"
+    }
+}
+
+/// Registers the functions of both libraries in `ctx`.
+pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
+    let _ = ctx.add_function("ip", |This(v): This<Value>| match &v {
+        Value::String(s) => parse_ip(s).map(|a| wrap(Ip(a))),
+        other => Ok(wrap(Ip(expect::<Cidr>("ip", other)?.addr))),
+    });
+    let _ = ctx.add_function("isIP", |s: std::sync::Arc<String>| parse_ip(&s).is_ok());
+    let _ = ctx.add_function("ip.isCanonical", |s: std::sync::Arc<String>| {
+        parse_ip(&s).map(|a| a.to_string() == *s)
+    });
+    let _ = ctx.add_function("family", |This(v): This<Value>| {
+        Ok::<_, ExecutionError>(match expect::<Ip>("family", &v)?.0 {
+            IpAddr::V4(_) => 4i64,
+            IpAddr::V6(_) => 6,
+        })
+    });
+    let predicates: [(&str, fn(IpAddr) -> bool); 5] = [
+        ("isUnspecified", |a| a.is_unspecified()),
+        ("isLoopback", |a| a.is_loopback()),
+        ("isLinkLocalMulticast", is_link_local_multicast),
+        ("isLinkLocalUnicast", is_link_local_unicast),
+        ("isGlobalUnicast", is_global_unicast),
+    ];
+    for (name, predicate) in predicates {
+        let _ = ctx.add_function(name, move |This(v): This<Value>| {
+            expect::<Ip>(name, &v).map(|ip| predicate(ip.0))
+        });
+    }
+    register_cidr(ctx);
+}
+
+fn register_cidr(ctx: &mut Context<'static, 'static>) {
+    let _ = ctx.add_function("cidr", |s: std::sync::Arc<String>| {
+        parse_cidr(&s).map(wrap)
+    });
+    let _ = ctx.add_function("isCIDR", |s: std::sync::Arc<String>| parse_cidr(&s).is_ok());
+    let _ = ctx.add_function("containsIP", |This(c): This<Value>, other: Value| {
+        let cidr = expect::<Cidr>("containsIP", &c)?;
+        let addr = match &other {
+            Value::String(s) => parse_ip(s)?,
+            other => expect::<Ip>("containsIP", other)?.0,
+        };
+        Ok::<_, ExecutionError>(contains(cidr, addr))
+    });
+    let _ = ctx.add_function("containsCIDR", |This(c): This<Value>, other: Value| {
+        let cidr = expect::<Cidr>("containsCIDR", &c)?;
+        let inner = match &other {
+            Value::String(s) => parse_cidr(s)?,
+            other => *expect::<Cidr>("containsCIDR", other)?,
+        };
+        Ok::<_, ExecutionError>(cidr.bits <= inner.bits && contains(cidr, inner.addr))
+    });
+    let _ = ctx.add_function("masked", |This(c): This<Value>| {
+        let cidr = expect::<Cidr>("masked", &c)?;
+        Ok::<_, ExecutionError>(wrap(Cidr {
+            addr: mask(cidr.addr, cidr.bits),
+            bits: cidr.bits,
+        }))
+    });
+    let _ = ctx.add_function("prefixLength", |This(c): This<Value>| {
+        expect::<Cidr>("prefixLength", &c).map(|cidr| i64::from(cidr.bits))
+    });
+}
+
+/// Declares `string(ip)` and `string(cidr)`.
+pub(crate) fn add_string_overloads(env: &mut cel::Env) {
+    opaque::add_string_overload(env, "net.IP", |args| {
+        opaque::string_of::<Ip>(args, |ip| ip.0.to_string())
+    });
+    opaque::add_string_overload(env, "net.CIDR", |args| {
+        opaque::string_of::<Cidr>(args, |c| format!("{}/{}", c.addr, c.bits))
+    });
+}
+
+/// The library's `parseIPAddr`: netip's `ParseAddr`, then no zone and no IPv4-mapped address.
+pub(crate) fn parse_ip(raw: &str) -> Result<IpAddr, ExecutionError> {
+    let (addr, zoned) = parse_addr(raw).map_err(|msg| {
+        error(
+            "ip",
+            format!("IP Address {raw:?} parse error during conversion from string: {msg}"),
+        )
+    })?;
+    if zoned {
+        return Err(error(
+            "ip",
+            format!("IP address {raw:?} with zone value is not allowed"),
+        ));
+    }
+    if is_4in6(addr) {
+        return Err(error(
+            "ip",
+            format!("IPv4-mapped IPv6 address {raw:?} is not allowed"),
+        ));
+    }
+    Ok(addr)
+}
+
+/// The library's `parseCIDR`: netip's `ParsePrefix`, then no IPv4-mapped address. v1.36 puts
+/// its prefix on the message twice (once in `parseCIDR`, once in `stringToCIDR`); so does this.
+pub(crate) fn parse_cidr(raw: &str) -> Result<Cidr, ExecutionError> {
+    const PREFIX: &str = "network address parse error during conversion from string: ";
+    let cidr = parse_prefix(raw).map_err(|msg| {
+        let text = format!("netip.ParsePrefix({raw:?}): {msg}");
+        error("cidr", format!("{PREFIX}{PREFIX}{text}"))
+    })?;
+    if is_4in6(cidr.addr) {
+        return Err(error(
+            "cidr",
+            format!("{PREFIX}IPv4-mapped IPv6 address {raw:?} is not allowed"),
+        ));
+    }
+    Ok(cidr)
+}
+
+/// netip's `ParsePrefix`, with its message (without the `netip.ParsePrefix(..)` head).
+fn parse_prefix(raw: &str) -> Result<Cidr, String> {
+    let Some(slash) = raw.rfind('/') else {
+        return Err("no '/'".into());
+    };
+    let (addr, zoned) = parse_addr(&raw[..slash])?;
+    if zoned {
+        return Err("IPv6 zones cannot be present in a prefix".into());
+    }
+    let bits_text = &raw[slash + 1..];
+    let bad_bits = || format!("bad bits after slash: {bits_text:?}");
+    if bits_text.len() > 1 && !bits_text.starts_with(|c: char| ('1'..='9').contains(&c)) {
+        return Err(bad_bits());
+    }
+    let bits: i64 = bits_text.parse().map_err(|_| bad_bits())?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    match u8::try_from(bits) {
+        Ok(bits) if bits <= max => Ok(Cidr { addr, bits }),
+        _ => Err("prefix length out of range".into()),
+    }
+}
+
+/// netip's `ParseAddr`: the address and whether it had a zone, or netip's message.
+fn parse_addr(raw: &str) -> Result<(IpAddr, bool), String> {
+    let head = |msg: &str| format!("ParseAddr({raw:?}): {msg}");
+    match raw.find(['.', ':', '%']).map(|i| raw.as_bytes()[i]) {
+        Some(b'.') => parse_v4(raw).map(|a| (IpAddr::V4(a), false)),
+        Some(b':') => {
+            let (body, zone) = match raw.split_once('%') {
+                Some((body, zone)) => (body, Some(zone)),
+                None => (raw, None),
+            };
+            if zone == Some("") {
+                return Err(head("zone must be a non-empty string"));
+            }
+            let addr: Ipv6Addr = body.parse().map_err(|_| head("unable to parse IP"))?;
+            Ok((IpAddr::V6(addr), zone.is_some()))
+        }
+        Some(_) => Err(head("missing IPv6 address")),
+        None => Err(head("unable to parse IP")),
+    }
+}
+
+/// netip's `parseIPv4`, messages included.
+fn parse_v4(raw: &str) -> Result<Ipv4Addr, String> {
+    let fail = |msg: &str, at: Option<&str>| match at {
+        Some(at) => format!("ParseAddr({raw:?}): {msg} (at {at:?})"),
+        None => format!("ParseAddr({raw:?}): {msg}"),
+    };
+    let bytes = raw.as_bytes();
+    let (mut fields, mut pos, mut val, mut digits) = ([0u8; 4], 0, 0u32, 0);
+    for (i, &c) in bytes.iter().enumerate() {
+        if c.is_ascii_digit() {
+            if digits == 1 && val == 0 {
+                return Err(fail("IPv4 field has octet with leading zero", None));
+            }
+            val = val * 10 + u32::from(c - b'0');
+            digits += 1;
+            if val > 255 {
+                return Err(fail("IPv4 field has value >255", None));
+            }
+        } else if c == b'.' {
+            if i == 0 || i == bytes.len() - 1 || bytes[i - 1] == b'.' {
+                let msg = "IPv4 field must have at least one digit";
+                return Err(fail(msg, Some(&raw[i..])));
+            }
+            if pos == 3 {
+                return Err(fail("IPv4 address too long", None));
+            }
+            fields[pos] = val as u8;
+            (pos, val, digits) = (pos + 1, 0, 0);
+        } else {
+            let at = raw.get(i..).unwrap_or_default();
+            return Err(fail("unexpected character", Some(at)));
+        }
+    }
+    if pos < 3 {
+        return Err(fail("IPv4 address too short", None));
+    }
+    fields[3] = val as u8;
+    Ok(Ipv4Addr::from(fields))
+}
+
+fn is_4in6(addr: IpAddr) -> bool {
+    matches!(addr, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())
+}
+
+/// The address as a number, and its family's width in bits.
+fn bits_of(addr: IpAddr) -> (u128, u8) {
+    match addr {
+        IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
+        IpAddr::V6(v6) => (u128::from(v6), 128),
+    }
+}
+
+/// `addr` with the bits after the first `bits` cleared.
+fn mask(addr: IpAddr, bits: u8) -> IpAddr {
+    let (value, width) = bits_of(addr);
+    let host = width.saturating_sub(bits);
+    let kept = value.checked_shr(u32::from(host)).unwrap_or(0);
+    let masked = kept.checked_shl(u32::from(host)).unwrap_or(0);
+    match addr {
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::from(masked as u32)),
+        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::from(masked)),
+    }
+}
+
+/// netip's `Prefix.Contains`: same family, same first `bits` bits.
+fn contains(cidr: &Cidr, addr: IpAddr) -> bool {
+    cidr.addr.is_ipv4() == addr.is_ipv4() && mask(cidr.addr, cidr.bits) == mask(addr, cidr.bits)
+}
+
+fn is_link_local_multicast(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
+        IpAddr::V6(v6) => v6.octets()[0] == 0xff && v6.octets()[1] & 0x0f == 0x02,
+    }
+}
+
+fn is_link_local_unicast(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(v4) => v4.octets()[..2] == [169, 254],
+        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+    }
+}
+
+/// netip's `IsGlobalUnicast`: private and unique-local addresses count as global.
+fn is_global_unicast(addr: IpAddr) -> bool {
+    if addr == IpAddr::V4(Ipv4Addr::BROADCAST) {
+        return false;
+    }
+    !addr.is_unspecified()
+        && !addr.is_loopback()
+        && !addr.is_multicast()
+        && !is_link_local_unicast(addr)
+}
+
+#[cfg(test)]
+#[path = "ip_tests.rs"]
+mod tests;
