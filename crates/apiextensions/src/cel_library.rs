@@ -24,6 +24,7 @@ use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Value};
 
 mod ip;
+mod url;
 mod opaque;
 
 /// The shared environment (standard library, macros, strings extension).
@@ -74,6 +75,7 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
     add_authorizer_builders(&mut ctx);
     ip::register(&mut ctx);
+    url::register(&mut ctx);
     ctx
 }
 
