@@ -18,6 +18,7 @@
 //!   accepted. Rules the parser here cannot read are skipped the same way. Rules have no cost
 //!   budget.
 
+use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
 use cel::extractors::This;
@@ -26,6 +27,7 @@ use cel::{Context, Env, ExecutionError, Value};
 mod ip;
 mod url;
 mod opaque;
+mod semver;
 
 /// The shared environment (standard library, macros, strings extension).
 pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(base_env()));
@@ -54,10 +56,14 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
         parse_quantity(&s).map(Value::Float)
     });
     let _ = ctx.add_function("isQuantity", |s: Arc<String>| parse_quantity(&s).is_ok());
-    let _ = ctx.add_function("isGreaterThan", |This(a): This<f64>, b: f64| a > b);
-    let _ = ctx.add_function("isLessThan", |This(a): This<f64>, b: f64| a < b);
-    let _ = ctx.add_function("compareTo", |This(a): This<f64>, b: f64| {
-        a.partial_cmp(&b).map_or(0, |o| o as i64)
+    let _ = ctx.add_function("isGreaterThan", |This(a): This<Value>, b: Value| {
+        compare("isGreaterThan", &a, &b).map(|o| o == Ordering::Greater)
+    });
+    let _ = ctx.add_function("isLessThan", |This(a): This<Value>, b: Value| {
+        compare("isLessThan", &a, &b).map(|o| o == Ordering::Less)
+    });
+    let _ = ctx.add_function("compareTo", |This(a): This<Value>, b: Value| {
+        compare("compareTo", &a, &b).map(|o| o as i64)
     });
     let _ = ctx.add_function("asInteger", |This(a): This<f64>| a as i64);
     let _ = ctx.add_function("asApproximateFloat", |This(a): This<f64>| a);
@@ -76,6 +82,7 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     add_authorizer_builders(&mut ctx);
     ip::register(&mut ctx);
     url::register(&mut ctx);
+    semver::register(&mut ctx);
     ctx
 }
 
@@ -215,6 +222,17 @@ pub(crate) fn add_authorizer_check(ctx: &mut Context<'static, 'static>, authoriz
             }))
         },
     );
+}
+
+/// The order of two versions or two quantities (the functions both libraries name).
+fn compare(function: &str, a: &Value, b: &Value) -> Result<Ordering, ExecutionError> {
+    if let Some(order) = semver::compare(a, b) {
+        return Ok(order);
+    }
+    match (a, b) {
+        (Value::Float(a), Value::Float(b)) => Ok(a.partial_cmp(b).unwrap_or(Ordering::Equal)),
+        _ => Err(opaque::no_overload(function)),
+    }
 }
 
 fn number(v: &Value) -> Result<f64, ExecutionError> {
