@@ -24,6 +24,7 @@ use std::sync::{Arc, LazyLock};
 use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Value};
 
+mod format;
 mod ip;
 mod url;
 mod opaque;
@@ -83,6 +84,7 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     ip::register(&mut ctx);
     url::register(&mut ctx);
     semver::register(&mut ctx);
+    format::register(&mut ctx);
     ctx
 }
 

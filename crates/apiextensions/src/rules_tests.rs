@@ -55,6 +55,7 @@ fn a_false_rule_reports_its_message_reason_and_field_path() {
             "spec.list: Duplicate value",
             "spec.q: Invalid value: \"1Mi\": small",
             "spec.w: Invalid value: \"W\": starts W",
+            "spec.w: Invalid value: \"string\": URL parse error during conversion from string: parse \"W\": invalid URI for request evaluating rule: url(self).getScheme() == 'https'",
         ]
     );
 }
