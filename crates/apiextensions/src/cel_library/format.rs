@@ -202,7 +202,7 @@ fn qualified_name(s: &str) -> Vec<String> {
         _ => {
             let shape = regex_error(QNAME_MSG, QNAME_FMT, &examples);
             return vec![format!(
-                "a qualified name {shape} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "a valid label key {shape} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
         }
     };

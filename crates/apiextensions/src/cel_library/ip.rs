@@ -5,10 +5,11 @@
 //!
 //! # Why a parser of our own
 //! v1.36 parses with Go's `netip`, which differs from Rust's `IpAddr` on what it refuses and how:
-//! both refuse IPv4 octets with leading zeros, but netip also reads zones (`fe80::1%eth0`), which
-//! the library then refuses with its own message, as it refuses IPv4-mapped IPv6 addresses
-//! (`::ffff:1.2.3.4`). The IPv4 reader here copies netip's, messages included; IPv6 text is read
-//! by std, and an IPv6 address std refuses gets netip's generic `unable to parse IP`.
+//! netip reads zones (`fe80::1%eth0`), which the library then refuses with its own message, as
+//! it refuses IPv4-mapped IPv6 addresses (`::ffff:1.2.3.4`); and rules show netip's messages
+//! (`ParseAddr("1.2.3"): IPv4 address too short`). So the readers here follow netip's
+//! `parseIPv4` and `parseIPv6` step by step, messages included; std only prints addresses
+//! (its IPv6 form is RFC 5952's, as netip's).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -180,32 +181,27 @@ fn parse_prefix(raw: &str) -> Result<Cidr, String> {
 
 /// netip's `ParseAddr`: the address and whether it had a zone, or netip's message.
 fn parse_addr(raw: &str) -> Result<(IpAddr, bool), String> {
-    let head = |msg: &str| format!("ParseAddr({raw:?}): {msg}");
     match raw.find(['.', ':', '%']).map(|i| raw.as_bytes()[i]) {
-        Some(b'.') => parse_v4(raw).map(|a| (IpAddr::V4(a), false)),
-        Some(b':') => {
-            let (body, zone) = match raw.split_once('%') {
-                Some((body, zone)) => (body, Some(zone)),
-                None => (raw, None),
-            };
-            if zone == Some("") {
-                return Err(head("zone must be a non-empty string"));
-            }
-            let addr: Ipv6Addr = body.parse().map_err(|_| head("unable to parse IP"))?;
-            Ok((IpAddr::V6(addr), zone.is_some()))
-        }
-        Some(_) => Err(head("missing IPv6 address")),
-        None => Err(head("unable to parse IP")),
+        Some(b'.') => v4_fields(raw, raw).map(|f| (IpAddr::V4(Ipv4Addr::from(f)), false)),
+        Some(b':') => parse_v6(raw),
+        Some(_) => Err(addr_error(raw, "missing IPv6 address", None)),
+        None => Err(addr_error(raw, "unable to parse IP", None)),
     }
 }
 
-/// netip's `parseIPv4`, messages included.
-fn parse_v4(raw: &str) -> Result<Ipv4Addr, String> {
-    let fail = |msg: &str, at: Option<&str>| match at {
-        Some(at) => format!("ParseAddr({raw:?}): {msg} (at {at:?})"),
-        None => format!("ParseAddr({raw:?}): {msg}"),
-    };
-    let bytes = raw.as_bytes();
+/// netip's `parseAddrError` text.
+fn addr_error(input: &str, msg: &str, at: Option<&str>) -> String {
+    match at {
+        Some(at) if !at.is_empty() => format!("ParseAddr({input:?}): {msg} (at {at:?})"),
+        _ => format!("ParseAddr({input:?}): {msg}"),
+    }
+}
+
+/// netip's `parseIPv4Fields`: the four octets of `part`, a suffix of `input` (the text
+/// messages name).
+fn v4_fields(input: &str, part: &str) -> Result<[u8; 4], String> {
+    let fail = |msg: &str, at: Option<&str>| addr_error(input, msg, at);
+    let bytes = part.as_bytes();
     let (mut fields, mut pos, mut val, mut digits) = ([0u8; 4], 0, 0u32, 0);
     for (i, &c) in bytes.iter().enumerate() {
         if c.is_ascii_digit() {
@@ -220,7 +216,7 @@ fn parse_v4(raw: &str) -> Result<Ipv4Addr, String> {
         } else if c == b'.' {
             if i == 0 || i == bytes.len() - 1 || bytes[i - 1] == b'.' {
                 let msg = "IPv4 field must have at least one digit";
-                return Err(fail(msg, Some(&raw[i..])));
+                return Err(fail(msg, part.get(i..)));
             }
             if pos == 3 {
                 return Err(fail("IPv4 address too long", None));
@@ -228,7 +224,7 @@ fn parse_v4(raw: &str) -> Result<Ipv4Addr, String> {
             fields[pos] = val as u8;
             (pos, val, digits) = (pos + 1, 0, 0);
         } else {
-            let at = raw.get(i..).unwrap_or_default();
+            let at = part.get(i..).unwrap_or_default();
             return Err(fail("unexpected character", Some(at)));
         }
     }
@@ -236,7 +232,110 @@ fn parse_v4(raw: &str) -> Result<Ipv4Addr, String> {
         return Err(fail("IPv4 address too short", None));
     }
     fields[3] = val as u8;
-    Ok(Ipv4Addr::from(fields))
+    Ok(fields)
+}
+
+/// netip's `parseIPv6`, messages included: the address and whether it had a zone.
+fn parse_v6(input: &str) -> Result<(IpAddr, bool), String> {
+    let fail = |msg: &str, at: Option<&str>| addr_error(input, msg, at);
+    let (mut s, zoned) = match input.split_once('%') {
+        Some((_, "")) => return Err(fail("zone must be a non-empty string", None)),
+        Some((body, _)) => (body, true),
+        None => (input, false),
+    };
+    let (mut ip, mut i, mut ellipsis) = ([0u8; 16], 0, None);
+    if let Some(rest) = s.strip_prefix("::") {
+        (ellipsis, s) = (Some(0), rest);
+        if s.is_empty() {
+            return Ok((IpAddr::V6(Ipv6Addr::UNSPECIFIED), zoned));
+        }
+    }
+    while i < 16 {
+        let (value, digits) = hex_group(s).map_err(|msg| fail(msg, Some(s)))?;
+        if s.as_bytes().get(digits) == Some(&b'.') {
+            if ellipsis.is_none() && i != 12 {
+                let msg = "embedded IPv4 address must replace the final 2 fields of the address";
+                return Err(fail(msg, Some(s)));
+            }
+            if i + 4 > 16 {
+                let msg = "too many hex fields to fit an embedded IPv4 at the end of the address";
+                return Err(fail(msg, Some(s)));
+            }
+            ip[i..i + 4].copy_from_slice(&v4_fields(input, s)?);
+            (s, i) = ("", i + 4);
+            break;
+        }
+        ip[i..i + 2].copy_from_slice(&value.to_be_bytes());
+        (s, i) = (&s[digits..], i + 2);
+        if s.is_empty() {
+            break;
+        }
+        if !s.starts_with(':') {
+            return Err(fail("unexpected character, want colon", Some(s)));
+        } else if s.len() == 1 {
+            return Err(fail("colon must be followed by more characters", Some(s)));
+        }
+        s = &s[1..];
+        if let Some(rest) = s.strip_prefix(':') {
+            if ellipsis.is_some() {
+                return Err(fail("multiple :: in address", Some(s)));
+            }
+            (ellipsis, s) = (Some(i), rest);
+            if s.is_empty() {
+                break;
+            }
+        }
+    }
+    expand(input, s, ip, i, ellipsis).map(|ip| (IpAddr::V6(Ipv6Addr::from(ip)), zoned))
+}
+
+/// The leading hex group of `s` (value, digit count), or netip's message for a bad one.
+fn hex_group(s: &str) -> Result<(u16, usize), &'static str> {
+    let mut acc = 0u32;
+    let mut digits = 0;
+    for c in s.chars() {
+        let Some(d) = c.to_digit(16) else { break };
+        acc = (acc << 4) + d;
+        if digits > 3 {
+            return Err("each group must have 4 or less digits");
+        }
+        if acc > 0xffff {
+            return Err("IPv6 field has value >=2^16");
+        }
+        digits += 1;
+    }
+    if digits == 0 {
+        return Err("each colon-separated field must have at least one digit");
+    }
+    Ok((acc as u16, digits))
+}
+
+/// The end of netip's `parseIPv6`: nothing may be left, and `::` stands for the missing zeros.
+fn expand(
+    input: &str,
+    rest: &str,
+    mut ip: [u8; 16],
+    filled: usize,
+    ellipsis: Option<usize>,
+) -> Result<[u8; 16], String> {
+    if !rest.is_empty() {
+        return Err(addr_error(input, "trailing garbage after address", Some(rest)));
+    }
+    match ellipsis {
+        None if filled < 16 => Err(addr_error(input, "address string too short", None)),
+        Some(_) if filled == 16 => Err(addr_error(
+            input,
+            "the :: must expand to at least one field of zeros",
+            Some(rest),
+        )),
+        Some(at) => {
+            let n = 16 - filled;
+            ip.copy_within(at..filled, at + n);
+            ip[at..at + n].fill(0);
+            Ok(ip)
+        }
+        None => Ok(ip),
+    }
 }
 
 fn is_4in6(addr: IpAddr) -> bool {

@@ -32,6 +32,11 @@ fn ip_functions_answer_as_netip() {
         ("ip('fd00::1').isGlobalUnicast()", json!(true)),
         ("ip('ff00::1').isGlobalUnicast()", json!(false)),
         ("string(ip('2001:0db8::0001'))", json!("2001:db8::1")),
+        ("string(ip('::1.2.3.4'))", json!("::102:304")),
+        ("string(ip('1:0:0:2::'))", json!("1:0:0:2::")),
+        ("string(ip('0:0:1::1'))", json!("0:0:1::1")),
+        ("string(ip('1:0:0:1:0:0:0:1'))", json!("1:0:0:1::1")),
+        ("ip.isCanonical('::')", json!(true)),
         ("ip('1.2.3.4') == ip('1.2.3.4')", json!(true)),
         ("ip('1.2.3.4') == ip('1.2.3.5')", json!(false)),
     ] {
@@ -61,6 +66,46 @@ fn bad_ips_are_errors_worded_as_v1_36() {
         (
             "ip('foo')",
             r#"IP Address "foo" parse error during conversion from string: ParseAddr("foo"): unable to parse IP"#,
+        ),
+        (
+            "ip('::g')",
+            r#"IP Address "::g" parse error during conversion from string: ParseAddr("::g"): each colon-separated field must have at least one digit (at "g")"#,
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8:9')",
+            r#"IP Address "1:2:3:4:5:6:7:8:9" parse error during conversion from string: ParseAddr("1:2:3:4:5:6:7:8:9"): trailing garbage after address (at "9")"#,
+        ),
+        (
+            "ip('1::2::3')",
+            r#"IP Address "1::2::3" parse error during conversion from string: ParseAddr("1::2::3"): multiple :: in address (at ":3")"#,
+        ),
+        (
+            "ip('1:2:3:4:5:6:7::8')",
+            r#"IP Address "1:2:3:4:5:6:7::8" parse error during conversion from string: ParseAddr("1:2:3:4:5:6:7::8"): the :: must expand to at least one field of zeros"#,
+        ),
+        (
+            "ip('12345::')",
+            r#"IP Address "12345::" parse error during conversion from string: ParseAddr("12345::"): each group must have 4 or less digits (at "12345::")"#,
+        ),
+        (
+            "ip('1:2')",
+            r#"IP Address "1:2" parse error during conversion from string: ParseAddr("1:2"): address string too short"#,
+        ),
+        (
+            "ip('1:2:3:4:5:6:7:8:')",
+            r#"IP Address "1:2:3:4:5:6:7:8:" parse error during conversion from string: ParseAddr("1:2:3:4:5:6:7:8:"): trailing garbage after address (at ":")"#,
+        ),
+        (
+            "ip('1:1.2.3.4')",
+            r#"IP Address "1:1.2.3.4" parse error during conversion from string: ParseAddr("1:1.2.3.4"): embedded IPv4 address must replace the final 2 fields of the address (at "1.2.3.4")"#,
+        ),
+        (
+            "ip('::1.2.3')",
+            r#"IP Address "::1.2.3" parse error during conversion from string: ParseAddr("::1.2.3"): IPv4 address too short"#,
+        ),
+        (
+            "ip('fe80::1%')",
+            r#"IP Address "fe80::1%" parse error during conversion from string: ParseAddr("fe80::1%"): zone must be a non-empty string"#,
         ),
         (
             "ip('fe80::1%eth0')",
