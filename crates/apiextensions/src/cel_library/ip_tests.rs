@@ -93,7 +93,7 @@ fn bad_ips_are_errors_worded_as_v1_36() {
         ),
         (
             "ip('1:2:3:4:5:6:7:8:')",
-            r#"IP Address "1:2:3:4:5:6:7:8:" parse error during conversion from string: ParseAddr("1:2:3:4:5:6:7:8:"): trailing garbage after address (at ":")"#,
+            r#"IP Address "1:2:3:4:5:6:7:8:" parse error during conversion from string: ParseAddr("1:2:3:4:5:6:7:8:"): colon must be followed by more characters (at ":")"#,
         ),
         (
             "ip('1:1.2.3.4')",
