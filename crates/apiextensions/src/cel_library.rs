@@ -26,9 +26,11 @@ use cel::{Context, Env, ExecutionError, Value};
 
 mod format;
 mod ip;
-mod url;
+mod lists;
 mod opaque;
+mod regex;
 mod semver;
+mod url;
 
 /// The shared environment (standard library, macros, strings extension).
 pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(base_env()));
@@ -40,6 +42,7 @@ fn base_env() -> Env {
     // Only fails when a declaration exists already, which it cannot in a fresh stdlib.
     let _ = env.add_extension(cel::extensions::strings);
     ip::add_string_overloads(&mut env);
+    lists::add_overloads(&mut env);
     env
 }
 
@@ -76,15 +79,13 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     let _ = ctx.add_function("sub", |This(a): This<f64>, b: Value| {
         Ok::<_, ExecutionError>(a - number(&b)?)
     });
-    let _ = ctx.add_function("isSorted", |This(list): This<Arc<Vec<Value>>>| {
-        list.windows(2).all(|w| w[0] <= w[1])
-    });
-    let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
     add_authorizer_builders(&mut ctx);
     ip::register(&mut ctx);
     url::register(&mut ctx);
     semver::register(&mut ctx);
     format::register(&mut ctx);
+    lists::register(&mut ctx);
+    regex::register(&mut ctx);
     ctx
 }
 
@@ -247,20 +248,6 @@ fn number(v: &Value) -> Result<f64, ExecutionError> {
             format!("not a quantity: {other:?}"),
         )),
     }
-}
-
-fn sum(list: &[Value]) -> Result<Value, ExecutionError> {
-    if list.iter().all(|v| matches!(v, Value::Int(_))) {
-        let total = list
-            .iter()
-            .map(|v| if let Value::Int(i) = v { *i } else { 0 })
-            .sum();
-        return Ok(Value::Int(total));
-    }
-    list.iter()
-        .map(number)
-        .sum::<Result<f64, _>>()
-        .map(Value::Float)
 }
 
 const QUANTITY_ERROR: &str =

@@ -71,6 +71,15 @@ pub(crate) fn string_of<'b, 'v, T: Opaque>(
         None => return Err(no_overload("string")),
     };
     let shown = text(expect::<T>("string", &value)?);
-    let boxed = Box::<dyn cel::common::value::Val>::try_from(Value::String(Arc::new(shown)))?;
-    Ok(CowVal::Owned(boxed))
+    owned(Value::String(Arc::new(shown)))
+}
+
+/// The arguments of an overload as values.
+pub(crate) fn values(args: &[CowVal<'_, '_>]) -> Result<Vec<Value>, ExecutionError> {
+    args.iter().map(|arg| Value::try_from(&**arg)).collect()
+}
+
+/// `value` as an overload's result.
+pub(crate) fn owned<'b, 'v>(value: Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    Ok(CowVal::Owned(Box::<dyn cel::common::value::Val>::try_from(value)?))
 }
