@@ -179,7 +179,11 @@ fn dns1035_label(s: &str) -> Vec<String> {
         errors.push(max_len(63));
     }
     if !DNS1035.is_match(s) {
-        errors.push(regex_error(DNS1035_MSG, DNS1035_FMT, &["my-name", "abc-123"]));
+        errors.push(regex_error(
+            DNS1035_MSG,
+            DNS1035_FMT,
+            &["my-name", "abc-123"],
+        ));
     }
     errors
 }

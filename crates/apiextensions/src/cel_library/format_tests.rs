@@ -46,7 +46,9 @@ fn invalid_strings_give_apimachinery_messages() {
         (
             "dns1035Label",
             "1abc",
-            json!(["a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]),
+            json!([
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+            ]),
         ),
         (
             "qualifiedName",
@@ -56,12 +58,16 @@ fn invalid_strings_give_apimachinery_messages() {
         (
             "qualifiedName",
             "a/b/c",
-            json!(["a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]),
+            json!([
+                "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            ]),
         ),
         (
             "labelValue",
             "-x",
-            json!(["a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"]),
+            json!([
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+            ]),
         ),
         ("uri", "x", json!([r#"parse "x": invalid URI for request"#])),
         ("uuid", "x", json!(["does not match the UUID format"])),
@@ -79,8 +85,14 @@ fn named_formats_are_optional() {
     for (source, want) in [
         ("format.named('dns1123Label').hasValue()", json!(true)),
         ("format.named('nope').hasValue()", json!(false)),
-        ("format.named('labelValue').value().validate('ok').hasValue()", json!(false)),
-        ("format.dns1123Label() == format.named('dns1123Label').value()", json!(true)),
+        (
+            "format.named('labelValue').value().validate('ok').hasValue()",
+            json!(false),
+        ),
+        (
+            "format.dns1123Label() == format.named('dns1123Label').value()",
+            json!(true),
+        ),
         ("format.dns1123Label() == format.labelValue()", json!(false)),
     ] {
         assert_eq!(eval(source), Ok(want), "{source}");

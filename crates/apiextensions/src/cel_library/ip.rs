@@ -19,6 +19,9 @@ use cel::{Context, ExecutionError, Value};
 
 use super::opaque::{self, error, expect, wrap};
 
+/// A test of an address.
+type Predicate = fn(IpAddr) -> bool;
+
 /// A CEL `net.IP`: an address without zone, never IPv4-mapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ip(pub(crate) IpAddr);
@@ -59,7 +62,7 @@ pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
             IpAddr::V6(_) => 6,
         })
     });
-    let predicates: [(&str, fn(IpAddr) -> bool); 5] = [
+    let predicates: [(&str, Predicate); 5] = [
         ("isUnspecified", |a| a.is_unspecified()),
         ("isLoopback", |a| a.is_loopback()),
         ("isLinkLocalMulticast", is_link_local_multicast),
@@ -75,9 +78,7 @@ pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
 }
 
 fn register_cidr(ctx: &mut Context<'static, 'static>) {
-    let _ = ctx.add_function("cidr", |s: std::sync::Arc<String>| {
-        parse_cidr(&s).map(wrap)
-    });
+    let _ = ctx.add_function("cidr", |s: std::sync::Arc<String>| parse_cidr(&s).map(wrap));
     let _ = ctx.add_function("isCIDR", |s: std::sync::Arc<String>| parse_cidr(&s).is_ok());
     let _ = ctx.add_function("containsIP", |This(c): This<Value>, other: Value| {
         let cidr = expect::<Cidr>("containsIP", &c)?;
@@ -319,7 +320,11 @@ fn expand(
     ellipsis: Option<usize>,
 ) -> Result<[u8; 16], String> {
     if !rest.is_empty() {
-        return Err(addr_error(input, "trailing garbage after address", Some(rest)));
+        return Err(addr_error(
+            input,
+            "trailing garbage after address",
+            Some(rest),
+        ));
     }
     match ellipsis {
         None if filled < 16 => Err(addr_error(input, "address string too short", None)),

@@ -134,12 +134,27 @@ fn cidr_functions_answer_as_netip() {
         ("string(cidr('10.1.2.3/8').masked())", json!("10.0.0.0/8")),
         ("string(cidr('2001:db8::1/32').ip())", json!("2001:db8::1")),
         ("cidr('10.0.0.0/8').containsIP('10.9.9.9')", json!(true)),
-        ("cidr('10.0.0.0/8').containsIP(ip('11.0.0.0'))", json!(false)),
+        (
+            "cidr('10.0.0.0/8').containsIP(ip('11.0.0.0'))",
+            json!(false),
+        ),
         ("cidr('::/0').containsIP('1.2.3.4')", json!(false)),
-        ("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", json!(true)),
-        ("cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')", json!(false)),
-        ("cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))", json!(true)),
-        ("cidr('0.0.0.0/0').containsIP('255.255.255.255')", json!(true)),
+        (
+            "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+            json!(true),
+        ),
+        (
+            "cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
+            json!(false),
+        ),
+        (
+            "cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))",
+            json!(true),
+        ),
+        (
+            "cidr('0.0.0.0/0').containsIP('255.255.255.255')",
+            json!(true),
+        ),
         ("cidr('::/0').containsCIDR('2001:db8::/128')", json!(true)),
     ] {
         assert_eq!(eval(source), Ok(want), "{source}");

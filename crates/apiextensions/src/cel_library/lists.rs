@@ -38,12 +38,16 @@ pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("sets.contains", |a: Arc<Vec<Value>>, b: Arc<Vec<Value>>| {
         b.iter().all(|x| a.contains(x))
     });
-    let _ = ctx.add_function("sets.equivalent", |a: Arc<Vec<Value>>, b: Arc<Vec<Value>>| {
-        b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x))
-    });
-    let _ = ctx.add_function("sets.intersects", |a: Arc<Vec<Value>>, b: Arc<Vec<Value>>| {
-        b.iter().any(|x| a.contains(x))
-    });
+    let _ = ctx.add_function(
+        "sets.equivalent",
+        |a: Arc<Vec<Value>>, b: Arc<Vec<Value>>| {
+            b.iter().all(|x| a.contains(x)) && a.iter().all(|x| b.contains(x))
+        },
+    );
+    let _ = ctx.add_function(
+        "sets.intersects",
+        |a: Arc<Vec<Value>>, b: Arc<Vec<Value>>| b.iter().any(|x| a.contains(x)),
+    );
 }
 
 /// Declares `list.indexOf(x)` and `list.lastIndexOf(x)`.

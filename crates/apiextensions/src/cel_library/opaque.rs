@@ -81,5 +81,7 @@ pub(crate) fn values(args: &[CowVal<'_, '_>]) -> Result<Vec<Value>, ExecutionErr
 
 /// `value` as an overload's result.
 pub(crate) fn owned<'b, 'v>(value: Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(CowVal::Owned(Box::<dyn cel::common::value::Val>::try_from(value)?))
+    Ok(CowVal::Owned(Box::<dyn cel::common::value::Val>::try_from(
+        value,
+    )?))
 }

@@ -17,20 +17,26 @@ use super::opaque::{error, no_overload};
 
 /// Registers the library's functions in `ctx`.
 pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
-    let _ = ctx.add_function("find", |This(text): This<Arc<String>>, Arguments(args): Arguments| {
-        let (re, _) = read("find", &args)?;
-        let found = re.find(&text).map_or("", |m| m.as_str());
-        Ok::<_, ExecutionError>(Value::String(Arc::new(found.to_string())))
-    });
-    let _ = ctx.add_function("findAll", |This(text): This<Arc<String>>, Arguments(args): Arguments| {
-        let (re, limit) = read("findAll", &args)?;
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let found = re
-            .find_iter(&text)
-            .take(limit)
-            .map(|m| Value::String(Arc::new(m.as_str().to_string())));
-        Ok::<_, ExecutionError>(Value::List(Arc::new(found.collect())))
-    });
+    let _ = ctx.add_function(
+        "find",
+        |This(text): This<Arc<String>>, Arguments(args): Arguments| {
+            let (re, _) = read("find", &args)?;
+            let found = re.find(&text).map_or("", |m| m.as_str());
+            Ok::<_, ExecutionError>(Value::String(Arc::new(found.to_string())))
+        },
+    );
+    let _ = ctx.add_function(
+        "findAll",
+        |This(text): This<Arc<String>>, Arguments(args): Arguments| {
+            let (re, limit) = read("findAll", &args)?;
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            let found = re
+                .find_iter(&text)
+                .take(limit)
+                .map(|m| Value::String(Arc::new(m.as_str().to_string())));
+            Ok::<_, ExecutionError>(Value::List(Arc::new(found.collect())))
+        },
+    );
 }
 
 /// The compiled pattern and the limit (`-1`, all, when not given).

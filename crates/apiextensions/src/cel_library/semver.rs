@@ -17,6 +17,9 @@ use cel::{Context, ExecutionError, Value};
 
 use super::opaque::{error, expect, get, no_overload, wrap};
 
+/// Reads one number of a version.
+type Part = fn(&Semver) -> u64;
+
 /// A parsed semantic version. Its build metadata is checked, then dropped: v1.36 compares
 /// (`==` included) without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +52,7 @@ pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("isSemver", |Arguments(args): Arguments| {
         parse_args("isSemver", &args).map(|version| version.is_ok())
     });
-    let parts: [(&str, fn(&Semver) -> u64); 3] = [
+    let parts: [(&str, Part); 3] = [
         ("major", |v| v.major),
         ("minor", |v| v.minor),
         ("patch", |v| v.patch),
@@ -79,12 +82,14 @@ fn parse_args(function: &str, args: &[Value]) -> Result<Result<Semver, String>, 
 pub(crate) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     let (a, b) = (get::<Semver>(a)?, get::<Semver>(b)?);
     let core = (a.major, a.minor, a.patch).cmp(&(b.major, b.minor, b.patch));
-    Some(core.then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a.pre.cmp(&b.pre),
-    }))
+    Some(
+        core.then_with(|| match (a.pre.is_empty(), b.pre.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => a.pre.cmp(&b.pre),
+        }),
+    )
 }
 
 /// The library's `normalizeAndParse`: no `v` prefix, leading zeros dropped, missing minor and
@@ -157,10 +162,14 @@ fn is_alphanum(c: char) -> bool {
 /// A version number: digits only, no leading zero, within `u64` (Go's `ParseUint` messages).
 fn number(s: &str, lower: &str, title: &str) -> Result<u64, String> {
     if !s.chars().all(|c| c.is_ascii_digit()) {
-        return Err(format!("Invalid character(s) found in {lower} number {s:?}"));
+        return Err(format!(
+            "Invalid character(s) found in {lower} number {s:?}"
+        ));
     }
     if s.len() > 1 && s.starts_with('0') {
-        return Err(format!("{title} number must not contain leading zeroes {s:?}"));
+        return Err(format!(
+            "{title} number must not contain leading zeroes {s:?}"
+        ));
     }
     parse_uint(s)
 }

@@ -20,11 +20,23 @@ fn versions_compare_as_blang_semver() {
         ("semver('1.2.3').major()", json!(1)),
         ("semver('1.2.3').patch()", json!(3)),
         ("semver('18446744073709551615.0.0').major()", json!(-1)),
-        ("semver('1.2.3').isGreaterThan(semver('1.2.2'))", json!(true)),
+        (
+            "semver('1.2.3').isGreaterThan(semver('1.2.2'))",
+            json!(true),
+        ),
         ("semver('1.2.3').isLessThan(semver('1.10.0'))", json!(true)),
-        ("semver('1.0.0').isGreaterThan(semver('1.0.0-rc.1'))", json!(true)),
-        ("semver('1.0.0-rc.2').compareTo(semver('1.0.0-rc.10'))", json!(-1)),
-        ("semver('1.0.0-2').compareTo(semver('1.0.0-alpha'))", json!(-1)),
+        (
+            "semver('1.0.0').isGreaterThan(semver('1.0.0-rc.1'))",
+            json!(true),
+        ),
+        (
+            "semver('1.0.0-rc.2').compareTo(semver('1.0.0-rc.10'))",
+            json!(-1),
+        ),
+        (
+            "semver('1.0.0-2').compareTo(semver('1.0.0-alpha'))",
+            json!(-1),
+        ),
         ("semver('1.0.0-a.b').compareTo(semver('1.0.0-a'))", json!(1)),
         ("semver('1.0.0+a').compareTo(semver('1.0.0+b'))", json!(0)),
         ("semver('1.0.0+a') == semver('1.0.0+b')", json!(true)),
@@ -40,20 +52,44 @@ fn bad_versions_are_errors_worded_as_v1_36() {
     for (source, want) in [
         ("semver('')", "Version string empty"),
         ("semver('1.2')", "No Major.Minor.Patch elements found"),
-        ("semver('v1.2.3')", r#"Invalid character(s) found in major number "v1""#),
-        ("semver('1.02.3')", r#"Minor number must not contain leading zeroes "02""#),
-        ("semver('1.2.x')", r#"Invalid character(s) found in patch number "x""#),
+        (
+            "semver('v1.2.3')",
+            r#"Invalid character(s) found in major number "v1""#,
+        ),
+        (
+            "semver('1.02.3')",
+            r#"Minor number must not contain leading zeroes "02""#,
+        ),
+        (
+            "semver('1.2.x')",
+            r#"Invalid character(s) found in patch number "x""#,
+        ),
         ("semver('1.2.3-')", "Prerelease is empty"),
-        ("semver('1.2.3-01')", r#"Numeric PreRelease version must not contain leading zeroes "01""#),
-        ("semver('1.2.3-a_b')", r#"Invalid character(s) found in prerelease "a_b""#),
+        (
+            "semver('1.2.3-01')",
+            r#"Numeric PreRelease version must not contain leading zeroes "01""#,
+        ),
+        (
+            "semver('1.2.3-a_b')",
+            r#"Invalid character(s) found in prerelease "a_b""#,
+        ),
         ("semver('1.2.3+')", "Build meta data is empty"),
-        ("semver('1..3')", r#"strconv.ParseUint: parsing "": invalid syntax"#),
+        (
+            "semver('1..3')",
+            r#"strconv.ParseUint: parsing "": invalid syntax"#,
+        ),
         (
             "semver('99999999999999999999.0.0')",
             r#"strconv.ParseUint: parsing "99999999999999999999": value out of range"#,
         ),
-        ("semver('1.2-rc', true)", "short version cannot contain PreRelease/Build meta data"),
-        ("semver('1.2.3').isGreaterThan(quantity('1'))", "no such overload"),
+        (
+            "semver('1.2-rc', true)",
+            "short version cannot contain PreRelease/Build meta data",
+        ),
+        (
+            "semver('1.2.3').isGreaterThan(quantity('1'))",
+            "no such overload",
+        ),
         ("semver(1)", "no such overload"),
     ] {
         assert_eq!(eval(source), Err(want.to_string()), "{source}");

@@ -18,6 +18,9 @@ use cel::{Context, Value};
 
 use super::opaque::{error, expect, wrap};
 
+/// Reads one part of a URL.
+type Getter = fn(&Url) -> String;
+
 /// A parsed URL: the parts the library's getters read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Url {
@@ -40,12 +43,15 @@ impl Opaque for Url {
 /// Registers the library's functions in `ctx`.
 pub(crate) fn register(ctx: &mut Context<'static, 'static>) {
     let _ = ctx.add_function("url", |s: Arc<String>| {
-        parse_request_uri(&s)
-            .map(wrap)
-            .map_err(|e| error("url", format!("URL parse error during conversion from string: {e}")))
+        parse_request_uri(&s).map(wrap).map_err(|e| {
+            error(
+                "url",
+                format!("URL parse error during conversion from string: {e}"),
+            )
+        })
     });
     let _ = ctx.add_function("isURL", |s: Arc<String>| parse_request_uri(&s).is_ok());
-    let getters: [(&str, fn(&Url) -> String); 5] = [
+    let getters: [(&str, Getter); 5] = [
         ("getScheme", |u| u.scheme.clone()),
         ("getHost", |u| u.host.clone()),
         ("getHostname", |u| split_host_port(&u.host).0.to_string()),
@@ -107,7 +113,11 @@ fn parse(raw: &str) -> Result<Url, String> {
     }
     let path = unescape(rest, Mode::Path)?;
     url.path_decoded = !valid_encoded_path(rest);
-    url.raw_path = if url.path_decoded { path } else { rest.to_string() };
+    url.raw_path = if url.path_decoded {
+        path
+    } else {
+        rest.to_string()
+    };
     Ok(url)
 }
 

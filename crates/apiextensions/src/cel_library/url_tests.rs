@@ -9,23 +9,41 @@ fn eval(source: &str) -> Result<Value, String> {
 #[test]
 fn url_parts_are_read_as_go_reads_them() {
     for (source, want) in [
-        ("isURL('https://example.com:80/path?query=val#frag')", json!(true)),
+        (
+            "isURL('https://example.com:80/path?query=val#frag')",
+            json!(true),
+        ),
         ("isURL('/absolute-path')", json!(true)),
         ("isURL('mailto:a@b.c')", json!(true)),
         ("isURL('relative/path')", json!(false)),
         ("isURL('https://a b/')", json!(false)),
         ("isURL('')", json!(false)),
         ("url('HTTPS://Example.com/').getScheme()", json!("https")),
-        ("url('https://Example.com:8080/').getHost()", json!("Example.com:8080")),
-        ("url('https://example.com:8080/').getHostname()", json!("example.com")),
+        (
+            "url('https://Example.com:8080/').getHost()",
+            json!("Example.com:8080"),
+        ),
+        (
+            "url('https://example.com:8080/').getHostname()",
+            json!("example.com"),
+        ),
         ("url('https://example.com:8080/').getPort()", json!("8080")),
         ("url('https://example.com/').getPort()", json!("")),
         ("url('https://[::1]:80/').getHostname()", json!("::1")),
         ("url('https://[::1]/').getHost()", json!("[::1]")),
-        ("url('https://user:pw@example.com/').getHost()", json!("example.com")),
+        (
+            "url('https://user:pw@example.com/').getHost()",
+            json!("example.com"),
+        ),
         ("url('/').getHost()", json!("")),
-        ("url('https://example.com/a%20b/../c').getEscapedPath()", json!("/a%20b/../c")),
-        ("url('https://example.com/a b').getEscapedPath()", json!("/a%20b")),
+        (
+            "url('https://example.com/a%20b/../c').getEscapedPath()",
+            json!("/a%20b/../c"),
+        ),
+        (
+            "url('https://example.com/a b').getEscapedPath()",
+            json!("/a%20b"),
+        ),
         ("url('https://example.com').getEscapedPath()", json!("")),
         ("url('mailto:a@b.c').getEscapedPath()", json!("")),
         (
