@@ -185,7 +185,7 @@ fn list_set_and_regex_rules_are_evaluated() {
     );
     assert_eq!(
         library_errors("list", json!([])),
-        ["spec.list: Invalid value: \"array\": max(list) argument must not be empty evaluating rule: self.max() - self.min() < 10 && self.indexOf(0) == -1"]
+        ["spec.list: Invalid value: \"array\": max called on empty list evaluating rule: self.max() - self.min() < 10 && self.indexOf(0) == -1"]
     );
     assert!(library_errors("sets", json!(["b", "a"])).is_empty());
     assert_eq!(

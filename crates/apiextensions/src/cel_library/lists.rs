@@ -108,7 +108,7 @@ fn extreme(function: &str, list: &[Value], want: Ordering) -> Result<Value, Exec
     let Some(mut best) = list.first() else {
         return Err(error(
             function,
-            format!("{function}(list) argument must not be empty"),
+            format!("{function} called on empty list"),
         ));
     };
     for item in &list[1..] {

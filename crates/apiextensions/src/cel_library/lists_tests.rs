@@ -38,8 +38,8 @@ fn list_functions_answer_as_v1_36() {
 #[test]
 fn list_function_errors_are_v1_36_s() {
     for (source, want) in [
-        ("[].min()", "min(list) argument must not be empty"),
-        ("[].max()", "max(list) argument must not be empty"),
+        ("[].min()", "min called on empty list"),
+        ("[].max()", "max called on empty list"),
         ("[9223372036854775807, 1].sum()", "integer overflow"),
         ("['a', 'b'].sum()", "no such overload"),
         ("[1, 'a'].isSorted()", "no such overload"),
