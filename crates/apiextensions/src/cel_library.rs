@@ -1,22 +1,37 @@
-//! The CEL environment of CRD validation rules: CEL's standard library (`size`, `has`, `all`,
-//! `exists`, `exists_one`, `map`, `filter`, `matches`, `contains`, `startsWith`, `endsWith`, …),
-//! the strings extension (`lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`,
-//! `indexOf`, `join`, …) and the parts of Kubernetes' own libraries
-//! (`k8s.io/apiserver/pkg/cel/library`) rules commonly use: lists (`isSorted`, `sum`) and
-//! quantities (`quantity`, `isQuantity`, `isGreaterThan`, `isLessThan`, `compareTo`,
-//! `asInteger`, `asApproximateFloat`, `isInteger`, `sign`, `add`, `sub`).
+//! The CEL environment of CRD validation rules and admission policies: CEL's standard library
+//! (`size`, `has`, `all`, `exists`, `exists_one`, `map`, `filter`, `matches`, `contains`,
+//! `startsWith`, `endsWith`, …), the strings extension (`lowerAscii`, `upperAscii`, `replace`,
+//! `split`, `substring`, `trim`, `indexOf`, `join`, …) and Kubernetes' own libraries
+//! (`k8s.io/apiserver/pkg/cel/library`), one child module each:
+//! - quantities (here: `quantity`, `isQuantity`, `isGreaterThan`, `isLessThan`, `compareTo`,
+//!   `asInteger`, `asApproximateFloat`, `isInteger`, `sign`, `add`, `sub`);
+//! - [`ip`] and cidr, [`url`], [`semver`], [`format`], [`lists`] and sets, [`regex`];
+//! - the authorizer library (here), for admission policies.
+//!
+//! # Why extend the `cel` crate rather than evaluate on our own
+//! The crate evaluates the language; each library is a set of functions registered through its
+//! public API: context functions for new names, `Env` overloads where a standard name gains a
+//! type (`string(ip)`, `list.indexOf`), and opaque values ([`opaque`]) for the library types
+//! (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Semver`, `kubernetes.NamedFormat`), so
+//! they compare with `==` and a function given the wrong type fails as "no such overload".
+//! Values, parse rules and messages follow v1.36's Go code (`netip`, `net/url`, blang/semver,
+//! apimachinery's validators); each module says where it follows it.
 //!
 //! # Differences from the real server
+//! - There is no type checker: a rule calling a function on the wrong type fails when it is
+//!   evaluated ("no such overload"), not when the CRD is written; a function called globally
+//!   that v1.36 declares only as a method (`find('a', 'b')`) may be accepted. A rule
+//!   calling a function no library here has is still skipped (never rejected) when evaluated,
+//!   as is a rule the parser here cannot read. Rules have no cost budget.
 //! - A quantity is its value as a float: exact for the sizes rules compare, but `string()` of
-//!   one gives the number, not the canonical form.
+//!   one gives the number, not the canonical form, and values beyond 2^53 or below 10^-9 are
+//!   rounded.
+//! - A regex that does not compile is `Illegal regex: ` followed by the `regex` crate's message,
+//!   not Go's (`error parsing regexp: missing closing ): ...`).
 //! - The authorizer library (`authorizer.group(..).resource(..).check(verb).allowed()`,
 //!   `path`, `requestResource`, `reason`, `errored`, `error`) serves admission policies, which
 //!   pass the server's authorizer; `serviceAccount(...)` and `fieldSelector`/`labelSelector`
 //!   are missing, and in CRD rules `check` is unknown.
-//! - The `url`, `ip`, `cidr`, `format` and `semver` libraries are not there: a rule
-//!   that calls them is skipped (never rejected) when it is evaluated, and a CRD using them is
-//!   accepted. Rules the parser here cannot read are skipped the same way. Rules have no cost
-//!   budget.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};

@@ -145,7 +145,9 @@ fn ip_and_cidr_rules_are_evaluated() {
     );
     assert_eq!(
         library_errors("ip", json!("10.0.0.01")),
-        ["spec.ip: Invalid value: \"string\": IP Address \"10.0.0.01\" parse error during conversion from string: ParseAddr(\"10.0.0.01\"): IPv4 field has octet with leading zero evaluating rule: cidr('10.0.0.0/8').containsIP(self) && !ip(self).isLoopback()"]
+        [
+            "spec.ip: Invalid value: \"string\": IP Address \"10.0.0.01\" parse error during conversion from string: ParseAddr(\"10.0.0.01\"): IPv4 field has octet with leading zero evaluating rule: cidr('10.0.0.0/8').containsIP(self) && !ip(self).isLoopback()"
+        ]
     );
 }
 
@@ -185,7 +187,9 @@ fn list_set_and_regex_rules_are_evaluated() {
     );
     assert_eq!(
         library_errors("list", json!([])),
-        ["spec.list: Invalid value: \"array\": max called on empty list evaluating rule: self.max() - self.min() < 10 && self.indexOf(0) == -1"]
+        [
+            "spec.list: Invalid value: \"array\": max called on empty list evaluating rule: self.max() - self.min() < 10 && self.indexOf(0) == -1"
+        ]
     );
     assert!(library_errors("sets", json!(["b", "a"])).is_empty());
     assert_eq!(

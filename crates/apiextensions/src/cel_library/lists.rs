@@ -106,10 +106,7 @@ fn order(function: &str, a: &Value, b: &Value) -> Result<Ordering, ExecutionErro
 /// The least (`want` Less) or greatest (`want` Greater) element; the first of equals.
 fn extreme(function: &str, list: &[Value], want: Ordering) -> Result<Value, ExecutionError> {
     let Some(mut best) = list.first() else {
-        return Err(error(
-            function,
-            format!("{function} called on empty list"),
-        ));
+        return Err(error(function, format!("{function} called on empty list")));
     };
     for item in &list[1..] {
         if order(function, item, best)? == want {
