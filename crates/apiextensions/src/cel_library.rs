@@ -47,6 +47,10 @@ mod regex;
 mod semver;
 mod url;
 
+#[cfg(test)]
+#[path = "cel_library/hostile_tests.rs"]
+mod hostile_tests;
+
 /// The shared environment (standard library, macros, strings extension).
 pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(base_env()));
 
