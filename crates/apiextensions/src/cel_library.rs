@@ -1,35 +1,69 @@
-//! The CEL environment of CRD validation rules: CEL's standard library (`size`, `has`, `all`,
-//! `exists`, `exists_one`, `map`, `filter`, `matches`, `contains`, `startsWith`, `endsWith`, …),
-//! the strings extension (`lowerAscii`, `upperAscii`, `replace`, `split`, `substring`, `trim`,
-//! `indexOf`, `join`, …) and the parts of Kubernetes' own libraries
-//! (`k8s.io/apiserver/pkg/cel/library`) rules commonly use: lists (`isSorted`, `sum`) and
-//! quantities (`quantity`, `isQuantity`, `isGreaterThan`, `isLessThan`, `compareTo`,
-//! `asInteger`, `asApproximateFloat`, `isInteger`, `sign`, `add`, `sub`).
+//! The CEL environment of CRD validation rules and admission policies: CEL's standard library
+//! (`size`, `has`, `all`, `exists`, `exists_one`, `map`, `filter`, `matches`, `contains`,
+//! `startsWith`, `endsWith`, …), the strings extension (`lowerAscii`, `upperAscii`, `replace`,
+//! `split`, `substring`, `trim`, `indexOf`, `join`, …) and Kubernetes' own libraries
+//! (`k8s.io/apiserver/pkg/cel/library`), one child module each:
+//! - quantities (here: `quantity`, `isQuantity`, `isGreaterThan`, `isLessThan`, `compareTo`,
+//!   `asInteger`, `asApproximateFloat`, `isInteger`, `sign`, `add`, `sub`);
+//! - [`ip`] and cidr, [`url`], [`semver`], [`format`], [`lists`] and sets, [`regex`];
+//! - the authorizer library (here), for admission policies.
+//!
+//! # Why extend the `cel` crate rather than evaluate on our own
+//! The crate evaluates the language; each library is a set of functions registered through its
+//! public API: context functions for new names, `Env` overloads where a standard name gains a
+//! type (`string(ip)`, `list.indexOf`), and opaque values ([`opaque`]) for the library types
+//! (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Semver`, `kubernetes.NamedFormat`), so
+//! they compare with `==` and a function given the wrong type fails as "no such overload".
+//! Values, parse rules and messages follow v1.36's Go code (`netip`, `net/url`, blang/semver,
+//! apimachinery's validators); each module says where it follows it.
 //!
 //! # Differences from the real server
+//! - There is no type checker: a rule calling a function on the wrong type fails when it is
+//!   evaluated ("no such overload"), not when the CRD is written; a function called globally
+//!   that v1.36 declares only as a method (`find('a', 'b')`) may be accepted. A rule
+//!   calling a function no library here has is still skipped (never rejected) when evaluated,
+//!   as is a rule the parser here cannot read. Rules have no cost budget.
 //! - A quantity is its value as a float: exact for the sizes rules compare, but `string()` of
-//!   one gives the number, not the canonical form.
+//!   one gives the number, not the canonical form, and values beyond 2^53 or below 10^-9 are
+//!   rounded.
+//! - A regex that does not compile is `Illegal regex: ` followed by the `regex` crate's message,
+//!   not Go's (`error parsing regexp: missing closing ): ...`).
 //! - The authorizer library (`authorizer.group(..).resource(..).check(verb).allowed()`,
 //!   `path`, `requestResource`, `reason`, `errored`, `error`) serves admission policies, which
 //!   pass the server's authorizer; `serviceAccount(...)` and `fieldSelector`/`labelSelector`
 //!   are missing, and in CRD rules `check` is unknown.
-//! - The `url`, `ip`, `cidr`, `format` and `semver` libraries are not there: a rule
-//!   that calls them is skipped (never rejected) when it is evaluated, and a CRD using them is
-//!   accepted. Rules the parser here cannot read are skipped the same way. Rules have no cost
-//!   budget.
 
+use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
 use cel::extractors::This;
 use cel::{Context, Env, ExecutionError, Value};
 
+mod format;
+mod ip;
+mod lists;
+mod opaque;
+mod regex;
+mod semver;
+mod url;
+
+#[cfg(test)]
+#[path = "cel_library/hostile_tests.rs"]
+mod hostile_tests;
+
 /// The shared environment (standard library, macros, strings extension).
-pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+pub(crate) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(base_env()));
+
+/// The standard library, the strings extension and the overloads of standard names
+/// (`string(ip)`, ...) the Kubernetes libraries add.
+fn base_env() -> Env {
     let mut env = Env::stdlib();
     // Only fails when a declaration exists already, which it cannot in a fresh stdlib.
     let _ = env.add_extension(cel::extensions::strings);
-    Arc::new(env)
-});
+    ip::add_string_overloads(&mut env);
+    lists::add_overloads(&mut env);
+    env
+}
 
 /// A context over [`ENV`] with the Kubernetes functions.
 pub(crate) fn context() -> Context<'static, 'static> {
@@ -45,10 +79,14 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
         parse_quantity(&s).map(Value::Float)
     });
     let _ = ctx.add_function("isQuantity", |s: Arc<String>| parse_quantity(&s).is_ok());
-    let _ = ctx.add_function("isGreaterThan", |This(a): This<f64>, b: f64| a > b);
-    let _ = ctx.add_function("isLessThan", |This(a): This<f64>, b: f64| a < b);
-    let _ = ctx.add_function("compareTo", |This(a): This<f64>, b: f64| {
-        a.partial_cmp(&b).map_or(0, |o| o as i64)
+    let _ = ctx.add_function("isGreaterThan", |This(a): This<Value>, b: Value| {
+        compare("isGreaterThan", &a, &b).map(|o| o == Ordering::Greater)
+    });
+    let _ = ctx.add_function("isLessThan", |This(a): This<Value>, b: Value| {
+        compare("isLessThan", &a, &b).map(|o| o == Ordering::Less)
+    });
+    let _ = ctx.add_function("compareTo", |This(a): This<Value>, b: Value| {
+        compare("compareTo", &a, &b).map(|o| o as i64)
     });
     let _ = ctx.add_function("asInteger", |This(a): This<f64>| a as i64);
     let _ = ctx.add_function("asApproximateFloat", |This(a): This<f64>| a);
@@ -60,11 +98,13 @@ pub(crate) fn context_in(env: Arc<Env>) -> Context<'static, 'static> {
     let _ = ctx.add_function("sub", |This(a): This<f64>, b: Value| {
         Ok::<_, ExecutionError>(a - number(&b)?)
     });
-    let _ = ctx.add_function("isSorted", |This(list): This<Arc<Vec<Value>>>| {
-        list.windows(2).all(|w| w[0] <= w[1])
-    });
-    let _ = ctx.add_function("sum", |This(list): This<Arc<Vec<Value>>>| sum(&list));
     add_authorizer_builders(&mut ctx);
+    ip::register(&mut ctx);
+    url::register(&mut ctx);
+    semver::register(&mut ctx);
+    format::register(&mut ctx);
+    lists::register(&mut ctx);
+    regex::register(&mut ctx);
     ctx
 }
 
@@ -206,6 +246,17 @@ pub(crate) fn add_authorizer_check(ctx: &mut Context<'static, 'static>, authoriz
     );
 }
 
+/// The order of two versions or two quantities (the functions both libraries name).
+fn compare(function: &str, a: &Value, b: &Value) -> Result<Ordering, ExecutionError> {
+    if let Some(order) = semver::compare(a, b) {
+        return Ok(order);
+    }
+    match (a, b) {
+        (Value::Float(a), Value::Float(b)) => Ok(a.partial_cmp(b).unwrap_or(Ordering::Equal)),
+        _ => Err(opaque::no_overload(function)),
+    }
+}
+
 fn number(v: &Value) -> Result<f64, ExecutionError> {
     match v {
         Value::Float(f) => Ok(*f),
@@ -216,20 +267,6 @@ fn number(v: &Value) -> Result<f64, ExecutionError> {
             format!("not a quantity: {other:?}"),
         )),
     }
-}
-
-fn sum(list: &[Value]) -> Result<Value, ExecutionError> {
-    if list.iter().all(|v| matches!(v, Value::Int(_))) {
-        let total = list
-            .iter()
-            .map(|v| if let Value::Int(i) = v { *i } else { 0 })
-            .sum();
-        return Ok(Value::Int(total));
-    }
-    list.iter()
-        .map(number)
-        .sum::<Result<f64, _>>()
-        .map(Value::Float)
 }
 
 const QUANTITY_ERROR: &str =
@@ -296,8 +333,7 @@ impl cel::StructType for OpenStruct {
 
 /// [`ENV`]'s library plus `names` as [`OpenStruct`] types.
 pub(crate) fn env_with_open_structs(names: &[String]) -> Arc<Env> {
-    let mut env = Env::stdlib();
-    let _ = env.add_extension(cel::extensions::strings);
+    let mut env = base_env();
     for name in names {
         let ty = cel::common::types::Type::new_opaque_type(name.clone());
         // Fails only for a name declared twice or not an identifier: that literal stays unknown.

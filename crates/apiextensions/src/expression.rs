@@ -7,6 +7,10 @@
 //! There is no type checker: an expression that does not evaluate to a bool is found out when it
 //! is evaluated (an error), not when the configuration is stored; `authorizer` is not bound, so an
 //! expression using it fails when evaluated. Parse errors are this parser's, not cel-go's.
+//! [`Expression::evaluate`] gives JSON, so a value of a library type (`ip(..)`, `cidr(..)`,
+//! `url(..)`, `semver(..)`, a named format) has no faithful result: a caller that binds one
+//! expression's result as another's variable (a policy's `variables`) loses the type, and that
+//! type's functions then fail on it; v1.36 keeps the typed value.
 
 use std::sync::Arc;
 

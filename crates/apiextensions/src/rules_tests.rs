@@ -55,6 +55,7 @@ fn a_false_rule_reports_its_message_reason_and_field_path() {
             "spec.list: Duplicate value",
             "spec.q: Invalid value: \"1Mi\": small",
             "spec.w: Invalid value: \"W\": starts W",
+            "spec.w: Invalid value: \"string\": URL parse error during conversion from string: parse \"W\": invalid URI for request evaluating rule: url(self).getScheme() == 'https'",
         ]
     );
 }
@@ -101,5 +102,102 @@ fn a_missing_field_is_an_evaluation_error_at_the_rules_node() {
             "spec: Invalid value: \"object\": no such key: bus evaluating rule: \
           self.cpu <= 64 || self.bus == 'virtio'"
         ]
+    );
+}
+
+/// One string field per Kubernetes CEL library, each with a rule that calls it.
+fn library_errors(field: &str, value: Value) -> Vec<String> {
+    let rule = |rule: &str, message: &str| json!([{"rule": rule, "messageExpression": message}]);
+    let string = |rules: Value| json!({"type": "string", "x-kubernetes-validations": rules});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {
+            "ip": string(rule("cidr('10.0.0.0/8').containsIP(self) && !ip(self).isLoopback()",
+                "self + ' is not in ' + string(cidr('10.0.0.0/8').masked())")),
+            "url": string(rule("url(self).getScheme() == 'https'",
+                "'scheme of ' + url(self).getHost() + ' is ' + url(self).getScheme()")),
+            "semver": string(rule("semver(self, true).isGreaterThan(semver('1.2.0'))",
+                "'version ' + string(semver(self, true).minor()) + ' is too old'")),
+            "format": string(rule("!format.dns1123Label().validate(self).hasValue()",
+                "format.dns1123Label().validate(self).value()[0]")),
+            "list": {"type": "array", "items": {"type": "integer"}, "x-kubernetes-validations":
+                rule("self.max() - self.min() < 10 && self.indexOf(0) == -1",
+                    "'spread ' + string(self.max() - self.min())")},
+            "sets": {"type": "array", "items": {"type": "string"}, "x-kubernetes-validations":
+                rule("sets.contains(['a', 'b'], self)", "'not in a, b'")},
+            "regex": string(rule("self.findAll('[0-9]+').size() < 2",
+                "'numbers: ' + self.findAll('[0-9]+', 5).join(', ')")),
+        }}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    schema
+        .validate(&json!({"spec": {field: value}}), None)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn ip_and_cidr_rules_are_evaluated() {
+    assert!(library_errors("ip", json!("10.1.2.3")).is_empty());
+    assert_eq!(
+        library_errors("ip", json!("11.0.0.1")),
+        ["spec.ip: Invalid value: \"11.0.0.1\": 11.0.0.1 is not in 10.0.0.0/8"]
+    );
+    assert_eq!(
+        library_errors("ip", json!("10.0.0.01")),
+        [
+            "spec.ip: Invalid value: \"string\": IP Address \"10.0.0.01\" parse error during conversion from string: ParseAddr(\"10.0.0.01\"): IPv4 field has octet with leading zero evaluating rule: cidr('10.0.0.0/8').containsIP(self) && !ip(self).isLoopback()"
+        ]
+    );
+}
+
+#[test]
+fn url_rules_are_evaluated() {
+    assert!(library_errors("url", json!("https://example.com/x")).is_empty());
+    assert_eq!(
+        library_errors("url", json!("http://example.com:80/x")),
+        ["spec.url: Invalid value: \"http://example.com:80/x\": scheme of example.com:80 is http"]
+    );
+}
+
+#[test]
+fn semver_rules_are_evaluated() {
+    assert!(library_errors("semver", json!("v1.3")).is_empty());
+    assert_eq!(
+        library_errors("semver", json!("1.1.9")),
+        ["spec.semver: Invalid value: \"1.1.9\": version 1 is too old"]
+    );
+}
+
+#[test]
+fn format_rules_are_evaluated() {
+    assert!(library_errors("format", json!("my-name")).is_empty());
+    assert_eq!(
+        library_errors("format", json!("a.b")),
+        ["spec.format: Invalid value: \"a.b\": must not contain dots"]
+    );
+}
+
+#[test]
+fn list_set_and_regex_rules_are_evaluated() {
+    assert!(library_errors("list", json!([3, 5, 12])).is_empty());
+    assert_eq!(
+        library_errors("list", json!([3, 50])),
+        ["spec.list: Invalid value: spread 47"]
+    );
+    assert_eq!(
+        library_errors("list", json!([])),
+        [
+            "spec.list: Invalid value: \"array\": max called on empty list evaluating rule: self.max() - self.min() < 10 && self.indexOf(0) == -1"
+        ]
+    );
+    assert!(library_errors("sets", json!(["b", "a"])).is_empty());
+    assert_eq!(
+        library_errors("sets", json!(["c"])),
+        ["spec.sets: Invalid value: not in a, b"]
+    );
+    assert_eq!(
+        library_errors("regex", json!("a1b22c333")),
+        ["spec.regex: Invalid value: \"a1b22c333\": numbers: 1, 22, 333"]
     );
 }
