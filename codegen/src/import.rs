@@ -66,15 +66,7 @@ pub struct Imported {
 pub fn import(config: &Config, inputs: &[PathBuf]) -> Result<Imported, Error> {
     let mut problems = Problems::default();
     let crds = read::read_all(inputs, &mut problems);
-    let files = render_all(config, &crds, &mut problems);
-    if problems.is_empty() {
-        Ok(Imported {
-            files,
-            warnings: problems.warnings().to_vec(),
-        })
-    } else {
-        Err(Error::Import(problems.lines().to_vec()))
-    }
+    render_or_report(config, &crds, problems)
 }
 
 /// The same as [`import`] for CRD text already in memory (tests, tools).
@@ -84,7 +76,17 @@ pub fn import(config: &Config, inputs: &[PathBuf]) -> Result<Imported, Error> {
 pub fn import_text(config: &Config, label: &str, text: &str) -> Result<Imported, Error> {
     let mut problems = Problems::default();
     let crds = read::documents(label, text, &mut problems);
-    let files = render_all(config, &crds, &mut problems);
+    render_or_report(config, &crds, problems)
+}
+
+/// Renders `crds`, then answers the files with the warnings, or every problem found reading and
+/// rendering them.
+fn render_or_report(
+    config: &Config,
+    crds: &[Crd],
+    mut problems: Problems,
+) -> Result<Imported, Error> {
+    let files = render_all(config, crds, &mut problems);
     if problems.is_empty() {
         Ok(Imported {
             files,

@@ -23,7 +23,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::kinds::strategy::Strategy;
-use crate::kinds::webhook_configuration::check_match_conditions;
+use crate::kinds::webhook_configuration::{check_match_conditions, invalid_unless_empty};
 use crate::status::{ApiError, Cause, cause};
 
 /// The strategy of both policy kinds; `mutating` picks MutatingAdmissionPolicy's fields.
@@ -75,28 +75,6 @@ impl AdmissionPolicies {
         };
         invalid_unless_empty(object, self.kind(), causes)
     }
-}
-
-/// 422 Invalid naming `kind` and the object's name when `causes` is not empty.
-pub(crate) fn invalid_unless_empty(
-    object: &Map<String, Value>,
-    kind: &str,
-    causes: Vec<Cause>,
-) -> Result<(), ApiError> {
-    if causes.is_empty() {
-        return Ok(());
-    }
-    let name = object
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    Err(ApiError::invalid(
-        "admissionregistration.k8s.io",
-        kind,
-        name,
-        causes,
-    ))
 }
 
 /// `SetDefaults_ValidatingAdmissionPolicySpec` / `..._MutatingAdmissionPolicySpec`.

@@ -12,8 +12,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::kinds::admission_policy::{default_match_resources, invalid_unless_empty, text};
+use crate::kinds::admission_policy::{default_match_resources, text};
 use crate::kinds::strategy::Strategy;
+use crate::kinds::webhook_configuration::invalid_unless_empty;
 use crate::status::{ApiError, Cause, cause};
 
 /// The strategy of both binding kinds; `mutating` has no `validationActions`.

@@ -59,21 +59,30 @@ impl WebhookConfigurations {
                 }
             }
         }
-        if causes.is_empty() {
-            return Ok(());
-        }
-        let name = object
-            .get("metadata")
-            .and_then(|m| m.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        Err(ApiError::invalid(
-            "admissionregistration.k8s.io",
-            self.kind(),
-            name,
-            causes,
-        ))
+        invalid_unless_empty(object, self.kind(), causes)
     }
+}
+
+/// 422 Invalid naming `kind` and the object's name when `causes` is not empty.
+pub(crate) fn invalid_unless_empty(
+    object: &Map<String, Value>,
+    kind: &str,
+    causes: Vec<Cause>,
+) -> Result<(), ApiError> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let name = object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Err(ApiError::invalid(
+        "admissionregistration.k8s.io",
+        kind,
+        name,
+        causes,
+    ))
 }
 
 fn default_webhook(webhook: &mut Map<String, Value>, mutating: bool) {

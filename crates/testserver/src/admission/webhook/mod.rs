@@ -159,10 +159,9 @@ impl Webhooks {
         let ran = match object.as_deref_mut() {
             Some(object) => {
                 let request = self.policy_request(Some(&Value::Object(object.clone())));
-                let old = self.review.old.clone();
                 let inputs = Inputs {
                     object: None,
-                    old: old.as_ref(),
+                    old: self.review.old.as_ref(),
                     request: &request,
                 };
                 self.policies.mutate(object, &inputs)?
@@ -174,10 +173,9 @@ impl Webhooks {
             && !ran.is_empty()
         {
             let request = self.policy_request(Some(&Value::Object(object.clone())));
-            let old = self.review.old.clone();
             let inputs = Inputs {
                 object: None,
-                old: old.as_ref(),
+                old: self.review.old.as_ref(),
                 request: &request,
             };
             self.policies.reinvoke(ran, object, &inputs)?;
