@@ -360,6 +360,23 @@ impl Store {
         Ok((events, self.rv))
     }
 
+    /// Every object of `resource` (in `namespace` when given) as it is now, in the store's order:
+    /// what the server reads of its own configuration (webhooks, policies, their parameters).
+    pub(crate) fn all(&self, resource: &ResourceKey, namespace: Option<&str>) -> Vec<Stored> {
+        let keep = |_: &Stored| true;
+        let query = ListQuery {
+            namespace,
+            at: None,
+            after: None,
+            limit: None,
+            keep: &keep,
+        };
+        // A list of the newest revision is never compacted.
+        self.list(resource, &query)
+            .map(|(items, _)| items)
+            .unwrap_or_default()
+    }
+
     /// Objects of `resource` as of resourceVersion `at` (None: now), in `namespace` (None: all), with
     /// keys after `after`, in key order, passing `keep`, at most `limit` of them. Returns the items
     /// and whether more keys follow in the range.

@@ -68,7 +68,6 @@ use crate::kinds::namespace::{namespaces, ns_key};
 use crate::registry::ResourceKey;
 use crate::status::ApiError;
 use crate::storage::State;
-use crate::storage::objects::ListQuery;
 use matching::Write;
 use spec::{Binding, Bound, Policy, Subject};
 
@@ -295,16 +294,12 @@ fn bound(state: &State, mutating: bool, write: &Write<'_>) -> Vec<Bound> {
 /// Every stored object of `admissionregistration.k8s.io/v1` `plural`, in name order.
 fn stored(state: &State, plural: &str) -> Vec<Value> {
     let key = ResourceKey::new("admissionregistration.k8s.io", "v1", plural);
-    let keep = |_: &crate::storage::objects::Stored| true;
-    let query = ListQuery {
-        namespace: None,
-        at: None,
-        after: None,
-        limit: None,
-        keep: &keep,
-    };
-    let (objects, _) = state.store.list(&key, &query).unwrap_or_default();
-    let mut objects: Vec<Value> = objects.iter().map(|s| (*s.value).clone()).collect();
+    let mut objects: Vec<Value> = state
+        .store
+        .all(&key, None)
+        .iter()
+        .map(|s| (*s.value).clone())
+        .collect();
     objects
         .sort_by(|a, b| crate::object::meta_str(a, "name").cmp(crate::object::meta_str(b, "name")));
     objects

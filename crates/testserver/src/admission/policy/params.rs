@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::admission::webhook::config::{labels_of, selects};
 use crate::storage::State;
-use crate::storage::objects::{ListQuery, ObjectKey};
+use crate::storage::objects::ObjectKey;
 
 /// A policy's `paramKind`.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -117,16 +117,9 @@ fn select(
     namespace: Option<&str>,
     selector: Option<&Value>,
 ) -> Vec<Value> {
-    let keep = |_: &crate::storage::objects::Stored| true;
-    let query = ListQuery {
-        namespace,
-        at: None,
-        after: None,
-        limit: None,
-        keep: &keep,
-    };
-    let (objects, _) = state.store.list(&def.key(), &query).unwrap_or_default();
-    objects
+    state
+        .store
+        .all(&def.key(), namespace)
         .iter()
         .map(|s| (*s.value).clone())
         .filter(|o| selects(selector, &labels_of(Some(o))))

@@ -19,7 +19,6 @@ use crate::admission::plugin::{Attributes, Operation};
 use crate::kinds::namespace::{namespaces, ns_key};
 use crate::registry::ResourceKey;
 use crate::storage::State;
-use crate::storage::objects::ListQuery;
 
 /// One webhook of a configuration, with the defaults the configuration's strategy stored.
 #[derive(Clone, Debug, Deserialize)]
@@ -149,15 +148,7 @@ pub(crate) fn matching(
         return Vec::new();
     }
     let key = ResourceKey::new("admissionregistration.k8s.io", "v1", phase.plural());
-    let keep = |_: &crate::storage::objects::Stored| true;
-    let query = ListQuery {
-        namespace: None,
-        at: None,
-        after: None,
-        limit: None,
-        keep: &keep,
-    };
-    let (mut configurations, _) = state.store.list(&key, &query).unwrap_or_default();
+    let mut configurations = state.store.all(&key, None);
     configurations.sort_by(|a, b| {
         crate::object::meta_str(&a.value, "name").cmp(crate::object::meta_str(&b.value, "name"))
     });
