@@ -19,6 +19,9 @@
 //! name = "kubegen-webhook"            # default: `<crate_prefix>-webhook`
 //! path = "/convert"                   # default: kubegen-runtime's `CONVERT_PATH`
 //! port = 443                          # default: 443
+//!
+//! [import]                            # `kubegen import` (see `ImportConfig`)
+//! crd = "hack/imported-crds.yaml"     # imported kinds' CRDs; never in `crd` (off unless set)
 //! ```
 //!
 //! `conversion_webhook` is written into the `spec.conversion` of each CRD whose kind has several
@@ -81,6 +84,7 @@ pub struct Config {
 /// [import]
 /// max_depth = 64                                   # deeper nodes become serde_json::Value
 /// rename = { "Gateway.spec.listeners" = "Listener" }  # type path -> Rust name
+/// crd = "hack/imported-crds.yaml"                  # the imported CRDs as generated (optional)
 /// ```
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
@@ -91,6 +95,9 @@ pub struct ImportConfig {
     pub rename: std::collections::BTreeMap<String, String>,
     /// Schema nodes deeper than this become free JSON (`serde_json::Value`).
     pub max_depth: usize,
+    /// Where the generator writes the imported kinds' CRDs, to compare with the input; they are
+    /// never in `crd`/`crd_v1beta1`, as the project that owns them installs them. Off unless set.
+    pub crd: Option<PathBuf>,
 }
 
 impl Default for ImportConfig {
@@ -98,6 +105,7 @@ impl Default for ImportConfig {
         ImportConfig {
             rename: std::collections::BTreeMap::new(),
             max_depth: 64,
+            crd: None,
         }
     }
 }

@@ -208,6 +208,7 @@ fn package(
     {
         let _ = writeln!(module, "//! +kubegen:apiApproved={approved}");
     }
+    let _ = writeln!(module, "//! +kubegen:imported");
     let _ = writeln!(module, "//!");
     let _ = writeln!(
         module,

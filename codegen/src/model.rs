@@ -40,6 +40,11 @@ pub struct Package {
     /// `+kubegen:apiApproved=<value>`: the `api-approved.kubernetes.io` annotation a CRD of a
     /// `*.k8s.io` group needs (the API server refuses one without it); allows such a group.
     pub api_approved: Option<String>,
+    /// `+kubegen:imported`: the package was written by `kubegen import` from another project's
+    /// CRD. That project installs the CRD, so the generator leaves it out of `crd` and
+    /// `crd_v1beta1` (a user's manifests would otherwise replace it with a copy) and writes it
+    /// only to `[import] crd`, where it can be compared with the input.
+    pub imported: bool,
     /// `apis/<module>/<version>/mod.rs`.
     pub location: Location,
     /// Doc lines of the package (tag lines removed).
@@ -75,6 +80,8 @@ pub(crate) enum Tag {
     GroupName(String),
     /// `+kubegen:apiApproved=<url>` (package).
     ApiApproved(String),
+    /// `+kubegen:imported` (package): written by `kubegen import`.
+    Imported,
     /// `+genclient` (type).
     GenClient,
     /// `+genclient:nonNamespaced` (type).

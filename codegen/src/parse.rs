@@ -73,10 +73,12 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
         docs_and_tags(&mod_file.attrs, Placement::Package, &location.file, diags);
     let mut group = String::new();
     let mut api_approved = None;
+    let mut imported = false;
     for (tag, _) in package_tags {
         match tag {
             Tag::GroupName(name) => group = name,
             Tag::ApiApproved(value) => api_approved = Some(value),
+            Tag::Imported => imported = true,
             _ => {}
         }
     }
@@ -108,6 +110,7 @@ fn package(dir: &Path, display: &Path, diags: &mut Diagnostics) -> Option<Packag
         version,
         group,
         api_approved,
+        imported,
         location,
         docs,
         structs: defs.structs,

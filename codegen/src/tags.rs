@@ -47,7 +47,7 @@ pub(crate) fn parse(
 ) -> Result<Tag, TagError> {
     let tag = parse_any(line.trim(), location)?;
     let expected = match &tag {
-        Tag::GroupName(_) | Tag::ApiApproved(_) => Placement::Package,
+        Tag::GroupName(_) | Tag::ApiApproved(_) | Tag::Imported => Placement::Package,
         Tag::Validation(_)
         | Tag::Json(_)
         | Tag::Default(_)
@@ -117,6 +117,7 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
         "+kubegen:listMapKeys" => Ok(Tag::ListMapKeys(list(need()?))),
         "+kubegen:value" => Ok(Tag::Value(need()?.to_owned())),
         "+kubegen:apiApproved" => Ok(Tag::ApiApproved(need()?.to_owned())),
+        "+kubegen:imported" => flag(Tag::Imported),
         "+kubegen:json" => Ok(Tag::Json(need()?.to_owned())),
         "+kubegen:schema" => schema_patch(line),
         _ => {
@@ -623,6 +624,12 @@ mod tests {
             ),
             Ok(Tag::ApiApproved("https://x/pr/1".to_owned()))
         );
+        assert_eq!(
+            parse("+kubegen:imported", Placement::Package, &loc()),
+            Ok(Tag::Imported)
+        );
+        assert!(parse("+kubegen:imported=yes", Placement::Package, &loc()).is_err());
+        assert!(parse("+kubegen:imported", Placement::Type, &loc()).is_err());
         let error =
             parse("+kubegen:schema=[1]", Placement::Field, &loc()).expect_err("object only");
         assert_eq!(

@@ -53,8 +53,18 @@ pub(super) struct CrdVersion<'a> {
     pub(super) columns: &'a [PrintColumn],
 }
 
-/// Every CRD of the model, sorted by (group, plural).
-pub(super) fn crds<'a>(ctx: &EmitCtx<'a>) -> Vec<Crd<'a>> {
+/// Whose CRDs a manifest holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// The user's own kinds: `crd` and `crd_v1beta1`, installed with the operator.
+    User,
+    /// The kinds `kubegen import` wrote (`+kubegen:imported`): `[import] crd`. Another project
+    /// installs them and decides how they convert, so they name no conversion webhook.
+    Imported,
+}
+
+/// Every CRD of `owner`'s packages, sorted by (group, plural).
+pub(super) fn crds<'a>(ctx: &EmitCtx<'a>, owner: Owner) -> Vec<Crd<'a>> {
     let (namespace, name, path, port) = ctx.config.conversion_service();
     let service = map([
         ("namespace", Value::from(namespace)),
@@ -63,7 +73,8 @@ pub(super) fn crds<'a>(ctx: &EmitCtx<'a>) -> Vec<Crd<'a>> {
         ("port", Value::from(port)),
     ]);
     let mut grouped: BTreeMap<(&str, &str), Vec<(&Package, &Kind)>> = BTreeMap::new();
-    for package in &ctx.model.packages {
+    let imported = owner == Owner::Imported;
+    for package in ctx.model.packages.iter().filter(|p| p.imported == imported) {
         for kind in &package.kinds {
             grouped
                 .entry((kind.group.as_str(), kind.plural.as_str()))
@@ -73,11 +84,11 @@ pub(super) fn crds<'a>(ctx: &EmitCtx<'a>) -> Vec<Crd<'a>> {
     }
     grouped
         .into_values()
-        .filter_map(|versions| crd(&versions, &service))
+        .filter_map(|versions| crd(&versions, (!imported).then_some(&service)))
         .collect()
 }
 
-fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: &Value) -> Option<Crd<'a>> {
+fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: Option<&Value>) -> Option<Crd<'a>> {
     let (_, first) = versions.first()?;
     // One version is the storage version; of several, the checker made sure one is marked.
     let storage = versions
@@ -101,7 +112,7 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: &Value) -> Option<Crd<
     if !first.categories.is_empty() {
         insert(&mut names, "categories", strings(&first.categories));
     }
-    let conversion_service = (versions.len() > 1).then(|| service.clone());
+    let conversion_service = service.filter(|_| versions.len() > 1).cloned();
     let api_approved = versions
         .iter()
         .find_map(|(package, _)| package.api_approved.as_deref());
@@ -202,10 +213,10 @@ pub(super) fn printer_columns(columns: &[PrintColumn], json_path_key: &str) -> V
     Value::Sequence(columns.collect())
 }
 
-/// The whole v1 multi-document YAML file.
-pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
+/// The whole v1 multi-document YAML file of `owner`'s CRDs.
+pub(super) fn emit(ctx: &EmitCtx<'_>, owner: Owner) -> Result<String, Error> {
     let mut out = header(ctx);
-    for crd in crds(ctx) {
+    for crd in crds(ctx, owner) {
         let mut document = document("apiextensions.k8s.io/v1", &crd);
         if let Some(spec) = document.get_mut("spec") {
             let versions = crd.versions.iter().map(v1_version);

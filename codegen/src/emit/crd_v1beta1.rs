@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 
 use serde_yaml::Value;
 
-use super::crd::{self, Crd, crds, printer_columns, status_subresource};
+use super::crd::{self, Crd, Owner, crds, printer_columns, status_subresource};
 use super::ctx::EmitCtx;
 use super::schema::{insert, map, remove_defaults, remove_newer_keywords};
 use crate::Error;
@@ -44,7 +44,7 @@ const INTRO: &str = "\
 /// The whole v1beta1 multi-document YAML file.
 pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
     let mut removed = Vec::new();
-    let documents: Vec<Value> = crds(ctx)
+    let documents: Vec<Value> = crds(ctx, Owner::User)
         .iter()
         .map(|crd| document(crd, &mut removed))
         .collect();
@@ -60,7 +60,7 @@ pub(super) fn emit(ctx: &EmitCtx<'_>) -> Result<String, Error> {
 /// What the v1beta1 file leaves out that the v1 file has, one line per default or check.
 pub(super) fn warnings(ctx: &EmitCtx<'_>) -> Result<Vec<String>, Error> {
     let mut removed = Vec::new();
-    for crd in crds(ctx) {
+    for crd in crds(ctx, Owner::User) {
         document(&crd, &mut removed);
     }
     removed
@@ -306,7 +306,7 @@ mod tests {
             model: &model,
             boilerplate: String::new(),
         };
-        let v1 = crd::emit(&ctx).expect("v1 emits");
+        let v1 = crd::emit(&ctx, Owner::User).expect("v1 emits");
         let v1beta1 = emit(&ctx).expect("v1beta1 emits");
         assert_eq!(v1beta1, emit(&ctx).expect("v1beta1 emits"), "deterministic");
         (v1, v1beta1)

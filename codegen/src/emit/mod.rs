@@ -51,7 +51,10 @@ pub(crate) fn all(ctx: &EmitCtx<'_>) -> Result<Files, Error> {
     informers::emit(ctx, &mut files)?;
     applyconfig::emit(ctx, &mut files)?;
     if let Some(crd_path) = &ctx.config.crd {
-        files.insert(crd_path.clone(), crd::emit(ctx)?);
+        files.insert(crd_path.clone(), crd::emit(ctx, crd::Owner::User)?);
+    }
+    if let Some(crd_path) = &ctx.config.import.crd {
+        files.insert(crd_path.clone(), crd::emit(ctx, crd::Owner::Imported)?);
     }
     if let Some(crd_path) = &ctx.config.crd_v1beta1 {
         files.insert(crd_path.clone(), crd_v1beta1::emit(ctx)?);

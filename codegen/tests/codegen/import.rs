@@ -16,18 +16,21 @@ fn dir(path: &str) -> PathBuf {
         .join(path)
 }
 
-/// A config rooted at `root`, generating into `crates/` and `crd.yaml`.
+/// A config rooted at `root`, generating into `crates/`, the user's CRDs into `crd.yaml` and the
+/// imported ones into `imported.yaml`.
 fn config(root: &Path) -> Config {
     let mut config = Config::default();
     config.root = root.to_path_buf();
     config.builtins = None;
     config.output = PathBuf::from("crates");
     config.crd = Some(PathBuf::from("crd.yaml"));
+    config.import.crd = Some(PathBuf::from("imported.yaml"));
     config
 }
 
 /// Imports `inputs` into a temporary project, generates it, and returns the project (kept alive
-/// by the `TempDir`) with the generated CRD text.
+/// by the `TempDir`) with the generated CRD text of the imported kinds. The user's own manifest
+/// holds none of them: the project that owns a CRD installs it.
 fn import_and_generate(
     inputs: &[PathBuf],
     max_depth: Option<usize>,
@@ -44,10 +47,21 @@ fn import_and_generate(
         std::fs::write(full, text).expect("write");
     }
     let files = kubegen_codegen::generate(&config).expect("the imported packages generate");
-    let crd = files
+    let own = files
         .get(Path::new("crd.yaml"))
+        .expect("the user's CRD manifest");
+    assert!(
+        !own.contains("kind: CustomResourceDefinition"),
+        "imported CRDs leaked into the user's manifest:\n{own}"
+    );
+    let crd = files
+        .get(Path::new("imported.yaml"))
         .cloned()
-        .expect("a CRD manifest");
+        .expect("the imported CRDs' manifest");
+    assert!(
+        !crd.contains("clientConfig"),
+        "an imported CRD names the user's conversion webhook:\n{crd}"
+    );
     (root, crd)
 }
 
