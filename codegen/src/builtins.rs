@@ -107,6 +107,7 @@ fn package(group: Group, location: &Location) -> BuiltinPackage {
                 short_names: Vec::new(),
                 categories: Vec::new(),
                 print_columns: Vec::new(),
+                scale: None,
                 methods: Vec::new(),
                 location: location.clone(),
                 builtin: true,

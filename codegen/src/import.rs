@@ -260,13 +260,14 @@ fn kind_tags(entry: &Entry<'_>, problems: &mut Problems) -> Vec<String> {
         tags.push(format!("+kubegen:categories={}", crd.categories.join(",")));
     }
     if let Some(scale) = &version.scale {
-        problems.warn(
-            &place,
-            format!(
-                "the scale subresource ({} -> {}) is not carried: the generator has no marker for it yet",
-                scale.spec_replicas_path, scale.status_replicas_path
-            ),
+        let mut tag = format!(
+            "+kubegen:subresource:scale:specpath={},statuspath={}",
+            scale.spec_replicas_path, scale.status_replicas_path
         );
+        if let Some(selector) = &scale.label_selector_path {
+            let _ = write!(tag, ",selectorpath={selector}");
+        }
+        tags.push(tag);
     }
     for column in &version.columns {
         match column_tag(column) {

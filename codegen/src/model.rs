@@ -108,6 +108,9 @@ pub(crate) enum Tag {
     Categories(Vec<String>),
     /// `+kubegen:printcolumn:name=..,type=..,jsonPath=..` (type).
     PrintColumn(PrintColumn),
+    /// `+kubegen:subresource:scale:specpath=..,statuspath=..,selectorpath=..`, or
+    /// controller-gen's `+kubebuilder:subresource:scale:...` (type).
+    Scale(ScaleSubresource),
     /// `+kubegen:storageversion`, or kubebuilder's `+kubebuilder:storageversion` (type): the
     /// version objects of a kind served in several versions are stored in.
     StorageVersion,
@@ -201,6 +204,9 @@ pub enum FieldType {
     I64,
     /// `f64`.
     F64,
+    /// `serde_json::Number`: a JSON number kept as written, so `1` and `1.0` stay apart
+    /// (`type: number` without a format). What `kubegen import` gives a CRD's `number`.
+    Number,
     /// k8s-openapi `Quantity`.
     Quantity,
     /// k8s-openapi `IntOrString`.
@@ -400,6 +406,19 @@ pub struct PrintColumn {
     pub priority: Option<i64>,
 }
 
+/// The `scale` subresource of a CRD: where `kubectl scale`, a HorizontalPodAutoscaler or a
+/// PodDisruptionBudget find the replica counts and the selector of a custom resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// `specReplicasPath` (`specpath=`), under `.spec`, e.g. `.spec.replicas`.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath` (`statuspath=`), under `.status`.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath` (`selectorpath=`), under `.spec` or `.status`: the selector as a
+    /// string, which an HPA needs.
+    pub label_selector_path: Option<String>,
+}
+
 /// A user kind (a CRD) or a built-in kind (from k8s-openapi).
 #[derive(Clone, Debug)]
 pub struct Kind {
@@ -427,6 +446,8 @@ pub struct Kind {
     pub categories: Vec<String>,
     /// Additional printer columns.
     pub print_columns: Vec<PrintColumn>,
+    /// The `scale` subresource, when the kind has one.
+    pub scale: Option<ScaleSubresource>,
     /// Custom methods.
     pub methods: Vec<CustomMethod>,
     /// Where the kind is declared.

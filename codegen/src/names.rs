@@ -187,6 +187,7 @@ pub(crate) fn rust_type(ty: &FieldType) -> TokenStream {
         FieldType::I32 => quote!(i32),
         FieldType::I64 => quote!(i64),
         FieldType::F64 => quote!(f64),
+        FieldType::Number => quote!(::serde_json::Number),
         FieldType::Quantity => quote!(::k8s_openapi::apimachinery::pkg::api::resource::Quantity),
         FieldType::IntOrString => {
             quote!(::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString)

@@ -5,7 +5,7 @@
 //! `+groupName` line must parse into [`Tag`], and any other `+...` line is an error too: a typo such
 //! as `+genclient:nonNamespace` would otherwise quietly generate a namespaced client.
 
-use crate::model::{CelRule, CustomMethod, Location, PrintColumn, Tag, Verb};
+use crate::model::{CelRule, CustomMethod, Location, PrintColumn, ScaleSubresource, Tag, Verb};
 use crate::tag_syntax::{FIELD_TAGS_HINT, TagError, err, list};
 
 /// Where a tag may appear.
@@ -127,6 +127,12 @@ fn parse_any(line: &str, location: &Location) -> Result<Tag, TagError> {
             if let Some(rest) = line.strip_prefix("+kubegen:printcolumn:") {
                 return Ok(Tag::PrintColumn(print_column(rest)?));
             }
+            if let Some(rest) = line
+                .strip_prefix("+kubegen:subresource:scale:")
+                .or_else(|| line.strip_prefix("+kubebuilder:subresource:scale:"))
+            {
+                return Ok(Tag::Scale(scale(rest)?));
+            }
             if let Some(rule) = name.strip_prefix("+kubegen:validation:") {
                 return Ok(Tag::Validation(crate::validation::parse(rule, need()?)?));
             }
@@ -210,6 +216,57 @@ fn method(value: &str, location: &Location) -> Result<CustomMethod, TagError> {
         )
     })?;
     Ok(method)
+}
+
+/// `specpath=..,statuspath=..[,selectorpath=..]`, with the API server's rules on where each path
+/// may point (`ValidateCustomResourceDefinitionSubresources`), so a CRD it would refuse is an
+/// error here, at the marker.
+fn scale(value: &str) -> Result<ScaleSubresource, TagError> {
+    const EXAMPLE: &str = "e.g. `+kubegen:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector`";
+    let (mut spec, mut status, mut selector) = (None, None, None);
+    for (key, val) in pairs(value)? {
+        let slot = match key {
+            "specpath" => &mut spec,
+            "statuspath" => &mut status,
+            "selectorpath" => &mut selector,
+            other => {
+                return Err(err(
+                    format!("unknown scale subresource key `{other}`"),
+                    "keys are: specpath, statuspath, selectorpath",
+                ));
+            }
+        };
+        *slot = Some(val.to_owned());
+    }
+    let (Some(spec), Some(status)) = (spec, status) else {
+        return Err(err(
+            "the scale subresource needs `specpath` and `statuspath`".to_owned(),
+            EXAMPLE,
+        ));
+    };
+    let under = |path: &str, roots: &[&str]| {
+        roots.iter().any(|root| {
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
+    let misplaced = [
+        (!under(&spec, &[".spec"])).then(|| format!("specpath `{spec}` is not under `.spec`")),
+        (!under(&status, &[".status"]))
+            .then(|| format!("statuspath `{status}` is not under `.status`")),
+        selector
+            .as_deref()
+            .filter(|path| !under(path, &[".spec", ".status"]))
+            .map(|path| format!("selectorpath `{path}` is not under `.spec` or `.status`")),
+    ];
+    if let Some(problem) = misplaced.into_iter().flatten().next() {
+        return Err(err(problem, EXAMPLE));
+    }
+    Ok(ScaleSubresource {
+        spec_replicas_path: spec,
+        status_replicas_path: status,
+        label_selector_path: selector,
+    })
 }
 
 fn print_column(value: &str) -> Result<PrintColumn, TagError> {
@@ -635,6 +692,62 @@ mod tests {
         assert_eq!(
             error.message,
             "`+kubegen:schema` value `[1]` is not a JSON object"
+        );
+    }
+
+    #[test]
+    fn scale_subresource_takes_controller_gen_keys_and_the_servers_path_rules() {
+        let want = Ok(Tag::Scale(ScaleSubresource {
+            spec_replicas_path: ".spec.replicas".to_owned(),
+            status_replicas_path: ".status.replicas".to_owned(),
+            label_selector_path: Some(".status.selector".to_owned()),
+        }));
+        for prefix in ["+kubegen", "+kubebuilder"] {
+            let line = format!(
+                "{prefix}:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector"
+            );
+            assert_eq!(parse(&line, Placement::Type, &loc()), want);
+        }
+        let message = |line: &str| {
+            parse(line, Placement::Type, &loc())
+                .expect_err("refused")
+                .message
+        };
+        assert_eq!(
+            message("+kubegen:subresource:scale:specpath=.spec.replicas"),
+            "the scale subresource needs `specpath` and `statuspath`"
+        );
+        assert_eq!(
+            message(
+                "+kubegen:subresource:scale:specpath=.status.replicas,statuspath=.status.replicas"
+            ),
+            "specpath `.status.replicas` is not under `.spec`"
+        );
+        assert_eq!(
+            message("+kubegen:subresource:scale:specpath=.spec.n,statuspath=.spec.n"),
+            "statuspath `.spec.n` is not under `.status`"
+        );
+        assert_eq!(
+            message(
+                "+kubegen:subresource:scale:specpath=.spec.n,statuspath=.status.n,selectorpath=.metadata.labels"
+            ),
+            "selectorpath `.metadata.labels` is not under `.spec` or `.status`"
+        );
+        assert_eq!(
+            message("+kubegen:subresource:scale:specpath=.specs.n,statuspath=.status.n"),
+            "specpath `.specs.n` is not under `.spec`"
+        );
+        assert_eq!(
+            message("+kubegen:subresource:scale:replicas=.spec.n"),
+            "unknown scale subresource key `replicas`"
+        );
+        assert!(
+            parse(
+                "+kubegen:subresource:scale:specpath=.spec.n,statuspath=.status.n",
+                Placement::Field,
+                &loc()
+            )
+            .is_err()
         );
     }
 

@@ -34,6 +34,9 @@ pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
     if segments == ["serde_json", "Value"] {
         return Ok(FieldType::Json);
     }
+    if segments == ["serde_json", "Number"] {
+        return Ok(FieldType::Number);
+    }
     if name == "Vec" && matches!(args.as_slice(), [inner] if is_u8(inner)) {
         return Ok(FieldType::Bytes);
     }
@@ -99,7 +102,7 @@ pub(crate) fn field_type(ty: &Type) -> Result<FieldType, (String, String)> {
         _ => Err(unsupported(
             ty,
             "supported: String, bool, i32, i64, f64, Option, Vec, BTreeMap<String, _>, Vec<u8>, \
-             serde_json::Value, Quantity, IntOrString, Time, the well-known Kubernetes types \
+             serde_json::Value, serde_json::Number, Quantity, IntOrString, Time, the well-known Kubernetes types \
              (Condition, LabelSelector, ...) and structs and enums of the same package",
         )),
     }
@@ -155,6 +158,8 @@ mod tests {
     fn bytes_json_and_well_known_types_convert() {
         assert_eq!(convert("Vec<u8>"), Ok(FieldType::Bytes));
         assert_eq!(convert("serde_json::Value"), Ok(FieldType::Json));
+        assert_eq!(convert("serde_json::Number"), Ok(FieldType::Number));
+        assert_eq!(convert("Number"), Ok(FieldType::Named("Number".into())));
         assert_eq!(
             convert("Option<Vec<Condition>>"),
             Ok(FieldType::Option(Box::new(FieldType::Vec(Box::new(

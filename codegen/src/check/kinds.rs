@@ -50,6 +50,7 @@ pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostic
         short_names: Vec::new(),
         categories: Vec::new(),
         print_columns: Vec::new(),
+        scale: None,
         methods: Vec::new(),
         location: at.clone(),
         builtin: false,
@@ -69,6 +70,7 @@ pub(super) fn resolve(package: &Package, def: &StructDef, diags: &mut Diagnostic
             Tag::ShortNames(values) => kind.short_names = values.clone(),
             Tag::Categories(values) => kind.categories = values.clone(),
             Tag::PrintColumn(column) => kind.print_columns.push(column.clone()),
+            Tag::Scale(scale) => kind.scale = Some(scale.clone()),
             Tag::StorageVersion => kind.storage_version = true,
             _ => {}
         }

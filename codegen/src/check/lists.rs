@@ -79,9 +79,12 @@ pub(super) fn check(package: &Package, field: &Field, diags: &mut Diagnostics) {
 
 fn is_scalar(package: &Package, item: &FieldType) -> bool {
     match item {
-        FieldType::String | FieldType::Bool | FieldType::I32 | FieldType::I64 | FieldType::F64 => {
-            true
-        }
+        FieldType::String
+        | FieldType::Bool
+        | FieldType::I32
+        | FieldType::I64
+        | FieldType::F64
+        | FieldType::Number => true,
         FieldType::Named(name) => find_enum(package, name).is_some(),
         _ => false,
     }

@@ -164,7 +164,10 @@ fn reaches<'a>(
 fn check_markers(package: &Package, def: &StructDef, field: &Field, diags: &mut Diagnostics) {
     let markers = &field.markers;
     let base = field.ty.without_option();
-    let numeric = matches!(base, FieldType::I32 | FieldType::I64 | FieldType::F64);
+    let numeric = matches!(
+        base,
+        FieldType::I32 | FieldType::I64 | FieldType::F64 | FieldType::Number
+    );
     let string = matches!(base, FieldType::String);
     let list = matches!(base, FieldType::Vec(_));
     let place = format!("`{}.{}`", def.name, field.name);

@@ -150,6 +150,10 @@ pub struct Spec {
     pub h: Vec<String>,
     /// +kubegen:default={}
     pub i: Option<Inner>,
+    /// +kubegen:default=2
+    pub j: serde_json::Number,
+    /// +kubegen:default=0.5
+    pub k: Option<serde_json::Number>,
 }
 pub struct Inner {
     pub size: i32,
@@ -165,6 +169,7 @@ pub struct Inner {
             "14: `Spec.e`: `+kubegen:default={\"nope\": 1}`: `nope` is not a field of `Inner`",
             "16: `Spec.f`: `+kubegen:default=\"2024-01-01T00:00:00Z\"`: a default on a `Time` field is not supported (only strings, numbers, booleans, quantities, int-or-strings, enums, structs of the package, and lists and maps of them)",
             "22: `Spec.i`: `+kubegen:default={}`: `{}` lacks `size`, a required field of `Inner` (the API server checks an object default as written, without its nested defaults)",
+            "26: `Spec.k`: `+kubegen:default=0.5`: `0.5` is not a whole number (a `serde_json::Number` default cannot be a fraction)",
         ]
     );
 }

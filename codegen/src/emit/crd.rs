@@ -18,7 +18,7 @@ use serde_yaml::Value;
 use super::ctx::EmitCtx;
 use super::schema::{insert, kind_schema, map};
 use crate::Error;
-use crate::model::{Kind, Package, PrintColumn, Scope};
+use crate::model::{Kind, Package, PrintColumn, ScaleSubresource, Scope};
 
 /// One CustomResourceDefinition, before it is laid out as v1 or v1beta1.
 pub(super) struct Crd<'a> {
@@ -49,6 +49,8 @@ pub(super) struct CrdVersion<'a> {
     pub(super) schema: Option<Value>,
     /// Whether the kind has the `status` subresource.
     pub(super) status: bool,
+    /// The `scale` subresource, if any.
+    pub(super) scale: Option<&'a ScaleSubresource>,
     /// Additional printer columns, in marker order.
     pub(super) columns: &'a [PrintColumn],
 }
@@ -125,6 +127,7 @@ fn crd<'a>(versions: &[(&'a Package, &'a Kind)], service: Option<&Value>) -> Opt
             .find(|def| def.name == kind.name)
             .map(|def| kind_schema(package, def)),
         status: kind.has_status,
+        scale: kind.scale.as_ref(),
         columns: &kind.print_columns,
     });
     Some(Crd {
@@ -186,9 +189,33 @@ pub(super) fn document(api_version: &str, crd: &Crd<'_>) -> Value {
     ])
 }
 
-/// `subresources` with only `status` (kubegen offers no `scale`).
-pub(super) fn status_subresource() -> Value {
-    map([("status", map([]))])
+/// A version's `subresources`: `status` and `scale`, or `None` without either.
+pub(super) fn subresources(version: &CrdVersion<'_>) -> Option<Value> {
+    let mut subresources = map([]);
+    if version.status {
+        insert(&mut subresources, "status", map([]));
+    }
+    if let Some(scale) = version.scale {
+        let mut paths = map([
+            (
+                "specReplicasPath",
+                Value::from(scale.spec_replicas_path.as_str()),
+            ),
+            (
+                "statusReplicasPath",
+                Value::from(scale.status_replicas_path.as_str()),
+            ),
+        ]);
+        if let Some(selector) = &scale.label_selector_path {
+            insert(
+                &mut paths,
+                "labelSelectorPath",
+                Value::from(selector.as_str()),
+            );
+        }
+        insert(&mut subresources, "scale", paths);
+    }
+    (version.status || version.scale.is_some()).then_some(subresources)
 }
 
 /// `additionalPrinterColumns`; v1 spells the path key `jsonPath`, v1beta1 `JSONPath`.
@@ -254,8 +281,8 @@ fn v1_version(version: &CrdVersion<'_>) -> Value {
             map([("openAPIV3Schema", schema.clone())]),
         );
     }
-    if version.status {
-        insert(&mut entry, "subresources", status_subresource());
+    if let Some(subresources) = subresources(version) {
+        insert(&mut entry, "subresources", subresources);
     }
     if !version.columns.is_empty() {
         insert(

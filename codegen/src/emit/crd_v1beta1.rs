@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 
 use serde_yaml::Value;
 
-use super::crd::{self, Crd, Owner, crds, printer_columns, status_subresource};
+use super::crd::{self, Crd, Owner, crds, printer_columns};
 use super::ctx::EmitCtx;
 use super::schema::{insert, map, remove_defaults, remove_newer_keywords};
 use crate::Error;
@@ -174,10 +174,7 @@ fn per_version_settings(
         });
         schemas.push(schema);
     }
-    let subresources = crd
-        .versions
-        .iter()
-        .map(|version| version.status.then(status_subresource));
+    let subresources = crd.versions.iter().map(crd::subresources);
     let columns = crd.versions.iter().map(|version| {
         (!version.columns.is_empty()).then(|| printer_columns(version.columns, "JSONPath"))
     });

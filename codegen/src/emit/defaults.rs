@@ -44,6 +44,16 @@ pub(crate) fn tokens(
             Some(v) => Ok(Literal::f64_suffixed(v).into_token_stream()),
             None => mismatch("a number"),
         },
+        // `Number` has no const constructor for a fraction: those stay in `+kubegen:schema`.
+        (FieldType::Number, _) => match value.as_i64() {
+            Some(v) => {
+                let v = Literal::i64_suffixed(v);
+                Ok(quote!(::serde_json::Number::from(#v)))
+            }
+            None => {
+                mismatch("a whole number (a `serde_json::Number` default cannot be a fraction)")
+            }
+        },
         (FieldType::Quantity, Value::String(text)) => Ok(quote!(
             ::k8s_openapi::apimachinery::pkg::api::resource::Quantity(
                 ::std::string::String::from(#text)

@@ -88,11 +88,11 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
     }
 }
 
-/// Whether a field of an API type is `serde_json::Value`.
+/// Whether a field of an API type is a `serde_json::Value` or `serde_json::Number`.
 fn names_serde_json(model: &Model) -> bool {
     fn json(ty: &FieldType) -> bool {
         match ty {
-            FieldType::Json => true,
+            FieldType::Json | FieldType::Number => true,
             FieldType::Option(inner) | FieldType::Vec(inner) | FieldType::Map(inner) => json(inner),
             _ => false,
         }

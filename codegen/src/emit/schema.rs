@@ -249,6 +249,7 @@ fn type_schema(package: &Package, ty: &FieldType) -> Value {
         FieldType::I32 => formatted("integer", "int32"),
         FieldType::I64 => formatted("integer", "int64"),
         FieldType::F64 => formatted("number", "double"),
+        FieldType::Number => typed("number"),
         FieldType::Time => formatted("string", "date-time"),
         FieldType::Quantity | FieldType::IntOrString => map([
             (

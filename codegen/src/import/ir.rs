@@ -11,7 +11,8 @@ pub(crate) enum Ty {
     Bool,
     I32,
     I64,
-    F64,
+    /// `serde_json::Number`: a `number` keeps its JSON form (`1` stays `1`).
+    Number,
     IntOrString,
     Json,
     /// Index into [`Builder::structs`].

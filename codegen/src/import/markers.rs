@@ -3,7 +3,8 @@
 //! whatever they do not. Part of `shape.rs`'s step; see its module docs for why the split.
 //!
 //! A named marker is written only where the generator gives the same JSON back: an `f64` bound on
-//! an integer field beyond 2^53, an integer bound on a `number` field (written `1.0`), list map
+//! an integer field beyond 2^53, an integer bound on a `number` field (written `1.0`), a fractional
+//! default on a `number` field (a `serde_json::Number` has no const fraction), list map
 //! keys that are not required fields of the item, a `,` inside an enum value... each stays in
 //! the patch instead, exact.
 
@@ -122,7 +123,7 @@ fn bound_fits(ty: &Ty, value: Option<&Value>) -> bool {
     const EXACT: i64 = 1 << 53;
     match (ty, value) {
         (Ty::I32 | Ty::I64, Some(value)) => value.as_i64().is_some_and(|v| v.abs() <= EXACT),
-        (Ty::F64, Some(value)) => value.as_f64().is_some_and(|v| v.fract() != 0.0),
+        (Ty::Number, Some(value)) => value.as_f64().is_some_and(|v| v.fract() != 0.0),
         _ => false,
     }
 }
@@ -134,7 +135,7 @@ fn default_fits(ty: &Ty, value: &Value) -> bool {
         Ty::Bool => value.is_boolean(),
         Ty::I32 => value.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
         Ty::I64 => value.is_i64(),
-        Ty::F64 => value.is_f64(),
+        Ty::Number => value.is_i64(),
         _ => false,
     }
 }

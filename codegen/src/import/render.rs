@@ -18,7 +18,7 @@ fn rust_type(ty: &Ty, names: &Names) -> String {
         Ty::Bool => "bool".to_owned(),
         Ty::I32 => "i32".to_owned(),
         Ty::I64 => "i64".to_owned(),
-        Ty::F64 => "f64".to_owned(),
+        Ty::Number => "serde_json::Number".to_owned(),
         Ty::IntOrString => "IntOrString".to_owned(),
         Ty::Json => "serde_json::Value".to_owned(),
         Ty::Struct(index) => names.of(*index).to_owned(),

@@ -18,6 +18,8 @@
 //!   deeper than `max_depth` (Argo's recursive templates) -> `serde_json::Value`;
 //! - `additionalProperties` -> `BTreeMap<String, T>`; `items` -> `Vec<T>` (arrays of arrays too);
 //! - `integer` -> `i32` only for `format: int32`, else `i64` (never `f64`: 2^53 + 1 survives);
+//! - `number` -> `serde_json::Number`, which keeps the JSON form (`1` stays `1`, `1.0` stays
+//!   `1.0`; an `f64` would write `1` back as `1.0`), the format going to the markers;
 //! - `oneOf`/`anyOf` other than int-or-string are value validation in structural schemas: they
 //!   stay in the merge patch, the Rust type follows the structural properties.
 //! - strings with `enum` stay `String` (open: an unknown value decodes and re-encodes as is) with
@@ -183,7 +185,7 @@ impl Builder<'_> {
             Some("boolean") => Ty::Bool,
             Some("integer") if text(node, "format") == "int32" => Ty::I32,
             Some("integer") => Ty::I64,
-            Some("number") => Ty::F64,
+            Some("number") => Ty::Number,
             Some("array") => {
                 let items = node.get("items").unwrap_or(&Value::Null);
                 Ty::Vec(Box::new(self.ty(
@@ -281,7 +283,7 @@ fn expected(ty: &Ty) -> Value {
         Ty::Bool => json!({"type": "boolean"}),
         Ty::I32 => json!({"type": "integer", "format": "int32"}),
         Ty::I64 => json!({"type": "integer", "format": "int64"}),
-        Ty::F64 => json!({"type": "number", "format": "double"}),
+        Ty::Number => json!({"type": "number"}),
         Ty::IntOrString => {
             json!({"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": true})
         }

@@ -14,6 +14,7 @@
 /// +kubegen:singular=widget
 /// +kubegen:shortNames=wd
 /// +kubegen:categories=all,shapes
+/// +kubegen:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 /// +kubegen:printcolumn:name=Replicas,type=integer,jsonPath=.spec.replicas,description=Desired replicas
 /// +kubegen:printcolumn:name=Age,type=date,jsonPath=.metadata.creationTimestamp
 /// +kubegen:storageversion
@@ -104,8 +105,8 @@ pub struct WidgetSpec {
     /// +kubegen:listMapKeys=name,protocol
     /// +kubegen:schema={"items":{"description":"One port.","x-kubernetes-map-type":"atomic"}}
     pub ports: Option<Vec<Port>>,
-    /// +kubegen:schema={"exclusiveMaximum":true,"format":null,"maximum":1,"minimum":0,"multipleOf":0.01}
-    pub ratio: Option<f64>,
+    /// +kubegen:schema={"exclusiveMaximum":true,"maximum":1,"minimum":0,"multipleOf":0.01}
+    pub ratio: Option<serde_json::Number>,
     /// +kubegen:validation:Minimum=0
     /// +kubegen:validation:Maximum=100
     /// +kubegen:default=1
