@@ -36,7 +36,6 @@ macro_rules! live {
     ($typed_client:expr, $kind:ty, $apply:ty, $value:expr) => {{
         let typed_client = $typed_client;
         let typed: $kind = serde_json::from_value($value.clone()).map_err(|e| format!("decode: {e}"))?;
-        let name = typed.metadata.name.clone().unwrap_or_default();
         let mut created = None;
         // A real server serves a new CRD's kind a moment after it is Established.
         for _ in 0..50 {
@@ -48,7 +47,9 @@ macro_rules! live {
                 }
             }
         }
-        created.ok_or_else(|| "the kind was never served".to_owned())?;
+        // `generateName` examples (Argo's) are named by the server.
+        let created = created.ok_or_else(|| "the kind was never served".to_owned())?;
+        let name = created.metadata.name.clone().unwrap_or_default();
         let stored = typed_client.get(&name, &GetOptions::default()).await.map_err(|e| refusal(&e))?;
         let stored = serde_json::to_value(&stored).map_err(|e| e.to_string())?;
         let written = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
@@ -158,14 +159,19 @@ fn documents(path: &Path) -> Vec<Value> {
 
 /// One example object, placed where this run keeps it: `(label, object)`.
 fn placed(run: &str, file: usize, index: usize, mut object: Value, namespaced: bool) -> (String, Value) {
-    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .or_else(|| object["metadata"]["generateName"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let generated = object["metadata"]["name"].is_null();
     let metadata = &mut object["metadata"];
     if namespaced {
         let original = metadata["namespace"].as_str().unwrap_or("default").to_owned();
         let mut namespace = format!("ia{run}-{file}-{original}");
         namespace.truncate(63);
         metadata["namespace"] = Value::from(namespace.trim_end_matches('-'));
-    } else {
+    } else if !generated {
         metadata["name"] = Value::from(format!("{name}-ia{run}-{file}"));
     }
     (format!("file {file} #{index} {name}"), object)
@@ -231,6 +237,9 @@ async fn main() {
     for (file, path) in example_files.iter().enumerate() {
         for (index, object) in documents(path).into_iter().enumerate() {
             let Some(namespaced) = kinds::namespaced(&object) else { continue };
+            if object["metadata"]["name"].is_null() && object["metadata"]["generateName"].is_null() {
+                continue; // a fragment of a user guide, not an object
+            }
             let (label, object) = placed(&run, file, index, object, namespaced);
             examples.push((format!("{label} ({})", path.display()), object, namespaced));
         }
