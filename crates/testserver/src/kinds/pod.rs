@@ -1,7 +1,8 @@
 //! The Pod strategy (`pkg/registry/core/pod/strategy.go`): a created Pod starts with
 //! `status: {phase: Pending, qosClass}` whatever the request said, as `PrepareForCreate` writes
 //! it; without a scheduler or kubelet it stays so (the controller-manager's ReplicaSets create
-//! such Pods).
+//! such Pods). Pods also serve the `binding` subresource (`crate::handlers::binding`), through
+//! which a scheduler places them on a Node.
 //!
 //! # Differences from the real server
 //! The QoS class follows `pkg/apis/core/helper/qos` (`ComputePodQOS`) with quantities compared
@@ -13,11 +14,20 @@ use serde_json::{Map, Value, json};
 
 use crate::kinds::strategy::Strategy;
 use crate::status::ApiError;
+use crate::verb::Verb;
 
 /// The strategy of `pods`.
 pub(crate) struct Pods;
 
 impl Strategy for Pods {
+    fn subresources(&self) -> &'static [(&'static str, Verb)] {
+        &[("binding", Verb::Create)]
+    }
+
+    fn binds(&self, subresource: &str) -> bool {
+        subresource == "binding"
+    }
+
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
         let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
         object.insert(

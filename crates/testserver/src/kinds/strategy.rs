@@ -30,6 +30,12 @@ pub(crate) trait Strategy: Sync {
         false
     }
 
+    /// Whether `subresource` binds the object to a Node (`pods/binding`,
+    /// `crate::handlers::binding`), answered with a `Status` instead of the object.
+    fn binds(&self, _subresource: &str) -> bool {
+        false
+    }
+
     /// The kind's decoding of a write's body, before admission: what the real server's codec
     /// does besides parsing (a custom resource is pruned and defaulted by its schema).
     fn decode(&self, _state: &State, _def: &ResourceDefinition, _object: &mut Map<String, Value>) {}
