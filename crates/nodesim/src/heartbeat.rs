@@ -16,7 +16,7 @@ use kubegen_client::{
     Client, CreateOptions, GetOptions, Patch, PatchOptions, ResourceClient, UpdateOptions,
 };
 use serde_json::json;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::error::{Result, request, typed};
 use crate::node::{LEASE_NAMESPACE, SimNode, micro_time, time};
@@ -28,12 +28,12 @@ const FIELD_MANAGER: &str = "kubelet";
 /// How long a failed registration waits before it is tried again (the kubelet: 7 s, doubling).
 const REGISTER_RETRY: Duration = Duration::from_secs(1);
 
-/// Registers `node`, then heartbeats until `stop` turns true.
+/// Registers `node` (then drops `registered`), then heartbeats until `stop` turns true.
 pub(crate) async fn run(
     client: Client,
     node: SimNode,
     options: NodeSimOptions,
-    mut stop: watch::Receiver<bool>,
+    (registered, mut stop): (mpsc::Sender<()>, watch::Receiver<bool>),
 ) {
     let agent = Agent {
         nodes: ResourceClient::cluster(client.clone()),
@@ -44,7 +44,10 @@ pub(crate) async fn run(
     };
     let uid = loop {
         match agent.register().await {
-            Ok(uid) => break uid,
+            Ok(uid) => {
+                drop(registered);
+                break uid;
+            }
             Err(e) => {
                 tracing::warn!(node = agent.node.name, error = %e, "could not register the node; retrying")
             }

@@ -8,7 +8,10 @@ use std::{future::Future, time::Duration};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory};
 use kubegen_client::Client;
-use tokio::{sync::watch, task::JoinSet};
+use tokio::{
+    sync::{mpsc, watch},
+    task::JoinSet,
+};
 
 use crate::kubelet::Kubelet;
 use crate::node::SimNode;
@@ -18,6 +21,9 @@ use crate::{Error, Result, heartbeat, worker};
 
 /// How long [`NodeSimulator::run`] waits for the shared informers' first lists.
 const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the scheduler waits for the Nodes' registration before it starts anyway.
+const REGISTRATION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Workers of the kubelet's queue (Pods of every simulated Node).
 const KUBELET_WORKERS: usize = 4;
@@ -85,10 +91,16 @@ impl NodeSimulator {
             return Err(Error::CacheSyncFailed(e));
         }
         let mut heartbeats = JoinSet::new();
+        let (registered, mut registering) = mpsc::channel::<()>(1);
         for node in sim_nodes {
             let (client, options) = (self.client.clone(), self.options.clone());
-            heartbeats.spawn(heartbeat::run(client, node, options, stop.clone()));
+            let signals = (registered.clone(), stop.clone());
+            heartbeats.spawn(heartbeat::run(client, node, options, signals));
         }
+        drop(registered);
+        // The scheduler starts once the Nodes are registered (each heartbeat drops its sender
+        // then), so Pods created with the simulator are not first refused for want of Nodes.
+        let _ = tokio::time::timeout(REGISTRATION_TIMEOUT, registering.recv()).await;
         let kubelet_workers = worker::spawn(kubelet.queue(), KUBELET_WORKERS, move |key| {
             let kubelet = kubelet.clone();
             async move { kubelet.sync(&key).await }

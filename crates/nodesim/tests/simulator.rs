@@ -1,0 +1,241 @@
+//! The simulator against the in-process test server and its controller-manager, and the same
+//! scenarios against a real v1.36 cluster with its kube-controller-manager (`_on_cluster`,
+//! ignored unless `KUBEGEN_E2E_KUBECONFIG` is set): a scenario passes on both or the simulated
+//! nodes behave differently there.
+
+#![allow(clippy::unwrap_used)]
+
+use std::{future::Future, time::Duration};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kubegen_client::{Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, ResourceClient};
+use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
+use serde_json::json;
+
+/// Polls `check` until it returns `Some`, for at most 30 s.
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..300 {
+        if let Some(v) = check().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// The options of a scenario: three Nodes of 4 CPUs named `<prefix>0..2`, fast heartbeats.
+fn options(prefix: &str) -> NodeSimOptions {
+    NodeSimOptions::default()
+        .nodes(3)
+        .name_prefix(prefix)
+        .capacity("4", "16Gi", 110)
+        .label("nodesim.kubegen.io/pool", prefix.trim_end_matches('-'))
+        .lease_renew_interval(Duration::from_millis(500))
+}
+
+/// Runs `scenario(client, namespace, node prefix)` with a simulator beside it, stops the
+/// simulator and deletes its Nodes afterwards.
+async fn with_simulator<F, Fut>(client: Client, namespace: String, prefix: String, scenario: F)
+where
+    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let simulator = NodeSimulator::new(client.clone(), options(&prefix));
+    let running = tokio::spawn(simulator.run(async {
+        let _ = stopped.await;
+    }));
+    let outcome = tokio::spawn(scenario(client.clone(), namespace, prefix.clone())).await;
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+    let nodes = ResourceClient::<Node>::cluster(client);
+    for i in 0..3 {
+        let _ = nodes.delete(&format!("{prefix}{i}"), &DeleteOptions::default()).await;
+    }
+    if let Err(failure) = outcome {
+        std::panic::resume_unwind(failure.into_panic());
+    }
+}
+
+async fn on_test_server<F, Fut>(scenario: F)
+where
+    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let server = kubegen_testserver::TestServer::start().await;
+    with_simulator(server.client(), "default".into(), "nodesim-".into(), scenario).await;
+}
+
+async fn on_cluster<F, Fut>(name: &str, scenario: F)
+where
+    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let client = kubegen_e2e_support::cluster_client().await;
+    let prefix = format!("nodesim-e2e-{}-", name.replace('_', "-"));
+    let node_prefix = format!("{prefix}node-");
+    kubegen_e2e_support::in_scratch_namespace(&client, &prefix, |client, namespace| async move {
+        with_simulator(client, namespace, node_prefix, scenario).await;
+    })
+    .await;
+}
+
+/// A test on the test server and its `_on_cluster` twin for each scenario.
+macro_rules! scenarios {
+    ($($scenario:ident => $local:ident, $cluster:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $local() {
+            on_test_server($scenario).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs a real cluster with kube-controller-manager: set KUBEGEN_E2E_KUBECONFIG"]
+        async fn $cluster() {
+            on_cluster(stringify!($scenario), $scenario).await;
+        }
+    )*};
+}
+
+scenarios! {
+    deployment_becomes_available => deployment_becomes_available_on_test_server, deployment_becomes_available_on_cluster;
+    unschedulable_pod_stays_pending => unschedulable_pod_stays_pending_on_test_server, unschedulable_pod_stays_pending_on_cluster;
+    nodes_register_and_heartbeat => nodes_register_and_heartbeat_on_test_server, nodes_register_and_heartbeat_on_cluster;
+}
+
+/// A Deployment of 3 becomes Available, as `kubectl rollout status` waits for: every replica
+/// updated and available, the `Available` condition true; its Pods run, ready, on simulated
+/// Nodes, each with a `Scheduled` Event.
+async fn deployment_becomes_available(client: Client, ns: String, prefix: String) {
+    let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), &ns);
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27",
+                                                       "resources": {"requests": {"cpu": "500m", "memory": "64Mi"}}}]}}},
+    }))
+    .unwrap();
+    deployments.create(&deployment, &CreateOptions::default()).await.unwrap();
+    let done = eventually("the rollout to complete", || async {
+        let d = deployments.get("web", &GetOptions::default()).await.ok()?;
+        let status = d.status.clone()?;
+        let available = status.conditions.iter().flatten().any(|c| c.type_ == "Available" && c.status == "True");
+        let complete = status.updated_replicas == Some(3)
+            && status.available_replicas == Some(3)
+            && status.ready_replicas == Some(3)
+            && status.observed_generation >= d.metadata.generation;
+        (available && complete).then_some(d)
+    })
+    .await;
+    assert_eq!(done.status.unwrap().replicas, Some(3));
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns)
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(pods.items.len(), 3);
+    for pod in &pods.items {
+        let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
+        assert!(node.starts_with(&prefix), "{node}");
+        let status = pod.status.as_ref().unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        assert!(status.pod_ip.is_some() && status.host_ip.is_some());
+        let ready = status.conditions.iter().flatten().find(|c| c.type_ == "Ready").unwrap();
+        assert_eq!(ready.status, "True");
+        assert!(status.container_statuses.as_ref().unwrap()[0].ready);
+    }
+    let scheduled = eventually("three Scheduled events", || async {
+        let events = ResourceClient::<Event>::namespaced(client.clone(), &ns)
+            .list(&ListOptions::default())
+            .await
+            .ok()?;
+        let scheduled: Vec<Event> = events.items.into_iter().filter(|e| e.reason.as_deref() == Some("Scheduled")).collect();
+        (scheduled.len() == 3).then_some(scheduled)
+    })
+    .await;
+    for event in scheduled {
+        let pod = event.involved_object.name.clone().unwrap();
+        let message = event.message.unwrap();
+        assert!(message.starts_with(&format!("Successfully assigned {ns}/{pod} to {prefix}")), "{message}");
+        assert_eq!(event.type_.as_deref(), Some("Normal"));
+    }
+}
+
+/// A Pod whose nodeSelector matches no Node stays Pending with `PodScheduled=False`,
+/// `Unschedulable`, and a `FailedScheduling` Event naming the reason per Node.
+async fn unschedulable_pod_stays_pending(client: Client, ns: String, _prefix: String) {
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns);
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "nowhere"},
+        "spec": {"nodeSelector": {"nodesim.kubegen.io/pool": "none"},
+                 "containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .unwrap();
+    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    let condition = eventually("PodScheduled=False", || async {
+        let pod = pods.get("nowhere", &GetOptions::default()).await.ok()?;
+        let status = pod.status?;
+        assert_eq!(status.phase.as_deref(), Some("Pending"));
+        status.conditions?.into_iter().find(|c| c.type_ == "PodScheduled")
+    })
+    .await;
+    assert_eq!(condition.status, "False");
+    assert_eq!(condition.reason.as_deref(), Some("Unschedulable"));
+    let message = condition.message.unwrap();
+    // The count of Nodes depends on the cluster; the reason does not.
+    assert!(message.starts_with("0/"), "{message}");
+    assert!(message.contains("node(s) didn't match Pod's node affinity/selector"), "{message}");
+    assert!(message.ends_with("Preemption is not helpful for scheduling."), "{message}");
+    let event = eventually("a FailedScheduling event", || async {
+        let events = ResourceClient::<Event>::namespaced(client.clone(), &ns)
+            .list(&ListOptions::default())
+            .await
+            .ok()?;
+        events.items.into_iter().find(|e| {
+            e.reason.as_deref() == Some("FailedScheduling") && e.message.as_deref() == Some(message.as_str())
+        })
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(event.message.as_deref(), Some(message.as_str()));
+    let pod = pods.get("nowhere", &GetOptions::default()).await.unwrap();
+    assert_eq!(pod.spec.unwrap().node_name, None);
+}
+
+/// Each Node is Ready with its capacity and kubelet endpoint, and renews its Lease.
+async fn nodes_register_and_heartbeat(client: Client, _ns: String, prefix: String) {
+    let nodes = ResourceClient::<Node>::cluster(client.clone());
+    let leases = ResourceClient::<Lease>::namespaced(client.clone(), "kube-node-lease");
+    let name = format!("{prefix}1");
+    let node = eventually("the node to be ready", || async {
+        let node = nodes.get(&name, &GetOptions::default()).await.ok()?;
+        let ready = node.status.as_ref()?.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+        ready.then_some(node)
+    })
+    .await;
+    let status = node.status.unwrap();
+    assert_eq!(status.capacity.unwrap()["cpu"].0, "4");
+    assert_eq!(status.allocatable.unwrap()["pods"].0, "110");
+    assert_eq!(status.daemon_endpoints.unwrap().kubelet_endpoint.unwrap().port, 10250);
+    let addresses = status.addresses.unwrap();
+    assert_eq!(addresses[0].type_, "InternalIP");
+    assert_eq!(addresses[1].address, name);
+    let first = eventually("the lease", || async {
+        leases.get(&name, &GetOptions::default()).await.ok()?.spec?.renew_time
+    })
+    .await;
+    let renewed = eventually("the lease to be renewed", || async {
+        let renew = leases.get(&name, &GetOptions::default()).await.ok()?.spec?.renew_time?;
+        (renew.0 > first.0).then_some(renew)
+    })
+    .await;
+    assert!(renewed.0 > first.0);
+    let lease = leases.get(&name, &GetOptions::default()).await.unwrap();
+    assert_eq!(lease.spec.unwrap().holder_identity.as_deref(), Some(name.as_str()));
+    assert_eq!(lease.metadata.owner_references.unwrap()[0].uid, node.metadata.uid.unwrap());
+}
