@@ -10,7 +10,9 @@ use std::{future::Future, time::Duration};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
-use kubegen_client::{Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, ResourceClient};
+use kubegen_client::{
+    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, ResourceClient,
+};
 use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
 use serde_json::json;
 
@@ -56,7 +58,9 @@ where
     running.await.unwrap().unwrap();
     let nodes = ResourceClient::<Node>::cluster(client);
     for i in 0..3 {
-        let _ = nodes.delete(&format!("{prefix}{i}"), &DeleteOptions::default()).await;
+        let _ = nodes
+            .delete(&format!("{prefix}{i}"), &DeleteOptions::default())
+            .await;
     }
     if let Err(failure) = outcome {
         std::panic::resume_unwind(failure.into_panic());
@@ -69,7 +73,13 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let server = kubegen_testserver::TestServer::start().await;
-    with_simulator(server.client(), "default".into(), "nodesim-".into(), scenario).await;
+    with_simulator(
+        server.client(),
+        "default".into(),
+        "nodesim-".into(),
+        scenario,
+    )
+    .await;
 }
 
 async fn on_cluster<F, Fut>(name: &str, scenario: F)
@@ -81,9 +91,48 @@ where
     let prefix = format!("nodesim-e2e-{}-", name.replace('_', "-"));
     let node_prefix = format!("{prefix}node-");
     kubegen_e2e_support::in_scratch_namespace(&client, &prefix, |client, namespace| async move {
+        let scenario = |client: Client, namespace: String, prefix: String| async move {
+            untaint_when_ready(&client, &prefix).await;
+            scenario(client, namespace, prefix).await;
+        };
         with_simulator(client, namespace, node_prefix, scenario).await;
     })
     .await;
+}
+
+/// Does what the node lifecycle controller does once a Node reports Ready: removes the
+/// `node.kubernetes.io/not-ready` taint the API server's `TaintNodesByCondition` admission put
+/// on the new Node. The reference cluster's kube-controller-manager runs without that
+/// controller (`--controllers` leaves `node-lifecycle-controller` out), so without this every
+/// Pod there would be refused with `node(s) had untolerated taint(s)`.
+async fn untaint_when_ready(client: &Client, prefix: &str) {
+    let nodes = ResourceClient::<Node>::cluster(client.clone());
+    for i in 0..3 {
+        let name = format!("{prefix}{i}");
+        eventually("the node to be ready", || async {
+            let node = nodes.get(&name, &GetOptions::default()).await.ok()?;
+            let ready = node
+                .status?
+                .conditions?
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True");
+            ready.then_some(())
+        })
+        .await;
+        let node = nodes.get(&name, &GetOptions::default()).await.unwrap();
+        let taints: Vec<_> = node
+            .spec
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t.key != "node.kubernetes.io/not-ready")
+            .collect();
+        let patch = kubegen_client::Patch::Merge(json!({"spec": {"taints": taints}}));
+        nodes
+            .patch(&name, &patch, &kubegen_client::PatchOptions::default())
+            .await
+            .unwrap();
+    }
 }
 
 /// A test on the test server and its `_on_cluster` twin for each scenario.
@@ -121,11 +170,18 @@ async fn deployment_becomes_available(client: Client, ns: String, prefix: String
                                                        "resources": {"requests": {"cpu": "500m", "memory": "64Mi"}}}]}}},
     }))
     .unwrap();
-    deployments.create(&deployment, &CreateOptions::default()).await.unwrap();
+    deployments
+        .create(&deployment, &CreateOptions::default())
+        .await
+        .unwrap();
     let done = eventually("the rollout to complete", || async {
         let d = deployments.get("web", &GetOptions::default()).await.ok()?;
         let status = d.status.clone()?;
-        let available = status.conditions.iter().flatten().any(|c| c.type_ == "Available" && c.status == "True");
+        let available = status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Available" && c.status == "True");
         let complete = status.updated_replicas == Some(3)
             && status.available_replicas == Some(3)
             && status.ready_replicas == Some(3)
@@ -145,7 +201,12 @@ async fn deployment_becomes_available(client: Client, ns: String, prefix: String
         let status = pod.status.as_ref().unwrap();
         assert_eq!(status.phase.as_deref(), Some("Running"));
         assert!(status.pod_ip.is_some() && status.host_ip.is_some());
-        let ready = status.conditions.iter().flatten().find(|c| c.type_ == "Ready").unwrap();
+        let ready = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "Ready")
+            .unwrap();
         assert_eq!(ready.status, "True");
         assert!(status.container_statuses.as_ref().unwrap()[0].ready);
     }
@@ -154,14 +215,21 @@ async fn deployment_becomes_available(client: Client, ns: String, prefix: String
             .list(&ListOptions::default())
             .await
             .ok()?;
-        let scheduled: Vec<Event> = events.items.into_iter().filter(|e| e.reason.as_deref() == Some("Scheduled")).collect();
+        let scheduled: Vec<Event> = events
+            .items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("Scheduled"))
+            .collect();
         (scheduled.len() == 3).then_some(scheduled)
     })
     .await;
     for event in scheduled {
         let pod = event.involved_object.name.clone().unwrap();
         let message = event.message.unwrap();
-        assert!(message.starts_with(&format!("Successfully assigned {ns}/{pod} to {prefix}")), "{message}");
+        assert!(
+            message.starts_with(&format!("Successfully assigned {ns}/{pod} to {prefix}")),
+            "{message}"
+        );
         assert_eq!(event.type_.as_deref(), Some("Normal"));
     }
 }
@@ -181,7 +249,10 @@ async fn unschedulable_pod_stays_pending(client: Client, ns: String, _prefix: St
         let pod = pods.get("nowhere", &GetOptions::default()).await.ok()?;
         let status = pod.status?;
         assert_eq!(status.phase.as_deref(), Some("Pending"));
-        status.conditions?.into_iter().find(|c| c.type_ == "PodScheduled")
+        status
+            .conditions?
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled")
     })
     .await;
     assert_eq!(condition.status, "False");
@@ -189,15 +260,22 @@ async fn unschedulable_pod_stays_pending(client: Client, ns: String, _prefix: St
     let message = condition.message.unwrap();
     // The count of Nodes depends on the cluster; the reason does not.
     assert!(message.starts_with("0/"), "{message}");
-    assert!(message.contains("node(s) didn't match Pod's node affinity/selector"), "{message}");
-    assert!(message.ends_with("Preemption is not helpful for scheduling."), "{message}");
+    assert!(
+        message.contains("node(s) didn't match Pod's node affinity/selector"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("Preemption is not helpful for scheduling."),
+        "{message}"
+    );
     let event = eventually("a FailedScheduling event", || async {
         let events = ResourceClient::<Event>::namespaced(client.clone(), &ns)
             .list(&ListOptions::default())
             .await
             .ok()?;
         events.items.into_iter().find(|e| {
-            e.reason.as_deref() == Some("FailedScheduling") && e.message.as_deref() == Some(message.as_str())
+            e.reason.as_deref() == Some("FailedScheduling")
+                && e.message.as_deref() == Some(message.as_str())
         })
     })
     .await;
@@ -214,28 +292,58 @@ async fn nodes_register_and_heartbeat(client: Client, _ns: String, prefix: Strin
     let name = format!("{prefix}1");
     let node = eventually("the node to be ready", || async {
         let node = nodes.get(&name, &GetOptions::default()).await.ok()?;
-        let ready = node.status.as_ref()?.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+        let ready = node
+            .status
+            .as_ref()?
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True");
         ready.then_some(node)
     })
     .await;
     let status = node.status.unwrap();
     assert_eq!(status.capacity.unwrap()["cpu"].0, "4");
     assert_eq!(status.allocatable.unwrap()["pods"].0, "110");
-    assert_eq!(status.daemon_endpoints.unwrap().kubelet_endpoint.unwrap().port, 10250);
+    assert_eq!(
+        status
+            .daemon_endpoints
+            .unwrap()
+            .kubelet_endpoint
+            .unwrap()
+            .port,
+        10250
+    );
     let addresses = status.addresses.unwrap();
     assert_eq!(addresses[0].type_, "InternalIP");
     assert_eq!(addresses[1].address, name);
     let first = eventually("the lease", || async {
-        leases.get(&name, &GetOptions::default()).await.ok()?.spec?.renew_time
+        leases
+            .get(&name, &GetOptions::default())
+            .await
+            .ok()?
+            .spec?
+            .renew_time
     })
     .await;
     let renewed = eventually("the lease to be renewed", || async {
-        let renew = leases.get(&name, &GetOptions::default()).await.ok()?.spec?.renew_time?;
+        let renew = leases
+            .get(&name, &GetOptions::default())
+            .await
+            .ok()?
+            .spec?
+            .renew_time?;
         (renew.0 > first.0).then_some(renew)
     })
     .await;
     assert!(renewed.0 > first.0);
     let lease = leases.get(&name, &GetOptions::default()).await.unwrap();
-    assert_eq!(lease.spec.unwrap().holder_identity.as_deref(), Some(name.as_str()));
-    assert_eq!(lease.metadata.owner_references.unwrap()[0].uid, node.metadata.uid.unwrap());
+    assert_eq!(
+        lease.spec.unwrap().holder_identity.as_deref(),
+        Some(name.as_str())
+    );
+    assert_eq!(
+        lease.metadata.owner_references.unwrap()[0].uid,
+        node.metadata.uid.unwrap()
+    );
 }
