@@ -9,7 +9,7 @@ use std::{future::Future, time::Duration};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, ResourceClient,
 };
@@ -41,11 +41,11 @@ fn options(prefix: &str) -> NodeSimOptions {
         .lease_renew_interval(Duration::from_millis(500))
 }
 
-/// Runs `scenario(client, namespace, node prefix)` with a simulator beside it, stops the
-/// simulator and deletes its Nodes afterwards.
-async fn with_simulator<F, Fut>(client: Client, namespace: String, prefix: String, scenario: F)
+/// Runs `body(client, node prefix)` with a simulator beside it, stops the simulator and
+/// deletes its Nodes afterwards.
+async fn with_simulator<F, Fut>(client: Client, prefix: String, body: F)
 where
-    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    F: FnOnce(Client, String) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -53,7 +53,7 @@ where
     let running = tokio::spawn(simulator.run(async {
         let _ = stopped.await;
     }));
-    let outcome = tokio::spawn(scenario(client.clone(), namespace, prefix.clone())).await;
+    let outcome = tokio::spawn(body(client.clone(), prefix.clone())).await;
     let _ = stop.send(());
     running.await.unwrap().unwrap();
     let nodes = ResourceClient::<Node>::cluster(client);
@@ -73,15 +73,13 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let server = kubegen_testserver::TestServer::start().await;
-    with_simulator(
-        server.client(),
-        "default".into(),
-        "nodesim-".into(),
-        scenario,
-    )
-    .await;
+    let body = |client, prefix| scenario(client, "default".into(), prefix);
+    with_simulator(server.client(), "nodesim-".into(), body).await;
 }
 
+/// Runs `scenario` on the cluster `KUBEGEN_E2E_KUBECONFIG` names, with its own simulated Nodes
+/// and namespace. The simulator keeps running until the namespace is gone: its Pods are bound
+/// to simulated Nodes, and only their kubelet finishes their deletion.
 async fn on_cluster<F, Fut>(name: &str, scenario: F)
 where
     F: FnOnce(Client, String, String) -> Fut + Send + 'static,
@@ -90,12 +88,35 @@ where
     let client = kubegen_e2e_support::cluster_client().await;
     let prefix = format!("nodesim-e2e-{}-", name.replace('_', "-"));
     let node_prefix = format!("{prefix}node-");
-    kubegen_e2e_support::in_scratch_namespace(&client, &prefix, |client, namespace| async move {
-        let scenario = |client: Client, namespace: String, prefix: String| async move {
-            untaint_when_ready(&client, &prefix).await;
-            scenario(client, namespace, prefix).await;
+    with_simulator(client, node_prefix, |client, node_prefix| async move {
+        untaint_when_ready(&client, &node_prefix).await;
+        let (scratch_client, scratch_prefix) = (client.clone(), prefix.clone());
+        let run = async move {
+            kubegen_e2e_support::in_scratch_namespace(
+                &scratch_client,
+                &scratch_prefix,
+                |client, namespace| scenario(client, namespace, node_prefix),
+            )
+            .await
         };
-        with_simulator(client, namespace, node_prefix, scenario).await;
+        let outcome = tokio::spawn(run).await;
+        eventually("the scenario's namespace to be gone", || async {
+            let namespaces = ResourceClient::<Namespace>::cluster(client.clone())
+                .list(&ListOptions::default())
+                .await
+                .ok()?;
+            let left = namespaces.items.iter().any(|n| {
+                n.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(&prefix))
+            });
+            (!left).then_some(())
+        })
+        .await;
+        if let Err(failure) = outcome {
+            std::panic::resume_unwind(failure.into_panic());
+        }
     })
     .await;
 }
