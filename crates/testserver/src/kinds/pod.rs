@@ -28,6 +28,12 @@ impl Strategy for Pods {
         subresource == "binding"
     }
 
+    /// `podStatusStrategy.PrepareForUpdate`: a `/status` write may change labels and
+    /// annotations (checked on v1.36), never `spec` or `ownerReferences`.
+    fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
+        Some(&["ownerReferences"])
+    }
+
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
         let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
         object.insert(

@@ -1,4 +1,5 @@
-//! The `pods/binding` subresource, answers copied from a real kube-apiserver v1.36.2.
+//! The `pods/binding` subresource and the `/status` writes of Pods and Nodes, answers copied from a
+//! real kube-apiserver v1.36.2.
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -150,4 +151,54 @@ async fn a_dry_run_binding_changes_nothing() {
     assert_eq!(reply.code, 201);
     let still = h.http.get(&format!("{PODS}/h")).await.body;
     assert_eq!(still["spec"].get("nodeName"), None);
+}
+
+#[tokio::test]
+async fn pod_status_writes_change_labels_and_annotations_but_not_spec_or_owners() {
+    let h = start_without_controllers().await;
+    let mut p = pod("s");
+    p["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u1"}]);
+    h.http.post(PODS, p).await;
+    let reply = h
+        .http
+        .patch(
+            &format!("{PODS}/s/status"),
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"new": "x"}, "annotations": {"a": "b"}, "ownerReferences": null},
+                   "spec": {"nodeName": "zz"},
+                   "status": {"phase": "Running", "podIP": "10.1.1.1"}}),
+        )
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.body["metadata"]["labels"], json!({"new": "x"}));
+    assert_eq!(
+        reply.body["metadata"]["annotations"],
+        json!({"x": "1", "a": "b"})
+    );
+    assert_eq!(reply.body["metadata"]["ownerReferences"][0]["uid"], "u1");
+    assert_eq!(reply.body["spec"].get("nodeName"), None);
+    assert_eq!(reply.body["status"]["phase"], "Running");
+    assert_eq!(reply.body["metadata"]["generation"], 1);
+}
+
+#[tokio::test]
+async fn node_status_writes_change_labels_but_not_spec() {
+    let h = start_without_controllers().await;
+    h.http
+        .post("/api/v1/nodes", json!({"metadata": {"name": "n"}}))
+        .await;
+    let reply = h
+        .http
+        .patch(
+            "/api/v1/nodes/n/status",
+            "application/merge-patch+json",
+            json!({"metadata": {"labels": {"new": "x"}}, "spec": {"unschedulable": true},
+                   "status": {"capacity": {"cpu": "2"}}}),
+        )
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(reply.body["metadata"]["labels"], json!({"new": "x"}));
+    assert_eq!(reply.body["spec"].get("unschedulable"), None);
+    assert_eq!(reply.body["status"]["capacity"]["cpu"], "2");
 }
