@@ -105,6 +105,13 @@ pub(crate) trait Strategy: Sync {
         None
     }
 
+    /// `CheckGracefulDelete`: how many seconds a delete asking for `requested`
+    /// (`gracePeriodSeconds`) leaves the object in place, marked with `deletionTimestamp`, for
+    /// its owner to finish (`crate::kinds::deletion`). 0, removed at once, for most kinds.
+    fn grace_period(&self, _object: &Value, _requested: Option<i64>) -> i64 {
+        0
+    }
+
     /// After a create or update was stored (`AfterCreate`/`AfterUpdate`).
     fn after_write(&self, _state: &mut State, _stored: &Value) {}
 

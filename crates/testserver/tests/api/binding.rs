@@ -202,3 +202,78 @@ async fn node_status_writes_change_labels_but_not_spec() {
     assert_eq!(reply.body["spec"].get("unschedulable"), None);
     assert_eq!(reply.body["status"]["capacity"]["cpu"], "2");
 }
+
+fn seconds(timestamp: &Value) -> i64 {
+    let text = timestamp.as_str().unwrap();
+    text.parse::<jiff::Timestamp>().unwrap().as_second()
+}
+
+#[tokio::test]
+async fn a_bound_pod_is_deleted_gracefully_until_a_zero_grace_delete() {
+    let h = start_without_controllers().await;
+    h.http.post(PODS, pod("a")).await;
+    h.http
+        .post(&format!("{PODS}/a/binding"), binding("a", "n"))
+        .await;
+    let path = format!("{PODS}/a");
+    let marked = h.http.delete(&path).await;
+    assert_eq!(marked.code, 200);
+    let meta = &marked.body["metadata"];
+    assert_eq!(meta["deletionGracePeriodSeconds"], 30);
+    assert_eq!(meta["generation"], 2);
+    let deadline = seconds(&meta["deletionTimestamp"]);
+    assert!(
+        deadline - jiff::Timestamp::now().as_second() >= 28,
+        "{meta}"
+    );
+    assert_eq!(
+        h.http.get(&path).await.code,
+        200,
+        "still there for its kubelet"
+    );
+    let sooner = h
+        .http
+        .delete_with(&path, json!({"gracePeriodSeconds": 10}))
+        .await;
+    assert_eq!(sooner.body["metadata"]["deletionGracePeriodSeconds"], 10);
+    assert_eq!(
+        seconds(&sooner.body["metadata"]["deletionTimestamp"]),
+        deadline - 20
+    );
+    assert_eq!(sooner.body["metadata"]["generation"], 2);
+    let later = h
+        .http
+        .delete_with(&path, json!({"gracePeriodSeconds": 20}))
+        .await;
+    assert_eq!(
+        later.body["metadata"]["deletionGracePeriodSeconds"], 10,
+        "only shortened"
+    );
+    let gone = h
+        .http
+        .delete_with(&path, json!({"gracePeriodSeconds": 0}))
+        .await;
+    assert_eq!(gone.code, 200);
+    assert_eq!(h.http.get(&path).await.code, 404);
+}
+
+#[tokio::test]
+async fn unbound_and_finished_pods_are_deleted_at_once() {
+    let h = start_without_controllers().await;
+    h.http.post(PODS, pod("c")).await;
+    h.http.delete(&format!("{PODS}/c")).await;
+    assert_eq!(h.http.get(&format!("{PODS}/c")).await.code, 404);
+    h.http.post(PODS, pod("done")).await;
+    h.http
+        .post(&format!("{PODS}/done/binding"), binding("done", "n"))
+        .await;
+    h.http
+        .patch(
+            &format!("{PODS}/done/status"),
+            "application/merge-patch+json",
+            json!({"status": {"phase": "Succeeded"}}),
+        )
+        .await;
+    h.http.delete(&format!("{PODS}/done")).await;
+    assert_eq!(h.http.get(&format!("{PODS}/done")).await.code, 404);
+}
