@@ -68,6 +68,7 @@ pub struct NodeSimOptions {
     pub(crate) job_duration: Duration,
     pub(crate) failure: Option<Failure>,
     pub(crate) scheduler: bool,
+    pub(crate) scheduler_name: String,
     pub(crate) kubelet_port: u16,
 }
 
@@ -89,6 +90,7 @@ impl Default for NodeSimOptions {
             job_duration: Duration::ZERO,
             failure: None,
             scheduler: true,
+            scheduler_name: "default-scheduler".into(),
             kubelet_port: 10250,
         }
     }
@@ -173,6 +175,15 @@ impl NodeSimOptions {
     /// beside a real kube-scheduler).
     pub fn scheduler(mut self, on: bool) -> Self {
         self.scheduler = on;
+        self
+    }
+
+    /// The `spec.schedulerName` whose Pods the scheduler binds, and the component its Events
+    /// come from (`default-scheduler`, which the API server writes into Pods that name none).
+    /// Another name runs it as a second scheduler beside a real one, as kube-scheduler's
+    /// profiles do.
+    pub fn scheduler_name(mut self, name: impl Into<String>) -> Self {
+        self.scheduler_name = name.into();
         self
     }
 

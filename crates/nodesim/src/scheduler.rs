@@ -36,8 +36,8 @@ use crate::fit::{FitError, Requests, choose};
 use crate::node::time;
 use crate::worker::{Next, key_of, queue};
 
-/// The scheduler's name, in `spec.schedulerName` and its Events.
-pub(crate) const SCHEDULER_NAME: &str = "default-scheduler";
+/// The scheduler the API server names in Pods that name none.
+const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 /// How long an unschedulable Pod waits before it is tried again without any event.
 const RETRY_UNSCHEDULABLE: Duration = Duration::from_secs(300);
@@ -49,6 +49,8 @@ pub(crate) struct Scheduler {
 }
 
 struct Inner {
+    /// The `spec.schedulerName` this scheduler serves.
+    name: String,
     client: Client,
     pods: Lister<Pod>,
     nodes: Lister<Node>,
@@ -65,11 +67,12 @@ impl Scheduler {
     /// [`Error::CacheSyncFailed`] when an informer refuses a handler.
     pub(crate) fn new(
         client: Client,
-        pods: &SharedIndexInformer<Pod>,
-        nodes: &SharedIndexInformer<Node>,
+        name: &str,
+        (pods, nodes): (&SharedIndexInformer<Pod>, &SharedIndexInformer<Node>),
     ) -> Result<Scheduler> {
         let inner = Arc::new(Inner {
-            events: Recorder::new(client.clone(), SCHEDULER_NAME, ""),
+            name: name.to_string(),
+            events: Recorder::new(client.clone(), name, ""),
             client,
             pods: pods.lister(),
             nodes: nodes.lister(),
@@ -110,7 +113,7 @@ impl Scheduler {
         let Some(pod) = self.inner.pods.get_by_key(key) else {
             return Ok(Next::Done);
         };
-        if !wants_scheduling(&pod) {
+        if !wants_scheduling(&pod, &self.inner.name) {
             return Ok(Next::Done);
         }
         let nodes = self.inner.nodes.list(&Selector::default());
@@ -146,11 +149,11 @@ impl Inner {
             self.assumed.lock().remove(&key);
         }
         let relevant = old.is_none_or(|old| {
-            !wants_scheduling(old)
+            !wants_scheduling(old, &self.name)
                 || old.spec != pod.spec
                 || old.metadata.labels != pod.metadata.labels
         });
-        if wants_scheduling(pod) && relevant {
+        if wants_scheduling(pod, &self.name) && relevant {
             self.queue.add(key);
         }
     }
@@ -158,7 +161,7 @@ impl Inner {
     /// Queues every Pod still waiting for a Node (a Node appeared or changed, a Pod left).
     fn retry_pending(&self) {
         for pod in self.pods.list(&Selector::default()) {
-            if wants_scheduling(&pod) {
+            if wants_scheduling(&pod, &self.name) {
                 self.queue.add(key_of(&pod));
             }
         }
@@ -275,17 +278,14 @@ fn node_changed_for_scheduling(old: &Node, node: &Node) -> bool {
         || allocatable(old) != allocatable(node)
 }
 
-/// Whether `pod` waits for this scheduler: no Node, `default-scheduler` (or none named), not
-/// being deleted, not finished, no scheduling gates.
-pub(crate) fn wants_scheduling(pod: &Pod) -> bool {
+/// Whether `pod` waits for the scheduler `name`: no Node, `name` in `spec.schedulerName` (none
+/// named counts as `default-scheduler`), not being deleted, not finished, no scheduling gates.
+pub(crate) fn wants_scheduling(pod: &Pod, name: &str) -> bool {
     let Some(spec) = pod.spec.as_ref() else {
         return false;
     };
     let unbound = spec.node_name.as_deref().unwrap_or_default().is_empty();
-    let ours = spec
-        .scheduler_name
-        .as_deref()
-        .is_none_or(|s| s == SCHEDULER_NAME);
+    let ours = spec.scheduler_name.as_deref().unwrap_or(DEFAULT_SCHEDULER) == name;
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     let finished = matches!(phase, Some("Succeeded" | "Failed"));
     let gated = spec
@@ -325,20 +325,29 @@ mod tests {
 
     #[test]
     fn only_unbound_pods_of_the_default_scheduler_are_scheduled() {
-        assert!(wants_scheduling(&pod(json!({}))));
-        assert!(wants_scheduling(&pod(
-            json!({"schedulerName": "default-scheduler"})
-        )));
-        assert!(!wants_scheduling(&pod(json!({"schedulerName": "other"}))));
-        assert!(!wants_scheduling(&pod(json!({"nodeName": "n"}))));
-        assert!(!wants_scheduling(&pod(
-            json!({"schedulingGates": [{"name": "g"}]})
-        )));
+        assert!(wants_scheduling(&pod(json!({})), "default-scheduler"));
+        assert!(!wants_scheduling(&pod(json!({})), "other"));
+        assert!(wants_scheduling(
+            &pod(json!({"schedulerName": "other"})),
+            "other"
+        ));
+        let named = pod(json!({"schedulerName": "default-scheduler"}));
+        assert!(wants_scheduling(&named, "default-scheduler"));
+        assert!(!wants_scheduling(
+            &pod(json!({"schedulerName": "other"})),
+            "default-scheduler"
+        ));
+        assert!(!wants_scheduling(
+            &pod(json!({"nodeName": "n"})),
+            "default-scheduler"
+        ));
+        let gated = pod(json!({"schedulingGates": [{"name": "g"}]}));
+        assert!(!wants_scheduling(&gated, "default-scheduler"));
         let mut deleting = pod(json!({}));
         deleting.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
-        assert!(!wants_scheduling(&deleting));
+        assert!(!wants_scheduling(&deleting, "default-scheduler"));
         let mut done = pod(json!({}));
         done.status = Some(serde_json::from_value(json!({"phase": "Succeeded"})).unwrap());
-        assert!(!wants_scheduling(&done));
+        assert!(!wants_scheduling(&done, "default-scheduler"));
     }
 }

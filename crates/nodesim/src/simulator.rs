@@ -81,7 +81,8 @@ impl NodeSimulator {
             self.options.clone(),
         )?;
         let scheduler = if self.options.scheduler {
-            Some(Scheduler::new(self.client.clone(), &pods, &nodes)?)
+            let name = &self.options.scheduler_name;
+            Some(Scheduler::new(self.client.clone(), name, (&pods, &nodes))?)
         } else {
             None
         };

@@ -31,29 +31,51 @@ where
     panic!("timed out waiting for {what}");
 }
 
+/// Where a scenario runs: its namespace, the prefix of its simulated Nodes' names, and the
+/// `schedulerName` its Pods name (`default-scheduler` on the test server; one of the scenario's
+/// own on a shared cluster, so that simulators of scenarios running side by side, and other
+/// tests' Pods, never meet).
+#[derive(Clone)]
+struct Sim {
+    ns: String,
+    nodes: String,
+    scheduler: String,
+}
+
+impl Sim {
+    /// The label value of its Nodes' pool (`nodesim.kubegen.io/pool`): Pods select it, so they
+    /// land on this scenario's Nodes even when other simulators' Nodes share the cluster.
+    fn pool(&self) -> &str {
+        self.nodes.trim_end_matches('-')
+    }
+}
+
 /// The options of a scenario: three Nodes of 4 CPUs named `<prefix>0..2`, fast heartbeats.
-fn options(prefix: &str) -> NodeSimOptions {
+fn options(sim: &Sim) -> NodeSimOptions {
+    let prefix = sim.nodes.as_str();
     NodeSimOptions::default()
+        .scheduler_name(sim.scheduler.clone())
         .nodes(3)
         .name_prefix(prefix)
         .capacity("4", "16Gi", 110)
-        .label("nodesim.kubegen.io/pool", prefix.trim_end_matches('-'))
+        .label("nodesim.kubegen.io/pool", sim.pool())
         .lease_renew_interval(Duration::from_millis(500))
 }
 
-/// Runs `body(client, node prefix)` with a simulator beside it, stops the simulator and
-/// deletes its Nodes afterwards.
-async fn with_simulator<F, Fut>(client: Client, prefix: String, body: F)
+/// Runs `body(client)` with a simulator for `sim` beside it, stops the simulator and deletes
+/// its Nodes afterwards.
+async fn with_simulator<F, Fut>(client: Client, sim: &Sim, body: F)
 where
-    F: FnOnce(Client, String) -> Fut + Send + 'static,
+    F: FnOnce(Client) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let simulator = NodeSimulator::new(client.clone(), options(&prefix));
+    let simulator = NodeSimulator::new(client.clone(), options(sim));
     let running = tokio::spawn(simulator.run(async {
         let _ = stopped.await;
     }));
-    let outcome = tokio::spawn(body(client.clone(), prefix.clone())).await;
+    let outcome = tokio::spawn(body(client.clone())).await;
+    let prefix = &sim.nodes;
     let _ = stop.send(());
     running.await.unwrap().unwrap();
     let nodes = ResourceClient::<Node>::cluster(client);
@@ -69,12 +91,17 @@ where
 
 async fn on_test_server<F, Fut>(scenario: F)
 where
-    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    F: FnOnce(Client, Sim) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let server = kubegen_testserver::TestServer::start().await;
-    let body = |client, prefix| scenario(client, "default".into(), prefix);
-    with_simulator(server.client(), "nodesim-".into(), body).await;
+    let sim = Sim {
+        ns: "default".into(),
+        nodes: "nodesim-".into(),
+        scheduler: "default-scheduler".into(),
+    };
+    let inner = sim.clone();
+    with_simulator(server.client(), &sim, move |client| scenario(client, inner)).await;
 }
 
 /// Runs `scenario` on the cluster `KUBEGEN_E2E_KUBECONFIG` names, with its own simulated Nodes
@@ -82,20 +109,25 @@ where
 /// to simulated Nodes, and only their kubelet finishes their deletion.
 async fn on_cluster<F, Fut>(name: &str, scenario: F)
 where
-    F: FnOnce(Client, String, String) -> Fut + Send + 'static,
+    F: FnOnce(Client, Sim) -> Fut + Send + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let client = kubegen_e2e_support::cluster_client().await;
     let prefix = format!("nodesim-e2e-{}-", name.replace('_', "-"));
-    let node_prefix = format!("{prefix}node-");
-    with_simulator(client, node_prefix, |client, node_prefix| async move {
-        untaint_when_ready(&client, &node_prefix).await;
+    let sim = Sim {
+        ns: String::new(),
+        nodes: format!("{prefix}node-"),
+        scheduler: format!("{prefix}scheduler"),
+    };
+    let outer = sim.clone();
+    with_simulator(client, &outer, |client| async move {
+        untaint_when_ready(&client, &sim.nodes).await;
         let (scratch_client, scratch_prefix) = (client.clone(), prefix.clone());
         let run = async move {
             kubegen_e2e_support::in_scratch_namespace(
                 &scratch_client,
                 &scratch_prefix,
-                |client, namespace| scenario(client, namespace, node_prefix),
+                |client, ns| scenario(client, Sim { ns, ..sim }),
             )
             .await
         };
@@ -176,18 +208,93 @@ scenarios! {
     deployment_becomes_available => deployment_becomes_available_on_test_server, deployment_becomes_available_on_cluster;
     unschedulable_pod_stays_pending => unschedulable_pod_stays_pending_on_test_server, unschedulable_pod_stays_pending_on_cluster;
     nodes_register_and_heartbeat => nodes_register_and_heartbeat_on_test_server, nodes_register_and_heartbeat_on_cluster;
+    deleted_pod_is_finished_by_its_kubelet => deleted_pod_is_finished_by_its_kubelet_on_test_server, deleted_pod_is_finished_by_its_kubelet_on_cluster;
+    job_pod_succeeds => job_pod_succeeds_on_test_server, job_pod_succeeds_on_cluster;
+}
+
+/// A running Pod deleted without options is marked for 30 s by the API server; its kubelet
+/// finishes the deletion at once (`gracePeriodSeconds: 0`), so it is gone well before.
+async fn deleted_pod_is_finished_by_its_kubelet(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns);
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "doomed"},
+        "spec": {"schedulerName": sim.scheduler, "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()}, "containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .unwrap();
+    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    eventually("the pod to run", || async {
+        let pod = pods.get("doomed", &GetOptions::default()).await.ok()?;
+        (pod.status?.phase.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    pods.delete("doomed", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the pod to be gone", || async {
+        match pods.get("doomed", &GetOptions::default()).await {
+            Err(e) if e.is_not_found() => Some(()),
+            _ => None,
+        }
+    })
+    .await;
+}
+
+/// A Job's Pod (restartPolicy Never, owned by the Job) ends Succeeded with its container
+/// terminated `Completed`, exit code 0.
+async fn job_pod_succeeds(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
+    let jobs = ResourceClient::<k8s_openapi::api::batch::v1::Job>::namespaced(client.clone(), &ns);
+    let job = serde_json::from_value(json!({
+        "metadata": {"name": "once"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "schedulerName": sim.scheduler, "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()},
+                                        "containers": [{"name": "c", "image": "busybox"}]}}},
+    }))
+    .unwrap();
+    let job = jobs.create(&job, &CreateOptions::default()).await.unwrap();
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns);
+    // The test server runs no Job controller: the Pod a Job controller would create is made here.
+    let pod = serde_json::from_value(json!({
+        "metadata": {"name": "once-pod", "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+            "name": "once", "uid": job.metadata.uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"restartPolicy": "Never", "schedulerName": sim.scheduler, "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()},
+                 "containers": [{"name": "c", "image": "busybox"}]},
+    }))
+    .unwrap();
+    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    let status = eventually("the pod to succeed", || async {
+        let pod = pods.get("once-pod", &GetOptions::default()).await.ok()?;
+        let status = pod.status?;
+        (status.phase.as_deref() == Some("Succeeded")).then_some(status)
+    })
+    .await;
+    let container = &status.container_statuses.unwrap()[0];
+    let terminated = container
+        .state
+        .as_ref()
+        .unwrap()
+        .terminated
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        (terminated.exit_code, terminated.reason.as_deref()),
+        (0, Some("Completed"))
+    );
+    assert!(!container.ready);
 }
 
 /// A Deployment of 3 becomes Available, as `kubectl rollout status` waits for: every replica
 /// updated and available, the `Available` condition true; its Pods run, ready, on simulated
 /// Nodes, each with a `Scheduled` Event.
-async fn deployment_becomes_available(client: Client, ns: String, prefix: String) {
+async fn deployment_becomes_available(client: Client, sim: Sim) {
+    let (ns, prefix) = (sim.ns.clone(), sim.nodes.clone());
     let deployments = ResourceClient::<Deployment>::namespaced(client.clone(), &ns);
     let deployment: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "web"},
         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
                  "template": {"metadata": {"labels": {"app": "web"}},
-                              "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27",
+                              "spec": {"schedulerName": sim.scheduler, "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()},
+                                       "containers": [{"name": "nginx", "image": "nginx:1.27",
                                                        "resources": {"requests": {"cpu": "500m", "memory": "64Mi"}}}]}}},
     }))
     .unwrap();
@@ -257,11 +364,12 @@ async fn deployment_becomes_available(client: Client, ns: String, prefix: String
 
 /// A Pod whose nodeSelector matches no Node stays Pending with `PodScheduled=False`,
 /// `Unschedulable`, and a `FailedScheduling` Event naming the reason per Node.
-async fn unschedulable_pod_stays_pending(client: Client, ns: String, _prefix: String) {
+async fn unschedulable_pod_stays_pending(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
     let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns);
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "nowhere"},
-        "spec": {"nodeSelector": {"nodesim.kubegen.io/pool": "none"},
+        "spec": {"nodeSelector": {"nodesim.kubegen.io/pool": "none"}, "schedulerName": sim.scheduler,
                  "containers": [{"name": "c", "image": "nginx"}]},
     }))
     .unwrap();
@@ -307,7 +415,8 @@ async fn unschedulable_pod_stays_pending(client: Client, ns: String, _prefix: St
 }
 
 /// Each Node is Ready with its capacity and kubelet endpoint, and renews its Lease.
-async fn nodes_register_and_heartbeat(client: Client, _ns: String, prefix: String) {
+async fn nodes_register_and_heartbeat(client: Client, sim: Sim) {
+    let prefix = sim.nodes.clone();
     let nodes = ResourceClient::<Node>::cluster(client.clone());
     let leases = ResourceClient::<Lease>::namespaced(client.clone(), "kube-node-lease");
     let name = format!("{prefix}1");
