@@ -60,6 +60,7 @@ fn options(sim: &Sim) -> NodeSimOptions {
         .capacity("4", "16Gi", 110)
         .label("nodesim.kubegen.io/pool", sim.pool())
         .lease_renew_interval(Duration::from_millis(500))
+        .status_report_interval(Duration::from_millis(1000))
 }
 
 /// Runs `body(client)` with a simulator for `sim` beside it, stops the simulator and deletes
