@@ -48,6 +48,15 @@ impl Requests {
         }
     }
 
+    /// The demand left when `other` leaves.
+    pub(crate) fn minus(self, other: Requests) -> Requests {
+        Requests {
+            cpu: self.cpu - other.cpu,
+            memory: self.memory - other.memory,
+            pods: self.pods - other.pods,
+        }
+    }
+
     /// A Pod's requests as the scheduler computes them (`resourcehelper.PodRequests`): the sum
     /// over its containers, at least the largest init container's, plus its overhead; one Pod.
     pub(crate) fn of_pod(spec: &PodSpec) -> Requests {

@@ -15,6 +15,7 @@
 //! |---|---|---|
 //! | Node registration, status, Lease heartbeats | `pkg/kubelet/kubelet_node_status.go`, `pkg/kubelet/nodestatus/setters.go`, `component-helpers/apimachinery/lease` | `node.rs`, `heartbeat.rs` |
 //! | scheduling cycle, binding, failure handling | `pkg/scheduler/schedule_one.go` | `scheduler.rs` |
+//! | scheduler cache (Pods placed per Node, assumed Pods) | `pkg/scheduler/backend/cache/cache.go` | `usage.rs` |
 //! | Filter plugins, the fit error's words | `pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,nodeaffinity,noderesources}`, `framework/types.go` | `fit.rs`, `quantity.rs` |
 //! | Pod status (running, ready, completed, crash loop), deletion | `pkg/kubelet/kubelet_pods.go`, `pkg/kubelet/status/`, kwok's `kustomize/stage/pod` | `lifecycle.rs`, `kubelet.rs` |
 //!
@@ -36,6 +37,7 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `simulator`
 //! - `heartbeat`, `kubelet`, `scheduler`
+//! - `usage`
 //! - `fit`, `lifecycle`, `worker`
 //! - `node`, `quantity`
 //! - `error`, `options`
@@ -53,6 +55,7 @@ mod options;
 mod quantity;
 mod scheduler;
 mod simulator;
+mod usage;
 mod worker;
 
 pub use error::{Error, Result};

@@ -3,9 +3,9 @@
 //! `schedulingCycle`, `bind`, `handleSchedulingFailure`), one Pod at a time.
 //!
 //! - Bound: `POST pods/{name}/binding`, then a `Normal Scheduled` Event
-//!   `Successfully assigned ns/pod to node`. The Pod is *assumed* on its Node until the
-//!   informer shows it bound, so the next Pod sees its requests (the scheduler cache's
-//!   `AssumePod`).
+//!   `Successfully assigned ns/pod to node`. The Pod counts on its Node at once
+//!   ([`NodeUsage`], the scheduler cache's `AssumePod`), so the next Pod sees its requests
+//!   before the informer shows it bound.
 //! - Fits nowhere: `PodScheduled=False`, reason `Unschedulable`, the fit error as message
 //!   (a strategic merge patch of the condition, written only when it changes, as
 //!   `updatePod` does), and a `Warning FailedScheduling` Event with the same message. The Pod
@@ -18,13 +18,13 @@
 //! `Binding`/`Scheduling`), which the API server also serves as core/v1. No preemption,
 //! no scheduling queue ordering by priority, no `nominatedNodeName`.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube_core::Selector;
-use kubegen_cache::{HandlerFns, Lister, SharedIndexInformer};
+use kubegen_cache::{DeletedObject, HandlerFns, Lister, SharedIndexInformer};
 use kubegen_client::{Client, CreateOptions, Patch, PatchOptions, ResourceClient};
 use kubegen_runtime::{EventType, Recorder};
 use kubegen_workqueue::RateLimitingQueue;
@@ -34,6 +34,7 @@ use serde_json::json;
 use crate::error::{Error, Result, request};
 use crate::fit::{FitError, Requests, choose};
 use crate::node::time;
+use crate::usage::NodeUsage;
 use crate::worker::{Next, key_of, queue};
 
 /// The scheduler the API server names in Pods that name none.
@@ -56,8 +57,8 @@ struct Inner {
     nodes: Lister<Node>,
     queue: RateLimitingQueue<String>,
     events: Recorder,
-    /// Pods bound here that the informer does not show bound yet: key → (Node, requests).
-    assumed: Mutex<HashMap<String, (String, Requests)>>,
+    /// What the Pods on each Node ask of it, bound ones and those just bound here.
+    usage: Mutex<NodeUsage>,
 }
 
 impl Scheduler {
@@ -77,13 +78,16 @@ impl Scheduler {
             pods: pods.lister(),
             nodes: nodes.lister(),
             queue: queue("scheduler"),
-            assumed: Mutex::new(HashMap::new()),
+            usage: Mutex::new(NodeUsage::default()),
         });
         let (a, u, d) = (inner.clone(), inner.clone(), inner.clone());
         let pod_handler = HandlerFns::new()
             .on_add(move |pod: &Arc<Pod>, _| a.pod_changed(None, pod))
             .on_update(move |old: &Arc<Pod>, pod: &Arc<Pod>| u.pod_changed(Some(old), pod))
-            .on_delete(move |_| d.retry_pending());
+            .on_delete(move |gone: &DeletedObject<Pod>| {
+                d.usage.lock().remove(&key_of(gone.object()));
+                d.retry_pending();
+            });
         let (a, u) = (inner.clone(), inner.clone());
         let node_handler = HandlerFns::new()
             .on_add(move |_: &Arc<Node>, _| a.retry_pending())
@@ -117,14 +121,16 @@ impl Scheduler {
             return Ok(Next::Done);
         }
         let nodes = self.inner.nodes.list(&Selector::default());
-        let used = self.inner.requests_by_node();
-        let candidates: Vec<(&Node, Requests)> = nodes
-            .iter()
-            .map(|n| {
-                let name = n.metadata.name.as_deref().unwrap_or_default();
-                (n.as_ref(), used.get(name).copied().unwrap_or_default())
-            })
-            .collect();
+        let candidates: Vec<(&Node, Requests)> = {
+            let usage = self.inner.usage.lock();
+            nodes
+                .iter()
+                .map(|n| {
+                    let name = n.metadata.name.as_deref().unwrap_or_default();
+                    (n.as_ref(), usage.used(name))
+                })
+                .collect()
+        };
         match choose(&pod, &candidates) {
             Ok(node) => self.inner.bind(&pod, key, &node).await.map(|()| Next::Done),
             Err(error) => {
@@ -140,14 +146,7 @@ impl Inner {
     /// `PodScheduled` write must not schedule it again: the queue's `isPodUpdated`).
     fn pod_changed(&self, old: Option<&Arc<Pod>>, pod: &Arc<Pod>) {
         let key = key_of(pod);
-        let bound = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .is_some_and(|n| !n.is_empty());
-        if bound {
-            self.assumed.lock().remove(&key);
-        }
+        self.account(&key, pod);
         let relevant = old.is_none_or(|old| {
             !wants_scheduling(old, &self.name)
                 || old.spec != pod.spec
@@ -167,31 +166,19 @@ impl Inner {
         }
     }
 
-    /// What the Pods bound to each Node (and those assumed there) ask of it; finished Pods ask
-    /// nothing.
-    fn requests_by_node(&self) -> HashMap<String, Requests> {
-        let mut used: HashMap<String, Requests> = HashMap::new();
-        let assumed = self.assumed.lock().clone();
-        for pod in self.pods.list(&Selector::default()) {
-            let Some(spec) = pod.spec.as_ref() else {
-                continue;
-            };
-            let node = spec.node_name.as_deref().unwrap_or_default();
-            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-            if node.is_empty()
-                || matches!(phase, Some("Succeeded" | "Failed"))
-                || assumed.contains_key(&key_of(&pod))
-            {
-                continue;
-            }
-            let entry = used.entry(node.to_string()).or_default();
-            *entry = entry.plus(Requests::of_pod(spec));
+    /// Counts `pod` on its Node while it is bound and not finished (finished Pods ask nothing).
+    fn account(&self, key: &str, pod: &Pod) {
+        let Some(spec) = pod.spec.as_ref() else {
+            return;
+        };
+        let node = spec.node_name.as_deref().unwrap_or_default();
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        let mut usage = self.usage.lock();
+        if node.is_empty() || matches!(phase, Some("Succeeded" | "Failed")) {
+            usage.remove(key);
+        } else {
+            usage.place(key, node, Requests::of_pod(spec));
         }
-        for (node, requests) in assumed.into_values() {
-            let entry = used.entry(node).or_default();
-            *entry = entry.plus(requests);
-        }
-        used
     }
 
     async fn bind(&self, pod: &Pod, key: &str, node: &str) -> Result<()> {
@@ -213,9 +200,8 @@ impl Inner {
             Err(e) => return Err(request(format!("bind pod {key} to {node}"))(e)),
         }
         let requests = Requests::of_pod(pod.spec.as_ref().unwrap_or(&PodSpec::default()));
-        self.assumed
-            .lock()
-            .insert(key.to_string(), (node.to_string(), requests));
+        // Assumed on its Node until the informer shows it bound (which places it again).
+        self.usage.lock().place(key, node, requests);
         let message = format!("Successfully assigned {namespace}/{name} to {node}");
         self.record(pod, EventType::Normal, "Scheduled", message);
         Ok(())
