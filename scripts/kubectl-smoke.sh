@@ -256,6 +256,11 @@ check "a new namespace gets its default ServiceAccount" '' -- wait_for_default_s
 check "create token for it" '^[A-Za-z0-9._-]{20,}$' -- k -n "$ns" create token default
 check "create a Deployment to roll out" 'deployment.apps/roll created' -- k -n "$ns" create deployment roll --image=nginx:1.27
 check "it gets a ReplicaSet" '' -- wait_for_replicasets roll 1
+if [ -n "$server_pid" ]; then
+  # The embedded server's simulated Nodes (kubegen-nodesim) schedule and run its Pods.
+  check "rollout status finishes on the simulated nodes" 'successfully rolled out' -- k -n "$ns" rollout status deployment/roll --timeout=60s
+  check "its Pod runs on a simulated node" '^Running nodesim-[0-9]+$' -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
+fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
 check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3
 check "a second ReplicaSet rolls out" '' -- wait_for_replicasets roll 2

@@ -3,13 +3,16 @@
 //! over TLS only), an unguessable administrator token, and RBAC on, so the operator's own
 //! ServiceAccount ([`Embedded::run_as`]) has exactly the permissions its manifests grant. The
 //! administrator's kubeconfig is written to a file, printed by [`Embedded::banner`], so a person
-//! can add objects with kubectl while the operator runs.
+//! can add objects with kubectl while the operator runs. Three simulated Nodes run beside it by
+//! default (`kubegen-nodesim`): the operator's Deployments and Pods run and become ready, as on
+//! a cluster; [`Embedded::start_with`] picks other Nodes, or none.
 
 use std::hash::BuildHasher as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use kubegen_client::Client;
+use kubegen_nodesim::NodeSimOptions;
 use kubegen_runtime::crds::{self, CrdVersion};
 use kubegen_runtime::{manifests, service_account};
 use kubegen_testserver::{ServerOptions, TestServer};
@@ -35,13 +38,27 @@ pub struct Embedded {
 }
 
 impl Embedded {
-    /// Starts the server for the operator `app` and writes the administrator's kubeconfig next
-    /// to the system temp files.
+    /// Starts the server for the operator `app`, with three simulated Nodes, and writes the
+    /// administrator's kubeconfig next to the system temp files.
     ///
     /// # Errors
     /// [`Error::StartFailed`], [`Error::KubeconfigWriteFailed`].
     pub async fn start(app: &str) -> Result<Embedded, Error> {
+        Embedded::start_with(app, Some(NodeSimOptions::default())).await
+    }
+
+    /// [`Embedded::start`] with the simulated Nodes `simulated_nodes` describes (`None`: no
+    /// Nodes, so Pods stay Pending as on a cluster without nodes), as
+    /// `kubegen_testserver::TestServer::start_with` picks its options.
+    ///
+    /// # Errors
+    /// [`Error::StartFailed`], [`Error::KubeconfigWriteFailed`].
+    pub async fn start_with(
+        app: &str,
+        simulated_nodes: Option<NodeSimOptions>,
+    ) -> Result<Embedded, Error> {
         let mut options = ServerOptions::default();
+        options.simulated_nodes = simulated_nodes;
         options.tls = true;
         options.bearer_token = Some(random_token());
         options.rbac = true;

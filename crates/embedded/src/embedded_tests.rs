@@ -84,3 +84,57 @@ async fn the_operator_runs_as_its_service_account_under_its_rbac() {
         "the kubeconfigs are removed"
     );
 }
+
+/// Polls the server's Nodes until `done` holds of their names, for at most 10 s.
+async fn nodes_until(
+    client: &kubegen_client::Client,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    use k8s_openapi::api::core::v1::Node;
+    let nodes = ResourceClient::<Node>::cluster(client.clone());
+    for _ in 0..100 {
+        let list = nodes
+            .list(&ListOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        if done(&names) {
+            return names;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the nodes never settled");
+}
+
+#[tokio::test]
+async fn three_simulated_nodes_run_by_default() {
+    let embedded = Embedded::start("kubegen-embedded-nodes")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names = nodes_until(&embedded.client(), |names| names.len() == 3).await;
+    assert_eq!(names, ["nodesim-0", "nodesim-1", "nodesim-2"]);
+}
+
+#[tokio::test]
+async fn simulated_nodes_can_be_switched_off_or_chosen() {
+    let none = Embedded::start_with("kubegen-embedded-no-nodes", None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Give a simulator, were one running, time to register its Nodes.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(nodes_until(&none.client(), |_| true).await.is_empty());
+    let one = kubegen_nodesim::NodeSimOptions::default()
+        .nodes(1)
+        .name_prefix("sim-");
+    let some = Embedded::start_with("kubegen-embedded-one-node", Some(one))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        nodes_until(&some.client(), |names| !names.is_empty()).await,
+        ["sim-0"]
+    );
+}

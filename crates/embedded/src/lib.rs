@@ -22,6 +22,7 @@
 //! | envtest / kubebuilder                         | here                                      | file |
 //! |-----------------------------------------------|-------------------------------------------|------|
 //! | `envtest.Environment{CRDDirectoryPaths}.Start()` | [`Embedded::start`], [`Embedded::install_crds`] | `embedded.rs` |
+//! | (none: envtest runs no nodes; kwok's simulated nodes) | [`Embedded::start_with`] (three `kubegen-nodesim` Nodes by default) | `embedded.rs` |
 //! | `kubectl create -f config/`                   | [`Embedded::install`]                     | `embedded.rs` |
 //! | `WebhookInstallOptions` (webhooks on localhost) | [`Embedded::install_webhooks`], [`LoopbackWebhook`] | `loopback.rs` |
 //! | `kubectl create token` + a kubeconfig         | [`Embedded::run_as`] (`kubegen_runtime::service_account`) | `embedded.rs` |

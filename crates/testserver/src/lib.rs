@@ -177,8 +177,13 @@
 //!   runs kube-controller-manager's namespace, garbage-collector, ServiceAccount, token,
 //!   Deployment and ReplicaSet controllers against the server as a client, on kubegen's own
 //!   informers, so namespaces finish deleting, owners collect their dependents and Deployments
-//!   roll out as on a real cluster (no scheduler or kubelet: Pods stay Pending). Switched off, the
-//!   server answers as a kube-apiserver without kube-controller-manager.
+//!   roll out as on a real cluster. Switched off, the server answers as a kube-apiserver without
+//!   kube-controller-manager.
+//! - Simulated Nodes beside the server ([`ServerOptions::simulated_nodes`], off for a library
+//!   [`TestServer`], on in the binary and in `kubegen-embedded`): `kubegen-nodesim` registers
+//!   Nodes that heartbeat, binds Pods through `pods/binding` (served as v1.36 serves it:
+//!   `handlers/binding.rs`) and runs them, so Deployments become Available. Without it Pods stay
+//!   Pending, as on a cluster without nodes.
 //! - Methods: the verb of a request follows kube-apiserver's `RequestInfoFactory` (HEAD counts as
 //!   GET for authorization); a method no route serves (`OPTIONS`, `HEAD`, `PUT` on a collection,
 //!   `DELETE` on `/status`…) gets the router's generic 405.

@@ -43,6 +43,8 @@ pub struct TestServer {
     accept: JoinHandle<()>,
     /// The controller-manager's task, when it runs.
     controller_manager: Option<JoinHandle<()>>,
+    /// The node simulator's task, when it runs.
+    node_simulator: Option<JoinHandle<()>>,
 }
 
 /// Starts the controller-manager against `server` as an administrator; it stops when `shutdown`
@@ -58,6 +60,24 @@ fn spawn_controller_manager(server: &TestServer) -> JoinHandle<()> {
         };
         if let Err(e) = manager.run(stopped).await {
             tracing::warn!(error = %e, "the controller-manager stopped");
+        }
+    })
+}
+
+/// Starts the node simulator against `server` as an administrator; it stops when `shutdown`
+/// turns true (on [`TestServer::stop`] or drop).
+fn spawn_node_simulator(
+    server: &TestServer,
+    options: kubegen_nodesim::NodeSimOptions,
+) -> JoinHandle<()> {
+    let simulator = kubegen_nodesim::NodeSimulator::new(server.client(), options);
+    let mut stop = server.shutdown.subscribe();
+    tokio::spawn(async move {
+        let stopped = async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        };
+        if let Err(e) = simulator.run(stopped).await {
+            tracing::warn!(error = %e, "the node simulator stopped");
         }
     })
 }
@@ -132,6 +152,7 @@ impl TestServer {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let token = opts.bearer_token.clone();
         let controller_manager = opts.controller_manager;
+        let simulated_nodes = opts.simulated_nodes.clone();
         let data_dir = opts.data_dir.clone();
         let api = match &data_dir {
             Some(dir) => ApiServer::restored(opts, dir)?,
@@ -151,6 +172,7 @@ impl TestServer {
             shutdown,
             accept,
             controller_manager: None,
+            node_simulator: None,
         };
         if let Some(dir) = data_dir {
             spawn_saver(&server, dir);
@@ -158,6 +180,9 @@ impl TestServer {
         let mut server = server;
         if controller_manager {
             server.controller_manager = Some(spawn_controller_manager(&server));
+        }
+        if let Some(nodes) = simulated_nodes {
+            server.node_simulator = Some(spawn_node_simulator(&server, nodes));
         }
         Ok(server)
     }
@@ -260,12 +285,15 @@ impl TestServer {
         self.api.faults()
     }
 
-    /// Stops the server gracefully: the controller-manager first (its informers end their
-    /// watches while the server still answers), then the listener. Dropping the server stops it
+    /// Stops the server gracefully: the controller-manager and the node simulator first (their
+    /// informers end their watches while the server still answers), then the listener. Dropping the server stops it
     /// too, without waiting.
     pub async fn stop(mut self) {
-        if let Some(task) = self.controller_manager.take() {
-            self.shutdown.send_replace(true);
+        self.shutdown.send_replace(true);
+        for task in [self.node_simulator.take(), self.controller_manager.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = task.await;
         }
     }

@@ -44,6 +44,11 @@ struct Args {
     /// kube-apiserver without kube-controller-manager.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     controller_manager: bool,
+    /// How many simulated Nodes to run beside the server (`kubegen-nodesim`: Nodes with Lease
+    /// heartbeats, a default-scheduler and a kubelet that runs and readies bound Pods, as kwok
+    /// does); 0 runs none, so Pods stay Pending as on a cluster without nodes.
+    #[arg(long, default_value_t = 3, value_name = "COUNT")]
+    simulated_nodes: usize,
     /// YAML manifests (files, or directories of `*.yaml`) whose objects are created at start-up,
     /// in order; CustomResourceDefinitions are waited for until established.
     #[arg(long = "preload", value_name = "PATH")]
@@ -96,6 +101,8 @@ fn options(args: &Args) -> anyhow::Result<ServerOptions> {
     options.bearer_token = admin_token(args)?;
     options.rbac = args.rbac;
     options.controller_manager = args.controller_manager;
+    options.simulated_nodes = (args.simulated_nodes > 0)
+        .then(|| kubegen_nodesim::NodeSimOptions::default().nodes(args.simulated_nodes));
     options.data_dir = args.data_dir.clone();
     if let Some(path) = &args.token_auth_file {
         let text = std::fs::read_to_string(path)

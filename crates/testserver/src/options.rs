@@ -65,6 +65,15 @@ pub struct ServerOptions {
     /// stay `Terminating`, `Foreground` / `Orphan` deletes keep their finalizer, nothing is
     /// garbage-collected. [`crate::ApiServer`] without a socket never runs it.
     pub controller_manager: bool,
+    /// Run simulated Nodes, a scheduler and a kubelet beside the server (`kubegen-nodesim`, as
+    /// kwok simulates a cluster's nodes), so Pods are scheduled, run and become ready, and a
+    /// Deployment becomes Available. Started by [`crate::TestServer::start_with`] as an
+    /// administrator and stopped with the server; [`crate::ApiServer`] without a socket never
+    /// runs it. `None` by default for a library user's [`crate::TestServer`], which then answers
+    /// as a cluster without nodes (Pods stay Pending), the state the controller-manager's tests
+    /// compare with a real cluster; the `kubegen-testserver` binary (`--simulated-nodes`, 3 by
+    /// default) and `kubegen-embedded` turn it on.
+    pub simulated_nodes: Option<kubegen_nodesim::NodeSimOptions>,
     /// A directory where [`crate::TestServer`] keeps its objects (and the key ServiceAccount
     /// tokens are signed with) so they survive a restart, like etcd's data directory: restored at
     /// start when it holds a snapshot, saved shortly after every change and when the server stops.
@@ -87,6 +96,7 @@ impl Default for ServerOptions {
             sharded_list_and_watch: false,
             authorizer: Arc::new(AllowAll),
             controller_manager: true,
+            simulated_nodes: None,
             data_dir: None,
         }
     }

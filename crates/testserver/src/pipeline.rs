@@ -241,6 +241,11 @@ impl ApiServer {
         if let Some(review) = strategy_for(&scope.def).review() {
             return handlers::review::create(self, scope, review, &body);
         }
+        if let Some(sub) = scope.subresource.as_deref()
+            && strategy_for(&scope.def).binds(sub)
+        {
+            return handlers::binding::create(&self.inner.storage, scope, &body);
+        }
         // A kind served in several versions (custom resources): the request is converted in,
         // the handlers run in the storage version; writes are computed in the request's
         // version, answers converted out to it.

@@ -1,6 +1,6 @@
 //! The handlers: one module per verb family, mirroring apiserver `endpoints/handlers/{get,create,
 //! update,patch,delete,watch}.go`, plus the subresources and non-resource endpoints with their own
-//! REST handlers (scale, reviews, TokenRequest, discovery, the OpenID issuer documents). Each receives the request's scope
+//! REST handlers (scale, reviews, TokenRequest, pod binding, discovery, the OpenID issuer documents). Each receives the request's scope
 //! and works through the storage handle; kind-specific rules are the strategies' (`crate::kinds`),
 //! asked through their hooks. A write of a kind served in several versions goes through
 //! `versioned`, which converts in, runs the generic `update`/`create` in the request's version
@@ -12,9 +12,10 @@
 //! - `discovery`, `oidc`, `versioned`
 //! - `scale`, `watch`
 //! - `aggregated_discovery`, `read`, `review`, `token`, `update`
-//! - `create`, `delete`, `token_review`
+//! - `binding`, `create`, `delete`, `token_review`
 
 pub(crate) mod aggregated_discovery;
+pub(crate) mod binding;
 pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod discovery;

@@ -1,5 +1,5 @@
 //! The REST storage map's lookup: which strategy a served resource has, and the strategies too
-//! small for a file of their own (ServiceAccounts, Deployments and ReplicaSets, custom resources,
+//! small for a file of their own (ServiceAccounts, Nodes, Deployments and ReplicaSets, custom resources,
 //! reviews, and every other kind's generic one).
 
 use serde_json::{Map, Value};
@@ -39,6 +39,16 @@ struct AppsWorkloads {
 impl Strategy for AppsWorkloads {
     fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
         Some(self.kept_on_status_update)
+    }
+}
+
+/// Nodes: a `/status` write may change labels and annotations, never `spec`
+/// (`pkg/registry/core/node/strategy.go`, `nodeStatusStrategy.PrepareForUpdate`; checked on
+/// v1.36): the kubelet reports its status that way.
+struct Nodes;
+impl Strategy for Nodes {
+    fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
     }
 }
 
@@ -86,6 +96,7 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("", "secrets") => &config_data::ConfigData { secret: true },
         ("", "serviceaccounts") => &ServiceAccounts,
         ("", "pods") => &pod::Pods,
+        ("", "nodes") => &Nodes,
         ("apps", "deployments") => &AppsWorkloads {
             kept_on_status_update: &["labels"],
         },

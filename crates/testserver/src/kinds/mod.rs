@@ -11,9 +11,10 @@
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
 //! | custom resources | `lookup.rs`, its rules in [`custom_resource`] | decoding (pruning, defaulting), validation and CEL by the CRD's schema on every write, in the version the request names; the versions a CRD serves and the conversion of requests and answers between them (strategy `None` or `Webhook`), managedFields per version; defaults of a new schema filled into stored objects |
 //! | ConfigMap, Secret | [`config_data`] | at most 1 MiB of data |
-//! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create |
+//! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create, the `binding` subresource (`crate::handlers::binding`), a `/status` write also changes metadata (`ownerReferences` excepted) |
 //! | ServiceAccount | `lookup.rs` | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | `lookup.rs` | a `/status` write also changes metadata (a Deployment's labels excepted) |
+//! | Node | `lookup.rs` | a `/status` write also changes metadata |
 //! | Mutating/ValidatingWebhookConfiguration | [`webhook_configuration`] | defaults and the required fields on create/update |
 //! | Validating/MutatingAdmissionPolicy | [`admission_policy`] | defaults, `status: {}` on create, and the checks of their spec |
 //! | Validating/MutatingAdmissionPolicyBinding | [`policy_binding`] | defaulted `matchResources`, the checks of their spec |

@@ -1,7 +1,9 @@
 //! The Pod strategy (`pkg/registry/core/pod/strategy.go`): a created Pod starts with
 //! `status: {phase: Pending, qosClass}` whatever the request said, as `PrepareForCreate` writes
 //! it; without a scheduler or kubelet it stays so (the controller-manager's ReplicaSets create
-//! such Pods).
+//! such Pods). Pods also serve the `binding` subresource (`crate::handlers::binding`), through
+//! which a scheduler places them on a Node, and a bound Pod is deleted gracefully: it stays,
+//! marked, until its kubelet deletes it with a grace period of 0.
 //!
 //! # Differences from the real server
 //! The QoS class follows `pkg/apis/core/helper/qos` (`ComputePodQOS`) with quantities compared
@@ -13,11 +15,49 @@ use serde_json::{Map, Value, json};
 
 use crate::kinds::strategy::Strategy;
 use crate::status::ApiError;
+use crate::verb::Verb;
+
+/// `DefaultTerminationGracePeriodSeconds`.
+const DEFAULT_GRACE_PERIOD: i64 = 30;
 
 /// The strategy of `pods`.
 pub(crate) struct Pods;
 
 impl Strategy for Pods {
+    fn subresources(&self) -> &'static [(&'static str, Verb)] {
+        &[("binding", Verb::Create)]
+    }
+
+    fn binds(&self, subresource: &str) -> bool {
+        subresource == "binding"
+    }
+
+    /// A Pod bound to a Node and not finished is deleted gracefully: the request's
+    /// `gracePeriodSeconds`, else its `terminationGracePeriodSeconds`, else 30 (a negative
+    /// request counts as 1), for the kubelet to stop it and delete it with 0. An unbound or
+    /// finished Pod goes at once (`CheckGracefulDelete` in `strategy.go`; checked on v1.36).
+    fn grace_period(&self, pod: &Value, requested: Option<i64>) -> i64 {
+        let bound = pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+        if !bound || matches!(phase, Some("Succeeded" | "Failed")) {
+            return 0;
+        }
+        let spec = pod
+            .pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_i64);
+        let period = requested.or(spec).unwrap_or(DEFAULT_GRACE_PERIOD);
+        if period < 0 { 1 } else { period }
+    }
+
+    /// `podStatusStrategy.PrepareForUpdate`: a `/status` write may change labels and
+    /// annotations (checked on v1.36), never `spec` or `ownerReferences`.
+    fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
+        Some(&["ownerReferences"])
+    }
+
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
         let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
         object.insert(

@@ -30,6 +30,12 @@ pub(crate) trait Strategy: Sync {
         false
     }
 
+    /// Whether `subresource` binds the object to a Node (`pods/binding`,
+    /// `crate::handlers::binding`), answered with a `Status` instead of the object.
+    fn binds(&self, _subresource: &str) -> bool {
+        false
+    }
+
     /// The kind's decoding of a write's body, before admission: what the real server's codec
     /// does besides parsing (a custom resource is pruned and defaulted by its schema).
     fn decode(&self, _state: &State, _def: &ResourceDefinition, _object: &mut Map<String, Value>) {}
@@ -97,6 +103,13 @@ pub(crate) trait Strategy: Sync {
     /// strategies only reset `spec` and, for Deployments, `labels`).
     fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
         None
+    }
+
+    /// `CheckGracefulDelete`: how many seconds a delete asking for `requested`
+    /// (`gracePeriodSeconds`) leaves the object in place, marked with `deletionTimestamp`, for
+    /// its owner to finish (`crate::kinds::deletion`). 0, removed at once, for most kinds.
+    fn grace_period(&self, _object: &Value, _requested: Option<i64>) -> i64 {
+        0
     }
 
     /// After a create or update was stored (`AfterCreate`/`AfterUpdate`).

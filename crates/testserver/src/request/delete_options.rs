@@ -39,6 +39,8 @@ pub(crate) struct DeleteOptions {
     pub(crate) propagation: Option<Propagation>,
     /// The deprecated `orphanDependents`, which wins over `propagationPolicy`.
     pub(crate) orphan_dependents: Option<bool>,
+    /// `gracePeriodSeconds`: how long a kind with graceful deletion (Pods) keeps the object.
+    pub(crate) grace_period_seconds: Option<i64>,
 }
 
 impl DeleteOptions {
@@ -52,6 +54,7 @@ impl DeleteOptions {
             let options = DeleteOptions {
                 propagation: propagation(query.get("propagationPolicy"))?,
                 orphan_dependents: query.get("orphanDependents").map(|v| v == "true"),
+                grace_period_seconds: query.get("gracePeriodSeconds").and_then(|v| v.parse().ok()),
                 ..DeleteOptions::default()
             };
             return Ok(options);
@@ -70,6 +73,7 @@ impl DeleteOptions {
             resource_version: text("/preconditions/resourceVersion"),
             propagation: propagation(text("/propagationPolicy").as_deref())?,
             orphan_dependents: options.get("orphanDependents").and_then(Value::as_bool),
+            grace_period_seconds: options.get("gracePeriodSeconds").and_then(Value::as_i64),
         })
     }
 

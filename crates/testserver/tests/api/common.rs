@@ -164,6 +164,12 @@ impl Http {
         self.send("DELETE", path, "", Bytes::new()).await
     }
 
+    /// A DELETE with a `DeleteOptions` body.
+    pub async fn delete_with(&self, path: &str, options: Value) -> Reply {
+        let body = Bytes::from(options.to_string());
+        self.send("DELETE", path, "application/json", body).await
+    }
+
     /// A GET with this `Accept` header.
     pub async fn get_accept(&self, path: &str, accept: &str) -> Reply {
         self.send_with("GET", path, "", Bytes::new(), &[("accept", accept)])

@@ -10,6 +10,7 @@ mod admission_webhooks;
 mod apply;
 mod bad_input;
 mod binary;
+mod binding;
 mod common;
 mod crd_conversion;
 mod crd_conversion_scale;

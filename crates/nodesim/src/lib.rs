@@ -1,0 +1,63 @@
+//! `kubegen-nodesim`: Pods that run without machines. Simulated Nodes, a scheduler and a kubelet
+//! that only talk to an API server, the way kwok (kubernetes-sigs/kwok) simulates a cluster's
+//! nodes: they write what kube-scheduler and the kubelet would write, in configurable stages.
+//!
+//! # Why
+//! Without a scheduler and a kubelet, Pods stay `Pending` forever: a Deployment never becomes
+//! Available, `kubectl rollout status` never returns, and an operator that waits for its
+//! workload to be ready cannot be tested. envtest users hit this for years
+//! (controller-runtime issues 880 and 1529) and are told to use kind. A [`NodeSimulator`] is a
+//! client of any API server: it runs in process beside `kubegen-testserver` (which starts one
+//! by default in its binary and in `kubegen-embedded`) and, unchanged, against a real
+//! kube-apiserver, as kwok does.
+//!
+//! | piece | Kubernetes source mirrored | here |
+//! |---|---|---|
+//! | Node registration, status, Lease heartbeats | `pkg/kubelet/kubelet_node_status.go`, `pkg/kubelet/nodestatus/setters.go`, `component-helpers/apimachinery/lease` | `node.rs`, `heartbeat.rs` |
+//! | scheduling cycle, binding, failure handling | `pkg/scheduler/schedule_one.go` | `scheduler.rs` |
+//! | scheduler cache (Pods placed per Node, assumed Pods) | `pkg/scheduler/backend/cache/cache.go` | `usage.rs` |
+//! | Filter plugins, the fit error's words | `pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,nodeaffinity,noderesources}`, `framework/types.go` | `fit.rs`, `quantity.rs` |
+//! | Pod status (running, ready, completed, crash loop), deletion | `pkg/kubelet/kubelet_pods.go`, `pkg/kubelet/status/`, kwok's `kustomize/stage/pod` | `lifecycle.rs`, `kubelet.rs` |
+//!
+//! ```mermaid
+//! sequenceDiagram
+//!     participant RS as replicaset controller
+//!     participant API as API server
+//!     participant S as nodesim scheduler
+//!     participant K as nodesim kubelet
+//!     RS->>API: create Pod (Pending)
+//!     API-->>S: watch: Pod without nodeName
+//!     S->>API: POST pods/p/binding, Event Scheduled
+//!     API-->>K: watch: Pod on nodesim-0
+//!     K->>API: PATCH pods/p/status (Running, Ready)
+//! ```
+//!
+//! # Layers
+//! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
+//! import each other (`hack/import-layers.py` checks both).
+//! - `simulator`
+//! - `heartbeat`, `kubelet`, `scheduler`
+//! - `usage`
+//! - `fit`, `lifecycle`, `worker`
+//! - `node`, `quantity`
+//! - `error`, `options`
+
+// Tests may unwrap: a panic is exactly how a test reports failure.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod error;
+mod fit;
+mod heartbeat;
+mod kubelet;
+mod lifecycle;
+mod node;
+mod options;
+mod quantity;
+mod scheduler;
+mod simulator;
+mod usage;
+mod worker;
+
+pub use error::{Error, Result};
+pub use options::{FAILURE_LABEL, Failure, NODE_ANNOTATION, NodeSimOptions, Taint};
+pub use simulator::NodeSimulator;

@@ -1,0 +1,339 @@
+//! The scheduler: binds each unscheduled Pod of `default-scheduler` to a Node that fits
+//! ([`crate::fit`]), as kube-scheduler's scheduling cycle does (`pkg/scheduler/schedule_one.go`:
+//! `schedulingCycle`, `bind`, `handleSchedulingFailure`), one Pod at a time.
+//!
+//! - Bound: `POST pods/{name}/binding`, then a `Normal Scheduled` Event
+//!   `Successfully assigned ns/pod to node`. The Pod counts on its Node at once
+//!   ([`NodeUsage`], the scheduler cache's `AssumePod`), so the next Pod sees its requests
+//!   before the informer shows it bound.
+//! - Fits nowhere: `PodScheduled=False`, reason `Unschedulable`, the fit error as message
+//!   (a strategic merge patch of the condition, written only when it changes, as
+//!   `updatePod` does), and a `Warning FailedScheduling` Event with the same message. The Pod
+//!   is tried again when a Node appears or changes, when a Pod leaves, and every 5 min (the
+//!   scheduler's `podMaxInUnschedulablePodsDuration`).
+//!
+//! # Differences from kube-scheduler
+//! Events are written as core/v1 Events (`source.component: default-scheduler`) through
+//! kubegen-runtime's recorder; kube-scheduler writes `events.k8s.io/v1` Events (action
+//! `Binding`/`Scheduling`), which the API server also serves as core/v1. No preemption,
+//! no scheduling queue ordering by priority, no `nominatedNodeName`.
+
+use std::{sync::Arc, time::Duration};
+
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube_core::Selector;
+use kubegen_cache::{DeletedObject, HandlerFns, Lister, SharedIndexInformer};
+use kubegen_client::{Client, CreateOptions, Patch, PatchOptions, ResourceClient};
+use kubegen_runtime::{EventType, Recorder};
+use kubegen_workqueue::RateLimitingQueue;
+use parking_lot::Mutex;
+use serde_json::json;
+
+use crate::error::{Error, Result, request};
+use crate::fit::{FitError, Requests, choose};
+use crate::node::time;
+use crate::usage::NodeUsage;
+use crate::worker::{Next, key_of, queue};
+
+/// The scheduler the API server names in Pods that name none.
+const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// How long an unschedulable Pod waits before it is tried again without any event.
+const RETRY_UNSCHEDULABLE: Duration = Duration::from_secs(300);
+
+/// The scheduler over the shared Pod and Node informers.
+#[derive(Clone)]
+pub(crate) struct Scheduler {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The `spec.schedulerName` this scheduler serves.
+    name: String,
+    client: Client,
+    pods: Lister<Pod>,
+    nodes: Lister<Node>,
+    queue: RateLimitingQueue<String>,
+    events: Recorder,
+    /// What the Pods on each Node ask of it, bound ones and those just bound here.
+    usage: Mutex<NodeUsage>,
+}
+
+impl Scheduler {
+    /// Registers the scheduler's handlers on the shared informers.
+    ///
+    /// # Errors
+    /// [`Error::CacheSyncFailed`] when an informer refuses a handler.
+    pub(crate) fn new(
+        client: Client,
+        name: &str,
+        (pods, nodes): (&SharedIndexInformer<Pod>, &SharedIndexInformer<Node>),
+    ) -> Result<Scheduler> {
+        let inner = Arc::new(Inner {
+            name: name.to_string(),
+            events: Recorder::new(client.clone(), name, ""),
+            client,
+            pods: pods.lister(),
+            nodes: nodes.lister(),
+            queue: queue("scheduler"),
+            usage: Mutex::new(NodeUsage::default()),
+        });
+        let (a, u, d) = (inner.clone(), inner.clone(), inner.clone());
+        let pod_handler = HandlerFns::new()
+            .on_add(move |pod: &Arc<Pod>, _| a.pod_changed(None, pod))
+            .on_update(move |old: &Arc<Pod>, pod: &Arc<Pod>| u.pod_changed(Some(old), pod))
+            .on_delete(move |gone: &DeletedObject<Pod>| {
+                d.usage.lock().remove(&key_of(gone.object()));
+                d.retry_pending();
+            });
+        let (a, u) = (inner.clone(), inner.clone());
+        let node_handler = HandlerFns::new()
+            .on_add(move |_: &Arc<Node>, _| a.retry_pending())
+            .on_update(move |old: &Arc<Node>, node: &Arc<Node>| {
+                if node_changed_for_scheduling(old, node) {
+                    u.retry_pending();
+                }
+            });
+        pods.add_event_handler(pod_handler)
+            .map_err(Error::CacheSyncFailed)?;
+        nodes
+            .add_event_handler(node_handler)
+            .map_err(Error::CacheSyncFailed)?;
+        Ok(Scheduler { inner })
+    }
+
+    /// The queue of Pods to schedule.
+    pub(crate) fn queue(&self) -> RateLimitingQueue<String> {
+        self.inner.queue.clone()
+    }
+
+    /// Schedules the Pod `key`, if it still waits for a Node.
+    ///
+    /// # Errors
+    /// A failed binding or status write (retried with backoff).
+    pub(crate) async fn sync(&self, key: &str) -> Result<Next> {
+        let Some(pod) = self.inner.pods.get_by_key(key) else {
+            return Ok(Next::Done);
+        };
+        if !wants_scheduling(&pod, &self.inner.name) {
+            return Ok(Next::Done);
+        }
+        let nodes = self.inner.nodes.list(&Selector::default());
+        let candidates: Vec<(&Node, Requests)> = {
+            let usage = self.inner.usage.lock();
+            nodes
+                .iter()
+                .map(|n| {
+                    let name = n.metadata.name.as_deref().unwrap_or_default();
+                    (n.as_ref(), usage.used(name))
+                })
+                .collect()
+        };
+        match choose(&pod, &candidates) {
+            Ok(node) => self.inner.bind(&pod, key, &node).await.map(|()| Next::Done),
+            Err(error) => {
+                self.inner.unschedulable(&pod, &error).await?;
+                Ok(Next::After(RETRY_UNSCHEDULABLE))
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Queues a Pod that waits for a Node, unless only its status changed (the scheduler's own
+    /// `PodScheduled` write must not schedule it again: the queue's `isPodUpdated`).
+    fn pod_changed(&self, old: Option<&Arc<Pod>>, pod: &Arc<Pod>) {
+        let key = key_of(pod);
+        self.account(&key, pod);
+        let relevant = old.is_none_or(|old| {
+            !wants_scheduling(old, &self.name)
+                || old.spec != pod.spec
+                || old.metadata.labels != pod.metadata.labels
+        });
+        if wants_scheduling(pod, &self.name) && relevant {
+            self.queue.add(key);
+        }
+    }
+
+    /// Queues every Pod still waiting for a Node (a Node appeared or changed, a Pod left).
+    fn retry_pending(&self) {
+        for pod in self.pods.list(&Selector::default()) {
+            if wants_scheduling(&pod, &self.name) {
+                self.queue.add(key_of(&pod));
+            }
+        }
+    }
+
+    /// Counts `pod` on its Node while it is bound and not finished (finished Pods ask nothing).
+    fn account(&self, key: &str, pod: &Pod) {
+        let Some(spec) = pod.spec.as_ref() else {
+            return;
+        };
+        let node = spec.node_name.as_deref().unwrap_or_default();
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        let mut usage = self.usage.lock();
+        if node.is_empty() || matches!(phase, Some("Succeeded" | "Failed")) {
+            usage.remove(key);
+        } else {
+            usage.place(key, node, Requests::of_pod(spec));
+        }
+    }
+
+    async fn bind(&self, pod: &Pod, key: &str, node: &str) -> Result<()> {
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let binding = json!({
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": pod.metadata.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        });
+        let pods: ResourceClient<Pod> = ResourceClient::namespaced(self.client.clone(), namespace);
+        let answer: std::result::Result<serde_json::Value, _> = pods
+            .create_subresource(name, "binding", &binding, &CreateOptions::default())
+            .await;
+        match answer {
+            Ok(_) => {}
+            // Bound meanwhile (by another scheduler, or a stale cache): nothing left to do.
+            Err(e) if e.is_conflict() || e.is_not_found() => return Ok(()),
+            Err(e) => return Err(request(format!("bind pod {key} to {node}"))(e)),
+        }
+        let requests = Requests::of_pod(pod.spec.as_ref().unwrap_or(&PodSpec::default()));
+        // Assumed on its Node until the informer shows it bound (which places it again).
+        self.usage.lock().place(key, node, requests);
+        let message = format!("Successfully assigned {namespace}/{name} to {node}");
+        self.record(pod, EventType::Normal, "Scheduled", message);
+        Ok(())
+    }
+
+    async fn unschedulable(&self, pod: &Pod, error: &FitError) -> Result<()> {
+        let message = error.message();
+        self.record(pod, EventType::Warning, "FailedScheduling", message.clone());
+        let current = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"));
+        let unchanged = current.is_some_and(|c| {
+            c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
+                && c.message.as_deref() == Some(message.as_str())
+        });
+        if unchanged {
+            return Ok(());
+        }
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let condition = json!({
+            "type": "PodScheduled", "status": "False", "lastProbeTime": null,
+            "lastTransitionTime": time(&Timestamp::now()), "reason": "Unschedulable", "message": message,
+        });
+        let patch = Patch::Strategic(json!({"status": {"conditions": [condition]}}));
+        let pods: ResourceClient<Pod> = ResourceClient::namespaced(self.client.clone(), namespace);
+        match pods
+            .patch_status(name, &patch, &PatchOptions::default())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(request(format!(
+                "mark pod {namespace}/{name} unschedulable"
+            ))(e)),
+        }
+    }
+
+    /// Records an Event about `pod` aside, so the scheduling cycle does not wait for it.
+    fn record(&self, pod: &Pod, kind: EventType, reason: &'static str, message: String) {
+        let (events, pod) = (self.events.clone(), pod.clone());
+        tokio::spawn(async move {
+            let now = Time(Timestamp::now());
+            if let Err(e) = events.record(&pod, kind, reason, &message, &now).await {
+                tracing::debug!(reason, error = %e, "could not record an Event");
+            }
+        });
+    }
+}
+
+/// Whether a Node update may let a waiting Pod fit: its labels, spec (taints,
+/// unschedulable) or allocatable changed, not a mere heartbeat.
+fn node_changed_for_scheduling(old: &Node, node: &Node) -> bool {
+    let allocatable = |n: &Node| n.status.as_ref().and_then(|s| s.allocatable.clone());
+    old.metadata.labels != node.metadata.labels
+        || old.spec != node.spec
+        || allocatable(old) != allocatable(node)
+}
+
+/// Whether `pod` waits for the scheduler `name`: no Node, `name` in `spec.schedulerName` (none
+/// named counts as `default-scheduler`), not being deleted, not finished, no scheduling gates.
+pub(crate) fn wants_scheduling(pod: &Pod, name: &str) -> bool {
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
+    let unbound = spec.node_name.as_deref().unwrap_or_default().is_empty();
+    let ours = spec.scheduler_name.as_deref().unwrap_or(DEFAULT_SCHEDULER) == name;
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    let finished = matches!(phase, Some("Succeeded" | "Failed"));
+    let gated = spec
+        .scheduling_gates
+        .as_ref()
+        .is_some_and(|g| !g.is_empty());
+    unbound && ours && !finished && !gated && pod.metadata.deletion_timestamp.is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(spec: serde_json::Value) -> Pod {
+        let mut pod = json!({"metadata": {"name": "p", "namespace": "ns"},
+                             "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        for (k, v) in spec.as_object().cloned().unwrap_or_default() {
+            pod["spec"][k] = v;
+        }
+        serde_json::from_value(pod).unwrap()
+    }
+
+    #[test]
+    fn heartbeats_do_not_retry_waiting_pods_but_new_taints_do() {
+        let node: Node = serde_json::from_value(json!({"metadata": {"name": "n"}, "spec": {},
+            "status": {"allocatable": {"cpu": "1"}, "conditions": [{"type": "Ready", "status": "True"}]}})).unwrap();
+        let mut beat = node.clone();
+        beat.status.as_mut().unwrap().conditions = None;
+        assert!(!node_changed_for_scheduling(&node, &beat));
+        let mut tainted = node.clone();
+        tainted.spec.as_mut().unwrap().unschedulable = Some(true);
+        assert!(node_changed_for_scheduling(&node, &tainted));
+        let mut grown = node.clone();
+        grown.status.as_mut().unwrap().allocatable = None;
+        assert!(node_changed_for_scheduling(&node, &grown));
+    }
+
+    #[test]
+    fn only_unbound_pods_of_the_default_scheduler_are_scheduled() {
+        assert!(wants_scheduling(&pod(json!({})), "default-scheduler"));
+        assert!(!wants_scheduling(&pod(json!({})), "other"));
+        assert!(wants_scheduling(
+            &pod(json!({"schedulerName": "other"})),
+            "other"
+        ));
+        let named = pod(json!({"schedulerName": "default-scheduler"}));
+        assert!(wants_scheduling(&named, "default-scheduler"));
+        assert!(!wants_scheduling(
+            &pod(json!({"schedulerName": "other"})),
+            "default-scheduler"
+        ));
+        assert!(!wants_scheduling(
+            &pod(json!({"nodeName": "n"})),
+            "default-scheduler"
+        ));
+        let gated = pod(json!({"schedulingGates": [{"name": "g"}]}));
+        assert!(!wants_scheduling(&gated, "default-scheduler"));
+        let mut deleting = pod(json!({}));
+        deleting.metadata.deletion_timestamp = Some(Time(Timestamp::now()));
+        assert!(!wants_scheduling(&deleting, "default-scheduler"));
+        let mut done = pod(json!({}));
+        done.status = Some(serde_json::from_value(json!({"phase": "Succeeded"})).unwrap());
+        assert!(!wants_scheduling(&done, "default-scheduler"));
+    }
+}
