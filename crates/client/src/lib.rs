@@ -25,6 +25,7 @@
 //! | `discovery/cached/memory`, `discovery/cached/disk` | [`CachedDiscovery`], [`CacheOptions`] | `discovery/cache.rs`     |
 //! | `meta.RESTMapper`, `restmapper.DeferredDiscoveryRESTMapper` | [`RestMapper`], [`RestMapping`] | `discovery/rest_mapper.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
+//! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -39,7 +40,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`
+//! - `dynamic`, `metadata`, `pod_logs`
 //! - `discovery`, `resource_client`
 //! - `client`
 //! - `transport`
@@ -63,6 +64,7 @@ mod list_decoder;
 mod metadata;
 mod metrics;
 mod options;
+mod pod_logs;
 mod protobuf;
 mod rate_limit;
 mod representation;
@@ -89,6 +91,7 @@ pub use options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     PropagationPolicy, ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
+pub use pod_logs::{LogOptions, LogStream, LogStreamSelector};
 pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
