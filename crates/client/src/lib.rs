@@ -26,6 +26,7 @@
 //! | `meta.RESTMapper`, `restmapper.DeferredDiscoveryRESTMapper` | [`RestMapper`], [`RestMapping`] | `discovery/rest_mapper.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
+//! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `channel.rs`, `websocket.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -40,13 +41,14 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`, `pod_logs`
+//! - `dynamic`, `metadata`, `pod_logs`, `remote_command`
+//! - `websocket`
 //! - `discovery`, `resource_client`
 //! - `client`
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `tls`
+//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `tls`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -54,6 +56,7 @@
 
 mod auth;
 mod body;
+mod channel;
 mod client;
 pub mod config;
 pub mod discovery;
@@ -67,6 +70,7 @@ mod options;
 mod pod_logs;
 mod protobuf;
 mod rate_limit;
+mod remote_command;
 mod representation;
 mod request;
 mod resource_client;
@@ -74,8 +78,10 @@ mod secret_token;
 mod tls;
 mod transport;
 mod watch;
+mod websocket;
 
 pub use body::{Body, BoxError};
+pub use channel::TerminalSize;
 pub use client::Client;
 pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
@@ -94,6 +100,7 @@ pub use options::{
 pub use pod_logs::{LogOptions, LogStream, LogStreamSelector};
 pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
+pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, TerminalResizer};
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
