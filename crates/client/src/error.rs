@@ -278,6 +278,25 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A port-forward connection ended with the server's error text: the kubelet could not reach
+    /// the port in the pod (nothing listens there), or lost the connection.
+    #[error("{url}: forwarding port {port}: {message}")]
+    PortForwardFailed {
+        /// Path and query of the request.
+        url: String,
+        /// The pod's port.
+        port: u16,
+        /// What the server wrote on the error channel.
+        message: String,
+    },
+    /// No local address could be bound for a port-forward mapping.
+    #[error("unable to listen on port {port}: {message}")]
+    ListenFailed {
+        /// The local port asked for (0: any).
+        port: u16,
+        /// Why each address failed.
+        message: String,
+    },
     /// A remote command (exec, attach) could not run or failed for a reason other than its exit
     /// code: the error channel carried a `Failure` status without an `ExitCode` cause (a missing
     /// executable, a container that is not running).

@@ -27,6 +27,7 @@
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
 //! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `channel.rs`, `websocket.rs` |
+//! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -41,7 +42,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`, `pod_logs`, `remote_command`
+//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`
 //! - `websocket`
 //! - `discovery`, `resource_client`
 //! - `client`
@@ -68,6 +69,7 @@ mod metadata;
 mod metrics;
 mod options;
 mod pod_logs;
+mod port_forward;
 mod protobuf;
 mod rate_limit;
 mod remote_command;
@@ -98,6 +100,7 @@ pub use options::{
     PropagationPolicy, ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
 pub use pod_logs::{LogOptions, LogStream, LogStreamSelector};
+pub use port_forward::{ForwardedAddress, LOCALHOST, LocalForwarder, PortConnection, PortMapping};
 pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
 pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, TerminalResizer};

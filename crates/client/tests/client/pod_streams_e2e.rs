@@ -1,4 +1,4 @@
-//! Pod logs, exec and attach against a real cluster, on the paths that need no kubelet: what the
+//! Pod logs, exec, attach and port-forward against a real cluster, on the paths that need no kubelet: what the
 //! API server answers before any container is reached. `#[ignore]`d like `apply_e2e.rs`:
 //! `scripts/test.sh` runs them when `KUBEGEN_E2E_KUBECONFIG` names a kubeconfig. With
 //! `KUBEGEN_E2E_UNPRIVILEGED_KUBECONFIG` (a user that may not exec) the 403 is checked too.
@@ -18,7 +18,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 #[tokio::test]
 #[ignore = "needs a real cluster: scripts/test.sh runs it when KUBEGEN_E2E_KUBECONFIG is set"]
-async fn log_exec_and_attach_errors_before_a_kubelet_on_cluster() -> TestResult {
+async fn log_exec_attach_and_port_forward_errors_before_a_kubelet_on_cluster() -> TestResult {
     let path = std::env::var_os("KUBEGEN_E2E_KUBECONFIG")
         .ok_or("set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run this against a real cluster")?;
     let client = client_from(std::path::Path::new(&path)).await?;
@@ -72,6 +72,7 @@ async fn steps(client: &Client, ns: &str) -> TestResult {
         .await?;
     logs(client, ns).await?;
     exec(client, ns).await?;
+    port_forward(client, ns).await?;
     if let Some(path) = std::env::var_os("KUBEGEN_E2E_UNPRIVILEGED_KUBECONFIG") {
         let other = client_from(std::path::Path::new(&path)).await?;
         let err = other
@@ -80,6 +81,8 @@ async fn steps(client: &Client, ns: &str) -> TestResult {
             .err()
             .ok_or("an unprivileged user could exec")?;
         assert!(err.is_forbidden(), "{err}");
+        let err = other.port_forward(ns, "one", 80).await.err();
+        assert!(err.as_ref().is_some_and(Error::is_forbidden), "{err:?}");
     } else {
         println!("SKIPPED: the 403 check (set KUBEGEN_E2E_UNPRIVILEGED_KUBECONFIG to run it)");
     }
@@ -152,6 +155,22 @@ async fn exec(client: &Client, ns: &str) -> TestResult {
     let (code, text) = message(client.exec(ns, "missing", &["true"], &opts).await)?;
     assert_eq!((code, text.as_str()), (404, r#"pods "missing" not found"#));
     let (code, text) = message(client.exec(ns, "bound", &["true"], &opts).await)?;
+    assert_eq!(
+        (code, text.as_str()),
+        (404, r#"pods "ghost-node" not found"#)
+    );
+    Ok(())
+}
+
+async fn port_forward(client: &Client, ns: &str) -> TestResult {
+    let (code, text) = message(client.port_forward(ns, "one", 80).await)?;
+    assert_eq!(
+        (code, text.as_str()),
+        (400, "pod one does not have a host assigned")
+    );
+    let (code, text) = message(client.port_forward(ns, "missing", 80).await)?;
+    assert_eq!((code, text.as_str()), (404, r#"pods "missing" not found"#));
+    let (code, text) = message(client.port_forward(ns, "bound", 80).await)?;
     assert_eq!(
         (code, text.as_str()),
         (404, r#"pods "ghost-node" not found"#)
