@@ -108,6 +108,11 @@ pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
 
+// The README's examples, compiled (and not run) as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 pub use kube_core::discovery::ApiResource;
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.
 pub use kube_core::metadata::PartialObjectMeta;
