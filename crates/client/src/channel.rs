@@ -38,9 +38,11 @@ const EXIT_CODE_CAUSE: &str = "ExitCode";
 /// The subprotocol versions this client speaks, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Protocol {
-    /// Exit codes and the stdin close signal (Kubernetes 1.29+ API servers).
+    /// Exit codes and the stdin close signal (API servers 1.30+, 1.29 behind the
+    /// `TranslateStreamCloseWebsocketRequests` gate).
     V5,
-    /// Exit codes, no close signal (what kubelets before 1.30 speak over WebSockets).
+    /// Exit codes, no close signal (what a kubelet speaks over WebSockets when an older API
+    /// server proxies the connection to it).
     V4,
 }
 

@@ -15,19 +15,29 @@
 //! # Guarantees
 //! - The streams asked for are [`RemoteProcess::take_stdin`] & co.; closing or dropping stdin
 //!   ends the process's input (v5 sends the close signal; v4 cannot tell the server, see below).
-//! - A stream that is dropped unread is discarded, never blocks the others.
+//! - A stream that is dropped unread is discarded and never blocks the others. One that is
+//!   held but not read stalls the session once its 64 KiB pipe is full, as a full pipe stalls a
+//!   local process: read what you take, or drop it.
 //! - [`RemoteProcess::wait`] resolves with the [`ExitStatus`] once the server closes the socket.
 //! - Dropping a [`RemoteProcess`] without waiting closes the socket.
 //!
 //! # Differences from client-go
 //! - `v4.channel.k8s.io` is offered after `v5.channel.k8s.io` (client-go offers v5 alone), so
 //!   a kubelet that predates v5 (reached through a v1.15 API server's proxy) still answers over
-//!   a WebSocket, with exit codes but without stdin's close signal.
+//!   a WebSocket, with exit codes but without stdin's close signal: there, closing stdin does
+//!   not reach the command, so one that reads its input to the end (`cat`, `psql -f -`) never
+//!   ends; check [`RemoteProcess::protocol`]. (client-go gets SPDY, which can half-close, in
+//!   that case.)
 //! - No SPDY, so no `FallbackExecutor`: client-go retries over SPDY when the WebSocket upgrade is
 //!   refused. Here the refusal is the error. API servers answer errors before any upgrade (so an
-//!   SPDY retry would get the same answer: a missing pod is 404 on both), and 1.29+ servers
-//!   translate v5 WebSockets themselves; only a server whose kubelet proxying refuses WebSockets
-//!   entirely would need SPDY.
+//!   SPDY retry would get the same answer: a missing pod is 404 on both), and servers
+//!   translate v5 WebSockets themselves (1.30+, `TranslateStreamCloseWebsocketRequests`); an
+//!   older one proxies the WebSocket to the kubelet, which answers v4. Only a path that refuses
+//!   WebSockets entirely (a proxy in between) would need SPDY; there the refusal's status is
+//!   returned ([`Error::Api`] or [`Error::HttpStatus`], or [`Error::UpgradeFailed`] for a 2xx).
+//! - No read deadline: client-go also fails a session that has not heard from the server for 61 s
+//!   despite its pings; here the pings keep proxies from closing an idle connection, and a dead
+//!   one ends when TCP notices.
 //!
 //! # What servers answer before the upgrade (v1.15 and v1.36, checked on both)
 //! - A missing pod: 404 `pods "missing" not found` ([`Error::is_not_found`]).

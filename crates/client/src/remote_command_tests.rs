@@ -430,3 +430,50 @@ mod refusals {
         );
     }
 }
+
+#[tokio::test]
+async fn a_server_that_answers_200_instead_of_upgrading_fails_the_upgrade() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut request = vec![0; 4096];
+        let _ = tcp.read(&mut request).await.unwrap();
+        let answer =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+        tcp.write_all(answer.as_bytes()).await.unwrap();
+    });
+    let client = Client::new(Config::new(format!("http://{address}").parse().unwrap())).unwrap();
+    let err = client
+        .exec("ns1", "web", &["true"], &ExecOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UpgradeFailed { message, .. }
+            if message == "the server answered 200 OK instead of 101 Switching Protocols"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_transport_that_cannot_upgrade_says_so() {
+    struct AnswersOnly;
+    impl crate::transport::Transport for AnswersOnly {
+        fn send(
+            &self,
+            _: http::Request<Bytes>,
+        ) -> std::pin::Pin<Box<dyn Future<Output = Result<http::Response<crate::Body>>> + Send + '_>>
+        {
+            Box::pin(async { Ok(http::Response::new(crate::Body::empty())) })
+        }
+    }
+    let client = Client::with_transport(Arc::new(AnswersOnly), "default");
+    let err = client
+        .exec("ns1", "web", &["true"], &ExecOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "upgrading /api/v1/namespaces/ns1/pods/web/exec?stdout=true&stderr=true&command=true to a WebSocket: this transport cannot upgrade connections"
+    );
+}
