@@ -27,7 +27,7 @@
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
 //! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `channel.rs`, `websocket.rs` |
-//! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs` |
+//! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs`, `spdy_forward.rs`, `spdy.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -43,13 +43,14 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`
+//! - `spdy_forward`
 //! - `websocket`
 //! - `discovery`, `resource_client`
 //! - `client`
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `tls`
+//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -77,6 +78,8 @@ mod representation;
 mod request;
 mod resource_client;
 mod secret_token;
+mod spdy;
+mod spdy_forward;
 mod tls;
 mod transport;
 mod watch;

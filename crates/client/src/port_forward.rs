@@ -6,25 +6,31 @@
 //! server side of the protocol spoken here is the kubelet's `cri-streaming/pkg/streaming/
 //! portforward/websocket.go`.
 //!
-//! # The protocol
-//! `GET .../pods/{name}/portforward?ports={port}` upgraded to a WebSocket with subprotocol
-//! `v4.channel.k8s.io`. Channel 0 carries the data both ways, channel 1 the server's error text.
-//! The server's first message on each channel is the port, two bytes little-endian; the client
-//! sends data only. One WebSocket carries one connection: [`LocalForwarder`] opens one per
-//! accepted local connection, as client-go opens one stream pair per connection.
+//! # The protocols
+//! `GET .../pods/{name}/portforward?ports={port}` upgraded to a WebSocket offering, best first:
+//! - `SPDY/3.1+portforward.k8s.io` (client-go 1.31+): the WebSocket carries SPDY/3.1 frames as a
+//!   byte stream, which a 1.31+ API server (`PortForwardWebsockets`) passes to the kubelet's SPDY
+//!   port-forward. Per connection an error stream and a data stream (`spdy_forward.rs`), with
+//!   half-close.
+//! - `v4.channel.k8s.io`: what an older API server gets, as it proxies the WebSocket to the
+//!   kubelet's own WebSocket port-forward. Channel 0 carries the data both ways, channel 1 the
+//!   server's error text; the server's first message on each channel is the port, two bytes
+//!   little-endian; the client sends data only.
+//!
+//! One WebSocket carries one connection: [`LocalForwarder`] opens one per accepted local
+//! connection (client-go opens one stream pair per connection on a shared SPDY connection).
 //!
 //! # Differences from client-go
-//! - client-go 1.31+ first tries `SPDY/3.1+portforward.k8s.io`: SPDY framing tunnelled through
-//!   a WebSocket, which a 1.31+ API server unwraps and speaks to the kubelet as SPDY; it falls back
-//!   to plain SPDY. Neither is implemented here. This client offers `v4.channel.k8s.io` alone, so
-//!   the API server (1.15 and 1.36 alike) proxies the WebSocket to the kubelet, whose own
-//!   WebSocket port-forward endpoint answers it. What a pod-less error looks like is the same
-//!   either way: the API server refuses before the upgrade (400 `pod one does not have a host
-//!   assigned`, 404, 403 as for exec).
-//! - The protocol has no half-close: when the local side ends its writes, the WebSocket is
-//!   closed, ending both directions (SPDY would close only the write half).
+//! - No plain SPDY (the `FallbackDialer`'s second choice, an `Upgrade: SPDY/3.1` request): a
+//!   server that refuses both WebSocket protocols is an error here. The API server answers its
+//!   errors before any upgrade (400 `pod one does not have a host assigned`, 404, and 403 without
+//!   `create` on `pods/portforward` from 1.35 on, as for exec), the same whichever protocol.
+//! - `v4.channel.k8s.io` has no half-close: when the local side ends its writes, the WebSocket
+//!   is closed, ending both directions. The SPDY tunnel half-closes as client-go does.
 //! - The pod's phase is not checked before listening (kubectl refuses a pod that is not
 //!   Running); a connection to a pod that cannot serve fails when it is made.
+//! - The SPDY side was checked against Go's SPDY framer (`moby/spdystream/spdy`) byte for byte in
+//!   both directions, not against a running kubelet (none was available).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -40,10 +46,11 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use crate::client::Client;
 use crate::error::{Error, Result, error_chain};
 use crate::request::ResourcePath;
+use crate::spdy_forward;
 use crate::websocket::{self, Socket};
 
 /// The subprotocol of the kubelet's WebSocket port-forward.
-const PROTOCOL: &str = "v4.channel.k8s.io";
+const CHANNEL_PROTOCOL: &str = "v4.channel.k8s.io";
 /// Channel of the forwarded bytes.
 const DATA: u8 = 0;
 /// Channel of the server's error text.
@@ -189,9 +196,10 @@ impl Client {
         pod: &str,
         port: u16,
     ) -> Result<PortConnection> {
-        let (socket, url) = self.open_port(namespace, pod, port).await?;
+        let tunnel = self.open_port(namespace, pod, port).await?;
+        let url = tunnel.url.clone();
         let (caller, driver_end) = tokio::io::duplex(PIPE_CAPACITY);
-        let driver = tokio::spawn(forward(socket, driver_end, port, url.clone()));
+        let driver = tokio::spawn(tunnel.forward(driver_end, port));
         Ok(PortConnection {
             stream: Some(caller),
             url,
@@ -289,11 +297,11 @@ impl Client {
         port: u16,
         connection: TcpStream,
     ) -> Result<()> {
-        let (socket, url) = self.open_port(namespace, pod, port).await?;
-        forward(socket, connection, port, url).await
+        let tunnel = self.open_port(namespace, pod, port).await?;
+        tunnel.forward(connection, port).await
     }
 
-    async fn open_port(&self, namespace: &str, pod: &str, port: u16) -> Result<(Socket, String)> {
+    async fn open_port(&self, namespace: &str, pod: &str, port: u16) -> Result<Tunnel> {
         if port == 0 {
             return Err(Error::BuildRequest(format!(
                 "port-forward to pod {namespace}/{pod}: port must be > 0"
@@ -306,8 +314,35 @@ impl Client {
             &params,
         )?;
         let url = request.uri().to_string();
-        let (socket, _) = websocket::connect(self, request, &[PROTOCOL]).await?;
-        Ok((socket, url))
+        let offered = [spdy_forward::PROTOCOL, CHANNEL_PROTOCOL];
+        let (socket, chosen) = websocket::connect(self, request, &offered).await?;
+        Ok(Tunnel {
+            socket,
+            spdy: chosen == spdy_forward::PROTOCOL,
+            url,
+        })
+    }
+}
+
+/// An open WebSocket for one connection, and the protocol the server chose on it.
+struct Tunnel {
+    socket: Socket,
+    /// SPDY inside the WebSocket (1.31+ API servers); otherwise the kubelet's channels.
+    spdy: bool,
+    /// Path and query of the request, for errors.
+    url: String,
+}
+
+impl Tunnel {
+    async fn forward<S>(self, local: S, port: u16) -> Result<()>
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        if self.spdy {
+            spdy_forward::forward(self.socket, local, port, self.url).await
+        } else {
+            forward(self.socket, local, port, self.url).await
+        }
     }
 }
 

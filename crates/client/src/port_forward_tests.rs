@@ -1,6 +1,9 @@
-//! Port-forward against a scripted peer playing the kubelet's WebSocket port-forward (reached
-//! through the API server's proxy): it announces the port on both channels, then upper-cases what
-//! it receives, or reports an error on the error channel when the port is 9999.
+//! Port-forward against a scripted peer. With `v4.channel.k8s.io` it plays the kubelet's
+//! WebSocket port-forward (reached through the API server's proxy): it announces the port on both
+//! channels, then upper-cases what it receives. With `SPDY/3.1+portforward.k8s.io` it plays the
+//! kubelet's SPDY side behind a 1.31+ API server's tunnel: it answers both streams with the
+//! `SYN_REPLY` frames Go's framer wrote, upper-cases data, and ends both streams when the client
+//! ends its data stream. On port 9999 both report an error on the error channel or stream.
 
 use super::*;
 use std::sync::Arc;
@@ -14,7 +17,10 @@ use crate::config::Config;
 /// Starts the peer; it serves any number of connections and counts them.
 // The callback's error type is tungstenite's, not ours to shrink.
 #[allow(clippy::result_large_err)]
-async fn peer(refuse: Option<(u16, &'static str)>) -> (Client, Arc<AtomicUsize>) {
+async fn peer(
+    protocol: &'static str,
+    refuse: Option<(u16, &'static str)>,
+) -> (Client, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
@@ -34,23 +40,26 @@ async fn peer(refuse: Option<(u16, &'static str)>) -> (Client, Arc<AtomicUsize>)
                         .unwrap();
                     assert_eq!(
                         request.headers()["sec-websocket-protocol"],
-                        "v4.channel.k8s.io"
+                        "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io"
                     );
                     if let Some((code, body)) = refuse {
                         let mut refusal = ErrorResponse::new(Some(body.to_owned()));
                         *refusal.status_mut() = http::StatusCode::from_u16(code).unwrap();
                         return Err(refusal);
                     }
-                    response.headers_mut().insert(
-                        "sec-websocket-protocol",
-                        "v4.channel.k8s.io".parse().unwrap(),
-                    );
+                    response
+                        .headers_mut()
+                        .insert("sec-websocket-protocol", protocol.parse().unwrap());
                     Ok(response)
                 };
                 let Ok(mut socket) = tokio_tungstenite::accept_hdr_async(tcp, callback).await
                 else {
                     return;
                 };
+                if protocol == spdy_forward::PROTOCOL {
+                    play_spdy(socket, port).await;
+                    return;
+                }
                 let prefix = port.to_le_bytes();
                 for channel in [DATA, ERROR] {
                     let frame = data_frame(channel, &prefix);
@@ -80,6 +89,64 @@ async fn peer(refuse: Option<(u16, &'static str)>) -> (Client, Arc<AtomicUsize>)
     });
     let config = Config::new(format!("http://{address}").parse().unwrap());
     (Client::new(config).unwrap(), connections)
+}
+
+/// The kubelet's SPDY side of one connection.
+async fn play_spdy(mut socket: tokio_tungstenite::WebSocketStream<TcpStream>, port: u16) {
+    use crate::spdy::{Frame, Reader, data_frame};
+    /// SYN_REPLY for streams 1 and 3, as Go's framer wrote them (see `spdy_tests.rs`).
+    const GO_SYN_REPLIES: &str = "80030002000000140000000178f9e3c6a7c26260606000000000ffff8003000200000013000000036260606004e10a105109000000ffff";
+    let replies: Vec<u8> = (0..GO_SYN_REPLIES.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&GO_SYN_REPLIES[i..i + 2], 16).unwrap())
+        .collect();
+    let mut reader = Reader::default();
+    let mut opened = Vec::new();
+    while let Some(Ok(message)) = socket.next().await {
+        let Message::Binary(bytes) = message else {
+            continue;
+        };
+        reader.push(&bytes);
+        while let Some(frame) = reader.next_frame().unwrap() {
+            match frame {
+                Frame::SynStream { stream_id, .. } => {
+                    opened.push(stream_id);
+                    if opened == [1, 3] {
+                        socket
+                            .send(Message::Binary(replies.clone().into()))
+                            .await
+                            .unwrap();
+                        if port == 9999 {
+                            let text = "error forwarding port 9999 to pod web, uid : dial tcp4 127.0.0.1:9999: connect: connection refused";
+                            for frame in [
+                                data_frame(1, true, text.as_bytes()),
+                                data_frame(3, true, b""),
+                            ] {
+                                socket.send(Message::Binary(frame)).await.unwrap();
+                            }
+                        }
+                    }
+                }
+                Frame::Data {
+                    stream_id: 3,
+                    fin,
+                    data,
+                } => {
+                    assert_eq!(opened, [1, 3], "data only after both streams are open");
+                    if !data.is_empty() {
+                        let upper = data_frame(3, false, &data.to_ascii_uppercase());
+                        socket.send(Message::Binary(upper)).await.unwrap();
+                    }
+                    if fin {
+                        for frame in [data_frame(3, true, b""), data_frame(1, true, b"")] {
+                            socket.send(Message::Binary(frame)).await.unwrap();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 #[test]
@@ -144,7 +211,7 @@ fn a_wrong_port_or_channel_is_a_protocol_error() {
 
 #[tokio::test]
 async fn a_connection_carries_bytes_both_ways_and_ends_when_closed() {
-    let (client, _) = peer(None).await;
+    let (client, _) = peer(CHANNEL_PROTOCOL, None).await;
     let mut connection = client.port_forward("ns1", "web", 8080).await.unwrap();
     let mut stream = connection.take_stream().unwrap();
     stream.write_all(b"hello").await.unwrap();
@@ -158,7 +225,7 @@ async fn a_connection_carries_bytes_both_ways_and_ends_when_closed() {
 
 #[tokio::test]
 async fn the_servers_error_text_fails_the_connection() {
-    let (client, _) = peer(None).await;
+    let (client, _) = peer(CHANNEL_PROTOCOL, None).await;
     let mut connection = client.port_forward("ns1", "web", 9999).await.unwrap();
     let mut stream = connection.take_stream().unwrap();
     let mut rest = Vec::new();
@@ -174,7 +241,7 @@ async fn the_servers_error_text_fails_the_connection() {
 #[tokio::test]
 async fn a_refused_upgrade_is_the_servers_error() {
     let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pod one does not have a host assigned","reason":"BadRequest","code":400}"#;
-    let (client, _) = peer(Some((400, body))).await;
+    let (client, _) = peer(CHANNEL_PROTOCOL, Some((400, body))).await;
     let err = client.port_forward("ns1", "one", 80).await.unwrap_err();
     assert!(err.is_bad_request(), "{err}");
     assert_eq!(
@@ -187,7 +254,7 @@ async fn a_refused_upgrade_is_the_servers_error() {
 
 #[tokio::test]
 async fn local_ports_forward_each_connection_over_its_own_websocket() {
-    let (client, connections) = peer(None).await;
+    let (client, connections) = peer(CHANNEL_PROTOCOL, None).await;
     let mappings = [":80".parse().unwrap()];
     let loopback = [IpAddr::V4(Ipv4Addr::LOCALHOST)];
     let forwarder = client
@@ -216,7 +283,7 @@ async fn local_ports_forward_each_connection_over_its_own_websocket() {
 
 #[tokio::test]
 async fn a_port_taken_on_every_address_fails_to_listen() {
-    let (client, _) = peer(None).await;
+    let (client, _) = peer(CHANNEL_PROTOCOL, None).await;
     let taken = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = taken.local_addr().unwrap().port();
     let mapping = PortMapping {
@@ -231,4 +298,56 @@ async fn a_port_taken_on_every_address_fails_to_listen() {
         matches!(&err, Error::ListenFailed { port: p, message } if *p == port && message.starts_with("127.0.0.1: ")),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn spdy_tunnel_carries_bytes_and_half_closes_like_client_go() {
+    let (client, _) = peer(spdy_forward::PROTOCOL, None).await;
+    let mut connection = client.port_forward("ns1", "web", 8080).await.unwrap();
+    let mut stream = connection.take_stream().unwrap();
+    stream.write_all(b"hello").await.unwrap();
+    let mut answer = [0; 5];
+    stream.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HELLO");
+    // Half-close: the pod's side answers the FIN with its own, and the reader sees the end.
+    stream.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+    connection.wait().await.unwrap();
+}
+
+#[tokio::test]
+async fn spdy_error_stream_text_fails_the_connection() {
+    let (client, _) = peer(spdy_forward::PROTOCOL, None).await;
+    let mut connection = client.port_forward("ns1", "web", 9999).await.unwrap();
+    let mut stream = connection.take_stream().unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).await.unwrap();
+    let err = connection.wait().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::PortForwardFailed { port: 9999, message, .. } if message.ends_with("connection refused")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn local_ports_use_the_spdy_tunnel_when_the_server_picks_it() {
+    let (client, connections) = peer(spdy_forward::PROTOCOL, None).await;
+    let forwarder = client
+        .forward_local_ports(
+            "ns1",
+            "web",
+            &[":80".parse().unwrap()],
+            &[IpAddr::V4(Ipv4Addr::LOCALHOST)],
+        )
+        .await
+        .unwrap();
+    let local = forwarder.addresses()[0].local;
+    let mut tcp = TcpStream::connect(local).await.unwrap();
+    tcp.write_all(b"ping").await.unwrap();
+    let mut answer = [0; 4];
+    tcp.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"PING");
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
 }

@@ -44,7 +44,13 @@ fn pod(name: &str, containers: &[&str], node: Option<&str>) -> Result<Pod, serde
         .iter()
         .map(|c| json!({"name": c, "image": "busybox"}))
         .collect();
-    let mut spec = json!({"containers": containers});
+    // No scheduler may take these pods (a node simulator running against the same cluster would
+    // otherwise bind them and change the answers).
+    let mut spec = json!({
+        "containers": containers,
+        "schedulerName": "podstream-e2e-none",
+        "nodeSelector": {"kubernetes.io/hostname": "podstream-e2e-none"},
+    });
     if let Some(node) = node {
         spec["nodeName"] = json!(node);
     }
