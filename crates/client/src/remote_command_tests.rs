@@ -477,3 +477,20 @@ async fn a_transport_that_cannot_upgrade_says_so() {
         "upgrading /api/v1/namespaces/ns1/pods/web/exec?stdout=true&stderr=true&command=true to a WebSocket: this transport cannot upgrade connections"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_never_answers_the_upgrade_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    // Accepts the connection and keeps it open without a word.
+    let silent = tokio::spawn(async move { listener.accept().await });
+    let mut config = Config::new(format!("http://{address}").parse().unwrap());
+    config.timeout = Some(Duration::from_secs(5));
+    let client = Client::new(config).unwrap();
+    let err = client
+        .exec("ns1", "web", &["true"], &ExecOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    silent.abort();
+}
