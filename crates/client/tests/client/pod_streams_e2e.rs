@@ -30,6 +30,19 @@ async fn log_exec_attach_and_port_forward_errors_before_a_kubelet_on_cluster() -
         .create(&namespace, &CreateOptions::default())
         .await?;
     let outcome = steps(&client, &ns).await;
+    // `bound` names a node: without a kubelet to confirm, only a zero grace period deletes it,
+    // and the namespace waits for its pods.
+    let now = DeleteOptions::default().grace_period_seconds(0);
+    for pod in ["one", "two", "bound"] {
+        let deleted = ResourceClient::<Pod>::namespaced(client.clone(), &ns)
+            .delete(pod, &now)
+            .await;
+        if let Err(err) = deleted
+            && !err.is_not_found()
+        {
+            return Err(err.into());
+        }
+    }
     namespaces.delete(&ns, &DeleteOptions::default()).await?;
     outcome
 }
