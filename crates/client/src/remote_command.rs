@@ -443,6 +443,9 @@ impl Session {
                     tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
                         break;
                     }
+                    // The command's status has arrived: a connection dropped without a close
+                    // handshake after it loses nothing.
+                    _ if !self.error_channel.is_empty() => break,
                     other => return Err(self.failed(error_chain(&other))),
                 },
                 Event::Stdin(Ok(0) | Err(_)) => self.end_stdin().await?,

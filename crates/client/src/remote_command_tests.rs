@@ -4,7 +4,8 @@
 //! The peer reads the command from the query and acts on it: `cat` echoes stdin to stdout until
 //! stdin is closed (v5's close signal), `cat-once` echoes one stdin frame (v4 has no close
 //! signal), `resize` reports each terminal size on stdout until stdin closes, `exit N` ends with
-//! code N; every session writes `done` to stderr before its status. `fail` ends with a failure that
+//! code N; every session writes `done` to stderr before its status, and then closes the socket
+//! (or, with a `drop` argument, drops the connection without a close handshake). `fail` ends with a failure that
 //! is not an exit code, `garbage` with an error channel that is not a `Status`.
 
 use super::*;
@@ -111,6 +112,10 @@ async fn play(
     };
     let error = channel::data_frame(channel::ERROR, status.as_bytes());
     socket.send(Message::Binary(error)).await.unwrap();
+    if command.iter().any(|arg| arg == "drop") {
+        // Drops the connection without a close handshake.
+        return;
+    }
     socket.close(None).await.unwrap();
 }
 
@@ -493,4 +498,54 @@ async fn a_server_that_never_answers_the_upgrade_times_out() {
         .unwrap_err();
     assert!(err.is_timeout(), "{err}");
     silent.abort();
+}
+
+#[tokio::test]
+async fn a_connection_dropped_after_the_status_still_yields_the_exit_code() {
+    let (client, _) = peer(Handshake::Accept("v5.channel.k8s.io")).await;
+    let output = client
+        .exec(
+            "ns1",
+            "web",
+            &["sh", "exit 4", "drop"],
+            &ExecOptions::default(),
+        )
+        .await
+        .unwrap()
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), 4);
+    assert_eq!(output.stderr, b"done\n");
+}
+
+// The callback's error type is tungstenite's, not ours to shrink.
+#[allow(clippy::result_large_err)]
+#[tokio::test]
+async fn a_connection_dropped_before_any_status_is_a_stream_failure() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let callback = |_: &Request, mut response: Response| {
+            let protocol = "v5.channel.k8s.io".parse().unwrap();
+            response
+                .headers_mut()
+                .insert("sec-websocket-protocol", protocol);
+            Ok(response)
+        };
+        let socket = tokio_tungstenite::accept_hdr_async(tcp, callback)
+            .await
+            .unwrap();
+        drop(socket);
+    });
+    let client = Client::new(Config::new(format!("http://{address}").parse().unwrap())).unwrap();
+    let err = client
+        .exec("ns1", "web", &["true"], &ExecOptions::default())
+        .await
+        .unwrap()
+        .wait()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::StreamFailed { .. }), "{err}");
 }
