@@ -239,6 +239,40 @@ impl Client {
         }
     }
 
+    /// Sends an HTTP/1.1 upgrade request through the transport and returns the `101 Switching
+    /// Protocols` response (its extensions hold the upgraded connection). Waits for the
+    /// client-side rate limit first; no retries (an exec must not run twice). The request timeout
+    /// bounds the handshake only, not the session that follows.
+    ///
+    /// # Errors
+    /// An error status (403 without `create` on `pods/exec`, 404, 400) as [`Error::Api`] /
+    /// [`Error::HttpStatus`], as for [`Client::send`]; a 2xx that is not 101 as
+    /// [`Error::UpgradeFailed`]; transport errors otherwise.
+    pub(crate) async fn upgrade(&self, request: Request<Bytes>) -> Result<Response<Body>> {
+        if let Some(limiter) = &self.inner.rate_limiter {
+            limiter.acquire().await;
+        }
+        let verb = request.method().clone();
+        let path = request.uri().to_string();
+        self.with_timeout(verb.as_str(), &path, async {
+            let response = self.inner.transport.upgrade(request).await?;
+            let status = response.status();
+            if status == http::StatusCode::SWITCHING_PROTOCOLS {
+                return Ok(response);
+            }
+            if status.is_success() {
+                return Err(Error::UpgradeFailed {
+                    url: path.clone(),
+                    message: format!(
+                        "the server answered {status} instead of 101 Switching Protocols"
+                    ),
+                });
+            }
+            Err(error_from_response(&verb, &path, response).await)
+        })
+        .await
+    }
+
     /// Sends a request and decodes the whole JSON response as `T`, within the request timeout:
     /// client-go's `RESTClient.Do(ctx).Into(obj)`, for requests no typed client covers
     /// (discovery documents, a kind known only at run time).

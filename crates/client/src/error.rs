@@ -249,6 +249,64 @@ pub enum Error {
         #[source]
         source: kubegen_flowcontrol::InvalidRate,
     },
+    /// A pod log stream broke mid-way (connection reset, unexpected EOF). The stream ends here;
+    /// ask again with `sinceTime` of the last line seen to go on.
+    #[error("log stream {url}: {message}")]
+    LogStreamFailed {
+        /// Path and query of the log request.
+        url: String,
+        /// The cause, flattened into text.
+        message: String,
+    },
+    /// The server answered a WebSocket upgrade (exec, attach, port-forward) with `101` but not as
+    /// the protocol requires: a wrong `Sec-WebSocket-Accept`, or a subprotocol this client did not
+    /// offer; or the transport cannot upgrade connections at all. Error statuses before the
+    /// upgrade (403, 404, 400) are [`Error::Api`] instead.
+    #[error("upgrading {url} to a WebSocket: {message}")]
+    UpgradeFailed {
+        /// Path and query of the request.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// An open exec, attach or port-forward connection broke, or the server broke the channel
+    /// protocol (a frame for an unknown channel, an error channel that is not a `Status`).
+    #[error("stream {url}: {message}")]
+    StreamFailed {
+        /// Path and query of the request.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A port-forward connection ended with the server's error text: the kubelet could not reach
+    /// the port in the pod (nothing listens there), or lost the connection.
+    #[error("{url}: forwarding port {port}: {message}")]
+    PortForwardFailed {
+        /// Path and query of the request.
+        url: String,
+        /// The pod's port.
+        port: u16,
+        /// What the server wrote on the error channel.
+        message: String,
+    },
+    /// No local address could be bound for a port-forward mapping.
+    #[error("unable to listen on port {port}: {message}")]
+    ListenFailed {
+        /// The local port asked for (0: any).
+        port: u16,
+        /// Why each address failed.
+        message: String,
+    },
+    /// A remote command (exec, attach) could not run or failed for a reason other than its exit
+    /// code: the error channel carried a `Failure` status without an `ExitCode` cause (a missing
+    /// executable, a container that is not running).
+    #[error("{url}: error executing remote command: {}", .status.message)]
+    RemoteCommandFailed {
+        /// Path and query of the request.
+        url: String,
+        /// The `Status` the server wrote on the error channel.
+        status: Box<Status>,
+    },
 }
 
 impl Error {
@@ -342,6 +400,17 @@ impl Error {
     /// 403 / `Forbidden` (RBAC denied the request).
     pub fn is_forbidden(&self) -> bool {
         self.is(403, "Forbidden")
+    }
+
+    /// 400 / `BadRequest` (for pods' `log`, `exec` and `attach`: no container named when the
+    /// pod has several, an unknown container, a pod without a node).
+    pub fn is_bad_request(&self) -> bool {
+        self.is(400, "BadRequest")
+    }
+
+    /// 422 / `Invalid` (the object or options failed validation; the `Status` names the fields).
+    pub fn is_invalid(&self) -> bool {
+        self.is(422, "Invalid")
     }
 
     /// 401 / `Unauthorized` (no or bad credentials).

@@ -25,6 +25,9 @@
 //! | `discovery/cached/memory`, `discovery/cached/disk` | [`CachedDiscovery`], [`CacheOptions`] | `discovery/cache.rs`     |
 //! | `meta.RESTMapper`, `restmapper.DeferredDiscoveryRESTMapper` | [`RestMapper`], [`RestMapping`] | `discovery/rest_mapper.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
+//! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
+//! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `channel.rs`, `websocket.rs` |
+//! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs`, `spdy_forward.rs`, `spdy.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -39,13 +42,15 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`
+//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`
+//! - `spdy_forward`
+//! - `websocket`
 //! - `discovery`, `resource_client`
 //! - `client`
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `tls`
+//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -53,6 +58,7 @@
 
 mod auth;
 mod body;
+mod channel;
 mod client;
 pub mod config;
 pub mod discovery;
@@ -63,17 +69,24 @@ mod list_decoder;
 mod metadata;
 mod metrics;
 mod options;
+mod pod_logs;
+mod port_forward;
 mod protobuf;
 mod rate_limit;
+mod remote_command;
 mod representation;
 mod request;
 mod resource_client;
 mod secret_token;
+mod spdy;
+mod spdy_forward;
 mod tls;
 mod transport;
 mod watch;
+mod websocket;
 
 pub use body::{Body, BoxError};
+pub use channel::TerminalSize;
 pub use client::Client;
 pub use config::incluster::InClusterPaths;
 pub use config::kubeconfig::{ExecConfig, ExecEnvVar, Kubeconfig};
@@ -89,11 +102,19 @@ pub use options::{
     ApplyOptions, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
     PropagationPolicy, ResourceVersionMatch, UpdateOptions, WriteOptions,
 };
+pub use pod_logs::{LogOptions, LogStream, LogStreamSelector};
+pub use port_forward::{ForwardedAddress, LOCALHOST, LocalForwarder, PortConnection, PortMapping};
 pub use protobuf::WireFormat;
 pub use rate_limit::RateLimit;
+pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, TerminalResizer};
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
+
+// The README's examples, compiled (and not run) as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
 
 pub use kube_core::discovery::ApiResource;
 /// Re-exported vocabulary, so callers need not depend on kube-core directly for these.

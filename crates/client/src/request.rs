@@ -218,6 +218,27 @@ impl ResourcePath {
         )
     }
 
+    /// `GET {item}/{subresource}?{params}`: the pod subresources that stream rather than return
+    /// an object (`log`, `exec`, `attach`, `portforward`). `params` keep their order; a key may
+    /// repeat (`command=sh&command=-c`).
+    pub(crate) fn stream(
+        &self,
+        name: &str,
+        subresource: &str,
+        params: &[(&str, String)],
+    ) -> Result<http::Request<Bytes>> {
+        let mut query = Query::default();
+        for (key, value) in params {
+            query.push(key, value);
+        }
+        build(
+            Method::GET,
+            self.item(name, Some(subresource))?,
+            query,
+            None,
+        )
+    }
+
     /// `DELETE {item}` with a `DeleteOptions` body.
     pub(crate) fn delete(&self, name: &str, opts: &DeleteOptions) -> Result<http::Request<Bytes>> {
         let path = self.item(name, None)?;
@@ -311,6 +332,27 @@ mod tests {
             line(&req),
             "GET /apis/apps/v1/namespaces/ns1/deployments/web/scale"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn stream_urls_keep_repeated_keys_in_order() -> Result<()> {
+        let pods = ResourcePath::new("", "v1", "pods", Some("ns1"));
+        let params = [
+            ("command", "sh".to_owned()),
+            ("command", "-c".to_owned()),
+            ("command", "echo a b".to_owned()),
+            ("stdout", "true".to_owned()),
+        ];
+        assert_eq!(
+            line(&pods.stream("web", "exec", &params)?),
+            "GET /api/v1/namespaces/ns1/pods/web/exec?command=sh&command=-c&command=echo%20a%20b&stdout=true"
+        );
+        assert_eq!(
+            line(&pods.stream("web", "log", &[])?),
+            "GET /api/v1/namespaces/ns1/pods/web/log"
+        );
+        assert!(pods.stream("a/b", "log", &[]).is_err());
         Ok(())
     }
 

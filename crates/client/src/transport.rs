@@ -46,6 +46,29 @@ pub trait Transport: Send + Sync + 'static {
         &self,
         request: Request<Bytes>,
     ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>>;
+
+    /// Sends an HTTP/1.1 `Upgrade` request (a WebSocket handshake for exec, attach and
+    /// port-forward) and resolves with the response. A `101 Switching Protocols` response carries
+    /// the upgraded connection as hyper's `OnUpgrade` in its extensions (`hyper::upgrade::on`
+    /// takes it from there); any other status is an answer whose body explains the refusal.
+    ///
+    /// The default refuses: a transport that cannot hand over its connection (a fake that only
+    /// answers requests) need not implement it.
+    ///
+    /// # Errors
+    /// [`Error::UpgradeFailed`] from the default; otherwise as [`Transport::send`].
+    fn upgrade(
+        &self,
+        request: Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>> {
+        let url = request.uri().to_string();
+        Box::pin(async move {
+            Err(Error::UpgradeFailed {
+                url,
+                message: "this transport cannot upgrade connections".to_owned(),
+            })
+        })
+    }
 }
 
 /// HTTP/2 keepalive ping timeout: a connection whose ping is not answered this fast is closed.
@@ -54,6 +77,10 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Sends requests to one API server.
 pub(crate) struct HttpTransport {
     client: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// HTTP/1.1 only (ALPN offers only `http/1.1`), for upgrades: the API server upgrades exec,
+    /// attach and port-forward connections to WebSockets only over HTTP/1.1, as client-go's
+    /// dialers for them do too. Upgraded connections never return to its pool.
+    upgrade_client: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// Scheme, authority and path prefix of the server (e.g. a proxy's `/k8s/clusters/c-1`).
     /// Invariant: the path has no trailing slash.
     base: Uri,
@@ -83,22 +110,6 @@ impl HttpTransport {
             .with_root_certificates(rustls::RootCertStore::empty())
             .with_no_client_auth()
         };
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.connect_timeout));
-        http.set_nodelay(true);
-        let builder = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls_config)
-            .https_or_http();
-        let builder = match &config.tls.server_name {
-            Some(name) => {
-                let name = ServerName::try_from(name.clone())
-                    .map_err(|e| Error::Tls(format!("tls-server-name {name:?}: {e}")))?;
-                builder.with_server_name_resolver(FixedServerNameResolver::new(name))
-            }
-            None => builder,
-        };
-        let connector = builder.enable_http1().enable_http2().wrap_connector(http);
         let client = HyperClient::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
@@ -106,9 +117,15 @@ impl HttpTransport {
             .http2_keep_alive_interval(config.keepalive_interval)
             .http2_keep_alive_timeout(KEEPALIVE_TIMEOUT)
             .http2_keep_alive_while_idle(true)
-            .build(connector);
+            .build(connector(config, tls_config.clone(), true)?);
+        let upgrade_client = HyperClient::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector(config, tls_config, false)?);
         Ok(HttpTransport {
             client,
+            upgrade_client,
             base,
             auth: config.auth.clone(),
         })
@@ -127,7 +144,11 @@ impl HttpTransport {
         Uri::from_parts(parts).map_err(|e| Error::BuildRequest(format!("{path_and_query}: {e}")))
     }
 
-    async fn send_one(&self, request: Request<Bytes>) -> Result<Response<Body>> {
+    async fn send_one(
+        &self,
+        request: Request<Bytes>,
+        client: &HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    ) -> Result<Response<Body>> {
         let verb = request.method().to_string();
         let (mut parts, body) = request.into_parts();
         parts.uri = self.absolute(&parts.uri)?;
@@ -135,8 +156,7 @@ impl HttpTransport {
         if let Some(header) = self.auth.header().await? {
             parts.headers.insert(http::header::AUTHORIZATION, header);
         }
-        let response = self
-            .client
+        let response = client
             .request(Request::from_parts(parts, Full::new(body)))
             .await
             .map_err(|e| {
@@ -166,6 +186,43 @@ impl Transport for HttpTransport {
         &self,
         request: Request<Bytes>,
     ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>> {
-        Box::pin(self.send_one(request))
+        Box::pin(self.send_one(request, &self.client))
     }
+
+    fn upgrade(
+        &self,
+        request: Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Body>>> + Send + '_>> {
+        Box::pin(self.send_one(request, &self.upgrade_client))
+    }
+}
+
+/// The TCP + TLS connector of `config`'s server; `http2` lets ALPN offer `h2` besides
+/// `http/1.1`.
+fn connector(
+    config: &Config,
+    tls_config: rustls::ClientConfig,
+    http2: bool,
+) -> Result<HttpsConnector<HttpConnector>> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(config.connect_timeout));
+    http.set_nodelay(true);
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls_config)
+        .https_or_http();
+    let builder = match &config.tls.server_name {
+        Some(name) => {
+            let name = ServerName::try_from(name.clone())
+                .map_err(|e| Error::Tls(format!("tls-server-name {name:?}: {e}")))?;
+            builder.with_server_name_resolver(FixedServerNameResolver::new(name))
+        }
+        None => builder,
+    };
+    let builder = builder.enable_http1();
+    Ok(if http2 {
+        builder.enable_http2().wrap_connector(http)
+    } else {
+        builder.wrap_connector(http)
+    })
 }

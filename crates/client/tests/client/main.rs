@@ -7,6 +7,7 @@
 mod apply_e2e;
 mod logging;
 mod metadata;
+mod pod_streams_e2e;
 mod protobuf;
 mod testserver;
 mod tls;
