@@ -27,7 +27,7 @@ use crate::{
     error::Error,
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
-    stored::{Decoded, Stored, object_of},
+    stored::{ByteStore, Stored, object_of},
 };
 
 /// One index: index value → the keys of the objects that have it.
@@ -71,7 +71,7 @@ impl Borrow<str> for ObjectKey {
 pub struct Indexer<K> {
     inner: Arc<RwLock<Store<K>>>,
     /// Set in a byte-backed store: its codec and its recently decoded objects.
-    bytes: Option<Arc<Decoded<K>>>,
+    bytes: Option<Arc<ByteStore<K>>>,
 }
 
 impl<K> Clone for Indexer<K> {
@@ -116,7 +116,7 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
     }
 
     /// An empty store, byte-backed when `bytes` is set, counting index panics in `panics`.
-    pub(crate) fn with_store(panics: Arc<PanicCounters>, bytes: Option<Decoded<K>>) -> Self {
+    pub(crate) fn with_store(panics: Arc<PanicCounters>, bytes: Option<ByteStore<K>>) -> Self {
         let namespace: IndexFn<K> =
             Arc::new(|obj: &K| obj.meta().namespace.iter().cloned().collect());
         let store = Store {
@@ -322,7 +322,7 @@ impl<K> Indexer<K> {
 
     /// How many decoded objects a byte-backed store keeps at most (`None`: a decoded store).
     pub fn decoded_cache_capacity(&self) -> Option<usize> {
-        self.bytes.as_deref().map(Decoded::capacity)
+        self.bytes.as_deref().map(ByteStore::capacity)
     }
 
     /// The entries `keep` accepts, copied out under the read lock (cheap: `Arc`s).
@@ -535,7 +535,7 @@ impl<K> Store<K> {
 
     /// What `obj`, arriving under `key`, is stored as: itself in a decoded store; in a
     /// byte-backed one its bytes, with its values in every user index computed now.
-    fn stored(&self, bytes: Option<&Decoded<K>>, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    fn stored(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
     where
         K: Resource,
     {

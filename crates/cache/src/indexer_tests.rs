@@ -14,7 +14,7 @@ fn both_modes() -> [Indexer<ConfigMap>; 2] {
 
 fn byte_backed(decoded_cache: usize) -> Indexer<ConfigMap> {
     let mode = StoreMode::Bytes { decoded_cache };
-    Indexer::with_store(Arc::default(), Decoded::for_mode(mode, WireCodec::json()))
+    Indexer::with_store(Arc::default(), ByteStore::for_mode(mode, WireCodec::json()))
 }
 
 fn by_label(label: &'static str) -> Indexers<ConfigMap> {
@@ -272,7 +272,7 @@ fn a_byte_backed_store_counts_an_index_panic_once() {
     let mode = StoreMode::Bytes { decoded_cache: 0 };
     let idx = Indexer::with_store(
         Arc::clone(&panics),
-        Decoded::for_mode(mode, WireCodec::json()),
+        ByteStore::for_mode(mode, WireCodec::json()),
     );
     let picky: IndexFn<ConfigMap> = Arc::new(|o| {
         assert_ne!(o.metadata.name.as_deref(), Some("bad"), "index bug");
@@ -296,7 +296,7 @@ fn an_undecodable_entry_is_an_error_naming_it_and_left_out_of_lists() {
         |_| Err("truncated".into()),
     );
     let mode = StoreMode::Bytes { decoded_cache: 0 };
-    let idx = Indexer::with_store(Arc::default(), Decoded::for_mode(mode, codec));
+    let idx = Indexer::with_store(Arc::default(), ByteStore::for_mode(mode, codec));
     idx.insert(ObjectKey::from("ns/x"), Arc::new(cm("ns", "x", "1")));
     let err = idx.try_get_by_key("ns/x").unwrap_err();
     assert!(matches!(&err, Error::Undecodable { key, .. } if key == "ns/x"));

@@ -43,7 +43,7 @@ use crate::{
     processor::{Notification, Processor, Progress},
     reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
     store_mode::StoreMode,
-    stored::Decoded,
+    stored::ByteStore,
     tasks::Tasks,
     transform::Transform,
 };
@@ -145,7 +145,8 @@ type ReflectorTask =
 /// # Byte-backed caches
 /// With [`StoreMode::Bytes`] handlers still get decoded objects: the new state is the object
 /// as it arrived (it is dropped once every handler has seen it, unless it is among the
-/// recently decoded); the old state of an update is decoded from the cache.
+/// recently decoded); the old state of an update is decoded from the cache (should it not
+/// decode, which is logged, the change reaches handlers as an add).
 pub struct SharedIndexInformer<K> {
     inner: Arc<Inner<K>>,
 }
@@ -229,7 +230,7 @@ where
         let tasks = Arc::new(Tasks::default());
         let bytes = match (options.store_mode, list_watch.wire_codec()) {
             (StoreMode::Decoded, _) => None,
-            (mode, Some(codec)) => Decoded::for_mode(mode, codec),
+            (mode, Some(codec)) => ByteStore::for_mode(mode, codec),
             (StoreMode::Bytes { .. }, None) => {
                 tracing::warn!(informer = %name, "byte-backed store asked for, but the list-watch has no wire codec: objects are kept decoded");
                 None

@@ -133,7 +133,7 @@ mod tests {
         let mode = crate::StoreMode::Bytes { decoded_cache: 0 };
         let bytes = Indexer::with_store(
             Arc::default(),
-            crate::stored::Decoded::for_mode(mode, crate::WireCodec::json()),
+            crate::stored::ByteStore::for_mode(mode, crate::WireCodec::json()),
         );
         [lister(Indexer::new()), lister(bytes)]
     }

@@ -12,9 +12,19 @@
 //! The bytes are the object encoded by the informer's [`WireCodec`], which its
 //! [`ListWatch`](crate::ListWatch) supplies. The one codec today is JSON: the object is encoded
 //! once on arrival, after its transform, so the stored bytes are always of the transformed
-//! object (a `strip_managed_fields` informer stores no managedFields). Keeping the slice of the
-//! list or watch frame instead, with no encode, needs the client's decoders to hand it out and is
-//! not done yet; the store does not care where the bytes come from.
+//! object (a `strip_managed_fields` informer stores no managedFields).
+//!
+//! Keeping the bytes the server sent instead (protobuf for built-in kinds, about a third of the
+//! JSON), with no encode where no transform is set, is the next step and not done: the store
+//! takes any bytes its codec decodes, but they do not reach it yet. Where they are: a JSON list
+//! item is `bytes[..byte_offset]` of the chunk in `kubegen_client`'s `list_decoder.rs` fast path
+//! (or its `capture` buffer); a protobuf list item is the bare message `value` in
+//! `kubegen_codec`'s `ListDecoder::list_step` (decoded with `ProtoKind::decode`); a protobuf watch
+//! event's object is `WatchFrame::object`, a whole `k8s\0` envelope (`from_body`); a JSON watch
+//! event is its whole line. They would then travel with the object through the `DeltaFifo`, whose
+//! `Delta`s carry only the `Arc<K>` today. Copying each item's own bytes out of the chunk is
+//! better for a long-lived cache than a `Bytes` slice of it, which would keep the whole chunk
+//! alive as long as any one of its objects is unchanged.
 //!
 //! # When to pick which
 //! - `Decoded`: reads cost a hash lookup and an `Arc` clone; memory is the decoded objects.

@@ -12,12 +12,12 @@
 //! needs it without the object (an update decodes the old object for `on_update` anyway).
 //!
 //! # The recently decoded objects
-//! An [`lru::LruCache`] of [`Decoded::capacity`] entries, keyed by object key and holding the
-//! encoded entry it was decoded from, so a read validates it against the entry now stored
-//! (pointer equality) and a decode that raced with an update can never serve the older state.
-//! We use the `lru` crate (a small, widely used, maintained O(1) LRU) rather than writing the
-//! linked hash map ourselves. Objects that arrive are put in it too: the worker that a handler
-//! wakes reads the object it was notified about without decoding it.
+//! An `lru::LruCache` of `decoded_cache` (see `StoreMode::Bytes`) entries, keyed by object key
+//! and holding the encoded entry it was decoded from, so a read validates it against the entry
+//! now stored (pointer equality) and a decode that raced with an update can never serve the
+//! older state. We use the `lru` crate (a small, widely used, maintained O(1) LRU) rather than
+//! writing the linked hash map ourselves. Objects that arrive are put in it too: the worker that
+//! a handler wakes reads the object it was notified about without decoding it.
 
 use std::{
     borrow::Cow,
@@ -119,13 +119,13 @@ impl<K: Resource> Stored<K> {
 }
 
 /// The byte-backed half of an indexer: its codec and its recently decoded objects.
-pub(crate) struct Decoded<K> {
+pub(crate) struct ByteStore<K> {
     codec: WireCodec<K>,
     /// `None` when the capacity is 0.
     recent: Option<Mutex<Recent<K>>>,
 }
 
-impl<K> Decoded<K> {
+impl<K> ByteStore<K> {
     /// The byte-backed store of `mode` with `codec`; `None` for [`StoreMode::Decoded`].
     pub(crate) fn for_mode(mode: StoreMode, codec: WireCodec<K>) -> Option<Self> {
         match mode {
@@ -170,7 +170,9 @@ impl<K> Decoded<K> {
         };
         let labels = obj.meta().labels.iter().flatten();
         let encoded = Arc::new(Encoded {
-            bytes: Bytes::from(bytes),
+            // A boxed slice has no spare capacity: the encoder's growing buffer may have up to
+            // twice the bytes it wrote, which the cache would otherwise keep for good.
+            bytes: Bytes::from(bytes.into_boxed_slice()),
             labels: labels
                 .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
                 .collect(),
@@ -222,7 +224,7 @@ impl<K> Decoded<K> {
 /// [`Error::Undecodable`] naming the key; also when an encoded entry meets an indexer without a
 /// codec, which the indexer's construction rules out.
 pub(crate) fn object_of<K>(
-    bytes: Option<&Decoded<K>>,
+    bytes: Option<&ByteStore<K>>,
     key: &ObjectKey,
     stored: &Stored<K>,
 ) -> Result<Arc<K>, Error> {

@@ -3,8 +3,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use super::*;
 use crate::test_util::{cm, labeled};
 
-fn byte_store(decoded_cache: usize) -> Decoded<ConfigMap> {
-    Decoded::for_mode(StoreMode::Bytes { decoded_cache }, WireCodec::json()).unwrap()
+fn byte_store(decoded_cache: usize) -> ByteStore<ConfigMap> {
+    ByteStore::for_mode(StoreMode::Bytes { decoded_cache }, WireCodec::json()).unwrap()
 }
 
 fn encoded(stored: &Stored<ConfigMap>) -> &Arc<Encoded> {
@@ -16,7 +16,7 @@ fn encoded(stored: &Stored<ConfigMap>) -> &Arc<Encoded> {
 
 #[test]
 fn a_decoded_mode_has_no_byte_store() {
-    assert!(Decoded::<ConfigMap>::for_mode(StoreMode::Decoded, WireCodec::json()).is_none());
+    assert!(ByteStore::<ConfigMap>::for_mode(StoreMode::Decoded, WireCodec::json()).is_none());
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn a_malformed_entry_is_an_error_naming_the_object() {
 #[test]
 fn an_object_that_does_not_encode_is_kept_decoded() {
     let codec: WireCodec<ConfigMap> = WireCodec::new(|_| Err("no".into()), |_| Err("no".into()));
-    let bytes = Decoded::for_mode(StoreMode::bytes(), codec).unwrap();
+    let bytes = ByteStore::for_mode(StoreMode::bytes(), codec).unwrap();
     let obj = Arc::new(cm("ns", "x", "1"));
     let stored = bytes.encode(&ObjectKey::of(obj.as_ref()), Arc::clone(&obj), Vec::new());
     assert!(matches!(stored, Stored::Decoded(kept) if Arc::ptr_eq(&kept, &obj)));
