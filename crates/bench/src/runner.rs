@@ -68,6 +68,9 @@ impl Runner {
         if !job.streaming_list {
             command.arg("--no-streaming-list");
         }
+        if job.byte_store {
+            command.arg("--byte-store");
+        }
         let output = command
             .output()
             .await

@@ -19,6 +19,7 @@ use crate::list_watch::{
     EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
 };
 use crate::metadata::MetadataListWatchSource;
+use crate::store_mode::WireCodec;
 
 /// The [`ListWatchSource`] of a real controller: every informer of an
 /// [`InformerFactory`](crate::InformerFactory) lists and watches through one [`Client`].
@@ -191,6 +192,11 @@ where
             let stream = self.client.watch(&opts).await.map_err(classify)?;
             Ok(ClientWatch(stream))
         }
+    }
+
+    /// JSON: every object the client reads has serde implementations that round-trip it.
+    fn wire_codec(&self) -> Option<WireCodec<K>> {
+        Some(WireCodec::json())
     }
 
     /// Asks the server's `/version`: `sendInitialEvents` exists from 1.27 on (a server with the

@@ -37,6 +37,9 @@ use crate::{
 /// - Deleting a key that is neither queued nor in the indexer is a no-op.
 /// - `resync` queues a `Sync` only for keys that have nothing queued (a queued key will reach
 ///   the handlers soon anyway).
+/// - Over a byte-backed indexer, tombstones and resyncs carry the cached state decoded; an
+///   entry that does not decode is logged and gets neither (it stays cached until the server
+///   changes the object).
 /// - `pop` runs its process function while holding the queue lock, so the indexer the function
 ///   updates and the queue never disagree while a concurrent `replace` computes tombstones.
 ///
@@ -176,13 +179,10 @@ impl<K: Resource> DeltaFifo<K> {
             );
         }
         // Known keys that vanished and have nothing queued: the cached state is the last known.
-        let known_missing: Vec<(ObjectKey, Arc<K>)> = self.known.with_items(|items| {
-            items
-                .iter()
-                .filter(|(key, _)| !listed.contains(*key) && !state.items.contains_key(*key))
-                .map(|(key, obj)| (key.clone(), Arc::clone(obj)))
-                .collect()
-        });
+        let known_missing = self
+            .known
+            .entries_where(|key, _| !listed.contains(key) && !state.items.contains_key(key));
+        let known_missing = self.known.keyed_objects(known_missing);
         for (key, last_known) in known_missing {
             state.queue(
                 key.clone(),
@@ -204,13 +204,10 @@ impl<K: Resource> DeltaFifo<K> {
     /// fetched from the API server.
     pub fn resync(&self) {
         let mut state = self.state.lock();
-        let to_sync: Vec<(ObjectKey, Arc<K>)> = self.known.with_items(|items| {
-            items
-                .iter()
-                .filter(|(key, _)| !state.items.contains_key(*key))
-                .map(|(key, obj)| (key.clone(), Arc::clone(obj)))
-                .collect()
-        });
+        let to_sync = self
+            .known
+            .entries_where(|key, _| !state.items.contains_key(key));
+        let to_sync = self.known.keyed_objects(to_sync);
         let any = !to_sync.is_empty();
         for (key, obj) in to_sync {
             state.queue(key, Delta::Sync(obj));

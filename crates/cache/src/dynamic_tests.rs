@@ -6,7 +6,7 @@ use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::factory::FactoryOptions;
+use crate::{factory::FactoryOptions, test_util::per_store_mode};
 
 /// Creates `body` in the collection `path` (`/apis/<group>/<version>[/namespaces/<ns>]/<plural>`).
 async fn post(client: &Client, path: &str, body: Value) {
@@ -42,8 +42,9 @@ fn crd(scope: &str, plural: &str, kind: &str) -> Value {
                                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
 }
 
+per_store_mode! {
 #[tokio::test]
-async fn an_informer_over_a_custom_resource_without_generated_code_syncs_and_sees_creates() {
+async fn an_informer_over_a_custom_resource_without_generated_code_syncs_and_sees_creates(mode) {
     let server = TestServer::start().await;
     let client = server.client();
     post(
@@ -85,7 +86,9 @@ async fn an_informer_over_a_custom_resource_without_generated_code_syncs_and_see
     let gadgets = mapper.mapping_for_resource("gadgets").await.unwrap();
     let factory = InformerFactory::new(
         ClientListWatchSource::new(client.clone()),
-        FactoryOptions::default().namespace("default".to_owned()),
+        FactoryOptions::default()
+            .namespace("default".to_owned())
+            .store_mode(mode),
     );
     let informer = factory.dynamic_informer_for(&gizmos);
     let cluster = factory.dynamic_informer_for(&gadgets);
@@ -133,5 +136,13 @@ async fn an_informer_over_a_custom_resource_without_generated_code_syncs_and_see
     }
     let after = lister.namespaced("default").get("after").unwrap();
     assert_eq!(after.data["spec"]["size"], 2);
+    let expected = ResourceClient::dynamic(client.clone(), &gizmos.resource, Some("default"))
+        .get("after", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(after.metadata, expected.metadata, "as a GET returns it, managedFields included");
+    assert!(after.metadata.managed_fields.is_some());
+    assert_eq!(after.data, expected.data);
     factory.shutdown().await;
+}
 }

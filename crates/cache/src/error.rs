@@ -46,6 +46,17 @@ pub enum Error {
         /// `handler #<n>`).
         tasks: Vec<String>,
     },
+    /// A byte-backed cache holds bytes for this object that do not decode (see
+    /// [`StoreMode::Bytes`](crate::StoreMode)). The cache keeps them; the next change from the
+    /// server replaces them.
+    #[error("cached object {key} does not decode")]
+    Undecodable {
+        /// The object's cache key (`namespace/name` or `name`).
+        key: String,
+        /// What the decoder reported.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The informer was shut down; it accepts no more handlers and will not run again.
     #[error("informer {name} is shut down")]
     ShutDown {

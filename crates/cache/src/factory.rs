@@ -32,6 +32,7 @@ use crate::{
     informer::{InformerOptions, SharedIndexInformer},
     list_watch::ListWatch,
     metrics::InformerMetrics,
+    store_mode::StoreMode,
     sync::{Synced, wait_for_cache_sync},
     transform::Transform,
 };
@@ -80,6 +81,8 @@ pub struct FactoryOptions {
     transform: Option<MetaTransform>,
     /// Where every informer's `informer_*` series go (each labelled with its resource plural).
     metrics: InformerMetrics,
+    /// How every informer stores its objects (see [`StoreMode`]).
+    store_mode: StoreMode,
     /// Per-type resync periods, set with [`FactoryOptions::resync_for`].
     per_type_resync: HashMap<TypeId, Duration>,
     /// Per-type transforms (`Transform<K>` behind `Any`), set with [`FactoryOptions::transform_for`].
@@ -117,6 +120,13 @@ impl FactoryOptions {
     /// Where every informer's `informer_*` series go.
     pub fn metrics(mut self, metrics: InformerMetrics) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// How every informer stores its objects (default [`StoreMode::Decoded`]; see
+    /// [`StoreMode::Bytes`] for the byte-backed store and when to pick it).
+    pub fn store_mode(mut self, mode: StoreMode) -> Self {
+        self.store_mode = mode;
         self
     }
 
@@ -322,6 +332,7 @@ impl<S> InformerFactory<S> {
                 .copied()
                 .unwrap_or(options.default_resync),
             metrics: options.metrics.clone(),
+            store_mode: options.store_mode,
             ..InformerOptions::default()
         };
         informer_options.transform = combined_transform::<K>(

@@ -7,6 +7,11 @@
 //! Controllers constantly ask "which Pods belong to this ReplicaSet" or "what is in namespace
 //! `x`". Scanning every cached object for each question is O(n); an index function maps an
 //! object to some values once, when it is stored, and the question becomes a hash lookup.
+//!
+//! # Decoded or bytes
+//! An informer's indexer stores objects as its [`StoreMode`](crate::StoreMode) says (see
+//! `stored.rs` for what a byte-backed entry keeps). Both shapes answer the same reads with the
+//! same `Arc<K>`s; a byte-backed one decodes them on read.
 
 use std::{
     borrow::Borrow,
@@ -22,6 +27,7 @@ use crate::{
     error::Error,
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
+    stored::{ByteStore, Stored, object_of},
 };
 
 /// One index: index value → the keys of the objects that have it.
@@ -43,7 +49,7 @@ impl Borrow<str> for ObjectKey {
     }
 }
 
-/// A thread-safe store of `Arc<K>` by [`ObjectKey`] with named indices kept in step with it.
+/// A thread-safe store of objects by [`ObjectKey`] with named indices kept in step with it.
 ///
 /// Cloning an `Indexer` clones a handle: all clones see the same data.
 ///
@@ -56,23 +62,31 @@ impl Borrow<str> for ObjectKey {
 /// - The built-in [`NAMESPACE_INDEX`] files namespaced objects under their namespace.
 /// - An index function that panics is caught: the object is stored, but filed under no value
 ///   of that one index; the panic is logged with the object's key and index name, and counted
-///   (`InformerStats::index_panics`). Index functions must be deterministic (the old values
-///   are recomputed to unfile an object).
+///   (`InformerStats::index_panics`). In a decoded store, index functions must be
+///   deterministic (the old values are recomputed to unfile an object); a byte-backed store
+///   runs them once per arriving object and keeps the values.
+/// - In a byte-backed store, reads decode: an entry that does not decode is an
+///   [`Error::Undecodable`] naming its key from [`try_get_by_key`](Self::try_get_by_key), and is
+///   logged and left out by the infallible reads. Nothing panics.
 pub struct Indexer<K> {
     inner: Arc<RwLock<Store<K>>>,
+    /// Set in a byte-backed store: its codec and its recently decoded objects.
+    bytes: Option<Arc<ByteStore<K>>>,
 }
 
 impl<K> Clone for Indexer<K> {
     fn clone(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
+            bytes: self.bytes.clone(),
         }
     }
 }
 
 struct Store<K> {
-    /// The cached objects. Invariant: each value's own key (`ObjectKey::of`) is its map key.
-    items: KeyMap<Arc<K>>,
+    /// The cached objects. Invariant: each value's own key (`ObjectKey::of`) is its map key; an
+    /// entry is `Encoded` only in a byte-backed store.
+    items: KeyMap<Stored<K>>,
     /// Index functions by index name. Invariant: same names as `indices`.
     indexers: HashMap<String, IndexFn<K>>,
     /// Reads the namespace without allocating; set by `Indexer::new` for the built-in index.
@@ -98,6 +112,11 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
 
     /// [`new`](Self::new), counting caught index-function panics in `panics`.
     pub(crate) fn with_panic_counters(panics: Arc<PanicCounters>) -> Self {
+        Self::with_store(panics, None)
+    }
+
+    /// An empty store, byte-backed when `bytes` is set, counting index panics in `panics`.
+    pub(crate) fn with_store(panics: Arc<PanicCounters>, bytes: Option<ByteStore<K>>) -> Self {
         let namespace: IndexFn<K> =
             Arc::new(|obj: &K| obj.meta().namespace.iter().cloned().collect());
         let store = Store {
@@ -109,12 +128,14 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         };
         Self {
             inner: Arc::new(RwLock::new(store)),
+            bytes: bytes.map(Arc::new),
         }
     }
 }
 
 impl<K> Indexer<K> {
-    /// Adds named index functions and indexes every object already stored.
+    /// Adds named index functions and indexes every object already stored (a byte-backed
+    /// store decodes each once for this).
     ///
     /// # Errors
     /// [`Error::IndexerConflict`] naming the first taken name (in sorted order); then nothing
@@ -131,52 +152,119 @@ impl<K> Indexer<K> {
         }
         for (name, index_fn) in indexers {
             let mut index = Index::default();
-            for (key, obj) in &store.items {
-                for value in index_values(&store.panics, &name, &index_fn, key, obj) {
+            let mut refiled = Vec::new();
+            for (key, stored) in &store.items {
+                let values = match stored {
+                    Stored::Decoded(obj) => index_values(&store.panics, &name, &index_fn, key, obj),
+                    Stored::Encoded(encoded) => {
+                        let values = match self.object(key, stored) {
+                            Ok(obj) => index_values(&store.panics, &name, &index_fn, key, &obj),
+                            Err(err) => {
+                                log_undecodable(&err);
+                                Vec::new()
+                            }
+                        };
+                        let entry = Arc::new(encoded.with_filed(&name, values.clone()));
+                        refiled.push((key.clone(), Stored::Encoded(entry)));
+                        values
+                    }
+                };
+                for value in values {
                     index.entry(value).or_default().insert(key.clone());
                 }
             }
+            store.items.extend(refiled);
             store.indices.insert(name.clone(), index);
             store.indexers.insert(name, index_fn);
         }
         Ok(())
     }
 
-    /// Stores `obj` under `key`, updating all indices; returns the previous object.
-    pub fn insert(&self, key: ObjectKey, obj: Arc<K>) -> Option<Arc<K>> {
-        self.inner.write().insert(key, obj)
+    /// Stores `obj` under `key`, updating all indices; returns the previous object (decoded
+    /// from a byte-backed store; `None` if that fails, which is logged).
+    pub fn insert(&self, key: ObjectKey, obj: Arc<K>) -> Option<Arc<K>>
+    where
+        K: Resource,
+    {
+        let mut store = self.inner.write();
+        // The old state first: storing the new one replaces it among the recently decoded.
+        let old = store.items.get(&key).cloned();
+        let old = old.and_then(|old| {
+            self.object(&key, &old)
+                .map_err(|e| log_undecodable(&e))
+                .ok()
+        });
+        let stored = store.stored(self.bytes.as_deref(), &key, obj);
+        store.insert(key, stored);
+        old
     }
 
     /// Removes the object at `key` and its index entries; returns it if it was there.
     pub fn remove(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.write().remove(key)
+        let (key, old) = self.inner.write().remove(key)?;
+        self.object(&key, &old)
+            .map_err(|e| log_undecodable(&e))
+            .ok()
+    }
+
+    /// Removes the object at `key` and its index entries without decoding it; returns whether
+    /// it was there.
+    pub(crate) fn discard(&self, key: &str) -> bool {
+        self.inner.write().remove(key).is_some()
     }
 
     /// Replaces the whole content with `items` and rebuilds every index.
-    pub fn replace(&self, items: impl IntoIterator<Item = (ObjectKey, Arc<K>)>) {
+    pub fn replace(&self, items: impl IntoIterator<Item = (ObjectKey, Arc<K>)>)
+    where
+        K: Resource,
+    {
         let mut store = self.inner.write();
-        store.items = items.into_iter().collect();
-        let Store {
-            items,
-            indexers,
-            indices,
-            panics,
-            ..
-        } = &mut *store;
-        for (name, index_fn) in indexers.iter() {
-            let index = indices.entry(name.clone()).or_default();
-            index.clear();
-            for (key, obj) in items.iter() {
-                for value in index_values(panics, name, index_fn, key, obj) {
+        let bytes = self.bytes.as_deref();
+        let items: KeyMap<Stored<K>> = items
+            .into_iter()
+            .map(|(key, obj)| {
+                let stored = store.stored(bytes, &key, obj);
+                (key, stored)
+            })
+            .collect();
+        let mut indices = HashMap::with_capacity(store.indexers.len());
+        for (name, index_fn) in &store.indexers {
+            let mut index = Index::default();
+            for (key, stored) in &items {
+                for value in store.values_of(name, index_fn, key, stored) {
                     index.entry(value).or_default().insert(key.clone());
                 }
             }
+            indices.insert(name.clone(), index);
         }
+        store.items = items;
+        store.indices = indices;
     }
 
-    /// The object stored at `key` (`namespace/name` or `name`).
+    /// The object stored at `key` (`namespace/name` or `name`); `None` also when a
+    /// byte-backed entry does not decode (logged; see [`try_get_by_key`](Self::try_get_by_key)).
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.read().items.get(key).cloned()
+        self.try_get_by_key(key).unwrap_or_else(|err| {
+            log_undecodable(&err);
+            None
+        })
+    }
+
+    /// The object stored at `key`, or `None` when there is none.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key when a byte-backed entry does not decode.
+    pub fn try_get_by_key(&self, key: &str) -> Result<Option<Arc<K>>, Error> {
+        let entry = {
+            let store = self.inner.read();
+            store
+                .items
+                .get_key_value(key)
+                .map(|(key, stored)| (key.clone(), stored.clone()))
+        };
+        entry
+            .map(|(key, stored)| self.object(&key, &stored))
+            .transpose()
     }
 
     /// Whether `key` is stored.
@@ -186,7 +274,7 @@ impl<K> Indexer<K> {
 
     /// Every stored object, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.inner.read().items.values().cloned().collect()
+        self.objects(self.entries_where(|_, _| true))
     }
 
     /// Every stored key, in no particular order.
@@ -209,12 +297,8 @@ impl<K> Indexer<K> {
     /// # Errors
     /// [`Error::IndexNotFound`] if no index has that name.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
-        let store = self.inner.read();
-        let bucket = store.bucket(index, value)?;
-        Ok(bucket
-            .iter()
-            .filter_map(|key| store.items.get(key).cloned())
-            .collect())
+        let entries = self.by_index_where(index, value, |_| true)?;
+        Ok(self.objects(entries))
     }
 
     /// The keys filed under `value` in the index `index`.
@@ -236,9 +320,73 @@ impl<K> Indexer<K> {
             .unwrap_or_default()
     }
 
-    /// Runs `f` with the objects under a read lock, without copying them out.
-    pub(crate) fn with_items<R>(&self, f: impl FnOnce(&KeyMap<Arc<K>>) -> R) -> R {
-        f(&self.inner.read().items)
+    /// How many decoded objects a byte-backed store keeps at most (`None`: a decoded store).
+    pub fn decoded_cache_capacity(&self) -> Option<usize> {
+        self.bytes.as_deref().map(ByteStore::capacity)
+    }
+
+    /// The entries `keep` accepts, copied out under the read lock (cheap: `Arc`s).
+    pub(crate) fn entries_where(
+        &self,
+        mut keep: impl FnMut(&ObjectKey, &Stored<K>) -> bool,
+    ) -> Vec<(ObjectKey, Stored<K>)> {
+        let store = self.inner.read();
+        store
+            .items
+            .iter()
+            .filter(|(key, stored)| keep(key, stored))
+            .map(|(key, stored)| (key.clone(), stored.clone()))
+            .collect()
+    }
+
+    /// The entries under `value` in `index` that `keep` accepts.
+    ///
+    /// # Errors
+    /// [`Error::IndexNotFound`] if no index has that name.
+    pub(crate) fn by_index_where(
+        &self,
+        index: &str,
+        value: &str,
+        mut keep: impl FnMut(&Stored<K>) -> bool,
+    ) -> Result<Vec<(ObjectKey, Stored<K>)>, Error> {
+        let store = self.inner.read();
+        let bucket = store.bucket(index, value)?;
+        Ok(bucket
+            .iter()
+            .filter_map(|key| store.items.get_key_value(key))
+            .filter(|(_, stored)| keep(stored))
+            .map(|(key, stored)| (key.clone(), stored.clone()))
+            .collect())
+    }
+
+    /// Each entry's object (decoded outside the lock); entries that do not decode are logged
+    /// and left out.
+    pub(crate) fn objects(&self, entries: Vec<(ObjectKey, Stored<K>)>) -> Vec<Arc<K>> {
+        self.keyed_objects(entries)
+            .into_iter()
+            .map(|(_, obj)| obj)
+            .collect()
+    }
+
+    /// [`objects`](Self::objects), keeping each object's key.
+    pub(crate) fn keyed_objects(
+        &self,
+        entries: Vec<(ObjectKey, Stored<K>)>,
+    ) -> Vec<(ObjectKey, Arc<K>)> {
+        entries
+            .into_iter()
+            .filter_map(|(key, stored)| match self.object(&key, &stored) {
+                Ok(obj) => Some((key, obj)),
+                Err(err) => {
+                    log_undecodable(&err);
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn object(&self, key: &ObjectKey, stored: &Stored<K>) -> Result<Arc<K>, Error> {
+        object_of(self.bytes.as_deref(), key, stored)
     }
 
     #[cfg(test)]
@@ -259,27 +407,43 @@ impl<K> Indexer<K> {
                 .keys()
                 .collect::<std::collections::HashSet<_>>()
         );
-        for (key, obj) in &store.items {
+        let objects: Vec<(ObjectKey, Arc<K>)> = store
+            .items
+            .iter()
+            .map(|(key, stored)| (key.clone(), self.object(key, stored).expect("decodes")))
+            .collect();
+        for (key, obj) in &objects {
             assert_eq!(
                 &ObjectKey::of(obj.as_ref()),
                 key,
                 "item stored under a foreign key"
             );
+            if self.bytes.is_none() {
+                assert!(
+                    matches!(store.items[key], Stored::Decoded(_)),
+                    "encoded in a decoded store"
+                );
+            }
         }
         for (name, index) in &store.indices {
             let index_fn = &store.indexers[name];
+            let expected =
+                |key: &ObjectKey, obj: &K| index_values(&scratch, name, index_fn, key, obj);
             for (value, keys) in index {
                 assert!(!keys.is_empty(), "empty bucket {name}={value}");
                 for key in keys {
-                    let obj = store.items.get(key).expect("indexed key not stored");
+                    let (_, obj) = objects
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .expect("indexed key not stored");
                     assert!(
-                        index_values(&scratch, name, index_fn, key, obj).contains(value),
+                        expected(key, obj).contains(value),
                         "stale index entry {name}={value}: {key}"
                     );
                 }
             }
-            for (key, obj) in &store.items {
-                for value in index_values(&scratch, name, index_fn, key, obj) {
+            for (key, obj) in &objects {
+                for value in expected(key, obj) {
                     assert!(
                         index.get(&value).is_some_and(|b| b.contains(key)),
                         "missing entry {key}"
@@ -288,6 +452,12 @@ impl<K> Indexer<K> {
             }
         }
     }
+}
+
+/// Logs a read that skipped an undecodable entry, with the decoder's reason.
+fn log_undecodable(err: &Error) {
+    let source = std::error::Error::source(err).map(ToString::to_string);
+    tracing::error!(error = %err, source, "cached object left out of a read");
 }
 
 /// The built-in namespace index, without allocating: every object passes here on every
@@ -336,6 +506,19 @@ fn index_values<K>(
     }
 }
 
+/// The namespace `stored` (under `key`) is filed under: from the object when decoded, from the
+/// key when encoded (the same, by the store's invariant).
+fn namespace_in<'a, K>(
+    namespace_of: fn(&K) -> Option<&str>,
+    key: &'a ObjectKey,
+    stored: &'a Stored<K>,
+) -> Option<&'a str> {
+    match stored {
+        Stored::Decoded(obj) => namespace_of(obj),
+        Stored::Encoded(_) => key.namespace(),
+    }
+}
+
 impl<K> Store<K> {
     fn bucket(&self, index: &str, value: &str) -> Result<&KeySet, Error> {
         static EMPTY: std::sync::OnceLock<KeySet> = std::sync::OnceLock::new();
@@ -350,29 +533,86 @@ impl<K> Store<K> {
             .unwrap_or_else(|| EMPTY.get_or_init(KeySet::default)))
     }
 
-    fn insert(&mut self, key: ObjectKey, obj: Arc<K>) -> Option<Arc<K>> {
-        let old = self.items.insert(key.clone(), Arc::clone(&obj));
-        self.update_indices(&key, old.as_deref(), Some(&obj));
+    /// What `obj`, arriving under `key`, is stored as: itself in a decoded store; in a
+    /// byte-backed one its bytes, with its values in every user index computed now.
+    fn stored(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    where
+        K: Resource,
+    {
+        let Some(bytes) = bytes else {
+            return Stored::Decoded(obj);
+        };
+        let filed = self
+            .indexers
+            .iter()
+            .filter(|(name, _)| !self.is_namespace_index(name))
+            .map(|(name, index_fn)| {
+                let values = index_values(&self.panics, name, index_fn, key, &obj);
+                (name.clone(), values)
+            })
+            .collect();
+        bytes.encode(key, obj, filed)
+    }
+
+    /// Whether `name` is the built-in namespace index, which reads no index function.
+    fn is_namespace_index(&self, name: &str) -> bool {
+        name == NAMESPACE_INDEX && self.namespace_of.is_some()
+    }
+
+    /// The values of `stored` (under `key`) in the index `name`: computed for a decoded entry,
+    /// kept for an encoded one.
+    fn values_of(
+        &self,
+        name: &str,
+        index_fn: &IndexFn<K>,
+        key: &ObjectKey,
+        stored: &Stored<K>,
+    ) -> Vec<String> {
+        match (stored, self.namespace_of) {
+            (_, Some(namespace_of)) if name == NAMESPACE_INDEX => {
+                namespace_in(namespace_of, key, stored)
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect()
+            }
+            (Stored::Decoded(obj), _) => index_values(&self.panics, name, index_fn, key, obj),
+            (Stored::Encoded(encoded), _) => encoded.filed(name).to_vec(),
+        }
+    }
+
+    fn insert(&mut self, key: ObjectKey, stored: Stored<K>) -> Option<Stored<K>> {
+        let old = self.items.insert(key.clone(), stored.clone());
+        self.update_indices(&key, old.as_ref(), Some(&stored));
         old
     }
 
-    fn remove(&mut self, key: &str) -> Option<Arc<K>> {
+    fn remove(&mut self, key: &str) -> Option<(ObjectKey, Stored<K>)> {
         let (key, old) = self.items.remove_entry(key)?;
         self.update_indices(&key, Some(&old), None);
-        Some(old)
+        Some((key, old))
     }
 
     /// Moves `key` from the buckets of `old` to those of `new`, touching only what changed.
-    fn update_indices(&mut self, key: &ObjectKey, old: Option<&K>, new: Option<&K>) {
+    fn update_indices(
+        &mut self,
+        key: &ObjectKey,
+        old: Option<&Stored<K>>,
+        new: Option<&Stored<K>>,
+    ) {
         for (name, index_fn) in &self.indexers {
             if name == NAMESPACE_INDEX
                 && let (Some(namespace_of), Some(index)) =
                     (self.namespace_of, self.indices.get_mut(name))
             {
-                update_namespace_index(index, key, old.map(namespace_of), new.map(namespace_of));
+                let old = old.map(|stored| namespace_in(namespace_of, key, stored));
+                let new = new.map(|stored| namespace_in(namespace_of, key, stored));
+                update_namespace_index(index, key, old, new);
                 continue;
             }
-            let values = |obj: &K| index_values(&self.panics, name, index_fn, key, obj);
+            let values = |stored: &Stored<K>| match stored {
+                Stored::Decoded(obj) => index_values(&self.panics, name, index_fn, key, obj),
+                Stored::Encoded(encoded) => encoded.filed(name).to_vec(),
+            };
             let old_values = old.map(values).unwrap_or_default();
             let new_values = new.map(values).unwrap_or_default();
             if old.is_some() && new.is_some() && old_values == new_values {
@@ -397,186 +637,5 @@ impl<K> Store<K> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_util::cm;
-
-    fn by_label(label: &'static str) -> Indexers<k8s_openapi::api::core::v1::ConfigMap> {
-        let f: IndexFn<_> = Arc::new(move |o: &k8s_openapi::api::core::v1::ConfigMap| {
-            o.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(label))
-                .cloned()
-                .into_iter()
-                .collect()
-        });
-        HashMap::from([(label.to_owned(), f)])
-    }
-
-    fn insert(
-        idx: &Indexer<k8s_openapi::api::core::v1::ConfigMap>,
-        obj: k8s_openapi::api::core::v1::ConfigMap,
-    ) {
-        let obj = Arc::new(obj);
-        idx.insert(ObjectKey::of(obj.as_ref()), obj);
-        idx.check_invariants();
-    }
-
-    #[test]
-    fn namespace_index_is_built_in() {
-        let idx = Indexer::new();
-        insert(&idx, cm("a", "one", "1"));
-        insert(&idx, cm("b", "two", "1"));
-        insert(&idx, cm("a", "three", "1"));
-        let mut names: Vec<_> = idx
-            .index_keys(NAMESPACE_INDEX, "a")
-            .unwrap()
-            .iter()
-            .map(|k| k.to_string())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["a/one", "a/three"]);
-        assert_eq!(idx.by_index(NAMESPACE_INDEX, "b").unwrap().len(), 1);
-    }
-
-    #[test]
-    fn cluster_scoped_objects_stay_out_of_namespace_index() {
-        let idx = Indexer::new();
-        insert(&idx, cm("", "node-config", "1"));
-        insert(&idx, cm("", "node-config", "2"));
-        assert!(idx.index_values(NAMESPACE_INDEX).is_empty());
-        assert!(idx.remove("node-config").is_some());
-        idx.check_invariants();
-    }
-
-    #[test]
-    fn update_moves_object_between_buckets() {
-        let idx = Indexer::new();
-        idx.add_indexers(by_label("app")).unwrap();
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "x", "1"), "app", "web"),
-        );
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "x", "2"), "app", "db"),
-        );
-        assert!(idx.index_keys("app", "web").unwrap().is_empty());
-        assert_eq!(
-            idx.index_keys("app", "db").unwrap(),
-            [ObjectKey::from("ns/x")]
-        );
-        assert_eq!(idx.index_values("app"), ["db"]);
-    }
-
-    #[test]
-    fn remove_drops_index_entries() {
-        let idx = Indexer::new();
-        idx.add_indexers(by_label("app")).unwrap();
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "x", "1"), "app", "web"),
-        );
-        assert!(idx.remove("ns/x").is_some());
-        idx.check_invariants();
-        assert!(idx.index_values("app").is_empty());
-        assert!(idx.index_values(NAMESPACE_INDEX).is_empty());
-        assert!(idx.remove("ns/x").is_none());
-    }
-
-    #[test]
-    fn add_indexers_after_start_indexes_existing_items() {
-        let idx = Indexer::new();
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "x", "1"), "app", "web"),
-        );
-        insert(&idx, cm("ns", "y", "1"));
-        idx.add_indexers(by_label("app")).unwrap();
-        idx.check_invariants();
-        assert_eq!(
-            idx.index_keys("app", "web").unwrap(),
-            [ObjectKey::from("ns/x")]
-        );
-    }
-
-    #[test]
-    fn add_indexers_rejects_taken_name() {
-        let idx: Indexer<k8s_openapi::api::core::v1::ConfigMap> = Indexer::new();
-        idx.add_indexers(by_label("app")).unwrap();
-        assert!(
-            matches!(idx.add_indexers(by_label("app")), Err(Error::IndexerConflict { name }) if name == "app")
-        );
-    }
-
-    #[test]
-    fn add_indexers_with_a_taken_name_adds_none_of_them() {
-        let idx = Indexer::new();
-        idx.add_indexers(by_label("app")).unwrap();
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "x", "1"), "tier", "web"),
-        );
-        let mut both = by_label("tier");
-        both.extend(by_label("app"));
-        assert!(
-            matches!(idx.add_indexers(both), Err(Error::IndexerConflict { name }) if name == "app")
-        );
-        assert!(matches!(
-            idx.by_index("tier", "web"),
-            Err(Error::IndexNotFound { .. })
-        ));
-        idx.check_invariants();
-        assert!(
-            idx.index_keys("app", "web").unwrap().is_empty(),
-            "still there"
-        );
-    }
-
-    #[test]
-    fn panicking_index_fn_leaves_the_object_out_of_that_index_only() {
-        let panics = Arc::new(PanicCounters::default());
-        let idx = Indexer::with_panic_counters(Arc::clone(&panics));
-        let picky: IndexFn<k8s_openapi::api::core::v1::ConfigMap> = Arc::new(|o| {
-            let name = o.metadata.name.clone().unwrap_or_default();
-            assert_ne!(name, "bad", "index bug");
-            vec![name]
-        });
-        idx.add_indexers(HashMap::from([("name".to_owned(), picky)]))
-            .unwrap();
-        insert(&idx, cm("ns", "good", "1"));
-        insert(&idx, cm("ns", "bad", "1"));
-        assert_eq!(panics.snapshot().index_panics, 1);
-        assert!(idx.get_by_key("ns/bad").is_some(), "stored");
-        assert_eq!(idx.index_keys(NAMESPACE_INDEX, "ns").unwrap().len(), 2);
-        assert_eq!(idx.index_values("name"), ["good"]);
-        assert!(idx.remove("ns/bad").is_some());
-        idx.check_invariants();
-        assert_eq!(panics.snapshot().index_panics, 2, "unfiling recomputes");
-    }
-
-    #[test]
-    fn unknown_index_is_an_error() {
-        let idx: Indexer<k8s_openapi::api::core::v1::ConfigMap> = Indexer::new();
-        assert!(matches!(
-            idx.by_index("nope", "x"),
-            Err(Error::IndexNotFound { .. })
-        ));
-    }
-
-    #[test]
-    fn replace_rebuilds_content_and_indices() {
-        let idx = Indexer::new();
-        idx.add_indexers(by_label("app")).unwrap();
-        insert(
-            &idx,
-            crate::test_util::labeled(cm("ns", "old", "1"), "app", "web"),
-        );
-        let fresh = Arc::new(crate::test_util::labeled(cm("ns", "new", "2"), "app", "db"));
-        idx.replace([(ObjectKey::of(fresh.as_ref()), fresh)]);
-        idx.check_invariants();
-        assert_eq!(idx.list_keys(), [ObjectKey::from("ns/new")]);
-        assert!(idx.index_keys("app", "web").unwrap().is_empty());
-    }
-}
+#[path = "indexer_tests.rs"]
+mod tests;

@@ -42,6 +42,8 @@ use crate::{
     metrics::InformerMetrics,
     processor::{Notification, Processor, Progress},
     reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
+    store_mode::StoreMode,
+    stored::ByteStore,
     tasks::Tasks,
     transform::Transform,
 };
@@ -83,6 +85,10 @@ pub struct InformerOptions<K> {
     /// Where the informer's `informer_*` series go, labelled with its `name`. Default: a fresh
     /// set nobody has registered; give every informer of a process the same registered one.
     pub metrics: InformerMetrics,
+    /// How the cache keeps objects: decoded (the default) or as bytes decoded on read
+    /// ([`StoreMode::Bytes`]). Bytes need the list-watch's [`wire_codec`](ListWatch::wire_codec):
+    /// without one, the informer keeps objects decoded and logs a warning.
+    pub store_mode: StoreMode,
 }
 
 impl<K> Default for InformerOptions<K> {
@@ -96,6 +102,7 @@ impl<K> Default for InformerOptions<K> {
             streaming_timeout: Duration::from_secs(10),
             watch_error_handler: None,
             metrics: InformerMetrics::default(),
+            store_mode: StoreMode::Decoded,
         }
     }
 }
@@ -134,6 +141,12 @@ type ReflectorTask =
 ///   name; client-go's constructor takes them too, but an infallible constructor could only
 ///   drop them on a clash.
 /// - Handlers get `Arc<K>` and typed [`DeletedObject`](crate::DeletedObject)s, no type switches.
+///
+/// # Byte-backed caches
+/// With [`StoreMode::Bytes`] handlers still get decoded objects: the new state is the object
+/// as it arrived (it is dropped once every handler has seen it, unless it is among the
+/// recently decoded); the old state of an update is decoded from the cache (should it not
+/// decode, which is logged, the change reaches handlers as an add).
 pub struct SharedIndexInformer<K> {
     inner: Arc<Inner<K>>,
 }
@@ -215,7 +228,15 @@ where
         };
         let panics = Arc::new(PanicCounters::new(&options.metrics, &name));
         let tasks = Arc::new(Tasks::default());
-        let indexer = Indexer::with_panic_counters(Arc::clone(&panics));
+        let bytes = match (options.store_mode, list_watch.wire_codec()) {
+            (StoreMode::Decoded, _) => None,
+            (mode, Some(codec)) => ByteStore::for_mode(mode, codec),
+            (StoreMode::Bytes { .. }, None) => {
+                tracing::warn!(informer = %name, "byte-backed store asked for, but the list-watch has no wire codec: objects are kept decoded");
+                None
+            }
+        };
+        let indexer = Indexer::with_store(Arc::clone(&panics), bytes);
         let fifo = Arc::new(DeltaFifo::new(indexer.clone()).named(&name));
         let config = ReflectorConfig {
             name: name.clone(),
@@ -427,7 +448,7 @@ impl<K: Send + Sync + 'static> Inner<K> {
             trace!(informer = %self.name, %key, delta = delta.type_name(), "index update");
             let (obj, sync_type) = match delta {
                 Delta::Deleted(gone) => {
-                    self.indexer.remove(key.as_str());
+                    self.indexer.discard(key.as_str());
                     self.processor.distribute(Notification::Delete(gone), false);
                     continue;
                 }

@@ -8,7 +8,7 @@ use crate::{
     list_watch::ListWatchErrorKind,
     scripted::{Script, Step, added, deleted, err, modified, page, status_410},
     sync::wait_for_cache_sync,
-    test_util::rv,
+    test_util::{per_store_mode, rv},
 };
 
 /// Records every call as `verb name:rv`.
@@ -59,11 +59,16 @@ impl EventHandler<ConfigMap> for Recorder {
     }
 }
 
-fn informer(script: &Arc<Script>, resync: Duration) -> SharedIndexInformer<ConfigMap> {
+fn informer(
+    script: &Arc<Script>,
+    resync: Duration,
+    store_mode: StoreMode,
+) -> SharedIndexInformer<ConfigMap> {
     // These tests script lists and watches: no streaming list.
     let options = InformerOptions {
         resync,
         streaming_list: false,
+        store_mode,
         ..InformerOptions::default()
     };
     SharedIndexInformer::new(Arc::clone(script), options)
@@ -73,15 +78,16 @@ async fn settle(secs: u64) {
     tokio::time::sleep(Duration::from_secs(secs)).await;
 }
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn indexer_is_updated_then_handlers_notified() {
+async fn indexer_is_updated_then_handlers_notified(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![
         modified("a", "11"),
         deleted("b", "12"),
         added("c", "13"),
     ]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let rec = Arc::new(Recorder::default());
     let reg = inf.add_event_handler(Arc::clone(&rec)).unwrap();
     assert!(!inf.has_synced() && !reg.has_synced());
@@ -110,9 +116,11 @@ async fn indexer_is_updated_then_handlers_notified() {
     inf.indexer().check_invariants();
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn relist_notifies_changes_and_tombstones_but_not_unchanged_objects() {
+async fn relist_notifies_changes_and_tombstones_but_not_unchanged_objects(mode) {
     let script = Arc::new(Script::default());
     script
         .list(page(&["same", "changed", "gone"], "10", None))
@@ -123,7 +131,7 @@ async fn relist_notifies_changes_and_tombstones_but_not_unchanged_objects() {
             list.items.push(crate::test_util::cm("ns", "changed", "15"));
             list
         }));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let rec = Arc::new(Recorder::default());
     inf.add_event_handler(Arc::clone(&rec)).unwrap();
     inf.start();
@@ -140,12 +148,14 @@ async fn relist_notifies_changes_and_tombstones_but_not_unchanged_objects() {
     );
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn late_handler_first_gets_every_cached_object() {
+async fn late_handler_first_gets_every_cached_object(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     inf.start();
     settle(1).await;
     let rec = Arc::new(Recorder::default());
@@ -157,12 +167,14 @@ async fn late_handler_first_gets_every_cached_object() {
     assert!(reg.has_synced());
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn resync_reaches_only_handlers_that_asked_for_it() {
+async fn resync_reaches_only_handlers_that_asked_for_it(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::from_secs(10));
+    let inf = informer(&script, Duration::from_secs(10), mode);
     let resyncing = Arc::new(Recorder::default());
     let quiet = Arc::new(Recorder::default());
     inf.add_event_handler(Arc::clone(&resyncing)).unwrap();
@@ -178,15 +190,17 @@ async fn resync_reaches_only_handlers_that_asked_for_it() {
     assert_eq!(script.calls().len(), 2, "a resync is not a relist");
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn removed_handler_is_not_notified() {
+async fn removed_handler_is_not_notified(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![Step::Event(kube_core::WatchEvent::Bookmark(
         serde_json::from_value(serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": "11"}}))
             .unwrap(),
     ))]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let rec = Arc::new(Recorder::default());
     let reg = inf.add_event_handler(Arc::clone(&rec)).unwrap();
     assert!(inf.remove_event_handler(&reg));
@@ -196,14 +210,16 @@ async fn removed_handler_is_not_notified() {
     assert!(rec.take().is_empty());
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn wait_for_cache_sync_rules() {
+async fn wait_for_cache_sync_rules(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
-    let ready = informer(&script, Duration::ZERO);
-    let stuck = informer(&Arc::new(Script::default()), Duration::ZERO); // its list never answers
-    let never = informer(&Arc::new(Script::default()), Duration::ZERO);
+    let ready = informer(&script, Duration::ZERO, mode);
+    let stuck = informer(&Arc::new(Script::default()), Duration::ZERO, mode); // its list never answers
+    let never = informer(&Arc::new(Script::default()), Duration::ZERO, mode);
 
     let err = wait_for_cache_sync(Duration::from_secs(1), &[&ready, &never])
         .await
@@ -225,12 +241,14 @@ async fn wait_for_cache_sync_rules() {
     ready.shutdown();
     stuck.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn wait_for_cache_sync_on_a_registration_of_a_never_started_informer_says_so() {
+async fn wait_for_cache_sync_on_a_registration_of_a_never_started_informer_says_so(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let reg = inf.add_event_handler(Recorder::default()).unwrap();
     let err = wait_for_cache_sync(Duration::from_secs(5), &[&reg])
         .await
@@ -246,12 +264,14 @@ async fn wait_for_cache_sync_on_a_registration_of_a_never_started_informer_says_
         .unwrap();
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn shutdown_stops_run_and_rejects_new_handlers() {
+async fn shutdown_stops_run_and_rejects_new_handlers(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let running = tokio::spawn({
         let inf = inf.clone();
         async move { inf.run().await }
@@ -267,9 +287,11 @@ async fn shutdown_stops_run_and_rejects_new_handlers() {
         Err(Error::ShutDown { .. })
     ));
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn watch_error_handler_option_and_added_indexers_apply() {
+async fn watch_error_handler_option_and_added_indexers_apply(mode) {
     let script = Arc::new(Script::default());
     script
         .list(Err(err(ListWatchErrorKind::Other)))
@@ -283,6 +305,7 @@ async fn watch_error_handler_option_and_added_indexers_apply() {
             *seen.lock().unwrap() += 1
         })),
         transform: Some(Arc::new(crate::strip_managed_fields)),
+        store_mode: mode,
         ..InformerOptions::default()
     };
     let by_name: crate::IndexFn<ConfigMap> =
@@ -296,6 +319,7 @@ async fn watch_error_handler_option_and_added_indexers_apply() {
     assert_eq!(inf.lister().by_index("name", "a").len(), 1);
     inf.shutdown();
 }
+}
 
 fn index_by(
     f: impl Fn(&ConfigMap) -> Vec<String> + Send + Sync + 'static,
@@ -303,11 +327,12 @@ fn index_by(
     Arc::new(f)
 }
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn add_indexers_with_a_taken_name_is_an_error_and_loses_nothing() {
+async fn add_indexers_with_a_taken_name_is_an_error_and_loses_nothing(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let by_name = index_by(|o| o.metadata.name.iter().cloned().collect());
     inf.add_indexers(Indexers::from([("name".to_owned(), by_name)]))
         .unwrap();
@@ -338,9 +363,11 @@ async fn add_indexers_with_a_taken_name_is_an_error_and_loses_nothing() {
     );
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_keeps_running() {
+async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_keeps_running(mode) {
     let script = Arc::new(Script::default());
     script
         .list(page(&["a", "bad-transform", "bad-index"], "10", None))
@@ -351,6 +378,7 @@ async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_k
             o
         })),
         streaming_list: false,
+        store_mode: mode,
         ..InformerOptions::default()
     };
     let inf = SharedIndexInformer::new(Arc::clone(&script), options);
@@ -406,9 +434,11 @@ async fn panics_in_transform_index_fn_and_handler_are_counted_and_the_informer_k
     assert!(stats.any_panics());
     inf.shutdown();
 }
+}
 
+per_store_mode! {
 #[tokio::test(start_paused = true)]
-async fn shutdown_and_wait_leaves_no_task_behind() {
+async fn shutdown_and_wait_leaves_no_task_behind(mode) {
     let alive = || {
         tokio::runtime::Handle::current()
             .metrics()
@@ -419,7 +449,7 @@ async fn shutdown_and_wait_leaves_no_task_behind() {
     script
         .list(page(&["a"], "10", None))
         .watch(Ok(vec![added("b", "11")]));
-    let inf = informer(&script, Duration::from_secs(30)); // a resync timer too
+    let inf = informer(&script, Duration::from_secs(30), mode); // a resync timer too
     let rec = Arc::new(Recorder::default());
     let registrations = [
         inf.add_event_handler(Arc::clone(&rec)).unwrap(),
@@ -451,6 +481,7 @@ async fn shutdown_and_wait_leaves_no_task_behind() {
         "the reflector dropped its ListWatch"
     );
 }
+}
 
 /// Blocks in `on_add` until told to go on: a handler stuck in synchronous code.
 struct Stuck {
@@ -467,11 +498,12 @@ impl EventHandler<ConfigMap> for Stuck {
 
 // Real time: a handler blocked in synchronous code blocks its worker thread, so this needs a
 // second thread, and paused time cannot auto-advance while a thread is blocked.
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_and_wait_aborts_a_handler_stuck_past_the_bound() {
+async fn shutdown_and_wait_aborts_a_handler_stuck_past_the_bound(mode) {
     let script = Arc::new(Script::default());
     script.list(page(&["a", "b"], "10", None)).watch(Ok(vec![]));
-    let inf = informer(&script, Duration::ZERO);
+    let inf = informer(&script, Duration::ZERO, mode);
     let (release, blocked) = std::sync::mpsc::channel();
     let stuck = Arc::new(Stuck {
         release: StdMutex::new(blocked),
@@ -507,4 +539,68 @@ async fn shutdown_and_wait_aborts_a_handler_stuck_past_the_bound() {
         1,
         "no notification after the abort"
     );
+}
+}
+
+/// A ConfigMap with a managedFields entry, as a server that applied it would send it.
+fn managed(name: &str, rv: &str) -> ConfigMap {
+    let mut obj = crate::test_util::cm("ns", name, rv);
+    obj.metadata.managed_fields = Some(vec![
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+            manager: Some("kubectl".into()),
+            ..Default::default()
+        },
+    ]);
+    obj
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_byte_backed_cache_stores_the_transformed_object() {
+    let script = Arc::new(Script::default());
+    let mut list = page(&[], "10", None).unwrap();
+    list.items = vec![managed("a", "10")];
+    script
+        .list(Ok(list))
+        .watch(Ok(vec![Step::Event(kube_core::WatchEvent::Added(
+            managed("b", "11"),
+        ))]));
+    let options = InformerOptions {
+        streaming_list: false,
+        transform: Some(Arc::new(crate::strip_managed_fields)),
+        store_mode: StoreMode::Bytes { decoded_cache: 0 },
+        ..InformerOptions::default()
+    };
+    let inf = SharedIndexInformer::new(Arc::clone(&script), options);
+    let seen = Arc::new(StdMutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    inf.add_event_handler(
+        crate::HandlerFns::new().on_add(move |o: &Arc<ConfigMap>, _| {
+            sink.lock().unwrap().push(o.metadata.managed_fields.clone());
+        }),
+    )
+    .unwrap();
+    inf.start();
+    wait_for_cache_sync(Duration::from_secs(5), &[&inf])
+        .await
+        .unwrap();
+    settle(1).await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [None, None],
+        "handlers see the transformed object"
+    );
+    let entries = inf.indexer().entries_where(|_, _| true);
+    assert_eq!(entries.len(), 2);
+    for (key, stored) in entries {
+        assert!(
+            matches!(stored, crate::stored::Stored::Encoded(_)),
+            "{key} kept as bytes"
+        );
+        let read = inf.lister().get_by_key(key.as_str()).unwrap();
+        assert_eq!(
+            read.metadata.managed_fields, None,
+            "{key}: the bytes are of the transformed object"
+        );
+    }
+    inf.shutdown();
 }

@@ -32,6 +32,7 @@
 //! | `dynamicinformer`, `dynamiclister`     | [`InformerFactory::dynamic_informer_for`], `DynamicLister` (feature `client`, `dynamic.rs`) |
 //! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
+//! | (none: objects are always decoded)     | [`StoreMode`], [`WireCodec`]          |
 //!
 //! # The reflector is internal
 //! `Reflector` and its `State` enum (`reflector.rs`, `reflector/state.rs`) are `pub(crate)`: this
@@ -39,7 +40,7 @@
 //! [`SharedIndexInformer`] builds its own reflector in [`SharedIndexInformer::new`] and spawns it
 //! from [`SharedIndexInformer::start`] (or [`run`](SharedIndexInformer::run)). You configure it
 //! through [`InformerOptions`] (`page_size`, `streaming_list`, `streaming_timeout`, `transform`,
-//! `watch_error_handler`, `metrics`) and observe it through the [`WatchErrorHandler`] (every
+//! `watch_error_handler`, `metrics`, `store_mode`) and observe it through the [`WatchErrorHandler`] (every
 //! failed list or watch as a [`ListWatchError`]), [`InformerMetrics`],
 //! [`SharedIndexInformer::stats`] and its `tracing` debug events (target
 //! `kubegen_cache::reflector`, one per state transition). To see how it works, read the source
@@ -53,8 +54,8 @@
 //! - `informer`
 //! - `reflector`, `processor`
 //! - `delta_fifo`, `lister`, `handler`
-//! - `indexer`, `delta`, `health`, `metrics`
-//! - `error`, `key`, `list_watch`, `tasks`, `transform`
+//! - `indexer`, `stored`, `delta`, `health`, `metrics`
+//! - `error`, `key`, `list_watch`, `store_mode`, `tasks`, `transform`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -80,6 +81,8 @@ mod processor;
 mod reflector;
 #[cfg(test)]
 mod scripted;
+mod store_mode;
+mod stored;
 mod sync;
 mod tasks;
 #[cfg(test)]
@@ -109,5 +112,6 @@ pub use lister::{Lister, NamespaceLister};
 pub use metadata::{MetadataListWatchSource, MetadataLister};
 pub use metrics::InformerMetrics;
 pub use reflector::{WATCH_DEADLINE_MARGIN, WatchErrorHandler};
+pub use store_mode::{CodecError, DEFAULT_DECODED_CACHE, StoreMode, WireCodec};
 pub use sync::{Synced, wait_for_cache_sync};
 pub use transform::{Transform, strip_managed_fields};

@@ -9,6 +9,8 @@ use std::{error::Error as StdError, fmt, future::Future, sync::Arc, time::Durati
 
 use kube_core::{ObjectList, Status, WatchEvent};
 
+use crate::store_mode::WireCodec;
+
 /// One LIST request, as the reflector wants it sent.
 ///
 /// Namespace, label and field selectors are not here: they are fixed per informer and are the
@@ -74,6 +76,13 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         &self,
         req: &WatchRequest,
     ) -> impl Future<Output = Result<Self::Watch, ListWatchError>> + Send;
+
+    /// How objects of this list-watch are kept as bytes by an informer in
+    /// [`StoreMode::Bytes`](crate::StoreMode). `None` (the default): it has no codec, and such an
+    /// informer keeps its objects decoded.
+    fn wire_codec(&self) -> Option<WireCodec<K>> {
+        None
+    }
 
     /// Whether the server serves streaming lists, when that can be told before trying one:
     /// `Some(false)` for a server that predates them (it would ignore `sendInitialEvents` and

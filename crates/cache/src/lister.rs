@@ -9,15 +9,25 @@
 //! objects. The price: the cache may lag the server slightly. Controllers tolerate this because
 //! any newer change will trigger another reconcile.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::sync::Arc;
 
 use kube_core::{Resource, Selector, SelectorExt};
 
-use crate::indexer::{Indexer, NAMESPACE_INDEX};
+use crate::{
+    error::Error,
+    indexer::{Indexer, NAMESPACE_INDEX},
+    stored::Stored,
+};
 
 /// Lists and gets cached objects of one type. Cheap to clone.
 ///
 /// Objects are `Arc<K>`: shared with the cache and immutable. To modify one, `clone()` the `K`.
+///
+/// # Byte-backed caches
+/// Over a [`StoreMode::Bytes`](crate::StoreMode) informer, reads decode: `list` filters by label
+/// before decoding, so a selective `list` decodes only what it returns. An object whose cached
+/// bytes do not decode is logged and left out (`get` returns `None`);
+/// [`try_get`](Self::try_get) returns the [`Error::Undecodable`] naming it instead.
 pub struct Lister<K> {
     indexer: Indexer<K>,
 }
@@ -30,9 +40,8 @@ impl<K> Clone for Lister<K> {
     }
 }
 
-fn labels_match<K: Resource>(selector: &Selector, obj: &K) -> bool {
-    static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-    selector.matches(obj.meta().labels.as_ref().unwrap_or(&NO_LABELS))
+fn labels_match<K: Resource>(selector: &Selector, stored: &Stored<K>) -> bool {
+    selector.selects_all() || selector.matches(&stored.labels())
 }
 
 impl<K: Resource> Lister<K> {
@@ -43,13 +52,10 @@ impl<K: Resource> Lister<K> {
 
     /// All cached objects whose labels match `selector` (`&Selector::default()` matches all).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        self.indexer.with_items(|items| {
-            items
-                .values()
-                .filter(|o| labels_match(selector, o.as_ref()))
-                .cloned()
-                .collect()
-        })
+        let entries = self
+            .indexer
+            .entries_where(|_, stored| labels_match(selector, stored));
+        self.indexer.objects(entries)
     }
 
     /// The object `name` in `namespace` (`None` for cluster-scoped objects).
@@ -61,6 +67,15 @@ impl<K: Resource> Lister<K> {
     /// The object with cache key `key` (`namespace/name` or `name`), as found in a work queue.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         self.indexer.get_by_key(key)
+    }
+
+    /// [`get`](Self::get), reporting a cached object that does not decode.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the object, from a byte-backed cache.
+    pub fn try_get(&self, namespace: Option<&str>, name: &str) -> Result<Option<Arc<K>>, Error> {
+        self.indexer
+            .try_get_by_key(crate::key::ObjectKey::new(namespace, name).as_str())
     }
 
     /// A lister restricted to `namespace`.
@@ -88,14 +103,13 @@ pub struct NamespaceLister<K> {
 impl<K: Resource> NamespaceLister<K> {
     /// Objects in this namespace whose labels match `selector`.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        let in_namespace = self
+        let entries = self
             .indexer
-            .by_index(NAMESPACE_INDEX, &self.namespace)
+            .by_index_where(NAMESPACE_INDEX, &self.namespace, |stored| {
+                labels_match(selector, stored)
+            })
             .unwrap_or_default();
-        in_namespace
-            .into_iter()
-            .filter(|o| labels_match(selector, o.as_ref()))
-            .collect()
+        self.indexer.objects(entries)
     }
 
     /// The object `name` in this namespace.
@@ -115,8 +129,16 @@ mod tests {
         test_util::{cm, labeled},
     };
 
-    fn lister() -> Lister<ConfigMap> {
-        let idx = Indexer::new();
+    fn listers() -> [Lister<ConfigMap>; 2] {
+        let mode = crate::StoreMode::Bytes { decoded_cache: 0 };
+        let bytes = Indexer::with_store(
+            Arc::default(),
+            crate::stored::ByteStore::for_mode(mode, crate::WireCodec::json()),
+        );
+        [lister(Indexer::new()), lister(bytes)]
+    }
+
+    fn lister(idx: Indexer<ConfigMap>) -> Lister<ConfigMap> {
         for o in [
             labeled(cm("a", "web", "1"), "app", "web"),
             labeled(cm("b", "web", "1"), "app", "web"),
@@ -137,26 +159,36 @@ mod tests {
 
     #[test]
     fn list_filters_by_label_selector() {
-        let l = lister();
-        let web: Selector = [("app", "web")].into_iter().collect();
-        assert_eq!(names(l.list(&web)), ["a/web", "b/web"]);
-        assert_eq!(l.list(&Selector::default()).len(), 3);
+        for l in listers() {
+            let web: Selector = [("app", "web")].into_iter().collect();
+            assert_eq!(names(l.list(&web)), ["a/web", "b/web"]);
+            assert_eq!(l.list(&Selector::default()).len(), 3);
+        }
     }
 
     #[test]
     fn namespaced_lister_sees_one_namespace() {
-        let l = lister().namespaced("a");
-        assert_eq!(names(l.list(&Selector::default())), ["a/db", "a/web"]);
-        assert!(l.get("web").is_some());
-        assert!(lister().namespaced("b").get("db").is_none());
+        for l in listers() {
+            let web: Selector = [("app", "web")].into_iter().collect();
+            assert_eq!(names(l.namespaced("a").list(&web)), ["a/web"]);
+            let a = l.namespaced("a");
+            assert_eq!(names(a.list(&Selector::default())), ["a/db", "a/web"]);
+            assert!(a.get("web").is_some());
+            assert!(l.namespaced("b").get("db").is_none());
+        }
     }
 
     #[test]
     fn get_and_by_index() {
-        let l = lister();
-        assert!(l.get(Some("b"), "web").is_some());
-        assert!(l.get_by_key("a/db").is_some());
-        assert_eq!(names(l.by_index(NAMESPACE_INDEX, "b")), ["b/web"]);
-        assert!(l.by_index("no-such-index", "x").is_empty());
+        for l in listers() {
+            assert!(l.get(Some("b"), "web").is_some());
+            assert_eq!(
+                l.try_get(Some("b"), "web").unwrap(),
+                l.get(Some("b"), "web")
+            );
+            assert!(l.get_by_key("a/db").is_some());
+            assert_eq!(names(l.by_index(NAMESPACE_INDEX, "b")), ["b/web"]);
+            assert!(l.by_index("no-such-index", "x").is_empty());
+        }
     }
 }

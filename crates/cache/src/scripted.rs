@@ -17,6 +17,7 @@ use crate::{
     list_watch::{
         EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
     },
+    store_mode::WireCodec,
     test_util::cm,
 };
 
@@ -108,6 +109,10 @@ impl ListWatch<ConfigMap> for Arc<Script> {
             Some(r) => r,
             None => std::future::pending().await,
         }
+    }
+
+    fn wire_codec(&self) -> Option<WireCodec<ConfigMap>> {
+        Some(WireCodec::json())
     }
 
     async fn watch(&self, req: &WatchRequest) -> Result<ScriptedWatch, ListWatchError> {

@@ -28,3 +28,29 @@ pub(crate) fn labeled(mut obj: ConfigMap, key: &str, value: &str) -> ConfigMap {
 pub(crate) fn rv(obj: &ConfigMap) -> &str {
     obj.metadata.resource_version.as_deref().unwrap_or_default()
 }
+
+/// Runs one async test once per [`StoreMode`](crate::StoreMode):
+/// `per_store_mode! { #[tokio::test] async fn name(mode) { .. } }` defines the module `name`
+/// with the tests `decoded` and `bytes`, each running the body with its mode in `mode`. The
+/// byte-backed run keeps no decoded objects, so every read and every update decodes.
+macro_rules! per_store_mode {
+    ($(#[$attr:meta])+ async fn $name:ident($mode:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn run($mode: $crate::StoreMode) $body
+
+            $(#[$attr])+
+            async fn decoded() {
+                run($crate::StoreMode::Decoded).await;
+            }
+
+            $(#[$attr])+
+            async fn bytes() {
+                run($crate::StoreMode::Bytes { decoded_cache: 0 }).await;
+            }
+        }
+    };
+}
+pub(crate) use per_store_mode;

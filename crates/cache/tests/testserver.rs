@@ -17,8 +17,8 @@ use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::O
 use kubegen_cache::{
     ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
     HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
-    ListWatchError, ListWatchErrorKind, MetadataLister, SharedIndexInformer, WatchRequest,
-    wait_for_cache_sync,
+    ListWatchError, ListWatchErrorKind, MetadataLister, SharedIndexInformer, StoreMode,
+    WatchRequest, WireCodec, wait_for_cache_sync,
 };
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
@@ -26,6 +26,30 @@ use kubegen_client::{
 };
 use kubegen_testserver::{Failure, RequestMatch, ServerOptions, TestServer};
 use parking_lot::Mutex;
+
+/// Runs one test once per store mode: `per_store_mode! { #[tokio::test] async fn name(mode)
+/// { .. } }` defines the module `name` with the tests `decoded` and `bytes`. The byte-backed
+/// run keeps no decoded objects, so every read and every update decodes.
+macro_rules! per_store_mode {
+    ($(#[$attr:meta])+ async fn $name:ident($mode:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn run($mode: StoreMode) $body
+
+            $(#[$attr])+
+            async fn decoded() {
+                run(StoreMode::Decoded).await;
+            }
+
+            $(#[$attr])+
+            async fn bytes() {
+                run(StoreMode::Bytes { decoded_cache: 0 }).await;
+            }
+        }
+    };
+}
 
 /// Counts the reflector's calls and remembers each list's resourceVersion.
 struct Counting<L> {
@@ -57,6 +81,10 @@ impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
 
     fn serves_streaming_lists(&self) -> impl Future<Output = Option<bool>> + Send {
         self.inner.serves_streaming_lists()
+    }
+
+    fn wire_codec(&self) -> Option<WireCodec<ConfigMap>> {
+        self.inner.wire_codec()
     }
 }
 
@@ -95,7 +123,12 @@ struct Harness {
 }
 
 impl Harness {
-    async fn start(server_options: ServerOptions, streaming: bool, seed: usize) -> Harness {
+    async fn start(
+        server_options: ServerOptions,
+        streaming: bool,
+        seed: usize,
+        mode: StoreMode,
+    ) -> Harness {
         let server = TestServer::start_with(server_options).await;
         let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
         let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
@@ -116,6 +149,7 @@ impl Harness {
         };
         let sink = Arc::clone(&errors);
         let mut options = InformerOptions::default();
+        options.store_mode = mode;
         options.streaming_list = streaming;
         options.streaming_timeout = Duration::from_secs(2);
         options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
@@ -197,18 +231,21 @@ async fn eventually(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
     }
 }
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn initial_sync_of_thousands_of_objects_across_pages() {
-    let h = Harness::start(ServerOptions::default(), false, 2500).await;
+async fn initial_sync_of_thousands_of_objects_across_pages(mode) {
+    let h = Harness::start(ServerOptions::default(), false, 2500, mode).await;
     assert_eq!(h.informer.indexer().len(), 2500);
     assert_eq!(h.counts.adds.load(Ordering::SeqCst), 2500);
     assert_eq!(*h.list_rvs.lock(), ["0"], "one paged list");
     assert_eq!(h.cache(), h.server_state().await);
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropped_watch_is_resumed_without_relist() {
-    let h = Harness::start(ServerOptions::default(), false, 10).await;
+async fn dropped_watch_is_resumed_without_relist(mode) {
+    let h = Harness::start(ServerOptions::default(), false, 10, mode).await;
     let watches = h.watches.load(Ordering::SeqCst);
     h.server.faults().drop_watches();
     eventually("re-watch", 10, || {
@@ -225,10 +262,12 @@ async fn dropped_watch_is_resumed_without_relist() {
     .await;
     assert_eq!(h.lists(), 1, "no relist after a clean close");
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away() {
-    let h = Harness::start(ServerOptions::default(), false, 20).await;
+async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away(mode) {
+    let h = Harness::start(ServerOptions::default(), false, 20, mode).await;
     h.server.faults().stall_watches(true);
     for i in 0..5 {
         h.configmaps
@@ -260,13 +299,15 @@ async fn expired_history_relists_with_tombstones_for_objects_deleted_while_away(
     );
     assert_eq!(h.cache(), h.server_state().await);
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn too_many_requests_backs_off_then_rewatches() {
+async fn too_many_requests_backs_off_then_rewatches(mode) {
     // No controller-manager: the injected 429s must reach this informer's watches only.
     let mut options = ServerOptions::default();
     options.controller_manager = false;
-    let h = Harness::start(options, false, 3).await;
+    let h = Harness::start(options, false, 3, mode).await;
     let faults = h.server.faults();
     // The client retries a 429 itself (5 times); the 6th reaches the reflector, which backs off.
     let throttled = Failure::TooManyRequests {
@@ -297,9 +338,11 @@ async fn too_many_requests_backs_off_then_rewatches() {
     assert_eq!(throttles, 1);
     assert_eq!(h.lists(), 1, "429 re-watches, it does not relist");
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status() {
+async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(mode) {
     let server = TestServer::start().await;
     let denied = Failure::Forbidden { user: "nobody" };
     server.faults().fail_next(
@@ -314,6 +357,7 @@ async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(
     let mut options = InformerOptions::default();
     options.name = "configmaps".into();
     options.metrics = metrics.clone();
+    options.store_mode = mode;
     // The fault is on the list: list first.
     options.streaming_list = false;
     options.watch_error_handler = Some(Arc::new(move |e: &ListWatchError| {
@@ -395,28 +439,34 @@ async fn forbidden_list_reaches_the_watch_error_handler_with_the_servers_status(
         .await
         .unwrap();
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streaming_list_is_used_when_the_server_supports_it() {
-    let h = Harness::start(ServerOptions::default(), true, 600).await;
+async fn streaming_list_is_used_when_the_server_supports_it(mode) {
+    let h = Harness::start(ServerOptions::default(), true, 600, mode).await;
     assert_eq!(h.lists(), 0, "no LIST at all");
     assert_eq!(h.informer.indexer().len(), 600);
     create(&h.configmaps, "later").await;
     eventually("watch continues", 10, || h.informer.indexer().len() == 601).await;
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streaming_list_falls_back_when_the_server_does_not_support_it() {
+async fn streaming_list_falls_back_when_the_server_does_not_support_it(mode) {
     let mut options = ServerOptions::default();
     options.streaming_list = false;
-    let h = Harness::start(options, true, 600).await;
+    let h = Harness::start(options, true, 600, mode).await;
     assert_eq!(h.lists(), 1, "fell back to one paged list");
     assert_eq!(h.cache(), h.server_state().await);
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cache_equals_server_after_random_churn() {
-    let h = Harness::start(ServerOptions::default(), false, 50).await;
+async fn cache_equals_server_after_random_churn(mode) {
+    let h = Harness::start(ServerOptions::default(), false, 50, mode).await;
     let mut live: Vec<String> = (0..50).map(|i| format!("cm-{i:05}")).collect();
     let mut next = 0;
     for step in 0..400 {
@@ -463,9 +513,11 @@ async fn cache_equals_server_after_random_churn() {
         want.len()
     );
 }
+}
 
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn factory_shares_informers_and_starts_only_requested_ones() {
+async fn factory_shares_informers_and_starts_only_requested_ones(mode) {
     use k8s_openapi::api::core::v1::Secret;
 
     let server = TestServer::start().await;
@@ -480,6 +532,7 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
         .unwrap();
 
     let options = FactoryOptions::default()
+        .store_mode(mode)
         .namespace("default".to_owned())
         .tweak_list_options(Arc::new(|s: &mut ListSelectors| {
             s.label_selector = Some("!skip".into())
@@ -529,25 +582,29 @@ async fn factory_shares_informers_and_starts_only_requested_ones() {
     // Both handler tasks ended (they held the other references) before shutdown returned.
     assert_eq!(Arc::strong_count(&handler), 1);
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metadata_informer_caches_partial_object_metadata_and_follows_changes() {
-    let server = TestServer::start().await;
-    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
-    metadata_informer_scenario(client, "default").await;
 }
 
-/// The same scenario on the real API server `KUBEGEN_E2E_KUBECONFIG` names, in a namespace of its
-/// own that it empties and deletes afterwards.
+per_store_mode! {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_informer_caches_partial_object_metadata_and_follows_changes(mode) {
+    let server = TestServer::start().await;
+    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    metadata_informer_scenario(client, "default", mode).await;
+}
+}
+
+// The same scenario on the real API server `KUBEGEN_E2E_KUBECONFIG` names, in a namespace of its
+// own that it empties and deletes afterwards.
+per_store_mode! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a real cluster: set KUBEGEN_E2E_KUBECONFIG"]
-async fn metadata_informer_caches_partial_object_metadata_on_cluster() {
+async fn metadata_informer_caches_partial_object_metadata_on_cluster(mode) {
     let client = kubegen_e2e_support::cluster_client().await;
     kubegen_e2e_support::in_scratch_namespace(
         &client,
         "metadata-e2e-",
         |client, namespace| async move {
-            metadata_informer_scenario(client.clone(), &namespace).await;
+            metadata_informer_scenario(client.clone(), &namespace, mode).await;
             // Emptied here: without a controller-manager (1.15) nobody else would.
             ResourceClient::<ConfigMap>::namespaced(client, &namespace)
                 .delete_collection(&DeleteOptions::default(), &ListOptions::default())
@@ -557,15 +614,18 @@ async fn metadata_informer_caches_partial_object_metadata_on_cluster() {
     )
     .await;
 }
+}
 
 /// A metadata-only informer of ConfigMaps in `namespace` syncs the server's PartialObjectMetadata
 /// and follows adds, label updates and deletes.
-async fn metadata_informer_scenario(client: Client, namespace: &str) {
+async fn metadata_informer_scenario(client: Client, namespace: &str, mode: StoreMode) {
     let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), namespace);
     for name in ["a", "b"] {
         create(&configmaps, name).await;
     }
-    let options = FactoryOptions::default().namespace(namespace.to_owned());
+    let options = FactoryOptions::default()
+        .namespace(namespace.to_owned())
+        .store_mode(mode);
     let factory = InformerFactory::new(ClientListWatchSource::new(client), options);
     let metadata = factory.metadata_informer_for::<ConfigMap>();
     let lister: MetadataLister<ConfigMap> = metadata.lister();
@@ -611,4 +671,27 @@ async fn metadata_informer_scenario(client: Client, namespace: &str) {
     names.sort();
     assert_eq!(names, ["b", "c"]);
     factory.shutdown().await;
+}
+
+per_store_mode! {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_objects_equal_what_a_get_returns(mode) {
+    let h = Harness::start(ServerOptions::default(), false, 3, mode).await;
+    let updated = {
+        let mut cm = h.configmaps.get("cm-00001", &Default::default()).await.unwrap();
+        cm.data = Some(BTreeMap::from([("v".to_owned(), "1".to_owned())]));
+        h.configmaps.update(&cm, &UpdateOptions::default()).await.unwrap()
+    };
+    let lister = h.informer.lister();
+    eventually("update cached", 10, || {
+        lister.get(Some("default"), "cm-00001").is_some_and(|o| rv(&o) == rv(&updated))
+    })
+    .await;
+    for name in ["cm-00000", "cm-00001", "cm-00002"] {
+        let fetched = h.configmaps.get(name, &Default::default()).await.unwrap();
+        let cached = lister.try_get(Some("default"), name).unwrap().unwrap();
+        assert!(cached.metadata.managed_fields.is_some(), "{name}: managedFields kept");
+        assert_eq!(*cached, fetched, "{name}");
+    }
+}
 }

@@ -177,6 +177,19 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// [`extract`](crate::extract) was given an object without `metadata.managedFields`: they
+    /// were stripped (an informer's `strip_managed_fields` transform) or never recorded. There is
+    /// nothing to extract from, and an empty configuration applied back would release every field
+    /// the manager owns, so this is an error rather than an empty result.
+    #[error(
+        "extracting the fields {manager:?} owns of {what}: the object has no managedFields (stripped, e.g. by an informer's strip_managed_fields transform, or never recorded by the server); read it from a cache that keeps them or GET it"
+    )]
+    ManagedFieldsMissing {
+        /// The object, e.g. `apps/v1 StatefulSet ns/web`.
+        what: String,
+        /// The field manager.
+        manager: String,
+    },
     /// A request could not be built (bad name, bad server URL).
     #[error("building request: {0}")]
     BuildRequest(String),

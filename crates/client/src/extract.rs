@@ -14,6 +14,14 @@
 //!   as in client-go: fields the manager wrote with `Update` are not part of its apply intent.
 //! - `apiVersion`, `kind`, `metadata.name` and `metadata.namespace` are always set, so the result
 //!   can be applied as is; applying it again with the same manager changes nothing.
+//!
+//! # Differences from client-go
+//! client-go's `ExtractInto` returns an empty configuration for an object without
+//! `managedFields`. Applied back, that configuration releases every field the manager owned. An
+//! informer that strips managed fields (`kubegen_cache::strip_managed_fields`, a common memory
+//! saving) hands out exactly such objects, so here it is [`Error::ManagedFieldsMissing`] instead.
+//! An object whose `managedFields` is present but lacks the manager still gets the identity-only
+//! configuration, as in client-go: that manager owns nothing.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
@@ -26,6 +34,7 @@ use crate::{Error, Result};
 /// `extract_<kind>` functions call it with their kind's configuration type.
 ///
 /// # Errors
+/// [`Error::ManagedFieldsMissing`] when `object` has no `managedFields` at all (stripped);
 /// [`Error::ExtractFailed`] when the manager's `fieldsV1` is malformed or the owned fields do not
 /// fit `A`.
 pub fn extract<K, A>(object: &K, field_manager: &str, subresource: Option<&str>) -> Result<A>
@@ -46,6 +55,12 @@ where
         manager: field_manager.to_owned(),
         message,
     };
+    if meta.managed_fields.is_none() {
+        return Err(Error::ManagedFieldsMissing {
+            what,
+            manager: field_manager.to_owned(),
+        });
+    }
     let whole = serde_json::to_value(object).map_err(|e| failed(e.to_string()))?;
     let config = kubegen_apply::extract(&whole, field_manager, subresource)
         .map_err(|e| failed(e.to_string()))?;

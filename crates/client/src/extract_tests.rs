@@ -59,3 +59,30 @@ fn malformed_fields_v1_names_object_and_manager() {
         "extracting the fields \"a\" owns of v1 ConfigMap ns/cm: unknown path element \"x:data\""
     );
 }
+
+#[test]
+fn an_object_without_managed_fields_is_an_error_naming_object_and_manager() {
+    let mut object = config_map();
+    object.metadata.managed_fields = None;
+    let error = extract::<_, Value>(&object, "a", None).expect_err("must fail");
+    assert!(
+        matches!(&error, crate::Error::ManagedFieldsMissing { what, manager }
+        if what == "v1 ConfigMap ns/cm" && manager == "a")
+    );
+    let message = error.to_string();
+    assert!(
+        message.starts_with("extracting the fields \"a\" owns of v1 ConfigMap ns/cm: the object has no managedFields (stripped"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_empty_managed_fields_list_still_gives_the_identity_only() {
+    let mut object = config_map();
+    object.metadata.managed_fields = Some(Vec::new());
+    let config: Value = extract(&object, "a", None).expect("extracts");
+    assert_eq!(
+        config,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "ns"}})
+    );
+}

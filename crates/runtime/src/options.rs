@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use kubegen_cache::FactoryOptions;
+use kubegen_cache::{FactoryOptions, StoreMode};
 use kubegen_client::ApiObject;
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_sharding::ReplicaConfig;
@@ -152,6 +152,14 @@ impl ManagerOptions {
     /// metrics are the manager's, whatever these say.
     pub fn factory(mut self, options: FactoryOptions) -> Self {
         self.factory = options;
+        self
+    }
+
+    /// How the informers keep their objects: decoded (the default) or as bytes decoded on read,
+    /// for a smaller cache at some cost per read (see `kubegen_cache::StoreMode`). Set it after
+    /// [`factory`](Self::factory), which replaces the factory's options whole.
+    pub fn store_mode(mut self, mode: StoreMode) -> Self {
+        self.factory = self.factory.store_mode(mode);
         self
     }
 }

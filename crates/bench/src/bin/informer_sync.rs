@@ -84,6 +84,13 @@ struct Args {
     /// Child: list in pages instead of streaming the initial list.
     #[arg(long)]
     no_streaming_list: bool,
+    /// Child (kubegen roles): keep the cache as bytes decoded on read (`StoreMode::Bytes`).
+    #[arg(long)]
+    byte_store: bool,
+    /// Parent: measure only the rows whose label contains one of these (comma-separated), e.g.
+    /// `--only client-go,kubegen-protobuf`.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Parent: client-go's benchmark binary (`../shared/realservers/client-go-bench/build.sh`
     /// builds it); its rows are left out when it is missing.
     #[arg(long, default_value = kubegen_bench::roles::client_go::DEFAULT_BINARY)]
@@ -130,6 +137,7 @@ fn main() -> Result<()> {
             expect: args.n,
             strip_managed_fields: args.strip_managed_fields,
             streaming_list: !args.no_streaming_list,
+            byte_store: args.byte_store,
         });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -233,7 +241,10 @@ async fn parent(args: Args) -> Result<()> {
             println!("{} {namespace} {count} at {}", dataset.as_str(), target.url);
             continue;
         }
-        let jobs = jobs(&target, dataset, &namespace, held);
+        let mut jobs = jobs(&target, dataset, &namespace, held);
+        if !args.only.is_empty() {
+            jobs.retain(|(label, _)| args.only.iter().any(|only| label.contains(only.as_str())));
+        }
         let rows = measure(&runner, &jobs, args.runs).await;
         let title = format!(
             "{count} {} (median of {} interleaved runs, {})",
@@ -321,6 +332,7 @@ fn client_go(args: &Args, target: &Target, scratch: &Path) -> Result<Option<Clie
 /// metadata-only informers, whose metadata is mostly managedFields there).
 fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
     let job = |role: Role, strip: bool, streaming_list: bool| Job {
+        byte_store: false,
         role,
         url: target.url.clone(),
         kubeconfig: target.kubeconfig.clone(),
@@ -339,6 +351,16 @@ fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec
             let label = format!("{}, paged list", role.as_str());
             jobs.push((label, job(role, false, false)));
         }
+    }
+    for role in [Role::Kubegen, Role::KubegenProtobuf, Role::KubegenMetadata] {
+        let label = format!("{}, byte store", role.as_str());
+        let mut bytes = job(role, false, true);
+        bytes.byte_store = true;
+        jobs.push((label, bytes));
+        let label = format!("{} + strip managedFields, byte store", role.as_str());
+        let mut both = job(role, true, true);
+        both.byte_store = true;
+        jobs.push((label, both));
     }
     if dataset == Dataset::Deployments {
         for role in [

@@ -162,6 +162,8 @@ pub struct Job {
     /// Let the informer stream its initial list where the server serves it (kubegen's and
     /// client-go's default); `false` lists in pages.
     pub streaming_list: bool,
+    /// kubegen only: keep the cache as bytes decoded on read (`StoreMode::Bytes`).
+    pub byte_store: bool,
 }
 
 /// The object types a dataset decodes into, with everything both clients need.

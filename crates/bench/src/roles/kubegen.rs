@@ -1,6 +1,7 @@
 //! The kubegen client: `SharedIndexInformer` over `ClientListWatch` (kubegen-client), until
 //! synced; over whole objects in JSON (`kubegen`) or protobuf (`kubegen-protobuf`), or over `PartialObjectMeta<K>` (`kubegen-metadata`, the
-//! list-watch a factory's `metadata_informer_for::<K>()` builds).
+//! list-watch a factory's `metadata_informer_for::<K>()` builds); each also with its cache kept
+//! as bytes (`, byte store` rows, `StoreMode::Bytes`).
 //!
 //! "Synced" is measured strictly: a counting handler has received an `on_add` for every listed
 //! object (so the indexer holds them all, since it is updated before handlers are notified) and
@@ -13,7 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use kubegen_cache::{
-    ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, strip_managed_fields,
+    ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, StoreMode,
+    strip_managed_fields,
 };
 use kubegen_client::{
     ApiObject, Client, Config, ListOptions, PartialObjectMeta, ResourceClient, WireFormat,
@@ -83,6 +85,9 @@ async fn run<T: ApiObject>(
 ) -> Result<Cost> {
     options.page_size = 500;
     options.streaming_list = job.streaming_list;
+    if job.byte_store {
+        options.store_mode = StoreMode::bytes();
+    }
     let done = Arc::new(Notify::new());
     let handler = CountingHandler {
         seen: AtomicUsize::new(0),

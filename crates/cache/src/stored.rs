@@ -1,0 +1,243 @@
+//! One cached object as the [`Indexer`](crate::Indexer) holds it: decoded, or encoded with what
+//! the cache reads without decoding it, and the bounded cache of recently decoded objects.
+//!
+//! client-go's `tools/cache/thread_safe_store.go` stores decoded objects only; the encoded form
+//! is kubegen's [`StoreMode::Bytes`](crate::StoreMode) (see `store_mode.rs` for why).
+//!
+//! # What is kept beside the bytes
+//! Only what the store reads on every change or every `list`, computed once when the object
+//! arrives: its labels (for label selectors) and its values in each user index (to unfile it on
+//! the next change without decoding the old state). The key is the map key, and the namespace
+//! index reads the namespace from it. The resourceVersion is not kept apart: the store never
+//! needs it without the object (an update decodes the old object for `on_update` anyway).
+//!
+//! # The recently decoded objects
+//! An `lru::LruCache` of `decoded_cache` (see `StoreMode::Bytes`) entries, keyed by object key
+//! and holding the encoded entry it was decoded from, so a read validates it against the entry
+//! now stored (pointer equality) and a decode that raced with an update can never serve the
+//! older state. We use the `lru` crate (a small, widely used, maintained O(1) LRU) rather than
+//! writing the linked hash map ourselves. Objects that arrive are put in it too: the worker that
+//! a handler wakes reads the object it was notified about without decoding it.
+
+use std::{
+    borrow::Cow,
+    collections::BTreeMap,
+    num::NonZeroUsize,
+    panic::{AssertUnwindSafe, catch_unwind},
+    sync::Arc,
+};
+
+use bytes::Bytes;
+use kube_core::Resource;
+use lru::LruCache;
+use parking_lot::Mutex;
+
+use crate::{
+    error::Error,
+    health::panic_message,
+    key::ObjectKey,
+    store_mode::{StoreMode, WireCodec},
+};
+
+/// An object's values in one user index: (index name, values).
+type Filed = (Box<str>, Box<[String]>);
+
+/// The recently decoded objects: key → (the entry decoded, the object).
+type Recent<K> = LruCache<ObjectKey, (Arc<Encoded>, Arc<K>)>;
+
+/// A cached object.
+pub(crate) enum Stored<K> {
+    /// Kept decoded ([`StoreMode::Decoded`], or an object the codec could not encode).
+    Decoded(Arc<K>),
+    /// Kept as bytes ([`StoreMode::Bytes`]).
+    Encoded(Arc<Encoded>),
+}
+
+impl<K> Clone for Stored<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Decoded(obj) => Self::Decoded(Arc::clone(obj)),
+            Self::Encoded(enc) => Self::Encoded(Arc::clone(enc)),
+        }
+    }
+}
+
+/// An encoded object and what the cache reads without decoding it.
+#[derive(Clone)]
+pub(crate) struct Encoded {
+    /// The object, as the informer's [`WireCodec`] encodes it.
+    bytes: Bytes,
+    /// `metadata.labels`, sorted by key (as they were in the object's map).
+    labels: Box<[(Box<str>, Box<str>)]>,
+    /// The object's values in each user index (not the namespace index), by index name.
+    /// Invariant: the values the index function returned when the object arrived (or when the
+    /// index was added).
+    filed: Box<[Filed]>,
+}
+
+impl Encoded {
+    /// The object's values in the index `name` (none when it was never indexed there).
+    pub(crate) fn filed(&self, name: &str) -> &[String] {
+        self.filed
+            .iter()
+            .find(|(index, _)| index.as_ref() == name)
+            .map_or(&[], |(_, values)| values)
+    }
+
+    /// This entry with its values in the index `name` added.
+    pub(crate) fn with_filed(&self, name: &str, values: Vec<String>) -> Self {
+        let mut filed = self.filed.to_vec();
+        filed.push((name.into(), values.into_boxed_slice()));
+        Self {
+            filed: filed.into_boxed_slice(),
+            ..self.clone()
+        }
+    }
+
+    /// Bytes held, for tests of the memory it saves.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+impl<K: Resource> Stored<K> {
+    /// The object's labels, borrowed when decoded, rebuilt from the kept pairs when encoded.
+    pub(crate) fn labels(&self) -> Cow<'_, BTreeMap<String, String>> {
+        static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+        match self {
+            Self::Decoded(obj) => Cow::Borrowed(obj.meta().labels.as_ref().unwrap_or(&NO_LABELS)),
+            Self::Encoded(enc) if enc.labels.is_empty() => Cow::Borrowed(&NO_LABELS),
+            Self::Encoded(enc) => Cow::Owned(
+                enc.labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The byte-backed half of an indexer: its codec and its recently decoded objects.
+pub(crate) struct ByteStore<K> {
+    codec: WireCodec<K>,
+    /// `None` when the capacity is 0.
+    recent: Option<Mutex<Recent<K>>>,
+}
+
+impl<K> ByteStore<K> {
+    /// The byte-backed store of `mode` with `codec`; `None` for [`StoreMode::Decoded`].
+    pub(crate) fn for_mode(mode: StoreMode, codec: WireCodec<K>) -> Option<Self> {
+        match mode {
+            StoreMode::Decoded => None,
+            StoreMode::Bytes { decoded_cache } => Some(Self {
+                codec,
+                recent: NonZeroUsize::new(decoded_cache).map(|n| Mutex::new(LruCache::new(n))),
+            }),
+        }
+    }
+
+    /// How many decoded objects are kept at most.
+    pub(crate) fn capacity(&self) -> usize {
+        self.recent
+            .as_ref()
+            .map_or(0, |recent| recent.lock().cap().get())
+    }
+
+    /// Encodes `obj` (which arrived under `key`) with its index values `filed`, and remembers
+    /// it as recently decoded. An object the codec cannot encode is kept decoded (logged): the
+    /// cache never drops what the server sent.
+    pub(crate) fn encode(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<K>,
+        filed: Vec<(String, Vec<String>)>,
+    ) -> Stored<K>
+    where
+        K: Resource,
+    {
+        let bytes = match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(err)) => {
+                tracing::error!(%key, error = %err, "object does not encode; kept decoded");
+                return Stored::Decoded(obj);
+            }
+            Err(panic) => {
+                let panic = panic_message(panic.as_ref());
+                tracing::error!(%key, panic, "encoder panicked; object kept decoded");
+                return Stored::Decoded(obj);
+            }
+        };
+        let labels = obj.meta().labels.iter().flatten();
+        let encoded = Arc::new(Encoded {
+            // A boxed slice has no spare capacity: the encoder's growing buffer may have up to
+            // twice the bytes it wrote, which the cache would otherwise keep for good.
+            bytes: Bytes::from(bytes.into_boxed_slice()),
+            labels: labels
+                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+                .collect(),
+            filed: filed
+                .into_iter()
+                .map(|(name, values)| (name.into_boxed_str(), values.into_boxed_slice()))
+                .collect(),
+        });
+        self.remember(key, &encoded, &obj);
+        Stored::Encoded(encoded)
+    }
+
+    /// The object `encoded` (stored under `key`) holds: the recently decoded one when it was
+    /// decoded from this very entry, else decoded now.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key, when the bytes do not decode.
+    pub(crate) fn decode(&self, key: &ObjectKey, encoded: &Arc<Encoded>) -> Result<Arc<K>, Error> {
+        if let Some(recent) = &self.recent
+            && let Some((from, obj)) = recent.lock().get(key)
+            && Arc::ptr_eq(from, encoded)
+        {
+            return Ok(Arc::clone(obj));
+        }
+        let obj = self
+            .codec
+            .decode(&encoded.bytes)
+            .map_err(|source| Error::Undecodable {
+                key: key.to_string(),
+                source,
+            })?;
+        let obj = Arc::new(obj);
+        self.remember(key, encoded, &obj);
+        Ok(obj)
+    }
+
+    fn remember(&self, key: &ObjectKey, encoded: &Arc<Encoded>, obj: &Arc<K>) {
+        if let Some(recent) = &self.recent {
+            recent
+                .lock()
+                .put(key.clone(), (Arc::clone(encoded), Arc::clone(obj)));
+        }
+    }
+}
+
+/// `stored`'s object, decoding it with `bytes` when it is encoded.
+///
+/// # Errors
+/// [`Error::Undecodable`] naming the key; also when an encoded entry meets an indexer without a
+/// codec, which the indexer's construction rules out.
+pub(crate) fn object_of<K>(
+    bytes: Option<&ByteStore<K>>,
+    key: &ObjectKey,
+    stored: &Stored<K>,
+) -> Result<Arc<K>, Error> {
+    match (stored, bytes) {
+        (Stored::Decoded(obj), _) => Ok(Arc::clone(obj)),
+        (Stored::Encoded(encoded), Some(bytes)) => bytes.decode(key, encoded),
+        (Stored::Encoded(_), None) => Err(Error::Undecodable {
+            key: key.to_string(),
+            source: "an encoded entry in a store without a codec".into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+#[path = "stored_tests.rs"]
+mod tests;

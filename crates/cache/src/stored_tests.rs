@@ -1,0 +1,127 @@
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::*;
+use crate::test_util::{cm, labeled};
+
+fn byte_store(decoded_cache: usize) -> ByteStore<ConfigMap> {
+    ByteStore::for_mode(StoreMode::Bytes { decoded_cache }, WireCodec::json()).unwrap()
+}
+
+fn encoded(stored: &Stored<ConfigMap>) -> &Arc<Encoded> {
+    match stored {
+        Stored::Encoded(encoded) => encoded,
+        Stored::Decoded(_) => panic!("kept decoded"),
+    }
+}
+
+#[test]
+fn a_decoded_mode_has_no_byte_store() {
+    assert!(ByteStore::<ConfigMap>::for_mode(StoreMode::Decoded, WireCodec::json()).is_none());
+}
+
+#[test]
+fn encoded_entries_keep_labels_and_index_values_and_decode_to_the_same_object() {
+    let bytes = byte_store(0);
+    let obj = labeled(labeled(cm("ns", "x", "7"), "app", "web"), "tier", "db");
+    let key = ObjectKey::of(&obj);
+    let filed = vec![("by-app".to_owned(), vec!["web".to_owned()])];
+    let stored = bytes.encode(&key, Arc::new(obj.clone()), filed);
+    let entry = encoded(&stored);
+    assert_eq!(entry.filed("by-app"), ["web"]);
+    assert!(entry.filed("other").is_empty());
+    assert_eq!(Some(&*stored.labels()), obj.metadata.labels.as_ref());
+    assert_eq!(*bytes.decode(&key, entry).unwrap(), obj);
+    assert_eq!(entry.len(), serde_json::to_vec(&obj).unwrap().len());
+}
+
+#[test]
+fn with_filed_adds_an_index_and_keeps_the_rest() {
+    let bytes = byte_store(0);
+    let obj = cm("ns", "x", "7");
+    let key = ObjectKey::of(&obj);
+    let stored = bytes.encode(&key, Arc::new(obj), vec![("a".into(), vec!["1".into()])]);
+    let entry = encoded(&stored).with_filed("b", vec!["2".into(), "3".into()]);
+    assert_eq!(entry.filed("a"), ["1"]);
+    assert_eq!(entry.filed("b"), ["2", "3"]);
+    assert!(stored.labels().is_empty());
+}
+
+#[test]
+fn the_recently_decoded_cache_serves_the_same_entry_and_is_bounded() {
+    let bytes = byte_store(2);
+    assert_eq!(bytes.capacity(), 2);
+    let entries: Vec<(ObjectKey, Arc<ConfigMap>, Arc<Encoded>)> = ["a", "b", "c"]
+        .into_iter()
+        .map(|name| {
+            let obj = Arc::new(cm("ns", name, "1"));
+            let key = ObjectKey::of(obj.as_ref());
+            let stored = bytes.encode(&key, Arc::clone(&obj), Vec::new());
+            let entry = Arc::clone(encoded(&stored));
+            (key, obj, entry)
+        })
+        .collect();
+    // "a" was pushed out by "c"; "b" and "c" are served as they arrived.
+    let (key, obj, entry) = &entries[0];
+    let decoded = bytes.decode(key, entry).unwrap();
+    assert!(!Arc::ptr_eq(&decoded, obj), "decoded anew");
+    assert_eq!(decoded, *obj);
+    assert!(
+        Arc::ptr_eq(&bytes.decode(key, entry).unwrap(), &decoded),
+        "decoded once"
+    );
+    let (key, obj, entry) = &entries[2];
+    assert!(Arc::ptr_eq(&bytes.decode(key, entry).unwrap(), obj));
+    // "b" was the least recently used when "a" came back.
+    let (key, obj, entry) = &entries[1];
+    assert!(!Arc::ptr_eq(&bytes.decode(key, entry).unwrap(), obj));
+}
+
+#[test]
+fn a_remembered_object_of_an_older_entry_is_not_served() {
+    let bytes = byte_store(4);
+    let old = cm("ns", "x", "1");
+    let key = ObjectKey::of(&old);
+    let first = bytes.encode(&key, Arc::new(old), Vec::new());
+    let newer = Arc::new(cm("ns", "x", "2"));
+    let second = bytes.encode(&key, Arc::clone(&newer), Vec::new());
+    // A reader that copied the first entry before the update decodes it, not the newer one.
+    assert_eq!(
+        crate::test_util::rv(&bytes.decode(&key, encoded(&first)).unwrap()),
+        "1"
+    );
+    // ... and then the newer entry is decoded anew, not served the older object.
+    assert_eq!(
+        crate::test_util::rv(&bytes.decode(&key, encoded(&second)).unwrap()),
+        "2"
+    );
+}
+
+#[test]
+fn a_malformed_entry_is_an_error_naming_the_object() {
+    let bytes = byte_store(0);
+    let key = ObjectKey::from("ns/broken");
+    let entry = Arc::new(Encoded {
+        bytes: Bytes::from_static(b"{\"metadata\": 7}"),
+        labels: Box::default(),
+        filed: Box::default(),
+    });
+    let err = bytes.decode(&key, &entry).unwrap_err();
+    assert!(matches!(&err, Error::Undecodable { key, .. } if key == "ns/broken"));
+    assert_eq!(err.to_string(), "cached object ns/broken does not decode");
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(source.contains("invalid type"), "{source}");
+    let stored = Stored::Encoded(entry);
+    assert!(matches!(
+        object_of::<ConfigMap>(None, &key, &stored),
+        Err(Error::Undecodable { .. })
+    ));
+}
+
+#[test]
+fn an_object_that_does_not_encode_is_kept_decoded() {
+    let codec: WireCodec<ConfigMap> = WireCodec::new(|_| Err("no".into()), |_| Err("no".into()));
+    let bytes = ByteStore::for_mode(StoreMode::bytes(), codec).unwrap();
+    let obj = Arc::new(cm("ns", "x", "1"));
+    let stored = bytes.encode(&ObjectKey::of(obj.as_ref()), Arc::clone(&obj), Vec::new());
+    assert!(matches!(stored, Stored::Decoded(kept) if Arc::ptr_eq(&kept, &obj)));
+}
