@@ -54,7 +54,7 @@ use crate::handlers::scale::{self, scale_of};
 use crate::handlers::update::{self, Old};
 use crate::kinds::custom_resource::edge::{Edge, view};
 use crate::kinds::custom_resource::managers::{Incoming, VersionSchemas};
-use crate::kinds::{Stages, strategy_for};
+use crate::kinds::{Stages, builtin_defaults, strategy_for};
 use crate::object::parse_object;
 use crate::patch::PatchKind;
 use crate::status::ApiError;
@@ -183,7 +183,10 @@ fn incoming(
         Change::Apply(config) => {
             let tracker = schemas.request_tracker(edge)?;
             let manager = scope.writer.applier()?;
-            let merged = tracker.merge(Some(old), config, manager)?;
+            let mut merged = tracker.merge(Some(old), config, manager)?;
+            if let Value::Object(object) = &mut merged.object {
+                builtin_defaults::fill(&scope.def.group, &scope.def.plural, object);
+            }
             return Ok(Incoming::Apply(Box::new(merged)));
         }
         Change::Scale(patch, body) => {
@@ -228,13 +231,16 @@ async fn apply_create(
     config: &Config,
 ) -> Result<Response<BoxBody>, ApiError> {
     let scope = &edge.request_scope;
-    let object = {
+    let mut object = {
         let state = store.lock();
         let schemas = KindSchemas::load(&state, &scope.def)?;
         schemas
             .tracker(scope)
             .apply(None, config, scope.writer.applier()?)?
     };
+    if let Value::Object(object) = &mut object {
+        builtin_defaults::fill(&scope.def.group, &scope.def.plural, object);
+    }
     insert(store, edge, object).await
 }
 

@@ -11,7 +11,8 @@
 //! | CustomResourceDefinition | [`crd`] | validation and status on create/update, serving its resource on write, removing it on delete |
 //! | custom resources | `lookup.rs`, its rules in [`custom_resource`] | decoding (pruning, defaulting), validation and CEL by the CRD's schema on every write, in the version the request names; the versions a CRD serves and the conversion of requests and answers between them (strategy `None` or `Webhook`), managedFields per version; defaults of a new schema filled into stored objects |
 //! | ConfigMap, Secret | [`config_data`] | at most 1 MiB of data |
-//! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create, the `binding` subresource (`crate::handlers::binding`), a `/status` write also changes metadata (`ownerReferences` excepted) |
+//! | Pod, Service, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob | [`builtin_defaults`] | v1.36's defaults filled in when a write is decoded (and after a server-side apply's merge) |
+//! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create, the `Priority` and `DefaultTolerationSeconds` admission plugins' fields, the `binding` subresource (`crate::handlers::binding`), a `/status` write also changes metadata (`ownerReferences` excepted) |
 //! | ServiceAccount | `lookup.rs` | the `token` subresource (`crate::handlers::token`) |
 //! | Deployment, ReplicaSet | `lookup.rs` | a `/status` write also changes metadata (a Deployment's labels excepted) |
 //! | Node | `lookup.rs` | a `/status` write also changes metadata |
@@ -34,8 +35,10 @@
 //! - `webhook_configuration`
 //! - `strategy`
 //! - `custom_resource`
+//! - `builtin_defaults`
 
 pub(crate) mod admission_policy;
+pub(crate) mod builtin_defaults;
 pub(crate) mod config_data;
 pub(crate) mod crd;
 pub(crate) mod custom_resource;

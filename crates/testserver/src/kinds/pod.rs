@@ -13,8 +13,11 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::kinds::builtin_defaults;
 use crate::kinds::strategy::Strategy;
+use crate::registry::ResourceDefinition;
 use crate::status::ApiError;
+use crate::storage::State;
 use crate::verb::Verb;
 
 /// `DefaultTerminationGracePeriodSeconds`.
@@ -58,7 +61,12 @@ impl Strategy for Pods {
         Some(&["ownerReferences"])
     }
 
+    fn decode(&self, _state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
+        builtin_defaults::fill(&def.group, &def.plural, object);
+    }
+
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        builtin_defaults::pod_admission(object);
         let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
         object.insert(
             "status".into(),
