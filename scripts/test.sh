@@ -18,7 +18,7 @@ scripts/kubectl-smoke.sh
 scripts/tutorial.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
   echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
-  cargo nextest run -p kubegen-controller -p kubegen-client -p kubegen-runtime -p kubegen-sharding -p kubegen-examples -p kubegen-controller-manager -p kubegen-generated-tests -p kubegen-cache --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+  cargo nextest run -p kubegen-controller -p kubegen-client -p kubegen-runtime -p kubegen-sharding -p kubegen-examples -p kubegen-controller-manager -p kubegen-generated-tests -p kubegen-cache -p kubegen-nodesim --all-features --run-ignored only -E 'test(/_on_cluster$/)'
 else
   echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
 fi
