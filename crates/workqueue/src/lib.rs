@@ -66,6 +66,7 @@
 //! | `WithMaxWaitRateLimiter`              | [`WithMaxWait`]                       | `rate_limiters/combinators.rs` |
 //! | `MetricsProvider`                     | [`MetricsProvider`], [`QueueMetrics`] | `metrics.rs`                 |
 //! | controller-runtime `workqueue_*`      | [`PrometheusMetrics`] (`prometheus-client`) | `prometheus.rs`        |
+//! | a controller's `processNextWorkItem` / `handleErr` | [`workers::spawn`]       | `workers.rs`                 |
 //!
 //! # Differences from client-go
 //! - Shutdown discards keys that are still waiting and `get` returns `None` at once; see
@@ -79,6 +80,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
+//! - `workers`
 //! - `rate_limiting`
 //! - `delaying`, `rate_limiters`
 //! - `prometheus`, `queue`
@@ -90,6 +92,7 @@ mod prometheus;
 mod queue;
 mod rate_limiters;
 mod rate_limiting;
+pub mod workers;
 
 pub use delaying::DelayingQueue;
 pub use kubegen_flowcontrol::InvalidRate;
