@@ -7,8 +7,7 @@ use serde_json::{Map, Value};
 use crate::kinds::custom_resource::{self, edge::Edge};
 use crate::kinds::strategy::{Review, Strategy};
 use crate::kinds::{
-    admission_policy, builtin_defaults, config_data, crd, namespace, pod, policy_binding,
-    webhook_configuration,
+    admission_policy, config_data, crd, namespace, pod, policy_binding, webhook_configuration,
 };
 use crate::registry::ResourceDefinition;
 use crate::request::scope::Scope;
@@ -38,20 +37,8 @@ struct AppsWorkloads {
     kept_on_status_update: &'static [&'static str],
 }
 impl Strategy for AppsWorkloads {
-    fn decode(&self, _state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
-        builtin_defaults::fill(&def.group, &def.plural, object);
-    }
-
     fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
         Some(self.kept_on_status_update)
-    }
-}
-
-/// A built-in kind that differs from the generic verbs only by its defaults.
-struct Defaulted;
-impl Strategy for Defaulted {
-    fn decode(&self, _state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
-        builtin_defaults::fill(&def.group, &def.plural, object);
     }
 }
 
@@ -116,9 +103,6 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("apps", "replicasets") => &AppsWorkloads {
             kept_on_status_update: &[],
         },
-        ("", "services")
-        | ("apps", "statefulsets" | "daemonsets")
-        | ("batch", "jobs" | "cronjobs") => &Defaulted,
         ("apiextensions.k8s.io", "customresourcedefinitions") => &crd::Crds,
         ("authorization.k8s.io", "selfsubjectaccessreviews") => &Reviews(Review::Access),
         ("authorization.k8s.io", "selfsubjectrulesreviews") => &Reviews(Review::Rules),

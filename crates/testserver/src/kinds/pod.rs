@@ -15,9 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::kinds::builtin_defaults;
 use crate::kinds::strategy::Strategy;
-use crate::registry::ResourceDefinition;
 use crate::status::ApiError;
-use crate::storage::State;
 use crate::verb::Verb;
 
 /// `DefaultTerminationGracePeriodSeconds`.
@@ -59,10 +57,6 @@ impl Strategy for Pods {
     /// annotations (checked on v1.36), never `spec` or `ownerReferences`.
     fn status_update_metadata(&self) -> Option<&'static [&'static str]> {
         Some(&["ownerReferences"])
-    }
-
-    fn decode(&self, _state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
-        builtin_defaults::fill(&def.group, &def.plural, object);
     }
 
     fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {

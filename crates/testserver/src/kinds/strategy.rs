@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::kinds::builtin_defaults;
 use crate::kinds::custom_resource::edge::Edge;
 use crate::registry::ResourceDefinition;
 use crate::request::scope::Scope;
@@ -37,8 +38,11 @@ pub(crate) trait Strategy: Sync {
     }
 
     /// The kind's decoding of a write's body, before admission: what the real server's codec
-    /// does besides parsing (a custom resource is pruned and defaulted by its schema).
-    fn decode(&self, _state: &State, _def: &ResourceDefinition, _object: &mut Map<String, Value>) {}
+    /// does besides parsing. A built-in kind gets its defaults (`builtin_defaults`; none for most
+    /// kinds); a custom resource is pruned and defaulted by its schema instead.
+    fn decode(&self, _state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
+        builtin_defaults::fill(&def.group, &def.plural, object);
+    }
 
     /// `Validate` / `ValidateUpdate` of the object a write through `target` would store, named
     /// `name` (`old`, the stored one, on update), after the generic rules and `prepare_for_*`. It
