@@ -25,8 +25,9 @@
 //! tests do it in memory), so what `import` writes is what `kubegen` accepts.
 //!
 //! # Guarantees
-//! - Lossless decoding: every optional field is an `Option` (absent stays absent, `null` of a
-//!   non-nullable field is refused by the server anyway), numbers keep their type (`i64` for
+//! - Lossless decoding: every optional field is an `Option` (absent stays absent), and a
+//!   `nullable` one an `Option<Option<T>>`, so `null` stays `null` (the API server drops a `null`
+//!   it may not hold, so only nullable fields ever read back one); numbers keep their type (`i64` for
 //!   integers, never `f64`), strings with an `enum` stay `String`, so an unknown value decodes and
 //!   re-encodes as is. The types never fill in schema defaults when decoding.
 //! - Deterministic: the same CRDs give the same bytes.

@@ -221,7 +221,7 @@ pub enum FieldType {
     Json,
     /// A well-known Kubernetes type by its bare name (`Condition`, `LabelSelector`, ...).
     WellKnown(crate::wellknown::WellKnown),
-    /// `Option<T>`.
+    /// `Option<T>`; `Option<Option<T>>` is a nullable field (see [`FieldType::is_nullable`]).
     Option(Box<FieldType>),
     /// `Vec<T>`.
     Vec(Box<FieldType>),
@@ -232,12 +232,19 @@ pub enum FieldType {
 }
 
 impl FieldType {
-    /// The type inside `Option`, or the type itself.
+    /// The type inside `Option` (both of a nullable field's), or the type itself.
     pub fn without_option(&self) -> &FieldType {
         match self {
-            FieldType::Option(inner) => inner,
+            FieldType::Option(inner) => inner.without_option(),
             other => other,
         }
+    }
+
+    /// `Option<Option<T>>`: a field whose schema says `nullable: true`, where `null` is a value
+    /// of its own. Absent is the outer `None`, `null` is `Some(None)`, so a decoded object
+    /// re-encodes exactly as it came (a plain `Option` would turn `null` into absent).
+    pub fn is_nullable(&self) -> bool {
+        matches!(self, FieldType::Option(inner) if matches!(**inner, FieldType::Option(_)))
     }
 }
 

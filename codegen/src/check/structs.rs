@@ -29,6 +29,7 @@ pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
         let is_kind = def.tags.iter().any(|(tag, _)| *tag == Tag::GenClient);
         for field in &def.fields {
             check_references(package, def, field, diags);
+            check_options(def, field, diags);
             if field.ty == FieldType::ObjectMeta && !(is_kind && field.name == "metadata") {
                 diags.error(
                     &field.location,
@@ -109,6 +110,37 @@ fn check_default_impl(def: &StructDef, field: &Field, diags: &mut Diagnostics) {
             def.name, field.name
         ),
         format!("write `Option<{name}>` (generated structs derive `Default`)"),
+    );
+}
+
+/// `Option` says "may be absent", which only a field can be: `Option<T>`, or `Option<Option<T>>`
+/// for a nullable field (absent, `null` and a value kept apart). An `Option` anywhere else (a
+/// list's item, a map's value, a third level) has no JSON meaning the schema could state.
+fn check_options(def: &StructDef, field: &Field, diags: &mut Diagnostics) {
+    let mut ty = &field.ty;
+    let mut depth = 0;
+    while let FieldType::Option(inner) = ty {
+        ty = inner;
+        depth += 1;
+    }
+    // After the field's own `Option`s, only a list or map can still hold one.
+    let mut inside = ty;
+    let mut nested = false;
+    while let FieldType::Vec(inner) | FieldType::Map(inner) = inside {
+        nested |= matches!(**inner, FieldType::Option(_));
+        inside = inner;
+    }
+    let problem = if depth > 2 {
+        "more than two `Option`s"
+    } else if nested {
+        "an `Option` inside a list or map"
+    } else {
+        return;
+    };
+    diags.error(
+        &field.location,
+        format!("`{}.{}` has {problem}", def.name, field.name),
+        "write `Option<T>` for a field that may be absent, `Option<Option<T>>` for one that may also be `null`",
     );
 }
 

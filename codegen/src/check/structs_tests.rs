@@ -180,3 +180,18 @@ fn cel_rules_are_allowed_on_plain_structs() {
                  pub struct Range {\n    pub min: i32,\n    pub max: i32,\n}\n";
     assert_eq!(errors(types), Vec::<String>::new());
 }
+
+#[test]
+fn option_may_wrap_a_field_once_or_twice_and_nothing_else() {
+    let types = "pub struct Spec {\n    pub a: Option<i32>,\n    pub b: Option<Option<i32>>,\n\
+                 pub c: Option<Option<Option<i32>>>,\n    pub d: Option<Vec<Option<String>>>,\n\
+                 pub e: BTreeMap<String, Option<i32>>,\n}\n";
+    assert_eq!(
+        errors(types),
+        [
+            "4: `Spec.c` has more than two `Option`s",
+            "5: `Spec.d` has an `Option` inside a list or map",
+            "6: `Spec.e` has an `Option` inside a list or map",
+        ]
+    );
+}

@@ -194,6 +194,10 @@ fn field_tokens(field: &Field) -> TokenStream {
         doc_attrs(&field.docs)
     };
     let serde = match serde_skip(field) {
+        // serde reads `null` into the outer `None`; serde_with's `double_option` keeps it apart.
+        Some(skip) if field.ty.is_nullable() => quote!(
+            #[serde(default, skip_serializing_if = #skip, with = "::serde_with::rust::double_option")]
+        ),
         Some(skip) => quote!(#[serde(default, skip_serializing_if = #skip)]),
         None if defaults_when_absent(field) => quote!(#[serde(default)]),
         None => quote!(),

@@ -18,7 +18,7 @@ use crate::runtime::Runtime;
 
 /// Third-party dependencies and the versions pinned when not inheriting from a workspace. No
 /// k8s-openapi version feature: the application picks it (see the module docs).
-const THIRD_PARTY: [(&str, &str); 4] = [
+const THIRD_PARTY: [(&str, &str); 5] = [
     (
         "kube-core",
         r#"version = "5.0.0", default-features = false"#,
@@ -29,6 +29,10 @@ const THIRD_PARTY: [(&str, &str); 4] = [
     ),
     ("serde", r#"version = "1.0.219", features = ["derive"]"#),
     ("serde_json", r#"version = "1.0.140""#),
+    (
+        "serde_with",
+        r#"version = "3.12.0", default-features = false, features = ["std"]"#,
+    ),
 ];
 
 /// The dependencies of one generated crate, exactly what its code names: (name, kind,
@@ -45,6 +49,9 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
             ];
             if names_serde_json(model) {
                 deps.push(("serde_json", ThirdParty, false));
+            }
+            if has_nullable_field(model) {
+                deps.push(("serde_with", ThirdParty, false));
             }
             deps
         }
@@ -103,6 +110,16 @@ fn names_serde_json(model: &Model) -> bool {
         .flat_map(|p| &p.structs)
         .flat_map(|s| &s.fields);
     fields.map(|field| &field.ty).any(json)
+}
+
+/// Whether a field of an API type is nullable (`Option<Option<T>>`), read through serde_with.
+fn has_nullable_field(model: &Model) -> bool {
+    model
+        .packages
+        .iter()
+        .flat_map(|p| &p.structs)
+        .flat_map(|s| &s.fields)
+        .any(|field| field.ty.is_nullable())
 }
 
 /// Whether a custom method's body or result is a k8s-openapi type.

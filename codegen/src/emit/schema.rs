@@ -262,6 +262,13 @@ fn type_schema(package: &Package, ty: &FieldType) -> Value {
         FieldType::Bytes => formatted("string", "byte"),
         FieldType::Json => map([("x-kubernetes-preserve-unknown-fields", Value::Bool(true))]),
         FieldType::WellKnown(well_known) => well_known.schema(),
+        FieldType::Option(inner) if ty.is_nullable() => {
+            let mut schema = type_schema(package, inner);
+            if let Value::Mapping(entries) = &mut schema {
+                entries.insert(string("nullable"), Value::Bool(true));
+            }
+            schema
+        }
         FieldType::Option(inner) => type_schema(package, inner),
         FieldType::Vec(inner) => map([
             ("type", string("array")),

@@ -100,18 +100,19 @@ pub(crate) fn assign(
 }
 
 /// What makes two structs the same type: fields (names, docs, types with children resolved to
-/// their canonical copy, requiredness, markers) and type-level markers.
+/// their canonical copy, requiredness, nullability, markers) and type-level markers.
 fn content_key(def: &StructIr, canon: &[usize]) -> String {
     let fields: Vec<String> = def
         .fields
         .iter()
         .map(|field| {
             format!(
-                "{}|{}|{}|{}|{}",
+                "{}|{}|{}|{}|{}|{}",
                 field.json,
                 field.docs,
                 ty_key(&field.ty, canon),
                 field.required,
+                field.nullable,
                 field.markers.join("\n")
             )
         })
@@ -217,6 +218,7 @@ mod tests {
             docs: String::new(),
             ty: Ty::String,
             required: false,
+            nullable: false,
             markers: Vec::new(),
         }
     }

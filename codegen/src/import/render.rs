@@ -111,6 +111,8 @@ fn field_text(out: &mut String, field: &FieldIr, rust: &str, needs_json: bool, n
     let ty = rust_type(&field.ty, names);
     if field.required {
         let _ = writeln!(out, "    pub {rust}: {ty},");
+    } else if field.nullable {
+        let _ = writeln!(out, "    pub {rust}: Option<Option<{ty}>>,");
     } else {
         let _ = writeln!(out, "    pub {rust}: Option<{ty}>,");
     }

@@ -143,6 +143,10 @@ impl Builder<'_> {
         strip_children(&ty, &mut actual);
         named_markers(&self.structs, &ty, node, &mut markers, &mut actual);
         let mut expected = expected(&ty);
+        let nullable = !required && node.get("nullable").and_then(Value::as_bool) == Some(true);
+        if let (true, Some(object)) = (nullable, expected.as_object_mut()) {
+            object.insert("nullable".to_owned(), Value::Bool(true));
+        }
         let mut actual_full = actual;
         add_children(&ty, node, &mut expected, &mut actual_full);
         if let Some(patch) = merge_diff(&expected, &actual_full) {
@@ -153,6 +157,7 @@ impl Builder<'_> {
             docs: text(node, "description"),
             ty,
             required,
+            nullable,
             markers,
         }
     }

@@ -63,6 +63,8 @@ pub struct Retry {
     /// Scheduling priority; below zero yields to other backups.
     /// +kubegen:default=-1
     pub priority: Option<i64>,
+    /// Give up after this many seconds; `null` says never, absent says the operator's default.
+    pub deadline_seconds: Option<Option<i64>>,
 }
 
 /// Where a backup goes.

@@ -126,8 +126,7 @@ pub struct WidgetSpec {
     pub template: Option<serde_json::Value>,
     pub type_: Option<String>,
     /// +kubegen:json=x-custom-header
-    /// +kubegen:schema={"nullable":true}
-    pub x_custom_header: Option<String>,
+    pub x_custom_header: Option<Option<String>>,
 }
 
 pub struct WidgetStatusConditions {

@@ -145,6 +145,13 @@ pub struct Retry {
     /// Scheduling priority; below zero yields to other backups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: ::std::option::Option<i64>,
+    /// Give up after this many seconds; `null` says never, absent says the operator's default.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::serde_with::rust::double_option"
+    )]
+    pub deadline_seconds: ::std::option::Option<::std::option::Option<i64>>,
 }
 impl ::std::default::Default for Retry {
     /// The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.
@@ -158,6 +165,7 @@ impl ::std::default::Default for Retry {
             ),
             share: 0.5f64,
             priority: ::std::option::Option::Some(-1),
+            deadline_seconds: ::std::default::Default::default(),
         }
     }
 }

@@ -229,6 +229,13 @@ pub struct RetryApplyConfiguration {
     /// `priority`.
     #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
     pub priority: ::std::option::Option<i64>,
+    /// `deadlineSeconds`.
+    #[serde(
+        rename = "deadlineSeconds",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deadline_seconds: ::std::option::Option<i64>,
 }
 impl RetryApplyConfiguration {
     /// Sets `limit`.
@@ -252,6 +259,11 @@ impl RetryApplyConfiguration {
     /// Sets `priority`.
     pub fn with_priority(mut self, value: i64) -> Self {
         self.priority = Some(value);
+        self
+    }
+    /// Sets `deadlineSeconds`.
+    pub fn with_deadline_seconds(mut self, value: i64) -> Self {
+        self.deadline_seconds = Some(value);
         self
     }
 }
