@@ -29,7 +29,10 @@
 //!   `nullable` one an `Option<Option<T>>`, so `null` stays `null` (the API server drops a `null`
 //!   it may not hold, so only nullable fields ever read back one); numbers keep their type (`i64` for
 //!   integers, never `f64`), strings with an `enum` stay `String`, so an unknown value decodes and
-//!   re-encodes as is. The types never fill in schema defaults when decoding.
+//!   re-encodes as is. The types never fill in schema defaults when decoding. The structs of an
+//!   imported package (kinds aside) keep the keys they do not know (`unknown_fields`, see
+//!   `Package::keeps_unknown_fields`): the CRD's owner adds fields as it releases, and an
+//!   operator built on an older import must not drop them on the next update.
 //! - Deterministic: the same CRDs give the same bytes.
 
 mod ir;

@@ -57,6 +57,20 @@ pub struct Package {
     pub kinds: Vec<Kind>,
 }
 
+impl Package {
+    /// Whether the generated `def` keeps the fields it does not know in
+    /// [`UNKNOWN_FIELDS`]: every struct of an imported package but its kinds (whose unknown keys
+    /// are `apiVersion` and `kind`). Another project owns the API and adds fields as it releases;
+    /// an operator built on an older import must not drop them when it writes an object back.
+    pub fn keeps_unknown_fields(&self, def: &StructDef) -> bool {
+        self.imported && !def.tags.iter().any(|(tag, _)| *tag == Tag::GenClient)
+    }
+}
+
+/// The Rust field of a generated struct that holds the JSON keys its type does not know
+/// (see [`Package::keeps_unknown_fields`]); a field of that name is refused in such a package.
+pub const UNKNOWN_FIELDS: &str = "unknown_fields";
+
 /// A plain struct of an API package (a kind, its spec, status or any nested type).
 #[derive(Clone, Debug)]
 pub struct StructDef {

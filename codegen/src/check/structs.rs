@@ -8,7 +8,7 @@ use super::lists;
 use super::lookup::{find, find_enum, mentions};
 use crate::diag::Diagnostics;
 use crate::model::Tag;
-use crate::model::{EnumDef, Field, FieldType, Location, Package, StructDef};
+use crate::model::{EnumDef, Field, FieldType, Location, Package, StructDef, UNKNOWN_FIELDS};
 use crate::wellknown::WellKnown;
 
 /// Checks every struct and enum of `package`.
@@ -30,6 +30,17 @@ pub(super) fn check(package: &Package, diags: &mut Diagnostics) {
         for field in &def.fields {
             check_references(package, def, field, diags);
             check_options(def, field, diags);
+            if field.name == UNKNOWN_FIELDS && package.keeps_unknown_fields(def) {
+                diags.error(
+                    &field.location,
+                    format!(
+                        "`{}.{UNKNOWN_FIELDS}`: the name is taken in an imported package",
+                        def.name
+                    ),
+                    "its structs keep the keys they do not know in a field of that name: \
+                     rename the field and add `+kubegen:json=` with its JSON name",
+                );
+            }
             if field.ty == FieldType::ObjectMeta && !(is_kind && field.name == "metadata") {
                 diags.error(
                     &field.location,

@@ -195,3 +195,31 @@ fn option_may_wrap_a_field_once_or_twice_and_nothing_else() {
         ]
     );
 }
+
+#[test]
+fn an_imported_package_reserves_the_unknown_fields_name_except_on_kinds() {
+    let files = [
+        (
+            "demo/v1/mod.rs",
+            "//! +groupName=demo.example.com\n//! +kubegen:imported\n",
+        ),
+        (
+            "demo/v1/types.rs",
+            "/// +genclient\npub struct Thing {\n    pub metadata: ObjectMeta,\n    \
+             pub unknown_fields: Option<String>,\n    pub spec: Option<Spec>,\n}\n\
+             pub struct Spec {\n    pub unknown_fields: Option<String>,\n}\n",
+        ),
+    ];
+    let diagnostics: Vec<String> = match crate::testutil::load_files(&files) {
+        Ok(_) => Vec::new(),
+        Err(error) => error
+            .diagnostics()
+            .iter()
+            .map(|d| format!("{}: {}", d.location.line, d.message))
+            .collect(),
+    };
+    assert_eq!(
+        diagnostics,
+        ["8: `Spec.unknown_fields`: the name is taken in an imported package"]
+    );
+}

@@ -10,7 +10,9 @@ use super::ctx::{EmitCtx, GroupVersionKey, doc_attrs, inner_doc_attrs};
 use super::defaults;
 use crate::Error;
 use crate::generated::Files;
-use crate::model::{BuiltinPackage, EnumDef, Field, FieldType, Kind, Package, Scope, StructDef};
+use crate::model::{
+    BuiltinPackage, EnumDef, Field, FieldType, Kind, Package, Scope, StructDef, UNKNOWN_FIELDS,
+};
 use crate::names;
 
 /// Emits `crates/generated/api`.
@@ -117,6 +119,15 @@ fn struct_tokens(
         doc_attrs(&def.docs)
     };
     let fields = def.fields.iter().map(field_tokens);
+    let unknown = package.keeps_unknown_fields(def).then(|| {
+        let ident = names::ident(UNKNOWN_FIELDS);
+        quote! {
+            #[doc = " The fields this type does not know (an owner's newer release added them), kept so"]
+            #[doc = " that an object written back loses none of them."]
+            #[serde(flatten)]
+            pub #ident: ::std::collections::BTreeMap<::std::string::String, ::serde_json::Value>,
+        }
+    });
     let default_impl = default_impl(package, def)?;
     let derive_default = default_impl.is_none().then(|| quote!(Default,));
     // Kinds write `apiVersion` and `kind` on serialization, so their Serialize is generated below.
@@ -132,6 +143,7 @@ fn struct_tokens(
         #[serde(rename_all = "camelCase")]
         pub struct #name {
             #(#fields)*
+            #unknown
         }
         #default_impl
         #kind_impls
@@ -167,6 +179,10 @@ fn default_impl(package: &Package, def: &StructDef) -> Result<Option<TokenStream
                 })?;
             Ok(quote!(#ident: #value,))
         })
+        .chain(package.keeps_unknown_fields(def).then(|| {
+            let ident = names::ident(UNKNOWN_FIELDS);
+            Ok(quote!(#ident: ::std::default::Default::default(),))
+        }))
         .collect::<Result<Vec<_>, Error>>()?;
     let name = names::ident(&def.name);
     let doc = " The declared defaults (`+kubegen:default=`), as the API server applies them; `Default::default()` for the other fields.";

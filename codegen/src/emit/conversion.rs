@@ -29,7 +29,7 @@ use std::collections::BTreeSet;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::model::{Field, FieldType, Kind, Model, Package, StructDef};
+use crate::model::{Field, FieldType, Kind, Model, Package, StructDef, UNKNOWN_FIELDS};
 use crate::names;
 
 /// How a value of one version becomes the other version's value of the same field.
@@ -362,6 +362,14 @@ fn struct_fn(direction: &Direction<'_>, name: &str, methods: &mut Vec<TokenStrea
                 fields.push(quote!(#ident));
             }
         }
+    }
+    if direction.target.keeps_unknown_fields(target) {
+        let ident = names::ident(UNKNOWN_FIELDS);
+        fields.push(if direction.source.keeps_unknown_fields(source) {
+            quote!(#ident: from.#ident)
+        } else {
+            quote!(#ident: ::std::default::Default::default())
+        });
     }
     // Every struct function takes `C`, used or not, so callers need not know which structs hold
     // hand-converted fields somewhere below them.

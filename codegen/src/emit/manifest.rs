@@ -95,7 +95,8 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
     }
 }
 
-/// Whether a field of an API type is a `serde_json::Value` or `serde_json::Number`.
+/// Whether a field of an API type is a `serde_json::Value` or `serde_json::Number`, or a struct
+/// keeps its unknown fields (as `serde_json::Value`s).
 fn names_serde_json(model: &Model) -> bool {
     fn json(ty: &FieldType) -> bool {
         match ty {
@@ -109,7 +110,13 @@ fn names_serde_json(model: &Model) -> bool {
         .iter()
         .flat_map(|p| &p.structs)
         .flat_map(|s| &s.fields);
-    fields.map(|field| &field.ty).any(json)
+    let keeps_unknown = model.packages.iter().any(|package| {
+        package
+            .structs
+            .iter()
+            .any(|def| package.keeps_unknown_fields(def))
+    });
+    keeps_unknown || fields.map(|field| &field.ty).any(json)
 }
 
 /// Whether a field of an API type is nullable (`Option<Option<T>>`), read through serde_with.

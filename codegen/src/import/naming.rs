@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::ir::{FieldIr, StructIr, Ty};
+use crate::model::UNKNOWN_FIELDS;
 
 /// The chosen names: per struct index, its name and whether it is emitted (its canonical copy).
 pub(crate) struct Names {
@@ -166,7 +167,7 @@ pub(crate) fn field_names(fields: &[FieldIr]) -> Vec<(String, bool)> {
             let base = rust_field(&field.json);
             let mut name = base.clone();
             let mut n = 2;
-            while used.contains(&name) || name == "metadata" {
+            while used.contains(&name) || name == "metadata" || name == UNKNOWN_FIELDS {
                 name = format!("{base}_{n}");
                 n += 1;
             }
@@ -226,7 +227,15 @@ mod tests {
     #[test]
     fn field_names_escape_keywords_and_mark_names_camel_case_cannot_give_back() {
         let fields = [
-            "type", "podIP", "x-foo", "hostname", "podIp", "self", "$ref", "kind",
+            "type",
+            "podIP",
+            "x-foo",
+            "hostname",
+            "podIp",
+            "self",
+            "$ref",
+            "kind",
+            "unknownFields",
         ];
         let names = field_names(&fields.map(field));
         let expected = [
@@ -238,6 +247,8 @@ mod tests {
             ("self_", false),
             ("ref_", true),
             ("kind", false),
+            // The generated struct keeps the keys it does not know in `unknown_fields`.
+            ("unknown_fields_2", true),
         ];
         let names: Vec<(&str, bool)> = names.iter().map(|(n, j)| (n.as_str(), *j)).collect();
         assert_eq!(names, expected);

@@ -70,3 +70,8 @@ fn irregular_plurals_name_urls_and_accessors() {
 fn hyphenated_group_gets_an_underscore_module() {
     golden("hyphenated_group");
 }
+
+#[test]
+fn imported_structs_keep_unknown_fields_and_nullable_fields_keep_null() {
+    golden("imported");
+}

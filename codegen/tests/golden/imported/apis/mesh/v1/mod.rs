@@ -1,0 +1,3 @@
+//! +groupName=mesh.example.com
+//! +kubegen:imported
+mod route;
