@@ -29,9 +29,11 @@
 //! - A regex that does not compile is `Illegal regex: ` followed by the `regex` crate's message,
 //!   not Go's (`error parsing regexp: missing closing ): ...`).
 //! - The authorizer library (`authorizer.group(..).resource(..).check(verb).allowed()`,
-//!   `path`, `requestResource`, `reason`, `errored`, `error`) serves admission policies, which
-//!   pass the server's authorizer; `serviceAccount(...)` and `fieldSelector`/`labelSelector`
-//!   are missing, and in CRD rules `check` is unknown.
+//!   `path`, `requestResource`, `serviceAccount(namespace, name)`, `fieldSelector`,
+//!   `labelSelector`, `reason`, `errored`, `error`) serves admission policies, which pass the
+//!   server's authorizer; in CRD rules `check` is unknown. The selectors are carried but not
+//!   read: RBAC, the only authorizer here, ignores them, as the real RBAC authorizer does (v1.36
+//!   allowed a check with an unparsable selector, `errored()` false).
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
@@ -130,6 +132,10 @@ pub struct AuthzCheck {
     pub name: String,
     /// Verb, e.g. `get`.
     pub verb: String,
+    /// `serviceAccount(namespace, name)`: ask as that ServiceAccount instead of the requesting
+    /// user (`system:serviceaccount:<namespace>:<name>`, in groups `system:serviceaccounts` and
+    /// `system:serviceaccounts:<namespace>`).
+    pub service_account: Option<(String, String)>,
 }
 
 /// Answers an [`AuthzCheck`]: allowed, and the authorizer's reason.
@@ -177,9 +183,60 @@ fn with_field(target: Value, key: &str, value: Arc<String>) -> Result<Value, Exe
     }))
 }
 
+/// `authorizer.serviceAccount(namespace, name)`: the same authorizer asking as that
+/// ServiceAccount. Names are checked as apiserver `pkg/cel/library/authz.go` does, with its
+/// errors.
+fn service_account(
+    target: Value,
+    namespace: Arc<String>,
+    name: Arc<String>,
+) -> Result<Value, ExecutionError> {
+    let Value::Map(map) = target else {
+        return Err(ExecutionError::function_error(
+            "serviceAccount",
+            "not an authorizer",
+        ));
+    };
+    if text(&map, AUTHZ) != "authorizer" {
+        return Err(ExecutionError::function_error(
+            "serviceAccount",
+            "not an authorizer",
+        ));
+    }
+    if !format::dns1123_subdomain(&name).is_empty() {
+        return Err(ExecutionError::function_error(
+            "serviceAccount",
+            "Invalid service account name",
+        ));
+    }
+    if !format::dns1123_label(&namespace).is_empty() {
+        return Err(ExecutionError::function_error(
+            "serviceAccount",
+            "Invalid service account namespace",
+        ));
+    }
+    let mut fields = (*map.map).clone();
+    let key = |k: &str| cel::objects::Key::String(Arc::new(k.to_string()));
+    fields.insert(key(SA_NAMESPACE), Value::String(namespace));
+    fields.insert(key(SA_NAME), Value::String(name));
+    Ok(Value::Map(cel::objects::Map {
+        map: Arc::new(fields),
+    }))
+}
+
+/// The keys under which [`service_account`] keeps the ServiceAccount along the chain.
+const SA_NAMESPACE: &str = "__serviceAccountNamespace__";
+const SA_NAME: &str = "__serviceAccountName__";
+
 /// The builder steps of the authorizer library; `check` is added per evaluation, by
 /// [`add_authorizer_check`], as it needs the server's authorizer.
 fn add_authorizer_builders(ctx: &mut Context<'static, 'static>) {
+    let _ = ctx.add_function(
+        "serviceAccount",
+        |This(target): This<Value>, namespace: Arc<String>, name: Arc<String>| {
+            service_account(target, namespace, name)
+        },
+    );
     for key in [
         "group",
         "resource",
@@ -187,6 +244,8 @@ fn add_authorizer_builders(ctx: &mut Context<'static, 'static>) {
         "namespace",
         "name",
         "path",
+        "fieldSelector",
+        "labelSelector",
     ] {
         let _ = ctx.add_function(key, move |This(target): This<Value>, value: Arc<String>| {
             with_field(target, key, value)
@@ -230,6 +289,10 @@ pub(crate) fn add_authorizer_check(ctx: &mut Context<'static, 'static>, authoriz
                 namespace: text(&map, "namespace"),
                 name: text(&map, "name"),
                 verb: verb.to_string(),
+                service_account: map
+                    .map
+                    .contains_key(&cel::objects::Key::String(Arc::new(SA_NAME.into())))
+                    .then(|| (text(&map, SA_NAMESPACE), text(&map, SA_NAME))),
             };
             let (allowed, reason) = authorize(&check);
             let mut fields = std::collections::HashMap::new();

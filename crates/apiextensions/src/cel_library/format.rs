@@ -147,7 +147,8 @@ fn mask_trailing_dash(s: &str) -> String {
     }
 }
 
-fn dns1123_label(s: &str) -> Vec<String> {
+/// The problems of `s` as a DNS-1123 label (a namespace name), none when it is one.
+pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if s.len() > 63 {
         errors.push(max_len(63));
@@ -162,7 +163,8 @@ fn dns1123_label(s: &str) -> Vec<String> {
     errors
 }
 
-fn dns1123_subdomain(s: &str) -> Vec<String> {
+/// The problems of `s` as a DNS-1123 subdomain (most object names), none when it is one.
+pub(crate) fn dns1123_subdomain(s: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if s.len() > 253 {
         errors.push(max_len(253));

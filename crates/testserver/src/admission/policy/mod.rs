@@ -39,7 +39,8 @@
 //! - Audit: there is no audit log, so `Audit` actions and `auditAnnotations` leave no trace
 //!   (an annotation whose expression fails still denies under `failurePolicy: Fail`).
 //! - `authorizer` asks the server's authorizer (RBAC when enabled, allow-all by default) as the
-//!   requesting user; `serviceAccount(...)`, label and field selectors are missing.
+//!   requesting user, or as `serviceAccount(namespace, name)`; RBAC ignores label and field
+//!   selectors, as the real one does.
 //! - A mutating policy gets a custom resource in the request's version (a validating one, as on
 //!   the real server, in the version its rules matched under `matchPolicy: Equivalent`).
 //! - Variables are evaluated eagerly (the real server evaluates one when it is first read); an
@@ -214,13 +215,26 @@ impl Policies {
     }
 }
 
-/// The server's authorizer asked on behalf of the requesting user (`authorizer.check`).
+/// The server's authorizer asked on behalf of the requesting user (`authorizer.check`), or of
+/// the ServiceAccount `authorizer.serviceAccount(namespace, name)` names (apiserver
+/// `serviceaccount.ServiceAccountInfo.UserInfo`: its user name and its two groups, nothing more).
 fn authorize_as(scope: &crate::request::scope::Scope) -> kubegen_apiextensions::Authorize {
     let authorizer = scope.authorizer.clone();
     let user = scope.user.clone();
     std::sync::Arc::new(move |check| {
+        let user = match &check.service_account {
+            Some((namespace, name)) => crate::authz::UserInfo::new(
+                format!("system:serviceaccount:{namespace}:{name}"),
+                "",
+                &[
+                    "system:serviceaccounts",
+                    &format!("system:serviceaccounts:{namespace}"),
+                ],
+            ),
+            None => user.clone(),
+        };
         let attributes = crate::authz::Attributes {
-            user: user.clone(),
+            user,
             verb: check.verb.clone(),
             namespace: check.namespace.clone(),
             group: check.group.clone(),
