@@ -296,13 +296,16 @@ impl ApiServer {
             Verb::Update => handlers::update::update(&self.inner.storage, scope, body).await,
             Verb::Patch => handlers::update::patch(&self.inner.storage, scope, headers, body).await,
             Verb::Delete => handlers::delete::delete(&self.inner.storage, scope, body, query).await,
-            Verb::DeleteCollection => handlers::delete::delete_collection(
-                &self.inner.storage,
-                scope,
-                query,
-                body,
-                self.inner.options.sharded_list_and_watch,
-            ),
+            Verb::DeleteCollection => {
+                handlers::delete::delete_collection(
+                    &self.inner.storage,
+                    scope,
+                    query,
+                    body,
+                    self.inner.options.sharded_list_and_watch,
+                )
+                .await
+            }
         }
     }
 

@@ -150,7 +150,14 @@ fn dry_run_response(
 }
 
 /// `DELETE .../<plural>`: deletes every object matching the selectors and returns them as a list.
-pub(crate) fn delete_collection(
+///
+/// As the real store's `DeleteCollection` (apiserver `registry/generic/registry/store.go`): it
+/// lists, then deletes item by item, each after the validating admission of its own delete
+/// (webhooks and policies see `oldObject` = the item and no name, so a denial names "Unknown",
+/// apiserver `admission/errors.go`); the first refusal ends the request with that error, the
+/// items deleted before it staying deleted. No mutating admission runs, as in the real handler.
+/// Dry run validates too, then deletes nothing.
+pub(crate) async fn delete_collection(
     store: &Storage,
     target: &Scope,
     query: &Query,
@@ -161,29 +168,47 @@ pub(crate) fn delete_collection(
     // The real store's DeleteCollection lists with the same options, so the shard filter applies.
     params.read_shard_selector(query, sharded_list)?;
     let options = DeleteOptions::parse(body, query)?;
-    let mut state = store.lock();
-    let keep = |s: &Stored| params.matches(&s.value);
-    let list_query = ListQuery {
-        namespace: target.namespace.as_deref(),
-        at: None,
-        after: None,
-        limit: None,
-        keep: &keep,
+    let items = {
+        let state = store.lock();
+        let keep = |s: &Stored| params.matches(&s.value);
+        let list_query = ListQuery {
+            namespace: target.namespace.as_deref(),
+            at: None,
+            after: None,
+            limit: None,
+            keep: &keep,
+        };
+        let (items, _) = state
+            .store
+            .list(&target.def.key(), &list_query)
+            .unwrap_or_default();
+        items
     };
-    let (items, _) = state
-        .store
-        .list(&target.def.key(), &list_query)
-        .unwrap_or_default();
     let mut deleted = Vec::with_capacity(items.len());
+    let mut warnings = Vec::new();
     for item in items {
-        if target.dry_run {
-            deleted.push(item);
-            continue;
-        }
         let key = (
             meta_str(&item.value, "namespace").to_string(),
             meta_str(&item.value, "name").to_string(),
         );
+        let mut webhooks = {
+            let state = store.lock();
+            let attributes =
+                Attributes::new(Operation::Delete, target, "", &state).with_old(&item.value);
+            Webhooks::load(&attributes, None, delete_options(body, target))
+        };
+        webhooks.validate(None).await?;
+        for warning in webhooks.warnings {
+            // The real server's warning recorder keeps each distinct text once per request.
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+        if target.dry_run {
+            deleted.push(item);
+            continue;
+        }
+        let mut state = store.lock();
         let attributes = Attributes::new(Operation::Delete, target, &key.1, &state);
         admission::admit(&attributes, None)?;
         admission::validate(&attributes, None)?;
@@ -191,15 +216,16 @@ pub(crate) fn delete_collection(
             Some(Outcome::Pending(s) | Outcome::Gone(s)) => deleted.push(s),
             None => {}
         }
+        store.notify(state.store.current_rv());
     }
+    let state = store.lock();
     let rv = state.store.current_rv();
-    store.notify(rv);
     drop(state);
     let meta = crate::encode::list_meta(rv, None, None);
     let head = crate::encode::list_head(&target.def.kind, &target.def.api_version(), meta);
     let body = json_list_body(head, deleted, ItemTypes::of(&target.def));
-    Ok(crate::body::with_json_type(
-        Response::builder().status(StatusCode::OK),
-        body,
-    ))
+    let mut response =
+        crate::body::with_json_type(Response::builder().status(StatusCode::OK), body);
+    add_warnings(&mut response, &warnings);
+    Ok(response)
 }

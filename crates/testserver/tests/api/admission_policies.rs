@@ -721,6 +721,53 @@ async fn authorizer_service_account_checks_ask_as_that_service_account() {
     }
 }
 
+/// A delete of a collection runs the validating policies once per item, with the item as
+/// `oldObject` and no `request.name` (so this `messageExpression` fails and the default message
+/// stands), a denial names "Unknown", and the first one ends the request with the items before
+/// it deleted. v1.36.2 answered exactly this and kept `keep` and `z`.
+#[tokio::test]
+async fn a_collection_delete_is_validated_item_by_item() {
+    let h = server().await;
+    let policy = json!({"metadata": {"name": "pol-dc"}, "spec": {
+        "matchConstraints": rules("configmaps", json!(["DELETE"])),
+        "validations": [{"expression": "oldObject.metadata.name != 'keep'",
+            "messageExpression": "'keep ' + request.name"}]}});
+    assert_eq!(h.http.post(VAP, policy).await.code, 201);
+    let b = binding("pol-dc-b", "pol-dc", json!(["Deny"]), json!({}));
+    assert_eq!(h.http.post(VAPB, b).await.code, 201);
+    for name in ["a", "keep", "z"] {
+        assert_eq!(create_cm(&h, CMS, name, Value::Null).await.code, 201);
+    }
+    let reply = h.http.delete(CMS).await;
+    let why = "ValidatingAdmissionPolicy 'pol-dc' with binding 'pol-dc-b' denied request: \
+               failed expression: oldObject.metadata.name != 'keep'";
+    assert_eq!(
+        status(&reply),
+        (
+            422,
+            "Invalid",
+            format!("configmaps \"Unknown\" is forbidden: {why}").as_str()
+        )
+    );
+    let left = h.http.get(CMS).await.body;
+    let names: Vec<&str> = left["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["keep", "z"]);
+    // A single delete names the object, and `request.name` is there.
+    let reply = h.http.delete(&format!("{CMS}/keep")).await;
+    assert_eq!(reply.code, 422);
+    assert!(
+        reply.body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("denied request: keep keep")
+    );
+}
+
 /// `matchPolicy`: a rule naming v1 of a custom resource written through v2 matches under
 /// `Equivalent`, with the object converted to v1 (v1.36: `too big in pol.example.com/v1`), and
 /// not under `Exact`.

@@ -120,7 +120,13 @@ impl Policies {
             subject: Subject {
                 group: scope.def.group.clone(),
                 resource: scope.def.plural.clone(),
-                name: attributes.name.to_string(),
+                // A delete of a collection's item has no name (apiserver `admission/errors.go`).
+                name: if attributes.name.is_empty() {
+                    "Unknown"
+                } else {
+                    attributes.name
+                }
+                .to_string(),
                 namespace: namespace.unwrap_or(Value::Null),
                 authorizer: kubegen_apiextensions::authorizer_value([
                     &scope.def.group,
