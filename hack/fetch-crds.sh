@@ -46,14 +46,16 @@ copy() {
     printf '  %s\n' "${@/=/ -> }" >>"$out/$folder/SOURCE"
 }
 
-# examples <clone> <folder> <dir in the clone> <apiVersion prefix>: the YAML files below the dir
+# examples <clone> <folder> <dir in the clone> <apiVersion regex>: the YAML files below the dir
 # that hold objects of the project's own API (examples/ in the folder, same paths below the dir),
-# and their paths appended to SOURCE. Other files there (Deployments, RBAC) are left out.
+# and their paths appended to SOURCE. Other files there (Deployments, RBAC) are left out, and so
+# are templates that are not YAML yet (Helm's `{{ }}`).
 examples() {
     local clone="$1" folder="$2" dir="$3" api="$4" file
     git -C "$clone" ls-tree -r --name-only HEAD "$dir" | grep '\.yaml$' | grep -v -- '-crd' |
         while read -r file; do
-            if git -C "$clone" show "HEAD:$file" | grep -q "^apiVersion: $api"; then
+            if git -C "$clone" show "HEAD:$file" | grep -Eq "^apiVersion: $api" &&
+                ! git -C "$clone" show "HEAD:$file" | grep -q '{{'; then
                 mkdir -p "$out/$folder/examples/$(dirname "${file#"$dir"/}")"
                 git -C "$clone" show "HEAD:$file" >"$out/$folder/examples/${file#"$dir"/}"
                 printf '  %s -> examples/%s\n' "$file" "${file#"$dir"/}" >>"$out/$folder/SOURCE"
@@ -65,7 +67,9 @@ copy "$1" gateway-api config/crd/standard=standard config/crd/experimental=exper
     examples/standard=examples-standard
 # The safe-upgrades ValidatingAdmissionPolicy is not a CRD; import skips it anyway.
 copy "$2" prometheus-operator example/prometheus-operator-crd-full=prometheus-operator-crd-full
-examples "$2" prometheus-operator example monitoring.coreos.com/
+examples "$2" prometheus-operator example 'monitoring\.coreos\.com/'
 copy "$3" istio manifests/charts/base/files/crd-all.gen.yaml=crd-all.gen.yaml
+examples "$3" istio samples '(networking|security|telemetry|extensions)\.istio\.io/'
 copy "$4" argo-workflows manifests/base/crds/full/argoproj.io_workflows.yaml=argoproj.io_workflows.yaml
+examples "$4" argo-workflows examples 'argoproj\.io/'
 echo "hack/fetch-crds.sh: refreshed $out"
