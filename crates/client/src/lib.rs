@@ -19,6 +19,7 @@
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
+//! | `Deployments(ns).GetScale`/`UpdateScale`, `scale.ScalesGetter` (`Get`, `Update`, `Patch`) | [`ResourceClient::get_scale`], [`ResourceClient::update_scale`], [`ResourceClient::patch_scale`] | `scale.rs` |
 //! | `dynamic.Interface`, `metadata.Client.Resource(gvr)` | [`ResourceClient::dynamic`], [`ResourceClient::dynamic_metadata`] | `dynamic.rs` |
 //! | `discovery.ServerPreferredResources`        | [`discover`], [`ServerResources::preferred`] | `dynamic.rs`, `discovery/mod.rs` |
 //! | `discovery.DiscoveryClient` (aggregated + classic) | [`discovery::server_resources`]  | `discovery/mod.rs`           |
@@ -43,7 +44,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`
+//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`, `scale`
 //! - `spdy_exec`, `spdy_forward`, `websocket_exec`
 //! - `spdy_upgrade`, `websocket`
 //! - `discovery`, `resource_client`
@@ -82,6 +83,7 @@ mod remote_command;
 mod representation;
 mod request;
 mod resource_client;
+mod scale;
 mod secret_token;
 mod spdy;
 mod spdy_exec;
