@@ -9,6 +9,7 @@
 //! | `reconcile.Reconciler`, `reconcile.Request`, `reconcile.Result`, `reconcile.TerminalError` (`pkg/reconcile`) | [`Reconciler`], [`Context`], [`Action`], [`OnError`] | `reconcile.rs` |
 //! | `controller.Controller`, its workers (`pkg/internal/controller`) | [`Controller`] | `controller.rs` |
 //! | `mgr.GetClient()` (cache reads, server writes)  | [`CachedClient`]                       | `cached.rs`     |
+//! | `mgr.GetFieldIndexer().IndexField`, `client.MatchingFields` | [`CachedClient::index_field`], [`CachedClient::list_by_fields`], [`MatchingFields`] | `cached.rs`, `field_index.rs` |
 //! | `controllerutil.AddFinalizer`, kube-rs `finalizer()` | [`finalizer::finalizer`]          | `finalizer.rs`  |
 //! | `meta.SetStatusCondition`, `metav1.ConditionStatus` | [`conditions::set_condition`], [`conditions::ConditionStatus`] | `conditions.rs` |
 //! | `record.EventRecorder`, `EventCorrelator`      | [`Recorder`], [`correlator::Correlator`] | `events.rs`, `correlator.rs` |
@@ -33,6 +34,7 @@
 //! - `manager`
 //! - `builder`, `options`
 //! - `controller`, `cached`, `finalizer`
+//! - `field_index`
 //! - `events_v1`
 //! - `sharding`, `endpoints`, `events`, `webhook`, `crds`, `apply`, `service_account`
 //! - `reconcile`, `metrics`, `stop`, `correlator`, `event_series`, `manifests`
@@ -55,6 +57,7 @@ mod error;
 pub mod event_series;
 pub mod events;
 mod events_v1;
+mod field_index;
 pub mod finalizer;
 pub mod flags;
 pub mod manager;
@@ -76,6 +79,7 @@ pub use endpoints::Health;
 pub use error::Error;
 pub use events::{EventType, Recorder};
 pub use events_v1::{EventRecorder, EventsRecorder};
+pub use field_index::MatchingFields;
 pub use flags::ManagerFlags;
 pub use manager::{Manager, ManagerOptions};
 pub use metrics::ProcessMetrics;
