@@ -53,6 +53,8 @@
 //!   WebSocket `GET` (message `... cannot get resource "pods/exec" ...`); v1.36 also wants
 //!   `create` (`AuthorizePodWebsocketUpgradeCreatePermission`, on since 1.35) and, to a user who
 //!   has `get` but not `create`, answers with the bare message `pods "one" is forbidden: `.
+//!   Either way the SPDY retry (a `POST`) is asked for `create` and is what is returned: on both
+//!   versions `pods "one" is forbidden: User "nobody" cannot create resource "pods/exec" ...`.
 
 use std::future::Future;
 
