@@ -94,11 +94,14 @@ pub(crate) fn close_frame(channel: u8) -> Bytes {
     Bytes::copy_from_slice(&[CLOSE, channel])
 }
 
-/// The resize message for `size`; the JSON keys are Go's field names (the type has no JSON
-/// tags).
+/// The resize message for `size`.
 pub(crate) fn resize_frame(size: TerminalSize) -> Bytes {
-    let json = format!(r#"{{"Width":{},"Height":{}}}"#, size.width, size.height);
-    data_frame(RESIZE, json.as_bytes())
+    data_frame(RESIZE, resize_json(size).as_bytes())
+}
+
+/// `size` as JSON; the keys are Go's field names (the type has no JSON tags).
+pub(crate) fn resize_json(size: TerminalSize) -> String {
+    format!(r#"{{"Width":{},"Height":{}}}"#, size.width, size.height)
 }
 
 /// Splits a received message into its channel and data. `None` for an empty message (which

@@ -271,11 +271,12 @@ pub enum Error {
         /// The cause, flattened into text.
         message: String,
     },
-    /// The server answered a WebSocket upgrade (exec, attach, port-forward) with `101` but not as
-    /// the protocol requires: a wrong `Sec-WebSocket-Accept`, or a subprotocol this client did not
-    /// offer; or the transport cannot upgrade connections at all. Error statuses before the
-    /// upgrade (403, 404, 400) are [`Error::Api`] instead.
-    #[error("upgrading {url} to a WebSocket: {message}")]
+    /// The server answered a WebSocket or SPDY upgrade (exec, attach, port-forward) with a
+    /// success that is not a valid upgrade: a `2xx` other than `101`, a wrong
+    /// `Sec-WebSocket-Accept`, another `Upgrade` than asked for, or a (sub)protocol this client
+    /// did not offer; or the transport cannot upgrade connections at all. Error statuses before
+    /// the upgrade (403, 404, 400) are [`Error::Api`] instead.
+    #[error("upgrading {url}: {message}")]
     UpgradeFailed {
         /// Path and query of the request.
         url: String,

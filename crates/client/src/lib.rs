@@ -19,6 +19,7 @@
 //! | `metav1.ListOptions` & co.                  | [`ListOptions`], [`Patch`], ...        | `options.rs`                 |
 //! | `rest.Config.QPS`, `Burst`                  | [`RateLimit`] (bucket: `kubegen-flowcontrol`) | `rate_limit.rs`       |
 //! | `metadata.Client` (`metadata/metadata.go`)  | [`ResourceClient::metadata_namespaced`] & co. over [`PartialObjectMeta`] | `metadata.rs` |
+//! | `Deployments(ns).GetScale`/`UpdateScale`, `scale.ScalesGetter` (`Get`, `Update`, `Patch`) | [`ResourceClient::get_scale`], [`ResourceClient::update_scale`], [`ResourceClient::patch_scale`] | `scale.rs` |
 //! | `dynamic.Interface`, `metadata.Client.Resource(gvr)` | [`ResourceClient::dynamic`], [`ResourceClient::dynamic_metadata`] | `dynamic.rs` |
 //! | `discovery.ServerPreferredResources`        | [`discover`], [`ServerResources::preferred`] | `dynamic.rs`, `discovery/mod.rs` |
 //! | `discovery.DiscoveryClient` (aggregated + classic) | [`discovery::server_resources`]  | `discovery/mod.rs`           |
@@ -26,7 +27,8 @@
 //! | `meta.RESTMapper`, `restmapper.DeferredDiscoveryRESTMapper` | [`RestMapper`], [`RestMapping`] | `discovery/rest_mapper.rs` |
 //! | `tools/metrics`, `rest_client_*` families   | [`ClientMetrics`]                      | `metrics.rs`                 |
 //! | `CoreV1().Pods(ns).GetLogs(name, opts)`, `PodLogOptions` | [`Client::pod_logs`], [`Client::pod_log_stream`], [`LogOptions`] | `pod_logs.rs` |
-//! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `channel.rs`, `websocket.rs` |
+//! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `websocket_exec.rs`, `channel.rs`, `websocket.rs`, `exec_pipes.rs` |
+//! | `remotecommand.NewFallbackExecutor`, `NewSPDYExecutor` (`v1.go`..`v4.go`) | the same calls, falling back to SPDY | `fallback.rs`, `spdy_exec.rs`, `spdy_upgrade.rs`, `spdy.rs` |
 //! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs`, `spdy_forward.rs`, `spdy.rs` |
 //!
 //! # Where it sits
@@ -42,15 +44,15 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`
-//! - `spdy_forward`
-//! - `websocket`
+//! - `dynamic`, `metadata`, `pod_logs`, `port_forward`, `remote_command`, `scale`
+//! - `spdy_exec`, `spdy_forward`, `websocket_exec`
+//! - `spdy_upgrade`, `websocket`
 //! - `discovery`, `resource_client`
 //! - `client`
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
+//! - `channel`, `exec_pipes`, `extract`, `fallback`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -64,7 +66,11 @@ pub mod config;
 pub mod discovery;
 mod dynamic;
 mod error;
+mod exec_pipes;
+#[cfg(test)]
+mod exec_test_peer;
 mod extract;
+mod fallback;
 mod list_decoder;
 mod metadata;
 mod metrics;
@@ -77,13 +83,17 @@ mod remote_command;
 mod representation;
 mod request;
 mod resource_client;
+mod scale;
 mod secret_token;
 mod spdy;
+mod spdy_exec;
 mod spdy_forward;
+mod spdy_upgrade;
 mod tls;
 mod transport;
 mod watch;
 mod websocket;
+mod websocket_exec;
 
 pub use body::{Body, BoxError};
 pub use channel::TerminalSize;

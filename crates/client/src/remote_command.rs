@@ -1,25 +1,36 @@
 //! exec and attach: run a command in a pod's container (or join its main process) with its
-//! stdin, stdout and stderr carried over one WebSocket, and learn its exit code.
+//! stdin, stdout and stderr carried over one WebSocket (or, when the WebSocket is refused, one
+//! SPDY connection), and learn its exit code.
 //!
-//! Mirrors client-go `tools/remotecommand/websocket.go` (the WebSocket executor,
-//! `NewWebSocketExecutor`) and `remotecommand.go` (`StreamOptions`), and kubectl's
-//! `pkg/cmd/exec/exec.go` and `pkg/cmd/attach/attach.go` (the query parameters, `stderr` off with
-//! a TTY). The frame rules live in `channel.rs`.
+//! Mirrors client-go `tools/remotecommand/fallback.go` (`NewFallbackExecutor`: the WebSocket
+//! executor first, the SPDY executor when the upgrade fails, as kubectl builds it),
+//! `websocket.go` (`NewWebSocketExecutor`), `spdy.go` (`NewSPDYExecutor`) and `remotecommand.go`
+//! (`StreamOptions`), and kubectl's `pkg/cmd/exec/exec.go` and `pkg/cmd/attach/attach.go` (the
+//! query parameters, `stderr` off with a TTY). The sessions live in `websocket_exec.rs` and
+//! `spdy_exec.rs`, the fallback rule in `fallback.rs`.
 //!
 //! # Why an `AsyncRead`/`AsyncWrite` per stream
 //! A backup through `exec` copies stdout into a file with `tokio::io::copy`; a test writes stdin
 //! and reads stdout line by line. Each stream is one end of an in-memory pipe whose other end a
-//! background task feeds from (or drains into) the socket, so callers use tokio's ordinary I/O
-//! tools and the process keeps running while they are busy elsewhere.
+//! background task feeds from (or drains into) the connection, so callers use tokio's ordinary
+//! I/O tools and the process keeps running while they are busy elsewhere.
 //!
 //! # Guarantees
 //! - The streams asked for are [`RemoteProcess::take_stdin`] & co.; closing or dropping stdin
-//!   ends the process's input (v5 sends the close signal; v4 cannot tell the server, see below).
+//!   ends the process's input (v5 sends the close signal, SPDY a FIN; v4 over a WebSocket cannot
+//!   tell the server, see below).
 //! - A stream that is dropped unread is discarded and never blocks the others. One that is
 //!   held but not read stalls the session once its 64 KiB pipe is full, as a full pipe stalls a
 //!   local process: read what you take, or drop it.
-//! - [`RemoteProcess::wait`] resolves with the [`ExitStatus`] once the server closes the socket.
-//! - Dropping a [`RemoteProcess`] without waiting closes the socket.
+//! - [`RemoteProcess::wait`] resolves with the [`ExitStatus`] once the server ends the session.
+//! - Dropping a [`RemoteProcess`] without waiting closes the connection.
+//!
+//! # The SPDY fallback
+//! A WebSocket upgrade that gets any answer but a valid `101` (an error status too, as in
+//! client-go) is retried once as a `POST` upgraded to SPDY/3.1 offering `v4.channel.k8s.io` down
+//! to `channel.k8s.io`; the SPDY attempt's result is the one returned, so a missing pod is still
+//! [`Error::is_not_found`]. [`RemoteProcess::over_spdy`] tells which one runs. Failures before
+//! any answer (connection refused, timeouts) are not retried (`fallback.rs` has the table).
 //!
 //! # Differences from client-go
 //! - `v4.channel.k8s.io` is offered after `v5.channel.k8s.io` (client-go offers v5 alone), so
@@ -28,13 +39,6 @@
 //!   not reach the command, so one that reads its input to the end (`cat`, `psql -f -`) never
 //!   ends; check [`RemoteProcess::protocol`]. (client-go gets SPDY, which can half-close, in
 //!   that case.)
-//! - No SPDY, so no `FallbackExecutor`: client-go retries over SPDY when the WebSocket upgrade is
-//!   refused. Here the refusal is the error. API servers answer errors before any upgrade (so an
-//!   SPDY retry would get the same answer: a missing pod is 404 on both), and servers
-//!   translate v5 WebSockets themselves (1.30+, `TranslateStreamCloseWebsocketRequests`); an
-//!   older one proxies the WebSocket to the kubelet, which answers v4. Only a path that refuses
-//!   WebSockets entirely (a proxy in between) would need SPDY; there the refusal's status is
-//!   returned ([`Error::Api`] or [`Error::HttpStatus`], or [`Error::UpgradeFailed`] for a 2xx).
 //! - No read deadline: client-go also fails a session that has not heard from the server for 61 s
 //!   despite its pings; here the pings keep proxies from closing an idle connection, and a dead
 //!   one ends when TCP notices.
@@ -49,27 +53,26 @@
 //!   WebSocket `GET` (message `... cannot get resource "pods/exec" ...`); v1.36 also wants
 //!   `create` (`AuthorizePodWebsocketUpgradeCreatePermission`, on since 1.35) and, to a user who
 //!   has `get` but not `create`, answers with the bare message `pods "one" is forbidden: `.
+//!   Either way the SPDY retry (a `POST`) is asked for `create` and is what is returned: on both
+//!   versions `pods "one" is forbidden: User "nobody" cannot create resource "pods/exec" ...`.
 
-use std::time::Duration;
+use std::future::Future;
 
-use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncReadExt, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_tungstenite::tungstenite::{self, Message};
 
-use crate::channel::{self, Outcome, Protocol, TerminalSize};
+use crate::channel::{Protocol, TerminalSize};
 use crate::client::Client;
-use crate::error::{Error, Result, error_chain};
+use crate::error::{Error, Result};
+use crate::exec_pipes::Pipes;
+use crate::fallback::should_fall_back;
 use crate::request::ResourcePath;
-use crate::websocket::{self, Socket};
+use crate::spdy_exec::{self, SpdyProtocol};
+use crate::{spdy_upgrade, websocket, websocket_exec};
 
 /// Capacity of each in-memory pipe between a stream and the socket.
 const PIPE_CAPACITY: usize = 64 * 1024;
-/// How often the client pings the server, keeping idle connections open through proxies
-/// (client-go's `pingPeriod`).
-const PING_PERIOD: Duration = Duration::from_secs(5);
 
 /// Which of the process's streams to connect, for [`Client::exec`] and [`Client::attach`]
 /// (`PodExecOptions` / `PodAttachOptions` without the command).
@@ -184,11 +187,15 @@ pub struct RemoteProcess {
     stdout: Option<DuplexStream>,
     stderr: Option<DuplexStream>,
     resizer: Option<TerminalResizer>,
-    protocol: Protocol,
+    /// The stream protocol the server chose.
+    protocol: &'static str,
+    /// The WebSocket was refused and the session runs over SPDY.
+    over_spdy: bool,
     /// Path and query of the request, for errors.
     url: String,
-    /// The task moving data between the pipes and the socket; `None` once awaited.
-    driver: Option<JoinHandle<Result<ExitStatus>>>,
+    /// The task moving data between the pipes and the connection, with the exit code it read;
+    /// `None` once awaited.
+    driver: Option<JoinHandle<Result<u8>>>,
 }
 
 impl RemoteProcess {
@@ -213,10 +220,16 @@ impl RemoteProcess {
         self.resizer.clone()
     }
 
-    /// The subprotocol the server chose: `v5.channel.k8s.io` or `v4.channel.k8s.io` (without
-    /// stdin's close signal).
+    /// The stream protocol the server chose: over a WebSocket `v5.channel.k8s.io` or
+    /// `v4.channel.k8s.io` (without stdin's close signal); over SPDY `v4.channel.k8s.io` down to
+    /// `channel.k8s.io` (exit codes only with v4).
     pub fn protocol(&self) -> &'static str {
-        self.protocol.name()
+        self.protocol
+    }
+
+    /// Whether the server refused the WebSocket and the session fell back to SPDY.
+    pub fn over_spdy(&self) -> bool {
+        self.over_spdy
     }
 
     /// Waits until the server ends the session and returns the exit code. Streams not taken are
@@ -232,10 +245,13 @@ impl RemoteProcess {
         self.stderr = None;
         let driver = self.driver.take();
         match driver {
-            Some(driver) => driver.await.map_err(|e| Error::StreamFailed {
-                url: self.url.clone(),
-                message: format!("session task ended abnormally: {e}"),
-            })?,
+            Some(driver) => {
+                let code = driver.await.map_err(|e| Error::StreamFailed {
+                    url: self.url.clone(),
+                    message: format!("session task ended abnormally: {e}"),
+                })??;
+                Ok(ExitStatus { code })
+            }
             None => Err(Error::StreamFailed {
                 url: self.url.clone(),
                 message: "the session was already awaited".to_owned(),
@@ -333,19 +349,33 @@ impl Client {
                 "{subresource} in pod {namespace}/{pod}: at least one of stdin, stdout or stderr must be connected"
             )));
         }
-        let request = ResourcePath::new("", "v1", "pods", Some(namespace)).stream(
-            pod,
-            subresource,
-            params,
-        )?;
+        let path = ResourcePath::new("", "v1", "pods", Some(namespace));
+        let request = path.stream(pod, subresource, params)?;
         let url = request.uri().to_string();
         let offered = Protocol::OFFERED.map(Protocol::name);
-        let (socket, chosen) = websocket::connect(self, request, &offered).await?;
-        let protocol = Protocol::from_name(&chosen).ok_or_else(|| Error::UpgradeFailed {
+        let refusal = match websocket::connect(self, request, &offered).await {
+            Ok((socket, chosen)) => {
+                let protocol =
+                    Protocol::from_name(&chosen).ok_or_else(|| Error::UpgradeFailed {
+                        url: url.clone(),
+                        message: format!("unexpected subprotocol {chosen:?}"),
+                    })?;
+                let run = |pipes| websocket_exec::run(socket, protocol, url.clone(), pipes);
+                return Ok(spawn(protocol.name(), false, url.clone(), opts, run));
+            }
+            Err(refusal) if should_fall_back(&refusal) => refusal,
+            Err(other) => return Err(other),
+        };
+        tracing::debug!(error = %refusal, "WebSocket refused, retrying {subresource} over SPDY");
+        let request = path.stream(pod, subresource, params)?;
+        let offered = SpdyProtocol::OFFERED.map(SpdyProtocol::name);
+        let (conn, chosen) = spdy_upgrade::connect(self, request, &offered).await?;
+        let protocol = SpdyProtocol::from_name(&chosen).ok_or_else(|| Error::UpgradeFailed {
             url: url.clone(),
-            message: format!("unexpected subprotocol {chosen:?}"),
+            message: format!("unexpected stream protocol {chosen:?}"),
         })?;
-        Ok(spawn(socket, protocol, url, opts))
+        let run = |pipes| spdy_exec::run(conn, protocol, url.clone(), pipes);
+        Ok(spawn(protocol.name(), true, url.clone(), opts, run))
     }
 }
 
@@ -359,7 +389,18 @@ fn pipe(wanted: bool) -> (Option<DuplexStream>, Option<DuplexStream>) {
     }
 }
 
-fn spawn(socket: Socket, protocol: Protocol, url: String, opts: &ExecOptions) -> RemoteProcess {
+/// Makes the pipes `opts` ask for and starts `run` on the driver's ends.
+fn spawn<F, Fut>(
+    protocol: &'static str,
+    over_spdy: bool,
+    url: String,
+    opts: &ExecOptions,
+    run: F,
+) -> RemoteProcess
+where
+    F: FnOnce(Pipes) -> Fut,
+    Fut: Future<Output = Result<u8>> + Send + 'static,
+{
     let (stdin, stdin_driver) = pipe(opts.stdin);
     let (stdout, stdout_driver) = pipe(opts.stdout);
     let (stderr, stderr_driver) = pipe(opts.stderr && !opts.tty);
@@ -373,15 +414,11 @@ fn spawn(socket: Socket, protocol: Protocol, url: String, opts: &ExecOptions) ->
     } else {
         (None, None)
     };
-    let session = Session {
-        socket,
-        protocol,
-        url: url.clone(),
+    let pipes = Pipes {
         stdin: stdin_driver,
         stdout: stdout_driver,
         stderr: stderr_driver,
         sizes,
-        error_channel: Vec::new(),
     };
     RemoteProcess {
         stdin,
@@ -389,167 +426,9 @@ fn spawn(socket: Socket, protocol: Protocol, url: String, opts: &ExecOptions) ->
         stderr,
         resizer,
         protocol,
+        over_spdy,
         url,
-        driver: Some(tokio::spawn(session.run())),
-    }
-}
-
-/// The driver's side of one session: the socket and the pipe ends it feeds or drains.
-struct Session {
-    socket: Socket,
-    protocol: Protocol,
-    /// Path and query of the request, for errors.
-    url: String,
-    /// Read end of stdin; `None` once it ended (or was never asked for).
-    stdin: Option<DuplexStream>,
-    /// Write end of stdout; `None` when not asked for or dropped by the caller.
-    stdout: Option<DuplexStream>,
-    /// Write end of stderr; as `stdout`.
-    stderr: Option<DuplexStream>,
-    /// Terminal sizes to send; `None` without a TTY or once every resizer is dropped.
-    sizes: Option<mpsc::Receiver<TerminalSize>>,
-    /// Everything received on the error channel so far.
-    error_channel: Vec<u8>,
-}
-
-/// What woke the driver up.
-enum Event {
-    Received(Option<std::result::Result<Message, tungstenite::Error>>),
-    Stdin(std::io::Result<usize>),
-    Resize(Option<TerminalSize>),
-    Ping,
-}
-
-impl Session {
-    async fn run(mut self) -> Result<ExitStatus> {
-        let mut buffer = vec![0; 32 * 1024];
-        let mut ping =
-            tokio::time::interval_at(tokio::time::Instant::now() + PING_PERIOD, PING_PERIOD);
-        loop {
-            let event = tokio::select! {
-                message = self.socket.next() => Event::Received(message),
-                read = read_some(&mut self.stdin, &mut buffer), if self.stdin.is_some() => Event::Stdin(read),
-                size = next_size(&mut self.sizes), if self.sizes.is_some() => Event::Resize(size),
-                _ = ping.tick() => Event::Ping,
-            };
-            match event {
-                Event::Received(None) => break,
-                Event::Received(Some(Ok(message))) => {
-                    if !self.receive(message).await? {
-                        break;
-                    }
-                }
-                Event::Received(Some(Err(e))) => match e {
-                    tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
-                        break;
-                    }
-                    // The command's status has arrived: a connection dropped without a close
-                    // handshake after it loses nothing.
-                    _ if !self.error_channel.is_empty() => break,
-                    other => return Err(self.failed(error_chain(&other))),
-                },
-                Event::Stdin(Ok(0) | Err(_)) => self.end_stdin().await?,
-                Event::Stdin(Ok(n)) => {
-                    let frame = channel::data_frame(channel::STDIN, &buffer[..n]);
-                    self.send(frame).await?;
-                }
-                Event::Resize(Some(size)) => self.send(channel::resize_frame(size)).await?,
-                Event::Resize(None) => self.sizes = None,
-                Event::Ping => self.send_message(Message::Ping(Bytes::new())).await?,
-            }
-        }
-        self.stdout = None;
-        self.stderr = None;
-        // The server has closed; answering its close frame is a courtesy that may fail.
-        let _ = self.socket.close(None).await;
-        match channel::outcome(&self.error_channel) {
-            Ok(Outcome::Exited(code)) => Ok(ExitStatus { code }),
-            Ok(Outcome::Failed(status)) => Err(Error::RemoteCommandFailed {
-                url: self.url,
-                status,
-            }),
-            Err(message) => Err(Error::StreamFailed {
-                url: self.url,
-                message,
-            }),
-        }
-    }
-
-    /// Handles one message; `false` when the server is closing the session.
-    async fn receive(&mut self, message: Message) -> Result<bool> {
-        let data = match message {
-            Message::Binary(data) => data,
-            Message::Close(_) => return Ok(false),
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => return Ok(true),
-            Message::Text(_) => {
-                return Err(self.failed(
-                    "a text message on a binary channel protocol (base64 protocols are not offered)"
-                        .to_owned(),
-                ));
-            }
-        };
-        let Some((channel, payload)) = channel::split_frame(&data) else {
-            return Ok(true);
-        };
-        match channel {
-            channel::STDOUT => write_or_drop(&mut self.stdout, &payload).await,
-            channel::STDERR => write_or_drop(&mut self.stderr, &payload).await,
-            channel::ERROR => self.error_channel.extend_from_slice(&payload),
-            other => tracing::debug!(channel = other, "ignoring data on an unexpected channel"),
-        }
-        Ok(true)
-    }
-
-    /// The caller closed stdin: tell the server when the protocol can.
-    async fn end_stdin(&mut self) -> Result<()> {
-        self.stdin = None;
-        if self.protocol.can_close_stdin() {
-            self.send(channel::close_frame(channel::STDIN)).await?;
-        }
-        Ok(())
-    }
-
-    async fn send(&mut self, frame: Bytes) -> Result<()> {
-        self.send_message(Message::Binary(frame)).await
-    }
-
-    async fn send_message(&mut self, message: Message) -> Result<()> {
-        self.socket
-            .send(message)
-            .await
-            .map_err(|e| self.failed(error_chain(&e)))
-    }
-
-    fn failed(&self, message: String) -> Error {
-        Error::StreamFailed {
-            url: self.url.clone(),
-            message,
-        }
-    }
-}
-
-/// Reads from stdin's pipe (only polled while it is open).
-async fn read_some(stdin: &mut Option<DuplexStream>, buffer: &mut [u8]) -> std::io::Result<usize> {
-    match stdin {
-        Some(pipe) => pipe.read(buffer).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next terminal size (only polled while a resizer may still send).
-async fn next_size(sizes: &mut Option<mpsc::Receiver<TerminalSize>>) -> Option<TerminalSize> {
-    match sizes {
-        Some(sizes) => sizes.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Writes to an output pipe; a pipe whose reader is gone is dropped, and its data discarded.
-async fn write_or_drop(pipe: &mut Option<DuplexStream>, data: &[u8]) {
-    if let Some(writer) = pipe
-        && writer.write_all(data).await.is_err()
-    {
-        *pipe = None;
+        driver: Some(tokio::spawn(run(pipes))),
     }
 }
 

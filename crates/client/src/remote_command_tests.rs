@@ -6,10 +6,20 @@
 //! signal), `resize` reports each terminal size on stdout until stdin closes, `exit N` ends with
 //! code N; every session writes `done` to stderr before its status, and then closes the socket
 //! (or, with a `drop` argument, drops the connection without a close handshake). `fail` ends with a failure that
-//! is not an exit code, `garbage` with an error channel that is not a `Status`.
+//! is not an exit code, `garbage` with an error channel that is not a `Status`. A SPDY upgrade
+//! (the fallback) is refused as the WebSocket was, or, after a WebSocket 101 the client rejects,
+//! accepted by `exec_test_peer.rs`'s SPDY side with `v4.channel.k8s.io`.
 
 use super::*;
 use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::AsyncWriteExt;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::channel;
 
 use parking_lot::Mutex;
 use tokio::io::AsyncBufReadExt;
@@ -17,9 +27,12 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 
 use crate::config::Config;
+use crate::exec_test_peer::{
+    SpdyAnswer, SpdySeen, commands, is_spdy_upgrade, serve_spdy, v4_status,
+};
 
 /// How the peer answers the upgrade.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 enum Handshake {
     /// 101 with this subprotocol.
     Accept(&'static str),
@@ -33,6 +46,10 @@ struct Seen {
     uri: String,
     offered: String,
     frames: Vec<Vec<u8>>,
+    /// WebSocket upgrades received.
+    websockets: usize,
+    /// What the SPDY side saw (the fallback).
+    spdy: Arc<Mutex<SpdySeen>>,
 }
 
 // The callback's error type is tungstenite's, not ours to shrink.
@@ -43,7 +60,33 @@ async fn peer(handshake: Handshake) -> (Client, Arc<Mutex<Seen>>) {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let record = seen.clone();
     tokio::spawn(async move {
-        let (tcp, _) = listener.accept().await.unwrap();
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            if is_spdy_upgrade(&tcp).await {
+                let answer = match handshake {
+                    Handshake::Accept(_) => SpdyAnswer::Accept("v4.channel.k8s.io"),
+                    Handshake::Refuse(code, body) => SpdyAnswer::Refuse(code, body),
+                };
+                let spdy = record.lock().spdy.clone();
+                tokio::spawn(serve_spdy(tcp, answer, spdy));
+                continue;
+            }
+            record.lock().websockets += 1;
+            tokio::spawn(play_websocket(tcp, handshake, record.clone()));
+        }
+    });
+    let config = Config::new(format!("http://{address}").parse().unwrap());
+    (Client::new(config).unwrap(), seen)
+}
+
+// The callback's error type is tungstenite's, not ours to shrink.
+#[allow(clippy::result_large_err)]
+async fn play_websocket(
+    tcp: tokio::net::TcpStream,
+    handshake: Handshake,
+    record: Arc<Mutex<Seen>>,
+) {
+    {
         let callback = |request: &Request, mut response: Response| {
             let mut seen = record.lock();
             seen.uri = request.uri().to_string();
@@ -74,19 +117,7 @@ async fn peer(handshake: Handshake) -> (Client, Arc<Mutex<Seen>>) {
         };
         let command = commands(&record.lock().uri);
         play(socket, &command, &record).await;
-    });
-    let config = Config::new(format!("http://{address}").parse().unwrap());
-    (Client::new(config).unwrap(), seen)
-}
-
-/// The `command` query parameters of a URI, decoded.
-fn commands(uri: &str) -> Vec<String> {
-    let query = uri.split_once('?').map_or("", |(_, q)| q);
-    query
-        .split('&')
-        .filter_map(|pair| pair.strip_prefix("command="))
-        .map(|arg| arg.replace("%20", " "))
-        .collect()
+    }
 }
 
 async fn play(
@@ -100,16 +131,7 @@ async fn play(
     }
     let stderr = channel::data_frame(channel::STDERR, b"done\n");
     socket.send(Message::Binary(stderr)).await.unwrap();
-    let status = match command.iter().find_map(|arg| arg.strip_prefix("exit ")) {
-        Some("0") | None if program != "fail" && program != "garbage" => {
-            r#"{"metadata":{},"status":"Success"}"#.to_owned()
-        }
-        Some(code) => format!(
-            r#"{{"metadata":{{}},"status":"Failure","message":"command terminated with non-zero exit code: error executing command [sh -c exit {code}], message: \"\"","reason":"NonZeroExitCode","details":{{"causes":[{{"reason":"ExitCode","message":"{code}"}}]}}}}"#
-        ),
-        None if program == "fail" => r#"{"metadata":{},"status":"Failure","message":"Internal error occurred: error executing command in container: exec: \"fail\": executable file not found in $PATH","reason":"InternalError","code":500}"#.to_owned(),
-        None => "garbage".to_owned(),
-    };
+    let status = v4_status(command);
     let error = channel::data_frame(channel::ERROR, status.as_bytes());
     socket.send(Message::Binary(error)).await.unwrap();
     if command.iter().any(|arg| arg == "drop") {
@@ -358,15 +380,24 @@ async fn an_error_channel_that_is_not_a_status_is_a_stream_failure() {
 }
 
 #[tokio::test]
-async fn a_subprotocol_that_was_not_offered_fails_the_upgrade() {
-    let (client, _) = peer(Handshake::Accept("channel.k8s.io")).await;
-    let err = client
-        .exec("ns1", "web", &["cat"], &ExecOptions::default())
+async fn a_subprotocol_that_was_not_offered_is_an_upgrade_failure_that_falls_back_to_spdy() {
+    let (client, seen) = peer(Handshake::Accept("channel.k8s.io")).await;
+    let process = client
+        .exec("ns1", "web", &["sh", "exit 5"], &ExecOptions::default())
         .await
-        .unwrap_err();
+        .unwrap();
+    assert!(process.over_spdy());
+    assert_eq!(process.protocol(), "v4.channel.k8s.io");
+    let output = process.output().await.unwrap();
+    assert_eq!(output.status.code(), 5);
+    assert_eq!(output.stderr, b"done\n");
+    let seen = seen.lock();
+    assert_eq!(seen.websockets, 1);
     assert!(
-        matches!(&err, Error::UpgradeFailed { message, .. } if message.contains("not offered")),
-        "{err}"
+        seen.spdy
+            .lock()
+            .request_line
+            .starts_with("POST /api/v1/namespaces/ns1/pods/web/exec?")
     );
 }
 
@@ -391,12 +422,25 @@ async fn requests_that_cannot_work_fail_before_connecting() {
 mod refusals {
     use super::*;
 
+    /// The error of an exec that both the WebSocket and the SPDY retry were refused with.
     async fn refused(code: u16, body: &'static str) -> Error {
-        let (client, _) = peer(Handshake::Refuse(code, body)).await;
-        client
+        let (client, seen) = peer(Handshake::Refuse(code, body)).await;
+        let err = client
             .exec("podstream-a", "one", &["echo"], &ExecOptions::default())
             .await
-            .unwrap_err()
+            .unwrap_err();
+        let seen = seen.lock();
+        assert_eq!(seen.websockets, 1);
+        assert_eq!(
+            seen.spdy.lock().offered,
+            [
+                "v4.channel.k8s.io",
+                "v3.channel.k8s.io",
+                "v2.channel.k8s.io",
+                "channel.k8s.io"
+            ]
+        );
+        err
     }
 
     #[tokio::test]
@@ -421,7 +465,7 @@ mod refusals {
         assert!(err.is_not_found());
         assert_eq!(
             err.to_string(),
-            "GET /api/v1/namespaces/podstream-a/pods/one/exec?stdout=true&stderr=true&command=echo: pods \"missing\" not found (NotFound, 404)"
+            "POST /api/v1/namespaces/podstream-a/pods/one/exec?stdout=true&stderr=true&command=echo: pods \"missing\" not found (NotFound, 404)"
         );
     }
 
@@ -440,13 +484,16 @@ mod refusals {
 async fn a_server_that_answers_200_instead_of_upgrading_fails_the_upgrade() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
+    // Answers the WebSocket and the SPDY retry alike.
     tokio::spawn(async move {
-        let (mut tcp, _) = listener.accept().await.unwrap();
-        let mut request = vec![0; 4096];
-        let _ = tcp.read(&mut request).await.unwrap();
-        let answer =
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
-        tcp.write_all(answer.as_bytes()).await.unwrap();
+        loop {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut request = vec![0; 4096];
+            let _ = tcp.read(&mut request).await.unwrap();
+            let answer =
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+            tcp.write_all(answer.as_bytes()).await.unwrap();
+        }
     });
     let client = Client::new(Config::new(format!("http://{address}").parse().unwrap())).unwrap();
     let err = client
@@ -479,7 +526,7 @@ async fn a_transport_that_cannot_upgrade_says_so() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "upgrading /api/v1/namespaces/ns1/pods/web/exec?stdout=true&stderr=true&command=true to a WebSocket: this transport cannot upgrade connections"
+        "upgrading /api/v1/namespaces/ns1/pods/web/exec?stdout=true&stderr=true&command=true: this transport cannot upgrade connections"
     );
 }
 

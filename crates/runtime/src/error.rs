@@ -180,6 +180,34 @@ pub enum Error {
         /// The ServiceAccount's name.
         name: String,
     },
+    /// A cached list selected on a field that has no index: controller-runtime's `index with name
+    /// field:<field> does not exist`.
+    #[error(
+        "listing {kind} by field {field:?}: index with name field:{field} does not exist (register it with CachedClient::index_field)"
+    )]
+    FieldNotIndexed {
+        /// The kind listed.
+        kind: String,
+        /// The field path selected on.
+        field: String,
+    },
+    /// A field selector with a requirement the cache cannot answer from an index (`!=`).
+    #[error("field selector {selector:?}: non-exact field matches are not supported by the cache")]
+    FieldSelectorNotExact {
+        /// The selector as given.
+        selector: String,
+    },
+    /// Registering a field index failed (the field already has one).
+    #[error("indexing {kind} by field {field:?} failed")]
+    IndexFieldFailed {
+        /// The kind indexed.
+        kind: String,
+        /// The field path.
+        field: String,
+        /// The cache's error.
+        #[source]
+        source: kubegen_cache::Error,
+    },
     /// A kubeconfig could not be rewritten (no usable current context).
     #[error("kubeconfig: {reason}")]
     KubeconfigInvalid {

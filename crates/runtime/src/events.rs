@@ -25,8 +25,9 @@ use parking_lot::Mutex;
 
 use crate::correlator::{Correlated, Correlator};
 
-/// The API server rejects Event messages longer than this many bytes.
-const MAX_MESSAGE_BYTES: usize = 1024;
+/// The API server rejects Event messages (core/v1 `message`, events.k8s.io/v1 `note`) longer
+/// than this many bytes (v1.36: `message: Invalid value: "": can have at most 1024 characters`).
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// `type` of an Event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +39,8 @@ pub enum EventType {
 }
 
 impl EventType {
-    fn as_str(self) -> &'static str {
+    /// The API's spelling.
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EventType::Normal => "Normal",
             EventType::Warning => "Warning",
@@ -53,8 +55,55 @@ pub struct EventBuilder {
     component: String,
     /// `reportingInstance`: the replica's identity (pod name or host name).
     instance: String,
-    /// The nanosecond stamp of the last Event name, shared by clones: names never repeat.
+    /// Event names, never repeated (shared by clones).
+    names: EventNames,
+}
+
+/// Hands out Event names as client-go does (`<object name>.<unix nanoseconds in hex>`), so
+/// Events of one object sort by time and two replicas practically never collide. Names built
+/// from the same instant (one reconcile recording Events about several objects that share a
+/// name) get stamps one nanosecond apart: a repeated name would be refused as AlreadyExists and
+/// the Event lost. Used by both recorders (core/v1 and `events.k8s.io/v1`). Cheap to clone;
+/// clones share the last stamp.
+#[derive(Clone, Debug)]
+pub(crate) struct EventNames {
+    /// The nanosecond stamp of the last name handed out.
     last_stamp: Arc<AtomicI64>,
+}
+
+impl Default for EventNames {
+    fn default() -> Self {
+        EventNames {
+            last_stamp: Arc::new(AtomicI64::new(i64::MIN)),
+        }
+    }
+}
+
+impl EventNames {
+    /// The name of an Event about `object_name` at `nanos` (nanoseconds since 1970).
+    pub(crate) fn next(&self, object_name: &str, nanos: i128) -> String {
+        let stamp = self.unique_stamp(nanos);
+        format!("{object_name}.{stamp:x}")
+    }
+
+    /// `wanted`, or one past the last stamp handed out if that is not earlier.
+    fn unique_stamp(&self, wanted: i128) -> i64 {
+        // Nanoseconds since 1970 fit an i64 until the year 2262.
+        let wanted = i64::try_from(wanted).unwrap_or(i64::MAX);
+        let mut last = self.last_stamp.load(Ordering::Relaxed);
+        loop {
+            let stamp = wanted.max(last.saturating_add(1));
+            match self.last_stamp.compare_exchange_weak(
+                last,
+                stamp,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return stamp,
+                Err(current) => last = current,
+            }
+        }
+    }
 }
 
 impl EventBuilder {
@@ -63,17 +112,13 @@ impl EventBuilder {
         EventBuilder {
             component: component.to_owned(),
             instance: instance.to_owned(),
-            last_stamp: Arc::new(AtomicI64::new(i64::MIN)),
+            names: EventNames::default(),
         }
     }
 
-    /// An Event about `object`, in the object's namespace, at `now`.
-    ///
-    /// The name follows client-go (`<object name>.<unix nanoseconds in hex>`), so Events of one
-    /// object sort by time and two replicas practically never collide. Events built from the same
-    /// `now` (one reconcile deleting several Deployments records Events per Deployment and per
-    /// WhiteList, and a Deployment may share a WhiteList's name) get stamps one nanosecond apart: a repeated
-    /// name would be refused as AlreadyExists and the Event lost.
+    /// An Event about `object`, in the object's namespace, at `now`, named by [`EventNames`]
+    /// (one reconcile deleting several Deployments records Events per Deployment and per
+    /// WhiteList, and a Deployment may share a WhiteList's name: the names still differ).
     pub fn build<K>(
         &self,
         object: &K,
@@ -87,10 +132,10 @@ impl EventBuilder {
     {
         let involved = object.object_ref(&());
         let object_name = involved.name.clone().unwrap_or_default();
-        let nanos = self.unique_stamp(now.0.as_nanosecond());
+        let name = self.names.next(&object_name, now.0.as_nanosecond());
         Event {
             metadata: ObjectMeta {
-                name: Some(format!("{object_name}.{nanos:x}")),
+                name: Some(name),
                 namespace: involved.namespace.clone(),
                 ..ObjectMeta::default()
             },
@@ -112,29 +157,8 @@ impl EventBuilder {
     }
 }
 
-impl EventBuilder {
-    /// `wanted`, or one past the last stamp handed out if that is not earlier.
-    fn unique_stamp(&self, wanted: i128) -> i64 {
-        // Nanoseconds since 1970 fit an i64 until the year 2262.
-        let wanted = i64::try_from(wanted).unwrap_or(i64::MAX);
-        let mut last = self.last_stamp.load(Ordering::Relaxed);
-        loop {
-            let stamp = wanted.max(last.saturating_add(1));
-            match self.last_stamp.compare_exchange_weak(
-                last,
-                stamp,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return stamp,
-                Err(current) => last = current,
-            }
-        }
-    }
-}
-
 /// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `...`.
-fn truncate(text: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn truncate(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }

@@ -9,9 +9,11 @@
 //! | `reconcile.Reconciler`, `reconcile.Request`, `reconcile.Result`, `reconcile.TerminalError` (`pkg/reconcile`) | [`Reconciler`], [`Context`], [`Action`], [`OnError`] | `reconcile.rs` |
 //! | `controller.Controller`, its workers (`pkg/internal/controller`) | [`Controller`] | `controller.rs` |
 //! | `mgr.GetClient()` (cache reads, server writes)  | [`CachedClient`]                       | `cached.rs`     |
+//! | `mgr.GetFieldIndexer().IndexField`, `client.MatchingFields` | [`CachedClient::index_field`], [`CachedClient::list_by_fields`], [`MatchingFields`] | `cached.rs`, `field_index.rs` |
 //! | `controllerutil.AddFinalizer`, kube-rs `finalizer()` | [`finalizer::finalizer`]          | `finalizer.rs`  |
 //! | `meta.SetStatusCondition`, `metav1.ConditionStatus` | [`conditions::set_condition`], [`conditions::ConditionStatus`] | `conditions.rs` |
 //! | `record.EventRecorder`, `EventCorrelator`      | [`Recorder`], [`correlator::Correlator`] | `events.rs`, `correlator.rs` |
+//! | `tools/events` (`EventRecorder.Eventf`, series, `NewEventBroadcasterAdapter`) | [`EventsRecorder`], [`EventRecorder`], [`event_series`] | `events_v1.rs`, `event_series.rs` |
 //! | `healthz`, `metrics.Registry`                   | [`endpoints`], [`ProcessMetrics`]      | `endpoints.rs`, `metrics.rs` |
 //! | the `--metrics-bind-address`, `--leader-elect`, ... flags, zap's JSON logs | [`ManagerFlags`] | `flags.rs` |
 //! | timebertt's sharding (`ControllerRing`, shard Leases) | [`ManagerOptions::sharding`] | `sharding.rs` |
@@ -32,8 +34,10 @@
 //! - `manager`
 //! - `builder`, `options`
 //! - `controller`, `cached`, `finalizer`
+//! - `field_index`
+//! - `events_v1`
 //! - `sharding`, `endpoints`, `events`, `webhook`, `crds`, `apply`, `service_account`
-//! - `reconcile`, `metrics`, `stop`, `correlator`, `manifests`
+//! - `reconcile`, `metrics`, `stop`, `correlator`, `event_series`, `manifests`
 //! - `error`, `conditions`, `pod_template`, `signal`
 //!
 //! Read the crate README for the design and the differences from controller-runtime.
@@ -50,7 +54,10 @@ pub mod correlator;
 pub mod crds;
 pub mod endpoints;
 mod error;
+pub mod event_series;
 pub mod events;
+mod events_v1;
+mod field_index;
 pub mod finalizer;
 pub mod flags;
 pub mod manager;
@@ -71,6 +78,8 @@ pub use controller::Controller;
 pub use endpoints::Health;
 pub use error::Error;
 pub use events::{EventType, Recorder};
+pub use events_v1::{EventRecorder, EventsRecorder};
+pub use field_index::MatchingFields;
 pub use flags::ManagerFlags;
 pub use manager::{Manager, ManagerOptions};
 pub use metrics::ProcessMetrics;

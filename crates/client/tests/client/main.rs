@@ -9,5 +9,6 @@ mod logging;
 mod metadata;
 mod pod_streams_e2e;
 mod protobuf;
+mod scale_e2e;
 mod testserver;
 mod tls;
