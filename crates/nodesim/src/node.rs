@@ -113,10 +113,10 @@ impl SimNode {
                 condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
             ],
             "addresses": [
-                {"type": "InternalIP", "address": self.ip()},
+                {"type": "InternalIP", "address": options.kubelet_address.clone().unwrap_or_else(|| self.ip())},
                 {"type": "Hostname", "address": self.name},
             ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": options.kubelet_port}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": options.advertised_port()}},
             "nodeInfo": {
                 "machineID": id,
                 "systemUUID": id,
