@@ -115,6 +115,41 @@ watch_change() {
   cat "$work/watch.out"
 }
 
+# A Pod's streams through the API server to the (simulated) kubelet.
+exec_stdin() { echo "piped through" | k -n "$ns" exec -i talk -- cat; }
+exec_exit_code() {
+  local rc=0
+  k -n "$ns" exec talk -- sh -c 'echo to stderr >&2; exit 3' || rc=$?
+  echo "exit=$rc"
+}
+attach_stdin() { echo "typed" | k -n "$ns" attach -i talk; }
+# Forwards a free local port to port 7 of Pod talk (an echo responder on a simulated node) and
+# sends bytes through it.
+port_forward_round_trip() {
+  local local_port
+  local_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  k -n "$ns" port-forward pod/talk "$local_port:7" >"$work/port-forward.out" 2>&1 &
+  local forwarder=$!
+  for _ in $(seq 50); do grep -q 'Forwarding from' "$work/port-forward.out" && break; sleep 0.2; done
+  python3 - "$local_port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"round trip")
+got = b""
+while len(got) < 10:
+    chunk = s.recv(64)
+    if not chunk:
+        break
+    got += chunk
+print(got.decode())
+PY
+  local rc=$?
+  kill "$forwarder" 2>/dev/null || true
+  wait "$forwarder" 2>/dev/null || true
+  cat "$work/port-forward.out"
+  return $rc
+}
+
 # Polls (up to 30 s) until the namespace's `default` ServiceAccount exists.
 wait_for_default_serviceaccount() {
   for _ in $(seq 60); do
@@ -260,6 +295,22 @@ if [ -n "$server_pid" ]; then
   # The embedded server's simulated Nodes (kubegen-nodesim) schedule and run its Pods.
   check "rollout status finishes on the simulated nodes" 'successfully rolled out' -- k -n "$ns" rollout status deployment/roll --timeout=60s
   check "its Pod runs on a simulated node" '^Running nodesim-[0-9]+$' -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
+  # Logs, exec, attach and port-forward reach the simulated kubelet through the API server.
+  check "run a Pod" 'pod/talk created' -- k -n "$ns" run talk --image=busybox:1.37 --restart=Always -- sleep 3600
+  check "wait --for=condition=Ready" 'pod/talk condition met' -- k -n "$ns" wait --for=condition=Ready pod/talk --timeout=60s
+  check "logs" "^nodesim: container talk of pod $ns/talk started$" -- k -n "$ns" logs talk
+  check "logs --tail" '^nodesim: command \[sleep 3600\]$' -- k -n "$ns" logs talk --tail=1
+  check "exec" '^hello$' -- k -n "$ns" exec talk -- echo hello
+  check "exec -i with stdin" '^piped through$' -- exec_stdin
+  check "exec exit code and stderr" '^exit=3$' -- exec_exit_code
+  check "exec prints the exit code" 'command terminated with exit code 3' -- exec_exit_code
+  refuse "exec of a command outside the simulated set" 'executable file not found in \$PATH' -- k -n "$ns" exec talk -- rm -rf /
+  check "attach -i" '^typed$' -- attach_stdin
+  check "port-forward round trip" '^round trip$' -- port_forward_round_trip
+  check "run a Pod that finishes" 'pod/finish created' -- k -n "$ns" run finish --image=busybox:1.37 --restart=Never -- true
+  check "it succeeds" 'condition met' -- k -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/finish --timeout=60s
+  check "logs -f of a finished container ends" '^nodesim: container finish exited with code 0$' -- k -n "$ns" logs -f finish
+  refuse "logs of an unknown container" 'container zz is not valid for pod talk' -- k -n "$ns" logs talk -c zz
 fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
 check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3

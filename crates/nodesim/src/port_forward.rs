@@ -1,4 +1,4 @@
-//! `/portForward/{namespace}/{pod}?ports=P[,Q]`: connections to a simulated Pod's ports over a
+//! `/portForward/{namespace}/{pod}?port=P[,Q]`: connections to a simulated Pod's ports over a
 //! WebSocket speaking `v4.channel.k8s.io`, each reaching an in-process responder
 //! ([`crate::port_forward_responder`]).
 //!
@@ -33,7 +33,8 @@ const PROTOCOLS: [&str; 1] = ["v4.channel.k8s.io"];
 /// Capacity of the in-memory pipe to each port's responder.
 const PIPE_CAPACITY: usize = 64 * 1024;
 
-/// The `ports` of the query (`ports=80,81` or repeated), each 1 to 65535.
+/// The `port` parameters of the query (`port=80,81` or repeated, as the API server sends
+/// `PodPortForwardOptions.ports`), each 1 to 65535.
 ///
 /// # Errors
 /// The kubelet's message for a missing or bad port.
@@ -44,7 +45,7 @@ pub(crate) fn ports(query: Option<&str>) -> Result<Vec<u16>, String> {
         .split('&')
         .filter_map(|p| p.split_once('='))
     {
-        if key != "ports" {
+        if key != "port" {
             continue;
         }
         let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
@@ -163,12 +164,12 @@ mod tests {
 
     #[test]
     fn ports_come_from_a_list_or_repeated_parameters() {
-        assert_eq!(ports(Some("ports=80,8080")), Ok(vec![80, 8080]));
-        assert_eq!(ports(Some("ports=80&ports=81")), Ok(vec![80, 81]));
+        assert_eq!(ports(Some("port=80,8080")), Ok(vec![80, 8080]));
+        assert_eq!(ports(Some("port=80&port=81")), Ok(vec![80, 81]));
         assert_eq!(
             ports(None),
             Err("query parameter \"port\" is required".to_owned())
         );
-        assert!(ports(Some("ports=0")).unwrap_err().contains("1-65535"));
+        assert!(ports(Some("port=0")).unwrap_err().contains("1-65535"));
     }
 }

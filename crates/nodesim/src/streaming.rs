@@ -40,7 +40,7 @@ impl Host {
             .ok_or_else(|| {
                 text(
                     StatusCode::NOT_FOUND,
-                    format!("pod {name:?} does not exist\n"),
+                    format!("pod {name:?} does not exist"),
                 )
             })
     }
@@ -62,7 +62,7 @@ pub(crate) fn container<'a>(
         let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
         return Err(text(
             StatusCode::NOT_FOUND,
-            format!("container {name:?} not found in pod {pod_name:?}\n"),
+            format!("container {name:?} not found in pod {pod_name:?}"),
         ));
     };
     let status = pod.status.as_ref().and_then(|s| {
