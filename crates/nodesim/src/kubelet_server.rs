@@ -46,18 +46,23 @@ pub(crate) struct KubeletServer {
 }
 
 impl KubeletServer {
-    /// Binds `127.0.0.1:port` (0 for a free port) with a fresh self-signed certificate.
+    /// Binds `address` (port 0 for a free one) with a fresh self-signed certificate for it,
+    /// `localhost` and `127.0.0.1`.
     ///
     /// # Errors
     /// [`Error::KubeletServerFailed`] when the port cannot be bound or the certificate made.
-    pub(crate) async fn bind(port: u16, host: Host) -> Result<KubeletServer> {
+    pub(crate) async fn bind(
+        (ip, port): (std::net::IpAddr, u16),
+        host: Host,
+    ) -> Result<KubeletServer> {
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             Error::KubeletServerFailed(format!("{what}: {e}"))
         };
-        let listener = TcpListener::bind(("127.0.0.1", port))
+        let listener = TcpListener::bind((ip, port))
             .await
-            .map_err(|e| failed(&format!("bind 127.0.0.1:{port}"), &e))?;
-        let acceptor = self_signed().map_err(|e| failed("make a serving certificate", &e))?;
+            .map_err(|e| failed(&format!("bind {ip}:{port}"), &e))?;
+        let acceptor =
+            self_signed(&ip.to_string()).map_err(|e| failed("make a serving certificate", &e))?;
         Ok(KubeletServer {
             listener,
             acceptor,
@@ -133,11 +138,14 @@ async fn route(host: &Arc<Host>, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// A TLS acceptor over a new self-signed certificate for `localhost` and `127.0.0.1`.
-fn self_signed() -> std::result::Result<TlsAcceptor, String> {
+/// A TLS acceptor over a new self-signed certificate for `localhost`, `127.0.0.1` and `ip`.
+fn self_signed(ip: &str) -> std::result::Result<TlsAcceptor, String> {
     let key = KeyPair::generate().map_err(|e| e.to_string())?;
-    let params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .map_err(|e| e.to_string())?;
+    let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+    if !names.iter().any(|n| n == ip) {
+        names.push(ip.to_owned());
+    }
+    let params = CertificateParams::new(names).map_err(|e| e.to_string())?;
     let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
     let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());

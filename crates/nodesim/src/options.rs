@@ -71,6 +71,7 @@ pub struct NodeSimOptions {
     pub(crate) scheduler_name: String,
     pub(crate) kubelet_port: u16,
     pub(crate) kubelet_server: bool,
+    pub(crate) kubelet_bind: std::net::IpAddr,
     /// The address the Nodes advertise as InternalIP instead of their own made-up one: set by
     /// the simulator to `127.0.0.1` when it serves the kubelet API there.
     pub(crate) kubelet_address: Option<String>,
@@ -98,6 +99,7 @@ impl Default for NodeSimOptions {
             scheduler_name: "default-scheduler".into(),
             kubelet_port: 0,
             kubelet_server: true,
+            kubelet_bind: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             kubelet_address: None,
             responder: Default::default(),
         }
@@ -209,6 +211,14 @@ impl NodeSimOptions {
     /// dial it (on by default).
     pub fn kubelet_server(mut self, on: bool) -> Self {
         self.kubelet_server = on;
+        self
+    }
+
+    /// The address the kubelet server binds and the Nodes advertise as InternalIP (127.0.0.1).
+    /// Another loopback address lets an API server that dials Nodes by hostname reach it: Nodes
+    /// named `127.0.0.10` (prefix `127.0.0.1`, one Node) served on `127.0.0.10`.
+    pub fn kubelet_address(mut self, address: std::net::IpAddr) -> Self {
+        self.kubelet_bind = address;
         self
     }
 

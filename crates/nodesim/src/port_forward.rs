@@ -26,7 +26,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use crate::port_forward_responder::Responder;
-use crate::streaming::{Body, Host, accept_websocket, channel_frame as frame, text};
+use crate::streaming::{
+    Body, Host, accept_websocket, channel_frame as frame, normal_closure, text,
+};
 
 /// The subprotocols spoken.
 const PROTOCOLS: [&str; 1] = ["v4.channel.k8s.io"];
@@ -155,6 +157,9 @@ async fn session(upgrade: OnUpgrade, ports: Vec<u16>, responder: Responder) {
     for writer in writers.iter_mut().flatten() {
         let _ = writer.shutdown().await;
     }
+    // A normal closure (1000): clients read it as the end of every channel, while a close
+    // without a code (1005) is an error to client-go's reader.
+    let _ = sink.send(Message::Close(Some(normal_closure()))).await;
     let _ = sink.close().await;
 }
 

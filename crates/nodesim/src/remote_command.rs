@@ -30,7 +30,9 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use crate::process::{self, Environment, Exit, Output, Stdio};
-use crate::streaming::{Body, Host, accept_websocket, channel_frame as frame, container, text};
+use crate::streaming::{
+    Body, Host, accept_websocket, channel_frame as frame, container, normal_closure, text,
+};
 
 /// The subprotocols spoken, best first.
 const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
@@ -198,6 +200,9 @@ async fn session(
     let _ = sink
         .send(Message::Binary(frame(ERROR, status.as_bytes())))
         .await;
+    // A normal closure (1000): clients read it as the end of every channel, while a close
+    // without a code (1005) is an error to client-go's reader.
+    let _ = sink.send(Message::Close(Some(normal_closure()))).await;
     let _ = sink.close().await;
 }
 

@@ -99,13 +99,15 @@ impl NodeSimulator {
                 pods: pods.lister(),
                 responder: options.responder.clone(),
             };
-            let server = match KubeletServer::bind(options.kubelet_port, host).await {
-                Ok(server) => server,
-                Err(e) => {
-                    factory.shutdown().await;
-                    return Err(e);
-                }
-            };
+            let server =
+                match KubeletServer::bind((options.kubelet_bind, options.kubelet_port), host).await
+                {
+                    Ok(server) => server,
+                    Err(e) => {
+                        factory.shutdown().await;
+                        return Err(e);
+                    }
+                };
             let address = server.address()?;
             options.kubelet_port = address.port();
             options.kubelet_address = Some(address.ip().to_string());

@@ -17,6 +17,8 @@ use hyper::upgrade::OnUpgrade;
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
 use kubegen_cache::Lister;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::port_forward_responder::Responder;
 
@@ -142,4 +144,12 @@ pub(crate) fn channel_frame(channel: u8, data: &[u8]) -> Bytes {
     frame.push(channel);
     frame.extend_from_slice(data);
     Bytes::from(frame)
+}
+
+/// The close frame that ends a session normally (code 1000).
+pub(crate) fn normal_closure() -> CloseFrame {
+    CloseFrame {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    }
 }
