@@ -125,11 +125,11 @@ pub(crate) fn serve(
 ) -> hyper::Response<Body> {
     let pod = match host.pod(namespace, pod_name) {
         Ok(pod) => pod,
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     let status = match container(&pod, container_name) {
         Ok((_, status)) => status.cloned(),
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     let query = LogQuery::parse(query, Timestamp::now());
     let state = status.as_ref().and_then(|s| {

@@ -74,8 +74,8 @@ pub(crate) fn serve<B>(
     (namespace, pod_name): (&str, &str),
     mut request: Request<B>,
 ) -> Response<Body> {
-    if let Err(response) = host.pod(namespace, pod_name) {
-        return response;
+    if let Err(refusal) = host.pod(namespace, pod_name) {
+        return refusal.response();
     }
     let ports = match ports(request.uri().query()) {
         Ok(ports) => ports,
@@ -83,7 +83,7 @@ pub(crate) fn serve<B>(
     };
     let (response, _, upgrade) = match accept_websocket(&mut request, &PROTOCOLS) {
         Ok(accepted) => accepted,
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     tokio::spawn(session(upgrade, ports, host.responder.clone()));
     response

@@ -98,11 +98,11 @@ pub(crate) fn serve<B>(
 ) -> Response<Body> {
     let pod = match host.pod(namespace, pod_name) {
         Ok(pod) => pod,
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     let (spec, status) = match container(&pod, container_name) {
         Ok(found) => found,
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     let state = status.and_then(|s| s.state.as_ref());
     if state.is_none_or(|s| s.running.is_none()) {
@@ -123,7 +123,7 @@ pub(crate) fn serve<B>(
     let env = Environment::of(&pod, spec);
     let (response, protocol, upgrade) = match accept_websocket(&mut request, &PROTOCOLS) {
         Ok(accepted) => accepted,
-        Err(response) => return response,
+        Err(refusal) => return refusal.response(),
     };
     let job = if attach {
         Job::Attach {

@@ -36,11 +36,11 @@ pub(crate) struct Host {
 
 impl Host {
     /// The Pod `namespace/name`, or the kubelet's 404 `pod "name" does not exist`.
-    pub(crate) fn pod(&self, namespace: &str, name: &str) -> Result<Arc<Pod>, Response<Body>> {
+    pub(crate) fn pod(&self, namespace: &str, name: &str) -> Result<Arc<Pod>, Refusal> {
         self.pods
             .get_by_key(&format!("{namespace}/{name}"))
             .ok_or_else(|| {
-                text(
+                Refusal::new(
                     StatusCode::NOT_FOUND,
                     format!("pod {name:?} does not exist"),
                 )
@@ -53,7 +53,7 @@ impl Host {
 pub(crate) fn container<'a>(
     pod: &'a Pod,
     name: &str,
-) -> Result<(&'a Container, Option<&'a ContainerStatus>), Response<Body>> {
+) -> Result<(&'a Container, Option<&'a ContainerStatus>), Refusal> {
     let spec = pod.spec.as_ref();
     let containers = spec.into_iter().flat_map(|s| {
         s.containers
@@ -62,7 +62,7 @@ pub(crate) fn container<'a>(
     });
     let Some(container) = containers.into_iter().find(|c| c.name == name) else {
         let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
-        return Err(text(
+        return Err(Refusal::new(
             StatusCode::NOT_FOUND,
             format!("container {name:?} not found in pod {pod_name:?}"),
         ));
@@ -75,6 +75,27 @@ pub(crate) fn container<'a>(
             .find(|c| c.name == name)
     });
     Ok((container, status))
+}
+
+/// A request refused before any stream starts: the status and text the kubelet answers.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// The answer to send.
+    pub(crate) fn response(self) -> Response<Body> {
+        text(self.status, self.message)
+    }
 }
 
 /// A plain-text answer, as go-restful's `WriteError` writes the kubelet's errors.
@@ -94,14 +115,14 @@ pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body>
 pub(crate) fn accept_websocket<B>(
     request: &mut Request<B>,
     speaks: &[&'static str],
-) -> Result<(Response<Body>, &'static str, OnUpgrade), Response<Body>> {
+) -> Result<(Response<Body>, &'static str, OnUpgrade), Refusal> {
     let headers = request.headers();
     let is_websocket = headers
         .get(UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
     let Some(key) = headers.get(SEC_WEBSOCKET_KEY).filter(|_| is_websocket) else {
-        return Err(text(
+        return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "the simulated kubelet streams over WebSockets only: send Upgrade: websocket\n",
         ));
@@ -118,7 +139,7 @@ pub(crate) fn accept_websocket<B>(
         .iter()
         .find_map(|p| speaks.iter().copied().find(|s| s == p))
     else {
-        return Err(text(
+        return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             format!(
                 "unable to upgrade: none of the offered subprotocols {offered:?} is supported (supported: {speaks:?})\n"

@@ -277,7 +277,7 @@ async fn port_forward_reaches_the_pods_echo_and_http_responders() {
             .write_all(b"GET / HTTP/1.1\r\nHost: web\r\n\r\n")
             .await
             .unwrap();
-        let mut answer = vec![0; 200];
+        let mut answer = [0; 200];
         let mut read = 0;
         while !String::from_utf8_lossy(&answer[..read]).ends_with("hello from the pod") {
             let n = stream.read(&mut answer[read..]).await.unwrap();
