@@ -89,9 +89,13 @@ enum Command {
         /// The kubelet's port (0: a free one).
         #[arg(long, default_value_t = 0)]
         kubelet_port: u16,
-        /// Bind Pods of `default-scheduler` (switch off beside a real kube-scheduler).
+        /// Bind Pods of `--scheduler-name` (switch off beside a real kube-scheduler).
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         scheduler: bool,
+        /// The `spec.schedulerName` of the Pods to bind: another name than `default-scheduler`
+        /// keeps the simulator to its own Pods on a shared cluster.
+        #[arg(long, default_value = "default-scheduler")]
+        scheduler_name: String,
     },
 }
 
@@ -104,6 +108,7 @@ async fn run_nodes(command: Command) -> anyhow::Result<()> {
         kubelet_address,
         kubelet_port,
         scheduler,
+        scheduler_name,
     } = command;
     let load = kubegen_client::LoadOptions::default().kubeconfig_path(&kubeconfig);
     let config = kubegen_client::Config::load(&load)
@@ -115,7 +120,8 @@ async fn run_nodes(command: Command) -> anyhow::Result<()> {
         .name_prefix(name_prefix)
         .kubelet_address(kubelet_address)
         .kubelet_port(kubelet_port)
-        .scheduler(scheduler);
+        .scheduler(scheduler)
+        .scheduler_name(scheduler_name);
     kubegen_nodesim::NodeSimulator::new(client, options)
         .run(async {
             if let Err(e) = wait_for_signal().await {
