@@ -109,3 +109,82 @@ fn the_kubelet_is_reached_at_the_preferred_address_and_advertised_port() {
     );
     assert_eq!(kubelet_endpoint(&json!({}), "n0").unwrap_err().code, 500);
 }
+
+/// Allows everything but `create` on a subresource (a Role granting `get` on `pods/exec` only).
+#[derive(Debug)]
+struct GetOnly;
+
+impl crate::authz::Authorizer for GetOnly {
+    fn authorize(&self, attributes: &crate::authz::Attributes) -> Decision {
+        if attributes.verb == "create" && !attributes.subresource.is_empty() {
+            Decision::NoOpinion {
+                reason: String::new(),
+            }
+        } else {
+            Decision::Allow {
+                reason: String::new(),
+            }
+        }
+    }
+
+    fn rules_for(&self, user: &UserInfo, namespace: &str) -> crate::authz::Rules {
+        crate::authz::AllowAll.rules_for(user, namespace)
+    }
+}
+
+async fn call(api: &ApiServer, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Bytes::from(body.to_owned()))
+        .unwrap();
+    let response = api.handle(request).await;
+    let code = response.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn an_upgrade_get_also_needs_create_as_from_1_35() {
+    let mut options = crate::ServerOptions::default();
+    options.authorizer = std::sync::Arc::new(GetOnly);
+    let api = ApiServer::new(options);
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let (code, _) = call(
+        &api,
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        &pod.to_string(),
+    )
+    .await;
+    assert_eq!(code, 201);
+    for sub in [
+        "exec?command=true",
+        "attach?stdout=true",
+        "portforward?ports=80",
+    ] {
+        let (code, status) = call(
+            &api,
+            "GET",
+            &format!("/api/v1/namespaces/default/pods/p/{sub}"),
+            "",
+        )
+        .await;
+        assert_eq!(code, 403, "{sub}: {status}");
+        // v1.36.2's words: the resource without the subresource and the RBAC reason (empty).
+        assert_eq!(status["message"], "pods \"p\" is forbidden: ", "{sub}");
+        assert_eq!(
+            status["details"],
+            json!({"name": "p", "kind": "pods"}),
+            "{sub}"
+        );
+    }
+    // `get` on pods/log is all a log needs; an unscheduled Pod's log is empty.
+    let (code, _) = call(&api, "GET", "/api/v1/namespaces/default/pods/p/log", "").await;
+    assert_eq!(code, 200);
+}
