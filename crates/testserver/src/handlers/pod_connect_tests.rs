@@ -150,8 +150,10 @@ async fn call(api: &ApiServer, method: &str, path: &str, body: &str) -> (u16, Va
 
 #[tokio::test]
 async fn an_upgrade_get_also_needs_create_as_from_1_35() {
-    let mut options = crate::ServerOptions::default();
-    options.authorizer = std::sync::Arc::new(GetOnly);
+    let options = crate::ServerOptions {
+        authorizer: std::sync::Arc::new(GetOnly),
+        ..crate::ServerOptions::default()
+    };
     let api = ApiServer::new(options);
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                      "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
