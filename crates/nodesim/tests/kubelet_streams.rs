@@ -335,3 +335,72 @@ fn assert_api_error(err: &Error, code: u16, message: &str) {
         "{status:?}"
     );
 }
+
+/// The same client calls through a real v1.36 kube-apiserver (`KUBEGEN_E2E_KUBECONFIG`) to the
+/// simulated kubelet. The API server dials a Node by its `kubernetes.io/hostname` label first
+/// (`--kubelet-preferred-address-types`' default), so the one Node is named `127.0.0.10` and
+/// served there: reachable without DNS. Its `declaredFeatures` make v1.36 pass the WebSockets
+/// through instead of translating them to SPDY.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a real v1.36 API server: set KUBEGEN_E2E_KUBECONFIG"]
+async fn logs_exec_and_attach_through_a_real_api_server_on_cluster() {
+    let client = kubegen_e2e_support::cluster_client().await;
+    let node = "127.0.0.10";
+    let options = NodeSimOptions::default()
+        .nodes(1)
+        .name_prefix("127.0.0.1")
+        .kubelet_address(node.parse().unwrap())
+        .scheduler(false);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let simulator = tokio::spawn(NodeSimulator::new(client.clone(), options).run(async {
+        let _ = stopped.await;
+    }));
+    let nodes: ResourceClient<k8s_openapi::api::core::v1::Node> =
+        ResourceClient::cluster(client.clone());
+    eventually("the node to register", || async {
+        nodes.get(node, &GetOptions::default()).await.ok()
+    })
+    .await;
+    // What the node lifecycle controller would do once the Node is Ready (the reference
+    // cluster runs without it): lift the not-ready taint TaintNodesByCondition added.
+    let untaint = kubegen_client::Patch::Merge(json!({"spec": {"taints": []}}));
+    nodes
+        .patch(node, &untaint, &kubegen_client::PatchOptions::default())
+        .await
+        .unwrap();
+    kubegen_e2e_support::in_scratch_namespace(&client, "kubelet-streams-", |client, ns| async move {
+        let pods: ResourceClient<Pod> = ResourceClient::namespaced(client.clone(), &ns);
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "talk"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "3600"]}]},
+        }))
+        .unwrap();
+        pods.create(&pod, &CreateOptions::default()).await.unwrap();
+        eventually("the pod to run", || async {
+            let pod = pods.get("talk", &GetOptions::default()).await.ok()?;
+            (pod.status?.phase.as_deref() == Some("Running")).then_some(())
+        })
+        .await;
+        let log = client.pod_logs(&ns, "talk", &LogOptions::default()).await.unwrap();
+        assert!(String::from_utf8(log).unwrap().starts_with(&format!("nodesim: container c of pod {ns}/talk started\n")));
+        let script = ["sh", "-c", "echo out; echo oops >&2; exit 3"];
+        let out = client.exec(&ns, "talk", &script, &ExecOptions::default()).await.unwrap().output().await.unwrap();
+        assert_eq!((out.status.code(), out.stdout.as_slice(), out.stderr.as_slice()), (3, b"out\n".as_slice(), b"oops\n".as_slice()));
+        let opts = ExecOptions { stdin: true, ..ExecOptions::default() };
+        let mut process = client.attach(&ns, "talk", &opts).await.unwrap();
+        let mut stdin = process.take_stdin().unwrap();
+        stdin.write_all(b"typed\n").await.unwrap();
+        stdin.shutdown().await.unwrap();
+        drop(stdin);
+        assert_eq!(process.output().await.unwrap().stdout, b"typed\n");
+        pods.delete("talk", &DeleteOptions::default()).await.unwrap();
+        eventually("the pod to be gone", || async {
+            pods.get("talk", &GetOptions::default()).await.is_err().then_some(())
+        })
+        .await;
+    })
+    .await;
+    let _ = stop.send(());
+    simulator.await.unwrap().unwrap();
+    let _ = nodes.delete(node, &DeleteOptions::default()).await;
+}
