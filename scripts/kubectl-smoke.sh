@@ -115,6 +115,42 @@ watch_change() {
   cat "$work/watch.out"
 }
 
+# A Pod's streams through the API server to the (simulated) kubelet.
+exec_stdin() { echo "piped through" | k -n "$ns" exec -i talk -- cat; }
+exec_exit_code() {
+  local rc=0
+  k -n "$ns" exec talk -- sh -c 'echo to stderr >&2; exit 3' || rc=$?
+  echo "exit=$rc"
+}
+attach_stdin() { echo "typed" | k -n "$ns" attach -i talk; }
+# Creates a suspended Job $1 and a Pod $1 it owns: the simulated kubelet runs a Job's Pod to
+# completion, and a suspended Job makes no Pods of its own.
+finishing_pod() {
+  k -n "$ns" create -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: $1, image: "nginx:1.27", command: ["true"]}]
+YAML
+  local uid
+  uid=$(k -n "$ns" get job "$1" -o 'jsonpath={.metadata.uid}')
+  k -n "$ns" create -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: $1, uid: $uid}]
+spec:
+  restartPolicy: Never
+  containers: [{name: $1, image: "nginx:1.27", command: ["true"]}]
+YAML
+}
+
 # Polls (up to 30 s) until the namespace's `default` ServiceAccount exists.
 wait_for_default_serviceaccount() {
   for _ in $(seq 60); do
@@ -260,6 +296,24 @@ if [ -n "$server_pid" ]; then
   # The embedded server's simulated Nodes (kubegen-nodesim) schedule and run its Pods.
   check "rollout status finishes on the simulated nodes" 'successfully rolled out' -- k -n "$ns" rollout status deployment/roll --timeout=60s
   check "its Pod runs on a simulated node" '^Running nodesim-[0-9]+$' -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
+  # Logs, exec, attach and port-forward reach the simulated kubelet through the API server.
+  check "run a Pod" 'pod/talk created' -- k -n "$ns" run talk --image=nginx:1.27 --restart=Always -- sleep 3600
+  check "wait --for=condition=Ready" 'pod/talk condition met' -- k -n "$ns" wait --for=condition=Ready pod/talk --timeout=60s
+  check "logs" "^nodesim: container talk of pod $ns/talk started$" -- k -n "$ns" logs talk
+  check "logs --tail" '^nodesim: command \[sleep 3600\]$' -- k -n "$ns" logs talk --tail=1
+  check "exec" '^hello$' -- k -n "$ns" exec talk -- echo hello
+  check "exec -i with stdin" '^piped through$' -- exec_stdin
+  check "exec exit code and stderr" '^exit=3$' -- exec_exit_code
+  check "exec prints the exit code" 'command terminated with exit code 3' -- exec_exit_code
+  refuse "exec of a command outside the simulated set" 'executable file not found in \$PATH' -- k -n "$ns" exec talk -- rm -rf /
+  check "attach -i" '^typed$' -- attach_stdin
+  # (kubectl port-forward is left out: kubectl offers only the SPDY tunnel, which a real API
+  # server terminates and the simulated kubelet does not speak; kubegen-client's port-forward is
+  # tested end to end in crates/nodesim/tests/kubelet_streams.rs)
+  check "a Pod that runs to completion (a suspended Job's)" 'pod/finish created' -- finishing_pod finish
+  check "it succeeds" 'condition met' -- k -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/finish --timeout=60s
+  check "logs -f of a finished container ends" '^nodesim: container finish exited with code 0$' -- k -n "$ns" logs -f finish
+  refuse "logs of an unknown container" 'container zz is not valid for pod talk' -- k -n "$ns" logs talk -c zz
 fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
 check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3

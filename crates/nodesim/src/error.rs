@@ -23,6 +23,9 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// The simulated kubelet's HTTPS server could not start (the port is taken).
+    #[error("kubelet server: {0}")]
+    KubeletServerFailed(String),
     /// The informers did not sync before the simulator could start.
     #[error("informer caches did not sync")]
     CacheSyncFailed(#[source] kubegen_cache::Error),

@@ -18,6 +18,8 @@
 //! | scheduler cache (Pods placed per Node, assumed Pods) | `pkg/scheduler/backend/cache/cache.go` | `usage.rs` |
 //! | Filter plugins, the fit error's words | `pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,nodeaffinity,noderesources}`, `framework/types.go` | `fit.rs`, `quantity.rs` |
 //! | Pod status (running, ready, completed, crash loop), deletion | `pkg/kubelet/kubelet_pods.go`, `pkg/kubelet/status/`, kwok's `kustomize/stage/pod` | `lifecycle.rs`, `kubelet.rs` |
+//! | the kubelet's HTTPS API for logs, exec, attach, port-forward | `pkg/kubelet/server/server.go`, `k8s.io/cri-streaming/pkg/streaming/{remotecommand,portforward}` | `kubelet_server.rs`, `streaming.rs`, `container_logs.rs`, `remote_command.rs`, `port_forward.rs` |
+//! | the containers' processes (built-in commands only, never a host one), logs, ports | the container runtime (containerd) | `process.rs`, `port_forward_responder.rs` |
 //!
 //! ```mermaid
 //! sequenceDiagram
@@ -36,25 +38,34 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `simulator`
-//! - `heartbeat`, `kubelet`, `scheduler`
-//! - `usage`
+//! - `kubelet_server`
+//! - `container_logs`, `heartbeat`, `kubelet`, `port_forward`, `remote_command`, `scheduler`
+//! - `process`, `streaming`, `usage`
 //! - `fit`, `lifecycle`, `worker`
 //! - `node`, `quantity`
 //! - `error`, `options`
+//! - `port_forward_responder`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod container_logs;
 mod error;
 mod fit;
 mod heartbeat;
 mod kubelet;
+mod kubelet_server;
 mod lifecycle;
 mod node;
 mod options;
+mod port_forward;
+mod port_forward_responder;
+mod process;
 mod quantity;
+mod remote_command;
 mod scheduler;
 mod simulator;
+mod streaming;
 mod usage;
 mod worker;
 

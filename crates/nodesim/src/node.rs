@@ -103,7 +103,7 @@ impl SimNode {
                    "lastTransitionTime": since, "reason": reason, "message": message})
         };
         let id = machine_id(&self.name);
-        json!({
+        let mut status = json!({
             "capacity": resources,
             "allocatable": resources,
             "conditions": [
@@ -113,10 +113,10 @@ impl SimNode {
                 condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
             ],
             "addresses": [
-                {"type": "InternalIP", "address": self.ip()},
+                {"type": "InternalIP", "address": options.kubelet_address.clone().unwrap_or_else(|| self.ip())},
                 {"type": "Hostname", "address": self.name},
             ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": options.kubelet_port}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": options.advertised_port()}},
             "nodeInfo": {
                 "machineID": id,
                 "systemUUID": id,
@@ -129,7 +129,14 @@ impl SimNode {
                 "operatingSystem": "linux",
                 "architecture": "amd64",
             },
-        })
+        });
+        if options.kubelet_address.is_some() {
+            // The simulated kubelet streams over WebSockets: a v1.36 API server (the
+            // `ExtendWebSocketsToKubelet` gate, beta) then proxies exec and attach WebSockets to
+            // it as they are instead of translating them to SPDY.
+            status["declaredFeatures"] = json!(["ExtendWebSocketsToKubelet"]);
+        }
+        status
     }
 
     /// The Node's Lease, held by the Node and owned by it (`uid`), renewed at `now`.
@@ -246,6 +253,31 @@ mod tests {
         assert_eq!(ready["lastHeartbeatTime"], "T1");
         assert_eq!(ready["lastTransitionTime"], "T0");
         assert_eq!(status["nodeInfo"]["kubeletVersion"], KUBELET_VERSION);
+    }
+
+    #[test]
+    fn a_node_with_a_served_kubelet_advertises_its_address_and_websocket_streaming() {
+        let mut options = NodeSimOptions::default();
+        assert_eq!(
+            sim(0).status(&options, "T0", "T1")["declaredFeatures"],
+            Value::Null
+        );
+        assert_eq!(
+            sim(0).status(&options, "T0", "T1")["daemonEndpoints"]["kubeletEndpoint"]["Port"],
+            10250
+        );
+        options.kubelet_port = 40123;
+        options.kubelet_address = Some("127.0.0.1".into());
+        let status = sim(0).status(&options, "T0", "T1");
+        assert_eq!(
+            status["addresses"][0],
+            json!({"type": "InternalIP", "address": "127.0.0.1"})
+        );
+        assert_eq!(status["daemonEndpoints"]["kubeletEndpoint"]["Port"], 40123);
+        assert_eq!(
+            status["declaredFeatures"],
+            json!(["ExtendWebSocketsToKubelet"])
+        );
     }
 
     #[test]

@@ -70,6 +70,12 @@ pub struct NodeSimOptions {
     pub(crate) scheduler: bool,
     pub(crate) scheduler_name: String,
     pub(crate) kubelet_port: u16,
+    pub(crate) kubelet_server: bool,
+    pub(crate) kubelet_bind: std::net::IpAddr,
+    /// The address the Nodes advertise as InternalIP instead of their own made-up one: set by
+    /// the simulator to `127.0.0.1` when it serves the kubelet API there.
+    pub(crate) kubelet_address: Option<String>,
+    pub(crate) responder: crate::port_forward_responder::Responder,
 }
 
 impl Default for NodeSimOptions {
@@ -91,7 +97,11 @@ impl Default for NodeSimOptions {
             failure: None,
             scheduler: true,
             scheduler_name: "default-scheduler".into(),
-            kubelet_port: 10250,
+            kubelet_port: 0,
+            kubelet_server: true,
+            kubelet_bind: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            kubelet_address: None,
+            responder: Default::default(),
         }
     }
 }
@@ -187,11 +197,45 @@ impl NodeSimOptions {
         self
     }
 
-    /// The port the Nodes advertise as `daemonEndpoints.kubeletEndpoint.Port` (10250, the
-    /// kubelet's).
+    /// The port of the simulated kubelet's HTTPS API, which the Nodes advertise as
+    /// `daemonEndpoints.kubeletEndpoint.Port`: 0 (the default) serves on a free port and
+    /// advertises that one. Without [`kubelet_server`](Self::kubelet_server), the port advertised
+    /// (10250, the kubelet's, when 0).
     pub fn kubelet_port(mut self, port: u16) -> Self {
         self.kubelet_port = port;
         self
+    }
+
+    /// Whether to serve the kubelet's streaming API (`logs`, `exec`, `attach`, `port-forward`)
+    /// on `127.0.0.1`, which the Nodes then advertise as their InternalIP so an API server can
+    /// dial it (on by default).
+    pub fn kubelet_server(mut self, on: bool) -> Self {
+        self.kubelet_server = on;
+        self
+    }
+
+    /// The address the kubelet server binds and the Nodes advertise as InternalIP (127.0.0.1).
+    /// Another loopback address lets an API server that dials Nodes by hostname reach it: Nodes
+    /// named `127.0.0.10` (prefix `127.0.0.1`, one Node) served on `127.0.0.10`.
+    pub fn kubelet_address(mut self, address: std::net::IpAddr) -> Self {
+        self.kubelet_bind = address;
+        self
+    }
+
+    /// Makes `port` of every simulated Pod answer each HTTP request with `200 OK` and `body`,
+    /// instead of echoing what it receives (the default of every port).
+    pub fn http_port(mut self, port: u16, body: impl Into<String>) -> Self {
+        self.responder.http.insert(port, body.into());
+        self
+    }
+
+    /// The port the Nodes advertise when no kubelet server is bound.
+    pub(crate) fn advertised_port(&self) -> u16 {
+        if self.kubelet_port == 0 {
+            10250
+        } else {
+            self.kubelet_port
+        }
     }
 
     /// The names of the simulated Nodes.

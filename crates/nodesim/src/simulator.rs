@@ -14,9 +14,11 @@ use tokio::{
 };
 
 use crate::kubelet::Kubelet;
+use crate::kubelet_server::KubeletServer;
 use crate::node::SimNode;
 use crate::options::NodeSimOptions;
 use crate::scheduler::Scheduler;
+use crate::streaming::Host;
 use crate::{Error, Result, heartbeat, worker};
 
 /// How long [`NodeSimulator::run`] waits for the shared informers' first lists.
@@ -91,10 +93,33 @@ impl NodeSimulator {
             factory.shutdown().await;
             return Err(Error::CacheSyncFailed(e));
         }
+        let mut options = self.options.clone();
+        let kubelet_server = if options.kubelet_server {
+            let host = Host {
+                pods: pods.lister(),
+                responder: options.responder.clone(),
+            };
+            let server =
+                match KubeletServer::bind((options.kubelet_bind, options.kubelet_port), host).await
+                {
+                    Ok(server) => server,
+                    Err(e) => {
+                        factory.shutdown().await;
+                        return Err(e);
+                    }
+                };
+            let address = server.address()?;
+            options.kubelet_port = address.port();
+            options.kubelet_address = Some(address.ip().to_string());
+            tracing::info!(%address, "simulated kubelet serving");
+            Some(tokio::spawn(server.serve(stop.clone())))
+        } else {
+            None
+        };
         let mut heartbeats = JoinSet::new();
         let (registered, mut registering) = mpsc::channel::<()>(1);
         for node in sim_nodes {
-            let (client, options) = (self.client.clone(), self.options.clone());
+            let (client, options) = (self.client.clone(), options.clone());
             let signals = (registered.clone(), stop.clone());
             heartbeats.spawn(heartbeat::run(client, node, options, signals));
         }
@@ -121,6 +146,9 @@ impl NodeSimulator {
             workers.stop().await;
         }
         kubelet_workers.stop().await;
+        if let Some(server) = kubelet_server {
+            let _ = server.await;
+        }
         factory.shutdown().await;
         Ok(())
     }

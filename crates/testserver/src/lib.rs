@@ -184,6 +184,12 @@
 //!   Nodes that heartbeat, binds Pods through `pods/binding` (served as v1.36 serves it:
 //!   `handlers/binding.rs`) and runs them, so Deployments become Available. Without it Pods stay
 //!   Pending, as on a cluster without nodes.
+//! - A Pod's streams: `pods/log` (streamed, `follow`), `pods/exec`, `pods/attach` and
+//!   `pods/portforward` are checked as v1.36 checks them (PodLogOptions, the container, a Pod
+//!   without a Node, `create` on the upgrade subresources) and proxied to the kubelet the Pod's
+//!   Node advertises (`handlers/pod_connect.rs`, `handlers/kubelet_proxy.rs`): the log streamed,
+//!   an upgrade passed through and spliced. With simulated Nodes that is `kubegen-nodesim`'s
+//!   kubelet, which runs built-in commands only.
 //! - Methods: the verb of a request follows kube-apiserver's `RequestInfoFactory` (HEAD counts as
 //!   GET for authorization); a method no route serves (`OPTIONS`, `HEAD`, `PUT` on a collection,
 //!   `DELETE` on `/status`…) gets the router's generic 405.
@@ -210,6 +216,10 @@
 //! the server's waits for it instead of failing. Request bodies and patched objects nest at most
 //! 127 levels deep (400 / 422 beyond), where the real server accepts up to 10000. An unknown path outside
 //! `/api` and `/apis` gets the plain-text 404 where the real server lists its root paths.
+//! A Pod's exec, attach and port-forward WebSockets go to the kubelet unchanged (as v1.36 does for
+//! a Node declaring `ExtendWebSocketsToKubelet`), never translated to SPDY; the Node's address is
+//! taken InternalIP first (kubeadm's `--kubelet-preferred-address-types`, where kube-apiserver's
+//! own default tries Hostname first).
 
 mod admission;
 mod apiserver;

@@ -381,7 +381,7 @@ async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         }
     });
     let builder = auto::Builder::new(TokioExecutor::new());
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::pin!(connection);
     let result = tokio::select! {
         result = connection.as_mut() => result,

@@ -5,6 +5,10 @@
 //! go to stderr. The flags follow kube-apiserver's where one exists (`--token-auth-file`,
 //! `--authorization-mode=RBAC` as `--rbac`) and kube-controller-manager's `--controllers` idea
 //! as one switch.
+//!
+//! `kubegen-testserver nodes --kubeconfig FILE` runs only the simulated Nodes, scheduler and
+//! kubelet (`kubegen-nodesim`) against the cluster of FILE, as kwok runs beside a real
+//! kube-apiserver.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +20,9 @@ use kubegen_testserver::{ServerOptions, TestServer, UserInfo};
 #[derive(Debug, Parser)]
 #[command(name = "kubegen-testserver", version)]
 struct Args {
+    /// Without a command: serve. `nodes`: simulate Nodes for another API server.
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Port on 127.0.0.1 (0: ephemeral).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -60,6 +67,71 @@ struct Args {
     data_dir: Option<PathBuf>,
 }
 
+/// What to run instead of the server.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Simulated Nodes, a default-scheduler and a kubelet (with its streaming API on loopback)
+    /// against the API server of a kubeconfig, until Ctrl-C or SIGTERM.
+    Nodes {
+        /// The kubeconfig of the cluster (an administrator's: the simulator writes Nodes,
+        /// Leases, bindings, Pod statuses and Events).
+        #[arg(long)]
+        kubeconfig: PathBuf,
+        /// How many Nodes.
+        #[arg(long, default_value_t = 3)]
+        count: usize,
+        /// The prefix of the Nodes' names (`<prefix>0`, `<prefix>1`, ...).
+        #[arg(long, default_value = "nodesim-")]
+        name_prefix: String,
+        /// The loopback address the kubelet serves on and the Nodes advertise as InternalIP.
+        #[arg(long, default_value = "127.0.0.1")]
+        kubelet_address: std::net::IpAddr,
+        /// The kubelet's port (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        kubelet_port: u16,
+        /// Bind Pods of `--scheduler-name` (switch off beside a real kube-scheduler).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        scheduler: bool,
+        /// The `spec.schedulerName` of the Pods to bind: another name than `default-scheduler`
+        /// keeps the simulator to its own Pods on a shared cluster.
+        #[arg(long, default_value = "default-scheduler")]
+        scheduler_name: String,
+    },
+}
+
+/// Runs the simulated Nodes of `command` against its cluster until a signal.
+async fn run_nodes(command: Command) -> anyhow::Result<()> {
+    let Command::Nodes {
+        kubeconfig,
+        count,
+        name_prefix,
+        kubelet_address,
+        kubelet_port,
+        scheduler,
+        scheduler_name,
+    } = command;
+    let load = kubegen_client::LoadOptions::default().kubeconfig_path(&kubeconfig);
+    let config = kubegen_client::Config::load(&load)
+        .await
+        .with_context(|| format!("loading {}", kubeconfig.display()))?;
+    let client = kubegen_client::Client::new(config).context("building the client")?;
+    let options = kubegen_nodesim::NodeSimOptions::default()
+        .nodes(count)
+        .name_prefix(name_prefix)
+        .kubelet_address(kubelet_address)
+        .kubelet_port(kubelet_port)
+        .scheduler(scheduler)
+        .scheduler_name(scheduler_name);
+    kubegen_nodesim::NodeSimulator::new(client, options)
+        .run(async {
+            if let Err(e) = wait_for_signal().await {
+                tracing::warn!(error = %e, "waiting for a signal failed; stopping");
+            }
+        })
+        .await
+        .context("running the simulated nodes")
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // Logs go to stderr so stdout carries only the URL.
@@ -69,7 +141,10 @@ async fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let args = Args::parse();
+    let mut args = Args::parse();
+    if let Some(command) = args.command.take() {
+        return run_nodes(command).await;
+    }
     let server = TestServer::try_start(options(&args)?)
         .await
         .context("starting the server")?;

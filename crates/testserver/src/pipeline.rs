@@ -177,6 +177,11 @@ impl ApiServer {
             }
         };
         let verb = served_verb(request.method(), &target, verb)?;
+        if let Some(sub) = target.subresource.as_deref()
+            && strategy_for(&target.def).connects(sub)
+        {
+            return handlers::pod_connect::serve(self, request, &target, (&query, &user)).await;
+        }
         let writer = crate::apply::writer(request.headers(), &query);
         let (parts, body) = request.into_parts();
         let token_request = target

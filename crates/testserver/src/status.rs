@@ -394,6 +394,17 @@ impl ApiError {
         ApiError::new(code, "", message.into())
     }
 
+    /// apimachinery's `NewGenericServerResponse` for a backend's (a kubelet's) answer: the
+    /// code's reason and `message` as the caller words it.
+    pub(crate) fn generic_server_response(code: u16, message: &str) -> ApiError {
+        let reason = match code {
+            404 => "NotFound",
+            500.. => "InternalError",
+            _ => "",
+        };
+        ApiError::new(code, reason, message.to_owned())
+    }
+
     /// 500 with a free-form message; the one cause carries the bare message, as
     /// apimachinery's `NewInternalError` (checked on v1.36).
     pub(crate) fn internal(message: impl Into<String>) -> ApiError {

@@ -26,11 +26,24 @@ pub(crate) struct Pods;
 
 impl Strategy for Pods {
     fn subresources(&self) -> &'static [(&'static str, Verb)] {
-        &[("binding", Verb::Create)]
+        &[
+            ("binding", Verb::Create),
+            ("log", Verb::Get),
+            ("exec", Verb::Get),
+            ("exec", Verb::Create),
+            ("attach", Verb::Get),
+            ("attach", Verb::Create),
+            ("portforward", Verb::Get),
+            ("portforward", Verb::Create),
+        ]
     }
 
     fn binds(&self, subresource: &str) -> bool {
         subresource == "binding"
+    }
+
+    fn connects(&self, subresource: &str) -> bool {
+        matches!(subresource, "log" | "exec" | "attach" | "portforward")
     }
 
     /// A Pod bound to a Node and not finished is deleted gracefully: the request's

@@ -31,6 +31,13 @@ pub(crate) trait Strategy: Sync {
         false
     }
 
+    /// Whether `subresource` is a stream served by the object's Node (`pods/log`, `pods/exec`,
+    /// `pods/attach`, `pods/portforward`, `crate::handlers::pod_connect`), answered before
+    /// content negotiation with the kubelet's bytes.
+    fn connects(&self, _subresource: &str) -> bool {
+        false
+    }
+
     /// Whether `subresource` binds the object to a Node (`pods/binding`,
     /// `crate::handlers::binding`), answered with a `Status` instead of the object.
     fn binds(&self, _subresource: &str) -> bool {

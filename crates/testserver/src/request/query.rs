@@ -9,21 +9,34 @@ use crate::request::selectors::{FieldSelector, LabelSelector};
 use crate::request::shard_selector::ShardSelector;
 use crate::status::ApiError;
 
-/// Decoded query parameters (last value wins).
+/// Decoded query parameters (last value wins, except through [`Query::all`]).
 #[derive(Debug, Default)]
 pub(crate) struct Query {
     params: HashMap<String, String>,
+    /// Every pair in order, for parameters that repeat (`command` of `pods/exec`).
+    pairs: Vec<(String, String)>,
 }
 
 impl Query {
     /// Parses `a=b&c=d`, decoding `%XX` and `+` like Go's `url.ParseQuery`.
     pub(crate) fn parse(raw: Option<&str>) -> Query {
         let mut params = HashMap::new();
+        let mut pairs = Vec::new();
         for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             params.insert(decode(k), decode(v));
+            pairs.push((decode(k), decode(v)));
         }
-        Query { params }
+        Query { params, pairs }
+    }
+
+    /// Every value of a repeated parameter, in order.
+    pub(crate) fn all(&self, key: &str) -> Vec<&str> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// A parameter, if present.
