@@ -168,6 +168,68 @@ fn version_entry(group: &str, version: &str, defs: &[ResourceDefinition]) -> Val
     json!({"version": version, "resources": resources, "freshness": "Current"})
 }
 
+/// A subresource as both discovery documents list it.
+pub(crate) struct Subresource {
+    /// Its name after the `/`, e.g. `status`.
+    pub(crate) name: &'static str,
+    /// What it answers with.
+    pub(crate) kind: SubresourceKind,
+    /// Its verbs, sorted.
+    pub(crate) verbs: &'static [&'static str],
+}
+
+/// The kind a subresource answers with.
+pub(crate) enum SubresourceKind {
+    /// The resource's own kind (`status`, `log`).
+    Own,
+    /// A core/v1 kind other than the resource's (`PodExecOptions`).
+    Core(&'static str),
+    /// A kind of another group: (group, version, kind), e.g. `autoscaling/v1` `Scale`.
+    Other(&'static str, &'static str, &'static str),
+}
+
+/// The subresources served for `def`, by name, as v1.36 lists them: `scale` and `status` where
+/// the resource has them, a Pod's `binding` and the streams a kubelet serves (`attach`, `exec`,
+/// `log`, `portforward`), a ServiceAccount's `token`. Those this server does not serve
+/// (`eviction`, `ephemeralcontainers`, `proxy`, `resize`) are not listed, so a client that reads
+/// discovery finds out before it asks.
+pub(crate) fn subresources(def: &ResourceDefinition) -> Vec<Subresource> {
+    use SubresourceKind::{Core, Other, Own};
+    let sub = |name, kind, verbs| Subresource { name, kind, verbs };
+    let mut subs = Vec::new();
+    match (def.group.as_str(), def.plural.as_str()) {
+        ("", "pods") => subs.extend([
+            sub("attach", Core("PodAttachOptions"), &["create", "get"][..]),
+            sub("binding", Core("Binding"), &["create"]),
+            sub("exec", Core("PodExecOptions"), &["create", "get"]),
+            sub("log", Own, &["get"]),
+            sub(
+                "portforward",
+                Core("PodPortForwardOptions"),
+                &["create", "get"],
+            ),
+        ]),
+        ("", "serviceaccounts") => subs.push(sub(
+            "token",
+            Other("authentication.k8s.io", "v1", "TokenRequest"),
+            &["create"],
+        )),
+        _ => {}
+    }
+    if def.scale_subresource.is_some() {
+        subs.push(sub(
+            "scale",
+            Other("autoscaling", "v1", "Scale"),
+            &["get", "patch", "update"],
+        ));
+    }
+    if def.status_subresource {
+        subs.push(sub("status", Own, &["get", "patch", "update"]));
+    }
+    subs.sort_by_key(|sub| sub.name);
+    subs
+}
+
 /// `responseKind` of a resource's own objects: built-in kinds leave group and version empty,
 /// custom resources name theirs.
 fn own_kind(def: &ResourceDefinition) -> Value {
@@ -192,21 +254,19 @@ fn resource_entry(def: &ResourceDefinition) -> Value {
     if !def.categories.is_empty() {
         entry["categories"] = json!(def.categories);
     }
-    let mut subresources = Vec::new();
-    if def.scale_subresource.is_some() {
-        subresources.push(json!({
-            "subresource": "scale",
-            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
-    if def.status_subresource {
-        subresources.push(json!({
-            "subresource": "status",
-            "responseKind": own_kind(def),
-            "verbs": ["get", "patch", "update"],
-        }));
-    }
+    let subresources: Vec<Value> = subresources(def)
+        .into_iter()
+        .map(|sub| {
+            let kind = match sub.kind {
+                SubresourceKind::Own => own_kind(def),
+                SubresourceKind::Core(kind) => json!({"group": "", "version": "", "kind": kind}),
+                SubresourceKind::Other(group, version, kind) => {
+                    json!({"group": group, "version": version, "kind": kind})
+                }
+            };
+            json!({"subresource": sub.name, "responseKind": kind, "verbs": sub.verbs})
+        })
+        .collect();
     if !subresources.is_empty() {
         entry["subresources"] = json!(subresources);
     }

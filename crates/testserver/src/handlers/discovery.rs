@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::apiserver::ApiServer;
 use crate::body::BoxBody;
 use crate::body::json_response;
-use crate::handlers::aggregated_discovery::{self, DiscoveryFormat, verbs_of};
+use crate::handlers::aggregated_discovery::{self, DiscoveryFormat, SubresourceKind, verbs_of};
 use crate::registry::ResourceDefinition;
 use crate::request::route::Route;
 use crate::status::ApiError;
@@ -179,25 +179,24 @@ fn resource_list(group: &str, version: &str, defs: &[ResourceDefinition]) -> Val
             entry["categories"] = json!(def.categories);
         }
         resources.push(entry);
-        if def.scale_subresource.is_some() {
-            resources.push(json!({
-                "name": format!("{}/scale", def.plural),
-                "singularName": "",
-                "namespaced": def.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": ["get", "patch", "update"],
-            }));
-        }
-        if def.status_subresource {
-            resources.push(json!({
-                "name": format!("{}/status", def.plural),
+        for sub in aggregated_discovery::subresources(def) {
+            let mut entry = json!({
+                "name": format!("{}/{}", def.plural, sub.name),
                 "singularName": "",
                 "namespaced": def.namespaced,
                 "kind": def.kind,
-                "verbs": ["get", "patch", "update"],
-            }));
+                "verbs": sub.verbs,
+            });
+            match sub.kind {
+                SubresourceKind::Own => {}
+                SubresourceKind::Core(kind) => entry["kind"] = kind.into(),
+                SubresourceKind::Other(group, version, kind) => {
+                    entry["group"] = group.into();
+                    entry["version"] = version.into();
+                    entry["kind"] = kind.into();
+                }
+            }
+            resources.push(entry);
         }
     }
     let group_version = if group.is_empty() {

@@ -78,6 +78,73 @@ async fn core_discovery_lists_resources_with_verbs_short_names_and_subresources(
     assert_eq!(resource(&v1, "nodes").unwrap()["namespaced"], false);
 }
 
+/// A Pod's and a ServiceAccount's subresources are listed as v1.36.2 lists them (its entries,
+/// in its order), less those this server does not serve (`eviction`, `ephemeralcontainers`,
+/// `proxy`, `resize`), in both discovery documents.
+#[tokio::test]
+async fn pod_and_service_account_subresources_are_listed_as_served() {
+    let h = start().await;
+    let v1 = h.http.get("/api/v1").await.body;
+    let names: Vec<&str> = v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .filter(|name| name.starts_with("pods/") || name.starts_with("serviceaccounts/"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "pods/attach",
+            "pods/binding",
+            "pods/exec",
+            "pods/log",
+            "pods/portforward",
+            "pods/status",
+            "serviceaccounts/token"
+        ]
+    );
+    assert_eq!(
+        resource(&v1, "pods/exec").unwrap(),
+        &json!({"name": "pods/exec", "singularName": "", "namespaced": true,
+                "kind": "PodExecOptions", "verbs": ["create", "get"]})
+    );
+    assert_eq!(
+        resource(&v1, "serviceaccounts/token").unwrap(),
+        &json!({"name": "serviceaccounts/token", "singularName": "", "namespaced": true,
+                "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest", "verbs": ["create"]})
+    );
+    let aggregated = h
+        .http
+        .get_accept(
+            "/api",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        )
+        .await
+        .body;
+    let resources = &aggregated["items"][0]["versions"][0]["resources"];
+    let pods = resources
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "pods")
+        .unwrap();
+    assert_eq!(
+        pods["subresources"][3],
+        json!({"subresource": "log", "responseKind": {"group": "", "version": "", "kind": "Pod"}, "verbs": ["get"]})
+    );
+    let accounts = resources
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "serviceaccounts")
+        .unwrap();
+    assert_eq!(
+        accounts["subresources"],
+        json!([{"subresource": "token", "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, "verbs": ["create"]}])
+    );
+}
+
 #[tokio::test]
 async fn group_discovery_lists_groups_and_their_resources() {
     let h = start().await;
