@@ -14,7 +14,7 @@
 //! it at or after the written resourceVersion (or its deletion) arrives: the same wait for the
 //! controller's own writes, per object instead of per informer.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
@@ -42,25 +42,51 @@ fn version<K: Resource>(obj: &K) -> Option<u64> {
 }
 
 impl Consistency {
-    fn wrote<K: Resource>(&self, set: &StatefulSet, kind: Kind, obj: &K) {
+    /// Records a write unless the informer's copy (`cached`, read under the lock the event
+    /// handlers take) already shows it: its event may have been handled before the write's
+    /// response arrived, and would then never come again.
+    fn wrote<K: Resource>(
+        &self,
+        set: &StatefulSet,
+        kind: Kind,
+        obj: &K,
+        cached: impl FnOnce() -> Option<Arc<K>>,
+    ) {
         let Some(rv) = version(obj) else {
             return;
         };
-        self.pending
-            .lock()
+        let mut pending = self.pending.lock();
+        if cached()
+            .as_deref()
+            .and_then(version)
+            .is_some_and(|seen| seen >= rv)
+        {
+            return;
+        }
+        pending
             .entry(key_of(set))
             .or_default()
             .insert((kind, key_of(obj)), rv);
     }
 
-    /// The controller created or updated `pod` for `set`.
-    pub(crate) fn wrote_pod(&self, set: &StatefulSet, pod: &Pod) {
-        self.wrote(set, Kind::Pod, pod);
+    /// The controller created or updated `pod` for `set`; `cached` reads the Pod informer.
+    pub(crate) fn wrote_pod(
+        &self,
+        set: &StatefulSet,
+        pod: &Pod,
+        cached: impl FnOnce() -> Option<Arc<Pod>>,
+    ) {
+        self.wrote(set, Kind::Pod, pod, cached);
     }
 
-    /// The controller created `claim` for `set`.
-    pub(crate) fn wrote_claim(&self, set: &StatefulSet, claim: &PersistentVolumeClaim) {
-        self.wrote(set, Kind::Claim, claim);
+    /// The controller created `claim` for `set`; `cached` reads the claim informer.
+    pub(crate) fn wrote_claim(
+        &self,
+        set: &StatefulSet,
+        claim: &PersistentVolumeClaim,
+        cached: impl FnOnce() -> Option<Arc<PersistentVolumeClaim>>,
+    ) {
+        self.wrote(set, Kind::Claim, claim, cached);
     }
 
     fn observed<K: Resource>(&self, kind: Kind, obj: &K, deleted: bool) {
@@ -130,7 +156,7 @@ mod tests {
     #[test]
     fn a_write_blocks_until_an_event_at_or_after_its_version() {
         let c = Consistency::default();
-        c.wrote_pod(&set(), &pod("10"));
+        c.wrote_pod(&set(), &pod("10"), || Some(Arc::new(pod("9"))));
         assert!(!c.ready("ns/db"));
         c.observed_pod(&pod("9"), false);
         assert!(!c.ready("ns/db"));
@@ -139,9 +165,16 @@ mod tests {
     }
 
     #[test]
+    fn a_write_the_informer_already_shows_is_not_waited_for() {
+        let c = Consistency::default();
+        c.wrote_pod(&set(), &pod("10"), || Some(Arc::new(pod("10"))));
+        assert!(c.ready("ns/db"));
+    }
+
+    #[test]
     fn a_deletion_counts_as_seen() {
         let c = Consistency::default();
-        c.wrote_pod(&set(), &pod("10"));
+        c.wrote_pod(&set(), &pod("10"), || None);
         c.observed_pod(&pod("5"), true);
         assert!(c.ready("ns/db"));
     }
@@ -153,12 +186,12 @@ mod tests {
             metadata: meta("db-0", "11"),
             ..PersistentVolumeClaim::default()
         };
-        c.wrote_claim(&set(), &claim);
+        c.wrote_claim(&set(), &claim, || None);
         c.observed_pod(&pod("12"), false);
         assert!(!c.ready("ns/db"));
         c.observed_claim(&claim, false);
         assert!(c.ready("ns/db"));
-        c.wrote_claim(&set(), &claim);
+        c.wrote_claim(&set(), &claim, || None);
         c.clear("ns/db");
         assert!(c.ready("ns/db"));
     }

@@ -100,7 +100,9 @@ impl PodControl {
                     let (title, pod, owner) = ("Create", name(pod), set_name(set));
                     match outcome {
                         Ok(created) => {
-                            self.consistency.wrote_claim(set, &created);
+                            self.consistency.wrote_claim(set, &created, || {
+                                self.claims.get(Some(namespace(set)), &claim_name)
+                            });
                             self.events.record(
                                 set,
                                 EventType::Normal,
@@ -149,7 +151,9 @@ impl PodControl {
         let options = CreateOptions::default().field_manager(FIELD_MANAGER);
         match pods.create(pod, &options).await {
             Ok(created) => {
-                self.consistency.wrote_pod(set, &created);
+                self.consistency.wrote_pod(set, &created, || {
+                    self.pods.get(Some(namespace(set)), name(pod))
+                });
                 self.pod_event("create", set, pod, None);
                 Ok(())
             }
@@ -196,7 +200,9 @@ impl PodControl {
             let options = UpdateOptions::default().field_manager(FIELD_MANAGER);
             match pods.update(&pod, &options).await {
                 Ok(updated) => {
-                    self.consistency.wrote_pod(set, &updated);
+                    self.consistency.wrote_pod(set, &updated, || {
+                        self.pods.get(Some(namespace(set)), name(&pod))
+                    });
                     self.pod_event("update", set, &pod, None);
                     return Ok(());
                 }
