@@ -30,11 +30,14 @@ enum Kind {
     Claim,
 }
 
+/// The resourceVersion of each write not yet seen, by object kind and key.
+type Writes = HashMap<(Kind, String), u64>;
+
 /// Writes not yet seen, per set key.
 #[derive(Default)]
 pub(crate) struct Consistency {
     /// Invariant: no set key maps to an empty map.
-    pending: Mutex<HashMap<String, HashMap<(Kind, String), u64>>>,
+    pending: Mutex<HashMap<String, Writes>>,
 }
 
 fn version<K: Resource>(obj: &K) -> Option<u64> {

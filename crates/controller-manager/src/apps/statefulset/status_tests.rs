@@ -16,7 +16,7 @@ fn pod(revision: &str, phase: &str, ready_at: Option<i64>, deleting: bool) -> Ar
     Arc::new(Pod {
         metadata: ObjectMeta {
             labels: Some([("controller-revision-hash".to_string(), revision.to_string())].into()),
-            deletion_timestamp: deleting.then(|| Time(Timestamp::UNIX_EPOCH)),
+            deletion_timestamp: deleting.then_some(Time(Timestamp::UNIX_EPOCH)),
             ..ObjectMeta::default()
         },
         spec: None,
