@@ -39,11 +39,6 @@ use crate::{Error, Result, error::request};
 /// Most Pods created or deleted at once in a slow-start batch (`MaxBatchSize`).
 const MAX_BATCH: usize = 500;
 
-/// An error as the Events print it.
-pub(crate) fn go_error(error: &Error) -> String {
-    go_message(error)
-}
-
 /// Syncs one StatefulSet's Pods and status.
 pub(crate) struct Control {
     pub(crate) pods: PodControl,

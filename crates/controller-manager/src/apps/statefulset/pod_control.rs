@@ -31,7 +31,7 @@ use super::identity::{
 };
 use crate::apps::events::EventSink;
 use crate::apps::meta::{describe, key_of};
-use crate::apps::shared::{FIELD_MANAGER, api_message};
+use crate::apps::shared::{FIELD_MANAGER, api_message, go_message};
 use crate::{Error, Result, error::request};
 
 /// Writes a StatefulSet's Pods and claims.
@@ -143,7 +143,7 @@ impl PodControl {
     /// A claim or the Pod could not be created.
     pub(crate) async fn create(&self, set: &StatefulSet, pod: &Pod) -> Result<()> {
         if let Err(e) = self.create_claims(set, pod).await {
-            self.pod_event("create", set, pod, Some(&super::control::go_error(&e)));
+            self.pod_event("create", set, pod, Some(&go_message(&e)));
             return Err(e);
         }
         let pods: ResourceClient<Pod> =
@@ -190,7 +190,7 @@ impl PodControl {
                 update_storage(set, &mut pod);
                 consistent = false;
                 if let Err(e) = self.create_claims(set, &pod).await {
-                    self.pod_event("update", set, &pod, Some(&super::control::go_error(&e)));
+                    self.pod_event("update", set, &pod, Some(&go_message(&e)));
                     return Err(e);
                 }
             }
