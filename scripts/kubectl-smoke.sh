@@ -266,7 +266,8 @@ if [ -n "$server_pid" ]; then
   check "rollout status finishes on the simulated nodes" 'successfully rolled out' -- k -n "$ns" rollout status deployment/roll --timeout=60s
   check "its Pod runs on a simulated node" '^Running nodesim-[0-9]+$' -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
 fi
-# Workloads beyond Deployments, on the simulated Nodes (the StatefulSet controller).
+# Workloads beyond Deployments, on the simulated Nodes (the StatefulSet controller). v1.36
+# defaults `rollingUpdate.partition: 0`, so kubectl reports a "partitioned" roll out.
 if [ -n "$server_pid" ]; then
   cat >"$work/statefulset.yaml" <<'YAML'
 apiVersion: apps/v1
@@ -294,11 +295,11 @@ spec:
         requests: {storage: 1Gi}
 YAML
   check "apply a StatefulSet without an updateStrategy" 'statefulset.apps/db created' -- k -n "$ns" apply -f "$work/statefulset.yaml"
-  check "StatefulSet rollout status finishes" 'rolling update complete 2 pods at revision db-' -- k -n "$ns" rollout status statefulset/db --timeout=60s
+  check "StatefulSet rollout status finishes" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
   check "its Pods have stable names" '^db-0 db-1$' -- k -n "$ns" get pods -l app=db -o 'jsonpath={.items[*].metadata.name}'
   check "its claims are created, Pending without a provisioner" '^data-db-0=Pending data-db-1=Pending $' -- k -n "$ns" get pvc -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}'
   check "set image on the StatefulSet" 'statefulset.apps/db image updated' -- k -n "$ns" set image statefulset/db db=nginx:1.27.3
-  check "the StatefulSet rolls onto the new revision" 'rolling update complete 2 pods at revision db-' -- k -n "$ns" rollout status statefulset/db --timeout=60s
+  check "the StatefulSet rolls onto the new revision" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
   check "it kept two ControllerRevisions" '^2$' -- count_revisions db
 fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
