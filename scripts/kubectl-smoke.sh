@@ -54,6 +54,11 @@ else
   ns=smoke
 fi
 
+# Prints how many ControllerRevisions the StatefulSet $1 has.
+count_revisions() {
+  k -n "$ns" get controllerrevisions -o 'jsonpath={range .items[*]}{.metadata.ownerReferences[0].name}{"\n"}{end}' | grep -c "^$1\$"
+}
+
 passed=0 failed=0
 # Reports a failed operation; stops at once unless SMOKE_KEEP_GOING=1 (then the exit code says it).
 fail() {
@@ -314,6 +319,42 @@ if [ -n "$server_pid" ]; then
   check "it succeeds" 'condition met' -- k -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/finish --timeout=60s
   check "logs -f of a finished container ends" '^nodesim: container finish exited with code 0$' -- k -n "$ns" logs -f finish
   refuse "logs of an unknown container" 'container zz is not valid for pod talk' -- k -n "$ns" logs talk -c zz
+fi
+# Workloads beyond Deployments, on the simulated Nodes (the StatefulSet controller). v1.36
+# defaults `rollingUpdate.partition: 0`, so kubectl reports a "partitioned" roll out.
+if [ -n "$server_pid" ]; then
+  cat >"$work/statefulset.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 2
+  serviceName: db
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: nginx:1.27
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests: {storage: 1Gi}
+YAML
+  check "apply a StatefulSet without an updateStrategy" 'statefulset.apps/db created' -- k -n "$ns" apply -f "$work/statefulset.yaml"
+  check "StatefulSet rollout status finishes" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
+  check "its Pods have stable names" '^db-0 db-1$' -- k -n "$ns" get pods -l app=db -o 'jsonpath={.items[*].metadata.name}'
+  check "its claims are created, Pending without a provisioner" '^data-db-0=Pending data-db-1=Pending $' -- k -n "$ns" get pvc -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}'
+  check "set image on the StatefulSet" 'statefulset.apps/db image updated' -- k -n "$ns" set image statefulset/db db=nginx:1.27.3
+  check "the StatefulSet rolls onto the new revision" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
+  check "it kept two ControllerRevisions" '^2$' -- count_revisions db
 fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
 check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3

@@ -81,6 +81,9 @@ fn plain(
                 .is_some_and(|m| has_member(m, name))
         });
         let Some((_, members)) = owner else {
+            if is_type_meta(descriptor, name) {
+                continue;
+            }
             let reason = format!("unknown field of {}", descriptor.name());
             return Err(CodecError::field(&field_path, reason));
         };
@@ -93,6 +96,13 @@ fn plain(
         }
     }
     Ok(message)
+}
+
+/// Whether `name` is the `apiVersion` or `kind` of an object embedded in another (a
+/// StatefulSet's `volumeClaimTemplates`): Go's types carry them in an inline `TypeMeta`, which has
+/// no protobuf fields, so the real server's protobuf leaves them out, as here.
+fn is_type_meta(descriptor: &MessageDescriptor, name: &str) -> bool {
+    matches!(name, "apiVersion" | "kind") && descriptor.get_field_by_name("metadata").is_some()
 }
 
 /// The plan of `descriptor`, a message of the schema.

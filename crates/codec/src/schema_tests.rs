@@ -100,6 +100,43 @@ fn a_deployment_survives_encode_then_decode() {
 }
 
 #[test]
+fn type_meta_of_embedded_objects_is_left_out_as_go_protobuf_leaves_it_out() {
+    // What the test server stores for a StatefulSet with a claim template (v1.36 defaults the
+    // template's `apiVersion` and `kind`); Go's `TypeMeta` has no protobuf fields.
+    let set = json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+            "volumeClaimTemplates": [{
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"]},
+            }],
+        },
+    });
+    let schema = KindSchema::lookup("apps/v1", "StatefulSet").unwrap();
+    let bytes = schema.encode_json(&set).unwrap();
+    let mut without = set.clone();
+    let claim = &mut without["spec"]["volumeClaimTemplates"][0];
+    claim
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| k != "apiVersion" && k != "kind");
+    assert_eq!(schema.decode_json(&bytes).unwrap(), without);
+    let not_an_object = KindSchema::lookup("apps/v1", "Deployment").unwrap();
+    let refused = not_an_object
+        .encode_json(&json!({"spec": {"selector": {"kind": "x"}}}))
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "spec.selector.kind: unknown field of LabelSelector"
+    );
+}
+
+#[test]
 fn secret_bytes_micro_times_and_raw_json_keep_their_json_forms() {
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",

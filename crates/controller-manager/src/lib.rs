@@ -22,6 +22,7 @@
 //! | `root-ca-certificate-publisher-controller` | `pkg/controller/certificates/rootcacertpublisher/publisher.go` | `serviceaccount/rootca.rs` |
 //! | `deployment-controller` | `pkg/controller/deployment/*.go`, `deployment/util/*.go` | `apps/deployment/` |
 //! | `replicaset-controller` | `pkg/controller/replicaset/replica_set.go` | `apps/replicaset.rs` |
+//! | `statefulset-controller` | `pkg/controller/statefulset/*.go`, `pkg/controller/history/controller_history.go` | `apps/statefulset/` |
 //! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `apps/controller_ref.rs`, `apps/expectations.rs`, `apps/pods.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
 //!

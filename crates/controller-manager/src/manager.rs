@@ -101,6 +101,10 @@ impl ControllerManager {
             };
             runners.push(crate::apps::start(context, options));
         }
+        if self.options.runs(Controller::StatefulSet) {
+            let workers = self.options.workers_or(5);
+            runners.push(crate::apps::statefulset::start(context, workers));
+        }
         if self.options.runs(Controller::RootCaCertificatePublisher)
             && let Some(pem) = &self.options.root_ca_pem
         {

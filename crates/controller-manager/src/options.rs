@@ -21,11 +21,13 @@ pub enum Controller {
     Deployment,
     /// `replicaset-controller`.
     ReplicaSet,
+    /// `statefulset-controller`.
+    StatefulSet,
 }
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 7] = [
+    pub const ALL: [Controller; 8] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -33,6 +35,7 @@ impl Controller {
         Controller::RootCaCertificatePublisher,
         Controller::Deployment,
         Controller::ReplicaSet,
+        Controller::StatefulSet,
     ];
 
     /// kube-controller-manager's name for it (`namespace-controller`, ...).
@@ -45,6 +48,7 @@ impl Controller {
             Controller::RootCaCertificatePublisher => "root-ca-certificate-publisher-controller",
             Controller::Deployment => "deployment-controller",
             Controller::ReplicaSet => "replicaset-controller",
+            Controller::StatefulSet => "statefulset-controller",
         }
     }
 
@@ -61,7 +65,7 @@ impl Controller {
 /// ConfigMap appearing in every namespace would change what tests that count ConfigMaps see, so
 /// it is opt-in here although a real cluster runs it. Workers per controller: kube-controller-
 /// manager's defaults (`--concurrent-namespace-syncs` 10, `--concurrent-gc-syncs` 20,
-/// `--concurrent-serviceaccount-token-syncs` 5), which only matter under load.
+/// `--concurrent-serviceaccount-token-syncs` 5, `--concurrent-statefulset-syncs` 5), which only matter under load.
 #[derive(Clone, Debug)]
 pub struct ControllerManagerOptions {
     pub(crate) controllers: BTreeSet<Controller>,

@@ -1,5 +1,7 @@
 //! The `deployment` and `replicaset` controllers of kube-controller-manager
-//! (`pkg/controller/deployment`, `pkg/controller/replicaset`): Deployment → ReplicaSet → Pod.
+//! (`pkg/controller/deployment`, `pkg/controller/replicaset`): Deployment → ReplicaSet → Pod;
+//! and the `statefulset` controller (`pkg/controller/statefulset`), which reuses their helpers
+//! and is started on its own ([`statefulset::start`]).
 //!
 //! # Why both live together
 //! They share three informers (Deployments, ReplicaSets, Pods) and the same helpers
@@ -16,7 +18,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `deployment`
+//! - `deployment`, `statefulset`
 //! - `replicaset`
 //! - `controller_ref`, `events`
 //! - `expectations`, `meta`, `pods`, `shared`, `versioned`
@@ -29,6 +31,7 @@ mod meta;
 mod pods;
 mod replicaset;
 mod shared;
+pub(crate) mod statefulset;
 mod versioned;
 
 use k8s_openapi::api::{

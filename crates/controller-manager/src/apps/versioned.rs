@@ -1,12 +1,14 @@
 //! Fields whose Rust type depends on the Kubernetes version k8s-openapi is built for.
 //!
-//! From 1.37 on, k8s-openapi makes `Deployment.spec` and `ReplicaSet.spec` required (`T` where
-//! older versions have `Option<T>`) and the `type` and `status` of their conditions optional
+//! From 1.37 on, k8s-openapi makes `Deployment.spec`, `ReplicaSet.spec`, `StatefulSet.spec` and
+//! `ControllerRevision.data` required (`T` where older versions have `Option<T>`),
+//! `ControllerRevision.revision` optional, and the `type` and `status` of their conditions optional
 //! (`Option<String>` where older versions have `String`). A library does not pick the version
 //! (the application does), so the controllers read and write these fields through [`Field`],
 //! which both shapes implement, and the same code compiles for every version.
 
-use k8s_openapi::api::apps::v1::{DeploymentSpec, ReplicaSetSpec};
+use k8s_openapi::api::apps::v1::{DeploymentSpec, ReplicaSetSpec, StatefulSetSpec};
+use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 
 /// A field of type `T` that may be stored as `T` or as `Option<T>`.
 pub(crate) trait Field<T> {
@@ -50,7 +52,14 @@ macro_rules! required {
     )*};
 }
 
-required!(String, DeploymentSpec, ReplicaSetSpec);
+required!(
+    String,
+    i64,
+    RawExtension,
+    DeploymentSpec,
+    ReplicaSetSpec,
+    StatefulSetSpec
+);
 
 /// The text of a string field; empty when absent.
 pub(crate) fn text(field: &impl Field<String>) -> &str {

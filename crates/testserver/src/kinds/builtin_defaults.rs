@@ -34,6 +34,7 @@ fn defaulter(group: &str, plural: &str) -> Option<Defaulter> {
     Some(match (group, plural) {
         ("", "pods") => pod,
         ("", "services") => service,
+        ("", "persistentvolumeclaims") => persistent_volume_claim,
         ("apps", "deployments") => deployment,
         ("apps", "replicasets") => replica_set,
         ("apps", "statefulsets") => stateful_set,
@@ -286,6 +287,15 @@ fn stateful_set(object: &mut Map<String, Value>) -> Option<()> {
         insert_absent(child(claim, "status")?, "phase", json!("Pending"));
     }
     template(spec)
+}
+
+/// `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`: a
+/// filesystem volume, `Pending` until something binds it (nothing does here, as on a cluster
+/// without a provisioner).
+fn persistent_volume_claim(object: &mut Map<String, Value>) -> Option<()> {
+    insert_absent(child(object, "spec")?, "volumeMode", json!("Filesystem"));
+    insert_absent(child(object, "status")?, "phase", json!("Pending"));
+    Some(())
 }
 
 /// `SetDefaults_DaemonSet`.

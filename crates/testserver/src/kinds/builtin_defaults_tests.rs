@@ -163,3 +163,23 @@ fn created_pods_tolerate_unready_nodes_for_five_minutes_unless_they_say_otherwis
         json!([{"operator": "Exists"}])
     );
 }
+
+#[test]
+fn a_claim_is_a_pending_filesystem_volume_as_v1_36_stores_it() {
+    // `kubectl get pvc data-db-0 -o json` on v1.36.2 for a claim a StatefulSet created from a
+    // template giving only accessModes and a storage request.
+    let spec =
+        json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}});
+    let object = defaulted("", "persistentvolumeclaims", json!({"spec": spec}));
+    assert_eq!(
+        object,
+        json!({
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "volumeMode": "Filesystem"
+            },
+            "status": {"phase": "Pending"}
+        })
+    );
+}

@@ -1,5 +1,5 @@
 //! The REST storage map's lookup: which strategy a served resource has, and the strategies too
-//! small for a file of their own (ServiceAccounts, Nodes, Deployments and ReplicaSets, custom resources,
+//! small for a file of their own (ServiceAccounts, Nodes, PersistentVolumeClaims, Deployments and ReplicaSets, custom resources,
 //! reviews, and every other kind's generic one).
 
 use serde_json::{Map, Value};
@@ -52,6 +52,17 @@ impl Strategy for Nodes {
     }
 }
 
+/// PersistentVolumeClaims: a new claim's status is cleared and then, as v1.36's storage reads it
+/// back with its defaults, `Pending` (`pkg/registry/core/persistentvolumeclaim/strategy.go`);
+/// nothing binds it here, as on a cluster without a provisioner.
+struct Claims;
+impl Strategy for Claims {
+    fn prepare_for_create(&self, object: &mut Map<String, Value>) -> Result<(), ApiError> {
+        object.insert("status".into(), serde_json::json!({"phase": "Pending"}));
+        Ok(())
+    }
+}
+
 /// Custom resources: every rule is their CRD's ([`custom_resource`]). A kind no stored CRD
 /// defines has no schema and one version, so every hook leaves it as it is.
 struct CustomResources;
@@ -97,6 +108,7 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("", "serviceaccounts") => &ServiceAccounts,
         ("", "pods") => &pod::Pods,
         ("", "nodes") => &Nodes,
+        ("", "persistentvolumeclaims") => &Claims,
         ("apps", "deployments") => &AppsWorkloads {
             kept_on_status_update: &["labels"],
         },
