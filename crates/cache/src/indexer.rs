@@ -186,17 +186,47 @@ impl<K> Indexer<K> {
     where
         K: Resource,
     {
-        let mut store = self.inner.write();
-        // The old state first: storing the new one replaces it among the recently decoded.
-        let old = store.items.get(&key).cloned();
-        let old = old.and_then(|old| {
+        let (_, old) = self.insert_stored(key.clone(), Stored::Decoded(obj));
+        old.and_then(|old| {
             self.object(&key, &old)
                 .map_err(|e| log_undecodable(&e))
                 .ok()
-        });
-        let stored = store.stored(self.bytes.as_deref(), &key, obj);
-        store.insert(key, stored);
-        old
+        })
+    }
+
+    /// What an object arriving under `key` is queued and stored as: itself in a decoded store;
+    /// in a byte-backed one its bytes, labels, resourceVersion and its values in every user
+    /// index, computed now, so `obj` can be dropped once the caller is done with it.
+    pub(crate) fn arriving(&self, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    where
+        K: Resource,
+    {
+        self.inner.read().stored(self.bytes.as_deref(), key, obj)
+    }
+
+    /// Stores `entry` under `key`, updating all indices. Returns the entry as stored (a decoded
+    /// object in a byte-backed store is encoded first, see [`arriving`](Self::arriving)) and the
+    /// entry it replaced, neither decoded.
+    pub(crate) fn insert_stored(
+        &self,
+        key: ObjectKey,
+        entry: Stored<K>,
+    ) -> (Stored<K>, Option<Stored<K>>)
+    where
+        K: Resource,
+    {
+        let mut store = self.inner.write();
+        let entry = store.complete(self.bytes.as_deref(), &key, entry);
+        let old = store.insert(key, entry.clone());
+        (entry, old)
+    }
+
+    /// The object `entry` (stored under `key`) holds: decoded from a byte-backed entry.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key when a byte-backed entry does not decode.
+    pub(crate) fn decode(&self, key: &ObjectKey, entry: &Stored<K>) -> Result<Arc<K>, Error> {
+        self.object(key, entry)
     }
 
     /// Removes the object at `key` and its index entries; returns it if it was there.
@@ -552,6 +582,41 @@ impl<K> Store<K> {
             })
             .collect();
         bytes.encode(key, obj, filed)
+    }
+
+    /// `entry` ready to be stored under `key`: a decoded object in a byte-backed store is
+    /// encoded ([`stored`](Self::stored)); an encoded one that arrived before an index was added
+    /// is filed in it now (decoding it once).
+    fn complete(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, entry: Stored<K>) -> Stored<K>
+    where
+        K: Resource,
+    {
+        let (encoded, bytes) = match (entry, bytes) {
+            (Stored::Decoded(obj), Some(_)) => return self.stored(bytes, key, obj),
+            (Stored::Encoded(encoded), Some(bytes)) => (encoded, bytes),
+            (entry, _) => return entry,
+        };
+        let missing: Vec<&String> = self
+            .indexers
+            .keys()
+            .filter(|name| !self.is_namespace_index(name) && !encoded.is_filed(name))
+            .collect();
+        if missing.is_empty() {
+            return Stored::Encoded(encoded);
+        }
+        let obj = match bytes.decode(key, &encoded) {
+            Ok(obj) => obj,
+            Err(err) => {
+                log_undecodable(&err);
+                return Stored::Encoded(encoded);
+            }
+        };
+        let mut refiled = (*encoded).clone();
+        for name in missing {
+            let values = index_values(&self.panics, name, &self.indexers[name], key, &obj);
+            refiled = refiled.with_filed(name, values);
+        }
+        Stored::Encoded(Arc::new(refiled))
     }
 
     /// Whether `name` is the built-in namespace index, which reads no index function.

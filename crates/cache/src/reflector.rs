@@ -265,7 +265,9 @@ where
         self.config
             .metrics
             .list_started(!self.last_synced_rv.is_empty());
-        let mut items: Vec<Arc<K>> = Vec::new();
+        // Each object as the queue will hold it (bytes, in a byte-backed informer), made as it
+        // arrives: the decoded object is dropped before the next one is decoded.
+        let mut items = Vec::new();
         let mut paginated = false;
         let mut req = ListRequest {
             resource_version: resource_version.clone(),
@@ -276,7 +278,7 @@ where
             let listed = items.len();
             let transform = |obj| {
                 if let Some(obj) = self.transform(obj) {
-                    items.push(obj);
+                    items.push(self.fifo.entry(obj));
                 }
             };
             let page = match self.list_watch.list_each(&req, transform).await {
@@ -309,7 +311,7 @@ where
             }
         };
         debug!(reflector = %self.config.name, rv = %list_rv, items = items.len(), "replace");
-        self.fifo.replace(items);
+        self.fifo.replace_entries(items);
         self.last_synced_rv = list_rv;
         self.config.metrics.synced();
         self.last_rv_unavailable = false;

@@ -67,6 +67,9 @@ impl<K> Clone for Stored<K> {
 pub(crate) struct Encoded {
     /// The object, as the informer's [`WireCodec`] encodes it.
     bytes: Bytes,
+    /// `metadata.resourceVersion` (empty when unset): a relist's `Replaced` compares it with
+    /// the cached one to tell a resync from an update without decoding either.
+    resource_version: Box<str>,
     /// `metadata.labels`, sorted by key (as they were in the object's map).
     labels: Box<[(Box<str>, Box<str>)]>,
     /// The object's values in each user index (not the namespace index), by index name.
@@ -82,6 +85,12 @@ impl Encoded {
             .iter()
             .find(|(index, _)| index.as_ref() == name)
             .map_or(&[], |(_, values)| values)
+    }
+
+    /// Whether the object was filed in the index `name` (it was not when the index was added
+    /// after the object arrived but before it was stored).
+    pub(crate) fn is_filed(&self, name: &str) -> bool {
+        self.filed.iter().any(|(index, _)| index.as_ref() == name)
     }
 
     /// This entry with its values in the index `name` added.
@@ -102,6 +111,14 @@ impl Encoded {
 }
 
 impl<K: Resource> Stored<K> {
+    /// The object's `metadata.resourceVersion` (empty when unset), read without decoding.
+    pub(crate) fn resource_version(&self) -> &str {
+        match self {
+            Self::Decoded(obj) => obj.meta().resource_version.as_deref().unwrap_or_default(),
+            Self::Encoded(enc) => &enc.resource_version,
+        }
+    }
+
     /// The object's labels, borrowed when decoded, rebuilt from the kept pairs when encoded.
     pub(crate) fn labels(&self) -> Cow<'_, BTreeMap<String, String>> {
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
@@ -173,6 +190,12 @@ impl<K> ByteStore<K> {
             // A boxed slice has no spare capacity: the encoder's growing buffer may have up to
             // twice the bytes it wrote, which the cache would otherwise keep for good.
             bytes: Bytes::from(bytes.into_boxed_slice()),
+            resource_version: obj
+                .meta()
+                .resource_version
+                .as_deref()
+                .unwrap_or_default()
+                .into(),
             labels: labels
                 .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
                 .collect(),

@@ -102,6 +102,7 @@ fn a_malformed_entry_is_an_error_naming_the_object() {
     let key = ObjectKey::from("ns/broken");
     let entry = Arc::new(Encoded {
         bytes: Bytes::from_static(b"{\"metadata\": 7}"),
+        resource_version: Box::default(),
         labels: Box::default(),
         filed: Box::default(),
     });
