@@ -50,7 +50,8 @@
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
+//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`,
+//!   `wire_object`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -83,6 +84,7 @@ mod spdy_forward;
 mod tls;
 mod transport;
 mod watch;
+mod wire_object;
 mod websocket;
 
 pub use body::{Body, BoxError};
@@ -110,6 +112,7 @@ pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, 
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
+pub use wire_object::{WireDecoder, WireObject};
 
 // The README's examples, compiled (and not run) as doc tests.
 #[cfg(doctest)]
