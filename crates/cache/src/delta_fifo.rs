@@ -16,6 +16,7 @@ use crate::{
     delta::{Deltas, Queued},
     indexer::Indexer,
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
+    store_mode::WireBytes,
     stored::Stored,
 };
 
@@ -117,22 +118,37 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Queues `Added(obj)`.
     pub fn add(&self, obj: Arc<K>) {
-        self.queue_one(obj, Queued::Added);
+        self.added(obj, None);
     }
 
     /// Queues `Updated(obj)`.
     pub fn update(&self, obj: Arc<K>) {
-        self.queue_one(obj, Queued::Updated);
+        self.updated(obj, None);
     }
 
     /// Queues `Deleted(Known(obj))`, unless the key is neither queued nor in the indexer.
     pub fn delete(&self, obj: Arc<K>) {
+        self.deleted(obj, None);
+    }
+
+    /// [`add`](Self::add) of `obj` decoded from `wire` (see [`entry`](Self::entry)).
+    pub(crate) fn added(&self, obj: Arc<K>, wire: Option<WireBytes>) {
+        self.queue_one(obj, wire, Queued::Added);
+    }
+
+    /// [`update`](Self::update) of `obj` decoded from `wire`.
+    pub(crate) fn updated(&self, obj: Arc<K>, wire: Option<WireBytes>) {
+        self.queue_one(obj, wire, Queued::Updated);
+    }
+
+    /// [`delete`](Self::delete) of `obj` decoded from `wire`.
+    pub(crate) fn deleted(&self, obj: Arc<K>, wire: Option<WireBytes>) {
         let key = ObjectKey::of(obj.as_ref());
         let mut state = self.state.lock();
         if !state.items.contains_key(&key) && !self.known.contains_key(key.as_str()) {
             return; // we never told anyone about it: nothing to retract
         }
-        let last = self.known.arriving(&key, obj);
+        let last = self.known.arriving(&key, obj, wire);
         state.populated = true;
         state.queue(
             key,
@@ -145,17 +161,23 @@ impl<K: Resource> DeltaFifo<K> {
         self.ready.notify_one();
     }
 
-    /// `obj` as this queue holds it, with its key: see the type's guarantees. The reflector
-    /// turns each listed object into this as it arrives and collects these for
-    /// [`replace_entries`](Self::replace_entries).
-    pub(crate) fn entry(&self, obj: Arc<K>) -> (ObjectKey, Stored<K>) {
+    /// `obj` as this queue holds it, with its key: see the type's guarantees; in a byte-backed
+    /// queue `wire` (the bytes `obj` was decoded from, `None` when there are none: then it is
+    /// encoded). The reflector turns each listed object into this as it arrives and collects
+    /// these for [`replace_entries`](Self::replace_entries).
+    pub(crate) fn entry(&self, obj: Arc<K>, wire: Option<WireBytes>) -> (ObjectKey, Stored<K>) {
         let key = ObjectKey::of(obj.as_ref());
-        let entry = self.known.arriving(&key, obj);
+        let entry = self.known.arriving(&key, obj, wire);
         (key, entry)
     }
 
-    fn queue_one(&self, obj: Arc<K>, delta: fn(Stored<K>) -> Queued<K>) {
-        let (key, entry) = self.entry(obj);
+    /// Whether this queue keeps bytes: the reflector then asks its list-watch for them.
+    pub(crate) fn keeps_bytes(&self) -> bool {
+        self.known.keeps_bytes()
+    }
+
+    fn queue_one(&self, obj: Arc<K>, wire: Option<WireBytes>, delta: fn(Stored<K>) -> Queued<K>) {
+        let (key, entry) = self.entry(obj, wire);
         let mut state = self.state.lock();
         state.populated = true;
         state.queue(key, delta(entry));
@@ -167,7 +189,7 @@ impl<K: Resource> DeltaFifo<K> {
     /// every queued or known key that is missing from the list. The first call fixes the
     /// initial population that [`has_synced`](Self::has_synced) waits for.
     pub fn replace(&self, list: Vec<Arc<K>>) {
-        let entries = list.into_iter().map(|obj| self.entry(obj)).collect();
+        let entries = list.into_iter().map(|obj| self.entry(obj, None)).collect();
         self.replace_entries(entries);
     }
 

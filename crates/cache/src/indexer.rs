@@ -27,6 +27,7 @@ use crate::{
     error::Error,
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
+    store_mode::WireBytes,
     stored::{ByteStore, Stored, object_of},
 };
 
@@ -195,13 +196,26 @@ impl<K> Indexer<K> {
     }
 
     /// What an object arriving under `key` is queued and stored as: itself in a decoded store;
-    /// in a byte-backed one its bytes, labels, resourceVersion and its values in every user
-    /// index, computed now, so `obj` can be dropped once the caller is done with it.
-    pub(crate) fn arriving(&self, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    /// in a byte-backed one `wire` (the bytes it was decoded from; encoded when `None`), its
+    /// labels, resourceVersion and its values in every user index, computed now, so `obj` can be
+    /// dropped once the caller is done with it.
+    pub(crate) fn arriving(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<K>,
+        wire: Option<WireBytes>,
+    ) -> Stored<K>
     where
         K: Resource,
     {
-        self.inner.read().stored(self.bytes.as_deref(), key, obj)
+        self.inner
+            .read()
+            .stored(self.bytes.as_deref(), key, obj, wire)
+    }
+
+    /// Whether this store keeps bytes (its arriving objects' [`WireBytes`] are worth having).
+    pub(crate) fn keeps_bytes(&self) -> bool {
+        self.bytes.is_some()
     }
 
     /// Stores `entry` under `key`, updating all indices. Returns the entry as stored (a decoded
@@ -253,7 +267,7 @@ impl<K> Indexer<K> {
         let items: KeyMap<Stored<K>> = items
             .into_iter()
             .map(|(key, obj)| {
-                let stored = store.stored(bytes, &key, obj);
+                let stored = store.stored(bytes, &key, obj, None);
                 (key, stored)
             })
             .collect();
@@ -563,9 +577,16 @@ impl<K> Store<K> {
             .unwrap_or_else(|| EMPTY.get_or_init(KeySet::default)))
     }
 
-    /// What `obj`, arriving under `key`, is stored as: itself in a decoded store; in a
-    /// byte-backed one its bytes, with its values in every user index computed now.
-    fn stored(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    /// What `obj`, arriving under `key` (decoded from `wire`, when set), is stored as: itself in
+    /// a decoded store; in a byte-backed one its bytes, with its values in every user index
+    /// computed now.
+    fn stored(
+        &self,
+        bytes: Option<&ByteStore<K>>,
+        key: &ObjectKey,
+        obj: Arc<K>,
+        wire: Option<WireBytes>,
+    ) -> Stored<K>
     where
         K: Resource,
     {
@@ -581,7 +602,7 @@ impl<K> Store<K> {
                 (name.clone(), values)
             })
             .collect();
-        bytes.encode(key, obj, filed)
+        bytes.encode(key, obj, filed, wire)
     }
 
     /// `entry` ready to be stored under `key`: a decoded object in a byte-backed store is
@@ -592,7 +613,7 @@ impl<K> Store<K> {
         K: Resource,
     {
         let (encoded, bytes) = match (entry, bytes) {
-            (Stored::Decoded(obj), Some(_)) => return self.stored(bytes, key, obj),
+            (Stored::Decoded(obj), Some(_)) => return self.stored(bytes, key, obj, None),
             (Stored::Encoded(encoded), Some(bytes)) => (encoded, bytes),
             (entry, _) => return entry,
         };

@@ -36,7 +36,7 @@ use crate::{
     error::Error,
     health::panic_message,
     key::ObjectKey,
-    store_mode::{StoreMode, WireCodec},
+    store_mode::{StoreMode, WireBytes, WireCodec},
 };
 
 /// An object's values in one user index: (index name, values).
@@ -65,8 +65,10 @@ impl<K> Clone for Stored<K> {
 /// An encoded object and what the cache reads without decoding it.
 #[derive(Clone)]
 pub(crate) struct Encoded {
-    /// The object, as the informer's [`WireCodec`] encodes it.
+    /// The object: the bytes the server sent, or as the informer's [`WireCodec`] encodes it.
     bytes: Bytes,
+    /// Whether `bytes` are a protobuf message (else JSON).
+    protobuf: bool,
     /// `metadata.resourceVersion` (empty when unset): a relist's `Replaced` compares it with
     /// the cached one to tell a resync from an update without decoding either.
     resource_version: Box<str>,
@@ -161,35 +163,42 @@ impl<K> ByteStore<K> {
             .map_or(0, |recent| recent.lock().cap().get())
     }
 
-    /// Encodes `obj` (which arrived under `key`) with its index values `filed`, and remembers
-    /// it as recently decoded. An object the codec cannot encode is kept decoded (logged): the
-    /// cache never drops what the server sent.
+    /// Keeps `obj` (which arrived under `key`) as `wire`, the bytes it was decoded from, or
+    /// encoded when there are none, with its index values `filed`, and remembers it as recently
+    /// decoded. An object the codec cannot encode is kept decoded (logged): the cache never
+    /// drops what the server sent.
     pub(crate) fn encode(
         &self,
         key: &ObjectKey,
         obj: Arc<K>,
         filed: Vec<(String, Vec<String>)>,
+        wire: Option<WireBytes>,
     ) -> Stored<K>
     where
         K: Resource,
     {
-        let bytes = match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(err)) => {
-                tracing::error!(%key, error = %err, "object does not encode; kept decoded");
-                return Stored::Decoded(obj);
-            }
-            Err(panic) => {
-                let panic = panic_message(panic.as_ref());
-                tracing::error!(%key, panic, "encoder panicked; object kept decoded");
-                return Stored::Decoded(obj);
-            }
+        let (bytes, protobuf) = match wire {
+            Some(WireBytes::Json(bytes)) => (bytes, false),
+            Some(WireBytes::Protobuf(bytes)) => (bytes, true),
+            None => match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
+                // A boxed slice has no spare capacity: the encoder's growing buffer may have up
+                // to twice the bytes it wrote, which the cache would otherwise keep for good.
+                Ok(Ok(bytes)) => (bytes.into_boxed_slice(), false),
+                Ok(Err(err)) => {
+                    tracing::error!(%key, error = %err, "object does not encode; kept decoded");
+                    return Stored::Decoded(obj);
+                }
+                Err(panic) => {
+                    let panic = panic_message(panic.as_ref());
+                    tracing::error!(%key, panic, "encoder panicked; object kept decoded");
+                    return Stored::Decoded(obj);
+                }
+            },
         };
         let labels = obj.meta().labels.iter().flatten();
         let encoded = Arc::new(Encoded {
-            // A boxed slice has no spare capacity: the encoder's growing buffer may have up to
-            // twice the bytes it wrote, which the cache would otherwise keep for good.
-            bytes: Bytes::from(bytes.into_boxed_slice()),
+            bytes: Bytes::from(bytes),
+            protobuf,
             resource_version: obj
                 .meta()
                 .resource_version
@@ -222,7 +231,7 @@ impl<K> ByteStore<K> {
         }
         let obj = self
             .codec
-            .decode(&encoded.bytes)
+            .decode(&encoded.bytes, encoded.protobuf)
             .map_err(|source| Error::Undecodable {
                 key: key.to_string(),
                 source,

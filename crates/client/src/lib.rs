@@ -84,8 +84,8 @@ mod spdy_forward;
 mod tls;
 mod transport;
 mod watch;
-mod wire_object;
 mod websocket;
+mod wire_object;
 
 pub use body::{Body, BoxError};
 pub use channel::TerminalSize;

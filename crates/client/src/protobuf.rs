@@ -211,7 +211,11 @@ impl ProtobufWatch {
                 reason: format!("unknown watch event type {other:?}"),
             }),
         };
-        Some(event.map(|event| (event, bytes)).map_err(decode_error(what())))
+        Some(
+            event
+                .map(|event| (event, bytes))
+                .map_err(decode_error(what())),
+        )
     }
 
     /// The body ended: an error when it stopped inside a frame.

@@ -204,7 +204,9 @@ fn kept_item_bytes_decode_to_the_items_in_both_encodings() -> Result<()> {
         }
         decoder.finish()?;
         assert_eq!(kept.len(), whole.items.len(), "{content}");
-        let wire = crate::wire_object::WireDecoder { proto: configmaps() };
+        let wire = crate::wire_object::WireDecoder {
+            proto: configmaps(),
+        };
         for ((item, bytes), expected) in kept.iter().zip(&whole.items) {
             let bytes = bytes.as_ref().expect("bytes kept");
             let is_protobuf = matches!(bytes, WireObject::Protobuf(_));

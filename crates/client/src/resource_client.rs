@@ -20,10 +20,10 @@ use crate::options::{
     UpdateOptions,
 };
 use crate::protobuf::{AnyListDecoder, ProtobufWatch, WireFormat, decode_object, is_protobuf};
-use crate::wire_object::{WireDecoder, WireObject};
 use crate::representation::{Read, Representation};
 use crate::request::ResourcePath;
 use crate::watch::{EventDecoder, WatchStream};
+use crate::wire_object::{WireDecoder, WireObject};
 
 /// What the generic client needs of a kind: kube-core's static `Resource` description (group,
 /// version, plural known at compile time), JSON in both directions, and the usual bounds of a

@@ -172,7 +172,10 @@ impl EventDecoder {
         }
     }
 
-    fn finish<K: DeserializeOwned>(&mut self, keep_bytes: bool) -> Option<Result<EventWithBytes<K>>> {
+    fn finish<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<K>>> {
         match self {
             EventDecoder::Json(decoder) => decoder.finish(keep_bytes),
             EventDecoder::Protobuf(decoder) => decoder.finish(),

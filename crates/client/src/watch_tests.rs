@@ -38,7 +38,10 @@ fn decode_all(chunks: &[&[u8]]) -> Vec<String> {
         );
     }
     if let Some(last) = decoder.finish::<ConfigMap>(false) {
-        names.push(last.map(|(e, _)| name(&e)).unwrap_or_else(|e| e.to_string()));
+        names.push(
+            last.map(|(e, _)| name(&e))
+                .unwrap_or_else(|e| e.to_string()),
+        );
     }
     names
 }

@@ -449,7 +449,10 @@ mod tests {
         assert!(selects(only[0], "client-go"));
         assert!(!selects(only[0], "client-go + strip managedFields"));
         assert!(selects(only[1], "kubegen-protobuf, byte store"));
-        assert!(!selects(only[1], "kubegen-protobuf + strip managedFields, byte store"));
+        assert!(!selects(
+            only[1],
+            "kubegen-protobuf + strip managedFields, byte store"
+        ));
         assert!(selects(only[2], "kubegen-metadata + strip managedFields"));
     }
 }

@@ -33,10 +33,10 @@
 use kube_core::{Resource, WatchEvent};
 use tracing::{debug, warn};
 
-use super::{Reflector, initial_set::InitialSet, state::State};
+use super::{Reflector, initial_set::InitialSet, next_event, state::State};
 use crate::{
     key::ObjectKey,
-    list_watch::{EventStream, ListWatch, ListWatchError, ListWatchErrorKind},
+    list_watch::{ListWatch, ListWatchError, ListWatchErrorKind},
 };
 
 /// The bookmark annotation that ends the initial events of a streaming list.
@@ -87,13 +87,14 @@ where
         };
         tokio::pin!(deadline);
         let mut initial = InitialSet::default();
+        let wants_bytes = self.wants_bytes();
         loop {
             let next = tokio::select! {
                 biased; // a server that floods events cannot starve the deadline
                 () = &mut deadline => Err(()),
-                next = open.stream.next_event() => Ok(next),
+                next = next_event(&mut open.stream, wants_bytes) => Ok(next),
             };
-            let event = match next {
+            let (event, wire) = match next {
                 Ok(Some(Ok(event))) => event,
                 Ok(Some(Err(err))) => return self.streaming_failed(&err, &req.resource_version),
                 Ok(None) => {
@@ -106,7 +107,7 @@ where
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                     if let Some(obj) = self.transform(obj) {
-                        initial.upsert(self.fifo.entry(obj));
+                        initial.upsert(self.fifo.entry(obj, wire));
                     }
                 }
                 WatchEvent::Deleted(obj) => initial.remove(&ObjectKey::of(&obj)),
