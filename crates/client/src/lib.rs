@@ -50,8 +50,7 @@
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`,
-//!   `wire_object`
+//! - `channel`, `extract`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`, `wire_object`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.

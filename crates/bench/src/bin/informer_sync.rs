@@ -87,6 +87,10 @@ struct Args {
     /// Child (kubegen roles): keep the cache as bytes decoded on read (`StoreMode::Bytes`).
     #[arg(long)]
     byte_store: bool,
+    /// Child (kubegen roles), run by hand: once synced, time reads of the cache (`get` p50/p99,
+    /// a second `get`, a `list` of 1,000 by the `group` label) and print them on stderr.
+    #[arg(long)]
+    read_cost: bool,
     /// Parent: measure only the rows whose label contains one of these, e.g.
     /// `--only client-go,kubegen-protobuf`. Entries are separated by commas not followed by a
     /// space (labels contain ", "); an entry starting with `=` selects the row of exactly that
@@ -140,6 +144,7 @@ fn main() -> Result<()> {
             strip_managed_fields: args.strip_managed_fields,
             streaming_list: !args.no_streaming_list,
             byte_store: args.byte_store,
+            read_cost: args.read_cost,
         });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -361,6 +366,7 @@ fn selects(only: &str, label: &str) -> bool {
 fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
     let job = |role: Role, strip: bool, streaming_list: bool| Job {
         byte_store: false,
+        read_cost: false,
         role,
         url: target.url.clone(),
         kubeconfig: target.kubeconfig.clone(),
