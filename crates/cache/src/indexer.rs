@@ -28,7 +28,7 @@ use crate::{
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
     store_mode::WireBytes,
-    stored::{ByteStore, Stored, object_of},
+    stored::{ByteStore, Pending, Stored, object_of},
 };
 
 /// One index: index value → the keys of the objects that have it.
@@ -233,6 +233,18 @@ impl<K> Indexer<K> {
         let entry = store.complete(self.bytes.as_deref(), &key, entry);
         let old = store.insert(key, entry.clone());
         (entry, old)
+    }
+
+    /// `entry` (stored under `key`) as a handler will receive it: decoded on delivery.
+    pub(crate) fn pending(&self, key: &ObjectKey, entry: Stored<K>) -> Pending<K> {
+        match entry {
+            Stored::Decoded(obj) => Pending::Decoded(obj),
+            entry => Pending::Entry {
+                key: key.clone(),
+                entry,
+                bytes: self.bytes.clone(),
+            },
+        }
     }
 
     /// The object `entry` (stored under `key`) holds: decoded from a byte-backed entry.

@@ -469,40 +469,36 @@ impl<K: Send + Sync + 'static> Inner<K> {
                 Queued::Sync(entry) => (entry, SyncType::Yes),
             };
             let (entry, old) = self.indexer.insert_stored(key.clone(), entry);
-            let Some(obj) = self.decoded(&key, &entry) else {
-                continue;
-            };
-            // An old state that does not decode (logged) makes the change an add.
-            let old = old.and_then(|old| {
-                let is_resync = match sync_type {
-                    SyncType::Yes => true,
-                    SyncType::No => false,
-                    SyncType::IfSameVersion => old.resource_version() == entry.resource_version(),
-                };
-                Some((self.decoded(&key, &old)?, is_resync))
-            });
-            match old {
-                Some((old, is_resync)) => self.processor.distribute(
-                    Notification::Update {
-                        old,
-                        new: obj,
+            let notification = match old {
+                Some(old) => {
+                    let is_resync = match sync_type {
+                        SyncType::Yes => true,
+                        SyncType::No => false,
+                        SyncType::IfSameVersion => {
+                            old.resource_version() == entry.resource_version()
+                        }
+                    };
+                    let update = Notification::Update {
+                        old: self.indexer.pending(&key, old),
+                        new: self.indexer.pending(&key, entry),
                         is_resync,
-                    },
-                    is_resync,
-                ),
-                None => self.processor.distribute(
-                    Notification::Add {
-                        obj,
+                    };
+                    (update, is_resync)
+                }
+                None => {
+                    let add = Notification::Add {
+                        obj: self.indexer.pending(&key, entry),
                         is_in_initial_list,
-                    },
-                    false,
-                ),
-            }
+                    };
+                    (add, false)
+                }
+            };
+            self.processor.distribute(notification.0, notification.1);
         }
     }
 
-    /// `entry`'s object for the handlers; `None` (logged) when a byte-backed entry does not
-    /// decode: its handlers are not told about this change.
+    /// `entry`'s object for the handlers of a delete; `None` (logged) when a byte-backed entry
+    /// does not decode: its handlers are not told about this change.
     fn decoded(&self, key: &ObjectKey, entry: &Stored<K>) -> Option<Arc<K>> {
         self.indexer
             .decode(key, entry)

@@ -250,6 +250,64 @@ impl<K> ByteStore<K> {
     }
 }
 
+/// An object on its way to an event handler: decoded, or a cached entry that the handler's own
+/// task decodes just before calling it. A handler's buffer then holds what the cache holds (an
+/// `Arc` of the same entry), not a decoded copy: a first list of 60,000 objects that outruns a
+/// handler would otherwise wait in its buffer decoded.
+pub(crate) enum Pending<K> {
+    /// Decoded already (a decoded store, or the initial adds of a new handler).
+    Decoded(Arc<K>),
+    /// `entry`, stored under `key`, decoded by `bytes` on delivery.
+    Entry {
+        /// The object's key.
+        key: ObjectKey,
+        /// The entry as the indexer stored it.
+        entry: Stored<K>,
+        /// The store's codec and recently decoded objects.
+        bytes: Option<Arc<ByteStore<K>>>,
+    },
+}
+
+impl<K> Clone for Pending<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Decoded(obj) => Self::Decoded(Arc::clone(obj)),
+            Self::Entry { key, entry, bytes } => Self::Entry {
+                key: key.clone(),
+                entry: entry.clone(),
+                bytes: bytes.clone(),
+            },
+        }
+    }
+}
+
+impl<K> From<Arc<K>> for Pending<K> {
+    fn from(obj: Arc<K>) -> Self {
+        Self::Decoded(obj)
+    }
+}
+
+impl<K: Resource> Pending<K> {
+    /// The object's key, for logs.
+    pub(crate) fn key(&self) -> ObjectKey {
+        match self {
+            Self::Decoded(obj) => ObjectKey::of(obj.as_ref()),
+            Self::Entry { key, .. } => key.clone(),
+        }
+    }
+
+    /// The object, decoded now when it is an encoded entry.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key.
+    pub(crate) fn object(&self) -> Result<Arc<K>, Error> {
+        match self {
+            Self::Decoded(obj) => Ok(Arc::clone(obj)),
+            Self::Entry { key, entry, bytes } => object_of(bytes.as_deref(), key, entry),
+        }
+    }
+}
+
 /// `stored`'s object, decoding it with `bytes` when it is encoded.
 ///
 /// # Errors

@@ -167,3 +167,34 @@ fn the_bytes_the_server_sent_are_kept_as_they_are_and_decoded_by_their_encoding(
         "{err}"
     );
 }
+
+#[test]
+fn a_pending_entry_is_decoded_on_delivery_and_names_the_key_when_it_cannot_be() {
+    let bytes = Arc::new(byte_store(0));
+    let obj = cm("ns", "x", "3");
+    let key = ObjectKey::of(&obj);
+    let entry = bytes.encode(&key, Arc::new(obj.clone()), Vec::new(), None);
+    let pending = Pending::Entry {
+        key: key.clone(),
+        entry,
+        bytes: Some(Arc::clone(&bytes)),
+    };
+    assert_eq!(pending.key(), key);
+    assert_eq!(*pending.object().unwrap(), obj);
+    let broken = Pending::Entry {
+        key: ObjectKey::from("ns/broken"),
+        entry: Stored::Encoded(Arc::new(Encoded {
+            bytes: Bytes::from_static(b"[]"),
+            protobuf: false,
+            resource_version: Box::default(),
+            labels: Box::default(),
+            filed: Box::default(),
+        })),
+        bytes: Some(bytes),
+    };
+    let err = broken.object().unwrap_err();
+    assert!(
+        matches!(&err, Error::Undecodable { key, .. } if key == "ns/broken"),
+        "{err}"
+    );
+}

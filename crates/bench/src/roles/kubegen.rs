@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use kube_core::Selector;
 use kubegen_cache::{
     ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, StoreMode,
     strip_managed_fields,
@@ -20,7 +21,6 @@ use kubegen_cache::{
 use kubegen_client::{
     ApiObject, Client, Config, ListOptions, PartialObjectMeta, ResourceClient, WireFormat,
 };
-use kube_core::Selector;
 use tokio::sync::Notify;
 
 use super::job::{BenchObject, Job, check_count};
