@@ -37,6 +37,11 @@ pub fn deployment_name(index: usize) -> String {
     format!("web-{index:06}")
 }
 
+/// A label that files every object into one of a few groups of 1,000 at the benchmark's
+/// sizes (`index % 60` of 60,000 ConfigMaps, `index % 10` of 10,000 Deployments): what a read
+/// benchmark lists by.
+pub const GROUP_LABEL: &str = "bench.kubegen.dev/group";
+
 /// A ConfigMap of roughly 1 KiB when serialized: a few labels and three data keys.
 pub fn config_map(namespace: &str, index: usize) -> ConfigMap {
     let mut data = BTreeMap::new();
@@ -57,6 +62,7 @@ pub fn config_map(namespace: &str, index: usize) -> ConfigMap {
             labels: Some(labels(&[
                 ("app", "bench"),
                 ("shard", &(index % 16).to_string()),
+                (GROUP_LABEL, &(index % 60).to_string()),
             ])),
             annotations: Some(labels(&[("bench.kubegen.dev/generation", "1")])),
             ..ObjectMeta::default()
@@ -72,6 +78,8 @@ pub fn deployment(namespace: &str, index: usize) -> Deployment {
     let name = deployment_name(index);
     let app_labels = labels(&[("app", &name), ("tier", "frontend")]);
     let spec = deployment_spec(&name, index, &app_labels);
+    let mut object_labels = app_labels;
+    object_labels.insert(GROUP_LABEL.to_owned(), (index % 10).to_string());
     let last_applied = last_applied(namespace, &name, &spec);
     let mut annotations = labels(&[("deployment.kubernetes.io/revision", "3")]);
     annotations.insert(
@@ -82,7 +90,7 @@ pub fn deployment(namespace: &str, index: usize) -> Deployment {
         metadata: ObjectMeta {
             name: Some(name),
             namespace: Some(namespace.to_owned()),
-            labels: Some(app_labels),
+            labels: Some(object_labels),
             annotations: Some(annotations),
             managed_fields: Some(managed_fields()),
             ..ObjectMeta::default()

@@ -11,15 +11,17 @@ use kube_core::metadata::PartialObjectMeta;
 use kube_core::{ObjectList, WatchEvent};
 use kubegen_client::{
     AnyObject, ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
+    WireObject,
 };
 use serde::de::DeserializeOwned;
 
 use crate::factory::{ListSelectors, ListWatchSource};
 use crate::list_watch::{
-    EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
+    EventStream, EventWithBytes, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind,
+    WatchRequest,
 };
 use crate::metadata::MetadataListWatchSource;
-use crate::store_mode::WireCodec;
+use crate::store_mode::{WireBytes, WireCodec};
 
 /// The [`ListWatchSource`] of a real controller: every informer of an
 /// [`InformerFactory`](crate::InformerFactory) lists and watches through one [`Client`].
@@ -174,6 +176,20 @@ where
         async move { self.client.list_each(&opts, each).await.map_err(classify) }
     }
 
+    fn list_each_with_bytes(
+        &self,
+        req: &ListRequest,
+        mut each: impl FnMut(K, Option<WireBytes>) + Send,
+    ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send {
+        let opts = self.list_options(req);
+        async move {
+            self.client
+                .list_each_with_bytes(&opts, |obj, wire| each(obj, Some(wire_bytes(wire))))
+                .await
+                .map_err(classify)
+        }
+    }
+
     fn watch(
         &self,
         req: &WatchRequest,
@@ -194,9 +210,13 @@ where
         }
     }
 
-    /// JSON: every object the client reads has serde implementations that round-trip it.
+    /// JSON (every object the client reads has serde implementations that round-trip it), and
+    /// the client's protobuf decoder for the protobuf messages of built-in kinds.
     fn wire_codec(&self) -> Option<WireCodec<K>> {
-        Some(WireCodec::json())
+        let decoder = self.client.wire_decoder();
+        let codec = WireCodec::json()
+            .with_protobuf(move |bytes| decoder.decode_protobuf(bytes).map_err(Into::into));
+        Some(codec)
     }
 
     /// Asks the server's `/version`: `sendInitialEvents` exists from 1.27 on (a server with the
@@ -242,6 +262,22 @@ where
 {
     async fn next_event(&mut self) -> Option<Result<WatchEvent<K>, ListWatchError>> {
         self.0.next().await.map(|r| r.map_err(classify))
+    }
+
+    async fn next_event_with_bytes(&mut self) -> Option<Result<EventWithBytes<K>, ListWatchError>> {
+        let next = self.0.next_with_bytes().await?;
+        Some(
+            next.map(|(event, wire)| (event, wire.map(wire_bytes)))
+                .map_err(classify),
+        )
+    }
+}
+
+/// The cache's name for the client's bytes of one object.
+fn wire_bytes(wire: WireObject) -> WireBytes {
+    match wire {
+        WireObject::Json(bytes) => WireBytes::Json(bytes),
+        WireObject::Protobuf(bytes) => WireBytes::Protobuf(bytes),
     }
 }
 

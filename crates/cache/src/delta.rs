@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::key::ObjectKey;
+use crate::{key::ObjectKey, stored::Stored};
 
 /// One change to one object, as queued in the [`DeltaFifo`](crate::DeltaFifo).
 ///
@@ -108,5 +108,78 @@ impl<K> DeletedObject<K> {
     /// Whether this is a tombstone (the deletion was inferred from a relist).
     pub fn is_tombstone(&self) -> bool {
         matches!(self, Self::Tombstone { .. })
+    }
+}
+
+/// A delta as the [`DeltaFifo`](crate::DeltaFifo) holds it: the object in the shape the
+/// informer's store keeps ([`Stored`]), so that a byte-backed informer queues bytes, not
+/// decoded objects (a first list queues every object at once). Handlers get [`Delta`]s, decoded
+/// when the key is popped.
+pub(crate) enum Queued<K> {
+    /// [`Delta::Added`].
+    Added(Stored<K>),
+    /// [`Delta::Updated`].
+    Updated(Stored<K>),
+    /// [`Delta::Deleted`]: the final state, or for a `tombstone` the last known one.
+    Deleted {
+        /// The object's final (or last known) state.
+        last: Stored<K>,
+        /// Whether the deletion was inferred from a relist ([`DeletedObject::Tombstone`]).
+        tombstone: bool,
+    },
+    /// [`Delta::Replaced`].
+    Replaced(Stored<K>),
+    /// [`Delta::Sync`].
+    Sync(Stored<K>),
+}
+
+impl<K> Queued<K> {
+    /// The object this delta carries.
+    pub(crate) fn entry(&self) -> &Stored<K> {
+        match self {
+            Self::Added(s) | Self::Updated(s) | Self::Replaced(s) | Self::Sync(s) => s,
+            Self::Deleted { last, .. } => last,
+        }
+    }
+
+    /// Short name of the delta type, as [`Delta::type_name`].
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Self::Added(_) => "Added",
+            Self::Updated(_) => "Updated",
+            Self::Deleted { .. } => "Deleted",
+            Self::Replaced(_) => "Replaced",
+            Self::Sync(_) => "Sync",
+        }
+    }
+
+    /// Whether this is a deletion inferred from a relist.
+    pub(crate) fn is_tombstone(&self) -> bool {
+        matches!(
+            self,
+            Self::Deleted {
+                tombstone: true,
+                ..
+            }
+        )
+    }
+
+    /// The [`Delta`] of `key` with the object `obj` (this delta's entry, decoded).
+    pub(crate) fn into_delta(self, key: ObjectKey, obj: Arc<K>) -> Delta<K> {
+        match self {
+            Self::Added(_) => Delta::Added(obj),
+            Self::Updated(_) => Delta::Updated(obj),
+            Self::Replaced(_) => Delta::Replaced(obj),
+            Self::Sync(_) => Delta::Sync(obj),
+            Self::Deleted {
+                tombstone: false, ..
+            } => Delta::Deleted(DeletedObject::Known(obj)),
+            Self::Deleted {
+                tombstone: true, ..
+            } => Delta::Deleted(DeletedObject::Tombstone {
+                key,
+                last_known: obj,
+            }),
+        }
     }
 }

@@ -13,9 +13,11 @@ use tokio::sync::Notify;
 use tracing::trace;
 
 use crate::{
-    delta::{DeletedObject, Delta, Deltas},
+    delta::{Deltas, Queued},
     indexer::Indexer,
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
+    store_mode::WireBytes,
+    stored::Stored,
 };
 
 /// A queue of *changes* per object, between the reflector (producer) and the informer's
@@ -37,9 +39,11 @@ use crate::{
 /// - Deleting a key that is neither queued nor in the indexer is a no-op.
 /// - `resync` queues a `Sync` only for keys that have nothing queued (a queued key will reach
 ///   the handlers soon anyway).
-/// - Over a byte-backed indexer, tombstones and resyncs carry the cached state decoded; an
-///   entry that does not decode is logged and gets neither (it stays cached until the server
-///   changes the object).
+/// - Over a byte-backed indexer the queue holds bytes, not objects: each object is encoded
+///   (with what the store reads without decoding it) as it is queued, and decoded again when
+///   its key is popped. A first list of 60,000 objects then waits in the queue as bytes.
+///   Tombstones and resyncs queue the cached entry as it is. [`pop`](Self::pop) leaves out (and
+///   logs) an entry that does not decode.
 /// - `pop` runs its process function while holding the queue lock, so the indexer the function
 ///   updates and the queue never disagree while a concurrent `replace` computes tombstones.
 ///
@@ -58,7 +62,7 @@ pub struct DeltaFifo<K> {
 
 struct FifoState<K> {
     /// Pending deltas per key. Invariant: never holds an empty list.
-    items: KeyMap<Deltas<K>>,
+    items: KeyMap<Vec<Queued<K>>>,
     /// Pop order. Invariant: exactly the keys of `items`, each once.
     order: VecDeque<ObjectKey>,
     /// Whether anything (a `replace` or an add/update/delete) was ever queued.
@@ -114,32 +118,69 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Queues `Added(obj)`.
     pub fn add(&self, obj: Arc<K>) {
-        self.queue_one(Delta::Added(obj));
+        self.added(obj, None);
     }
 
     /// Queues `Updated(obj)`.
     pub fn update(&self, obj: Arc<K>) {
-        self.queue_one(Delta::Updated(obj));
+        self.updated(obj, None);
     }
 
     /// Queues `Deleted(Known(obj))`, unless the key is neither queued nor in the indexer.
     pub fn delete(&self, obj: Arc<K>) {
+        self.deleted(obj, None);
+    }
+
+    /// [`add`](Self::add) of `obj` decoded from `wire` (see [`entry`](Self::entry)).
+    pub(crate) fn added(&self, obj: Arc<K>, wire: Option<WireBytes>) {
+        self.queue_one(obj, wire, Queued::Added);
+    }
+
+    /// [`update`](Self::update) of `obj` decoded from `wire`.
+    pub(crate) fn updated(&self, obj: Arc<K>, wire: Option<WireBytes>) {
+        self.queue_one(obj, wire, Queued::Updated);
+    }
+
+    /// [`delete`](Self::delete) of `obj` decoded from `wire`.
+    pub(crate) fn deleted(&self, obj: Arc<K>, wire: Option<WireBytes>) {
         let key = ObjectKey::of(obj.as_ref());
         let mut state = self.state.lock();
         if !state.items.contains_key(&key) && !self.known.contains_key(key.as_str()) {
             return; // we never told anyone about it: nothing to retract
         }
+        let last = self.known.arriving(&key, obj, wire);
         state.populated = true;
-        state.queue(key, Delta::Deleted(DeletedObject::Known(obj)));
+        state.queue(
+            key,
+            Queued::Deleted {
+                last,
+                tombstone: false,
+            },
+        );
         drop(state);
         self.ready.notify_one();
     }
 
-    fn queue_one(&self, delta: Delta<K>) {
-        let key = ObjectKey::of(delta.object().as_ref());
+    /// `obj` as this queue holds it, with its key: see the type's guarantees; in a byte-backed
+    /// queue `wire` (the bytes `obj` was decoded from, `None` when there are none: then it is
+    /// encoded). The reflector turns each listed object into this as it arrives and collects
+    /// these for [`replace_entries`](Self::replace_entries).
+    pub(crate) fn entry(&self, obj: Arc<K>, wire: Option<WireBytes>) -> (ObjectKey, Stored<K>) {
+        let key = ObjectKey::of(obj.as_ref());
+        let entry = self.known.arriving(&key, obj, wire);
+        (key, entry)
+    }
+
+    /// Whether this queue keeps bytes: the reflector then asks its list-watch for them.
+    pub(crate) fn keeps_bytes(&self) -> bool {
+        self.known.keeps_bytes()
+    }
+
+    fn queue_one(&self, obj: Arc<K>, wire: Option<WireBytes>, delta: fn(Stored<K>) -> Queued<K>) {
+        let (key, entry) = self.entry(obj, wire);
         let mut state = self.state.lock();
         state.populated = true;
-        state.queue(key, delta);
+        state.queue(key, delta(entry));
         drop(state);
         self.ready.notify_one();
     }
@@ -147,46 +188,44 @@ impl<K: Resource> DeltaFifo<K> {
     /// Makes the queue reflect a full list: `Replaced` for each listed object, a tombstone for
     /// every queued or known key that is missing from the list. The first call fixes the
     /// initial population that [`has_synced`](Self::has_synced) waits for.
-    ///
-    /// `list` is consumed: its `Arc`s move into the queue, nothing is copied.
     pub fn replace(&self, list: Vec<Arc<K>>) {
+        let entries = list.into_iter().map(|obj| self.entry(obj, None)).collect();
+        self.replace_entries(entries);
+    }
+
+    /// [`replace`](Self::replace) with objects already made [`entry`](Self::entry)s; `list` is
+    /// consumed: its entries move into the queue, nothing is copied.
+    pub(crate) fn replace_entries(&self, list: Vec<(ObjectKey, Stored<K>)>) {
         let mut state = self.state.lock();
         let mut listed = KeySet::with_capacity_and_hasher(list.len(), KeyHasher::default());
-        for obj in list {
-            let key = ObjectKey::of(obj.as_ref());
+        for (key, entry) in list {
             listed.insert(key.clone());
-            state.queue(key, Delta::Replaced(obj));
+            state.queue(key, Queued::Replaced(entry));
         }
         // Queued keys that vanished: the newest queued state is the best last-known state. Every
         // listed key is queued now, so when there are no more queued keys than listed ones (a
         // first list), none vanished.
-        let queued_missing: Vec<(ObjectKey, Arc<K>)> = if state.items.len() == listed.len() {
+        let queued_missing: Vec<(ObjectKey, Stored<K>)> = if state.items.len() == listed.len() {
             Vec::new()
         } else {
             state
                 .items
                 .iter()
                 .filter(|(key, _)| !listed.contains(*key))
-                .filter_map(|(key, deltas)| {
-                    Some((key.clone(), Arc::clone(deltas.last()?.object())))
-                })
+                .filter_map(|(key, deltas)| Some((key.clone(), deltas.last()?.entry().clone())))
                 .collect()
         };
-        for (key, last_known) in queued_missing {
-            state.queue(
-                key.clone(),
-                Delta::Deleted(DeletedObject::Tombstone { key, last_known }),
-            );
-        }
         // Known keys that vanished and have nothing queued: the cached state is the last known.
         let known_missing = self
             .known
             .entries_where(|key, _| !listed.contains(key) && !state.items.contains_key(key));
-        let known_missing = self.known.keyed_objects(known_missing);
-        for (key, last_known) in known_missing {
+        for (key, last) in queued_missing.into_iter().chain(known_missing) {
             state.queue(
-                key.clone(),
-                Delta::Deleted(DeletedObject::Tombstone { key, last_known }),
+                key,
+                Queued::Deleted {
+                    last,
+                    tombstone: true,
+                },
             );
         }
         if !state.populated {
@@ -207,24 +246,47 @@ impl<K: Resource> DeltaFifo<K> {
         let to_sync = self
             .known
             .entries_where(|key, _| !state.items.contains_key(key));
-        let to_sync = self.known.keyed_objects(to_sync);
         let any = !to_sync.is_empty();
-        for (key, obj) in to_sync {
-            state.queue(key, Delta::Sync(obj));
+        for (key, entry) in to_sync {
+            state.queue(key, Queued::Sync(entry));
         }
         drop(state);
         if any {
             self.ready.notify_one();
         }
     }
-}
 
-impl<K> DeltaFifo<K> {
     /// Waits for the oldest key, removes it and runs `process(key, deltas, is_in_initial_list)`
     /// under the queue lock. Returns `None` once the queue is closed.
     ///
-    /// `is_in_initial_list` is true while the keys of the first `replace` are being popped.
+    /// `is_in_initial_list` is true while the keys of the first `replace` are being popped. A
+    /// byte-backed queue decodes each delta's object; one that does not decode is logged and
+    /// left out (`deltas` may then be empty).
     pub async fn pop<R>(&self, process: impl FnOnce(ObjectKey, Deltas<K>, bool) -> R) -> Option<R> {
+        self.pop_entries(|key, queued, initial| {
+            let deltas = queued
+                .into_iter()
+                .filter_map(|delta| match self.known.decode(&key, delta.entry()) {
+                    Ok(obj) => Some(delta.into_delta(key.clone(), obj)),
+                    Err(err) => {
+                        tracing::error!(error = %err, "queued object left out of a pop");
+                        None
+                    }
+                })
+                .collect();
+            process(key, deltas, initial)
+        })
+        .await
+    }
+}
+
+impl<K> DeltaFifo<K> {
+    /// [`pop`](Self::pop) of the deltas as queued, not decoded: the informer stores their
+    /// entries as they are and decodes only what its handlers receive.
+    pub(crate) async fn pop_entries<R>(
+        &self,
+        process: impl FnOnce(ObjectKey, Vec<Queued<K>>, bool) -> R,
+    ) -> Option<R> {
         loop {
             let ready = self.ready.notified();
             {
@@ -294,7 +356,7 @@ impl<K> DeltaFifo<K> {
 impl<K> FifoState<K> {
     /// Appends `delta` to `key`'s deltas, queueing the key if new; collapses a trailing pair of
     /// deletes.
-    fn queue(&mut self, key: ObjectKey, delta: Delta<K>) {
+    fn queue(&mut self, key: ObjectKey, delta: Queued<K>) {
         // The DeltaFIFO step of one object's trip (docs/informer-internals.md, step 3); the
         // network-controller example prints it.
         trace!(informer = %self.name, %key, delta = delta.type_name(), "delta queued");
@@ -314,12 +376,14 @@ impl<K> FifoState<K> {
 
 /// If the last two deltas are both deletes, keeps one: the older, unless the older is a
 /// tombstone (a relist's guess), then the newer (client-go's `isDeletionDup`).
-fn dedup_trailing_delete<K>(deltas: &mut Deltas<K>) {
+fn dedup_trailing_delete<K>(deltas: &mut Vec<Queued<K>>) {
     let n = deltas.len();
     if n < 2 {
         return;
     }
-    if let (Delta::Deleted(older), Delta::Deleted(_)) = (&deltas[n - 2], &deltas[n - 1]) {
+    if let (older @ Queued::Deleted { .. }, Queued::Deleted { .. }) =
+        (&deltas[n - 2], &deltas[n - 1])
+    {
         if older.is_tombstone() {
             deltas.remove(n - 2);
         } else {

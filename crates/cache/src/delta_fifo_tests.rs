@@ -4,6 +4,7 @@ use futures_util::FutureExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 use super::*;
+use crate::delta::{DeletedObject, Delta};
 use crate::test_util::{cm, rv};
 
 fn setup() -> (DeltaFifo<ConfigMap>, Indexer<ConfigMap>) {
@@ -86,13 +87,11 @@ fn two_trailing_tombstones_keep_the_newer() {
     let (fifo, known) = setup();
     index(&known, obj("a", "1"));
     fifo.replace(vec![]); // a tombstone with the cached state, rv 1
-    let newer = DeletedObject::Tombstone {
-        key: ObjectKey::from("ns/a"),
-        last_known: obj("a", "4"),
+    let newer = Queued::Deleted {
+        last: Stored::Decoded(obj("a", "4")),
+        tombstone: true,
     };
-    fifo.state
-        .lock()
-        .queue(ObjectKey::from("ns/a"), Delta::Deleted(newer));
+    fifo.state.lock().queue(ObjectKey::from("ns/a"), newer);
     assert_eq!(pop_now(&fifo).1, ["Deleted~:4"]);
 }
 
@@ -257,4 +256,67 @@ fn an_emptied_queue_gives_back_the_room_of_a_large_list() {
     let state = fifo.state.lock();
     assert!(state.items.capacity() <= FifoState::<ConfigMap>::IDLE_CAPACITY);
     assert_eq!(state.order.capacity(), 0);
+}
+
+/// A queue over a byte-backed indexer.
+fn byte_backed() -> (DeltaFifo<ConfigMap>, Indexer<ConfigMap>) {
+    let bytes = crate::stored::ByteStore::for_mode(
+        crate::StoreMode::Bytes { decoded_cache: 0 },
+        crate::WireCodec::json(),
+    );
+    let known = Indexer::with_store(Arc::default(), bytes);
+    (DeltaFifo::new(known.clone()), known)
+}
+
+/// Whether every queued delta holds bytes.
+fn all_queued_encoded(fifo: &DeltaFifo<ConfigMap>) -> bool {
+    let state = fifo.state.lock();
+    state
+        .items
+        .values()
+        .flatten()
+        .all(|delta| matches!(delta.entry(), Stored::Encoded(_)))
+}
+
+#[test]
+fn a_byte_backed_queue_holds_bytes_and_pops_the_same_objects() {
+    let (fifo, known) = byte_backed();
+    index(&known, obj("gone", "1"));
+    fifo.replace(vec![obj("a", "2"), obj("b", "3")]);
+    fifo.update(obj("a", "4"));
+    fifo.resync();
+    assert!(all_queued_encoded(&fifo), "a queued delta is decoded");
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/a".into(), vec!["Replaced:2".into(), "Updated:4".into()])
+    );
+    assert_eq!(pop_now(&fifo), ("ns/b".into(), vec!["Replaced:3".into()]));
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/gone".into(), vec!["Deleted~:1".into()])
+    );
+    assert!(fifo.is_empty());
+}
+
+#[test]
+fn an_index_added_while_an_object_was_queued_files_it_when_stored() {
+    let (fifo, known) = byte_backed();
+    fifo.add(obj("a", "1"));
+    let by_name: crate::IndexFn<ConfigMap> =
+        Arc::new(|o: &ConfigMap| o.metadata.name.iter().cloned().collect());
+    known
+        .add_indexers(crate::Indexers::from([("by-name".to_owned(), by_name)]))
+        .unwrap();
+    let stored = fifo
+        .pop_entries(|key, deltas, _| {
+            for delta in deltas {
+                known.insert_stored(key.clone(), delta.entry().clone());
+            }
+        })
+        .now_or_never()
+        .flatten();
+    assert!(stored.is_some());
+    let keys = known.index_keys("by-name", "a").unwrap();
+    assert_eq!(keys, [ObjectKey::from("ns/a")]);
+    known.check_invariants();
 }

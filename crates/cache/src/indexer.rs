@@ -27,7 +27,8 @@ use crate::{
     error::Error,
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
-    stored::{ByteStore, Stored, object_of},
+    store_mode::WireBytes,
+    stored::{ByteStore, Pending, Stored, object_of},
 };
 
 /// One index: index value → the keys of the objects that have it.
@@ -186,17 +187,72 @@ impl<K> Indexer<K> {
     where
         K: Resource,
     {
-        let mut store = self.inner.write();
-        // The old state first: storing the new one replaces it among the recently decoded.
-        let old = store.items.get(&key).cloned();
-        let old = old.and_then(|old| {
+        let (_, old) = self.insert_stored(key.clone(), Stored::Decoded(obj));
+        old.and_then(|old| {
             self.object(&key, &old)
                 .map_err(|e| log_undecodable(&e))
                 .ok()
-        });
-        let stored = store.stored(self.bytes.as_deref(), &key, obj);
-        store.insert(key, stored);
-        old
+        })
+    }
+
+    /// What an object arriving under `key` is queued and stored as: itself in a decoded store;
+    /// in a byte-backed one `wire` (the bytes it was decoded from; encoded when `None`), its
+    /// labels, resourceVersion and its values in every user index, computed now, so `obj` can be
+    /// dropped once the caller is done with it.
+    pub(crate) fn arriving(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<K>,
+        wire: Option<WireBytes>,
+    ) -> Stored<K>
+    where
+        K: Resource,
+    {
+        self.inner
+            .read()
+            .stored(self.bytes.as_deref(), key, obj, wire)
+    }
+
+    /// Whether this store keeps bytes (its arriving objects' [`WireBytes`] are worth having).
+    pub(crate) fn keeps_bytes(&self) -> bool {
+        self.bytes.is_some()
+    }
+
+    /// Stores `entry` under `key`, updating all indices. Returns the entry as stored (a decoded
+    /// object in a byte-backed store is encoded first, see [`arriving`](Self::arriving)) and the
+    /// entry it replaced, neither decoded.
+    pub(crate) fn insert_stored(
+        &self,
+        key: ObjectKey,
+        entry: Stored<K>,
+    ) -> (Stored<K>, Option<Stored<K>>)
+    where
+        K: Resource,
+    {
+        let mut store = self.inner.write();
+        let entry = store.complete(self.bytes.as_deref(), &key, entry);
+        let old = store.insert(key, entry.clone());
+        (entry, old)
+    }
+
+    /// `entry` (stored under `key`) as a handler will receive it: decoded on delivery.
+    pub(crate) fn pending(&self, key: &ObjectKey, entry: Stored<K>) -> Pending<K> {
+        match entry {
+            Stored::Decoded(obj) => Pending::Decoded(obj),
+            entry => Pending::Entry {
+                key: key.clone(),
+                entry,
+                bytes: self.bytes.clone(),
+            },
+        }
+    }
+
+    /// The object `entry` (stored under `key`) holds: decoded from a byte-backed entry.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key when a byte-backed entry does not decode.
+    pub(crate) fn decode(&self, key: &ObjectKey, entry: &Stored<K>) -> Result<Arc<K>, Error> {
+        self.object(key, entry)
     }
 
     /// Removes the object at `key` and its index entries; returns it if it was there.
@@ -223,7 +279,7 @@ impl<K> Indexer<K> {
         let items: KeyMap<Stored<K>> = items
             .into_iter()
             .map(|(key, obj)| {
-                let stored = store.stored(bytes, &key, obj);
+                let stored = store.stored(bytes, &key, obj, None);
                 (key, stored)
             })
             .collect();
@@ -533,9 +589,16 @@ impl<K> Store<K> {
             .unwrap_or_else(|| EMPTY.get_or_init(KeySet::default)))
     }
 
-    /// What `obj`, arriving under `key`, is stored as: itself in a decoded store; in a
-    /// byte-backed one its bytes, with its values in every user index computed now.
-    fn stored(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, obj: Arc<K>) -> Stored<K>
+    /// What `obj`, arriving under `key` (decoded from `wire`, when set), is stored as: itself in
+    /// a decoded store; in a byte-backed one its bytes, with its values in every user index
+    /// computed now.
+    fn stored(
+        &self,
+        bytes: Option<&ByteStore<K>>,
+        key: &ObjectKey,
+        obj: Arc<K>,
+        wire: Option<WireBytes>,
+    ) -> Stored<K>
     where
         K: Resource,
     {
@@ -551,7 +614,42 @@ impl<K> Store<K> {
                 (name.clone(), values)
             })
             .collect();
-        bytes.encode(key, obj, filed)
+        bytes.encode(key, obj, filed, wire)
+    }
+
+    /// `entry` ready to be stored under `key`: a decoded object in a byte-backed store is
+    /// encoded ([`stored`](Self::stored)); an encoded one that arrived before an index was added
+    /// is filed in it now (decoding it once).
+    fn complete(&self, bytes: Option<&ByteStore<K>>, key: &ObjectKey, entry: Stored<K>) -> Stored<K>
+    where
+        K: Resource,
+    {
+        let (encoded, bytes) = match (entry, bytes) {
+            (Stored::Decoded(obj), Some(_)) => return self.stored(bytes, key, obj, None),
+            (Stored::Encoded(encoded), Some(bytes)) => (encoded, bytes),
+            (entry, _) => return entry,
+        };
+        let missing: Vec<&String> = self
+            .indexers
+            .keys()
+            .filter(|name| !self.is_namespace_index(name) && !encoded.is_filed(name))
+            .collect();
+        if missing.is_empty() {
+            return Stored::Encoded(encoded);
+        }
+        let obj = match bytes.decode(key, &encoded) {
+            Ok(obj) => obj,
+            Err(err) => {
+                log_undecodable(&err);
+                return Stored::Encoded(encoded);
+            }
+        };
+        let mut refiled = (*encoded).clone();
+        for name in missing {
+            let values = index_values(&self.panics, name, &self.indexers[name], key, &obj);
+            refiled = refiled.with_filed(name, values);
+        }
+        Stored::Encoded(Arc::new(refiled))
     }
 
     /// Whether `name` is the built-in namespace index, which reads no index function.

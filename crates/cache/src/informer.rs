@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use tracing::trace;
 
 use crate::{
-    delta::{Delta, Deltas},
+    delta::{DeletedObject, Queued},
     delta_fifo::DeltaFifo,
     error::Error,
     handler::EventHandler,
@@ -43,7 +43,7 @@ use crate::{
     processor::{Notification, Processor, Progress},
     reflector::{Reflector, ReflectorConfig, WatchErrorHandler, resync_loop},
     store_mode::StoreMode,
-    stored::ByteStore,
+    stored::{ByteStore, Stored},
     tasks::Tasks,
     transform::Transform,
 };
@@ -399,7 +399,7 @@ where
         let inner = Arc::clone(&self.inner);
         while let Some(()) = inner
             .fifo
-            .pop(|key, deltas, initial| inner.handle_deltas(key, deltas, initial))
+            .pop_entries(|key, deltas, initial| inner.handle_deltas(key, deltas, initial))
             .await
         {}
     }
@@ -438,51 +438,72 @@ where
 }
 
 impl<K: Send + Sync + 'static> Inner<K> {
-    /// client-go's `processDeltas`: for each delta, update the indexer, then notify.
-    fn handle_deltas(&self, key: ObjectKey, deltas: Deltas<K>, is_in_initial_list: bool)
+    /// client-go's `processDeltas`: for each delta, update the indexer, then notify. The
+    /// entries are stored as queued; only what handlers receive is decoded (in a byte-backed
+    /// informer: the new state, and the old one of an update).
+    fn handle_deltas(&self, key: ObjectKey, deltas: Vec<Queued<K>>, is_in_initial_list: bool)
     where
         K: Resource,
     {
         let _paused = self.block_deltas.lock();
         for delta in deltas {
             trace!(informer = %self.name, %key, delta = delta.type_name(), "index update");
-            let (obj, sync_type) = match delta {
-                Delta::Deleted(gone) => {
+            let (entry, sync_type) = match delta {
+                Queued::Deleted { last, tombstone } => {
                     self.indexer.discard(key.as_str());
+                    let Some(obj) = self.decoded(&key, &last) else {
+                        continue;
+                    };
+                    let gone = match tombstone {
+                        false => DeletedObject::Known(obj),
+                        true => DeletedObject::Tombstone {
+                            key: key.clone(),
+                            last_known: obj,
+                        },
+                    };
                     self.processor.distribute(Notification::Delete(gone), false);
                     continue;
                 }
-                Delta::Added(obj) | Delta::Updated(obj) => (obj, SyncType::No),
-                Delta::Replaced(obj) => (obj, SyncType::IfSameVersion),
-                Delta::Sync(obj) => (obj, SyncType::Yes),
+                Queued::Added(entry) | Queued::Updated(entry) => (entry, SyncType::No),
+                Queued::Replaced(entry) => (entry, SyncType::IfSameVersion),
+                Queued::Sync(entry) => (entry, SyncType::Yes),
             };
-            match self.indexer.insert(key.clone(), Arc::clone(&obj)) {
+            let (entry, old) = self.indexer.insert_stored(key.clone(), entry);
+            let notification = match old {
                 Some(old) => {
                     let is_resync = match sync_type {
                         SyncType::Yes => true,
                         SyncType::No => false,
                         SyncType::IfSameVersion => {
-                            old.meta().resource_version == obj.meta().resource_version
+                            old.resource_version() == entry.resource_version()
                         }
                     };
-                    self.processor.distribute(
-                        Notification::Update {
-                            old,
-                            new: obj,
-                            is_resync,
-                        },
+                    let update = Notification::Update {
+                        old: self.indexer.pending(&key, old),
+                        new: self.indexer.pending(&key, entry),
                         is_resync,
-                    );
+                    };
+                    (update, is_resync)
                 }
-                None => self.processor.distribute(
-                    Notification::Add {
-                        obj,
+                None => {
+                    let add = Notification::Add {
+                        obj: self.indexer.pending(&key, entry),
                         is_in_initial_list,
-                    },
-                    false,
-                ),
-            }
+                    };
+                    (add, false)
+                }
+            };
+            self.processor.distribute(notification.0, notification.1);
         }
+    }
+
+    /// `entry`'s object for the handlers of a delete; `None` (logged) when a byte-backed entry
+    /// does not decode: its handlers are not told about this change.
+    fn decoded(&self, key: &ObjectKey, entry: &Stored<K>) -> Option<Arc<K>> {
+        self.indexer
+            .decode(key, entry)
+            .map_err(|err| tracing::error!(informer = %self.name, error = %err, "cached object not decoded for the handlers"))
+            .ok()
     }
 }
 

@@ -9,7 +9,7 @@ use std::{error::Error as StdError, fmt, future::Future, sync::Arc, time::Durati
 
 use kube_core::{ObjectList, Status, WatchEvent};
 
-use crate::store_mode::WireCodec;
+use crate::store_mode::{WireBytes, WireCodec};
 
 /// One LIST request, as the reflector wants it sent.
 ///
@@ -71,6 +71,18 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         }
     }
 
+    /// [`list_each`](Self::list_each), handing each object over with the bytes it was decoded
+    /// from (see [`WireBytes`]), which [`wire_codec`](Self::wire_codec) decodes back into it. A
+    /// byte-backed informer without a transform lists this way and stores those bytes. The
+    /// default hands over no bytes: the informer then encodes each object itself.
+    fn list_each_with_bytes(
+        &self,
+        req: &ListRequest,
+        mut each: impl FnMut(K, Option<WireBytes>) + Send,
+    ) -> impl Future<Output = Result<ObjectList<K>, ListWatchError>> + Send {
+        self.list_each(req, move |obj| each(obj, None))
+    }
+
     /// Opens a watch.
     fn watch(
         &self,
@@ -101,7 +113,21 @@ pub trait EventStream<K>: Send + 'static {
     fn next_event(
         &mut self,
     ) -> impl Future<Output = Option<Result<WatchEvent<K>, ListWatchError>>> + Send;
+
+    /// [`next_event`](Self::next_event), with the bytes the event's object was decoded from (see
+    /// [`ListWatch::list_each_with_bytes`]); the default hands over none.
+    fn next_event_with_bytes(
+        &mut self,
+    ) -> impl Future<Output = Option<Result<EventWithBytes<K>, ListWatchError>>> + Send {
+        async {
+            let next = self.next_event().await?;
+            Some(next.map(|event| (event, None)))
+        }
+    }
 }
+
+/// A watch event with the bytes of its object, when the stream has them.
+pub type EventWithBytes<K> = (WatchEvent<K>, Option<WireBytes>);
 
 /// Why a list or watch failed, reduced to what the reflector must decide on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

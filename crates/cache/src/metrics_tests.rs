@@ -80,7 +80,7 @@ async fn reflector_counts_lists_relists_watches_and_stamps_the_last_sync() {
 
 fn add(name: &str) -> Notification<ConfigMap> {
     Notification::Add {
-        obj: Arc::new(cm("ns", name, "1")),
+        obj: Arc::new(cm("ns", name, "1")).into(),
         is_in_initial_list: false,
     }
 }

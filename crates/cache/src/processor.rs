@@ -27,25 +27,28 @@ use tokio::{sync::mpsc, time::Instant};
 
 use crate::{
     delta::DeletedObject,
+    error::Error,
     handler::EventHandler,
     health::{PanicCounters, panic_message},
     key::ObjectKey,
     metrics::InformerMetrics,
+    stored::Pending,
     tasks::Tasks,
 };
 
 /// The smallest resync period a handler may ask for (client-go's `minimumResyncPeriod`).
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
-/// One notification for one handler.
+/// One notification for one handler. Adds and updates carry [`Pending`] objects, decoded by
+/// the handler's task (a byte-backed informer's buffers hold its cached entries, not copies).
 pub(crate) enum Notification<K> {
     Add {
-        obj: Arc<K>,
+        obj: Pending<K>,
         is_in_initial_list: bool,
     },
     Update {
-        old: Arc<K>,
-        new: Arc<K>,
+        old: Pending<K>,
+        new: Pending<K>,
         is_resync: bool,
     },
     Delete(DeletedObject<K>),
@@ -58,7 +61,7 @@ impl<K> Clone for Notification<K> {
                 obj,
                 is_in_initial_list,
             } => Self::Add {
-                obj: Arc::clone(obj),
+                obj: obj.clone(),
                 is_in_initial_list: *is_in_initial_list,
             },
             Self::Update {
@@ -66,8 +69,8 @@ impl<K> Clone for Notification<K> {
                 new,
                 is_resync,
             } => Self::Update {
-                old: Arc::clone(old),
-                new: Arc::clone(new),
+                old: old.clone(),
+                new: new.clone(),
                 is_resync: *is_resync,
             },
             Self::Delete(d) => Self::Delete(d.clone()),
@@ -79,7 +82,7 @@ impl<K: Resource> Notification<K> {
     /// The key of the object this notification is about, for logs.
     fn key(&self) -> ObjectKey {
         match self {
-            Self::Add { obj, .. } | Self::Update { new: obj, .. } => ObjectKey::of(obj.as_ref()),
+            Self::Add { obj, .. } | Self::Update { new: obj, .. } => obj.key(),
             Self::Delete(DeletedObject::Known(obj)) => ObjectKey::of(obj.as_ref()),
             Self::Delete(DeletedObject::Tombstone { key, .. }) => key.clone(),
         }
@@ -248,7 +251,7 @@ impl<K: Resource + Send + Sync + 'static> Processor<K> {
             progress.enqueued.fetch_add(1, Ordering::AcqRel);
             progress.backlog.inc();
             let _ = tx.send(Notification::Add {
-                obj,
+                obj: obj.into(),
                 is_in_initial_list: true,
             });
         }
@@ -388,23 +391,18 @@ async fn run_listener<K: Resource + Send + Sync + 'static>(
         if progress.stopped.load(Ordering::Acquire) {
             break;
         }
-        let delivered = catch_unwind(AssertUnwindSafe(|| match &notification {
-            Notification::Add {
-                obj,
-                is_in_initial_list,
-            } => handler.on_add(obj, *is_in_initial_list),
-            Notification::Update {
-                old,
-                new,
-                is_resync: false,
-            } => handler.on_update(old, new),
-            Notification::Update {
-                old,
-                new,
-                is_resync: true,
-            } => handler.on_resync(old, new),
-            Notification::Delete(gone) => handler.on_delete(gone),
-        }));
+        let delivered = match decoded(&notification) {
+            Ok(decoded) => catch_unwind(AssertUnwindSafe(|| match decoded {
+                Decoded::Add(obj, is_in_initial_list) => handler.on_add(&obj, is_in_initial_list),
+                Decoded::Update(old, new, false) => handler.on_update(&old, &new),
+                Decoded::Update(old, new, true) => handler.on_resync(&old, &new),
+                Decoded::Delete(gone) => handler.on_delete(gone),
+            })),
+            Err(err) => {
+                tracing::error!(error = %err, "cached object not decoded; the handler is not told about this change");
+                Ok(())
+            }
+        };
         if let Err(panic) = delivered {
             panics.handler.inc();
             tracing::error!(
@@ -416,6 +414,32 @@ async fn run_listener<K: Resource + Send + Sync + 'static>(
         progress.processed.fetch_add(1, Ordering::AcqRel);
         progress.backlog.dec();
     }
+}
+
+/// A notification's objects, decoded for the handler.
+enum Decoded<'a, K> {
+    Add(Arc<K>, bool),
+    Update(Arc<K>, Arc<K>, bool),
+    Delete(&'a DeletedObject<K>),
+}
+
+/// Decodes `notification`'s pending objects.
+///
+/// # Errors
+/// [`Error::Undecodable`] naming the key of an entry that does not decode.
+fn decoded<K: Resource>(notification: &Notification<K>) -> Result<Decoded<'_, K>, Error> {
+    Ok(match notification {
+        Notification::Add {
+            obj,
+            is_in_initial_list,
+        } => Decoded::Add(obj.object()?, *is_in_initial_list),
+        Notification::Update {
+            old,
+            new,
+            is_resync,
+        } => Decoded::Update(old.object()?, new.object()?, *is_resync),
+        Notification::Delete(gone) => Decoded::Delete(gone),
+    })
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ impl EventHandler<ConfigMap> for Panicky {
 
 fn add(rv: &str) -> Notification<ConfigMap> {
     Notification::Add {
-        obj: Arc::new(cm("ns", "x", rv)),
+        obj: Arc::new(cm("ns", "x", rv)).into(),
         is_in_initial_list: false,
     }
 }
@@ -63,8 +63,8 @@ fn add(rv: &str) -> Notification<ConfigMap> {
 fn update(rv: &str) -> Notification<ConfigMap> {
     let o = Arc::new(cm("ns", "x", rv));
     Notification::Update {
-        old: Arc::clone(&o),
-        new: o,
+        old: Arc::clone(&o).into(),
+        new: o.into(),
         is_resync: true,
     }
 }

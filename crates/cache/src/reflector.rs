@@ -79,7 +79,8 @@ use crate::{
     health::{PanicCounters, panic_message},
     key::ObjectKey,
     list_watch::{
-        EventStream, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest,
+        EventStream, EventWithBytes, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind,
+        WatchRequest,
     },
     metrics::ReflectorMetrics,
     transform::Transform,
@@ -242,6 +243,12 @@ where
         }
     }
 
+    /// Whether to ask the list-watch for each object's bytes: the queue keeps bytes, and no
+    /// transform changes the object after it was decoded from them.
+    fn wants_bytes(&self) -> bool {
+        self.fifo.keeps_bytes() && self.config.transform.is_none()
+    }
+
     /// Runs the transform, if any. A transform that panics is caught: the object is skipped
     /// (`None`), logged with its key, and counted (see the module doc).
     fn transform(&self, obj: K) -> Option<Arc<K>> {
@@ -265,21 +272,32 @@ where
         self.config
             .metrics
             .list_started(!self.last_synced_rv.is_empty());
-        let mut items: Vec<Arc<K>> = Vec::new();
+        // Each object as the queue will hold it (bytes, in a byte-backed informer), made as it
+        // arrives: the decoded object is dropped before the next one is decoded.
+        let mut items = Vec::new();
         let mut paginated = false;
         let mut req = ListRequest {
             resource_version: resource_version.clone(),
             limit: self.list_limit(&resource_version),
             continue_token: None,
         };
+        let wants_bytes = self.wants_bytes();
         let list_rv = loop {
             let listed = items.len();
-            let transform = |obj| {
+            let transform = |obj, wire| {
                 if let Some(obj) = self.transform(obj) {
-                    items.push(obj);
+                    items.push(self.fifo.entry(obj, wire));
                 }
             };
-            let page = match self.list_watch.list_each(&req, transform).await {
+            let page = if wants_bytes {
+                self.list_watch.list_each_with_bytes(&req, transform).await
+            } else {
+                let mut transform = transform;
+                self.list_watch
+                    .list_each(&req, |obj| transform(obj, None))
+                    .await
+            };
+            let page = match page {
                 Ok(page) => page,
                 Err(err)
                     if err.kind() == ListWatchErrorKind::Expired
@@ -309,7 +327,7 @@ where
             }
         };
         debug!(reflector = %self.config.name, rv = %list_rv, items = items.len(), "replace");
-        self.fifo.replace(items);
+        self.fifo.replace_entries(items);
         self.last_synced_rv = list_rv;
         self.config.metrics.synced();
         self.last_rv_unavailable = false;
@@ -407,9 +425,10 @@ where
 
     async fn next_event(&mut self, mut open: OpenWatch<L::Watch>) -> State<L::Watch> {
         // One timer per watch, not per event: `open.deadline` is polled, never re-armed.
+        let wants_bytes = self.wants_bytes();
         let next = tokio::select! {
             biased;
-            next = open.stream.next_event() => Ok(next),
+            next = next_event(&mut open.stream, wants_bytes) => Ok(next),
             () = &mut open.deadline => Err(()),
         };
         let event = match next {
@@ -458,22 +477,23 @@ where
         State::Watch
     }
 
-    /// Applies one watch event to the store and advances the last synced resourceVersion.
-    fn apply(&mut self, event: WatchEvent<K>) -> Result<(), ListWatchError> {
+    /// Applies one watch event (its object decoded from `wire`, when set) to the store and
+    /// advances the last synced resourceVersion.
+    fn apply(&mut self, (event, wire): EventWithBytes<K>) -> Result<(), ListWatchError> {
         match event {
             WatchEvent::Added(obj) => {
                 if let Some(obj) = self.observe(obj, "Added") {
-                    self.fifo.add(obj);
+                    self.fifo.added(obj, wire);
                 }
             }
             WatchEvent::Modified(obj) => {
                 if let Some(obj) = self.observe(obj, "Modified") {
-                    self.fifo.update(obj);
+                    self.fifo.updated(obj, wire);
                 }
             }
             WatchEvent::Deleted(obj) => {
                 if let Some(obj) = self.observe(obj, "Deleted") {
-                    self.fifo.delete(obj);
+                    self.fifo.deleted(obj, wire);
                 }
             }
             WatchEvent::Bookmark(bookmark) => {
@@ -495,6 +515,18 @@ where
         debug!(reflector = %self.config.name, rv = %self.last_synced_rv, key = %ObjectKey::of(&obj), event, "watch event");
         self.transform(obj)
     }
+}
+
+/// The next event of `stream`, with its object's bytes when `with_bytes`.
+pub(crate) async fn next_event<K, S: EventStream<K>>(
+    stream: &mut S,
+    with_bytes: bool,
+) -> Option<Result<EventWithBytes<K>, ListWatchError>> {
+    if with_bytes {
+        return stream.next_event_with_bytes().await;
+    }
+    let next = stream.next_event().await?;
+    Some(next.map(|event| (event, None)))
 }
 
 /// Calls `resync` every `period` while `should_resync` says a handler is due. client-go runs this

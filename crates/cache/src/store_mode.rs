@@ -9,22 +9,21 @@
 //! object only when someone reads it.
 //!
 //! # Which bytes
-//! The bytes are the object encoded by the informer's [`WireCodec`], which its
-//! [`ListWatch`](crate::ListWatch) supplies. The one codec today is JSON: the object is encoded
-//! once on arrival, after its transform, so the stored bytes are always of the transformed
-//! object (a `strip_managed_fields` informer stores no managedFields).
+//! The object's own bytes as the server sent them ([`WireBytes`]): its slice of the JSON list
+//! response or watch event, or its protobuf message (built-in kinds read in protobuf, the
+//! client's default), copied out of the response as it arrives, never re-encoded. The
+//! [`ListWatch`](crate::ListWatch) hands them over with each object
+//! (`list_each_with_bytes`, `next_event_with_bytes`) and its [`WireCodec`] decodes them. The
+//! reflector decodes each object once on arrival (the list-watch does), takes from it what the
+//! cache reads without decoding (key, resourceVersion, labels, index values), and queues the
+//! bytes; the decoded object is dropped at once, and decoded again when its key is popped, for
+//! the event handlers. A first list therefore waits in the queue as bytes.
 //!
-//! Keeping the bytes the server sent instead (protobuf for built-in kinds, about a third of the
-//! JSON), with no encode where no transform is set, is the next step and not done: the store
-//! takes any bytes its codec decodes, but they do not reach it yet. Where they are: a JSON list
-//! item is `bytes[..byte_offset]` of the chunk in `kubegen_client`'s `list_decoder.rs` fast path
-//! (or its `capture` buffer); a protobuf list item is the bare message `value` in
-//! `kubegen_codec`'s `ListDecoder::list_step` (decoded with `ProtoKind::decode`); a protobuf watch
-//! event's object is `WatchFrame::object`, a whole `k8s\0` envelope (`from_body`); a JSON watch
-//! event is its whole line. They would then travel with the object through the `DeltaFifo`, whose
-//! `Delta`s carry only the `Arc<K>` today. Copying each item's own bytes out of the chunk is
-//! better for a long-lived cache than a `Bytes` slice of it, which would keep the whole chunk
-//! alive as long as any one of its objects is unchanged.
+//! Two cases encode instead: an informer with a transform (e.g. `strip_managed_fields`) stores
+//! the transformed object, encoded as JSON by the codec (decode, transform, re-encode); and a
+//! list-watch that does not hand out bytes (the trait's default) gets its objects encoded.
+//! Each copy is the item's own allocation: a `Bytes` slice of the response chunk would keep
+//! the whole chunk alive as long as any one of its objects is unchanged.
 //!
 //! # When to pick which
 //! - `Decoded`: reads cost a hash lookup and an `Arc` clone; memory is the decoded objects.
@@ -32,7 +31,7 @@
 //!   k8s-openapi form), every read of an object not in the small recently-decoded cache decodes
 //!   it, and every update decodes the old state once for the handlers' `on_update`.
 
-use std::{error::Error as StdError, fmt};
+use std::{error::Error as StdError, fmt, sync::Arc};
 
 use serde::{Serialize, de::DeserializeOwned};
 
@@ -65,23 +64,43 @@ impl StoreMode {
 /// The error of an encode or a decode.
 pub type CodecError = Box<dyn StdError + Send + Sync>;
 
+/// One object's bytes as the server sent them (see the module docs): a byte-backed informer
+/// stores these, unless a transform changed the object (then it encodes the transformed one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WireBytes {
+    /// The object's JSON, which [`WireCodec::json`]'s decoder decodes.
+    Json(Box<[u8]>),
+    /// The object's protobuf message, which the codec's
+    /// [`with_protobuf`](WireCodec::with_protobuf) decoder decodes.
+    Protobuf(Box<[u8]>),
+}
+
+/// A decoder of protobuf bytes.
+type ProtobufDecode<K> = Arc<dyn Fn(&[u8]) -> Result<K, CodecError> + Send + Sync>;
+
 /// Turns objects into the bytes a byte-backed store keeps, and those bytes back into objects.
 pub struct WireCodec<K> {
     encode: fn(&K) -> Result<Vec<u8>, CodecError>,
     decode: fn(&[u8]) -> Result<K, CodecError>,
+    /// Decodes [`WireBytes::Protobuf`]; `None`: the list-watch never hands out protobuf.
+    protobuf: Option<ProtobufDecode<K>>,
 }
 
 impl<K> Clone for WireCodec<K> {
     fn clone(&self) -> Self {
-        *self
+        Self {
+            encode: self.encode,
+            decode: self.decode,
+            protobuf: self.protobuf.clone(),
+        }
     }
 }
 
-impl<K> Copy for WireCodec<K> {}
-
 impl<K> fmt::Debug for WireCodec<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("WireCodec")
+        f.debug_struct("WireCodec")
+            .field("protobuf", &self.protobuf.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -92,6 +111,7 @@ impl<K: Serialize + DeserializeOwned> WireCodec<K> {
         Self {
             encode: |obj| serde_json::to_vec(obj).map_err(Into::into),
             decode: |bytes| serde_json::from_slice(bytes).map_err(Into::into),
+            protobuf: None,
         }
     }
 }
@@ -102,7 +122,21 @@ impl<K> WireCodec<K> {
         encode: fn(&K) -> Result<Vec<u8>, CodecError>,
         decode: fn(&[u8]) -> Result<K, CodecError>,
     ) -> Self {
-        Self { encode, decode }
+        Self {
+            encode,
+            decode,
+            protobuf: None,
+        }
+    }
+
+    /// The same codec, decoding [`WireBytes::Protobuf`] with `decode`, which must give the
+    /// object the list-watch decoded from the same bytes.
+    pub fn with_protobuf(
+        mut self,
+        decode: impl Fn(&[u8]) -> Result<K, CodecError> + Send + Sync + 'static,
+    ) -> Self {
+        self.protobuf = Some(Arc::new(decode));
+        self
     }
 
     /// The bytes of `obj`.
@@ -113,11 +147,16 @@ impl<K> WireCodec<K> {
         (self.encode)(obj)
     }
 
-    /// The object `bytes` encode.
+    /// The object `bytes` encode: protobuf when `protobuf`, else what [`encode`](Self::encode)
+    /// writes (JSON for [`json`](Self::json)).
     ///
     /// # Errors
-    /// Whatever the codec's decoder reports.
-    pub fn decode(&self, bytes: &[u8]) -> Result<K, CodecError> {
-        (self.decode)(bytes)
+    /// Whatever the decoder reports; protobuf bytes to a codec without a protobuf decoder.
+    pub fn decode(&self, bytes: &[u8], protobuf: bool) -> Result<K, CodecError> {
+        match (protobuf, &self.protobuf) {
+            (false, _) => (self.decode)(bytes),
+            (true, Some(decode)) => decode(bytes),
+            (true, None) => Err("protobuf bytes, and no protobuf decoder".into()),
+        }
     }
 }

@@ -36,7 +36,7 @@ use crate::{
     error::Error,
     health::panic_message,
     key::ObjectKey,
-    store_mode::{StoreMode, WireCodec},
+    store_mode::{StoreMode, WireBytes, WireCodec},
 };
 
 /// An object's values in one user index: (index name, values).
@@ -65,8 +65,13 @@ impl<K> Clone for Stored<K> {
 /// An encoded object and what the cache reads without decoding it.
 #[derive(Clone)]
 pub(crate) struct Encoded {
-    /// The object, as the informer's [`WireCodec`] encodes it.
+    /// The object: the bytes the server sent, or as the informer's [`WireCodec`] encodes it.
     bytes: Bytes,
+    /// Whether `bytes` are a protobuf message (else JSON).
+    protobuf: bool,
+    /// `metadata.resourceVersion` (empty when unset): a relist's `Replaced` compares it with
+    /// the cached one to tell a resync from an update without decoding either.
+    resource_version: Box<str>,
     /// `metadata.labels`, sorted by key (as they were in the object's map).
     labels: Box<[(Box<str>, Box<str>)]>,
     /// The object's values in each user index (not the namespace index), by index name.
@@ -82,6 +87,12 @@ impl Encoded {
             .iter()
             .find(|(index, _)| index.as_ref() == name)
             .map_or(&[], |(_, values)| values)
+    }
+
+    /// Whether the object was filed in the index `name` (it was not when the index was added
+    /// after the object arrived but before it was stored).
+    pub(crate) fn is_filed(&self, name: &str) -> bool {
+        self.filed.iter().any(|(index, _)| index.as_ref() == name)
     }
 
     /// This entry with its values in the index `name` added.
@@ -102,6 +113,14 @@ impl Encoded {
 }
 
 impl<K: Resource> Stored<K> {
+    /// The object's `metadata.resourceVersion` (empty when unset), read without decoding.
+    pub(crate) fn resource_version(&self) -> &str {
+        match self {
+            Self::Decoded(obj) => obj.meta().resource_version.as_deref().unwrap_or_default(),
+            Self::Encoded(enc) => &enc.resource_version,
+        }
+    }
+
     /// The object's labels, borrowed when decoded, rebuilt from the kept pairs when encoded.
     pub(crate) fn labels(&self) -> Cow<'_, BTreeMap<String, String>> {
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
@@ -144,35 +163,48 @@ impl<K> ByteStore<K> {
             .map_or(0, |recent| recent.lock().cap().get())
     }
 
-    /// Encodes `obj` (which arrived under `key`) with its index values `filed`, and remembers
-    /// it as recently decoded. An object the codec cannot encode is kept decoded (logged): the
-    /// cache never drops what the server sent.
+    /// Keeps `obj` (which arrived under `key`) as `wire`, the bytes it was decoded from, or
+    /// encoded when there are none, with its index values `filed`, and remembers it as recently
+    /// decoded. An object the codec cannot encode is kept decoded (logged): the cache never
+    /// drops what the server sent.
     pub(crate) fn encode(
         &self,
         key: &ObjectKey,
         obj: Arc<K>,
         filed: Vec<(String, Vec<String>)>,
+        wire: Option<WireBytes>,
     ) -> Stored<K>
     where
         K: Resource,
     {
-        let bytes = match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(err)) => {
-                tracing::error!(%key, error = %err, "object does not encode; kept decoded");
-                return Stored::Decoded(obj);
-            }
-            Err(panic) => {
-                let panic = panic_message(panic.as_ref());
-                tracing::error!(%key, panic, "encoder panicked; object kept decoded");
-                return Stored::Decoded(obj);
-            }
+        let (bytes, protobuf) = match wire {
+            Some(WireBytes::Json(bytes)) => (bytes, false),
+            Some(WireBytes::Protobuf(bytes)) => (bytes, true),
+            None => match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
+                // A boxed slice has no spare capacity: the encoder's growing buffer may have up
+                // to twice the bytes it wrote, which the cache would otherwise keep for good.
+                Ok(Ok(bytes)) => (bytes.into_boxed_slice(), false),
+                Ok(Err(err)) => {
+                    tracing::error!(%key, error = %err, "object does not encode; kept decoded");
+                    return Stored::Decoded(obj);
+                }
+                Err(panic) => {
+                    let panic = panic_message(panic.as_ref());
+                    tracing::error!(%key, panic, "encoder panicked; object kept decoded");
+                    return Stored::Decoded(obj);
+                }
+            },
         };
         let labels = obj.meta().labels.iter().flatten();
         let encoded = Arc::new(Encoded {
-            // A boxed slice has no spare capacity: the encoder's growing buffer may have up to
-            // twice the bytes it wrote, which the cache would otherwise keep for good.
-            bytes: Bytes::from(bytes.into_boxed_slice()),
+            bytes: Bytes::from(bytes),
+            protobuf,
+            resource_version: obj
+                .meta()
+                .resource_version
+                .as_deref()
+                .unwrap_or_default()
+                .into(),
             labels: labels
                 .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
                 .collect(),
@@ -199,7 +231,7 @@ impl<K> ByteStore<K> {
         }
         let obj = self
             .codec
-            .decode(&encoded.bytes)
+            .decode(&encoded.bytes, encoded.protobuf)
             .map_err(|source| Error::Undecodable {
                 key: key.to_string(),
                 source,
@@ -214,6 +246,64 @@ impl<K> ByteStore<K> {
             recent
                 .lock()
                 .put(key.clone(), (Arc::clone(encoded), Arc::clone(obj)));
+        }
+    }
+}
+
+/// An object on its way to an event handler: decoded, or a cached entry that the handler's own
+/// task decodes just before calling it. A handler's buffer then holds what the cache holds (an
+/// `Arc` of the same entry), not a decoded copy: a first list of 60,000 objects that outruns a
+/// handler would otherwise wait in its buffer decoded.
+pub(crate) enum Pending<K> {
+    /// Decoded already (a decoded store, or the initial adds of a new handler).
+    Decoded(Arc<K>),
+    /// `entry`, stored under `key`, decoded by `bytes` on delivery.
+    Entry {
+        /// The object's key.
+        key: ObjectKey,
+        /// The entry as the indexer stored it.
+        entry: Stored<K>,
+        /// The store's codec and recently decoded objects.
+        bytes: Option<Arc<ByteStore<K>>>,
+    },
+}
+
+impl<K> Clone for Pending<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Decoded(obj) => Self::Decoded(Arc::clone(obj)),
+            Self::Entry { key, entry, bytes } => Self::Entry {
+                key: key.clone(),
+                entry: entry.clone(),
+                bytes: bytes.clone(),
+            },
+        }
+    }
+}
+
+impl<K> From<Arc<K>> for Pending<K> {
+    fn from(obj: Arc<K>) -> Self {
+        Self::Decoded(obj)
+    }
+}
+
+impl<K: Resource> Pending<K> {
+    /// The object's key, for logs.
+    pub(crate) fn key(&self) -> ObjectKey {
+        match self {
+            Self::Decoded(obj) => ObjectKey::of(obj.as_ref()),
+            Self::Entry { key, .. } => key.clone(),
+        }
+    }
+
+    /// The object, decoded now when it is an encoded entry.
+    ///
+    /// # Errors
+    /// [`Error::Undecodable`] naming the key.
+    pub(crate) fn object(&self) -> Result<Arc<K>, Error> {
+        match self {
+            Self::Decoded(obj) => Ok(Arc::clone(obj)),
+            Self::Entry { key, entry, bytes } => object_of(bytes.as_deref(), key, entry),
         }
     }
 }

@@ -52,7 +52,7 @@
 //! - `transport`
 //! - `config`, `auth`
 //! - `representation`, `watch`, `protobuf`
-//! - `channel`, `exec_pipes`, `extract`, `fallback`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`
+//! - `channel`, `exec_pipes`, `extract`, `fallback`, `list_decoder`, `rate_limit`, `request`, `secret_token`, `spdy`, `tls`, `wire_object`
 //! - `body`, `error`, `metrics`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -94,6 +94,7 @@ mod transport;
 mod watch;
 mod websocket;
 mod websocket_exec;
+mod wire_object;
 
 pub use body::{Body, BoxError};
 pub use channel::TerminalSize;
@@ -120,6 +121,7 @@ pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, 
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
+pub use wire_object::{WireDecoder, WireObject};
 
 // The README's examples, compiled (and not run) as doc tests.
 #[cfg(doctest)]

@@ -152,6 +152,10 @@ pub(crate) struct ListDecoder<K> {
     fields: Vec<(String, Vec<u8>)>,
     /// Decoded items not yet taken by [`ListDecoder::take_items`].
     items: Vec<K>,
+    /// Set by [`keeping_bytes`](Self::keeping_bytes): each item's own bytes are kept too.
+    keep_bytes: bool,
+    /// The bytes of `items`, one each, when `keep_bytes`. Invariant: empty or as long as `items`.
+    item_bytes: Vec<Box<[u8]>>,
     /// Items decoded so far, taken or not.
     decoded: usize,
     /// Raw size of the last item decoded: the guess for the next one (0 before the first).
@@ -171,6 +175,8 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
             key: Vec::new(),
             fields: Vec::new(),
             items: Vec::new(),
+            keep_bytes: false,
+            item_bytes: Vec::new(),
             decoded: 0,
             last_item_len: 0,
             offset: 0,
@@ -178,14 +184,30 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
         }
     }
 
-    /// Takes the items decoded since the last call (see `kubegen_codec::ListDecoder::take_items`).
-    pub(crate) fn take_items(&mut self) -> std::vec::Drain<'_, K> {
-        self.items.drain(..)
+    /// The same decoder, also keeping each item's bytes (a copy of its slice of the body) for
+    /// [`take_items_with_bytes`](Self::take_items_with_bytes).
+    pub(crate) fn keeping_bytes(mut self) -> Self {
+        self.keep_bytes = true;
+        self
     }
 
-    /// Keeps a decoded item until it is taken.
-    fn push(&mut self, item: K) {
+    /// Takes the items decoded since the last call (see `kubegen_codec::ListDecoder::take_items`),
+    /// each with its bytes when [`keeping_bytes`](Self::keeping_bytes).
+    pub(crate) fn take_items_with_bytes(
+        &mut self,
+    ) -> impl Iterator<Item = (K, Option<Box<[u8]>>)> + '_ {
+        let bytes = self.item_bytes.drain(..).map(Some);
+        self.items
+            .drain(..)
+            .zip(bytes.chain(std::iter::repeat_with(|| None)))
+    }
+
+    /// Keeps a decoded item, and its bytes `raw` when asked to, until it is taken.
+    fn push(&mut self, item: K, raw: &[u8]) {
         self.items.push(item);
+        if self.keep_bytes {
+            self.item_bytes.push(raw.trim_ascii().into());
+        }
         self.decoded += 1;
     }
 
@@ -232,7 +254,7 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
         let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<K>();
         match stream.next() {
             Some(Ok(item)) => {
-                self.push(item);
+                self.push(item, &bytes[..stream.byte_offset()]);
                 self.state = State::AfterItem;
                 self.last_item_len = stream.byte_offset();
                 Ok(Some(self.last_item_len))
@@ -318,8 +340,10 @@ impl<K: DeserializeOwned + Clone> ListDecoder<K> {
                         excerpt: excerpt(&self.capture),
                         source,
                     })?;
-                self.push(item);
-                self.last_item_len = self.capture.len();
+                let capture = std::mem::take(&mut self.capture);
+                self.push(item, &capture);
+                self.last_item_len = capture.len();
+                self.capture = capture;
                 self.capture.clear();
                 self.state = State::AfterItem;
             }

@@ -34,6 +34,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 use crate::list_decoder::ListDecoder;
+use crate::wire_object::WireObject;
 
 /// Which encoding `get`, `list` and `watch` of built-in kinds ask for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,6 +90,17 @@ impl<K: DeserializeOwned + Clone> AnyListDecoder<K> {
         }
     }
 
+    /// The same decoder, also keeping each item's bytes for
+    /// [`take_items_with_bytes`](Self::take_items_with_bytes).
+    pub(crate) fn keeping_bytes(self) -> Self {
+        match self {
+            AnyListDecoder::Json(decoder) => AnyListDecoder::Json(decoder.keeping_bytes()),
+            AnyListDecoder::Protobuf(decoder, url) => {
+                AnyListDecoder::Protobuf(decoder.keeping_messages(), url)
+            }
+        }
+    }
+
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<()> {
         match self {
             AnyListDecoder::Json(decoder) => decoder.feed(chunk),
@@ -98,11 +110,22 @@ impl<K: DeserializeOwned + Clone> AnyListDecoder<K> {
         }
     }
 
-    /// Takes the items decoded since the last call.
-    pub(crate) fn take_items(&mut self) -> std::vec::Drain<'_, K> {
+    /// Takes the items decoded since the last call, each with its bytes when
+    /// [`keeping_bytes`](Self::keeping_bytes).
+    pub(crate) fn take_items_with_bytes(
+        &mut self,
+    ) -> Box<dyn Iterator<Item = (K, Option<WireObject>)> + '_> {
         match self {
-            AnyListDecoder::Json(decoder) => decoder.take_items(),
-            AnyListDecoder::Protobuf(decoder, _) => decoder.take_items(),
+            AnyListDecoder::Json(decoder) => Box::new(
+                decoder
+                    .take_items_with_bytes()
+                    .map(|(item, bytes)| (item, bytes.map(WireObject::Json))),
+            ),
+            AnyListDecoder::Protobuf(decoder, _) => Box::new(
+                decoder
+                    .take_items_with_messages()
+                    .map(|(item, bytes)| (item, bytes.map(WireObject::Protobuf))),
+            ),
         }
     }
 
@@ -157,12 +180,25 @@ impl ProtobufWatch {
         self.frames.push(chunk);
     }
 
-    /// The next complete event, if any.
-    pub(crate) fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    /// The next complete event, if any, with its object's message bytes when `keep_bytes` (and
+    /// the event carries an object).
+    pub(crate) fn next_event<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<(WatchEvent<K>, Option<WireObject>)>> {
         let what = || format!("watch {}", self.url);
         let frame = match self.frames.next_frame()? {
             Ok(frame) => frame,
             Err(source) => return Some(Err(decode_error(what())(source))),
+        };
+        let has_object = matches!(frame.event_type, "ADDED" | "MODIFIED" | "DELETED");
+        let bytes = match frame.message() {
+            Ok(message) if keep_bytes && has_object => Some(WireObject::Protobuf(message.into())),
+            Ok(_) => None,
+            Err(source) if keep_bytes && has_object => {
+                return Some(Err(decode_error(what())(source)));
+            }
+            Err(_) => None,
         };
         let event = match frame.event_type {
             "ADDED" => frame.decode().map(WatchEvent::Added),
@@ -175,11 +211,15 @@ impl ProtobufWatch {
                 reason: format!("unknown watch event type {other:?}"),
             }),
         };
-        Some(event.map_err(decode_error(what())))
+        Some(
+            event
+                .map(|event| (event, bytes))
+                .map_err(decode_error(what())),
+        )
     }
 
     /// The body ended: an error when it stopped inside a frame.
-    pub(crate) fn finish<K>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    pub(crate) fn finish<K>(&mut self) -> Option<Result<(WatchEvent<K>, Option<WireObject>)>> {
         let result = self.frames.finish();
         result
             .err()

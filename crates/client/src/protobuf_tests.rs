@@ -67,7 +67,7 @@ fn items_are_taken_as_they_are_decoded_in_both_encodings() -> Result<()> {
         let chunks: Vec<&[u8]> = body.chunks(100).collect();
         for (i, chunk) in chunks.iter().enumerate() {
             decoder.feed(chunk)?;
-            taken.extend(decoder.take_items());
+            taken.extend(decoder.take_items_with_bytes().map(|(item, _)| item));
             if i + 1 < chunks.len() {
                 before_the_end = taken.len();
             }
@@ -147,16 +147,16 @@ fn protobuf_watch_frames_give_the_events_of_the_json_stream() -> Result<()> {
     let mut events: Vec<WatchEvent<Deployment>> = Vec::new();
     for chunk in WATCH_PB.chunks(33) {
         watch.push(chunk);
-        while let Some(event) = watch.next_event() {
-            events.push(event?);
+        while let Some(event) = watch.next_event(false) {
+            events.push(event?.0);
         }
     }
     assert!(watch.finish::<Deployment>().is_none());
     let mut json = crate::watch::WatchDecoder::new("/w");
     json.push(WATCH_JSON);
     let mut expected: Vec<WatchEvent<Deployment>> = Vec::new();
-    while let Some(event) = json.next_event() {
-        expected.push(event?);
+    while let Some(event) = json.next_event(false) {
+        expected.push(event?.0);
     }
     assert_eq!(names(&events), names(&expected));
     let objects = |events: &[WatchEvent<Deployment>]| -> Vec<Deployment> {
@@ -176,7 +176,7 @@ fn protobuf_watch_frames_give_the_events_of_the_json_stream() -> Result<()> {
 fn a_watch_cut_inside_a_frame_ends_with_a_decode_error() {
     let mut watch = ProtobufWatch::new("/w");
     watch.push(&WATCH_PB[..WATCH_PB.len() - 1]);
-    while let Some(event) = watch.next_event::<Deployment>() {
+    while let Some(event) = watch.next_event::<Deployment>(false) {
         assert!(event.is_ok());
     }
     let last = watch.finish::<Deployment>();
@@ -184,4 +184,70 @@ fn a_watch_cut_inside_a_frame_ends_with_a_decode_error() {
         matches!(last, Some(Err(Error::ProtobufDecode { .. }))),
         "{last:?}"
     );
+}
+
+#[test]
+fn kept_item_bytes_decode_to_the_items_in_both_encodings() -> Result<()> {
+    for (content, body, chunk) in [
+        ("application/json", LIST_JSON, 100),
+        ("application/json", LIST_JSON, LIST_JSON.len()),
+        (PROTOBUF_TYPE, LIST_PB, 100),
+    ] {
+        let whole = decode_list(&content_type(content), body)?;
+        let mut decoder =
+            AnyListDecoder::<ConfigMap>::new(&content_type(content), configmaps(), "/l")
+                .keeping_bytes();
+        let mut kept = Vec::new();
+        for piece in body.chunks(chunk) {
+            decoder.feed(piece)?;
+            kept.extend(decoder.take_items_with_bytes());
+        }
+        decoder.finish()?;
+        assert_eq!(kept.len(), whole.items.len(), "{content}");
+        let wire = crate::wire_object::WireDecoder {
+            proto: configmaps(),
+        };
+        for ((item, bytes), expected) in kept.iter().zip(&whole.items) {
+            let bytes = bytes.as_ref().expect("bytes kept");
+            let is_protobuf = matches!(bytes, WireObject::Protobuf(_));
+            assert_eq!(is_protobuf, content == PROTOBUF_TYPE, "{content}");
+            assert_eq!(item, expected, "{content}");
+            assert_eq!(&wire.decode::<ConfigMap>(bytes)?, expected, "{content}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn kept_watch_bytes_decode_to_the_events_objects_in_both_encodings() -> Result<()> {
+    let deployments = crate::wire_object::WireDecoder {
+        proto: ProtoKind::lookup("apps/v1", "Deployment"),
+    };
+    let mut protobuf = ProtobufWatch::new("/w");
+    protobuf.push(WATCH_PB);
+    let mut json = crate::watch::WatchDecoder::new("/w");
+    json.push(WATCH_JSON);
+    let mut events = Vec::new();
+    while let Some(event) = protobuf.next_event::<Deployment>(true) {
+        events.push(event?);
+    }
+    while let Some(event) = json.next_event::<Deployment>(true) {
+        events.push(event?);
+    }
+    let mut checked = 0;
+    for (event, bytes) in events {
+        match (event, bytes) {
+            (
+                WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                Some(bytes),
+            ) => {
+                assert_eq!(deployments.decode::<Deployment>(&bytes)?, o);
+                checked += 1;
+            }
+            (WatchEvent::Bookmark(_) | WatchEvent::Error(_), None) => {}
+            (event, bytes) => panic!("{event:?} with bytes {:?}", bytes.is_some()),
+        }
+    }
+    assert!(checked > 2, "{checked} objects checked");
+    Ok(())
 }

@@ -23,6 +23,7 @@ use crate::protobuf::{AnyListDecoder, ProtobufWatch, WireFormat, decode_object, 
 use crate::representation::{Read, Representation};
 use crate::request::ResourcePath;
 use crate::watch::{EventDecoder, WatchStream};
+use crate::wire_object::{WireDecoder, WireObject};
 
 /// What the generic client needs of a kind: kube-core's static `Resource` description (group,
 /// version, plural known at compile time), JSON in both directions, and the usual bounds of a
@@ -246,12 +247,59 @@ where
         opts: &ListOptions,
         mut each: impl FnMut(K) + Send,
     ) -> Result<ObjectList<K>> {
+        self.list_items(opts, false, |item, _| each(item)).await
+    }
+
+    /// [`list_each`](Self::list_each), handing each item over with its bytes: a copy of its slice
+    /// of the response (JSON) or of its message (protobuf), which [`wire_decoder`](Self::wire_decoder)
+    /// decodes back into the same object. A byte-backed cache keeps these instead of the item.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list).
+    pub async fn list_each_with_bytes(
+        &self,
+        opts: &ListOptions,
+        mut each: impl FnMut(K, WireObject) + Send,
+    ) -> Result<ObjectList<K>> {
+        let url = self.path.collection().to_owned();
+        let mut missing = None;
+        let list = self
+            .list_items(opts, true, |item, bytes| match bytes {
+                Some(bytes) => each(item, bytes),
+                None => missing = Some(()),
+            })
+            .await?;
+        match missing {
+            None => Ok(list),
+            Some(()) => Err(Error::MalformedList {
+                url,
+                offset: 0,
+                message: "an item's bytes were not kept".into(),
+            }),
+        }
+    }
+
+    /// Decodes the bytes [`list_each_with_bytes`](Self::list_each_with_bytes) and
+    /// [`WatchStream::next_with_bytes`] hand out into the objects they were decoded as.
+    pub fn wire_decoder(&self) -> WireDecoder {
+        WireDecoder { proto: self.proto }
+    }
+
+    async fn list_items(
+        &self,
+        opts: &ListOptions,
+        keep_bytes: bool,
+        mut each: impl FnMut(K, Option<WireObject>) + Send,
+    ) -> Result<ObjectList<K>> {
         let request = self.accept(self.path.list(opts)?, Read::List);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
                 let mut response = self.client.send(request).await?;
                 let mut decoder = AnyListDecoder::<K>::new(response.headers(), self.proto, &url);
+                if keep_bytes {
+                    decoder = decoder.keeping_bytes();
+                }
                 while let Some(chunk) = response.body_mut().next_chunk().await {
                     let chunk = chunk.map_err(|e| Error::RequestFailed {
                         verb: "GET".into(),
@@ -259,7 +307,9 @@ where
                         message: format!("reading list body: {e}"),
                     })?;
                     decoder.feed(&chunk)?;
-                    decoder.take_items().for_each(&mut each);
+                    decoder
+                        .take_items_with_bytes()
+                        .for_each(|(item, bytes)| each(item, bytes));
                 }
                 decoder.finish()
             })

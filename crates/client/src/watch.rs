@@ -25,6 +25,17 @@ use serde::de::DeserializeOwned;
 use crate::body::Body;
 use crate::error::{Error, Result, error_chain, excerpt};
 use crate::protobuf::ProtobufWatch;
+use crate::wire_object::WireObject;
+
+/// A decoded event with its object's bytes, when they were asked for.
+type EventWithBytes<K> = (WatchEvent<K>, Option<WireObject>);
+
+/// The object of a JSON watch event, in place.
+#[derive(serde::Deserialize)]
+struct EventObject<'a> {
+    #[serde(borrow)]
+    object: &'a serde_json::value::RawValue,
+}
 
 /// Splits a byte stream into lines and decodes each as a `WatchEvent<K>`.
 #[derive(Debug)]
@@ -60,8 +71,12 @@ impl WatchDecoder {
         self.buf.extend_from_slice(chunk);
     }
 
-    /// The next complete event in the buffer, if any.
-    pub(crate) fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    /// The next complete event in the buffer, if any, with its object's bytes when
+    /// `keep_bytes` (and the event carries an object).
+    pub(crate) fn next_event<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<K>>> {
         loop {
             let from = self.start + self.scanned;
             let Some(newline) = self.buf[from..].iter().position(|b| *b == b'\n') else {
@@ -76,12 +91,15 @@ impl WatchDecoder {
             if self.buf[line_start..end].trim_ascii().is_empty() {
                 continue;
             }
-            return Some(self.decode(line_start, end));
+            return Some(self.decode(line_start, end, keep_bytes));
         }
     }
 
     /// The body ended: decodes a final line that had no trailing newline.
-    pub(crate) fn finish<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    pub(crate) fn finish<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<K>>> {
         let (start, end) = (self.start, self.buf.len());
         self.start = end;
         self.scanned = 0;
@@ -89,17 +107,34 @@ impl WatchDecoder {
             return None;
         }
         self.line += 1;
-        Some(self.decode(start, end))
+        Some(self.decode(start, end, keep_bytes))
     }
 
-    fn decode<K: DeserializeOwned>(&self, start: usize, end: usize) -> Result<WatchEvent<K>> {
+    fn decode<K: DeserializeOwned>(
+        &self,
+        start: usize,
+        end: usize,
+        keep_bytes: bool,
+    ) -> Result<EventWithBytes<K>> {
         let line = &self.buf[start..end];
-        serde_json::from_slice(line).map_err(|source| Error::WatchDecode {
+        let error = |source| Error::WatchDecode {
             url: self.url.clone(),
             line: self.line,
             excerpt: excerpt(line),
             source,
-        })
+        };
+        let event: WatchEvent<K> = serde_json::from_slice(line).map_err(error)?;
+        let has_object = matches!(
+            event,
+            WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)
+        );
+        if !(keep_bytes && has_object) {
+            return Ok((event, None));
+        }
+        // A second pass over the line, which only finds where the object lies (no allocation).
+        let object: EventObject<'_> = serde_json::from_slice(line).map_err(error)?;
+        let bytes = WireObject::Json(object.object.get().as_bytes().into());
+        Ok((event, Some(bytes)))
     }
 
     #[cfg(test)]
@@ -127,16 +162,22 @@ impl EventDecoder {
         }
     }
 
-    fn next_event<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    fn next_event<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<K>>> {
         match self {
-            EventDecoder::Json(decoder) => decoder.next_event(),
-            EventDecoder::Protobuf(decoder) => decoder.next_event(),
+            EventDecoder::Json(decoder) => decoder.next_event(keep_bytes),
+            EventDecoder::Protobuf(decoder) => decoder.next_event(keep_bytes),
         }
     }
 
-    fn finish<K: DeserializeOwned>(&mut self) -> Option<Result<WatchEvent<K>>> {
+    fn finish<K: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<K>>> {
         match self {
-            EventDecoder::Json(decoder) => decoder.finish(),
+            EventDecoder::Json(decoder) => decoder.finish(keep_bytes),
             EventDecoder::Protobuf(decoder) => decoder.finish(),
         }
     }
@@ -203,11 +244,23 @@ impl<K: DeserializeOwned> WatchStream<K> {
     /// A `WatchEvent::Error(status)` is an event, not an `Err`: the server sends it (typically a
     /// 410 Expired) and then closes the stream.
     pub async fn next(&mut self) -> Option<Result<WatchEvent<K>>> {
+        let next = self.next_event(false).await?;
+        Some(next.map(|(event, _)| event))
+    }
+
+    /// [`next`](Self::next), with the bytes of the event's object (`None` for a bookmark or an
+    /// error): its slice of the event line (JSON) or its envelope's message (protobuf), copied.
+    /// A byte-backed cache keeps these instead of the decoded object.
+    pub async fn next_with_bytes(&mut self) -> Option<Result<(WatchEvent<K>, Option<WireObject>)>> {
+        self.next_event(true).await
+    }
+
+    async fn next_event(&mut self, keep_bytes: bool) -> Option<Result<EventWithBytes<K>>> {
         loop {
             if self.failed {
                 return None;
             }
-            if let Some(event) = self.decoder.next_event() {
+            if let Some(event) = self.decoder.next_event(keep_bytes) {
                 self.failed = event.is_err();
                 return Some(event);
             }
@@ -218,7 +271,7 @@ impl<K: DeserializeOwned> WatchStream<K> {
                 Ok(Some(chunk)) => self.decoder.push(&chunk),
                 Ok(None) => {
                     self.done = true;
-                    let last = self.decoder.finish();
+                    let last = self.decoder.finish(keep_bytes);
                     self.failed = last.as_ref().is_some_and(Result::is_err);
                     return last;
                 }

@@ -9,9 +9,9 @@ fn event(kind: &str, name: &str) -> String {
 
 fn drain(decoder: &mut WatchDecoder) -> Vec<Result<WatchEvent<ConfigMap>>> {
     let mut out = Vec::new();
-    while let Some(e) = decoder.next_event() {
+    while let Some(e) = decoder.next_event(false) {
         decoder.check_invariants();
-        out.push(e);
+        out.push(e.map(|(event, _)| event));
     }
     out
 }
@@ -37,8 +37,11 @@ fn decode_all(chunks: &[&[u8]]) -> Vec<String> {
                 .map(|e| e.map(|e| name(&e)).unwrap_or_else(|e| e.to_string())),
         );
     }
-    if let Some(last) = decoder.finish::<ConfigMap>() {
-        names.push(last.map(|e| name(&e)).unwrap_or_else(|e| e.to_string()));
+    if let Some(last) = decoder.finish::<ConfigMap>(false) {
+        names.push(
+            last.map(|(e, _)| name(&e))
+                .unwrap_or_else(|e| e.to_string()),
+        );
     }
     names
 }

@@ -93,6 +93,12 @@ pub struct ListDecoder<T> {
     saw_list: bool,
     /// Decoded items not yet taken by [`ListDecoder::take_items`].
     items: Vec<T>,
+    /// Set by [`keeping_messages`](ListDecoder::keeping_messages): each item's message bytes are
+    /// kept too.
+    keep_messages: bool,
+    /// The message bytes of `items`, one each, when `keep_messages`. Invariant: empty or as long
+    /// as `items`.
+    item_messages: Vec<Box<[u8]>>,
     /// Items decoded so far, taken or not.
     decoded: usize,
 }
@@ -111,8 +117,28 @@ impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
             status: None,
             saw_list: false,
             items: Vec::new(),
+            keep_messages: false,
+            item_messages: Vec::new(),
             decoded: 0,
         }
+    }
+
+    /// The same decoder, also keeping a copy of each item's message bytes (what
+    /// [`ProtoKind::decode`] decodes the item from) for
+    /// [`take_items_with_messages`](Self::take_items_with_messages): a cache that keeps objects
+    /// as bytes stores them instead of the decoded item.
+    pub fn keeping_messages(mut self) -> Self {
+        self.keep_messages = true;
+        self
+    }
+
+    /// [`take_items`](Self::take_items), each item with its message bytes when
+    /// [`keeping_messages`](Self::keeping_messages), else `None`.
+    pub fn take_items_with_messages(&mut self) -> impl Iterator<Item = (T, Option<Box<[u8]>>)> {
+        let messages = self.item_messages.drain(..).map(Some);
+        self.items
+            .drain(..)
+            .zip(messages.chain(std::iter::repeat_with(|| None)))
     }
 
     /// Items decoded so far.
@@ -276,6 +302,9 @@ impl<T: for<'de> Deserialize<'de>> ListDecoder<T> {
                     other => other,
                 })?;
                 self.items.push(item);
+                if self.keep_messages {
+                    self.item_messages.push(value.into());
+                }
                 self.decoded += 1;
             }
             _ => {}
@@ -336,6 +365,18 @@ impl<'a> WatchFrame<'a> {
     /// As [`from_body`].
     pub fn decode<T: Deserialize<'a>>(&self) -> Result<T> {
         from_body(self.object)
+    }
+
+    /// The object's message bytes (its envelope's `raw`), which [`ProtoKind::decode`] of the
+    /// object's kind decodes: what a cache that keeps objects as bytes stores.
+    ///
+    /// # Errors
+    /// As [`from_body`]: the object is not a protobuf body, or of a kind without a schema here,
+    /// or its `raw` is compressed.
+    pub fn message(&self) -> Result<&'a [u8]> {
+        let envelope = BorrowedEnvelope::parse(self.object)?;
+        envelope.plan()?;
+        Ok(envelope.raw)
     }
 }
 

@@ -87,10 +87,16 @@ struct Args {
     /// Child (kubegen roles): keep the cache as bytes decoded on read (`StoreMode::Bytes`).
     #[arg(long)]
     byte_store: bool,
-    /// Parent: measure only the rows whose label contains one of these (comma-separated), e.g.
-    /// `--only client-go,kubegen-protobuf`.
-    #[arg(long, value_delimiter = ',')]
-    only: Vec<String>,
+    /// Child (kubegen roles), run by hand: once synced, time reads of the cache (`get` p50/p99,
+    /// a second `get`, a `list` of 1,000 by the `group` label) and print them on stderr.
+    #[arg(long)]
+    read_cost: bool,
+    /// Parent: measure only the rows whose label contains one of these, e.g.
+    /// `--only client-go,kubegen-protobuf`. Entries are separated by commas not followed by a
+    /// space (labels contain ", "); an entry starting with `=` selects the row of exactly that
+    /// label: `--only '=client-go,=kubegen-protobuf, byte store'`.
+    #[arg(long)]
+    only: Option<String>,
     /// Parent: client-go's benchmark binary (`../shared/realservers/client-go-bench/build.sh`
     /// builds it); its rows are left out when it is missing.
     #[arg(long, default_value = kubegen_bench::roles::client_go::DEFAULT_BINARY)]
@@ -138,6 +144,7 @@ fn main() -> Result<()> {
             strip_managed_fields: args.strip_managed_fields,
             streaming_list: !args.no_streaming_list,
             byte_store: args.byte_store,
+            read_cost: args.read_cost,
         });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -242,8 +249,9 @@ async fn parent(args: Args) -> Result<()> {
             continue;
         }
         let mut jobs = jobs(&target, dataset, &namespace, held);
-        if !args.only.is_empty() {
-            jobs.retain(|(label, _)| args.only.iter().any(|only| label.contains(only.as_str())));
+        if let Some(only) = &args.only {
+            let only = only_entries(only);
+            jobs.retain(|(label, _)| only.iter().any(|only| selects(only, label)));
         }
         let rows = measure(&runner, &jobs, args.runs).await;
         let title = format!(
@@ -327,12 +335,38 @@ fn client_go(args: &Args, target: &Target, scratch: &Path) -> Result<Option<Clie
     }))
 }
 
+/// The entries of `--only`: split at each comma that is not followed by a space.
+fn only_entries(only: &str) -> Vec<&str> {
+    let mut entries = Vec::new();
+    let mut start = 0;
+    for (at, _) in only.match_indices(',') {
+        if !only[at + 1..].starts_with(' ') {
+            entries.push(&only[start..at]);
+            start = at + 1;
+        }
+    }
+    entries.push(&only[start..]);
+    entries.retain(|entry| !entry.is_empty());
+    entries
+}
+
+/// Whether the `--only` entry `only` selects the row `label`: `=label` the row of exactly that
+/// label, anything else every row whose label contains it.
+fn selects(only: &str, label: &str) -> bool {
+    match only.strip_prefix('=') {
+        Some(exact) => label == exact,
+        None => label.contains(only),
+    }
+}
+
 /// Every client of a dataset, labelled; where the server streams lists, client-go and kubegen
-/// also listing in pages; Deployments also with managedFields stripped (the full clients, and the
-/// metadata-only informers, whose metadata is mostly managedFields there).
+/// also listing in pages; also with managedFields stripped (the full clients, and the
+/// metadata-only informers, whose metadata is mostly managedFields on objects that tools apply),
+/// so that each transform is compared with the same transform.
 fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec<(String, Job)> {
     let job = |role: Role, strip: bool, streaming_list: bool| Job {
         byte_store: false,
+        read_cost: false,
         role,
         url: target.url.clone(),
         kubeconfig: target.kubeconfig.clone(),
@@ -362,7 +396,7 @@ fn jobs(target: &Target, dataset: Dataset, namespace: &str, count: usize) -> Vec
         both.byte_store = true;
         jobs.push((label, both));
     }
-    if dataset == Dataset::Deployments {
+    {
         for role in [
             Role::ClientGo,
             Role::KubeRs,
@@ -405,4 +439,26 @@ async fn measure(runner: &Runner, jobs: &[(String, Job)], runs: usize) -> Vec<Ro
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_splits_at_commas_between_entries_and_matches_exact_labels() {
+        let only = only_entries("=client-go,=kubegen-protobuf, byte store,metadata");
+        assert_eq!(
+            only,
+            ["=client-go", "=kubegen-protobuf, byte store", "metadata"]
+        );
+        assert!(selects(only[0], "client-go"));
+        assert!(!selects(only[0], "client-go + strip managedFields"));
+        assert!(selects(only[1], "kubegen-protobuf, byte store"));
+        assert!(!selects(
+            only[1],
+            "kubegen-protobuf + strip managedFields, byte store"
+        ));
+        assert!(selects(only[2], "kubegen-metadata + strip managedFields"));
+    }
 }

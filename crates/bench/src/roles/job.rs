@@ -164,6 +164,9 @@ pub struct Job {
     pub streaming_list: bool,
     /// kubegen only: keep the cache as bytes decoded on read (`StoreMode::Bytes`).
     pub byte_store: bool,
+    /// kubegen only, run by hand: once synced, also time reads of the cache (`get`, a second
+    /// `get`, a `list` by label) and print them on stderr.
+    pub read_cost: bool,
 }
 
 /// The object types a dataset decodes into, with everything both clients need.

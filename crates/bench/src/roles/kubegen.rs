@@ -10,9 +10,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use kube_core::Selector;
 use kubegen_cache::{
     ClientListWatch, EventHandler, InformerOptions, SharedIndexInformer, StoreMode,
     strip_managed_fields,
@@ -23,6 +24,7 @@ use kubegen_client::{
 use tokio::sync::Notify;
 
 use super::job::{BenchObject, Job, check_count};
+use crate::data::GROUP_LABEL;
 use crate::http::kubeconfig_client;
 use crate::measure::{Cost, Snapshot, reset_peak_rss};
 
@@ -120,5 +122,56 @@ async fn run<T: ApiObject>(
         .context("informer did not sync within 600 s")?;
     let end = Snapshot::take();
     check_count(job.role, informer.indexer().len(), job.expect)?;
+    if job.read_cost {
+        eprintln!("{}", read_cost(&informer));
+    }
     crate::measure::exit_with(&Cost::between(&start, &end, job.expect as u64))
+}
+
+/// Times reads of a synced cache, as a table row: `get` p50/p99 (µs) striding through the keys
+/// (so that consecutive gets miss the recently decoded objects), a second `get` of the object
+/// just read, and a `list` by `group=0` (1,000 objects at the benchmark's sizes) p50/p99.
+fn read_cost<T: ApiObject>(informer: &SharedIndexInformer<T>) -> String {
+    const GETS: usize = 20_000;
+    let indexer = informer.indexer();
+    let keys = indexer.list_keys();
+    let key = |i: usize| keys[(i * 7919) % keys.len()].as_str();
+    let mut first = Vec::with_capacity(GETS);
+    let mut second = Vec::with_capacity(GETS);
+    let mut misses = 0;
+    for i in 0..GETS {
+        for samples in [&mut first, &mut second] {
+            let started = Instant::now();
+            let found = indexer.get_by_key(key(i)).is_some();
+            samples.push(started.elapsed());
+            misses += usize::from(!found);
+        }
+    }
+    let lister = informer.lister();
+    let group: Selector = [(GROUP_LABEL, "0")].into_iter().collect();
+    let mut listed = 0;
+    let lists = (0..50)
+        .map(|_| {
+            let started = Instant::now();
+            listed = lister.list(&group).len();
+            started.elapsed()
+        })
+        .collect();
+    let (get50, get99) = percentiles(first);
+    let (again50, again99) = percentiles(second);
+    let (list50, list99) = percentiles(lists);
+    format!(
+        "| {} objects ({misses} gets missed) | {get50:.1} / {get99:.1} | {again50:.1} / {again99:.1} | {listed}: {list50:.0} / {list99:.0} |",
+        keys.len()
+    )
+}
+
+/// p50 and p99 of `samples`, in µs.
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |q: f64| {
+        let index = ((samples.len().saturating_sub(1)) as f64 * q) as usize;
+        samples.get(index).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    };
+    (at(0.50), at(0.99))
 }

@@ -5,12 +5,9 @@
 //! insertion-ordered map, which also keeps the order in which keys first appeared (the order the
 //! queue will pop them in).
 
-use std::sync::Arc;
-
 use indexmap::IndexMap;
-use kube_core::Resource;
 
-use crate::key::ObjectKey;
+use crate::{key::ObjectKey, stored::Stored};
 
 /// The latest object per key seen during a streaming list's initial phase.
 ///
@@ -20,7 +17,8 @@ use crate::key::ObjectKey;
 /// object per key (two would queue two `Replaced` deltas and count the key twice towards the
 /// initial population), and a deleted object must not be replaced back in.
 pub(crate) struct InitialSet<K> {
-    objects: IndexMap<ObjectKey, Arc<K>>,
+    /// The objects as the queue will hold them (bytes, in a byte-backed informer).
+    objects: IndexMap<ObjectKey, Stored<K>>,
 }
 
 impl<K> Default for InitialSet<K> {
@@ -31,10 +29,11 @@ impl<K> Default for InitialSet<K> {
     }
 }
 
-impl<K: Resource> InitialSet<K> {
-    /// Adds `obj`, or replaces the object already held under its key (keeping its place).
-    pub(crate) fn upsert(&mut self, obj: Arc<K>) {
-        self.objects.insert(ObjectKey::of(obj.as_ref()), obj);
+impl<K> InitialSet<K> {
+    /// Adds the object `entry` under `key`, or replaces the one already held there (keeping
+    /// its place).
+    pub(crate) fn upsert(&mut self, (key, entry): (ObjectKey, Stored<K>)) {
+        self.objects.insert(key, entry);
     }
 
     /// Forgets the object under `key`, if any; a later `upsert` of it goes to the end. (Deletes
@@ -49,13 +48,15 @@ impl<K: Resource> InitialSet<K> {
     }
 
     /// The objects, one per key, in first-seen order.
-    pub(crate) fn into_items(self) -> Vec<Arc<K>> {
-        self.objects.into_values().collect()
+    pub(crate) fn into_items(self) -> Vec<(ObjectKey, Stored<K>)> {
+        self.objects.into_iter().collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
@@ -74,7 +75,8 @@ mod tests {
         ];
         for (name, version, present) in steps {
             if present {
-                set.upsert(Arc::new(cm("ns", name, version)));
+                let obj = cm("ns", name, version);
+                set.upsert((ObjectKey::of(&obj), Stored::Decoded(Arc::new(obj))));
             } else {
                 set.remove(&ObjectKey::from(format!("ns/{name}").as_str()));
             }
@@ -83,7 +85,10 @@ mod tests {
         let items: Vec<String> = set
             .into_items()
             .iter()
-            .map(|o| {
+            .map(|(_, entry)| {
+                let Stored::Decoded(o) = entry else {
+                    unreachable!("only decoded entries were added")
+                };
                 format!(
                     "{}:{}",
                     o.metadata.name.as_deref().unwrap_or_default(),

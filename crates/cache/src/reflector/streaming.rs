@@ -3,8 +3,9 @@
 //!
 //! Mirrors client-go `tools/cache/reflector.go` (`watchList`). On by default
 //! (`InformerOptions::streaming_list`), as client-go's `WatchListClient` gate is since 1.35: the
-//! initial objects go into a temporary set as their events arrive (one `Arc` each, shared with
-//! the queue and the indexer afterwards), so the peak stays near what the cache keeps.
+//! initial objects go into a temporary set as their events arrive, in the shape the queue and the
+//! indexer keep them afterwards (one shared `Arc` each; bytes in a byte-backed informer), so the
+//! peak stays near what the cache keeps.
 //!
 //! # Which servers are asked
 //! Before the first streaming list the reflector asks the [`ListWatch`] whether the server
@@ -32,10 +33,10 @@
 use kube_core::{Resource, WatchEvent};
 use tracing::{debug, warn};
 
-use super::{Reflector, initial_set::InitialSet, state::State};
+use super::{Reflector, initial_set::InitialSet, next_event, state::State};
 use crate::{
     key::ObjectKey,
-    list_watch::{EventStream, ListWatch, ListWatchError, ListWatchErrorKind},
+    list_watch::{ListWatch, ListWatchError, ListWatchErrorKind},
 };
 
 /// The bookmark annotation that ends the initial events of a streaming list.
@@ -86,13 +87,14 @@ where
         };
         tokio::pin!(deadline);
         let mut initial = InitialSet::default();
+        let wants_bytes = self.wants_bytes();
         loop {
             let next = tokio::select! {
                 biased; // a server that floods events cannot starve the deadline
                 () = &mut deadline => Err(()),
-                next = open.stream.next_event() => Ok(next),
+                next = next_event(&mut open.stream, wants_bytes) => Ok(next),
             };
-            let event = match next {
+            let (event, wire) = match next {
                 Ok(Some(Ok(event))) => event,
                 Ok(Some(Err(err))) => return self.streaming_failed(&err, &req.resource_version),
                 Ok(None) => {
@@ -105,7 +107,7 @@ where
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                     if let Some(obj) = self.transform(obj) {
-                        initial.upsert(obj);
+                        initial.upsert(self.fifo.entry(obj, wire));
                     }
                 }
                 WatchEvent::Deleted(obj) => initial.remove(&ObjectKey::of(&obj)),
@@ -117,7 +119,7 @@ where
                         .is_some_and(|v| v == "true");
                     if end {
                         debug!(reflector = %self.config.name, rv = %bookmark.metadata.resource_version, items = initial.len(), "streaming list done, replace");
-                        self.fifo.replace(initial.into_items());
+                        self.fifo.replace_entries(initial.into_items());
                         self.last_synced_rv = bookmark.metadata.resource_version;
                         self.config.metrics.synced();
                         self.last_rv_unavailable = false;
