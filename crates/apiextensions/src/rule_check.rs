@@ -1,0 +1,123 @@
+//! Type checking of a CRD schema's `x-kubernetes-validations` when the CRD is written
+//! (apiextensions `pkg/apis/apiextensions/validation/validation.go`, which compiles every rule
+//! with `pkg/apiserver/schema/cel/compilation.go`): each rule must compile with `self` and
+//! `oldSelf` typed by its schema node and give a bool, each `messageExpression` a string.
+//! The errors are v1.36's: Invalid at `<schema path>.x-kubernetes-validations[i].rule` (or
+//! `.messageExpression`), showing the rule as Go prints its `ValidationRule` struct.
+
+use serde_json::Value;
+
+use crate::cel_check::check;
+use crate::cel_types::CelType;
+use crate::field::{BadValue, ErrorType, FieldError};
+use crate::node::Node;
+
+/// Every rule under `schema` (a CRD's `openAPIV3Schema`, found at `path`) that v1.36 refuses
+/// to compile.
+pub(crate) fn check_schema(schema: &Value, path: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    walk(Node(schema), path, true, &mut errors);
+    errors
+}
+
+fn walk(node: Node<'_>, path: &str, root: bool, errors: &mut Vec<FieldError>) {
+    if !node.rules().is_empty()
+        && let Some(own) = CelType::of_rule_node(node, root)
+    {
+        for (i, rule) in node.rules().iter().enumerate() {
+            let at = format!("{path}.x-kubernetes-validations[{i}]");
+            if let Some((key, detail)) = check_rule(rule, &own) {
+                errors.push(FieldError::new(
+                    ErrorType::Invalid,
+                    &format!("{at}.{key}"),
+                    BadValue::Text(go_rule(rule)),
+                    detail,
+                ));
+            }
+        }
+    }
+    for (name, property) in node.properties() {
+        walk(
+            property,
+            &format!("{path}.properties[{name}]"),
+            false,
+            errors,
+        );
+    }
+    if let Some(items) = node.items() {
+        walk(items, &format!("{path}.items"), false, errors);
+    }
+    if let Some(additional) = node.get("additionalProperties").filter(|a| a.is_object()) {
+        walk(
+            Node(additional),
+            &format!("{path}.additionalProperties"),
+            false,
+            errors,
+        );
+    }
+}
+
+/// The first problem of one rule: `("rule" | "messageExpression", detail)`.
+fn check_rule(rule: &Value, own: &CelType<'_>) -> Option<(&'static str, String)> {
+    let text = |key: &str| rule.get(key).and_then(Value::as_str).unwrap_or("");
+    let source = text("rule");
+    if source.trim().is_empty() {
+        return None;
+    }
+    // An optional old self is `optional_type(self)`; optionals are not typed here.
+    let old = if rule.get("optionalOldSelf") == Some(&Value::Bool(true)) {
+        CelType::Dyn
+    } else {
+        own.clone()
+    };
+    let variables = [("self", own.clone()), ("oldSelf", old)];
+    match check(source, &variables)? {
+        Err(issues) => return Some(("rule", format!("compilation failed: {issues}"))),
+        Ok(CelType::Bool | CelType::Dyn) => {}
+        Ok(_) => return Some(("rule", "cel expression must evaluate to a bool".into())),
+    }
+    let message = text("messageExpression");
+    if message.is_empty() {
+        return None;
+    }
+    match check(message, &variables)? {
+        Err(issues) => Some((
+            "messageExpression",
+            format!("messageExpression compilation failed: {issues}"),
+        )),
+        Ok(CelType::String | CelType::Dyn) => None,
+        Ok(_) => Some((
+            "messageExpression",
+            "messageExpression must evaluate to a string".into(),
+        )),
+    }
+}
+
+/// The rule as Go's `%v` of the internal `ValidationRule` prints it: JSON with Go's field names
+/// and HTML-safe escaping.
+fn go_rule(rule: &Value) -> String {
+    let text = |key: &str| {
+        let s = rule.get(key).and_then(Value::as_str).unwrap_or("");
+        html_safe(&Value::String(s.to_string()).to_string())
+    };
+    let or_null = |key: &str| match rule.get(key) {
+        Some(v @ (Value::String(_) | Value::Bool(_))) => html_safe(&v.to_string()),
+        _ => "null".to_string(),
+    };
+    format!(
+        "{{\"Rule\":{},\"Message\":{},\"MessageExpression\":{},\"Reason\":{},\"FieldPath\":{},\"OptionalOldSelf\":{}}}",
+        text("rule"),
+        text("message"),
+        text("messageExpression"),
+        or_null("reason"),
+        text("fieldPath"),
+        or_null("optionalOldSelf"),
+    )
+}
+
+/// Go's `encoding/json` escapes `<`, `>` and `&`.
+fn html_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}

@@ -1,0 +1,54 @@
+//! The verdicts of v1.36 on a table of rules (`rule_check_v1_36.json`, recorded by creating a
+//! CRD per rule on the real server), and the rules of real projects' CRDs, which v1.36 accepts.
+
+use serde_json::{Value, json};
+
+use crate::check_rules;
+
+/// cel-go names the type of `self` `selfType<nanoseconds>`; the number is not compared.
+fn without_type_number(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("selfType") {
+        out.push_str(&rest[..at + "selfType".len()]);
+        rest = rest[at + "selfType".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn rules_get_the_verdicts_and_messages_of_v1_36() {
+    let table: Value = serde_json::from_str(include_str!("rule_check_v1_36.json")).unwrap();
+    let cases = table["cases"].as_array().unwrap();
+    assert!(cases.len() >= 25);
+    let mut mismatches = Vec::new();
+    for case in cases {
+        let mut schema = table["schema"].clone();
+        let mut rule = json!({"rule": case["rule"]});
+        if let Some(message) = case.get("messageExpression") {
+            rule["messageExpression"] = message.clone();
+        }
+        schema["properties"]["spec"]["x-kubernetes-validations"] = json!([rule]);
+        let errors = check_rules(&schema, "spec.validation.openAPIV3Schema");
+        let ours = match errors.as_slice() {
+            [] => json!({"accepted": true}),
+            [error] => json!({"accepted": false, "field": error.field,
+                "message": without_type_number(&error.message())}),
+            more => json!({"accepted": false, "errors": more.len()}),
+        };
+        let theirs = if case["accepted"] == true {
+            json!({"accepted": true})
+        } else {
+            json!({"accepted": false, "field": case["field"],
+                "message": without_type_number(case["message"].as_str().unwrap())})
+        };
+        if ours != theirs {
+            mismatches.push(format!(
+                "{}\n  v1.36: {theirs}\n  ours:  {ours}",
+                case["rule"]
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
