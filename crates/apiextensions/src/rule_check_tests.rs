@@ -52,3 +52,61 @@ fn rules_get_the_verdicts_and_messages_of_v1_36() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+/// How many rules sit under `schema`.
+fn count_rules(schema: &Value) -> usize {
+    match schema {
+        Value::Object(map) => {
+            let own = map
+                .get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            own + map.values().map(count_rules).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_rules).sum(),
+        _ => 0,
+    }
+}
+
+fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            yaml_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push(path);
+        }
+    }
+}
+
+/// Gateway API's, prometheus-operator's, Istio's and Argo's CRDs: v1.36 accepts every rule.
+#[test]
+fn real_projects_rules_all_type_check() {
+    use serde::Deserialize;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../codegen/tests/import/testdata");
+    let mut files = Vec::new();
+    yaml_files(&root, &mut files);
+    let (mut rules, mut refused) = (0, Vec::new());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let Ok(crd) = Value::deserialize(document) else {
+                continue;
+            };
+            if crd["kind"] != "CustomResourceDefinition" {
+                continue;
+            }
+            for (i, version) in crd["spec"]["versions"].as_array().unwrap().iter().enumerate() {
+                let schema = &version["schema"]["openAPIV3Schema"];
+                rules += count_rules(schema);
+                let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+                for error in check_rules(schema, &path) {
+                    refused.push(format!("{} {}: {error}", file.display(), crd["metadata"]["name"]));
+                }
+            }
+        }
+    }
+    assert!(rules > 1000, "only {rules} rules found");
+    assert!(refused.is_empty(), "{}", refused.join("\n"));
+}
