@@ -97,12 +97,21 @@ fn real_projects_rules_all_type_check() {
             if crd["kind"] != "CustomResourceDefinition" {
                 continue;
             }
-            for (i, version) in crd["spec"]["versions"].as_array().unwrap().iter().enumerate() {
+            for (i, version) in crd["spec"]["versions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+            {
                 let schema = &version["schema"]["openAPIV3Schema"];
                 rules += count_rules(schema);
                 let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
                 for error in check_rules(schema, &path) {
-                    refused.push(format!("{} {}: {error}", file.display(), crd["metadata"]["name"]));
+                    refused.push(format!(
+                        "{} {}: {error}",
+                        file.display(),
+                        crd["metadata"]["name"]
+                    ));
                 }
             }
         }

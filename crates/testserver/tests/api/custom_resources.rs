@@ -208,3 +208,39 @@ async fn one_of_with_not_accepts_gateway_addresses_and_duplicates_validate_first
          spec.size in body should be less than or equal to 5"
     );
 }
+
+/// A rule that does not type-check refuses the CRD, with v1.36's cause (recorded there with
+/// the same CRD, named `celcheckxs.celcheck.example.com`).
+#[tokio::test]
+async fn a_rule_that_does_not_type_check_refuses_the_crd() {
+    let h = start().await;
+    let mut bad = crd();
+    bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] =
+        json!([{"rule": "self.nosuchfield == 1"}]);
+    let reply = h.http.post(CRDS, bad.clone()).await;
+    assert_status(&reply, 422, "Invalid");
+    let causes = reply.body["details"]["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{}", reply.body);
+    assert_eq!(
+        causes[0]["field"],
+        "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+    );
+    assert_eq!(
+        causes[0]["message"],
+        "Invalid value: {\"Rule\":\"self.nosuchfield == 1\",\"Message\":\"\",\"MessageExpression\":\"\",\
+         \"Reason\":null,\"FieldPath\":\"\",\"OptionalOldSelf\":null}: compilation failed: \
+         ERROR: <input>:1:5: undefined field 'nosuchfield'\n | self.nosuchfield == 1\n | ....^"
+    );
+    // The same rule on an update of a stored CRD is refused too.
+    let reply = h.http.post(CRDS, crd()).await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    bad["metadata"]["resourceVersion"] = reply.body["metadata"]["resourceVersion"].clone();
+    let reply = h
+        .http
+        .put(
+            &format!("{CRDS}/probes.schemaprobe.kubegen.example.com"),
+            bad,
+        )
+        .await;
+    assert_status(&reply, 422, "Invalid");
+}
