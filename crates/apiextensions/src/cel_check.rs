@@ -123,14 +123,19 @@ impl<'a> Checker<'a> {
     fn select(&mut self, id: u64, select: &SelectExpr) -> CelType<'a> {
         if let Expr::Ident(root) = &select.operand.expr
             && self.lookup(root).is_none()
+            && (is_type_name(root) || root == "google")
         {
-            // A qualified name (`google.protobuf.Duration`, a namespace): not typed here.
+            // A qualified type name (`google.protobuf.Duration`): not typed here.
             return CelType::Dyn;
         }
         let operand = self.expr(&select.operand);
         let field = match operand {
             CelType::Dyn => CelType::Dyn,
             CelType::Object(object) => match object.field(&select.field) {
+                Some(ty) => ty,
+                None => return self.error(id, format!("undefined field '{}'", select.field)),
+            },
+            CelType::Record(record) => match record.field(&select.field) {
                 Some(ty) => ty,
                 None => return self.error(id, format!("undefined field '{}'", select.field)),
             },

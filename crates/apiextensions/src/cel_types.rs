@@ -29,6 +29,8 @@ pub(crate) enum CelType<'a> {
     List(Box<CelType<'a>>),
     Map(Box<CelType<'a>>, Box<CelType<'a>>),
     Object(Object<'a>),
+    /// An object type declared field by field (an admission request, a policy's variables).
+    Record(Record<'a>),
     /// A library type: `kubernetes.Quantity`, `net.IP`, ...
     Opaque(&'static str),
     Optional(Box<CelType<'a>>),
@@ -46,6 +48,31 @@ pub(crate) struct Object<'a> {
     /// Whether the node is a resource root (the schema's root, or an embedded resource), which
     /// also has `apiVersion`, `kind` and `metadata`.
     resource: bool,
+}
+
+/// An object type with its fields listed, not read from a schema.
+#[derive(Clone, Debug)]
+pub(crate) struct Record<'a> {
+    /// cel-go's name of the type (`kubernetes.AdmissionRequest`).
+    pub(crate) name: &'static str,
+    /// Fields and their types.
+    pub(crate) fields: Vec<(String, CelType<'a>)>,
+}
+
+impl<'a> Record<'a> {
+    /// The type of `field`, `None` when the record has no such field.
+    pub(crate) fn field(&self, field: &str) -> Option<CelType<'a>> {
+        self.fields
+            .iter()
+            .find(|(name, _)| name == field)
+            .map(|(_, ty)| ty.clone())
+    }
+}
+
+impl PartialEq for Record<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
 }
 
 impl PartialEq for Object<'_> {
@@ -202,6 +229,7 @@ impl fmt::Display for CelType<'_> {
             CelType::List(item) => write!(f, "list({item})"),
             CelType::Map(key, value) => write!(f, "map({key}, {value})"),
             CelType::Object(object) => f.write_str(&object.name),
+            CelType::Record(record) => f.write_str(record.name),
             CelType::Opaque(name) | CelType::Param(name) => f.write_str(name),
             CelType::Optional(inner) => write!(f, "optional_type({inner})"),
         }

@@ -24,7 +24,9 @@
 //! Both `apiextensions.k8s.io/v1` CRDs and v1beta1 ones (`spec.validation.openAPIV3Schema` or
 //! per version; pruning only with `preserveUnknownFields: false`) are read.
 //!
-//! [`check_rules`] type-checks a schema's rules when its CRD is written (`rule_check`).
+//! [`check_rules`] type-checks a schema's rules when its CRD is written (`rule_check`), and
+//! [`check_policy_expression`] an admission policy's expressions when it is written
+//! (`policy_check`).
 //!
 //! [`Expression`] is the same CEL dialect for other API objects, e.g. admission webhooks'
 //! `matchConditions`.
@@ -33,7 +35,7 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `expression`
-//! - `rules`, `rule_check`
+//! - `rules`, `rule_check`, `policy_check`
 //! - `validation`
 //! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`
 //! - `cel_overloads`
@@ -51,6 +53,7 @@ mod field;
 mod formats;
 mod listtype;
 mod node;
+mod policy_check;
 mod pruning;
 mod rule_check;
 mod rules;
@@ -63,6 +66,7 @@ pub use cel_library::{Authorize, AuthzCheck, authorizer_value};
 pub use error::Error;
 pub use expression::Expression;
 pub use field::{ErrorType, FieldError};
+pub use policy_check::{PolicyScope, check_policy_expression};
 
 use crate::field::BadValue;
 use crate::node::Node;

@@ -79,14 +79,20 @@ fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Gateway API's, prometheus-operator's, Istio's and Argo's CRDs: v1.36 accepts every rule.
+/// Gateway API's, prometheus-operator's, Istio's and Argo's CRDs, and this repository's own
+/// (`deploy/`, the codegen golden files): v1.36 accepts every rule.
 #[test]
 fn real_projects_rules_all_type_check() {
     use serde::Deserialize;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../codegen/tests/import/testdata");
+    let repository = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    yaml_files(&root, &mut files);
+    for dir in [
+        "codegen/tests/import/testdata",
+        "codegen/tests/golden",
+        "deploy",
+    ] {
+        yaml_files(&repository.join(dir), &mut files);
+    }
     let (mut rules, mut refused) = (0, Vec::new());
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
