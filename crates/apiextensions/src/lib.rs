@@ -37,12 +37,13 @@
 //! - `expression`
 //! - `rules`, `rule_check`, `policy_check`
 //! - `validation`
-//! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`
+//! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`, `cel_cost`
 //! - `cel_overloads`
 //! - `cel_types`
 //! - `cel_library`, `error`, `field`, `formats`, `node`
 
 mod cel_check;
+mod cel_cost;
 mod cel_library;
 mod cel_overloads;
 mod cel_types;

@@ -184,6 +184,7 @@ fn namespace() -> CelType<'static> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -3,11 +3,13 @@
 //! with `pkg/apiserver/schema/cel/compilation.go`): each rule must compile with `self` and
 //! `oldSelf` typed by its schema node and give a bool, each `messageExpression` a string.
 //! The errors are v1.36's: Invalid at `<schema path>.x-kubernetes-validations[i].rule` (or
-//! `.messageExpression`), showing the rule as Go prints its `ValidationRule` struct.
+//! `.messageExpression`), showing the rule as Go prints its `ValidationRule` struct; Forbidden
+//! for a rule whose cost is certainly more than 100 times over budget ([`crate::cel_cost`]).
 
 use serde_json::Value;
 
 use crate::cel_check::check;
+use crate::cel_cost::{SURE_LIMIT, lower_bound, over_budget};
 use crate::cel_types::CelType;
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::node::Node;
@@ -17,6 +19,15 @@ use crate::node::Node;
 pub(crate) fn check_schema(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
     walk(Node(schema), path, true, &mut errors);
+    if errors.iter().any(|e| e.kind == ErrorType::Forbidden) {
+        let what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema";
+        errors.push(FieldError::new(
+            ErrorType::Forbidden,
+            path,
+            BadValue::Omitted,
+            over_budget(what),
+        ));
+    }
     errors
 }
 
@@ -26,13 +37,14 @@ fn walk(node: Node<'_>, path: &str, root: bool, errors: &mut Vec<FieldError>) {
     {
         for (i, rule) in node.rules().iter().enumerate() {
             let at = format!("{path}.x-kubernetes-validations[{i}]");
-            if let Some((key, detail)) = check_rule(rule, &own) {
-                errors.push(FieldError::new(
+            match check_rule(rule, &own) {
+                Some((key, detail)) => errors.push(FieldError::new(
                     ErrorType::Invalid,
                     &format!("{at}.{key}"),
                     BadValue::Text(go_rule(rule)),
                     detail,
-                ));
+                )),
+                None => cost_errors(rule, node, &at, errors),
             }
         }
     }
@@ -54,6 +66,33 @@ fn walk(node: Node<'_>, path: &str, root: bool, errors: &mut Vec<FieldError>) {
             false,
             errors,
         );
+    }
+}
+
+/// v1.36's errors for a rule (or its message expression) certain to cost more than 100 times
+/// the budget: the rule's own, and its share of the schema's total (the total's error follows
+/// all rules).
+fn cost_errors(rule: &Value, node: Node<'_>, at: &str, errors: &mut Vec<FieldError>) {
+    for (key, what) in [
+        ("rule", "estimated rule cost"),
+        ("messageExpression", "estimated messageExpression cost"),
+    ] {
+        let Some(source) = rule.get(key).and_then(Value::as_str) else {
+            continue;
+        };
+        if lower_bound(source, node).is_some_and(|cost| cost >= SURE_LIMIT) {
+            let field = format!("{at}.{key}");
+            let share = "contributed to estimated rule cost total exceeding cost limit for \
+                         entire OpenAPIv3 schema";
+            for detail in [over_budget(what), share.to_string()] {
+                errors.push(FieldError::new(
+                    ErrorType::Forbidden,
+                    &field,
+                    BadValue::Omitted,
+                    detail,
+                ));
+            }
+        }
     }
 }
 

@@ -125,3 +125,33 @@ fn real_projects_rules_all_type_check() {
     assert!(rules > 1000, "only {rules} rules found");
     assert!(refused.is_empty(), "{}", refused.join("\n"));
 }
+
+/// The cost verdicts of v1.36 on rules iterating bounded and unbounded lists and maps
+/// (`rule_cost_v1_36.json`, recorded there): a rule refused here is refused there with the same
+/// causes; of the rules refused there, only the ones whose estimate the lower bound cannot reach
+/// (listed) are accepted here.
+#[test]
+fn rule_costs_get_the_verdicts_of_v1_36() {
+    const BELOW_THE_BOUND: [&str; 2] = [
+        "self.free.map(t, t + 'x').all(u, u.size() > 1)",
+        "self.free.all(t, self.tags.all(u, t == u))",
+    ];
+    let table: Value = serde_json::from_str(include_str!("rule_cost_v1_36.json")).unwrap();
+    let mut refused = 0;
+    for case in table["cases"].as_array().unwrap() {
+        let mut schema = table["schema"].clone();
+        schema["properties"]["spec"]["x-kubernetes-validations"] = json!([{"rule": case["rule"]}]);
+        let ours: Vec<Value> = check_rules(&schema, "spec.validation.openAPIV3Schema")
+            .iter()
+            .map(|e| json!([e.field, e.message()]))
+            .collect();
+        let rule = case["rule"].as_str().unwrap();
+        if case["accepted"] == true || BELOW_THE_BOUND.contains(&rule) {
+            assert_eq!(ours, Vec::<Value>::new(), "{rule}");
+        } else {
+            assert_eq!(Value::Array(ours), case["causes"], "{rule}");
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 6);
+}

@@ -7,8 +7,9 @@
 //!   the create response itself instead of by a controller a moment later, so clients waiting for
 //!   `Established` succeed at once.
 //! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`),
-//!   except its CEL rules, which are type-checked as v1.36 compiles them (the cost budget is
-//!   not estimated).
+//!   except its CEL rules, which are type-checked as v1.36 compiles them; of the cost budget only
+//!   the rules certain to exceed it more than 100 times (unbounded lists iterated inside each
+//!   other) are refused.
 //!
 //! Every served version's resource is registered, but objects live in the storage version's
 //! collection only: requests in another version are converted at the edge of the request path
