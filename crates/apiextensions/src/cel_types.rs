@@ -140,7 +140,7 @@ impl<'a> Object<'a> {
         let Some(node) = self.node else {
             return matches!(field, "name" | "generateName").then_some(CelType::String);
         };
-        if self.resource {
+        if self.resource && !declares_type_and_meta(node) {
             match field {
                 "apiVersion" | "kind" => return Some(CelType::String),
                 "metadata" => {
@@ -158,6 +158,19 @@ impl<'a> Object<'a> {
             .find(|(key, _)| key.as_str() == field || escape(key).as_deref() == Some(field))?;
         of_schema(property, name, property.embedded())
     }
+}
+
+/// Whether a resource root declares `kind`, `apiVersion` and `metadata.name` and
+/// `.generateName` itself; only then do its declared `metadata` fields stay visible
+/// (apiextensions `WithTypeAndObjectMeta`).
+fn declares_type_and_meta(node: Node<'_>) -> bool {
+    let typed = |node: Option<Node<'_>>, kind: &str| node.is_some_and(|n| n.kind() == kind);
+    let meta = node.property("metadata");
+    typed(node.property("kind"), "string")
+        && typed(node.property("apiVersion"), "string")
+        && typed(meta, "object")
+        && typed(meta.and_then(|m| m.property("name")), "string")
+        && typed(meta.and_then(|m| m.property("generateName")), "string")
 }
 
 /// The CEL identifier of property `name`, `None` when it has none (apiserver `Escape`).
@@ -274,5 +287,29 @@ mod tests {
         assert_eq!(field("free"), None);
         assert_eq!(field("kind").as_deref(), Some("string"));
         assert_eq!(field("metadata").as_deref(), Some("selfType0.metadata"));
+        let Some(CelType::Object(metadata)) = root.field("metadata") else {
+            panic!("metadata is an object");
+        };
+        assert_eq!(metadata.field("name"), Some(CelType::String));
+        assert_eq!(metadata.field("labels"), None);
+    }
+
+    #[test]
+    fn a_root_declaring_its_type_and_meta_keeps_its_metadata_fields() {
+        let string = json!({"type": "string"});
+        let schema = json!({"type": "object", "properties": {
+            "kind": string, "apiVersion": string,
+            "metadata": {"type": "object", "properties": {"name": string, "generateName": string,
+                "labels": {"type": "object", "additionalProperties": string}}}}});
+        let Some(CelType::Object(root)) = CelType::of_rule_node(Node(&schema), true) else {
+            panic!("the root is an object");
+        };
+        let Some(CelType::Object(metadata)) = root.field("metadata") else {
+            panic!("metadata is an object");
+        };
+        assert_eq!(
+            metadata.field("labels").map(|t| t.to_string()).as_deref(),
+            Some("map(string, string)")
+        );
     }
 }
