@@ -155,3 +155,37 @@ fn rule_costs_get_the_verdicts_of_v1_36() {
     }
     assert_eq!(refused, 6);
 }
+
+/// A rule on the root sees `kind`, `apiVersion` and only `metadata.name` and
+/// `.generateName` (v1.36's answers for these CRDs, recorded there).
+#[test]
+fn root_rules_see_type_and_object_meta() {
+    let verdict = |properties: Value, rule: &str| {
+        let schema = json!({"type": "object", "properties": properties,
+            "x-kubernetes-validations": [{"rule": rule}]});
+        check_rules(&schema, "spec.validation.openAPIV3Schema")
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    let spec = json!({"spec": {"type": "object"}});
+    assert!(verdict(spec.clone(), "self.metadata.name.size() < 10").is_empty());
+    let short_name = json!({"metadata": {"type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 5}}}});
+    assert!(
+        verdict(
+            short_name,
+            "self.metadata.name.size() < 10 && self.kind == 'x'"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        verdict(spec, "self.metadata.labels.size() < 10"),
+        [
+            "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule: Invalid value: \
+          {\"Rule\":\"self.metadata.labels.size() \\u003c 10\",\"Message\":\"\",\"MessageExpression\":\"\",\
+          \"Reason\":null,\"FieldPath\":\"\",\"OptionalOldSelf\":null}: compilation failed: ERROR: \
+          <input>:1:14: undefined field 'labels'\n | self.metadata.labels.size() < 10\n | .............^"
+        ]
+    );
+}
