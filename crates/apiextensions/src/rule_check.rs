@@ -18,7 +18,7 @@ use crate::node::Node;
 /// to compile.
 pub(crate) fn check_schema(schema: &Value, path: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    walk(Node(schema), path, true, &mut errors);
+    walk(Node(schema), path, true, None, &mut errors);
     if errors.iter().any(|e| e.kind == ErrorType::Forbidden) {
         let what = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema";
         errors.push(FieldError::new(
@@ -31,7 +31,16 @@ pub(crate) fn check_schema(schema: &Value, path: &str) -> Vec<FieldError> {
     errors
 }
 
-fn walk(node: Node<'_>, path: &str, root: bool, errors: &mut Vec<FieldError>) {
+/// Checks the rules of `node` at `path` and below; `uncorrelatable` is the highest ancestor
+/// whose old value cannot be matched to the new one (the items of a list other than a map
+/// list), where `oldSelf` is forbidden.
+fn walk(
+    node: Node<'_>,
+    path: &str,
+    root: bool,
+    uncorrelatable: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) {
     if !node.rules().is_empty()
         && let Some(own) = CelType::of_rule_node(node, root)
     {
@@ -44,28 +53,28 @@ fn walk(node: Node<'_>, path: &str, root: bool, errors: &mut Vec<FieldError>) {
                     BadValue::Text(go_rule(rule)),
                     detail,
                 )),
-                None => cost_errors(rule, node, &at, errors),
+                None => {
+                    cost_errors(rule, node, &at, errors);
+                    old_self_errors(rule, &at, uncorrelatable, errors);
+                }
             }
         }
     }
     for (name, property) in node.properties() {
-        walk(
-            property,
-            &format!("{path}.properties[{name}]"),
-            false,
-            errors,
-        );
+        let at = format!("{path}.properties[{name}]");
+        walk(property, &at, false, uncorrelatable, errors);
     }
     if let Some(items) = node.items() {
-        walk(items, &format!("{path}.items"), false, errors);
+        // Only a map list's items correlate with old ones (by their keys).
+        let within = match node.list_type() {
+            Some("map") => uncorrelatable,
+            _ => uncorrelatable.or(Some(path)),
+        };
+        walk(items, &format!("{path}.items"), false, within, errors);
     }
     if let Some(additional) = node.get("additionalProperties").filter(|a| a.is_object()) {
-        walk(
-            Node(additional),
-            &format!("{path}.additionalProperties"),
-            false,
-            errors,
-        );
+        let at = format!("{path}.additionalProperties");
+        walk(Node(additional), &at, false, uncorrelatable, errors);
     }
 }
 
@@ -93,6 +102,41 @@ fn cost_errors(rule: &Value, node: Node<'_>, at: &str, errors: &mut Vec<FieldErr
                 ));
             }
         }
+    }
+}
+
+/// A transition rule where there is no old value to compare with, and `optionalOldSelf` on a
+/// rule that is no transition rule.
+fn old_self_errors(
+    rule: &Value,
+    at: &str,
+    uncorrelatable: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(source) = rule.get("rule").and_then(Value::as_str) else {
+        return;
+    };
+    let Ok(program) = crate::cel_library::ENV.compile(source) else {
+        return;
+    };
+    if program.references().has_variable("oldSelf") {
+        if let Some(within) = uncorrelatable {
+            errors.push(FieldError::shown(
+                ErrorType::Invalid,
+                &format!("{at}.rule"),
+                &Value::String(source.to_string()),
+                format!(
+                    "oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"
+                ),
+            ));
+        }
+    } else if let Some(optional) = rule.get("optionalOldSelf").filter(|o| o.is_boolean()) {
+        errors.push(FieldError::shown(
+            ErrorType::Invalid,
+            &format!("{at}.optionalOldSelf"),
+            optional,
+            "may not be set if oldSelf is not used in rule".into(),
+        ));
     }
 }
 

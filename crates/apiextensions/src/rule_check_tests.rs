@@ -189,3 +189,52 @@ fn root_rules_see_type_and_object_meta() {
         ]
     );
 }
+
+/// `oldSelf` only where the old value correlates (map lists, maps and atomic maps do, other
+/// lists do not): v1.36's answer for this CRD (recorded there; it lists the causes in random
+/// order).
+#[test]
+fn old_self_is_refused_where_nothing_correlates() {
+    let item = json!({"type": "object", "properties": {"n": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.n >= oldSelf.n"}]});
+    let short =
+        |rule: Value| json!({"type": "string", "maxLength": 5, "x-kubernetes-validations": [rule]});
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "atomic": {"type": "array", "maxItems": 5, "items": item},
+        "maplist": {"type": "array", "maxItems": 5, "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["n"], "items": {"type": "object", "required": ["n"],
+            "properties": {"n": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.n >= oldSelf.n"}]}},
+        "setlist": {"type": "array", "maxItems": 5, "x-kubernetes-list-type": "set",
+            "items": short(json!({"rule": "self == oldSelf"}))},
+        "m": {"type": "object", "maxProperties": 5,
+            "additionalProperties": short(json!({"rule": "self == oldSelf"}))},
+        "opt": {"type": "array", "maxItems": 5,
+            "items": short(json!({"rule": "oldSelf.hasValue()", "optionalOldSelf": true}))},
+        "plain": short(json!({"rule": "self.size() > 1", "optionalOldSelf": false})),
+        "atomic_map": {"type": "object", "x-kubernetes-map-type": "atomic",
+            "properties": {"a": short(json!({"rule": "self == oldSelf"}))}}}}}});
+    let spec = "spec.validation.openAPIV3Schema.properties[spec]";
+    let errors: Vec<String> = check_rules(&schema, "spec.validation.openAPIV3Schema")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let within = "oldSelf cannot be used on the uncorrelatable portion of the schema within";
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "{spec}.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: \"self.n >= oldSelf.n\": {within} {spec}.properties[atomic]"
+            ),
+            format!(
+                "{spec}.properties[opt].items.x-kubernetes-validations[0].rule: Invalid value: \"oldSelf.hasValue()\": {within} {spec}.properties[opt]"
+            ),
+            format!(
+                "{spec}.properties[plain].x-kubernetes-validations[0].optionalOldSelf: Invalid value: false: may not be set if oldSelf is not used in rule"
+            ),
+            format!(
+                "{spec}.properties[setlist].items.x-kubernetes-validations[0].rule: Invalid value: \"self == oldSelf\": {within} {spec}.properties[setlist]"
+            ),
+        ]
+    );
+}
