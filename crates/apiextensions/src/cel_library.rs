@@ -18,8 +18,9 @@
 //! apimachinery's validators); each module says where it follows it.
 //!
 //! # Differences from the real server
-//! - There is no type checker: a rule calling a function on the wrong type fails when it is
-//!   evaluated ("no such overload"), not when the CRD is written; a function called globally
+//! - A CRD's rules are type-checked when it is written ([`crate::cel_check`]), but a rule it
+//!   cannot type, and every other expression (policies, match conditions), is found out only
+//!   when evaluated ("no such overload"); a function called globally
 //!   that v1.36 declares only as a method (`find('a', 'b')`) may be accepted. A rule
 //!   calling a function no library here has is still skipped (never rejected) when evaluated,
 //!   as is a rule the parser here cannot read. Rules have no cost budget.

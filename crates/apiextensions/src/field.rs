@@ -74,6 +74,8 @@ pub(crate) enum BadValue {
     Omitted,
     /// Shown as Go's `%v` of the decoded JSON value: strings quoted, objects as JSON.
     Shown(Value),
+    /// Shown as this text (a Go struct the real server prints, e.g. a `ValidationRule`).
+    Text(String),
 }
 
 /// One `field.Error`.
@@ -113,6 +115,7 @@ impl FieldError {
             (_, ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong)
             | (BadValue::Omitted, _) => title.to_string(),
             (BadValue::Shown(value), _) => format!("{title}: {}", render(value)),
+            (BadValue::Text(text), _) => format!("{title}: {text}"),
         };
         if !self.detail.is_empty() {
             out.push_str(": ");

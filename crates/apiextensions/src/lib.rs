@@ -24,6 +24,10 @@
 //! Both `apiextensions.k8s.io/v1` CRDs and v1beta1 ones (`spec.validation.openAPIV3Schema` or
 //! per version; pruning only with `preserveUnknownFields: false`) are read.
 //!
+//! [`check_rules`] type-checks a schema's rules when its CRD is written (`rule_check`), and
+//! [`check_policy_expression`] an admission policy's expressions when it is written
+//! (`policy_check`).
+//!
 //! [`Expression`] is the same CEL dialect for other API objects, e.g. admission webhooks'
 //! `matchConditions`.
 //!
@@ -31,12 +35,18 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `expression`
-//! - `rules`
+//! - `rules`, `rule_check`, `policy_check`
 //! - `validation`
-//! - `defaulting`, `listtype`, `pruning`, `scale`
+//! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`, `cel_cost`
+//! - `cel_overloads`
+//! - `cel_types`
 //! - `cel_library`, `error`, `field`, `formats`, `node`
 
+mod cel_check;
+mod cel_cost;
 mod cel_library;
+mod cel_overloads;
+mod cel_types;
 mod defaulting;
 mod error;
 mod expression;
@@ -44,7 +54,9 @@ mod field;
 mod formats;
 mod listtype;
 mod node;
+mod policy_check;
 mod pruning;
+mod rule_check;
 mod rules;
 mod scale;
 mod validation;
@@ -55,9 +67,19 @@ pub use cel_library::{Authorize, AuthzCheck, authorizer_value};
 pub use error::Error;
 pub use expression::Expression;
 pub use field::{ErrorType, FieldError};
+pub use policy_check::{PolicyScope, check_policy_expression};
 
 use crate::field::BadValue;
 use crate::node::Node;
+
+/// The rules under `schema` (an `openAPIV3Schema` found at the field path `path`, e.g.
+/// `spec.validation.openAPIV3Schema`) that v1.36 refuses when the CRD is written: one Invalid
+/// per rule that does not compile, does not give a bool, or whose `messageExpression` does
+/// not give a string, with cel-go's message.
+#[must_use]
+pub fn check_rules(schema: &Value, path: &str) -> Vec<FieldError> {
+    rule_check::check_schema(schema, path)
+}
 
 /// The structural schema of one version of a CRD, with its CEL rules compiled.
 pub struct Schema {
@@ -209,6 +231,9 @@ mod defaulting_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod pruning_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod rule_check_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod rules_tests;

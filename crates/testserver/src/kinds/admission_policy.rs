@@ -11,17 +11,21 @@
 //! ValidatingAdmissionPolicy gets `status: {}`, as v1.36 stores it.
 //!
 //! # Differences from the real server
-//! Expressions are parsed, not type-checked. Of v1.36's type errors only the ones visible in
-//! the syntax are found: a validation or match condition that is a field or index of the
-//! untyped `object`, `oldObject` or `params` (or a variable that is), `must evaluate to bool but
-//! got dyn`; `variables` in a match condition and `authorizer` in a message expression,
-//! `undeclared reference`. v1.36's policy status controller (in kube-controller-manager) also
+//! Expressions are type-checked (`policy_types`) with what the checker can type: a field of
+//! `request` or `namespaceObject` that does not exist, a wrong overload, a validation that is no
+//! bool or a message expression that is no string are refused with v1.36's message. Where the
+//! checker falls back to `dyn`, only the errors visible in the syntax are found: a validation or
+//! match condition that is a field or index of the untyped `object`, `oldObject` or `params` (or
+//! a variable that is), `must evaluate to bool but got dyn`; `variables` in a match condition
+//! and `authorizer` in a message expression, `undeclared reference`. Mutations are parsed only. v1.36's policy status controller (in kube-controller-manager) also
 //! writes `status.typeChecking` warnings from the matched kinds' schemas; here no type is
 //! known, so nothing is written there. Parse errors are worded by kubegen's CEL parser after v1.36's
 //! `compilation failed: ` prefix.
 
+use kubegen_apiextensions::PolicyScope;
 use serde_json::{Map, Value, json};
 
+use crate::kinds::policy_types::{scope_before, scope_of, type_causes};
 use crate::kinds::strategy::Strategy;
 use crate::kinds::webhook_configuration::{check_match_conditions, invalid_unless_empty};
 use crate::status::{ApiError, Cause, cause};
@@ -115,9 +119,10 @@ fn check_validating(spec: &Map<String, Value>) -> Vec<Cause> {
         causes.push(cause("FieldValueRequired", "spec.auditAnnotations", why));
     }
     let dyn_variables = dyn_variables(spec);
+    let scope = scope_of(spec);
     for (i, validation) in validations.into_iter().flatten().enumerate() {
         let at = format!("spec.validations[{i}]");
-        causes.extend(check_validation(validation, &at, &dyn_variables));
+        causes.extend(check_validation(validation, &at, &dyn_variables, &scope));
     }
     for (i, annotation) in annotations.into_iter().flatten().enumerate() {
         let at = format!("spec.auditAnnotations[{i}]");
@@ -129,10 +134,17 @@ fn check_validating(spec: &Map<String, Value>) -> Vec<Cause> {
             ));
         }
         let field = format!("{at}.valueExpression");
-        causes.extend(check_expression(
-            text(annotation, "valueExpression"),
-            &field,
-        ));
+        let source = text(annotation, "valueExpression");
+        let found = check_expression(source, &field);
+        if found.is_empty() {
+            causes.extend(type_causes(
+                source,
+                &field,
+                &scope,
+                &["string", "null_type"],
+            ));
+        }
+        causes.extend(found);
     }
     causes
 }
@@ -185,6 +197,10 @@ fn check_common(spec: &Map<String, Value>) -> Vec<Cause> {
 fn check_condition_types(spec: &Map<String, Value>) -> Vec<Cause> {
     let conditions = spec.get("matchConditions").and_then(Value::as_array);
     let mut causes = Vec::new();
+    let scope = PolicyScope {
+        variables: None,
+        ..scope_of(spec)
+    };
     for (i, condition) in conditions.into_iter().flatten().enumerate() {
         let source = text(condition, "expression");
         let field = format!("spec.matchConditions[{i}].expression");
@@ -195,6 +211,8 @@ fn check_condition_types(spec: &Map<String, Value>) -> Vec<Cause> {
             causes.push(cause);
         } else if expression.is_dyn(&[]) {
             causes.push(not_bool(source, &field));
+        } else {
+            causes.extend(type_causes(source, &field, &scope, &["bool"]));
         }
     }
     causes
@@ -244,6 +262,7 @@ fn undeclared(source: &str, name: &str, field: &str) -> Option<Cause> {
 fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
     let variables = spec.get("variables").and_then(Value::as_array);
     let mut causes = Vec::new();
+    let scope = scope_of(spec);
     for (i, variable) in variables.into_iter().flatten().enumerate() {
         let at = format!("spec.variables[{i}]");
         let name = text(variable, "name");
@@ -263,10 +282,12 @@ fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
                 ),
             ));
         }
-        causes.extend(check_expression(
-            text(variable, "expression"),
-            &format!("{at}.expression"),
-        ));
+        let (source, field) = (text(variable, "expression"), format!("{at}.expression"));
+        let found = check_expression(source, &field);
+        if found.is_empty() {
+            causes.extend(type_causes(source, &field, &scope_before(&scope, i), &[]));
+        }
+        causes.extend(found);
     }
     causes
 }
@@ -274,13 +295,20 @@ fn check_variables(spec: &Map<String, Value>) -> Vec<Cause> {
 /// One of `spec.validations`: an expression giving a bool (as far as is known without types,
 /// see [`kubegen_apiextensions::Expression::is_dyn`]), an optional message expression, a known
 /// reason.
-fn check_validation(validation: &Value, at: &str, dyn_variables: &[String]) -> Vec<Cause> {
+fn check_validation(
+    validation: &Value,
+    at: &str,
+    dyn_variables: &[String],
+    scope: &PolicyScope,
+) -> Vec<Cause> {
     let source = text(validation, "expression");
     let field = format!("{at}.expression");
     let mut causes = check_expression(source, &field);
     let compiled = kubegen_apiextensions::Expression::compile(source);
     if causes.is_empty() && compiled.is_ok_and(|e| e.is_dyn(dyn_variables)) {
         causes.push(not_bool(source, &field));
+    } else if causes.is_empty() {
+        causes.extend(type_causes(source, &field, scope, &["bool"]));
     }
     let message = validation.get("messageExpression").and_then(Value::as_str);
     if let Some(source) = message.filter(|s| !s.trim().is_empty()) {
@@ -288,6 +316,13 @@ fn check_validation(validation: &Value, at: &str, dyn_variables: &[String]) -> V
         let mut found = check_expression(source, &field);
         if found.is_empty() {
             found.extend(undeclared(source, "authorizer", &field));
+        }
+        if found.is_empty() {
+            let scope = PolicyScope {
+                authorizer: false,
+                ..scope.clone()
+            };
+            found.extend(type_causes(source, &field, &scope, &["string"]));
         }
         causes.extend(found);
     }
@@ -446,6 +481,97 @@ mod tests {
                 .map(|c| (c.field.clone(), c.message.clone()))
                 .collect(),
         }
+    }
+
+    /// Answers of v1.36 to ValidatingAdmissionPolicies with these expressions (recorded there
+    /// one policy at a time).
+    #[test]
+    fn type_errors_are_refused_as_v136_refuses_them() {
+        let constraints = json!({"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["deployments"]}]});
+        let first = |spec: Value| {
+            let mut spec = spec;
+            spec["matchConstraints"] = constraints.clone();
+            causes_of(false, spec).into_iter().next()
+        };
+        let one = |field: &str, message: &str| Some((field.to_string(), message.to_string()));
+        assert_eq!(
+            first(json!({"validations": [{"expression": "1 > 'x'"}]})),
+            one(
+                "spec.validations[0].expression",
+                "Invalid value: \"1 > 'x'\": compilation failed: ERROR: <input>:1:3: found no matching overload for '_>_' applied to '(int, string)'\n | 1 > 'x'\n | ..^"
+            )
+        );
+        assert_eq!(
+            first(json!({"validations": [{"expression": "'a'"}]})),
+            one(
+                "spec.validations[0].expression",
+                "Invalid value: \"'a'\": must evaluate to bool but got string"
+            )
+        );
+        assert_eq!(
+            first(json!({"validations": [{"expression": "true", "messageExpression": "1"}]})),
+            one(
+                "spec.validations[0].messageExpression",
+                "Invalid value: \"1\": must evaluate to string but got int"
+            )
+        );
+        assert_eq!(
+            first(
+                json!({"validations": [{"expression": "true", "messageExpression": "request.nosuch"}]})
+            ),
+            one(
+                "spec.validations[0].messageExpression",
+                "Invalid value: \"request.nosuch\": compilation failed: ERROR: <input>:1:8: undefined field 'nosuch'\n | request.nosuch\n | .......^"
+            )
+        );
+        assert_eq!(
+            first(
+                json!({"matchConditions": [{"name": "a", "expression": "request.name"}],
+                         "validations": [{"expression": "true"}]})
+            ),
+            one(
+                "spec.matchConditions[0].expression",
+                "Invalid value: \"request.name\": must evaluate to bool but got string"
+            )
+        );
+        assert_eq!(
+            first(
+                json!({"variables": [{"name": "a", "expression": "1 + \"a\""}],
+                         "validations": [{"expression": "true"}]})
+            ),
+            one(
+                "spec.variables[0].expression",
+                "Invalid value: \"1 + \\\"a\\\"\": compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, string)'\n | 1 + \"a\"\n | ..^"
+            )
+        );
+        assert_eq!(
+            first(json!({"variables": [{"name": "a", "expression": "1"}],
+                         "validations": [{"expression": "variables.b == 1"}]})),
+            one(
+                "spec.validations[0].expression",
+                "Invalid value: \"variables.b == 1\": compilation failed: ERROR: <input>:1:10: undefined field 'b'\n | variables.b == 1\n | .........^"
+            )
+        );
+        assert_eq!(
+            first(json!({"validations": [{"expression": "params.x == 1"}]})),
+            one(
+                "spec.validations[0].expression",
+                "Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^"
+            )
+        );
+        assert_eq!(
+            first(json!({"validations": [{"expression": "true"}],
+                         "auditAnnotations": [{"key": "a", "valueExpression": "1"}]})),
+            one(
+                "spec.auditAnnotations[0].valueExpression",
+                "Invalid value: \"1\": must evaluate to one of [string null_type] but got int"
+            )
+        );
+        assert_eq!(
+            first(json!({"validations": [{"expression": "object.spec.replicas > 1"}]})),
+            None
+        );
     }
 
     #[test]

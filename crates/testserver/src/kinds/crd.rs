@@ -6,7 +6,10 @@
 //! - The CRD's status (`NamesAccepted`, `Established`, `acceptedNames`, `storedVersions`) is set in
 //!   the create response itself instead of by a controller a moment later, so clients waiting for
 //!   `Established` succeed at once.
-//! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`).
+//! - The CRD's own schema is not validated (custom resources are: `kinds::custom_resource`),
+//!   except its CEL rules, which are type-checked as v1.36 compiles them; of the cost budget only
+//!   the rules certain to exceed it more than 100 times (unbounded lists iterated inside each
+//!   other) are refused.
 //!
 //! Every served version's resource is registered, but objects live in the storage version's
 //! collection only: requests in another version are converted at the edge of the request path
@@ -154,6 +157,7 @@ fn validate(value: &Value, name: &str) -> Vec<Cause> {
         ));
     }
     let all = versions(value);
+    causes.extend(rule_causes(value, &all));
     if all.is_empty() {
         causes.push(required("spec.versions"));
     } else if all.iter().filter(|v| v["storage"] == true).count() != 1 {
@@ -164,6 +168,39 @@ fn validate(value: &Value, name: &str) -> Vec<Cause> {
         ));
     }
     causes
+}
+
+/// The CEL rules of the CRD's schemas that do not type-check, at the paths of the internal
+/// version v1.36 validates: one schema shared by every version (or v1beta1's
+/// `spec.validation`) is `spec.validation.openAPIV3Schema`, else each version's own.
+fn rule_causes(value: &Value, all: &[Value]) -> Vec<Cause> {
+    let schema_of = |v: &Value| v.pointer("/schema/openAPIV3Schema").cloned();
+    let schemas: Vec<Option<Value>> = all.iter().map(schema_of).collect();
+    let shared = match value.pointer("/spec/validation/openAPIV3Schema") {
+        Some(schema) => Some(schema.clone()),
+        None if !schemas.is_empty() && schemas.iter().all(|s| *s == schemas[0]) => {
+            schemas[0].clone()
+        }
+        None => None,
+    };
+    let errors = match shared {
+        Some(schema) => {
+            kubegen_apiextensions::check_rules(&schema, "spec.validation.openAPIV3Schema")
+        }
+        None => schemas
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+            .flat_map(|(i, schema)| {
+                let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+                kubegen_apiextensions::check_rules(schema, &path)
+            })
+            .collect(),
+    };
+    errors
+        .iter()
+        .map(|e| cause(e.kind.reason(), &e.field, e.message()))
+        .collect()
 }
 
 /// The served resources a CRD defines.

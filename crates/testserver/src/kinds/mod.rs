@@ -32,7 +32,7 @@
 //! - `lookup`
 //! - `config_data`, `crd`, `namespace`, `pod`, `policy_binding`
 //! - `admission_policy`
-//! - `webhook_configuration`
+//! - `webhook_configuration`, `policy_types`
 //! - `strategy`
 //! - `custom_resource`
 //! - `builtin_defaults`
@@ -47,6 +47,7 @@ mod lookup;
 pub(crate) mod namespace;
 pub(crate) mod pod;
 pub(crate) mod policy_binding;
+mod policy_types;
 pub(crate) mod stages;
 pub(crate) mod webhook_configuration;
 
