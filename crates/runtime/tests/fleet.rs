@@ -1,0 +1,409 @@
+//! Issue 36: one manager over a fleet of in-process servers. A hub with Cluster API kubeconfig
+//! Secrets for its members; the fleet engages each member, reconciles in it with that member's
+//! client, disengages it when its Secret goes (no reconcile for it after that, no task left
+//! behind), re-engages it when its Secret's credentials change, and keeps reconciling the others
+//! when one member stops answering, which `/readyz` and the metrics report per cluster.
+//!
+//! Real time, not virtual: the servers and the probes run on sockets.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubegen_cache::ObjectKey;
+use kubegen_client::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
+use kubegen_runtime::multicluster::{
+    ClusterContext, Fleet, FleetOptions, FleetReconciler, KubeconfigSecrets, SecretOptions,
+};
+use kubegen_runtime::{Action, Context, Manager, ManagerOptions, Reconciler};
+use kubegen_testserver::{TestFleet, kubeconfig_secret};
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Every reconcile: (cluster, object name).
+type Log = Arc<Mutex<Vec<(String, String)>>>;
+
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+struct Never;
+
+/// Records each reconcile, and checks it was handed the cluster's own client: the object it
+/// reconciles must be readable there.
+struct Recording(Log);
+
+impl FleetReconciler<ConfigMap> for Recording {
+    type Error = kubegen_client::Error;
+
+    async fn reconcile(
+        &self,
+        cm: Arc<ConfigMap>,
+        request: &ClusterContext,
+    ) -> Result<Action, Self::Error> {
+        let name = cm.metadata.name.clone().unwrap_or_default();
+        let client =
+            ResourceClient::<ConfigMap>::namespaced(request.cluster().client().clone(), "default");
+        client.get(&name, &Default::default()).await?;
+        let cached = request.cluster().cached_client();
+        assert!(
+            cached
+                .get::<ConfigMap>(Some("default"), &name)
+                .await
+                .unwrap()
+                .is_some()
+        );
+        self.0
+            .lock()
+            .push((request.cluster_name().to_owned(), name));
+        Ok(Action::Done)
+    }
+}
+
+/// A manager on the fleet's hub running a fleet over its kubeconfig Secrets in `default`.
+struct Running {
+    fleet: Fleet,
+    manager_health: kubegen_runtime::Health,
+    metrics: kubegen_runtime::ProcessMetrics,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<Result<(), kubegen_runtime::Error>>,
+}
+
+fn start(
+    fleet_servers: &TestFleet,
+    log: &Log,
+    extra: impl FnOnce(&mut Manager, &Fleet),
+) -> Running {
+    let hub = fleet_servers.hub().client();
+    let options = ManagerOptions::default().shutdown_timeout(Duration::from_secs(2));
+    let mut manager = Manager::new(hub.clone(), options);
+    let fleet = Fleet::new(
+        &manager,
+        FleetOptions::default()
+            .probe_period(Duration::from_millis(100))
+            .probe_timeout(Duration::from_millis(300)),
+    );
+    fleet.add_provider(KubeconfigSecrets::new(
+        hub,
+        SecretOptions::cluster_api("default"),
+    ));
+    let log = Arc::clone(log);
+    fleet.add_controller(
+        "copies",
+        |cluster| cluster.controller("copies", &cluster.factory().informer::<ConfigMap>()),
+        Recording(log),
+    );
+    extra(&mut manager, &fleet);
+    fleet.attach(&mut manager);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let (manager_health, metrics) = (manager.health().clone(), manager.metrics().clone());
+    let task = tokio::spawn(manager.run(async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        fleet,
+        manager_health,
+        metrics,
+        stop,
+        task,
+    }
+}
+
+impl Running {
+    async fn shutdown(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+/// Polls `check` every 20 ms for up to 10 s.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn config_map(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some("default".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+async fn create_in(fleet: &TestFleet, member: usize, name: &str) {
+    let client =
+        ResourceClient::<ConfigMap>::namespaced(fleet.member(member).unwrap().client(), "default");
+    client
+        .create(&config_map(name), &CreateOptions::default())
+        .await
+        .unwrap();
+}
+
+fn reconciled(log: &Log, cluster: &str, name: &str) -> usize {
+    log.lock()
+        .iter()
+        .filter(|(c, n)| c == cluster && n == name)
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_engage_each_member_and_a_deleted_secret_disengages_it() {
+    let servers = TestFleet::start(3).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    eventually("three members engaged", || {
+        running.fleet.clusters().len() == 3
+    })
+    .await;
+    assert_eq!(
+        running.fleet.clusters(),
+        ["member-0", "member-1", "member-2"]
+    );
+    for member in 0..3 {
+        create_in(&servers, member, &format!("cm-{member}")).await;
+    }
+    eventually("each member's object reconciled in that member", || {
+        (0..3).all(|m| reconciled(&log, &TestFleet::member_name(m), &format!("cm-{m}")) >= 1)
+    })
+    .await;
+    // Objects are reconciled in their own cluster only.
+    assert_eq!(reconciled(&log, "member-0", "cm-1"), 0);
+
+    let secrets = ResourceClient::<Secret>::namespaced(servers.hub().client(), "default");
+    secrets
+        .delete("member-1-kubeconfig", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("member-1 disengaged", || {
+        running.fleet.clusters() == ["member-0", "member-2"]
+    })
+    .await;
+    let before = log.lock().len();
+    create_in(&servers, 1, "after-disengage").await;
+    create_in(&servers, 0, "still-engaged").await;
+    eventually("member-0 still reconciled", || {
+        reconciled(&log, "member-0", "still-engaged") == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(reconciled(&log, "member-1", "after-disengage"), 0);
+    assert!(log.lock()[before..].iter().all(|(c, _)| c != "member-1"));
+    let scrape = running.metrics.encode();
+    assert!(
+        scrape.contains("multicluster_runtime_engaged_clusters 2"),
+        "{scrape}"
+    );
+    assert!(!scrape.contains("multicluster_runtime_cluster_engaged{cluster=\"member-1\"}"));
+    assert!(scrape.contains(
+        "multicluster_runtime_reconcile_total{controller=\"copies\",cluster=\"member-0\",result=\"success\"}"
+    ), "{scrape}");
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotated_credentials_re_engage_the_member() {
+    let servers = TestFleet::start(2).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    eventually("two members engaged", || {
+        running.fleet.clusters().len() == 2
+    })
+    .await;
+    create_in(&servers, 0, "kept").await;
+    eventually("reconciled once", || {
+        reconciled(&log, "member-0", "kept") == 1
+    })
+    .await;
+    let first = running.fleet.cluster("member-0").unwrap();
+
+    // New credentials for the same server: the Secret's content changes.
+    let secrets = ResourceClient::<Secret>::namespaced(servers.hub().client(), "default");
+    let mut secret = secrets
+        .get("member-0-kubeconfig", &Default::default())
+        .await
+        .unwrap();
+    let rotated = format!(
+        "{}# rotated\n",
+        servers.member(0).unwrap().kubeconfig_yaml()
+    );
+    secret.data = kubeconfig_secret("member-0", "default", &rotated).data;
+    secrets
+        .update(&secret, &UpdateOptions::default())
+        .await
+        .unwrap();
+
+    // Re-engaged: new informers list the object again, so it is reconciled again unchanged.
+    eventually("re-engaged and reconciled again", || {
+        reconciled(&log, "member-0", "kept") == 2
+    })
+    .await;
+    let second = running.fleet.cluster("member-0").unwrap();
+    assert!(
+        first
+            .factory()
+            .informer::<ConfigMap>()
+            .add_event_handler(kubegen_cache::HandlerFns::<ConfigMap>::new())
+            .is_err(),
+        "the old engagement's informers are shut down"
+    );
+    assert!(second.factory().informer::<ConfigMap>().has_synced());
+    // The other member was not touched.
+    assert_eq!(running.fleet.clusters(), ["member-0", "member-1"]);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_stops_answering_is_isolated_and_reported() {
+    let mut servers = TestFleet::start(3).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    eventually("all members ready", || {
+        running.manager_health.readiness_detail()
+            == [
+                "[+]cluster/member-0 ok",
+                "[+]cluster/member-1 ok",
+                "[+]cluster/member-2 ok",
+            ]
+    })
+    .await;
+    servers.stop_member(2);
+    eventually("member-2 reported unreachable", || {
+        running.manager_health.readiness_detail()[2].starts_with("[-]cluster/member-2 unreachable")
+    })
+    .await;
+    // The manager stays ready for the others, which keep reconciling.
+    assert!(running.manager_health.is_ready());
+    for member in 0..2 {
+        create_in(&servers, member, "while-2-is-down").await;
+    }
+    eventually("members 0 and 1 reconciled", || {
+        reconciled(&log, "member-0", "while-2-is-down") == 1
+            && reconciled(&log, "member-1", "while-2-is-down") == 1
+    })
+    .await;
+    let scrape = running.metrics.encode();
+    assert!(
+        scrape.contains("multicluster_runtime_cluster_ready{cluster=\"member-2\"} 0"),
+        "{scrape}"
+    );
+    assert!(
+        scrape.contains("multicluster_runtime_cluster_ready{cluster=\"member-0\"} 1"),
+        "{scrape}"
+    );
+    running.shutdown().await;
+}
+
+/// Engaging and disengaging a member over and over leaves no task behind: the runtime's count
+/// of live tasks comes back to the same number each time the member is out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engage_disengage_cycles_leak_no_tasks() {
+    let servers = TestFleet::start(2).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    eventually("two members engaged", || {
+        running.fleet.clusters().len() == 2
+    })
+    .await;
+    let secrets = ResourceClient::<Secret>::namespaced(servers.hub().client(), "default");
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let mut baselines = Vec::new();
+    for _ in 0..3 {
+        secrets
+            .delete("member-1-kubeconfig", &DeleteOptions::default())
+            .await
+            .unwrap();
+        eventually("member-1 disengaged", || {
+            running.fleet.clusters() == ["member-0"]
+        })
+        .await;
+        // Teardown (drain, informer shutdown, closed connections) settles.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        baselines.push(metrics.num_alive_tasks());
+        let secret = servers.kubeconfig_secret(1, "default").unwrap();
+        secrets
+            .create(&secret, &CreateOptions::default())
+            .await
+            .unwrap();
+        eventually("member-1 engaged", || running.fleet.clusters().len() == 2).await;
+        eventually("member-1 synced", || {
+            running
+                .fleet
+                .cluster("member-1")
+                .is_some_and(|c| c.factory().informer::<ConfigMap>().has_synced())
+        })
+        .await;
+    }
+    // While engaged, member-1 has tasks of its own; once out, the count is back where it was.
+    assert!(
+        baselines.windows(2).all(|w| w[1] <= w[0]),
+        "live tasks when member-1 was out: {baselines:?}"
+    );
+    running.shutdown().await;
+}
+
+/// Cross-cluster watches, member to hub: an object in a member enqueues a hub controller's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn member_objects_enqueue_a_hub_controller() {
+    let servers = TestFleet::start(2).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let hub_cms = ResourceClient::<ConfigMap>::namespaced(servers.hub().client(), "default");
+    hub_cms
+        .create(&config_map("summary"), &CreateOptions::default())
+        .await
+        .unwrap();
+    let (log, summaries) = (Log::default(), Arc::new(Mutex::new(0)));
+    let counted = Arc::clone(&summaries);
+    let running = start(&servers, &log, move |manager, fleet| {
+        let informer = manager.factory().informer::<ConfigMap>();
+        let controller = manager.controller("summary", &informer).build().unwrap();
+        fleet.watch_members::<ConfigMap>(controller.queue(), |_cluster, cm: &ConfigMap| {
+            let report = cm.metadata.name.as_deref() == Some("report");
+            report
+                .then(|| ObjectKey::new(Some("default"), "summary"))
+                .into_iter()
+                .collect()
+        });
+        manager.add(controller, Summary(counted));
+    });
+    eventually("hub summary reconciled at start", || *summaries.lock() >= 1).await;
+    eventually("members ready", || running.fleet.clusters().len() == 2).await;
+    eventually("members synced", || {
+        running
+            .manager_health
+            .readiness_detail()
+            .iter()
+            .all(|line| line.starts_with("[+]"))
+    })
+    .await;
+    let before = *summaries.lock();
+    create_in(&servers, 1, "report").await;
+    eventually("the member's object enqueued the hub's summary", || {
+        *summaries.lock() > before
+    })
+    .await;
+    running.shutdown().await;
+}
+
+struct Summary(Arc<Mutex<usize>>);
+
+impl Reconciler<ConfigMap> for Summary {
+    type Error = Never;
+
+    async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, Never> {
+        *self.0.lock() += 1;
+        Ok(Action::Done)
+    }
+}
