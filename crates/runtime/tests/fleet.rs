@@ -14,10 +14,13 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_cache::ObjectKey;
 use kubegen_client::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
+use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_runtime::multicluster::{
-    ClusterContext, Fleet, FleetOptions, FleetReconciler, KubeconfigSecrets, SecretOptions,
+    ClusterContext, Fleet, FleetOptions, FleetReconciler, KubeconfigFiles, KubeconfigSecrets,
+    SecretOptions,
 };
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, Reconciler};
+use kubegen_sharding::{HashRing, ReplicaConfig, Ring, Selection};
 use kubegen_testserver::{TestFleet, kubeconfig_secret};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
@@ -75,8 +78,17 @@ fn start(
     log: &Log,
     extra: impl FnOnce(&mut Manager, &Fleet),
 ) -> Running {
-    let hub = fleet_servers.hub().client();
     let options = ManagerOptions::default().shutdown_timeout(Duration::from_secs(2));
+    start_with(fleet_servers, log, options, extra)
+}
+
+fn start_with(
+    fleet_servers: &TestFleet,
+    log: &Log,
+    options: ManagerOptions,
+    extra: impl FnOnce(&mut Manager, &Fleet),
+) -> Running {
+    let hub = fleet_servers.hub().client();
     let mut manager = Manager::new(hub.clone(), options);
     let fleet = Fleet::new(
         &manager,
@@ -406,4 +418,118 @@ impl Reconciler<ConfigMap> for Summary {
         *self.0.lock() += 1;
         Ok(Action::Done)
     }
+}
+
+/// Leader election composes: of two managers over one hub, only the leader engages members;
+/// when it shuts down (releasing the Lease), the other takes over and engages them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_leader_engages_members() {
+    let servers = TestFleet::start(3).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let elected = |identity: &str| {
+        let mut election = LeaderElectionConfig::new("default", "fleet-leader", identity);
+        election.lease_duration = Duration::from_secs(2);
+        election.renew_deadline = Duration::from_millis(1500);
+        election.retry_period = Duration::from_millis(200);
+        ManagerOptions::default()
+            .identity(identity)
+            .shutdown_timeout(Duration::from_secs(2))
+            .leader_election(Some(election))
+    };
+    let log = Log::default();
+    let a = start_with(&servers, &log, elected("a"), |_, _| {});
+    eventually("a leads and engages all", || a.fleet.clusters().len() == 3).await;
+    let b = start_with(&servers, &log, elected("b"), |_, _| {});
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(b.fleet.clusters().is_empty(), "a standby engages nothing");
+    a.shutdown().await;
+    eventually("b takes over and engages all", || {
+        b.fleet.clusters().len() == 3
+    })
+    .await;
+    b.shutdown().await;
+}
+
+/// Sharding composes: two sharded managers split the members between them by the shard ring,
+/// keyed by cluster name; together they engage each member exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_replicas_split_the_members_over_the_ring() {
+    let servers = TestFleet::start(6).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let sharded = |identity: &str| {
+        let mut ring = ReplicaConfig::new(Ring::new("fleet-ring", "default"), "");
+        ring.lease_duration = Duration::from_secs(2);
+        ring.renew_deadline = Duration::from_millis(1500);
+        ring.retry_period = Duration::from_millis(300);
+        ring.assign_period = Duration::from_millis(100);
+        ring.namespace = Some("default".to_owned());
+        ring.selector = Some("app=fleet-ring".to_owned());
+        ring.selection = Selection::Labels;
+        ManagerOptions::default()
+            .identity(identity)
+            .shutdown_timeout(Duration::from_secs(2))
+            .sharding::<ConfigMap>(Some(ring))
+    };
+    let log = Log::default();
+    let a = start_with(&servers, &log, sharded("a"), |_, _| {});
+    let b = start_with(&servers, &log, sharded("b"), |_, _| {});
+    let ring = HashRing::new(["a", "b"]);
+    let all: Vec<String> = (0..6).map(TestFleet::member_name).collect();
+    let want = |me: &str| -> Vec<String> {
+        all.iter()
+            .filter(|c| ring.owner(c) == Some(me))
+            .cloned()
+            .collect()
+    };
+    assert!(
+        !want("a").is_empty() && !want("b").is_empty(),
+        "the ring splits six names"
+    );
+    eventually("each replica engages its share of the ring", || {
+        a.fleet.clusters() == want("a") && b.fleet.clusters() == want("b")
+    })
+    .await;
+    // b goes: a takes over every member.
+    b.shutdown().await;
+    eventually("a engages all members", || a.fleet.clusters() == all).await;
+    a.shutdown().await;
+}
+
+/// The static provider: one kubeconfig file per member, re-read when it changes, disengaged
+/// when it goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeconfig_files_engage_re_engage_and_disengage() {
+    let servers = TestFleet::start(2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, std::path::PathBuf)> = (0..2)
+        .map(|i| {
+            let path = dir.path().join(format!("member-{i}.kubeconfig"));
+            servers.member(i).unwrap().write_kubeconfig(&path).unwrap();
+            (TestFleet::member_name(i), path)
+        })
+        .collect();
+    let log = Log::default();
+    let provider = KubeconfigFiles::new(files.clone()).poll(Duration::from_millis(50));
+    let running = start(&servers, &log, move |_, fleet| fleet.add_provider(provider));
+    eventually("both files engaged", || running.fleet.clusters().len() == 2).await;
+    create_in(&servers, 0, "from-file").await;
+    eventually("reconciled", || {
+        reconciled(&log, "member-0", "from-file") == 1
+    })
+    .await;
+    let rotated = format!(
+        "{}# rotated\n",
+        servers.member(0).unwrap().kubeconfig_yaml()
+    );
+    std::fs::write(&files[0].1, rotated).unwrap();
+    eventually("re-engaged: listed and reconciled again", || {
+        reconciled(&log, "member-0", "from-file") == 2
+    })
+    .await;
+    std::fs::remove_file(&files[1].1).unwrap();
+    eventually("member-1 disengaged", || {
+        running.fleet.clusters() == ["member-0"]
+    })
+    .await;
+    running.shutdown().await;
 }
