@@ -259,6 +259,34 @@ mod tests {
     }
 
     #[test]
+    fn readyz_prints_detail_lines_without_judging_by_them() {
+        let health = Health::default();
+        health.add_readiness_detail(Arc::new(|| {
+            vec![
+                "[+]cluster/a ok".to_owned(),
+                "[-]cluster/b unreachable".to_owned(),
+            ]
+        }));
+        let endpoints = Endpoints::health(health.clone());
+        health.set_ready(true);
+        assert_eq!(
+            endpoints.respond("/readyz"),
+            (
+                StatusCode::OK,
+                TEXT_CONTENT_TYPE,
+                "ok\n[+]cluster/a ok\n[-]cluster/b unreachable\n".to_owned()
+            )
+        );
+        health.set_ready(false);
+        let (status, _, body) = endpoints.respond("/readyz");
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            body.ends_with("[+]cluster/a ok\n[-]cluster/b unreachable\n"),
+            "{body}"
+        );
+    }
+
+    #[test]
     fn healthz_fails_while_the_liveness_check_fails() {
         let health = Health::default();
         let endpoints = Endpoints::health(health.clone());

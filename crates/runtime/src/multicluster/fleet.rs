@@ -445,3 +445,7 @@ impl Runnable for Fleet {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "fleet_tests.rs"]
+mod tests;

@@ -224,3 +224,7 @@ impl Provider for KubeconfigSecrets {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "secrets_tests.rs"]
+mod tests;
