@@ -253,7 +253,8 @@ impl FleetReconciler<ConfigMap> for Policies {
         request: &ClusterContext,
     ) -> Result<Action, Self::Error> {
         let labels = object.metadata.labels.as_ref();
-        if !labels.is_some_and(|labels| labels.get(POLICY_LABEL).is_some_and(|v| v == "true")) {
+        let value = labels.and_then(|labels| labels.get(POLICY_LABEL));
+        if value.map(String::as_str) != Some("true") {
             return Ok(Action::Done);
         }
         self.enforce.reconcile(object, request).await
