@@ -237,6 +237,11 @@ impl Engagement {
         })
     }
 
+    /// Stops handing out the cluster's keys at once: no reconcile of it starts after this.
+    pub(crate) fn stop_now(&self) {
+        self.stop.trigger();
+    }
+
     /// Stops everything of the cluster and waits until it has stopped (see the module docs).
     pub(crate) async fn end(self) {
         self.stop.trigger();

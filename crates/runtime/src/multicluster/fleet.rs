@@ -399,6 +399,7 @@ impl Running {
         };
         inner.metrics.set_engaged(name, false, total);
         tracing::info!(cluster = name, "cluster disengaged");
+        engagement.stop_now();
         self.ending.spawn(engagement.end());
     }
 
