@@ -550,3 +550,180 @@ async fn kubeconfig_files_engage_re_engage_and_disengage() {
     .await;
     running.shutdown().await;
 }
+
+/// Writes the hub's `policy` ConfigMap's `v` into each member's `copy`, recording
+/// (cluster, version written, whether the cluster was engaged when the reconcile started).
+struct CopyPolicy {
+    writes: Arc<Mutex<Vec<(String, String, bool)>>>,
+}
+
+impl FleetReconciler<ConfigMap> for CopyPolicy {
+    type Error = kubegen_client::Error;
+
+    async fn reconcile(
+        &self,
+        policy: Arc<ConfigMap>,
+        request: &ClusterContext,
+    ) -> Result<Action, Self::Error> {
+        let engaged = request.cluster().is_engaged();
+        let version = policy
+            .data
+            .as_ref()
+            .and_then(|d| d.get("v"))
+            .cloned()
+            .unwrap_or_default();
+        let copies =
+            ResourceClient::<ConfigMap>::namespaced(request.cluster().client().clone(), "default");
+        let mut copy = config_map("copy");
+        copy.data = Some([("v".to_owned(), version.clone())].into());
+        match copies.get("copy", &Default::default()).await {
+            Ok(mut current) => {
+                if current.data == copy.data {
+                    return Ok(Action::Done);
+                }
+                current.data = copy.data;
+                copies.update(&current, &UpdateOptions::default()).await?;
+            }
+            Err(error) if error.is_not_found() => {
+                copies.create(&copy, &CreateOptions::default()).await?;
+            }
+            Err(error) => return Err(error),
+        }
+        self.writes
+            .lock()
+            .push((request.cluster_name().to_owned(), version, engaged));
+        Ok(Action::Done)
+    }
+}
+
+/// Chaos: members' Secrets are deleted and re-created at random while the hub's policy changes.
+/// At the end every engaged member holds the last version, a member left out holds what it had
+/// when it went and gets no write after, and no reconcile ever started on a disengaged cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_appear_and_vanish_at_random_while_the_policy_changes() {
+    const MEMBERS: usize = 5;
+    let servers = TestFleet::start(MEMBERS).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let hub_cms = ResourceClient::<ConfigMap>::namespaced(servers.hub().client(), "default");
+    let mut policy = config_map("policy");
+    policy.data = Some([("v".to_owned(), "0".to_owned())].into());
+    hub_cms
+        .create(&policy, &CreateOptions::default())
+        .await
+        .unwrap();
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let copy = CopyPolicy {
+        writes: Arc::clone(&writes),
+    };
+    let running = start(&servers, &Log::default(), move |_, fleet| {
+        fleet.add_controller(
+            "copy",
+            |cluster| cluster.controller("copy", &cluster.hub().informer::<ConfigMap>()),
+            copy,
+        );
+    });
+    let secrets = ResourceClient::<Secret>::namespaced(servers.hub().client(), "default");
+    let mut present = [true; MEMBERS];
+    // A fixed linear congruential sequence: random enough, the same every run.
+    let mut seed: u64 = 0x5eed;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let mut version = 0;
+    for _ in 0..40 {
+        let member = next() % MEMBERS;
+        let name = format!("member-{member}-kubeconfig");
+        match next() % 3 {
+            0 if present[member] => {
+                secrets
+                    .delete(&name, &DeleteOptions::default())
+                    .await
+                    .unwrap();
+                present[member] = false;
+            }
+            0 | 1 if !present[member] => {
+                let secret = servers.kubeconfig_secret(member, "default").unwrap();
+                secrets
+                    .create(&secret, &CreateOptions::default())
+                    .await
+                    .unwrap();
+                present[member] = true;
+            }
+            _ => {
+                version += 1;
+                let mut current = hub_cms.get("policy", &Default::default()).await.unwrap();
+                current.data = Some([("v".to_owned(), version.to_string())].into());
+                hub_cms
+                    .update(&current, &UpdateOptions::default())
+                    .await
+                    .unwrap();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10 + (next() % 40) as u64)).await;
+    }
+    let expected: Vec<String> = (0..MEMBERS)
+        .filter(|m| present[*m])
+        .map(TestFleet::member_name)
+        .collect();
+    eventually("the fleet follows the Secrets", || {
+        running.fleet.clusters() == expected
+    })
+    .await;
+    let last = version.to_string();
+    for member in (0..MEMBERS).filter(|m| present[*m]) {
+        let copies = ResourceClient::<ConfigMap>::namespaced(
+            servers.member(member).unwrap().client(),
+            "default",
+        );
+        let mut converged = false;
+        for _ in 0..500 {
+            let copy = copies.get("copy", &Default::default()).await;
+            if copy
+                .ok()
+                .and_then(|c| c.data)
+                .and_then(|d| d.get("v").cloned())
+                == Some(last.clone())
+            {
+                converged = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(converged, "member-{member} did not converge on v={last}");
+    }
+    let absent: Vec<String> = (0..MEMBERS)
+        .filter(|m| !present[*m])
+        .map(TestFleet::member_name)
+        .collect();
+    let count_absent = || {
+        writes
+            .lock()
+            .iter()
+            .filter(|(c, _, _)| absent.contains(c))
+            .count()
+    };
+    let before = count_absent();
+    let mut current = hub_cms.get("policy", &Default::default()).await.unwrap();
+    current.data = Some([("v".to_owned(), "final".to_owned())].into());
+    hub_cms
+        .update(&current, &UpdateOptions::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(count_absent(), before, "a member left out got a write");
+    let writes = writes.lock();
+    assert!(
+        writes.iter().all(|(_, _, engaged)| *engaged),
+        "a reconcile started on a disengaged cluster"
+    );
+    assert!(
+        writes.len() > MEMBERS,
+        "the scenario wrote: {}",
+        writes.len()
+    );
+    drop(writes);
+    running.shutdown().await;
+}

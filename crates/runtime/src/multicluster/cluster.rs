@@ -11,6 +11,7 @@
 //! with a transport error, counted as a failed reconcile of a cluster nobody retries).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kubegen_cache::{ClientListWatchSource, InformerFactory, SharedIndexInformer};
@@ -57,6 +58,8 @@ struct Inner {
     metrics: ProcessMetrics,
     sync_timeout: Duration,
     state: Mutex<ClusterState>,
+    /// True from engage until the fleet disengages the cluster; never true again after.
+    engaged: AtomicBool,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -95,6 +98,7 @@ impl Cluster {
                 metrics: parts.metrics,
                 sync_timeout: parts.sync_timeout,
                 state: Mutex::new(ClusterState::Syncing),
+                engaged: AtomicBool::new(true),
             }),
         }
     }
@@ -135,6 +139,17 @@ impl Cluster {
     /// Records Events in this cluster (on objects of this cluster).
     pub fn recorder(&self) -> &Recorder {
         &self.inner.recorder
+    }
+
+    /// Whether the fleet still engages this cluster. Once false, no reconcile of it starts
+    /// (one already running finishes); a re-engaged cluster of the same name is a new handle.
+    pub fn is_engaged(&self) -> bool {
+        self.inner.engaged.load(Ordering::Acquire)
+    }
+
+    /// Marks the cluster disengaged (see [`Cluster::is_engaged`]).
+    pub(crate) fn mark_disengaged(&self) {
+        self.inner.engaged.store(false, Ordering::Release);
     }
 
     /// How the cluster is doing.

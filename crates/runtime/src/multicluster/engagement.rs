@@ -239,12 +239,13 @@ impl Engagement {
 
     /// Stops handing out the cluster's keys at once: no reconcile of it starts after this.
     pub(crate) fn stop_now(&self) {
+        self.cluster.mark_disengaged();
         self.stop.trigger();
     }
 
     /// Stops everything of the cluster and waits until it has stopped (see the module docs).
     pub(crate) async fn end(self) {
-        self.stop.trigger();
+        self.stop_now();
         self.probe.abort();
         let _ = self.probe.await;
         for started in self.started {

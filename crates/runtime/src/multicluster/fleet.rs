@@ -391,6 +391,7 @@ impl Running {
         let Some(engagement) = self.engagements.remove(name) else {
             return;
         };
+        engagement.stop_now();
         let inner = &self.fleet.inner;
         let total = {
             let mut engaged = inner.engaged.lock();
@@ -399,7 +400,6 @@ impl Running {
         };
         inner.metrics.set_engaged(name, false, total);
         tracing::info!(cluster = name, "cluster disengaged");
-        engagement.stop_now();
         self.ending.spawn(engagement.end());
     }
 

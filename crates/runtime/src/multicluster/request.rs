@@ -74,7 +74,8 @@ pub trait FleetReconciler<K>: Send + Sync + 'static {
 }
 
 /// The fleet's reconciler bound to one cluster: a plain [`Reconciler`] for that cluster's
-/// [`crate::Controller`].
+/// [`crate::Controller`]. It calls the application's reconciler only while the cluster is
+/// engaged: from the moment the fleet disengages a cluster, none of its reconciles starts.
 pub(crate) struct OnCluster<R> {
     pub(crate) reconciler: Arc<R>,
     pub(crate) cluster: Cluster,
@@ -86,6 +87,16 @@ impl<K: Object, R: FleetReconciler<K>> Reconciler<K> for OnCluster<R> {
     type Error = R::Error;
 
     async fn reconcile(&self, object: Arc<K>, context: &Context) -> Result<Action, R::Error> {
+        // A key the queue handed out just before the cluster was disengaged: its workers are
+        // stopping, and the reconcile must not start.
+        if !self.cluster.is_engaged() {
+            tracing::debug!(
+                cluster = self.cluster.name(),
+                key = context.key().as_str(),
+                "cluster disengaged; not reconciled"
+            );
+            return Ok(Action::Done);
+        }
         let request = ClusterContext::new(context.clone(), self.cluster.clone());
         let result = self.reconciler.reconcile(object, &request).await;
         let outcome = match &result {
