@@ -130,3 +130,59 @@ pub fn kubeconfig_secret(cluster: &str, namespace: &str, kubeconfig: &str) -> Se
         ..Secret::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconfig_secret_follows_cluster_apis_convention() {
+        let secret = kubeconfig_secret("prod", "fleet", "apiVersion: v1\n");
+        assert_eq!(secret.metadata.name.as_deref(), Some("prod-kubeconfig"));
+        assert_eq!(secret.metadata.namespace.as_deref(), Some("fleet"));
+        let labels = secret.metadata.labels.unwrap_or_default();
+        assert_eq!(
+            labels.get(CLUSTER_NAME_LABEL).map(String::as_str),
+            Some("prod")
+        );
+        assert_eq!(secret.type_.as_deref(), Some("cluster.x-k8s.io/secret"));
+        let data = secret.data.unwrap_or_default();
+        assert_eq!(
+            data.get("value").map(|v| v.0.as_slice()),
+            Some(b"apiVersion: v1\n".as_slice())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_fleet_is_a_hub_and_distinct_members_and_a_stopped_member_is_gone() {
+        let mut fleet = TestFleet::start(3).await;
+        let mut urls: Vec<String> = (0..3)
+            .map(|i| fleet.member(i).map(TestServer::url).unwrap_or_default())
+            .collect();
+        urls.push(fleet.hub().url());
+        urls.sort();
+        urls.dedup();
+        assert_eq!(urls.len(), 4, "four servers on four ports");
+        fleet.stop_member(1);
+        assert!(fleet.member(1).is_none());
+        assert!(fleet.kubeconfig_secret(1, "default").is_none());
+        assert_eq!(fleet.len(), 3);
+        fleet
+            .install_kubeconfig_secrets("default")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let secrets =
+            kubegen_client::ResourceClient::<Secret>::namespaced(fleet.hub().client(), "default");
+        let list = secrets
+            .list(&kubegen_client::ListOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|s| s.metadata.name)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["member-0-kubeconfig", "member-2-kubeconfig"]);
+    }
+}
