@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use clap::Parser;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_bench::http::RawClient;
 use kubegen_bench::loader;
 use kubegen_bench::measure::Snapshot;
@@ -99,7 +100,13 @@ async fn main() -> Result<()> {
     let started = Instant::now();
     let hub = servers.hub().client();
     let mut manager = Manager::new(hub.clone(), ManagerOptions::default());
-    let fleet = Fleet::new(&manager, FleetOptions::default().workers(args.workers));
+    // Members' caches as an operator would keep them: without managedFields.
+    let factory = kubegen_cache::FactoryOptions::default()
+        .transform(Arc::new(|meta: &mut ObjectMeta| meta.managed_fields = None));
+    let options = FleetOptions::default()
+        .workers(args.workers)
+        .factory(factory);
+    let fleet = Fleet::new(&manager, options);
     fleet.add_provider(KubeconfigSecrets::new(
         hub,
         SecretOptions::cluster_api("default"),

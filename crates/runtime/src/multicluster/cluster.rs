@@ -78,15 +78,14 @@ pub(crate) struct ClusterParts {
     pub(crate) sync_timeout: Duration,
     pub(crate) component: String,
     pub(crate) identity: String,
+    pub(crate) factory: kubegen_cache::FactoryOptions,
 }
 
 impl Cluster {
     /// The member `name` reached by `client`, with informers of its own (not yet started).
     pub(crate) fn new(name: &str, client: Client, parts: ClusterParts) -> Cluster {
-        let factory = InformerFactory::new(
-            ClientListWatchSource::new(client.clone()),
-            kubegen_cache::FactoryOptions::default(),
-        );
+        let factory =
+            InformerFactory::new(ClientListWatchSource::new(client.clone()), parts.factory);
         let recorder = Recorder::new(client.clone(), &parts.component, &parts.identity);
         Cluster {
             inner: Arc::new(Inner {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use kubegen_cache::{ClientListWatchSource, InformerFactory, ObjectKey};
+use kubegen_cache::{ClientListWatchSource, FactoryOptions, InformerFactory, ObjectKey};
 use kubegen_client::Client;
 use kubegen_sharding::HashRing;
 use kubegen_workqueue::RateLimitingQueue;
@@ -49,11 +49,23 @@ use crate::stop::Stop;
 
 /// How a [`Fleet`] runs its clusters. Built with methods:
 /// `FleetOptions::default().probe_period(Duration::from_secs(5))`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct FleetOptions {
     workers: Option<usize>,
     probe_period: Duration,
     probe_timeout: Duration,
+    factory: FactoryOptions,
+}
+
+impl std::fmt::Debug for FleetOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The factory options hold closures: left out.
+        f.debug_struct("FleetOptions")
+            .field("workers", &self.workers)
+            .field("probe_period", &self.probe_period)
+            .field("probe_timeout", &self.probe_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for FleetOptions {
@@ -64,6 +76,7 @@ impl Default for FleetOptions {
             workers: None,
             probe_period: Duration::from_secs(10),
             probe_timeout: Duration::from_secs(5),
+            factory: FactoryOptions::default(),
         }
     }
 }
@@ -80,6 +93,14 @@ impl FleetOptions {
     #[must_use]
     pub fn probe_period(mut self, period: Duration) -> Self {
         self.probe_period = period;
+        self
+    }
+
+    /// How every member's informer factory is made (namespace, selectors, transforms such as
+    /// `strip_managed_fields`, store mode); default: all namespaces, objects as served.
+    #[must_use]
+    pub fn factory(mut self, options: FactoryOptions) -> Self {
+        self.factory = options;
         self
     }
 
@@ -104,6 +125,8 @@ struct Inner {
     metrics: FleetMetrics,
     identity: String,
     settings: RunSettings,
+    /// How each member's informer factory is made.
+    factory: FactoryOptions,
     /// With a sharded manager: this replica's name and the ring's changes.
     ring: Option<(String, watch::Receiver<HashRing>)>,
     providers: Mutex<Vec<Arc<dyn Provider>>>,
@@ -122,7 +145,8 @@ impl std::fmt::Debug for Fleet {
 }
 
 impl Fleet {
-    /// A fleet under `manager`: the manager's client and informers are the hub's, its metrics
+    /// A fleet under `manager` (one per manager: the fleet's metric families are registered
+    /// once): the manager's client and informers are the hub's, its metrics
     /// registry gets the fleet's series, its `/readyz` prints each cluster's state, and with
     /// [`crate::ManagerOptions::sharding`] clusters are spread over its ring. Add providers and
     /// controllers, then [`Fleet::attach`] it.
@@ -141,6 +165,7 @@ impl Fleet {
                 metrics: FleetMetrics::new(manager.metrics()),
                 identity: manager.identity().to_owned(),
                 settings,
+                factory: options.factory,
                 ring: manager.shard_ring(),
                 providers: Mutex::new(Vec::new()),
                 controllers: Mutex::new(Vec::new()),
@@ -359,6 +384,7 @@ impl Running {
             sync_timeout: inner.settings.sync_timeout,
             component: "kubegen-fleet".to_owned(),
             identity: inner.identity.clone(),
+            factory: inner.factory.clone(),
         };
         let cluster = Cluster::new(name, client, parts);
         let controllers = inner.controllers.lock().clone();

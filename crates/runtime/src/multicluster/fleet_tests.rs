@@ -15,6 +15,7 @@ fn cluster(name: &str) -> Cluster {
         sync_timeout: Duration::from_secs(1),
         component: "test".to_owned(),
         identity: "me".to_owned(),
+        factory: kubegen_cache::FactoryOptions::default(),
     };
     Cluster::new(name, client, parts)
 }
