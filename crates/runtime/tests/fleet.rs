@@ -726,3 +726,54 @@ async fn members_appear_and_vanish_at_random_while_the_policy_changes() {
     );
     running.shutdown().await;
 }
+
+/// A member that hangs (every request to it answered 30 s late) delays no other member: their
+/// objects are reconciled within seconds while its own requests wait, and it shows unreachable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_member_delays_no_other_member() {
+    let servers = TestFleet::start(3).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    eventually("all members ready", || {
+        running
+            .manager_health
+            .readiness_detail()
+            .iter()
+            .all(|line| line.starts_with("[+]"))
+            && running.fleet.clusters().len() == 3
+    })
+    .await;
+    let hanging = servers.member(2).unwrap();
+    hanging.faults().set_latency(Duration::from_secs(30));
+    // A write to the hanging member, in flight on its own task.
+    let stuck = {
+        let client = ResourceClient::<ConfigMap>::namespaced(hanging.client(), "default");
+        tokio::spawn(async move {
+            client
+                .create(&config_map("stuck"), &CreateOptions::default())
+                .await
+        })
+    };
+    let started = std::time::Instant::now();
+    for member in 0..2 {
+        create_in(&servers, member, "beside-a-hang").await;
+    }
+    eventually("members 0 and 1 reconciled", || {
+        reconciled(&log, "member-0", "beside-a-hang") == 1
+            && reconciled(&log, "member-1", "beside-a-hang") == 1
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    eventually("member-2 reported unreachable", || {
+        running.manager_health.readiness_detail()[2].starts_with("[-]cluster/member-2 unreachable")
+    })
+    .await;
+    stuck.abort();
+    hanging.faults().clear();
+    running.shutdown().await;
+}
