@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `network-controller` | `samplecrd.example.com/v1` `Network` | an informer alone: each add/update/delete traced reflector → DeltaFIFO → indexer → handler ([`network`]) |
 //! | `cluster-provisioner` | `clusterprovisioner.example.com/v1alpha1` `Cluster`, `Kubeconfig` | informer callbacks, a rate-limited workqueue, retries with backoff and requeue-after around a slow, failing provisioner ([`provisioner`]) |
+//! | `fleet-policy` | core/v1 `ConfigMap` labelled `fleet.example.com/policy=true` (hub) | a multi-cluster fleet: a hub policy copied into every member cluster its Cluster API kubeconfig Secrets name, members engaged and disengaged as the Secrets change ([`fleet`]) |
 //! | `vm-controller` | `cloudnative.example.com/v1alpha1` `VirtualMachine` | a controller on kubegen-runtime: finalizer, status phases and conditions, requeue-after, around a simulated hypervisor ([`vm`]) |
 //!
 //! Each binary's `main` is a few lines: parse flags, [`target::Target::connect`], run the
@@ -19,12 +20,13 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `network`, `provisioner`, `vm`
+//! - `fleet`, `network`, `provisioner`, `vm`
 //! - `target`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod fleet;
 pub mod network;
 pub mod provisioner;
 pub mod target;

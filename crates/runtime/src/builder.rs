@@ -29,7 +29,7 @@ use kubegen_workqueue::{
     MetricsProvider, NoopMetrics, RateLimitingQueue, default_controller_rate_limiter,
 };
 
-use crate::controller::{Controller, Grouping};
+use crate::controller::{Controller, Grouping, Registered};
 use crate::error::Error;
 use crate::events::Recorder;
 use crate::metrics::{Metrics, ProcessMetrics};
@@ -75,9 +75,8 @@ pub struct Builder<K> {
 }
 
 /// Registers a handler feeding `queue`, filtered by generation if asked.
-type Registrar = Box<
-    dyn FnOnce(&RateLimitingQueue<ObjectKey>, bool) -> Result<HandlerRegistration, Error> + Send,
->;
+type Registrar =
+    Box<dyn FnOnce(&RateLimitingQueue<ObjectKey>, bool) -> Result<Registered, Error> + Send>;
 
 impl<K: Object> Builder<K> {
     /// Queue keys are namespaces: every event of a primary (and every mapped event) in a
@@ -201,7 +200,7 @@ fn register<T: Object>(
     queue: &RateLimitingQueue<ObjectKey>,
     map: Mapper<T>,
     generation_only: bool,
-) -> Result<HandlerRegistration, Error> {
+) -> Result<Registered, Error> {
     let enqueue = {
         let queue = queue.clone();
         move |object: &T| map(object).into_iter().for_each(|key| queue.add(key))
@@ -212,9 +211,16 @@ fn register<T: Object>(
         .on_update(move |_, object| on_update(object))
         .on_delete(move |gone: &DeletedObject<T>| on_delete(gone.object()));
     let keep = move |old: &T, new: &T| !generation_only || generation_changed(old, new);
-    informer
+    let registration = informer
         .add_event_handler(UpdateFilter::new(keep, handler))
-        .map_err(|source| Error::HandlerRegistrationFailed { source })
+        .map_err(|source| Error::HandlerRegistrationFailed { source })?;
+    let informer = informer.clone();
+    Ok(Registered {
+        registration,
+        remove: Arc::new(move |registration: &HandlerRegistration| {
+            informer.remove_event_handler(registration)
+        }),
+    })
 }
 
 /// The key of `object`'s controller owner if that owner is a `K`.

@@ -72,11 +72,18 @@ pub struct Controller<K> {
     pub(crate) queue: RateLimitingQueue<ObjectKey>,
     pub(crate) primary: Lister<K>,
     pub(crate) grouping: Grouping,
-    pub(crate) registrations: Vec<HandlerRegistration>,
+    pub(crate) registrations: Vec<Registered>,
     pub(crate) metrics: Metrics,
     pub(crate) recorder: Option<Recorder>,
     pub(crate) workers: Option<usize>,
     pub(crate) gate: Option<Arc<dyn Gate<K>>>,
+}
+
+/// One handler the controller registered, and how to take it off its informer again.
+pub(crate) struct Registered {
+    pub(crate) registration: HandlerRegistration,
+    /// Removes `registration` from the informer it was added to.
+    pub(crate) remove: Arc<dyn Fn(&HandlerRegistration) -> bool + Send + Sync>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -109,6 +116,15 @@ impl<K: Object> Controller<K> {
         &self.queue
     }
 
+    /// Takes every handler of the controller off its informer, so that informers which outlive
+    /// the controller (a hub's, shared by the controllers of every member cluster) stop feeding
+    /// its queue. The multi-cluster fleet calls it when a cluster is disengaged.
+    pub(crate) fn detach(&self) {
+        for registered in &self.registrations {
+            (registered.remove)(&registered.registration);
+        }
+    }
+
     /// Waits until every handler has seen its informer's initial list.
     ///
     /// # Errors
@@ -117,7 +133,7 @@ impl<K: Object> Controller<K> {
         let synced: Vec<&dyn Synced> = self
             .registrations
             .iter()
-            .map(|r| r as &dyn Synced)
+            .map(|r| &r.registration as &dyn Synced)
             .collect();
         wait_for_cache_sync(timeout, &synced)
             .await

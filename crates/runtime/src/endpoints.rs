@@ -50,7 +50,13 @@ pub struct Health {
     /// Named checks `/readyz` also consults once the caches are synced (the webhook server's
     /// "serving" check, controller-runtime's `StartedChecker`).
     readiness: Arc<Mutex<Vec<(String, ReadinessCheck)>>>,
+    /// Lines `/readyz` adds to its answer without judging readiness by them (the
+    /// multi-cluster fleet's state of each member cluster).
+    details: Arc<Mutex<Vec<ReadinessDetail>>>,
 }
+
+/// Lines of detail `/readyz` prints after its verdict (one per member cluster, say).
+pub type ReadinessDetail = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
 
 /// An extra readiness check consulted by `/readyz`: `false` fails the probe.
 pub type ReadinessCheck = Arc<dyn Fn() -> bool + Send + Sync>;
@@ -88,6 +94,18 @@ impl Health {
     /// Adds a named check that `/readyz` consults after the caches' (`mgr.AddReadyzCheck`).
     pub fn add_readiness_check(&self, name: &str, check: ReadinessCheck) {
         self.readiness.lock().push((name.to_owned(), check));
+    }
+
+    /// Adds lines that `/readyz` prints after its verdict, without failing it: a member cluster
+    /// that stops answering is isolated, and the manager stays ready for the others.
+    pub fn add_readiness_detail(&self, detail: ReadinessDetail) {
+        self.details.lock().push(detail);
+    }
+
+    /// The detail lines `/readyz` prints now.
+    pub fn readiness_detail(&self) -> Vec<String> {
+        let details = self.details.lock().clone();
+        details.iter().flat_map(|detail| detail()).collect()
     }
 
     /// Whether `/readyz` currently answers 200.
@@ -147,10 +165,17 @@ impl Endpoints {
                     &format!("unhealthy: {reason}\n"),
                 ),
             },
-            ("/readyz", Some(health), _) => match health.check_ready() {
-                Ok(()) => text(StatusCode::OK, "ok\n"),
-                Err(reason) => text(StatusCode::SERVICE_UNAVAILABLE, &format!("{reason}\n")),
-            },
+            ("/readyz", Some(health), _) => {
+                let (status, mut body) = match health.check_ready() {
+                    Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
+                    Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+                };
+                for line in health.readiness_detail() {
+                    body.push_str(&line);
+                    body.push('\n');
+                }
+                text(status, &body)
+            }
             ("/metrics", _, Some(metrics)) => {
                 (StatusCode::OK, METRICS_CONTENT_TYPE, metrics.encode())
             }
@@ -230,6 +255,34 @@ mod tests {
         assert_eq!(
             endpoints.respond("/readyz").0,
             StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[test]
+    fn readyz_prints_detail_lines_without_judging_by_them() {
+        let health = Health::default();
+        health.add_readiness_detail(Arc::new(|| {
+            vec![
+                "[+]cluster/a ok".to_owned(),
+                "[-]cluster/b unreachable".to_owned(),
+            ]
+        }));
+        let endpoints = Endpoints::health(health.clone());
+        health.set_ready(true);
+        assert_eq!(
+            endpoints.respond("/readyz"),
+            (
+                StatusCode::OK,
+                TEXT_CONTENT_TYPE,
+                "ok\n[+]cluster/a ok\n[-]cluster/b unreachable\n".to_owned()
+            )
+        );
+        health.set_ready(false);
+        let (status, _, body) = endpoints.respond("/readyz");
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            body.ends_with("[+]cluster/a ok\n[-]cluster/b unreachable\n"),
+            "{body}"
         );
     }
 

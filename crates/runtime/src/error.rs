@@ -214,4 +214,20 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A member cluster's kubeconfig cannot be used (multi-cluster fleet).
+    #[error("cluster {cluster}: {reason}")]
+    ClusterUnusable {
+        /// The cluster's name.
+        cluster: String,
+        /// What is wrong with how it is reached.
+        reason: String,
+    },
+    /// A cluster provider cannot watch its source at all (multi-cluster fleet).
+    #[error("cluster provider {provider}: {reason}")]
+    ProviderFailed {
+        /// The provider's name.
+        provider: String,
+        /// What failed.
+        reason: String,
+    },
 }

@@ -45,6 +45,7 @@ use futures_util::future::{BoxFuture, join_all};
 use kubegen_cache::{ClientListWatchSource, InformerFactory, SharedIndexInformer};
 use kubegen_client::Client;
 use kubegen_leaderelection::{LeaderCallbacks, LeaderElector, Leadership, RunOutcome};
+use kubegen_sharding::HashRing;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -62,8 +63,9 @@ use crate::sharding::{Gate, Shard};
 use crate::stop::Stop;
 use crate::webhook::WebhookServer;
 
-/// What the manager needs of a controller without knowing its kinds.
-trait Runnable: Send + Sync {
+/// What the manager needs of a controller without knowing its kinds (also implemented by the
+/// multi-cluster fleet, which [`Manager::add_runnable`] adds).
+pub(crate) trait Runnable: Send + Sync {
     fn name(&self) -> &str;
     fn wait_for_sync(&self, timeout: Duration) -> BoxFuture<'_, Result<(), Error>>;
     /// Runs the workers until `stop`, then drains for `drain`.
@@ -250,6 +252,31 @@ impl Manager {
             controller,
             reconciler: Arc::new(reconciler),
         }));
+    }
+
+    /// How the manager runs (the fleet takes its worker, sync and drain settings from here).
+    pub(crate) fn options(&self) -> &ManagerOptions {
+        &self.options
+    }
+
+    /// This replica's identity (leader election, Events).
+    pub(crate) fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Adds something the manager runs as it runs its controllers: only on the leader, or on
+    /// every shard replica, until shutdown (the multi-cluster fleet, `multicluster/`).
+    pub(crate) fn add_runnable(&mut self, runnable: Box<dyn Runnable>) {
+        self.controllers.push(runnable);
+    }
+
+    /// With [`ManagerOptions::sharding`]: this replica's name on the ring and the ring's changes
+    /// (the multi-cluster fleet spreads clusters over the same ring).
+    pub(crate) fn shard_ring(&self) -> Option<(String, tokio::sync::watch::Receiver<HashRing>)> {
+        match &self.shard {
+            Ok(Some(shard)) => Some(shard.ring()),
+            _ => None,
+        }
     }
 
     /// Runs every added controller until `shutdown` resolves (or leadership is lost); see the

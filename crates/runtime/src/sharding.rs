@@ -89,6 +89,8 @@ pub(crate) trait Shard: Send + Sync {
     fn report(&self, metrics: &ProcessMetrics);
     /// The kinds that follow the sharded kind's shards.
     fn dependents(&self) -> &Dependents;
+    /// This replica's name on the ring, and the ring's changes.
+    fn ring(&self) -> (String, watch::Receiver<HashRing>);
 }
 
 impl<K: ApiObject> Shard for Replica<K> {
@@ -111,6 +113,10 @@ impl<K: ApiObject> Shard for Replica<K> {
 
     fn dependents(&self) -> &Dependents {
         Replica::dependents(self)
+    }
+
+    fn ring(&self) -> (String, watch::Receiver<HashRing>) {
+        (self.config().identity.clone(), Replica::ring_changes(self))
     }
 }
 

@@ -13,6 +13,9 @@
 //!   ready [`TestServer::kubeconfig_yaml`].
 //! - [`ApiServer::handle`] is the same server without a socket: the fake clientset plugs it into a
 //!   client transport.
+//! - [`TestFleet::start`] starts a hub and N members at once, with the hub's Cluster API
+//!   kubeconfig Secrets for the members ([`TestFleet::install_kubeconfig_secrets`]): a fleet for
+//!   multi-cluster controllers.
 //! - [`Faults`] injects failures: dropped, stalled or bookmark-less watches, forced compaction
 //!   (410), 429/500/503 responses, latency.
 //!
@@ -64,6 +67,7 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
+//! - `fleet`
 //! - `listener`
 //! - `pipeline`
 //! - `authn`, `rbac`
@@ -231,6 +235,7 @@ mod encode;
 mod error;
 mod faults;
 mod fieldvalidation;
+mod fleet;
 mod handlers;
 mod jwt;
 mod kinds;
@@ -258,6 +263,7 @@ pub use authz::{
 pub use body::BoxBody;
 pub use error::Error;
 pub use faults::{Failure, Faults, RequestMatch};
+pub use fleet::{TestFleet, kubeconfig_secret};
 pub use listener::TestServer;
 pub use options::ServerOptions;
 pub use registry::printer_column::PrinterColumn;

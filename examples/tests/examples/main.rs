@@ -6,6 +6,7 @@
 //! One test binary for the package: each binary links the whole dependency graph.
 #![allow(clippy::unwrap_used)]
 
+mod fleet;
 mod harness;
 mod network;
 mod provisioner;

@@ -1,0 +1,48 @@
+//! `fleet-policy`: copies every policy ConfigMap of the hub into every member cluster named by
+//! the hub's Cluster API kubeconfig Secrets. See `kubegen_examples::fleet`.
+//!
+//! `cargo run -p kubegen-examples --bin fleet-policy -- --kubeconfig hub.kubeconfig`
+
+use std::time::Duration;
+
+use clap::Parser;
+use kubegen_examples::fleet::{FleetPolicy, FleetPolicyOptions};
+use kubegen_examples::target::{Target, TargetFlags};
+use tracing_subscriber::EnvFilter;
+
+/// Copy the hub's policies into every member cluster.
+#[derive(Debug, Parser)]
+struct Flags {
+    #[command(flatten)]
+    target: TargetFlags,
+    /// The hub namespace of the members' `<cluster>-kubeconfig` Secrets.
+    #[arg(long, default_value = "default")]
+    secrets_namespace: String,
+    /// The namespace of the policies, and of their copies in the members.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// Seconds between probes of each member.
+    #[arg(long, default_value_t = 5)]
+    probe_seconds: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let flags = Flags::parse();
+    let log = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(log).init();
+
+    let target = Target::connect(&flags.target).await?;
+    target.print_banner(
+        "fleet-policy",
+        "kubectl create secret generic m1-kubeconfig --from-file=value=m1.kubeconfig && kubectl label secret m1-kubeconfig cluster.x-k8s.io/cluster-name=m1",
+    );
+    let options = FleetPolicyOptions {
+        secrets_namespace: flags.secrets_namespace,
+        namespace: flags.namespace,
+        probe_period: Duration::from_secs(flags.probe_seconds),
+    };
+    FleetPolicy::start(target.client().clone(), &options)
+        .run_until(kubegen_runtime::shutdown_signal())
+        .await
+}
