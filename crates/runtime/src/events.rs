@@ -116,7 +116,7 @@ impl EventBuilder {
         }
     }
 
-    /// An Event about `object`, in the object's namespace, at `now`, named by [`EventNames`]
+    /// An Event about `object`, in the object's namespace, at `now`, named as client-go names Events
     /// (one reconcile deleting several Deployments records Events per Deployment and per
     /// WhiteList, and a Deployment may share a WhiteList's name: the names still differ).
     pub fn build<K>(
