@@ -457,6 +457,9 @@ def self_test():
             ("```sh\nkubegen init shop --group shop.example.com --kind Order --runtime-path ../kubegen\n```", 0),
             ("`image-police --embedded --no-such-flag`", 1),
             ("```sh\ncargo run -p kubegen-controller --bin image-police -- --embedded\n```", 0),
+            ("`kubegen-testserver nodes --kubeconfig FILE`", 0),
+            ("`kubegen-testserver nodes --no-such-flag`", 1),
+            ("`kubegen-testserver --kubeconfig FILE`", 1),
         ]
         for text, want in flag_cases:
             got = len(check_flags("docs/example.md", text, bins))

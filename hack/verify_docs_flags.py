@@ -56,6 +56,13 @@ def flags_of(binary, subcommand, binaries):
     return flags | NOT_FLAGS
 
 
+def commands_of(binary, binaries):
+    """The subcommands `--help` lists under `Commands:` (clap's layout), `help` aside."""
+    text = help_text(binary, None, binaries)
+    section = text.split("Commands:", 1)[1].split("\n\n", 1)[0] if "Commands:" in text else ""
+    return set(re.findall(r"^  ([a-z][a-z-]*)\s", section, re.M)) - {"help"}
+
+
 def required_groups(binary, subcommand, binaries):
     """Alternatives the usage line requires one of: `<--runtime-git <URL>|--runtime-path <DIR>>`."""
     usage = next((line for line in help_text(binary, subcommand, binaries).splitlines()
@@ -128,8 +135,8 @@ def check_flags(path, text, binaries):
             problems.append(f"{path}:{line}: the flag table of `{binary}` lacks `{flag}`")
     for binary, args, line in invocations(text, binaries):
         words = args.split()
-        subcommand = words[0] if words and re.fullmatch(r"[a-z]+", words[0]) and binary == "kubegen" \
-            and words[0] in help_text(binary, None, binaries) else None
+        subcommand = words[0] if words and re.fullmatch(r"[a-z]+", words[0]) \
+            and words[0] in commands_of(binary, binaries) else None
         real = flags_of(binary, subcommand, binaries)
         used = set(FLAG.findall(args))
         for flag in sorted(used - real):
