@@ -161,7 +161,18 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo.join("target"), PathBuf::from);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo)
+    let mut check = Command::new(cargo);
+    // The test runner's `CARGO_PKG_*`, `CARGO_MANIFEST_*` and the like would reach this cargo's
+    // build scripts' `rerun-if-env-changed` (ring watches several): the shared target's
+    // fingerprints would change, and the next `cargo test` would rebuild ring and everything
+    // above it, twice the disk on a CI machine.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_") && name != "CARGO_HOME" {
+            check.env_remove(&*name);
+        }
+    }
+    run(check
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target)
         .args([
