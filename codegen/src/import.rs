@@ -26,8 +26,8 @@
 //!
 //! # Guarantees
 //! - Lossless decoding: every optional field is an `Option` (absent stays absent), and a
-//!   `nullable` one an `Option<Option<T>>`, so `null` stays `null` (the API server drops a `null`
-//!   it may not hold, so only nullable fields ever read back one); numbers keep their type (`i64` for
+//!   `nullable` one (required or not) an `Option<Option<T>>`, so `null` stays `null` (the API
+//!   server drops a `null` it may not hold, so only nullable fields ever read back one); numbers keep their type (`i64` for
 //!   integers, never `f64`), strings with an `enum` stay `String`, so an unknown value decodes and
 //!   re-encodes as is. The types never fill in schema defaults when decoding. The structs of an
 //!   imported package (kinds aside) keep the keys they do not know (`unknown_fields`, see

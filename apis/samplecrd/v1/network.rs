@@ -14,4 +14,7 @@ pub struct NetworkSpec {
     pub cidr: String,
     /// Gateway address inside `cidr`.
     pub gateway: String,
+    /// Link MTU in bytes. `null` is a value of its own: "the platform's default", set on
+    /// purpose and owned by whoever applied it, where absent leaves the choice to others.
+    pub mtu: Option<Option<i32>>,
 }

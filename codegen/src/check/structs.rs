@@ -255,12 +255,14 @@ fn check_markers(package: &Package, def: &StructDef, field: &Field, diags: &mut 
         false,
         "no `+kubegen:listType` other than `set`",
     );
-    let is_option = matches!(field.ty, FieldType::Option(_));
+    // A nullable field (`Option<Option<T>>`) may be required: present, and `null` or a value.
+    let is_option = matches!(field.ty, FieldType::Option(_)) && !field.ty.is_nullable();
     if markers.required && (is_option || markers.optional) {
         diags.error(
             &field.location,
             format!("{place} is both optional and `+kubegen:required`"),
-            "a required field is written without `Option` and without `+kubegen:optional`",
+            "a required field is written without `Option` (or as a nullable \
+             `Option<Option<T>>`) and without `+kubegen:optional`",
         );
     }
     if let Some(default) = &markers.default {

@@ -223,3 +223,13 @@ fn an_imported_package_reserves_the_unknown_fields_name_except_on_kinds() {
         ["8: `Spec.unknown_fields`: the name is taken in an imported package"]
     );
 }
+
+#[test]
+fn only_a_nullable_option_may_be_required() {
+    let types = "pub struct Spec {\n    /// +kubegen:required\n    pub owner: Option<Option<String>>,\n\
+                 /// +kubegen:required\n    pub name: Option<String>,\n}\n";
+    assert_eq!(
+        errors(types),
+        ["5: `Spec.name` is both optional and `+kubegen:required`"]
+    );
+}

@@ -72,14 +72,21 @@ fn dependencies(part: &str, model: &Model) -> Vec<(&'static str, Dep, bool)> {
             deps
         }
         // Kinds and enums from the api crate, `extract` from the client, k8s-openapi's scalars.
-        "applyconfigurations" => vec![
-            ("api", Generated, false),
-            ("client", Rt, false),
-            ("k8s-openapi", ThirdParty, false),
-            ("kube-core", ThirdParty, false),
-            ("serde", ThirdParty, false),
-            ("serde_json", ThirdParty, false),
-        ],
+        "applyconfigurations" => {
+            let mut deps = vec![
+                ("api", Generated, false),
+                ("client", Rt, false),
+                ("k8s-openapi", ThirdParty, false),
+                ("kube-core", ThirdParty, false),
+                ("serde", ThirdParty, false),
+                ("serde_json", ThirdParty, false),
+            ];
+            // A nullable field's configuration can say `null` (`with_<field>_null`).
+            if has_nullable_field(model) {
+                deps.push(("serde_with", ThirdParty, false));
+            }
+            deps
+        }
         "listers" => vec![
             ("api", Generated, false),
             ("cache", Rt, false),

@@ -46,9 +46,8 @@ pub(crate) struct FieldIr {
     pub(crate) ty: Ty,
     /// Listed in the parent's `required`.
     pub(crate) required: bool,
-    /// An optional field whose schema says `nullable: true`: `Option<Option<T>>`, so `null`
-    /// survives a round trip apart from absent. (A required nullable field keeps `nullable` in
-    /// its schema patch: it is never absent, and `T` reads `null` as its default.)
+    /// The schema says `nullable: true`: `Option<Option<T>>`, so `null` survives a round trip
+    /// apart from absent; required or not (a required one is marked `+kubegen:required`).
     pub(crate) nullable: bool,
     /// Marker lines without `///`, e.g. `+kubegen:validation:MaxLength=253`.
     pub(crate) markers: Vec<String>,

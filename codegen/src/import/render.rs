@@ -106,13 +106,18 @@ fn field_text(out: &mut String, field: &FieldIr, rust: &str, needs_json: bool, n
     if needs_json {
         markers.push(format!("+kubegen:json={}", field.json));
     }
+    // A required nullable field is still `Option<Option<T>>`: `null` is a valid value of it,
+    // and a present `null` must not read as absent.
+    if field.required && field.nullable {
+        markers.push("+kubegen:required".to_owned());
+    }
     markers.extend(field.markers.iter().cloned());
     docs_and_markers(out, &field.docs, &markers, "    ");
     let ty = rust_type(&field.ty, names);
-    if field.required {
-        let _ = writeln!(out, "    pub {rust}: {ty},");
-    } else if field.nullable {
+    if field.nullable {
         let _ = writeln!(out, "    pub {rust}: Option<Option<{ty}>>,");
+    } else if field.required {
+        let _ = writeln!(out, "    pub {rust}: {ty},");
     } else {
         let _ = writeln!(out, "    pub {rust}: Option<{ty}>,");
     }

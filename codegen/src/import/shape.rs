@@ -143,7 +143,7 @@ impl Builder<'_> {
         strip_children(&ty, &mut actual);
         named_markers(&self.structs, &ty, node, &mut markers, &mut actual);
         let mut expected = expected(&ty);
-        let nullable = !required && node.get("nullable").and_then(Value::as_bool) == Some(true);
+        let nullable = node.get("nullable").and_then(Value::as_bool) == Some(true);
         if let (true, Some(object)) = (nullable, expected.as_object_mut()) {
             object.insert("nullable".to_owned(), Value::Bool(true));
         }

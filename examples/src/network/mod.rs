@@ -131,6 +131,7 @@ pub fn sample(namespace: &str, name: &str) -> Network {
         spec: NetworkSpec {
             cidr: "10.0.0.0/24".to_owned(),
             gateway: "10.0.0.1".to_owned(),
+            mtu: None,
         },
     }
 }

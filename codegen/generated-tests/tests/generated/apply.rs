@@ -5,6 +5,7 @@
 //! `extract_<kind>` round-trips (applying what a manager owns changes nothing).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubegen_api::apps::v1::{Deployment, StatefulSet};
@@ -16,8 +17,11 @@ use kubegen_applyconfigurations::apps::v1::{
 use kubegen_applyconfigurations::samplecrd::v1::{
     NetworkApplyConfiguration, NetworkSpecApplyConfiguration, extract_network,
 };
-use kubegen_client::{ApplyOptions, Client, CreateOptions, ResourceClient};
+use kubegen_client::{
+    ApplyOptions, CacheOptions, CachedDiscovery, Client, CreateOptions, ResourceClient, RestMapper,
+};
 use kubegen_clientset::Clientset;
+use kubegen_runtime::crds::CrdVersion;
 use serde_json::{Value, json};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -162,7 +166,8 @@ async fn stateful_set_scenario(client: Client, namespace: &str) -> TestResult {
     Ok(())
 }
 
-/// Network `net`, created by `creator`: `gateway-manager` applies `spec.gateway` alone.
+/// Network `net`, created by `creator`: `gateway-manager` applies `spec.gateway` alone, then
+/// `mtu-manager` applies `spec.mtu: null`.
 async fn network_scenario(client: Client, namespace: &str) -> TestResult {
     let cs = Clientset::new(client);
     let networks = cs.samplecrd_v1().networks(namespace);
@@ -174,6 +179,7 @@ async fn network_scenario(client: Client, namespace: &str) -> TestResult {
         spec: NetworkSpec {
             cidr: "10.0.0.0/16".into(),
             gateway: "10.0.0.1".into(),
+            mtu: Some(Some(9000)),
         },
     };
     let create = CreateOptions::default().field_manager("creator");
@@ -219,6 +225,24 @@ async fn network_scenario(client: Client, namespace: &str) -> TestResult {
         again.metadata.resource_version,
         applied.metadata.resource_version
     );
+
+    // `null` in a nullable field is a value an apply sets and owns, taking it from the creator's
+    // 9000; extracted, it is `null` again, not absent.
+    let default_mtu = NetworkApplyConfiguration::new("net", namespace)
+        .with_spec(NetworkSpecApplyConfiguration::default().with_mtu_null());
+    let nulled = networks
+        .apply(
+            "net",
+            &default_mtu,
+            &ApplyOptions::new("mtu-manager").force(true),
+        )
+        .await?;
+    assert_eq!(nulled.spec.mtu, Some(None));
+    assert_eq!(
+        managed_by(&nulled.metadata, "mtu-manager"),
+        [("Apply".to_owned(), json!({"f:spec": {"f:mtu": {}}}))]
+    );
+    assert_eq!(extract_network(&nulled, "mtu-manager")?, default_mtu);
     Ok(())
 }
 
@@ -234,16 +258,28 @@ fn before_apply(error: &kubegen_client::Error) -> bool {
     unsupported
 }
 
-/// Installs deploy/crd.yaml, or deploy/crd-v1beta1.yaml on a server without v1 CRDs (1.15), as
-/// an operator does.
+/// Applies deploy/crd.yaml, so that a cluster several runs share has this checkout's schema
+/// (`crds::install` leaves an existing CRD as it is); on a server without v1 CRDs (1.15), which
+/// has no apply either, installs deploy/crd-v1beta1.yaml.
 async fn install_crds(client: &Client) {
     let deploy = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy"));
     let (v1, v1beta1) = (deploy.join("crd.yaml"), deploy.join("crd-v1beta1.yaml"));
-    let (manifest, _) = kubegen_runtime::crds::manifest_for(client, &v1, &v1beta1)
+    let (manifest, version) = kubegen_runtime::crds::manifest_for(client, &v1, &v1beta1)
         .await
         .unwrap();
     let yaml = std::fs::read_to_string(manifest).unwrap();
-    kubegen_runtime::crds::install(client, &yaml).await.unwrap();
+    if version == CrdVersion::V1beta1 {
+        kubegen_runtime::crds::install(client, &yaml).await.unwrap();
+        return;
+    }
+    let mapper = RestMapper::new(Arc::new(CachedDiscovery::new(
+        client.clone(),
+        CacheOptions::default(),
+    )));
+    let options = ApplyOptions::new("kubegen-generated-tests").force(true);
+    kubegen_runtime::apply::apply_yaml(client, &mapper, "deploy/crd.yaml", &yaml, &options)
+        .await
+        .unwrap();
 }
 
 async fn in_process() -> (kubegen_testserver::TestServer, Client) {

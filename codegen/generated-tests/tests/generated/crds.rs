@@ -111,6 +111,7 @@ async fn generated_crds_are_served_and_round_trip_a_sample_of_each_kind() {
         spec: NetworkSpec {
             cidr: "10.0.0.0/16".into(),
             gateway: "10.0.0.1".into(),
+            mtu: None,
         },
     };
     let client = cs.samplecrd_v1().networks("ns");

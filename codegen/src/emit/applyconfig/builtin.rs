@@ -154,6 +154,8 @@ fn reachable(
                 rust: rust_name(json),
                 json: json.clone(),
                 shape,
+                // k8s-openapi reads no built-in field as nullable (`Option<T>` throughout).
+                nullable: false,
             });
         }
         out.push(ConfigType {

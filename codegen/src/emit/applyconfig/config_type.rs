@@ -31,6 +31,9 @@ pub(crate) struct ConfigField {
     pub(crate) json: String,
     /// The value's shape.
     pub(crate) shape: Shape,
+    /// The schema says `nullable: true`: the configuration can hold an explicit `null`, which
+    /// an apply stores (and owns) as the field's value.
+    pub(crate) nullable: bool,
 }
 
 /// How a field holds its value, which decides its builder.

@@ -94,6 +94,14 @@ fn type_tokens(ty: &ConfigType) -> TokenStream {
                 quote!(::std::collections::BTreeMap<::std::string::String, #value>)
             }
         };
+        if field.nullable {
+            let doc = format!(" `{json}`: unset, `null` (`Some(None)`) or a value.");
+            return quote! {
+                #[doc = #doc]
+                #[serde(rename = #json, default, skip_serializing_if = "Option::is_none", with = "::serde_with::rust::double_option")]
+                pub #ident: ::std::option::Option<::std::option::Option<#ty>>,
+            };
+        }
         let doc = format!(" `{json}`.");
         quote! {
             #[doc = #doc]
@@ -116,16 +124,25 @@ fn type_tokens(ty: &ConfigType) -> TokenStream {
     }
 }
 
+/// `with_<field>`, and for a nullable field also `with_<field>_null`.
 fn builder(field: &ConfigField) -> TokenStream {
     let (ident, json) = (names::ident(&field.rust), &field.json);
     let method = names::ident(&format!("with_{}", field.rust));
-    match &field.shape {
+    // A nullable field holds `Option<Option<_>>`: the builders below reach its inner value.
+    let (value, set_value) = match field.nullable {
+        true => (
+            quote!(self.#ident.get_or_insert(None)),
+            quote!(self.#ident = Some(Some(value))),
+        ),
+        false => (quote!(self.#ident), quote!(self.#ident = Some(value))),
+    };
+    let set = match &field.shape {
         Shape::One(ty) => {
             let doc = format!(" Sets `{json}`.");
             quote! {
                 #[doc = #doc]
                 pub fn #method(mut self, value: #ty) -> Self {
-                    self.#ident = Some(value);
+                    #set_value;
                     self
                 }
             }
@@ -135,20 +152,34 @@ fn builder(field: &ConfigField) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub fn #method(mut self, values: impl IntoIterator<Item = #item>) -> Self {
-                    self.#ident.get_or_insert_with(Vec::new).extend(values);
+                    #value.get_or_insert_with(Vec::new).extend(values);
                     self
                 }
             }
         }
-        Shape::Map(value) => {
+        Shape::Map(value_ty) => {
             let doc = format!(" Inserts into `{json}`.");
             quote! {
                 #[doc = #doc]
-                pub fn #method(mut self, entries: impl IntoIterator<Item = (::std::string::String, #value)>) -> Self {
-                    self.#ident.get_or_insert_with(Default::default).extend(entries);
+                pub fn #method(mut self, entries: impl IntoIterator<Item = (::std::string::String, #value_ty)>) -> Self {
+                    #value.get_or_insert_with(Default::default).extend(entries);
                     self
                 }
             }
+        }
+    };
+    if !field.nullable {
+        return set;
+    }
+    let null = names::ident(&format!("with_{}_null", field.rust));
+    let doc =
+        format!(" Sets `{json}` to `null`, which an apply stores and this manager then owns.");
+    quote! {
+        #set
+        #[doc = #doc]
+        pub fn #null(mut self) -> Self {
+            self.#ident = Some(None);
+            self
         }
     }
 }

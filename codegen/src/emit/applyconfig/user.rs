@@ -25,6 +25,7 @@ pub(super) fn types(ctx: &EmitCtx<'_>, api: &Ident) -> Vec<ConfigType> {
                         rust: rust.to_owned(),
                         json: json.to_owned(),
                         shape: Shape::One(quote!(::std::string::String)),
+                        nullable: false,
                     });
                 }
             }
@@ -32,6 +33,7 @@ pub(super) fn types(ctx: &EmitCtx<'_>, api: &Ident) -> Vec<ConfigType> {
                 rust: field.name.clone(),
                 json: field.json_name.clone(),
                 shape: shape(package, api, field.ty.without_option()),
+                nullable: field.ty.is_nullable(),
             }));
             let (module, version) = (
                 names::ident(&package.module),

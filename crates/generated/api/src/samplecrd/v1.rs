@@ -66,4 +66,12 @@ pub struct NetworkSpec {
     /// Gateway address inside `cidr`.
     #[serde(default)]
     pub gateway: ::std::string::String,
+    /// Link MTU in bytes. `null` is a value of its own: "the platform's default", set on
+    /// purpose and owned by whoever applied it, where absent leaves the choice to others.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::serde_with::rust::double_option"
+    )]
+    pub mtu: ::std::option::Option<::std::option::Option<i32>>,
 }

@@ -85,6 +85,14 @@ pub struct NetworkSpecApplyConfiguration {
     /// `gateway`.
     #[serde(rename = "gateway", default, skip_serializing_if = "Option::is_none")]
     pub gateway: ::std::option::Option<::std::string::String>,
+    /// `mtu`: unset, `null` (`Some(None)`) or a value.
+    #[serde(
+        rename = "mtu",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::serde_with::rust::double_option"
+    )]
+    pub mtu: ::std::option::Option<::std::option::Option<i32>>,
 }
 impl NetworkSpecApplyConfiguration {
     /// Sets `cidr`.
@@ -95,6 +103,16 @@ impl NetworkSpecApplyConfiguration {
     /// Sets `gateway`.
     pub fn with_gateway(mut self, value: ::std::string::String) -> Self {
         self.gateway = Some(value);
+        self
+    }
+    /// Sets `mtu`.
+    pub fn with_mtu(mut self, value: i32) -> Self {
+        self.mtu = Some(Some(value));
+        self
+    }
+    /// Sets `mtu` to `null`, which an apply stores and this manager then owns.
+    pub fn with_mtu_null(mut self) -> Self {
+        self.mtu = Some(None);
         self
     }
 }

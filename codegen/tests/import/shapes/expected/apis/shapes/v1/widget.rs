@@ -95,6 +95,10 @@ pub struct WidgetSpec {
     /// +kubegen:validation:Pattern=^[a-z]+$
     pub name: Option<String>,
     pub other: Option<WidgetSpecOther>,
+    /// Required yet nullable.
+    ///
+    /// +kubegen:required
+    pub owner: Option<Option<String>>,
     /// +kubegen:validation:Enum=Pending;Running
     pub phase: Option<String>,
     /// +kubegen:json=podIP

@@ -77,9 +77,14 @@ pub fn extract_route(
 /// Apply configuration of `apis/mesh/v1: RouteSpec`: every field optional and sent only when set.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct RouteSpecApplyConfiguration {
-    /// `weight`.
-    #[serde(rename = "weight", default, skip_serializing_if = "Option::is_none")]
-    pub weight: ::std::option::Option<i32>,
+    /// `weight`: unset, `null` (`Some(None)`) or a value.
+    #[serde(
+        rename = "weight",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "::serde_with::rust::double_option"
+    )]
+    pub weight: ::std::option::Option<::std::option::Option<i32>>,
     /// `backends`.
     #[serde(rename = "backends", default, skip_serializing_if = "Option::is_none")]
     pub backends: ::std::option::Option<
@@ -92,7 +97,12 @@ pub struct RouteSpecApplyConfiguration {
 impl RouteSpecApplyConfiguration {
     /// Sets `weight`.
     pub fn with_weight(mut self, value: i32) -> Self {
-        self.weight = Some(value);
+        self.weight = Some(Some(value));
+        self
+    }
+    /// Sets `weight` to `null`, which an apply stores and this manager then owns.
+    pub fn with_weight_null(mut self) -> Self {
+        self.weight = Some(None);
         self
     }
     /// Appends to `backends`.

@@ -229,13 +229,14 @@ pub struct RetryApplyConfiguration {
     /// `priority`.
     #[serde(rename = "priority", default, skip_serializing_if = "Option::is_none")]
     pub priority: ::std::option::Option<i64>,
-    /// `deadlineSeconds`.
+    /// `deadlineSeconds`: unset, `null` (`Some(None)`) or a value.
     #[serde(
         rename = "deadlineSeconds",
         default,
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "Option::is_none",
+        with = "::serde_with::rust::double_option"
     )]
-    pub deadline_seconds: ::std::option::Option<i64>,
+    pub deadline_seconds: ::std::option::Option<::std::option::Option<i64>>,
 }
 impl RetryApplyConfiguration {
     /// Sets `limit`.
@@ -263,7 +264,12 @@ impl RetryApplyConfiguration {
     }
     /// Sets `deadlineSeconds`.
     pub fn with_deadline_seconds(mut self, value: i64) -> Self {
-        self.deadline_seconds = Some(value);
+        self.deadline_seconds = Some(Some(value));
+        self
+    }
+    /// Sets `deadlineSeconds` to `null`, which an apply stores and this manager then owns.
+    pub fn with_deadline_seconds_null(mut self) -> Self {
+        self.deadline_seconds = Some(None);
         self
     }
 }
