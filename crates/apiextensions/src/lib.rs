@@ -26,7 +26,8 @@
 //!
 //! [`check_rules`] type-checks a schema's rules when its CRD is written (`rule_check`), and
 //! [`check_policy_expression`] an admission policy's expressions when it is written
-//! (`policy_check`).
+//! (`policy_check`); [`check_typed_policy_expression`] does it with `object` typed by a matched
+//! kind's schema, which [`kind_schema`] reads out of an OpenAPI v3 document (`openapi_schema`).
 //!
 //! [`Expression`] is the same CEL dialect for other API objects, e.g. admission webhooks'
 //! `matchConditions`.
@@ -40,7 +41,7 @@
 //! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`, `cel_cost`
 //! - `cel_overloads`
 //! - `cel_types`
-//! - `cel_library`, `error`, `field`, `formats`, `node`
+//! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`
 
 mod cel_check;
 mod cel_cost;
@@ -54,6 +55,7 @@ mod field;
 mod formats;
 mod listtype;
 mod node;
+mod openapi_schema;
 mod policy_check;
 mod pruning;
 mod rule_check;
@@ -67,7 +69,10 @@ pub use cel_library::{Authorize, AuthzCheck, authorizer_value};
 pub use error::Error;
 pub use expression::Expression;
 pub use field::{ErrorType, FieldError};
-pub use policy_check::{PolicyScope, check_policy_expression};
+pub use openapi_schema::kind_schema;
+pub use policy_check::{
+    PolicyScope, PolicyTypes, check_policy_expression, check_typed_policy_expression,
+};
 
 use crate::field::BadValue;
 use crate::node::Node;

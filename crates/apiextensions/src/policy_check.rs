@@ -8,8 +8,11 @@
 //! What [`crate::cel_check`] does not type is `dyn` here too, so this refuses only what v1.36
 //! refuses.
 
+use serde_json::Value;
+
 use crate::cel_check::check;
 use crate::cel_types::{CelType, Record};
+use crate::node::Node;
 
 /// What a policy expression sees.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +26,17 @@ pub struct PolicyScope {
     pub variables: Option<Vec<(String, String)>>,
 }
 
+/// The schemas that type `object` and `oldObject` (the matched kind's) and `params` (the
+/// `paramKind`'s), each as [`kind_schema`](crate::kind_schema) gives it; `None` leaves the
+/// variable `dyn`, as when the policy is written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PolicyTypes<'a> {
+    /// The matched kind's schema.
+    pub object: Option<&'a Value>,
+    /// The parameter kind's schema.
+    pub params: Option<&'a Value>,
+}
+
 /// Type-checks a policy expression: the name of its result type as cel-go spells it (`bool`,
 /// `string`, `dyn`, ...), or cel-go's issues text (`ERROR: <input>:1:8: undefined field ...`
 /// with source and caret lines). `None` when the parser here cannot read it.
@@ -30,21 +44,40 @@ pub fn check_policy_expression(
     source: &str,
     scope: &PolicyScope,
 ) -> Option<Result<String, String>> {
-    let variables = declared(scope);
+    check_typed_policy_expression(source, scope, PolicyTypes::default())
+}
+
+/// [`check_policy_expression`] with `object`, `oldObject` and `params` typed by `types`: what
+/// kube-controller-manager's policy status controller does for each kind a policy matches
+/// (apiserver `pkg/admission/plugin/policy/validating/typechecking.go`).
+pub fn check_typed_policy_expression(
+    source: &str,
+    scope: &PolicyScope,
+    types: PolicyTypes<'_>,
+) -> Option<Result<String, String>> {
+    let variables = declared(scope, types);
     let found = check(source, &variables)?;
     Some(found.map(|ty| ty.to_string()))
 }
 
+/// The type of a resource of `schema`, `dyn` without one (or where the real server has none).
+fn resource_type(schema: Option<&Value>) -> CelType<'_> {
+    schema
+        .and_then(|schema| CelType::of_rule_node(Node(schema), true))
+        .unwrap_or(CelType::Dyn)
+}
+
 /// The variables of `scope` with their types.
-fn declared(scope: &PolicyScope) -> Vec<(&'static str, CelType<'static>)> {
+fn declared<'a>(scope: &PolicyScope, types: PolicyTypes<'a>) -> Vec<(&'static str, CelType<'a>)> {
+    let object = resource_type(types.object);
     let mut declared = vec![
-        ("object", CelType::Dyn),
-        ("oldObject", CelType::Dyn),
+        ("object", object.clone()),
+        ("oldObject", object),
         ("request", admission_request()),
         ("namespaceObject", namespace()),
     ];
     if scope.params {
-        declared.push(("params", CelType::Dyn));
+        declared.push(("params", resource_type(types.params)));
     }
     if scope.authorizer {
         declared.push(("authorizer", CelType::Dyn));
@@ -197,6 +230,48 @@ mod tests {
                 ("b".into(), "variables.a > 0".into()),
             ]),
         }
+    }
+
+    /// `status.typeChecking` warnings v1.36's controller-manager wrote for a policy on
+    /// Deployments (less the `apps/v1, Kind=Deployment: ` it puts before each).
+    #[test]
+    fn a_typed_object_gets_v1_36_type_checking_verdicts() {
+        let deployment = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "generateName": {"type": "string"}
+                }},
+                "spec": {"type": "object", "properties": {
+                    "replicas": {"type": "integer", "format": "int32"}
+                }}
+            }
+        });
+        let types = PolicyTypes {
+            object: Some(&deployment),
+            params: None,
+        };
+        let check = |source: &str| check_typed_policy_expression(source, &scope(), types).unwrap();
+        assert_eq!(
+            check("object.spec.replicass > 1"),
+            Err("ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^".into())
+        );
+        assert_eq!(
+            check("object.spec.replicas > 'a'"),
+            Err("ERROR: <input>:1:22: found no matching overload for '_>_' applied to '(int, string)'\n | object.spec.replicas > 'a'\n | .....................^".into())
+        );
+        assert_eq!(check("object.metadata.name.size() < 10"), Ok("bool".into()));
+        assert_eq!(
+            check("string(oldObject.spec.replicas)"),
+            Ok("string".into())
+        );
+        assert_eq!(
+            check_policy_expression("object.spec.replicass > 1", &scope()),
+            Some(Ok("bool".into())),
+            "untyped when the policy is written"
+        );
     }
 
     /// Messages recorded on v1.36 with ValidatingAdmissionPolicies using these expressions.

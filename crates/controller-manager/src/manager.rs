@@ -11,7 +11,7 @@ use tokio::{sync::watch, task::JoinSet};
 
 use crate::context::{Context, Runner};
 use crate::options::{Controller, ControllerManagerOptions};
-use crate::{Error, Result, garbagecollector, namespace, serviceaccount};
+use crate::{Error, Result, admissionpolicy, garbagecollector, namespace, serviceaccount};
 
 /// How long [`ControllerManager::run`] waits for the shared informers' first lists.
 const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -104,6 +104,12 @@ impl ControllerManager {
         if self.options.runs(Controller::StatefulSet) {
             let workers = self.options.workers_or(5);
             runners.push(crate::apps::statefulset::start(context, workers));
+        }
+        if self
+            .options
+            .runs(Controller::ValidatingAdmissionPolicyStatus)
+        {
+            runners.push(admissionpolicy::start(context));
         }
         if self.options.runs(Controller::RootCaCertificatePublisher)
             && let Some(pem) = &self.options.root_ca_pem

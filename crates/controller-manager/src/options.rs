@@ -23,11 +23,14 @@ pub enum Controller {
     ReplicaSet,
     /// `statefulset-controller`.
     StatefulSet,
+    /// `validatingadmissionpolicy-status-controller`: type-checks admission policies and writes
+    /// `status.typeChecking`.
+    ValidatingAdmissionPolicyStatus,
 }
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 8] = [
+    pub const ALL: [Controller; 9] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -36,6 +39,7 @@ impl Controller {
         Controller::Deployment,
         Controller::ReplicaSet,
         Controller::StatefulSet,
+        Controller::ValidatingAdmissionPolicyStatus,
     ];
 
     /// kube-controller-manager's name for it (`namespace-controller`, ...).
@@ -49,6 +53,9 @@ impl Controller {
             Controller::Deployment => "deployment-controller",
             Controller::ReplicaSet => "replicaset-controller",
             Controller::StatefulSet => "statefulset-controller",
+            Controller::ValidatingAdmissionPolicyStatus => {
+                "validatingadmissionpolicy-status-controller"
+            }
         }
     }
 

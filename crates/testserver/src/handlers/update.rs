@@ -291,6 +291,15 @@ pub(crate) fn commit(
     check_preconditions(target, &name, old, &incoming)?;
     let status_only = target.subresource.as_deref() == Some("status");
     let status_metadata = strategy_for(def).status_update_metadata();
+    // An apply's field tracker wrote the object's managedFields; a status write keeps the old
+    // metadata otherwise, and would lose the applier's entry.
+    let applied_fields = match fields {
+        Fields::Applied => incoming
+            .get("metadata")
+            .and_then(|meta| meta.get("managedFields"))
+            .cloned(),
+        _ => None,
+    };
     let mut next = merge_for_mode(
         old,
         incoming,
@@ -298,6 +307,9 @@ pub(crate) fn commit(
         def.status_subresource,
         status_metadata,
     );
+    if let Some(managed) = applied_fields {
+        next["metadata"]["managedFields"] = managed;
+    }
     check_finalizers(target, &name, old, &next)?;
     if def.tracks_generation && spec_changed(&old.value, &next, def.status_subresource) {
         let generation = old

@@ -17,10 +17,10 @@
 //! checker falls back to `dyn`, only the errors visible in the syntax are found: a validation or
 //! match condition that is a field or index of the untyped `object`, `oldObject` or `params` (or
 //! a variable that is), `must evaluate to bool but got dyn`; `variables` in a match condition
-//! and `authorizer` in a message expression, `undeclared reference`. Mutations are parsed only. v1.36's policy status controller (in kube-controller-manager) also
-//! writes `status.typeChecking` warnings from the matched kinds' schemas; here no type is
-//! known, so nothing is written there. Parse errors are worded by kubegen's CEL parser after v1.36's
-//! `compilation failed: ` prefix.
+//! and `authorizer` in a message expression, `undeclared reference`. Mutations are parsed only.
+//! Parse errors are worded by kubegen's CEL parser after v1.36's `compilation failed: ` prefix.
+//! `status.typeChecking`, typed by the matched kinds' schemas, is written afterwards by the
+//! controller-manager's `validatingadmissionpolicy-status-controller`, as on a cluster.
 
 use kubegen_apiextensions::PolicyScope;
 use serde_json::{Map, Value, json};

@@ -379,6 +379,36 @@ async fn status_writers_are_managers_of_the_status_subresource() {
         reply.body["message"],
         "Apply failed with 1 conflict: conflict with \"ctrl\" with subresource \"status\" using apps/v1: .status.replicas"
     );
+    let status = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d1"}, "status": {"replicas": 3}});
+    let reply = h
+        .http
+        .patch(
+            &format!("{DEPLOY}/d1/status?fieldManager=m3&force=true"),
+            APPLY,
+            status,
+        )
+        .await;
+    let managers: Vec<Value> = reply.body["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            json!([
+                e["manager"],
+                e["operation"],
+                e["subresource"],
+                e["fieldsV1"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        managers,
+        [
+            json!(["m1", "Apply", null, {"f:spec": {"f:selector": {}, "f:template": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:containers": {"k:{\"name\":\"a\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}]),
+            json!(["m3", "Apply", "status", {"f:status": {"f:replicas": {}}}]),
+        ],
+        "a forced status apply takes the field from the status writer"
+    );
 }
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
