@@ -11,7 +11,7 @@
 //! which Go's encoder writes for struct fields that are never omitted.
 //!
 //! # Not here
-//! A Service's allocated `clusterIP`/`ipFamilies`, a Job's generated selector and labels (which
+//! A Service's allocated `clusterIP`/`ipFamilies` (`service.rs`), a Job's generated selector and labels (which
 //! need its uid), and the admission plugins that change Pods on create (`Priority`,
 //! `DefaultTolerationSeconds`) are not defaults: see [`pod_admission`] for the last two.
 
@@ -230,6 +230,9 @@ fn service(object: &mut Map<String, Value>) -> Option<()> {
     }
     if kind == "NodePort" || kind == "LoadBalancer" {
         insert_absent(spec, "externalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        insert_absent(spec, "allocateLoadBalancerNodePorts", json!(true));
     }
     for port in objects(spec, "ports") {
         insert_absent(port, "protocol", json!("TCP"));

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use crate::kinds::custom_resource::{self, edge::Edge};
 use crate::kinds::strategy::{Review, Strategy};
 use crate::kinds::{
-    admission_policy, config_data, crd, namespace, pod, policy_binding, webhook_configuration,
+    admission_policy, config_data, crd, namespace, pod, policy_binding, service,
+    webhook_configuration,
 };
 use crate::registry::ResourceDefinition;
 use crate::request::scope::Scope;
@@ -107,6 +108,7 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("", "secrets") => &config_data::ConfigData { secret: true },
         ("", "serviceaccounts") => &ServiceAccounts,
         ("", "pods") => &pod::Pods,
+        ("", "services") => &service::Services,
         ("", "nodes") => &Nodes,
         ("", "persistentvolumeclaims") => &Claims,
         ("apps", "deployments") => &AppsWorkloads {

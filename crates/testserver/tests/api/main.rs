@@ -26,6 +26,7 @@ mod negotiation;
 mod openapi;
 mod rbac;
 mod scale;
+mod services;
 mod shard_selector;
 mod smoke;
 mod tables;
