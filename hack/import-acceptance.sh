@@ -64,7 +64,7 @@ for module in sorted(os.listdir(apis)):
         folder = os.path.join(apis, module, version)
         group = re.search(r"\+groupName=(\S+)", open(os.path.join(folder, "mod.rs")).read()).group(1)
         source = open(os.path.join(clientset, module, version + ".rs")).read()
-        accessors = {client: (name, bool(ns)) for name, ns, client in re.findall(r"pub fn (\w+)\(&self(, namespace: &str)?\) -> (\w+)Client", source) if not name.endswith("_all_namespaces")}
+        accessors = {client: (name, bool(ns)) for name, ns, client in re.findall(r"pub fn (\w+)\(\s*&self(,\s*namespace: &str)?,?\s*\) -> (\w+)Client", source) if not name.endswith("_all_namespaces")}
         for name in sorted(os.listdir(folder)):
             text = open(os.path.join(folder, name)).read()
             for tags, kind in re.findall(r"((?:/// .*\n)*)pub struct (\w+)", text):

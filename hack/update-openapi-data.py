@@ -65,6 +65,7 @@ SERVED = {
     },
     "batch/v1": {"jobs": ["status"], "cronjobs": ["status"]},
     "coordination.k8s.io/v1": {"leases": []},
+    "discovery.k8s.io/v1": {"endpointslices": []},
     "authentication.k8s.io/v1": {"selfsubjectreviews": [], "tokenreviews": []},
     "authorization.k8s.io/v1": {
         "selfsubjectaccessreviews": [],

@@ -23,6 +23,7 @@
 //! | `deployment-controller` | `pkg/controller/deployment/*.go`, `deployment/util/*.go` | `apps/deployment/` |
 //! | `replicaset-controller` | `pkg/controller/replicaset/replica_set.go` | `apps/replicaset.rs` |
 //! | `statefulset-controller` | `pkg/controller/statefulset/*.go`, `pkg/controller/history/controller_history.go` | `apps/statefulset/` |
+//! | `endpointslice-controller` | `pkg/controller/endpointslice/endpointslice_controller.go`, `staging/src/k8s.io/endpointslice/{reconciler,utils}.go` | `endpointslice/` |
 //! | `validatingadmissionpolicy-status-controller` | `pkg/controller/validatingadmissionpolicystatus/controller.go`, apiserver `pkg/admission/plugin/policy/validating/typechecking.go` | `admissionpolicy/` |
 //! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `apps/controller_ref.rs`, `apps/expectations.rs`, `apps/pods.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
@@ -42,7 +43,7 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `manager`
-//! - `admissionpolicy`, `apps`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `admissionpolicy`, `apps`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`
 //! - `context`, `worker`
 //! - `error`, `options`
 
@@ -52,6 +53,7 @@
 mod admissionpolicy;
 mod apps;
 mod context;
+mod endpointslice;
 mod error;
 mod garbagecollector;
 mod manager;

@@ -11,7 +11,9 @@ use tokio::{sync::watch, task::JoinSet};
 
 use crate::context::{Context, Runner};
 use crate::options::{Controller, ControllerManagerOptions};
-use crate::{Error, Result, admissionpolicy, garbagecollector, namespace, serviceaccount};
+use crate::{
+    Error, Result, admissionpolicy, endpointslice, garbagecollector, namespace, serviceaccount,
+};
 
 /// How long [`ControllerManager::run`] waits for the shared informers' first lists.
 const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -104,6 +106,9 @@ impl ControllerManager {
         if self.options.runs(Controller::StatefulSet) {
             let workers = self.options.workers_or(5);
             runners.push(crate::apps::statefulset::start(context, workers));
+        }
+        if self.options.runs(Controller::EndpointSlice) {
+            runners.push(endpointslice::start(context));
         }
         if self
             .options

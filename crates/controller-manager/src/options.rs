@@ -23,6 +23,8 @@ pub enum Controller {
     ReplicaSet,
     /// `statefulset-controller`.
     StatefulSet,
+    /// `endpointslice-controller`: the EndpointSlices of Services with a selector.
+    EndpointSlice,
     /// `validatingadmissionpolicy-status-controller`: type-checks admission policies and writes
     /// `status.typeChecking`.
     ValidatingAdmissionPolicyStatus,
@@ -30,7 +32,7 @@ pub enum Controller {
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 9] = [
+    pub const ALL: [Controller; 10] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -39,6 +41,7 @@ impl Controller {
         Controller::Deployment,
         Controller::ReplicaSet,
         Controller::StatefulSet,
+        Controller::EndpointSlice,
         Controller::ValidatingAdmissionPolicyStatus,
     ];
 
@@ -53,6 +56,7 @@ impl Controller {
             Controller::Deployment => "deployment-controller",
             Controller::ReplicaSet => "replicaset-controller",
             Controller::StatefulSet => "statefulset-controller",
+            Controller::EndpointSlice => "endpointslice-controller",
             Controller::ValidatingAdmissionPolicyStatus => {
                 "validatingadmissionpolicy-status-controller"
             }

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod endpointslices;
 mod statefulset;
 
 use std::{future::Future, time::Duration};

@@ -286,6 +286,7 @@ const BUILTINS: &[Builtin] = &[
     Builtin { group: "apps", version: "v1", kind: "DaemonSet", plural: "daemonsets", short: &["ds"], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "Job", plural: "jobs", short: &[], namespaced: true, status: true, generation: true },
     Builtin { group: "batch", version: "v1", kind: "CronJob", plural: "cronjobs", short: &["cj"], namespaced: true, status: true, generation: true },
+    Builtin { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice", plural: "endpointslices", short: &[], namespaced: true, status: false, generation: true },
     Builtin { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", short: &[], namespaced: true, status: false, generation: false },
     Builtin { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview", plural: "selfsubjectreviews", short: &[], namespaced: false, status: false, generation: false },
     Builtin { group: "authentication.k8s.io", version: "v1", kind: "TokenReview", plural: "tokenreviews", short: &[], namespaced: false, status: false, generation: false },
