@@ -17,6 +17,13 @@ use k8s_openapi::api::core::v1::{Pod, Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
+/// The value of the managed-by label, the controller's name for itself.
+pub(crate) const CONTROLLER_NAME: &str = "endpointslice-controller.k8s.io";
+/// Who manages a slice.
+pub(crate) const MANAGED_BY_LABEL: &str = "endpointslice.kubernetes.io/managed-by";
+/// Which Service a slice belongs to.
+pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
 /// The most endpoints in one slice (`--max-endpoints-per-slice`).
 pub(crate) const MAX_ENDPOINTS: usize = 100;
 
@@ -162,12 +169,9 @@ fn named_port(pod: &Pod, name: &str, protocol: &str) -> Option<i32> {
 /// `service.kubernetes.io/headless` for a headless Service (`setEndpointSliceLabels`).
 pub(crate) fn labels(service: &Service) -> BTreeMap<String, String> {
     let mut labels = service.metadata.labels.clone().unwrap_or_default();
+    labels.insert(MANAGED_BY_LABEL.into(), CONTROLLER_NAME.into());
     labels.insert(
-        super::MANAGED_BY_LABEL.into(),
-        super::CONTROLLER_NAME.into(),
-    );
-    labels.insert(
-        super::SERVICE_NAME_LABEL.into(),
+        SERVICE_NAME_LABEL.into(),
         service.metadata.name.clone().unwrap_or_default(),
     );
     let headless = service.spec.as_ref().and_then(|s| s.cluster_ip.as_deref()) == Some("None");

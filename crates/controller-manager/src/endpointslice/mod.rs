@@ -56,14 +56,8 @@ use crate::context::{Context, Runner, stopped};
 use crate::error::request;
 use crate::worker::{self, Next};
 
-use desired::Slice;
+use desired::{CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, Slice};
 
-/// The value of the managed-by label, the controller's name for itself.
-pub(crate) const CONTROLLER_NAME: &str = "endpointslice-controller.k8s.io";
-/// Who manages a slice.
-pub(crate) const MANAGED_BY_LABEL: &str = "endpointslice.kubernetes.io/managed-by";
-/// Which Service a slice belongs to.
-pub(crate) const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 /// When the change a slice's content reflects happened.
 const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 
