@@ -300,3 +300,17 @@ async fn rules_of_each_version_are_checked_at_their_own_paths() {
     expected.sort();
     assert_eq!(causes, expected);
 }
+
+/// v1.36.2 stored Istio's `percentage: {value: 100.0}` and read it back as `100`: whole numbers
+/// written with a fraction are kept as Go's decoder reads them.
+#[tokio::test]
+async fn whole_numbers_with_a_fraction_read_back_as_integers() {
+    let h = harness().await;
+    let reply = h
+        .http
+        .post(PROBES, probe("n", json!({"replicas": 3.0})))
+        .await;
+    assert_eq!(reply.code, 201, "{}", reply.body);
+    let read = h.http.get(&format!("{PROBES}/n")).await;
+    assert_eq!(read.body["spec"]["replicas"].to_string(), "3");
+}

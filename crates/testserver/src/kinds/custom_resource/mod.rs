@@ -22,9 +22,11 @@
 //! - `managers`
 //! - `edge`
 //! - `conversion`, `schema`
+//! - `numbers`
 
 pub(crate) mod conversion;
 pub(crate) mod edge;
 pub(crate) mod managers;
+pub(crate) mod numbers;
 pub(crate) mod prune;
 pub(crate) mod schema;

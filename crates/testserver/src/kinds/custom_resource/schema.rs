@@ -25,6 +25,7 @@ use kubegen_apiextensions::Schema;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
+use super::numbers;
 use crate::registry::{ResourceDefinition, ResourceKey};
 use crate::request::scope::Scope;
 use crate::status::{ApiError, cause};
@@ -65,6 +66,7 @@ fn schema_of(state: &State, def: &ResourceDefinition) -> Option<Arc<Schema>> {
 
 /// Prunes and defaults an incoming custom resource (the real server's decoding of a body).
 pub(crate) fn decode(state: &State, def: &ResourceDefinition, object: &mut Map<String, Value>) {
+    object.values_mut().for_each(numbers::as_go_keeps);
     let Some(schema) = schema_of(state, def) else {
         return;
     };
@@ -87,6 +89,7 @@ enum Endpoint {
 /// Prunes and defaults `object`, a custom resource about to be stored, as the real server's
 /// codec does. Nothing happens for kinds no CRD schema covers.
 pub(crate) fn settle(state: &State, def: &ResourceDefinition, object: &mut Value) {
+    numbers::as_go_keeps(object);
     if let Some(schema) = schema_of(state, def) {
         schema.prune(object);
         schema.default(object);
