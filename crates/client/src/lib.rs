@@ -85,7 +85,7 @@ mod request;
 mod resource_client;
 mod scale;
 mod secret_token;
-mod spdy;
+pub mod spdy;
 mod spdy_exec;
 mod spdy_forward;
 mod spdy_upgrade;

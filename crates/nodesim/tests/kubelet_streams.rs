@@ -13,6 +13,7 @@ use kubegen_client::{
     ResourceClient,
 };
 use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
+use kubegen_testserver::{Failure, RequestMatch};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -257,6 +258,98 @@ async fn attach_echoes_stdin_until_it_closes() {
         );
     })
     .await;
+}
+
+/// The SPDY path of exec and attach: the WebSocket attempt (a `GET`) is refused once by an
+/// injected fault, so the client retries over SPDY (a `POST`), which the test server passes to
+/// the simulated kubelet's SPDY endpoint unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_and_attach_over_spdy_when_the_websocket_is_refused() {
+    let server = kubegen_testserver::TestServer::start().await;
+    let client = server.client();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = NodeSimOptions::default().nodes(1);
+    let simulator = tokio::spawn(NodeSimulator::new(client.clone(), options).run(async {
+        let _ = stopped.await;
+    }));
+    running_pod(&client, "web", false, "Always").await;
+    let refuse_websocket = |resource: &str| {
+        let matcher = RequestMatch::any().verb("get").resource(resource);
+        server
+            .faults()
+            .fail_next(1, matcher, Failure::InternalError);
+    };
+
+    refuse_websocket("pods/exec");
+    let script = ["sh", "-c", "echo out; echo oops >&2; exit 3"];
+    let process = client
+        .exec("default", "web", &script, &ExecOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (process.over_spdy(), process.protocol()),
+        (true, "v4.channel.k8s.io")
+    );
+    let out = process.output().await.unwrap();
+    assert_eq!(out.status.code(), 3);
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice()),
+        (b"out\n".as_slice(), b"oops\n".as_slice())
+    );
+
+    // stdin, half-closed with a FIN: `cat` ends with it.
+    refuse_websocket("pods/exec");
+    let with_stdin = ExecOptions {
+        stdin: true,
+        ..ExecOptions::default()
+    };
+    let mut process = client
+        .exec("default", "web", &["cat"], &with_stdin)
+        .await
+        .unwrap();
+    assert!(process.over_spdy());
+    let mut stdin = process.take_stdin().unwrap();
+    stdin.write_all(b"piped through\n").await.unwrap();
+    stdin.shutdown().await.unwrap();
+    drop(stdin);
+    let out = process.output().await.unwrap();
+    assert_eq!(
+        (out.status.code(), out.stdout.as_slice()),
+        (0, b"piped through\n".as_slice())
+    );
+
+    // A command that cannot start: the InternalError status on the error stream.
+    refuse_websocket("pods/exec");
+    let process = client
+        .exec(
+            "default",
+            "web",
+            &["rm", "-rf", "/"],
+            &ExecOptions::default(),
+        )
+        .await
+        .unwrap();
+    let err = process.output().await.unwrap_err();
+    let Error::RemoteCommandFailed { status, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(status.reason, "InternalError");
+
+    refuse_websocket("pods/attach");
+    let mut process = client.attach("default", "web", &with_stdin).await.unwrap();
+    assert!(process.over_spdy());
+    let mut stdin = process.take_stdin().unwrap();
+    stdin.write_all(b"typed\n").await.unwrap();
+    stdin.shutdown().await.unwrap();
+    drop(stdin);
+    let out = process.output().await.unwrap();
+    assert_eq!(
+        (out.status.code(), out.stdout.as_slice()),
+        (0, b"typed\n".as_slice())
+    );
+
+    let _ = stop.send(());
+    simulator.await.unwrap().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
