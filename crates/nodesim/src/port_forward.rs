@@ -85,7 +85,7 @@ pub(crate) fn serve<B>(
     if is_spdy_upgrade(&request) {
         let (response, _, upgrade) = match accept_spdy(&mut request, &[SPDY_PROTOCOL]) {
             Ok(accepted) => accepted,
-            Err(refusal) => return refusal,
+            Err(refusal) => return *refusal,
         };
         tokio::spawn(async move {
             if let Ok(upgraded) = upgrade.await {
@@ -107,7 +107,7 @@ pub(crate) fn serve<B>(
             if let Ok(upgraded) = upgrade.await {
                 let io = TokioIo::new(upgraded);
                 let socket = WebSocketStream::from_raw_socket(io, Role::Server, None).await;
-                port_forward_spdy::session(Transport::Tunnel(socket), responder).await;
+                port_forward_spdy::session(Transport::Tunnel(Box::new(socket)), responder).await;
             }
         });
         return response;

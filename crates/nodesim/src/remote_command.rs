@@ -82,7 +82,7 @@ pub(crate) fn serve<B>(
         let (response, protocol, upgrade) =
             match accept_spdy(&mut request, &remote_command_spdy::PROTOCOLS) {
                 Ok(accepted) => accepted,
-                Err(refusal) => return refusal,
+                Err(refusal) => return *refusal,
             };
         let session = remote_command_spdy::session(upgrade, protocol, streams, (job, env, host));
         tokio::spawn(session);

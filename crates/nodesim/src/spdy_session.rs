@@ -34,7 +34,7 @@ pub(crate) enum Transport {
     /// The upgraded connection itself.
     Raw(Io),
     /// Binary messages of a WebSocket on it.
-    Tunnel(WebSocketStream<Io>),
+    Tunnel(Box<WebSocketStream<Io>>),
 }
 
 /// What the client did.
@@ -103,7 +103,7 @@ pub(crate) fn start(transport: Transport) -> Session {
             });
         }
         Transport::Tunnel(socket) => {
-            let (sink, mut source) = socket.split();
+            let (sink, mut source) = (*socket).split();
             tokio::spawn(write_tunnel(sink, out_rx));
             let replies = outgoing.clone();
             tokio::spawn(async move {

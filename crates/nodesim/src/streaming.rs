@@ -111,6 +111,9 @@ pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body>
     response
 }
 
+/// An accepted upgrade: the `101` answer to send, the protocol chosen, and the upgrade to await.
+pub(crate) type Accepted = (Response<Body>, &'static str, OnUpgrade);
+
 /// The header that offers (request) and names (answer) a SPDY stream protocol.
 const PROTOCOL_VERSION: &str = "x-stream-protocol-version";
 /// The header that lists the server's protocols when none of the offered ones is spoken.
@@ -131,7 +134,7 @@ pub(crate) fn is_spdy_upgrade<B>(request: &Request<B>) -> bool {
 pub(crate) fn accept_spdy<B>(
     request: &mut Request<B>,
     speaks: &[&'static str],
-) -> Result<(Response<Body>, &'static str, OnUpgrade), Response<Body>> {
+) -> Result<Accepted, Box<Response<Body>>> {
     let offered: Vec<String> = request
         .headers()
         .get_all(PROTOCOL_VERSION)
@@ -142,10 +145,10 @@ pub(crate) fn accept_spdy<B>(
         .filter(|p| !p.is_empty())
         .collect();
     if offered.is_empty() {
-        return Err(text(
+        return Err(Box::new(text(
             StatusCode::BAD_REQUEST,
             "unable to upgrade: header X-Stream-Protocol-Version does not exist in request\n",
-        ));
+        )));
     }
     let Some(protocol) = offered
         .iter()
@@ -165,7 +168,7 @@ pub(crate) fn accept_spdy<B>(
                 HeaderValue::from_static(protocol),
             );
         }
-        return Err(refusal);
+        return Err(Box::new(refusal));
     };
     let upgrade = hyper::upgrade::on(request);
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
@@ -183,7 +186,7 @@ pub(crate) fn accept_spdy<B>(
 pub(crate) fn accept_websocket<B>(
     request: &mut Request<B>,
     speaks: &[&'static str],
-) -> Result<(Response<Body>, &'static str, OnUpgrade), Refusal> {
+) -> Result<Accepted, Refusal> {
     let headers = request.headers();
     let is_websocket = headers
         .get(UPGRADE)

@@ -497,3 +497,36 @@ async fn logs_exec_and_attach_through_a_real_api_server_on_cluster() {
     simulator.await.unwrap().unwrap();
     let _ = nodes.delete(node, &DeleteOptions::default()).await;
 }
+
+/// A measurement, not a check: `echo` exec round trips (upgrade, output, exit status) of
+/// kubegen's client against the server of `$KUBECONFIG`, to set beside kubectl's on the same
+/// Pod (`docs/performance.md`). `KUBEGEN_EXEC_BENCH_POD=namespace/pod` names a running Pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --ignored, see docs/performance.md"]
+async fn exec_echo_round_trip_p50() {
+    let target = std::env::var("KUBEGEN_EXEC_BENCH_POD").expect("KUBEGEN_EXEC_BENCH_POD=ns/pod");
+    let (namespace, pod) = target.split_once('/').expect("namespace/pod");
+    let load = kubegen_client::LoadOptions::default();
+    let client = Client::new(kubegen_client::Config::load(&load).await.unwrap()).unwrap();
+    let opts = ExecOptions::default();
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let start = std::time::Instant::now();
+        let process = client
+            .exec(namespace, pod, &["echo", "hi"], &opts)
+            .await
+            .unwrap();
+        let out = process.output().await.unwrap();
+        assert_eq!(out.stdout, b"hi\n");
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let at = |q: usize| times[(times.len() * q / 100).min(times.len() - 1)];
+    println!(
+        "kubegen-client exec echo: n={} p50={:?} p90={:?} p99={:?}",
+        times.len(),
+        at(50),
+        at(90),
+        at(99)
+    );
+}
