@@ -138,7 +138,86 @@ fn forward(
 
 #[cfg(test)]
 mod tests {
+    use kubegen_client::spdy::{Frame, Reader};
+
     use super::*;
+
+    /// The frames `outgoing` sends until both of a pair's streams have ended.
+    async fn frames_until_closed(
+        frames: &mut tokio::sync::mpsc::Receiver<Option<bytes::Bytes>>,
+    ) -> Vec<Frame> {
+        let mut reader = Reader::default();
+        let mut seen = Vec::new();
+        let mut fins = 0;
+        while fins < 2 {
+            let frame = frames.recv().await.unwrap().unwrap();
+            reader.push(&frame);
+            while let Some(frame) = reader.next_frame().unwrap() {
+                if matches!(frame, Frame::Data { fin: true, .. }) {
+                    fins += 1;
+                }
+                seen.push(frame);
+            }
+        }
+        seen
+    }
+
+    fn pair(port: &str) -> Pair {
+        Pair {
+            data: Some((3, port.to_owned())),
+            error: Some(1),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pair_reaches_its_ports_responder_and_both_streams_end_with_it() {
+        let (outgoing, mut frames) = Outgoing::for_test();
+        let (data, mut port) = forward(pair("9000"), &Responder::default(), &outgoing).unwrap();
+        assert_eq!(data, 3);
+        port.write_all(b"ping").await.unwrap();
+        port.shutdown().await.unwrap();
+        let data = |fin, bytes: &'static [u8]| Frame::Data {
+            stream_id: 3,
+            fin,
+            data: bytes::Bytes::from_static(bytes),
+        };
+        let error_fin = Frame::Data {
+            stream_id: 1,
+            fin: true,
+            data: bytes::Bytes::new(),
+        };
+        assert_eq!(
+            frames_until_closed(&mut frames).await,
+            [data(false, b"ping"), data(true, b""), error_fin]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_port_is_reported_on_the_error_stream() {
+        let (outgoing, mut frames) = Outgoing::for_test();
+        assert!(forward(pair("http"), &Responder::default(), &outgoing).is_none());
+        let seen = frames_until_closed(&mut frames).await;
+        let Frame::Data {
+            stream_id: 1,
+            fin: true,
+            data,
+        } = &seen[0]
+        else {
+            panic!("{seen:?}");
+        };
+        assert_eq!(
+            String::from_utf8_lossy(data),
+            "error forwarding port http: port must be in the range 1-65535"
+        );
+        assert!(matches!(
+            seen[1],
+            Frame::Data {
+                stream_id: 3,
+                fin: true,
+                ..
+            }
+        ));
+    }
 
     fn headers(kind: &str, port: &str, request: &str) -> Headers {
         vec![

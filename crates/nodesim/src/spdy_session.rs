@@ -63,6 +63,25 @@ enum Out {
 pub(crate) struct Outgoing(mpsc::Sender<Out>);
 
 impl Outgoing {
+    /// An `Outgoing` whose frames a test reads back (`None` marks [`Outgoing::close`]).
+    #[cfg(test)]
+    pub(crate) fn for_test() -> (Outgoing, mpsc::Receiver<Option<Bytes>>) {
+        let (tx, mut rx) = mpsc::channel(64);
+        let (frames_tx, frames) = mpsc::channel(64);
+        tokio::spawn(async move {
+            while let Some(out) = rx.recv().await {
+                let frame = match out {
+                    Out::Frame(frame) => Some(frame),
+                    Out::Close => None,
+                };
+                if frames_tx.send(frame).await.is_err() {
+                    return;
+                }
+            }
+        });
+        (Outgoing(tx), frames)
+    }
+
     /// Data on `stream_id`; `fin` ends the server's side. False when the connection is gone.
     pub(crate) async fn data(&self, stream_id: u32, data: &[u8], fin: bool) -> bool {
         let frame = spdy::data_frame(stream_id, fin, data);
