@@ -128,6 +128,31 @@ exec_exit_code() {
   echo "exit=$rc"
 }
 attach_stdin() { echo "typed" | k -n "$ns" attach -i talk; }
+# kubectl's SPDY path (the one before WebSockets, and its fallback when a WebSocket is refused).
+spdy() { KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false KUBECTL_PORT_FORWARD_WEBSOCKETS=false "$@"; }
+# Forwards a free local port to port 9000 of Pod talk with kubectl port-forward and sends a line
+# through it with bash's /dev/tcp: the simulated Pod's echo responder sends it back.
+port_forward_round_trip() {
+  local out=$work/port-forward.out port= line=
+  k -n "$ns" port-forward pod/talk :9000 >"$out" 2>&1 &
+  local forwarder=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/^Forwarding from 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$out" | head -n 1)
+    [ -n "$port" ] && break
+    kill -0 "$forwarder" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -n "$port" ]; then
+    exec 3<>"/dev/tcp/127.0.0.1/$port"
+    echo "round trip through port $port" >&3
+    read -r -t 10 line <&3 || true
+    exec 3<&-
+  fi
+  kill "$forwarder" 2>/dev/null || true
+  wait "$forwarder" 2>/dev/null || true
+  [ -n "$line" ] || { cat "$out"; return 1; }
+  echo "$line"
+}
 # Creates a suspended Job $1 and a Pod $1 it owns: the simulated kubelet runs a Job's Pod to
 # completion, and a suspended Job makes no Pods of its own.
 finishing_pod() {
@@ -312,9 +337,14 @@ if [ -n "$server_pid" ]; then
   check "exec prints the exit code" 'command terminated with exit code 3' -- exec_exit_code
   refuse "exec of a command outside the simulated set" 'executable file not found in \$PATH' -- k -n "$ns" exec talk -- rm -rf /
   check "attach -i" '^typed$' -- attach_stdin
-  # (kubectl port-forward is left out: kubectl offers only the SPDY tunnel, which a real API
-  # server terminates and the simulated kubelet does not speak; kubegen-client's port-forward is
-  # tested end to end in crates/nodesim/tests/kubelet_streams.rs)
+  # The same over SPDY/3.1, as kubectl speaks it with the WebSocket features off.
+  check "exec over SPDY" '^hello$' -- spdy k -n "$ns" exec talk -- echo hello
+  check "exec -i over SPDY" '^piped through$' -- spdy exec_stdin
+  check "exec exit code over SPDY" '^exit=3$' -- spdy exec_exit_code
+  check "attach -i over SPDY" '^typed$' -- spdy attach_stdin
+  # port-forward: the SPDY tunnel in a WebSocket (kubectl's default), then plain SPDY.
+  check "port-forward (WebSocket tunnel)" '^round trip through port [0-9]+$' -- port_forward_round_trip
+  check "port-forward over SPDY" '^round trip through port [0-9]+$' -- spdy port_forward_round_trip
   check "a Pod that runs to completion (a suspended Job's)" 'pod/finish created' -- finishing_pod finish
   check "it succeeds" 'condition met' -- k -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/finish --timeout=60s
   check "logs -f of a finished container ends" '^nodesim: container finish exited with code 0$' -- k -n "$ns" logs -f finish

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -168,16 +168,6 @@ fn stream_type(body: &[u8]) -> String {
     String::new()
 }
 
-/// A `SYN_REPLY` for `stream` with an empty header block (the client skips it undecoded).
-fn syn_reply(stream: u32) -> Bytes {
-    let mut frame = BytesMut::new();
-    frame.put_u16(0x8003);
-    frame.put_u16(2);
-    frame.put_u32(4);
-    frame.put_u32(stream);
-    frame.freeze()
-}
-
 /// Answers one SPDY upgrade on `tcp` and, if accepted, plays the command of its query.
 pub(crate) async fn serve_spdy(mut tcp: TcpStream, answer: SpdyAnswer, seen: Arc<Mutex<SpdySeen>>) {
     let head = read_head(&mut tcp).await;
@@ -228,7 +218,9 @@ pub(crate) async fn serve_spdy(mut tcp: TcpStream, answer: SpdyAnswer, seen: Arc
         tcp,
         buffer: BytesMut::new(),
     };
-    // As the kubelet: every expected stream must arrive before the command starts.
+    // As the kubelet: every expected stream must arrive before the command starts, each
+    // accepted with an empty header block in the server's own zlib stream.
+    let mut replies = spdy::Writer::default();
     while seen.lock().streams.len() < expected {
         let Some(frame) = conn.next().await else {
             return;
@@ -236,7 +228,7 @@ pub(crate) async fn serve_spdy(mut tcp: TcpStream, answer: SpdyAnswer, seen: Arc
         if let RawFrame::Control { kind: 1, body } = frame {
             let id = u32::from_be_bytes([body[0], body[1], body[2], body[3]]) & 0x7fff_ffff;
             seen.lock().streams.push((id, stream_type(&body)));
-            conn.send(&syn_reply(id)).await;
+            conn.send(&replies.syn_reply(id, &[], false)).await;
         }
     }
     let id_of = |kind: &str| {

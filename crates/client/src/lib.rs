@@ -30,6 +30,7 @@
 //! | `tools/remotecommand` (`NewWebSocketExecutor`, `StreamOptions`), `kubectl exec`/`attach` | [`Client::exec`], [`Client::attach`], [`RemoteProcess`] | `remote_command.rs`, `websocket_exec.rs`, `channel.rs`, `websocket.rs`, `exec_pipes.rs` |
 //! | `remotecommand.NewFallbackExecutor`, `NewSPDYExecutor` (`v1.go`..`v4.go`) | the same calls, falling back to SPDY | `fallback.rs`, `spdy_exec.rs`, `spdy_upgrade.rs`, `spdy.rs` |
 //! | `tools/portforward` (`PortForwarder`, `parsePorts`), `kubectl port-forward` | [`Client::port_forward`], [`Client::forward_local_ports`], [`PortMapping`] | `port_forward.rs`, `spdy_forward.rs`, `spdy.rs` |
+//! | `github.com/moby/spdystream/spdy` (SPDY/3.1 frames, zlib header blocks) | [`spdy`] (public: `kubegen-nodesim`'s kubelet serves SPDY with it) | `spdy.rs` |
 //!
 //! # Where it sits
 //! Generated typed clients (`kubegen-clientset`) wrap [`ResourceClient`]; informers list and
@@ -85,7 +86,7 @@ mod request;
 mod resource_client;
 mod scale;
 mod secret_token;
-mod spdy;
+pub mod spdy;
 mod spdy_exec;
 mod spdy_forward;
 mod spdy_upgrade;

@@ -120,6 +120,21 @@ async fn route(host: &Arc<Host>, request: Request<Incoming>) -> Response<Body> {
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let method = request.method().clone();
     let streaming = method == Method::GET || method == Method::POST;
+    // Which protocol an API server chose to reach the kubelet with (WebSocket or SPDY, and the
+    // offered subprotocols or stream protocols): `RUST_LOG=kubegen_nodesim=debug` shows it.
+    let header = |name: &str| {
+        let values = request.headers().get_all(name).iter();
+        let values: Vec<&str> = values.filter_map(|v| v.to_str().ok()).collect();
+        values.join(", ")
+    };
+    tracing::debug!(
+        %method,
+        %path,
+        upgrade = %header("upgrade"),
+        websocket_protocols = %header("sec-websocket-protocol"),
+        stream_protocols = %header("x-stream-protocol-version"),
+        "kubelet request"
+    );
     match segments.as_slice() {
         ["containerLogs", namespace, pod, container] if method == Method::GET => {
             container_logs::serve(host, (namespace, pod, container), request.uri().query())

@@ -19,6 +19,7 @@
 //! | Filter plugins, the fit error's words | `pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,nodeaffinity,noderesources}`, `framework/types.go` | `fit.rs`, `quantity.rs` |
 //! | Pod status (running, ready, completed, crash loop), deletion | `pkg/kubelet/kubelet_pods.go`, `pkg/kubelet/status/`, kwok's `kustomize/stage/pod` | `lifecycle.rs`, `kubelet.rs` |
 //! | the kubelet's HTTPS API for logs, exec, attach, port-forward | `pkg/kubelet/server/server.go`, `k8s.io/cri-streaming/pkg/streaming/{remotecommand,portforward}` | `kubelet_server.rs`, `streaming.rs`, `container_logs.rs`, `remote_command.rs`, `port_forward.rs` |
+//! | the same over SPDY/3.1 (upgraded, or tunnelled in a WebSocket) | `k8s.io/apimachinery/pkg/util/httpstream/spdy`, `cri-streaming/.../{remotecommand,portforward}/httpstream.go`, `apiserver/pkg/util/proxy/streamtunnel.go` | `spdy_session.rs`, `remote_command_spdy.rs`, `port_forward_spdy.rs` (framing: `kubegen_client::spdy`) |
 //! | the containers' processes (built-in commands only, never a host one), logs, ports | the container runtime (containerd) | `process.rs`, `port_forward_responder.rs` |
 //!
 //! ```mermaid
@@ -40,6 +41,8 @@
 //! - `simulator`
 //! - `kubelet_server`
 //! - `container_logs`, `heartbeat`, `kubelet`, `port_forward`, `remote_command`, `scheduler`
+//! - `port_forward_spdy`, `remote_command_spdy`
+//! - `remote_process`, `spdy_session`
 //! - `process`, `streaming`, `usage`
 //! - `fit`, `lifecycle`, `worker`
 //! - `node`, `quantity`
@@ -60,11 +63,15 @@ mod node;
 mod options;
 mod port_forward;
 mod port_forward_responder;
+mod port_forward_spdy;
 mod process;
 mod quantity;
 mod remote_command;
+mod remote_command_spdy;
+mod remote_process;
 mod scheduler;
 mod simulator;
+mod spdy_session;
 mod streaming;
 mod usage;
 mod worker;

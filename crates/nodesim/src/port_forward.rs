@@ -1,5 +1,6 @@
 //! `/portForward/{namespace}/{pod}?port=P[,Q]`: connections to a simulated Pod's ports over a
-//! WebSocket speaking `v4.channel.k8s.io`, each reaching an in-process responder
+//! WebSocket speaking `v4.channel.k8s.io`, or over SPDY (`port_forward_spdy.rs`: upgraded, or
+//! tunnelled in a WebSocket), each reaching an in-process responder
 //! ([`crate::port_forward_responder`]).
 //!
 //! Mirrors `k8s.io/cri-streaming/pkg/streaming/portforward/websocket.go`: two channels per asked
@@ -7,10 +8,10 @@
 //! little-endian; then the client's data on the data channel goes to the port and what the port
 //! answers comes back on it.
 //!
-//! # Differences from the real kubelet
-//! Only the WebSocket protocol (`v4.channel.k8s.io`): no SPDY port-forward, so the
-//! `SPDY/3.1+portforward.k8s.io` tunnel of client-go 1.31+ and kubectl, which a real API server
-//! terminates itself and continues to the kubelet as SPDY, is refused with a 400.
+//! Which one is chosen mirrors `pkg/kubelet/server/server.go`'s `getPortForward`: a SPDY upgrade
+//! is SPDY (the ports come from each stream's headers, the query needs none); a WebSocket
+//! offering `SPDY/3.1+portforward.k8s.io` is the tunnel (also without ports in the query); any
+//! other WebSocket is `v4.channel.k8s.io` and must name its ports.
 
 use std::sync::Arc;
 
@@ -26,8 +27,11 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use crate::port_forward_responder::Responder;
+use crate::port_forward_spdy::{self, PROTOCOL as SPDY_PROTOCOL, TUNNEL_PROTOCOL};
+use crate::spdy_session::Transport;
 use crate::streaming::{
-    Body, Host, accept_websocket, channel_frame as frame, normal_closure, text,
+    Body, Host, accept_spdy, accept_websocket, channel_frame as frame, is_spdy_upgrade,
+    normal_closure, offered_subprotocols, text,
 };
 
 /// The subprotocols spoken.
@@ -77,6 +81,37 @@ pub(crate) fn serve<B>(
     if let Err(refusal) = host.pod(namespace, pod_name) {
         return refusal.response();
     }
+    let responder = host.responder.clone();
+    if is_spdy_upgrade(&request) {
+        let (response, _, upgrade) = match accept_spdy(&mut request, &[SPDY_PROTOCOL]) {
+            Ok(accepted) => accepted,
+            Err(refusal) => return *refusal,
+        };
+        tokio::spawn(async move {
+            if let Ok(upgraded) = upgrade.await {
+                let transport = Transport::Raw(TokioIo::new(upgraded));
+                port_forward_spdy::session(transport, responder).await;
+            }
+        });
+        return response;
+    }
+    if offered_subprotocols(&request)
+        .iter()
+        .any(|p| p == TUNNEL_PROTOCOL)
+    {
+        let (response, _, upgrade) = match accept_websocket(&mut request, &[TUNNEL_PROTOCOL]) {
+            Ok(accepted) => accepted,
+            Err(refusal) => return refusal.response(),
+        };
+        tokio::spawn(async move {
+            if let Ok(upgraded) = upgrade.await {
+                let io = TokioIo::new(upgraded);
+                let socket = WebSocketStream::from_raw_socket(io, Role::Server, None).await;
+                port_forward_spdy::session(Transport::Tunnel(Box::new(socket)), responder).await;
+            }
+        });
+        return response;
+    }
     let ports = match ports(request.uri().query()) {
         Ok(ports) => ports,
         Err(message) => return text(StatusCode::BAD_REQUEST, message),
@@ -85,7 +120,7 @@ pub(crate) fn serve<B>(
         Ok(accepted) => accepted,
         Err(refusal) => return refusal.response(),
     };
-    tokio::spawn(session(upgrade, ports, host.responder.clone()));
+    tokio::spawn(session(upgrade, ports, responder));
     response
 }
 

@@ -1,7 +1,9 @@
 //! What the kubelet server's handlers share: the Pods they serve, the kubelet's 404s and
-//! plain-text errors, and accepting a WebSocket upgrade (the server side of
+//! plain-text errors, and accepting an upgrade: a WebSocket (the server side of
 //! `k8s.io/apimachinery/pkg/util/httpstream/wsstream/conn.go`'s handshake: the first offered
-//! subprotocol the server speaks wins).
+//! subprotocol the server speaks wins) or SPDY/3.1 (`httpstream.Handshake` in
+//! `k8s.io/apimachinery/pkg/util/httpstream/httpstream.go` and `httpstream/spdy/upgrade.go`: the
+//! first of the client's `X-Stream-Protocol-Version`s the server speaks wins).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -109,13 +111,82 @@ pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body>
     response
 }
 
+/// An accepted upgrade: the `101` answer to send, the protocol chosen, and the upgrade to await.
+pub(crate) type Accepted = (Response<Body>, &'static str, OnUpgrade);
+
+/// The header that offers (request) and names (answer) a SPDY stream protocol.
+const PROTOCOL_VERSION: &str = "x-stream-protocol-version";
+/// The header that lists the server's protocols when none of the offered ones is spoken.
+const ACCEPTED_PROTOCOL_VERSIONS: &str = "x-accepted-stream-protocol-versions";
+
+/// Whether `request` asks for a SPDY/3.1 upgrade (rather than a WebSocket).
+pub(crate) fn is_spdy_upgrade<B>(request: &Request<B>) -> bool {
+    request
+        .headers()
+        .get(UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("SPDY/3.1"))
+}
+
+/// Accepts a SPDY/3.1 upgrade of `request` with the first of its offered stream protocols that
+/// is in `speaks`: the `101` answer to send, the protocol, and the upgrade to await. Refused as
+/// the kubelet refuses: `400` without an offer, `403` (listing `speaks`) when none is spoken.
+pub(crate) fn accept_spdy<B>(
+    request: &mut Request<B>,
+    speaks: &[&'static str],
+) -> Result<Accepted, Box<Response<Body>>> {
+    let offered: Vec<String> = request
+        .headers()
+        .get_all(PROTOCOL_VERSION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if offered.is_empty() {
+        return Err(Box::new(text(
+            StatusCode::BAD_REQUEST,
+            "unable to upgrade: header X-Stream-Protocol-Version does not exist in request\n",
+        )));
+    }
+    let Some(protocol) = offered
+        .iter()
+        .find_map(|p| speaks.iter().copied().find(|s| s == p))
+    else {
+        let mut refusal = text(
+            StatusCode::FORBIDDEN,
+            format!(
+                "unable to upgrade: unable to negotiate protocol: client supports [{}], server accepts [{}]\n",
+                offered.join(" "),
+                speaks.join(" ")
+            ),
+        );
+        for protocol in speaks {
+            refusal.headers_mut().append(
+                ACCEPTED_PROTOCOL_VERSIONS,
+                HeaderValue::from_static(protocol),
+            );
+        }
+        return Err(Box::new(refusal));
+    };
+    let upgrade = hyper::upgrade::on(request);
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let answer = response.headers_mut();
+    answer.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+    answer.insert(UPGRADE, HeaderValue::from_static("SPDY/3.1"));
+    answer.insert(PROTOCOL_VERSION, HeaderValue::from_static(protocol));
+    Ok((response, protocol, upgrade))
+}
+
 /// Accepts a WebSocket upgrade of `request` with the first subprotocol of its offer that is in
 /// `speaks`: the `101` answer to send, the subprotocol, and the upgrade to await. A request
 /// that is no WebSocket upgrade, or offers none of `speaks`, gets the `400` to send instead.
 pub(crate) fn accept_websocket<B>(
     request: &mut Request<B>,
     speaks: &[&'static str],
-) -> Result<(Response<Body>, &'static str, OnUpgrade), Refusal> {
+) -> Result<Accepted, Refusal> {
     let headers = request.headers();
     let is_websocket = headers
         .get(UPGRADE)
@@ -124,17 +195,11 @@ pub(crate) fn accept_websocket<B>(
     let Some(key) = headers.get(SEC_WEBSOCKET_KEY).filter(|_| is_websocket) else {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
-            "the simulated kubelet streams over WebSockets only: send Upgrade: websocket\n",
+            "Upgrade request required\n",
         ));
     };
     let accept = derive_accept_key(key.as_bytes());
-    let offered: Vec<String> = headers
-        .get_all(SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|p| p.trim().to_owned())
-        .collect();
+    let offered = offered_subprotocols(request);
     let Some(protocol) = offered
         .iter()
         .find_map(|p| speaks.iter().copied().find(|s| s == p))
@@ -157,6 +222,18 @@ pub(crate) fn accept_websocket<B>(
         answer.insert(SEC_WEBSOCKET_ACCEPT, accept);
     }
     Ok((response, protocol, upgrade))
+}
+
+/// The WebSocket subprotocols `request` offers, in its order.
+pub(crate) fn offered_subprotocols<B>(request: &Request<B>) -> Vec<String> {
+    request
+        .headers()
+        .get_all(SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|p| p.trim().to_owned())
+        .collect()
 }
 
 /// One message of the channel protocols: the channel byte, then `data`.

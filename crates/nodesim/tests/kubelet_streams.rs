@@ -13,6 +13,7 @@ use kubegen_client::{
     ResourceClient,
 };
 use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
+use kubegen_testserver::{Failure, RequestMatch};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -259,6 +260,98 @@ async fn attach_echoes_stdin_until_it_closes() {
     .await;
 }
 
+/// The SPDY path of exec and attach: the WebSocket attempt (a `GET`) is refused once by an
+/// injected fault, so the client retries over SPDY (a `POST`), which the test server passes to
+/// the simulated kubelet's SPDY endpoint unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_and_attach_over_spdy_when_the_websocket_is_refused() {
+    let server = kubegen_testserver::TestServer::start().await;
+    let client = server.client();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = NodeSimOptions::default().nodes(1);
+    let simulator = tokio::spawn(NodeSimulator::new(client.clone(), options).run(async {
+        let _ = stopped.await;
+    }));
+    running_pod(&client, "web", false, "Always").await;
+    let refuse_websocket = |resource: &str| {
+        let matcher = RequestMatch::any().verb("get").resource(resource);
+        server
+            .faults()
+            .fail_next(1, matcher, Failure::InternalError);
+    };
+
+    refuse_websocket("pods/exec");
+    let script = ["sh", "-c", "echo out; echo oops >&2; exit 3"];
+    let process = client
+        .exec("default", "web", &script, &ExecOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (process.over_spdy(), process.protocol()),
+        (true, "v4.channel.k8s.io")
+    );
+    let out = process.output().await.unwrap();
+    assert_eq!(out.status.code(), 3);
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice()),
+        (b"out\n".as_slice(), b"oops\n".as_slice())
+    );
+
+    // stdin, half-closed with a FIN: `cat` ends with it.
+    refuse_websocket("pods/exec");
+    let with_stdin = ExecOptions {
+        stdin: true,
+        ..ExecOptions::default()
+    };
+    let mut process = client
+        .exec("default", "web", &["cat"], &with_stdin)
+        .await
+        .unwrap();
+    assert!(process.over_spdy());
+    let mut stdin = process.take_stdin().unwrap();
+    stdin.write_all(b"piped through\n").await.unwrap();
+    stdin.shutdown().await.unwrap();
+    drop(stdin);
+    let out = process.output().await.unwrap();
+    assert_eq!(
+        (out.status.code(), out.stdout.as_slice()),
+        (0, b"piped through\n".as_slice())
+    );
+
+    // A command that cannot start: the InternalError status on the error stream.
+    refuse_websocket("pods/exec");
+    let process = client
+        .exec(
+            "default",
+            "web",
+            &["rm", "-rf", "/"],
+            &ExecOptions::default(),
+        )
+        .await
+        .unwrap();
+    let err = process.output().await.unwrap_err();
+    let Error::RemoteCommandFailed { status, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(status.reason, "InternalError");
+
+    refuse_websocket("pods/attach");
+    let mut process = client.attach("default", "web", &with_stdin).await.unwrap();
+    assert!(process.over_spdy());
+    let mut stdin = process.take_stdin().unwrap();
+    stdin.write_all(b"typed\n").await.unwrap();
+    stdin.shutdown().await.unwrap();
+    drop(stdin);
+    let out = process.output().await.unwrap();
+    assert_eq!(
+        (out.status.code(), out.stdout.as_slice()),
+        (0, b"typed\n".as_slice())
+    );
+
+    let _ = stop.send(());
+    simulator.await.unwrap().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn port_forward_reaches_the_pods_echo_and_http_responders() {
     with_kubelet(|client| async move {
@@ -403,4 +496,37 @@ async fn logs_exec_and_attach_through_a_real_api_server_on_cluster() {
     let _ = stop.send(());
     simulator.await.unwrap().unwrap();
     let _ = nodes.delete(node, &DeleteOptions::default()).await;
+}
+
+/// A measurement, not a check: `echo` exec round trips (upgrade, output, exit status) of
+/// kubegen's client against the server of `$KUBECONFIG`, to set beside kubectl's on the same
+/// Pod (`docs/performance.md`). `KUBEGEN_EXEC_BENCH_POD=namespace/pod` names a running Pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --ignored, see docs/performance.md"]
+async fn exec_echo_round_trip_p50() {
+    let target = std::env::var("KUBEGEN_EXEC_BENCH_POD").expect("KUBEGEN_EXEC_BENCH_POD=ns/pod");
+    let (namespace, pod) = target.split_once('/').expect("namespace/pod");
+    let load = kubegen_client::LoadOptions::default();
+    let client = Client::new(kubegen_client::Config::load(&load).await.unwrap()).unwrap();
+    let opts = ExecOptions::default();
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let start = std::time::Instant::now();
+        let process = client
+            .exec(namespace, pod, &["echo", "hi"], &opts)
+            .await
+            .unwrap();
+        let out = process.output().await.unwrap();
+        assert_eq!(out.stdout, b"hi\n");
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let at = |q: usize| times[(times.len() * q / 100).min(times.len() - 1)];
+    println!(
+        "kubegen-client exec echo: n={} p50={:?} p90={:?} p99={:?}",
+        times.len(),
+        at(50),
+        at(90),
+        at(99)
+    );
 }

@@ -113,7 +113,8 @@ impl RequestMatch {
         self
     }
 
-    /// Only this plural resource (`configmaps`), or a subresource (`deployments/status`).
+    /// Only this plural resource (`configmaps`), or a subresource (`deployments/status`, or a
+    /// stream such as `pods/exec`, whose WebSocket `GET` is verb `get` and SPDY `POST` `create`).
     pub fn resource(mut self, resource: &str) -> RequestMatch {
         self.resource = Some(resource.to_string());
         self

@@ -180,6 +180,18 @@ impl ApiServer {
         if let Some(sub) = target.subresource.as_deref()
             && strategy_for(&target.def).connects(sub)
         {
+            // Faults act on streams too: a refused WebSocket sends exec and attach to SPDY.
+            let fault_request = FaultRequest {
+                verb,
+                group: &target.def.group,
+                plural: &target.def.plural,
+                subresource: Some(sub),
+                namespace: target.namespace.as_deref(),
+                name: target.name.as_deref(),
+            };
+            if let Some(error) = self.inner.faults.take_failure(&fault_request) {
+                return Err(error);
+            }
             return handlers::pod_connect::serve(self, request, &target, (&query, &user)).await;
         }
         let writer = crate::apply::writer(request.headers(), &query);

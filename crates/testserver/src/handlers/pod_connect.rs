@@ -17,9 +17,10 @@
 //! # Differences from the real server
 //! - The Node's address is chosen InternalIP, ExternalIP, then Hostname (kubeadm's
 //!   `--kubelet-preferred-address-types`; kube-apiserver's own default tries Hostname first).
-//! - WebSocket requests are passed through to the kubelet unchanged, as v1.36 does for a Node
-//!   declaring `ExtendWebSocketsToKubelet`; it never translates them to SPDY for an older
-//!   kubelet, and it does not serve SPDY upgrades itself.
+//! - Every upgrade (WebSocket, SPDY/3.1, the SPDY-in-WebSocket port-forward tunnel) is passed
+//!   through to the kubelet unchanged, as v1.36 does for a Node declaring
+//!   `ExtendWebSocketsToKubelet`; a WebSocket is never translated to SPDY for an older kubelet
+//!   (the simulated kubelet speaks both).
 
 use bytes::Bytes;
 use http::{Method, Request, Response};
