@@ -121,10 +121,10 @@ impl TestFleet {
     /// Its objects are kept for [`TestFleet::restart_member`].
     pub fn stop_member(&mut self, index: usize) {
         let dir = self.data.path().join(Self::member_name(index));
-        if let Some(server) = self.members.get_mut(index).and_then(|m| m.server.take()) {
-            if let Err(error) = server.api().save(&dir) {
-                tracing::warn!(member = index, %error, "keeping the stopped member's objects failed");
-            }
+        if let Some(server) = self.members.get_mut(index).and_then(|m| m.server.take())
+            && let Err(error) = server.api().save(&dir)
+        {
+            tracing::warn!(member = index, %error, "keeping the stopped member's objects failed");
         }
     }
 
@@ -276,9 +276,11 @@ mod tests {
     #[tokio::test]
     async fn a_restarted_member_answers_on_its_old_address_with_its_objects() {
         use k8s_openapi::api::core::v1::ConfigMap;
-        let mut options = ServerOptions::default();
-        options.bearer_token = Some("member-token".to_owned());
-        options.controller_manager = false;
+        let options = ServerOptions {
+            bearer_token: Some("member-token".to_owned()),
+            controller_manager: false,
+            ..ServerOptions::default()
+        };
         let mut fleet = TestFleet::start_with(2, options).await;
         let before = fleet.member(0).map(TestServer::kubeconfig_yaml);
         let config_maps = |fleet: &TestFleet| {
