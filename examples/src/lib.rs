@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `network-controller` | `samplecrd.example.com/v1` `Network` | an informer alone: each add/update/delete traced reflector → DeltaFIFO → indexer → handler ([`network`]) |
 //! | `cluster-provisioner` | `clusterprovisioner.example.com/v1alpha1` `Cluster`, `Kubeconfig` | informer callbacks, a rate-limited workqueue, retries with backoff and requeue-after around a slow, failing provisioner ([`provisioner`]) |
-//! | `fleet-policy` | core/v1 `ConfigMap` labelled `fleet.example.com/policy=true` (hub) | a multi-cluster fleet: a hub policy copied into every member cluster its Cluster API kubeconfig Secrets name, members engaged and disengaged as the Secrets change ([`fleet`]) |
+//! | `fleet-policy` | `police.example.com/v1beta1` `WhiteList` (hub), apps/v1 `Deployment` (members) | a multi-cluster fleet: image-police's WhiteLists written in the hub enforced in every member cluster its Cluster API kubeconfig Secrets name, members engaged and disengaged as the Secrets change ([`fleet`]) |
 //! | `vm-controller` | `cloudnative.example.com/v1alpha1` `VirtualMachine` | a controller on kubegen-runtime: finalizer, status phases and conditions, requeue-after, around a simulated hypervisor ([`vm`]) |
 //!
 //! Each binary's `main` is a few lines: parse flags, [`target::Target::connect`], run the

@@ -50,8 +50,9 @@ pub fn build(
 }
 
 /// The namespace of `deployment` if it has a WhiteList, looked up in the lister's namespace
-/// index.
-fn policed_namespace(lister: &WhiteListLister, deployment: &Deployment) -> Vec<ObjectKey> {
+/// index (the key a Deployment event enqueues; also what the fleet's controller maps a member's
+/// Deployment to, over the hub's WhiteLists).
+pub fn policed_namespace(lister: &WhiteListLister, deployment: &Deployment) -> Vec<ObjectKey> {
     let Some(namespace) = deployment.metadata.namespace.as_deref() else {
         return Vec::new();
     };

@@ -157,9 +157,10 @@ pub fn spec_policy(spec: &WhiteListSpec) -> Result<Policy, Vec<RuleError>> {
     Policy::new(rules, spec.allow_none.unwrap_or(false))
 }
 
-/// What one reconcile (or one admission review) decided for a whole namespace, before it acts.
+/// What one reconcile (or one admission review, or the fleet's reconcile in a member cluster)
+/// decided for a whole namespace, before it acts.
 #[derive(Debug)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// A namespace the controller does not act in.
     Protected,
     /// At least one WhiteList is invalid: enforcement in the namespace waits until it is fixed.
@@ -170,7 +171,7 @@ pub(crate) enum Verdict {
 }
 
 /// Decides what to do in `namespace`, whose WhiteLists are `lists` (not empty).
-pub(crate) fn judge(
+pub fn judge(
     protected: &ProtectedNamespaces,
     namespace: &str,
     lists: &[Arc<WhiteList>],

@@ -16,8 +16,8 @@ use kubegen_cache::ObjectKey;
 use kubegen_client::{CreateOptions, DeleteOptions, ResourceClient, UpdateOptions};
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_runtime::multicluster::{
-    ClusterContext, Fleet, FleetOptions, FleetReconciler, KubeconfigFiles, KubeconfigSecrets,
-    SecretOptions,
+    AccessConfig, ClusterContext, ClusterProfile, ClusterProfileOptions, ClusterProfiles, Fleet,
+    FleetOptions, FleetReconciler, KubeconfigFiles, KubeconfigSecrets, Provider, SecretOptions,
 };
 use kubegen_runtime::{Action, Context, Manager, ManagerOptions, Reconciler};
 use kubegen_sharding::{HashRing, ReplicaConfig, Ring, Selection};
@@ -89,17 +89,27 @@ fn start_with(
     extra: impl FnOnce(&mut Manager, &Fleet),
 ) -> Running {
     let hub = fleet_servers.hub().client();
-    let mut manager = Manager::new(hub.clone(), options);
+    let secrets = KubeconfigSecrets::new(hub, SecretOptions::cluster_api("default"));
+    start_over(fleet_servers, log, options, secrets, extra)
+}
+
+/// A manager on the fleet's hub running a fleet over the clusters `provider` reports.
+fn start_over(
+    fleet_servers: &TestFleet,
+    log: &Log,
+    options: ManagerOptions,
+    provider: impl Provider,
+    extra: impl FnOnce(&mut Manager, &Fleet),
+) -> Running {
+    let hub = fleet_servers.hub().client();
+    let mut manager = Manager::new(hub, options);
     let fleet = Fleet::new(
         &manager,
         FleetOptions::default()
             .probe_period(Duration::from_millis(100))
             .probe_timeout(Duration::from_millis(300)),
     );
-    fleet.add_provider(KubeconfigSecrets::new(
-        hub,
-        SecretOptions::cluster_api("default"),
-    ));
+    fleet.add_provider(provider);
     let log = Arc::clone(log);
     fleet.add_controller(
         "copies",
@@ -313,6 +323,78 @@ async fn a_member_that_stops_answering_is_isolated_and_reported() {
     assert!(
         scrape.contains("multicluster_runtime_cluster_ready{cluster=\"member-0\"} 1"),
         "{scrape}"
+    );
+    running.shutdown().await;
+}
+
+/// A member killed and started again on the same address with the same data: while it is down
+/// `/readyz` and the metrics show it unreachable and the others keep reconciling; once it is
+/// back, it turns ready and reconciles again with no manual step (same Secret, same engagement:
+/// its informers' watches resume by themselves).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_killed_and_restarted_recovers_without_a_manual_step() {
+    let mut servers = TestFleet::start(3).await;
+    servers.install_kubeconfig_secrets("default").await.unwrap();
+    let log = Log::default();
+    let running = start(&servers, &log, |_, _| {});
+    let all_ready = [
+        "[+]cluster/member-0 ok",
+        "[+]cluster/member-1 ok",
+        "[+]cluster/member-2 ok",
+    ];
+    eventually("all members ready", || {
+        running.manager_health.readiness_detail() == all_ready
+    })
+    .await;
+    create_in(&servers, 2, "before-the-crash").await;
+    eventually("member-2 reconciled before the crash", || {
+        reconciled(&log, "member-2", "before-the-crash") == 1
+    })
+    .await;
+    let engaged = running.fleet.cluster("member-2").unwrap();
+
+    servers.stop_member(2);
+    eventually("member-2 reported unreachable", || {
+        running.manager_health.readiness_detail()[2].starts_with("[-]cluster/member-2 unreachable")
+    })
+    .await;
+    let scrape = running.metrics.encode();
+    assert!(
+        scrape.contains("multicluster_runtime_cluster_ready{cluster=\"member-2\"} 0"),
+        "{scrape}"
+    );
+    for member in 0..2 {
+        create_in(&servers, member, "while-2-is-down").await;
+    }
+    eventually("members 0 and 1 reconciled while member-2 is down", || {
+        reconciled(&log, "member-0", "while-2-is-down") == 1
+            && reconciled(&log, "member-1", "while-2-is-down") == 1
+    })
+    .await;
+
+    servers.restart_member(2).await.unwrap();
+    eventually("member-2 ready again", || {
+        running.manager_health.readiness_detail() == all_ready
+    })
+    .await;
+    let scrape = running.metrics.encode();
+    assert!(
+        scrape.contains("multicluster_runtime_cluster_ready{cluster=\"member-2\"} 1"),
+        "{scrape}"
+    );
+    create_in(&servers, 2, "after-the-restart").await;
+    eventually("member-2 reconciles again", || {
+        reconciled(&log, "member-2", "after-the-restart") == 1
+    })
+    .await;
+    assert!(
+        engaged.is_engaged(),
+        "the same engagement carried on: nothing re-engaged it by hand"
+    );
+    assert_eq!(
+        reconciled(&log, "member-2", "before-the-crash"),
+        1,
+        "the restored object kept its resourceVersion: no spurious change after the restart"
     );
     running.shutdown().await;
 }
@@ -775,5 +857,196 @@ async fn a_hanging_member_delays_no_other_member() {
     .await;
     stuck.abort();
     hanging.faults().clear();
+    running.shutdown().await;
+}
+
+/// A minimal `ClusterProfile` CRD (cluster-inventory-api's `multicluster.x-k8s.io/v1alpha1`,
+/// namespaced, with the status subresource); its fields are kept as written.
+const CLUSTER_PROFILE_CRD: &str = r"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterprofiles.multicluster.x-k8s.io
+spec:
+  group: multicluster.x-k8s.io
+  scope: Namespaced
+  names: {plural: clusterprofiles, singular: clusterprofile, kind: ClusterProfile, listKind: ClusterProfileList}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+";
+
+/// The members' required token; the exec plugin hands it out.
+const MEMBER_TOKEN: &str = "fleet-token";
+
+/// An exec credential plugin that answers with its last argument as the token, and the
+/// consumer's provider file naming it for the access provider `token-plugin`, which appends the
+/// profile's additional arguments (KEP-5339), so the token comes from each profile.
+fn token_plugin(dir: &std::path::Path) -> AccessConfig {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("token-plugin");
+    let body = "#!/bin/sh\nfor last in \"$@\"; do :; done\nprintf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}' \"$last\"\n";
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    serde_json::from_value(serde_json::json!({"providers": [{
+        "name": "token-plugin",
+        "execConfig": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": script,
+            "args": ["--token"],
+        },
+        "profileSourcedCLIArgsPolicy": "Append",
+    }]}))
+    .unwrap()
+}
+
+/// The status a cluster manager writes for a member at `server`: `health` and an access
+/// provider whose extension hands the plugin `token`; `rotation` goes into the exec extension.
+fn profile_status(server: &str, health: &str, token: &str, rotation: u32) -> serde_json::Value {
+    serde_json::json!({
+        "conditions": [{"type": "ControlPlaneHealthy", "status": health, "reason": "Probed",
+                        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+        "accessProviders": [{"name": "token-plugin", "cluster": {
+            "server": server,
+            "extensions": [
+                {"name": "clusterprofiles.multicluster.x-k8s.io/exec/additional-args", "extension": [token]},
+                {"name": "client.authentication.k8s.io/exec", "extension": {"rotation": rotation}},
+            ],
+        }}],
+    })
+}
+
+/// Writes the status of the hub's profile `name`, creating the profile first if needed.
+async fn set_profile(hub: &kubegen_client::Client, name: &str, status: serde_json::Value) {
+    let profiles = ResourceClient::<ClusterProfile>::namespaced(hub.clone(), "default");
+    let current = match profiles.get(name, &Default::default()).await {
+        Ok(current) => current,
+        Err(_) => {
+            let fresh: ClusterProfile = serde_json::from_value(serde_json::json!({
+                "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+                "kind": "ClusterProfile",
+                "metadata": {"name": name, "namespace": "default",
+                             "labels": {"x-k8s.io/cluster-manager": "test"}},
+                "spec": {"clusterManager": {"name": "test"}},
+            }))
+            .unwrap();
+            profiles
+                .create(&fresh, &CreateOptions::default())
+                .await
+                .unwrap()
+        }
+    };
+    // The provider's view keeps only the status fields it reads; enough for this server.
+    let mut updated = current;
+    updated.status = Some(serde_json::from_value(status).unwrap());
+    profiles
+        .update_status(&updated, &UpdateOptions::default())
+        .await
+        .unwrap();
+}
+
+/// The SIG-Multicluster inventory as a source of clusters: ClusterProfiles in the hub, each
+/// member's credentials from an exec plugin the consumer configures (the members require a
+/// token). A healthy profile engages its member, an unhealthy one disengages it, changed access
+/// data re-engages it, a deleted profile disengages it for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_profiles_engage_healthy_members_through_their_access_provider() {
+    let mut member_options = kubegen_testserver::ServerOptions::default();
+    member_options.bearer_token = Some(MEMBER_TOKEN.to_owned());
+    member_options.controller_manager = false;
+    let servers = TestFleet::start_with(2, member_options).await;
+    let hub = servers.hub().client();
+    kubegen_runtime::crds::install(&hub, CLUSTER_PROFILE_CRD)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = |index: usize| servers.member(index).unwrap().url();
+    set_profile(&hub, "m0", profile_status(&url(0), "True", MEMBER_TOKEN, 1)).await;
+    set_profile(&hub, "m1", profile_status(&url(1), "True", MEMBER_TOKEN, 1)).await;
+    // Not engaged: unhealthy from the start.
+    set_profile(
+        &hub,
+        "m2",
+        profile_status(&url(1), "Unknown", MEMBER_TOKEN, 1),
+    )
+    .await;
+
+    let options = ClusterProfileOptions::new(token_plugin(dir.path()))
+        .namespace("default")
+        .label_selector("x-k8s.io/cluster-manager=test");
+    let provider = ClusterProfiles::new(hub.clone(), options);
+    let log = Log::default();
+    let options = ManagerOptions::default().shutdown_timeout(Duration::from_secs(2));
+    let running = start_over(&servers, &log, options, provider, |_, _| {});
+    eventually("the healthy profiles' members engaged", || {
+        running.fleet.clusters() == ["default/m0", "default/m1"]
+    })
+    .await;
+    // Reconciling reads through the member's client: the plugin's token got it in.
+    for member in 0..2 {
+        create_in(&servers, member, "through-the-plugin").await;
+    }
+    eventually(
+        "each member reconciled with the plugin's credentials",
+        || {
+            reconciled(&log, "default/m0", "through-the-plugin") == 1
+                && reconciled(&log, "default/m1", "through-the-plugin") == 1
+        },
+    )
+    .await;
+
+    // The cluster manager finds m1's control plane unhealthy: disengaged.
+    set_profile(
+        &hub,
+        "m1",
+        profile_status(&url(1), "False", MEMBER_TOKEN, 1),
+    )
+    .await;
+    eventually("m1 disengaged", || {
+        running.fleet.clusters() == ["default/m0"]
+    })
+    .await;
+
+    // m0's access data changes (rotation): re-engaged, its caches list the object again.
+    let first = running.fleet.cluster("default/m0").unwrap();
+    set_profile(&hub, "m0", profile_status(&url(0), "True", MEMBER_TOKEN, 2)).await;
+    eventually("m0 re-engaged and reconciled again", || {
+        reconciled(&log, "default/m0", "through-the-plugin") == 2
+    })
+    .await;
+    assert!(!first.is_engaged(), "the old engagement ended");
+
+    // m1 healthy again: engaged again.
+    set_profile(&hub, "m1", profile_status(&url(1), "True", MEMBER_TOKEN, 1)).await;
+    eventually("m1 engaged again", || {
+        running.fleet.clusters() == ["default/m0", "default/m1"]
+    })
+    .await;
+
+    // m0's profile deleted: disengaged; no reconcile of it after that.
+    let profiles = ResourceClient::<ClusterProfile>::namespaced(hub.clone(), "default");
+    profiles
+        .delete("m0", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("m0 disengaged", || {
+        running.fleet.clusters() == ["default/m1"]
+    })
+    .await;
+    let before = reconciled(&log, "default/m0", "after-the-profile-went");
+    create_in(&servers, 0, "after-the-profile-went").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        reconciled(&log, "default/m0", "after-the-profile-went"),
+        before
+    );
     running.shutdown().await;
 }

@@ -1,5 +1,6 @@
-//! `fleet-policy`: copies every policy ConfigMap of the hub into every member cluster named by
-//! the hub's Cluster API kubeconfig Secrets. See `kubegen_examples::fleet`.
+//! `fleet-policy`: image-police over a fleet. The hub's WhiteLists are enforced on the
+//! Deployments of every member cluster named by the hub's Cluster API kubeconfig Secrets. See
+//! `kubegen_examples::fleet`.
 //!
 //! `cargo run -p kubegen-examples --bin fleet-policy -- --kubeconfig hub.kubeconfig`
 
@@ -10,7 +11,7 @@ use kubegen_examples::fleet::{FleetPolicy, FleetPolicyOptions};
 use kubegen_examples::target::{Target, TargetFlags};
 use tracing_subscriber::EnvFilter;
 
-/// Copy the hub's policies into every member cluster.
+/// Enforce the hub's WhiteLists in every member cluster.
 #[derive(Debug, Parser)]
 struct Flags {
     #[command(flatten)]
@@ -18,9 +19,10 @@ struct Flags {
     /// The hub namespace of the members' `<cluster>-kubeconfig` Secrets.
     #[arg(long, default_value = "default")]
     secrets_namespace: String,
-    /// The namespace of the policies, and of their copies in the members.
-    #[arg(long, default_value = "default")]
-    namespace: String,
+    /// Only this namespace: its WhiteLists in the hub, its Deployments in the members (default:
+    /// every namespace).
+    #[arg(long)]
+    namespace: Option<String>,
     /// Seconds between probes of each member.
     #[arg(long, default_value_t = 5)]
     probe_seconds: u64,
@@ -35,7 +37,7 @@ async fn main() -> anyhow::Result<()> {
     let target = Target::connect(&flags.target).await?;
     target.print_banner(
         "fleet-policy",
-        "kubectl create secret generic m1-kubeconfig --from-file=value=m1.kubeconfig && kubectl label secret m1-kubeconfig cluster.x-k8s.io/cluster-name=m1",
+        "kubectl create secret generic m1-kubeconfig --from-file=value=m1.kubeconfig && kubectl label secret m1-kubeconfig cluster.x-k8s.io/cluster-name=m1 && kubectl apply -f deploy/samples/00-namespace.yaml -f deploy/samples/10-whitelist.yaml",
     );
     let options = FleetPolicyOptions {
         secrets_namespace: flags.secrets_namespace,

@@ -1,50 +1,68 @@
-//! `fleet-policy`: one policy, every member cluster. A policy is a ConfigMap in the hub cluster
-//! labelled `fleet.example.com/policy=true`; the controller writes a copy of it into every
-//! member cluster the hub's kubeconfig Secrets name (Cluster API's `<cluster>-kubeconfig`, key
-//! `value`), and puts it back when someone edits the copy in a member. The seed example of
-//! kubegen-runtime's `multicluster` fleet: a hub object reconciled in each member, members
-//! engaged and disengaged as their Secrets come and go, rotated credentials re-engaging a
-//! member, a member that stops answering isolated from the others.
+//! `fleet-policy`: image-police over a fleet. The WhiteLists (`police.example.com/v1beta1`) live
+//! in the hub cluster only; in every member cluster the hub's kubeconfig Secrets name (Cluster
+//! API's `<cluster>-kubeconfig`, key `value`), each Deployment is judged against the WhiteLists
+//! of its namespace and deleted when it runs an image none of them allows, as image-police does
+//! in its own cluster. The seed example of kubegen-runtime's `multicluster` fleet: a hub object
+//! reconciled in each member, members engaged and disengaged as their Secrets come and go,
+//! rotated credentials re-engaging a member, a member that stops answering isolated from the
+//! others, and one that restarts picked up again.
 //!
 //! # How it is wired
 //! - Provider: [`KubeconfigSecrets`] over the hub's Cluster API Secrets in one namespace.
-//! - Controller `fleet-policy`, built per member: its primary is the *hub's* informer of
-//!   ConfigMaps (a policy enqueues its key in every member's queue), and it watches the
-//!   *member's* ConfigMaps, so an edited or deleted copy enqueues its policy again.
-//! - Reconcile: read the member's copy from the member's cache, create or update it through the
-//!   member's client. The request carries the member ([`ClusterContext::cluster`]).
+//! - Controller `fleet-policy`, built per member: its primary is the *hub's* WhiteList informer,
+//!   keyed by namespace as image-police's is (a WhiteList created, changed or deleted in the hub
+//!   enqueues its namespace in every member's queue), and it watches the *member's*
+//!   Deployments, so a Deployment created or changed in a member enqueues its namespace when the
+//!   hub has WhiteLists there (image-police's [`policed_namespace`]).
+//! - Reconcile: image-police's own judgement ([`judge`]: the union of the namespace's lists, an
+//!   invalid list pausing the namespace, protected namespaces left alone) over the hub's cache,
+//!   applied to the member's Deployments from the member's cache; offenders are deleted through
+//!   the member's client (image-police's [`Writer`]: uid precondition) with a Warning Event in
+//!   the member.
 //!
-//! A policy's copies stay in the members when the policy is deleted from the hub (a finalizer on
-//! the policy would remove them; left out to keep the example about the fleet).
+//! # What it leaves to image-police
+//! The WhiteLists' status (`Ready`, violations) is image-police's, written by the controller of
+//! the cluster the list lives in; N members writing one hub status would fight over it. The
+//! fleet's deletions are reported as Events in the member and counted per member
+//! ([`FleetPolicy::deletions`]). Deleting a WhiteList undoes nothing (a deleted Deployment stays
+//! deleted, as with image-police); it only stops enforcement in that namespace.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubegen_cache::ObjectKey;
-use kubegen_client::{Client, CreateOptions, UpdateOptions};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube_core::Selector;
+use kubegen_api::police::v1beta1::WhiteList;
+use kubegen_client::Client;
+use kubegen_clientset::Clientset;
+use kubegen_controller::controller::policed_namespace;
+use kubegen_controller::namespaces::ProtectedNamespaces;
+use kubegen_controller::reconcile::{Verdict, judge};
+use kubegen_controller::writer::Writer;
+use kubegen_listers::apps::v1::DeploymentLister;
+use kubegen_listers::police::v1beta1::WhiteListLister;
 use kubegen_runtime::multicluster::{
-    ClusterContext, Fleet, FleetOptions, FleetReconciler, KubeconfigSecrets, SecretOptions,
+    ClusterContext, ClusterState, Fleet, FleetOptions, FleetReconciler, KubeconfigSecrets,
+    SecretOptions,
 };
-use kubegen_runtime::{Action, Manager, ManagerOptions};
+use kubegen_runtime::{Action, EventType, Manager, ManagerOptions};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// The label that makes a hub ConfigMap a policy.
-pub const POLICY_LABEL: &str = "fleet.example.com/policy";
-/// The label on a member's copy.
-pub const COPY_LABEL: &str = "fleet.example.com/copy-of";
+/// The controller's name (its queues' and metrics' label in every member).
+pub const NAME: &str = "fleet-policy";
+/// The reason of the Event on a deleted Deployment.
+pub const REASON_DELETED: &str = "DeletedByFleetPolicy";
 
 /// Where the example looks.
 #[derive(Clone, Debug)]
 pub struct FleetPolicyOptions {
     /// The hub namespace of the members' kubeconfig Secrets.
     pub secrets_namespace: String,
-    /// The namespace of the policies (in the hub) and of their copies (in every member).
-    pub namespace: String,
+    /// Only this namespace (WhiteLists in the hub, Deployments in the members); `None`: all.
+    pub namespace: Option<String>,
     /// How often each member is probed.
     pub probe_period: Duration,
 }
@@ -53,103 +71,115 @@ impl Default for FleetPolicyOptions {
     fn default() -> Self {
         FleetPolicyOptions {
             secrets_namespace: "default".to_owned(),
-            namespace: "default".to_owned(),
+            namespace: None,
             probe_period: Duration::from_secs(5),
         }
     }
 }
 
-/// Every write of a copy: (member, policy).
-type Writes = Arc<Mutex<Vec<(String, String)>>>;
+/// Every deletion: (member, `namespace/deployment`).
+type Deletions = Arc<Mutex<Vec<(String, String)>>>;
 
-/// Writes each policy's copy into the member of the request.
+/// Enforces the hub's WhiteLists of the request's namespace in the request's member.
 struct Enforce {
-    writes: Writes,
+    /// The hub's WhiteLists (the manager's informer, shared by every member's controller).
+    whitelists: WhiteListLister,
+    /// Namespaces never acted in (image-police's default set: `kube-system`).
+    protected: ProtectedNamespaces,
+    deletions: Deletions,
 }
 
-impl FleetReconciler<ConfigMap> for Enforce {
-    type Error = kubegen_runtime::Error;
+impl FleetReconciler<WhiteList> for Enforce {
+    type Error = kubegen_client::Error;
 
     async fn reconcile(
         &self,
-        policy: Arc<ConfigMap>,
+        _first: Arc<WhiteList>,
         request: &ClusterContext,
     ) -> Result<Action, Self::Error> {
-        let (namespace, name) = (request.key().namespace(), request.key().name());
-        let member = request.cluster().cached_client();
-        let wanted = copy_of(&policy, namespace.unwrap_or("default"), name);
-        let current = member.get::<ConfigMap>(namespace, name).await?;
-        let writer = member.writer::<ConfigMap>(namespace);
-        let failed = |source| kubegen_runtime::Error::ClusterUnusable {
-            cluster: request.cluster_name().to_owned(),
-            reason: format!("writing the copy of {name}: {source}"),
-        };
-        match current {
-            None => {
-                writer
-                    .create(&wanted, &CreateOptions::default())
-                    .await
-                    .map_err(failed)?;
-            }
-            Some(current) if current.data != wanted.data || !is_copy(&current) => {
-                let mut updated = (*current).clone();
-                updated.data = wanted.data;
-                updated.metadata.labels = wanted.metadata.labels;
-                writer
-                    .update(&updated, &UpdateOptions::default())
-                    .await
-                    .map_err(failed)?;
-            }
-            Some(_) => return Ok(Action::Done),
+        let namespace = request.key().as_str();
+        let mut lists = self
+            .whitelists
+            .white_lists(namespace)
+            .list(&Selector::default());
+        if lists.is_empty() {
+            return Ok(Action::Done);
         }
-        tracing::info!(
-            cluster = request.cluster_name(),
-            policy = name,
-            "policy enforced"
-        );
-        self.writes
-            .lock()
-            .push((request.cluster_name().to_owned(), name.to_owned()));
+        lists.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        let policy = match judge(&self.protected, namespace, &lists) {
+            Verdict::Enforce(policy) => policy,
+            Verdict::Protected => return Ok(Action::Done),
+            Verdict::Paused(invalid) => {
+                tracing::info!(
+                    namespace,
+                    ?invalid,
+                    "enforcement paused: invalid WhiteLists"
+                );
+                return Ok(Action::Done);
+            }
+        };
+        let member = request.cluster();
+        let deployments = DeploymentLister::new(member.factory().informer::<Deployment>().lister());
+        let writer = Writer::new(Clientset::new(member.client().clone()));
+        for deployment in deployments
+            .deployments(namespace)
+            .list(&Selector::default())
+        {
+            let found = policy.violations(&*deployment);
+            if found.is_empty() || deployment.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let name = deployment.metadata.name.clone().unwrap_or_default();
+            let uid = deployment.metadata.uid.clone();
+            if !writer.delete_deployment(namespace, &name, uid).await? {
+                continue; // already gone, or replaced by a new object of that name
+            }
+            let offenses: Vec<String> = found
+                .iter()
+                .map(|v| {
+                    format!(
+                        "container {:?} runs {} ({})",
+                        v.container, v.image, v.denial
+                    )
+                })
+                .collect();
+            let message = format!(
+                "Deleted by fleet-policy (WhiteLists of the hub): {}",
+                offenses.join("; ")
+            );
+            let now = Time(jiff::Timestamp::now());
+            let recorded = member
+                .recorder()
+                .record(
+                    &*deployment,
+                    EventType::Warning,
+                    REASON_DELETED,
+                    &message,
+                    &now,
+                )
+                .await;
+            if let Err(error) = recorded {
+                tracing::warn!(%error, "recording an Event failed");
+            }
+            tracing::info!(
+                cluster = request.cluster_name(),
+                namespace,
+                deployment = name,
+                "deleted Deployment running a denied image"
+            );
+            self.deletions.lock().push((
+                request.cluster_name().to_owned(),
+                format!("{namespace}/{name}"),
+            ));
+        }
         Ok(Action::Done)
     }
-}
-
-/// The copy of `policy` a member should hold.
-fn copy_of(policy: &ConfigMap, namespace: &str, name: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: Some(namespace.to_owned()),
-            labels: Some(BTreeMap::from([(COPY_LABEL.to_owned(), name.to_owned())])),
-            ..ObjectMeta::default()
-        },
-        data: policy.data.clone(),
-        ..ConfigMap::default()
-    }
-}
-
-fn is_copy(config_map: &ConfigMap) -> bool {
-    config_map
-        .metadata
-        .labels
-        .as_ref()
-        .is_some_and(|labels| labels.contains_key(COPY_LABEL))
-}
-
-/// The policy a member's copy stands for.
-fn policy_key(copy: &ConfigMap) -> Vec<ObjectKey> {
-    let labels = copy.metadata.labels.as_ref();
-    let policy = labels.and_then(|labels| labels.get(COPY_LABEL));
-    policy
-        .map(|policy| ObjectKey::new(copy.metadata.namespace.as_deref(), policy))
-        .into_iter()
-        .collect()
 }
 
 /// The running example: a manager on the hub running the fleet.
 pub struct FleetPolicy {
     fleet: Fleet,
-    writes: Writes,
+    deletions: Deletions,
     stop: oneshot::Sender<()>,
     task: JoinHandle<Result<(), kubegen_runtime::Error>>,
 }
@@ -163,33 +193,42 @@ impl std::fmt::Debug for FleetPolicy {
 }
 
 impl FleetPolicy {
-    /// Starts the controller on the hub reached by `hub`.
+    /// Starts the controller on the hub reached by `hub` (the WhiteList CRD must be installed
+    /// there; the members need none).
     pub fn start(hub: Client, options: &FleetPolicyOptions) -> FleetPolicy {
+        let factory = kubegen_cache::FactoryOptions::default().namespace(options.namespace.clone());
         let manager_options = ManagerOptions::default()
-            .factory(kubegen_cache::FactoryOptions::default().namespace(options.namespace.clone()))
+            .factory(factory.clone())
             .shutdown_timeout(Duration::from_secs(5));
         let mut manager = Manager::new(hub.clone(), manager_options);
-        let fleet = Fleet::new(
-            &manager,
-            FleetOptions::default().probe_period(options.probe_period),
-        );
+        let fleet_options = FleetOptions::default()
+            .probe_period(options.probe_period)
+            .factory(factory);
+        let fleet = Fleet::new(&manager, fleet_options);
         let secrets = SecretOptions::cluster_api(&options.secrets_namespace);
         fleet.add_provider(KubeconfigSecrets::new(hub, secrets));
-        let writes = Writes::default();
+        let deletions = Deletions::default();
+        let whitelists = WhiteListLister::new(manager.factory().informer::<WhiteList>().lister());
+        let reconciler = Enforce {
+            whitelists: whitelists.clone(),
+            protected: ProtectedNamespaces::new(kubegen_controller::namespaces::KUBE_SYSTEM, false),
+            deletions: Arc::clone(&deletions),
+        };
         fleet.add_controller(
-            "fleet-policy",
-            |cluster| {
-                let policies = cluster.hub().informer::<ConfigMap>();
-                let copies = cluster.factory().informer::<ConfigMap>();
+            NAME,
+            move |cluster| {
+                let lists = cluster.hub().informer::<WhiteList>();
+                let deployments = cluster.factory().informer::<Deployment>();
+                let hub_lists = whitelists.clone();
                 cluster
-                    .controller("fleet-policy", &policies)
-                    .watches(&copies, policy_key)
+                    .controller(NAME, &lists)
+                    .group_by_namespace()
+                    .generation_changes_only()
+                    .watches(&deployments, move |deployment: &Deployment| {
+                        policed_namespace(&hub_lists, deployment)
+                    })
             },
-            Policies {
-                enforce: Enforce {
-                    writes: Arc::clone(&writes),
-                },
-            },
+            reconciler,
         );
         fleet.attach(&mut manager);
         let (stop, stopped) = oneshot::channel::<()>();
@@ -198,7 +237,7 @@ impl FleetPolicy {
         }));
         FleetPolicy {
             fleet,
-            writes,
+            deletions,
             stop,
             task,
         }
@@ -209,13 +248,15 @@ impl FleetPolicy {
         self.fleet.clusters()
     }
 
-    /// How many times a copy of `policy` was written into `cluster`.
-    pub fn writes(&self, cluster: &str, policy: &str) -> usize {
-        let writes = self.writes.lock();
-        writes
-            .iter()
-            .filter(|(c, p)| c == cluster && p == policy)
-            .count()
+    /// How the engaged member `cluster` is doing (`None` when it is not engaged).
+    pub fn state(&self, cluster: &str) -> Option<ClusterState> {
+        self.fleet.cluster(cluster).map(|c| c.state())
+    }
+
+    /// How many Deployments the fleet deleted in `cluster`.
+    pub fn deletions(&self, cluster: &str) -> usize {
+        let deletions = self.deletions.lock();
+        deletions.iter().filter(|(c, _)| c == cluster).count()
     }
 
     /// Runs until `shutdown`, then stops.
@@ -235,49 +276,5 @@ impl FleetPolicy {
         let _ = self.stop.send(());
         self.task.await??;
         Ok(())
-    }
-}
-
-/// Only ConfigMaps labelled as policies are policies (the hub informer sees all ConfigMaps of
-/// the namespace, the copies' informers too).
-struct Policies {
-    enforce: Enforce,
-}
-
-impl FleetReconciler<ConfigMap> for Policies {
-    type Error = kubegen_runtime::Error;
-
-    async fn reconcile(
-        &self,
-        object: Arc<ConfigMap>,
-        request: &ClusterContext,
-    ) -> Result<Action, Self::Error> {
-        let labels = object.metadata.labels.as_ref();
-        let value = labels.and_then(|labels| labels.get(POLICY_LABEL));
-        if value.map(String::as_str) != Some("true") {
-            return Ok(Action::Done);
-        }
-        self.enforce.reconcile(object, request).await
-    }
-}
-
-/// A policy named `name` in `namespace` with `data`.
-pub fn policy(namespace: &str, name: &str, data: &[(&str, &str)]) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.to_owned()),
-            namespace: Some(namespace.to_owned()),
-            labels: Some(BTreeMap::from([(
-                POLICY_LABEL.to_owned(),
-                "true".to_owned(),
-            )])),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            data.iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        ),
-        ..ConfigMap::default()
     }
 }

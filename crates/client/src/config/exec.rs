@@ -7,7 +7,9 @@
 //! # Guarantees
 //! - The plugin runs with the kubeconfig's `args` and `env` added to our environment, stdin closed,
 //!   and `KUBERNETES_EXEC_INFO` set to an `ExecCredential` describing the request (with the
-//!   cluster when `provideClusterInfo` is set).
+//!   cluster when `provideClusterInfo` is set; the cluster's `client.authentication.k8s.io/exec`
+//!   extension, if any, as its `config`, which is how a ClusterProfile's access provider tells
+//!   one plugin binary which cluster it is asked about).
 //! - Its credential is cached until `expirationTimestamp` (forever if it has none), and dropped
 //!   when the server answers 401. Concurrent requests wait for one plugin run, not one each.
 //! - Failures name the command, its exit status and the start of its stderr, plus `installHint`
@@ -28,7 +30,7 @@ use serde::Deserialize;
 
 use std::sync::Arc;
 
-use crate::config::kubeconfig::{Cluster, ExecConfig};
+use crate::config::kubeconfig::{Cluster, EXEC_EXTENSION, ExecConfig};
 use crate::error::{Error, Result, excerpt};
 use crate::secret_token::SecretToken;
 use crate::tls::ExecClientCert;
@@ -113,6 +115,10 @@ impl ExecAuth {
             }
             if let Some(name) = &cluster.tls_server_name {
                 info["tls-server-name"] = name.clone().into();
+            }
+            let extension = cluster.extensions.iter().find(|e| e.name == EXEC_EXTENSION);
+            if let Some(extension) = extension {
+                info["config"] = extension.extension.clone();
             }
             info
         });

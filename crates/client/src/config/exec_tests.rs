@@ -147,6 +147,24 @@ async fn plugin_gets_args_env_and_exec_info_with_cluster() -> Result<()> {
 }
 
 #[tokio::test]
+async fn the_clusters_exec_extension_reaches_the_plugin_as_its_config() -> Result<()> {
+    let plugin = Plugin::new(PLUGIN);
+    let mut config = plugin.config(V1, "");
+    config.provide_cluster_info = true;
+    let yaml = "server: https://k8s:6443\nextensions:\n- name: other\n  extension: {ignored: true}\n- name: client.authentication.k8s.io/exec\n  extension: {clusterName: spoke-1}\n";
+    let cluster: Cluster = serde_yaml::from_str(yaml).expect("a cluster entry");
+    let exec = ExecAuth::new(config, &cluster, None)?;
+    exec.token().await?;
+    let info: serde_json::Value =
+        serde_json::from_str(&plugin.read("info")).expect("exec info is JSON");
+    assert_eq!(
+        info["spec"]["cluster"]["config"],
+        serde_json::json!({"clusterName": "spoke-1"})
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn failing_plugin_reports_status_and_stderr() {
     let plugin = Plugin::new("echo 'token expired, run login' >&2; exit 3");
     let err = auth(plugin.config(V1, ""))

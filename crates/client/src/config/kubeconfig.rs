@@ -77,6 +77,25 @@ pub struct Cluster {
     pub tls_server_name: Option<String>,
     /// An HTTP(S)/SOCKS proxy. Not supported: loading fails with a clear error.
     pub proxy_url: Option<String>,
+    /// Named extensions. The one kubegen reads is `client.authentication.k8s.io/exec`
+    /// ([`EXEC_EXTENSION`]): handed to an exec plugin as `spec.cluster.config`.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub extensions: Vec<NamedExtension>,
+}
+
+/// The cluster extension whose value an exec plugin receives as `spec.cluster.config` (client-go
+/// `clientcmd/api` `ExecConfig.Config`, filled from this extension).
+pub const EXEC_EXTENSION: &str = "client.authentication.k8s.io/exec";
+
+/// One `extensions` entry of a cluster: a name and an arbitrary value.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct NamedExtension {
+    /// The extension's name, e.g. [`EXEC_EXTENSION`].
+    pub name: String,
+    /// Its value, as written.
+    #[serde(default)]
+    pub extension: serde_json::Value,
 }
 
 /// A user entry.

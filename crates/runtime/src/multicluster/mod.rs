@@ -7,7 +7,8 @@
 //! controller-runtime#2746's design.
 //!
 //! ```text
-//! Provider (kubeconfig files | kubeconfig Secrets in the hub)      provider.rs, kubeconfig_files.rs, secrets.rs
+//! Provider (kubeconfig files | kubeconfig Secrets in the hub        provider.rs, kubeconfig_files.rs, secrets.rs,
+//!           | ClusterProfiles in the hub)                           cluster_profiles.rs
 //!   --engage(name, config, fingerprint) / disengage(name)-->
 //! Fleet: known clusters ∩ this replica's share of the ring         fleet.rs
 //!   --engage--> Cluster: client, informer factory, recorder, state  cluster.rs
@@ -53,13 +54,14 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `fleet`, `secrets`, `kubeconfig_files`
+//! - `fleet`, `secrets`, `kubeconfig_files`, `cluster_profiles`
 //! - `watches`
 //! - `engagement`
 //! - `request`
 //! - `cluster`, `metrics`, `provider`
 
 mod cluster;
+mod cluster_profiles;
 mod engagement;
 mod fleet;
 mod kubeconfig_files;
@@ -70,6 +72,11 @@ mod secrets;
 mod watches;
 
 pub use cluster::{Cluster, ClusterState};
+pub use cluster_profiles::{
+    AccessConfig, AccessProvider, CLUSTER_MANAGER_LABEL, CONTROL_PLANE_HEALTHY, ClusterProfile,
+    ClusterProfileOptions, ClusterProfileStatus, ClusterProfiles, CredentialPlugin,
+    ProfileCondition,
+};
 pub use fleet::{Fleet, FleetOptions};
 pub use kubeconfig_files::KubeconfigFiles;
 pub use provider::{ClusterSink, Provider, fingerprint, kubeconfig_to_config};

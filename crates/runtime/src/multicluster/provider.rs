@@ -15,10 +15,13 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use kubegen_client::{Config, Kubeconfig, LoadOptions};
-use tokio::sync::mpsc;
+use kube_core::Selector;
+use kubegen_cache::{ClientListWatchSource, FactoryOptions, HandlerFns, InformerFactory};
+use kubegen_client::{ApiObject, Client, Config, Kubeconfig, LoadOptions};
+use tokio::sync::{Notify, mpsc};
 
 use crate::error::Error;
 
@@ -103,4 +106,65 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut hasher);
     hasher.finish()
+}
+
+/// Where a hub-backed provider looks: one namespace or all, and a label selector.
+pub(crate) struct HubSelection<'a> {
+    pub(crate) provider: &'a str,
+    pub(crate) namespace: Option<String>,
+    pub(crate) label_selector: Option<String>,
+}
+
+/// Follows the objects of kind `K` that `selection` picks in the hub until `stop`: an informer of
+/// its own lists and watches them, and every change wakes one call of `pass` with all the cached
+/// objects. Events are only a nudge, the cache is the truth: a burst of updates is one pass, no
+/// event is misapplied out of order, and `pass` runs only once the cache holds a full list
+/// (a cluster is judged gone against a full list only).
+///
+/// # Errors
+/// [`Error::ProviderFailed`] when the informer cannot take a handler.
+pub(crate) async fn follow_hub<K: ApiObject>(
+    hub: &Client,
+    selection: HubSelection<'_>,
+    stop: BoxFuture<'static, ()>,
+    mut pass: impl FnMut(&[Arc<K>]),
+) -> Result<(), Error> {
+    let selector = selection.label_selector;
+    let factory_options = FactoryOptions::default()
+        .namespace(selection.namespace)
+        .tweak_list_options(Arc::new(move |list| {
+            list.label_selector.clone_from(&selector);
+        }));
+    let factory = InformerFactory::new(ClientListWatchSource::new(hub.clone()), factory_options);
+    let informer = factory.informer::<K>();
+    let nudge = Arc::new(Notify::new());
+    let (a, u, d) = (nudge.clone(), nudge.clone(), nudge.clone());
+    let handler = HandlerFns::<K>::new()
+        .on_add(move |_, _| a.notify_one())
+        .on_update(move |_, _| u.notify_one())
+        .on_delete(move |_| d.notify_one());
+    informer
+        .add_event_handler(handler)
+        .map_err(|source| Error::ProviderFailed {
+            provider: selection.provider.to_owned(),
+            reason: source.to_string(),
+        })?;
+    factory.start();
+    let lister = informer.lister();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = nudge.notified() => {
+                if informer.has_synced() {
+                    pass(&lister.list(&Selector::default()));
+                } else {
+                    nudge.notify_one();
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            }
+            () = &mut stop => break,
+        }
+    }
+    factory.shutdown().await;
+    Ok(())
 }

@@ -15,9 +15,9 @@
 //!
 //! # How changes are noticed
 //! The provider runs an informer of its own over the hub (only the selected Secrets are listed
-//! and cached). Every event wakes one loop that compares the cached Secrets with what it
-//! reported last: events are only a nudge, the cache is the truth, so a burst of updates is
-//! one pass and no event can be misapplied out of order.
+//! and cached, `provider.rs`'s `follow_hub`). Every event wakes one pass that compares the cached
+//! Secrets with what it reported last: events are only a nudge, the cache is the truth, so a
+//! burst of updates is one pass and no event can be misapplied out of order.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,13 +25,12 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use k8s_openapi::api::core::v1::Secret;
-use kube_core::Selector;
-use kubegen_cache::{ClientListWatchSource, FactoryOptions, HandlerFns, InformerFactory};
 use kubegen_client::Client;
-use tokio::sync::Notify;
 
 use crate::error::Error;
-use crate::multicluster::provider::{ClusterSink, Provider, fingerprint, kubeconfig_to_config};
+use crate::multicluster::provider::{
+    ClusterSink, HubSelection, Provider, fingerprint, follow_hub, kubeconfig_to_config,
+};
 
 /// Cluster API's label naming the cluster a Secret belongs to.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -181,46 +180,16 @@ impl Provider for KubeconfigSecrets {
         stop: BoxFuture<'static, ()>,
     ) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
-            let selector = self.options.label_selector.clone();
-            let factory_options = FactoryOptions::default()
-                .namespace(self.options.namespace.clone())
-                .tweak_list_options(Arc::new(move |list| {
-                    list.label_selector = Some(selector.clone());
-                }));
-            let source = ClientListWatchSource::new(self.hub.clone());
-            let factory = InformerFactory::new(source, factory_options);
-            let informer = factory.informer::<Secret>();
-            let nudge = Arc::new(Notify::new());
-            let (a, u, d) = (nudge.clone(), nudge.clone(), nudge.clone());
-            let handler = HandlerFns::<Secret>::new()
-                .on_add(move |_, _| a.notify_one())
-                .on_update(move |_, _| u.notify_one())
-                .on_delete(move |_| d.notify_one());
-            informer
-                .add_event_handler(handler)
-                .map_err(|source| Error::ProviderFailed {
-                    provider: self.name().to_owned(),
-                    reason: source.to_string(),
-                })?;
-            factory.start();
-            let (lister, mut seen) = (informer.lister(), BTreeMap::new());
-            tokio::pin!(stop);
-            loop {
-                tokio::select! {
-                    () = nudge.notified() => {
-                        if informer.has_synced() {
-                            self.pass(&lister.list(&Selector::default()), &sink, &mut seen);
-                        } else {
-                            // Deletions are judged against a full list only.
-                            nudge.notify_one();
-                            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                        }
-                    }
-                    () = &mut stop => break,
-                }
-            }
-            factory.shutdown().await;
-            Ok(())
+            let selection = HubSelection {
+                provider: self.name(),
+                namespace: self.options.namespace.clone(),
+                label_selector: Some(self.options.label_selector.clone()),
+            };
+            let mut seen = BTreeMap::new();
+            follow_hub::<Secret>(&self.hub, selection, stop, |secrets| {
+                self.pass(secrets, &sink, &mut seen);
+            })
+            .await
         })
     }
 }
