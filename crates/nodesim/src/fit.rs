@@ -149,11 +149,24 @@ impl Refusal {
 }
 
 /// Checks `pod` (asking `wanted`) against `node`, whose Pods already ask `used`.
+#[cfg(test)]
 pub(crate) fn check(
     pod: &Pod,
     wanted: Requests,
     node: &Node,
     used: Requests,
+) -> Result<(), Refusal> {
+    check_against(pod, wanted, node, used, Requests::allocatable(node))
+}
+
+/// [`check`] with the Node's allocatable resources `free` read already: a scheduler checks every
+/// Node for every Pod, and reading quantities is the costly part.
+fn check_against(
+    pod: &Pod,
+    wanted: Requests,
+    node: &Node,
+    used: Requests,
+    free: Requests,
 ) -> Result<(), Refusal> {
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
@@ -182,7 +195,6 @@ pub(crate) fn check(
     if !matches_selector(spec, node) {
         return Err(Refusal::Selector);
     }
-    let free = Requests::allocatable(node);
     let mut short = Vec::new();
     if used.pods + 1 > free.pods {
         short.push("Too many pods");
@@ -284,29 +296,38 @@ fn requirement(requirement: &NodeSelectorRequirement, value: Option<&String>) ->
 
 /// The Node `pod` goes to among `nodes` (each with what its Pods already ask): of those that
 /// fit, the least loaded ([`load`]), then the first by name; or why none fits.
-pub(crate) fn choose(pod: &Pod, nodes: &[(&Node, Requests)]) -> Result<String, FitError> {
+pub(crate) fn choose(pod: &Pod, nodes: &[Candidate<'_>]) -> Result<String, FitError> {
     let wanted = Requests::of_pod(pod.spec.as_ref().unwrap_or(&PodSpec::default()));
-    let mut best: Option<((f64, i64), String)> = None;
+    let mut best: Option<((f64, i64), &str)> = None;
     let mut refusals = Vec::new();
-    for (node, used) in nodes {
-        let name = node.metadata.name.clone().unwrap_or_default();
-        match check(pod, wanted, node, *used) {
+    for candidate in nodes {
+        let name = candidate.node.metadata.name.as_deref().unwrap_or_default();
+        match check_against(pod, wanted, candidate.node, candidate.used, candidate.free) {
             Ok(()) => {
-                let candidate = (load(node, *used, wanted), name);
-                let better = best.as_ref().is_none_or(|(load, best_name)| {
-                    candidate.0 < *load || (candidate.0 == *load && candidate.1 < *best_name)
+                let load = load(candidate.free, candidate.used, wanted);
+                let better = best.is_none_or(|(best_load, best_name)| {
+                    load < best_load || (load == best_load && name < best_name)
                 });
                 if better {
-                    best = Some(candidate);
+                    best = Some((load, name));
                 }
             }
             Err(refusal) => refusals.push(refusal),
         }
     }
     match best {
-        Some((_, node)) => Ok(node),
+        Some((_, node)) => Ok(node.to_owned()),
         None => Err(FitError { refusals }),
     }
+}
+
+/// A Node a Pod may go to: what its Pods ask of it already (`used`) and what it has (`free`,
+/// its allocatable resources, read once per Node change rather than once per Pod).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate<'a> {
+    pub(crate) node: &'a Node,
+    pub(crate) used: Requests,
+    pub(crate) free: Requests,
 }
 
 /// Why a Pod fits no Node: the refusal of each.
@@ -353,8 +374,7 @@ fn histogram(reasons: &BTreeMap<&str, usize>) -> String {
 /// The load `node` would carry with `used` plus `wanted`: the mean of its CPU and memory
 /// requested fractions (what NodeResourcesFit's LeastAllocated score minimises), then its Pod
 /// count.
-fn load(node: &Node, used: Requests, wanted: Requests) -> (f64, i64) {
-    let free = Requests::allocatable(node);
+fn load(free: Requests, used: Requests, wanted: Requests) -> (f64, i64) {
     let after = used.plus(wanted);
     let fraction = |used: i64, free: i64| {
         if free <= 0 {

@@ -199,9 +199,9 @@ fn the_least_loaded_fitting_node_is_chosen_then_by_name() {
         pods: 1,
     };
     let nodes = [
-        (&a, busy),
-        (&b, Requests::default()),
-        (&c, Requests::default()),
+        candidate(&a, busy),
+        candidate(&b, Requests::default()),
+        candidate(&c, Requests::default()),
     ];
     assert_eq!(choose(&p, &nodes), Ok("b".to_string()));
 }
@@ -219,9 +219,9 @@ fn the_fit_error_reads_as_the_scheduler_writes_it() {
     let p = pod(json!({"nodeSelector": {"zone": "a"},
                        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "3"}}}]}));
     let nodes = [
-        (&a, Requests::default()),
-        (&b, Requests::default()),
-        (&c, Requests::default()),
+        candidate(&a, Requests::default()),
+        candidate(&b, Requests::default()),
+        candidate(&c, Requests::default()),
     ];
     let error = choose(&p, &nodes).unwrap_err();
     assert_eq!(
@@ -234,4 +234,12 @@ fn the_fit_error_reads_as_the_scheduler_writes_it() {
         choose(&p, &[]).unwrap_err().message(),
         "no nodes available to schedule pods"
     );
+}
+
+fn candidate(node: &Node, used: Requests) -> Candidate<'_> {
+    Candidate {
+        node,
+        used,
+        free: Requests::allocatable(node),
+    }
 }
