@@ -23,7 +23,9 @@
 //! | `deployment-controller` | `pkg/controller/deployment/*.go`, `deployment/util/*.go` | `apps/deployment/` |
 //! | `replicaset-controller` | `pkg/controller/replicaset/replica_set.go` | `apps/replicaset.rs` |
 //! | `statefulset-controller` | `pkg/controller/statefulset/*.go`, `pkg/controller/history/controller_history.go` | `apps/statefulset/` |
-//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `apps/controller_ref.rs`, `apps/expectations.rs`, `apps/pods.rs` |
+//! | `job-controller` | `pkg/controller/job/*.go` | `batch/job/` |
+//! | `cronjob-controller` | `pkg/controller/cronjob/*.go` | `batch/cronjob/` |
+//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `workload/controller_ref.rs`, `workload/expectations.rs`, `workload/pods.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
 //!
 //! # Defaults
@@ -41,7 +43,8 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `manager`
-//! - `apps`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `apps`, `batch`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `workload`
 //! - `context`, `worker`
 //! - `error`, `options`
 
@@ -49,6 +52,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod apps;
+mod batch;
 mod context;
 mod error;
 mod garbagecollector;
@@ -57,7 +61,8 @@ mod namespace;
 mod options;
 mod serviceaccount;
 mod worker;
+mod workload;
 
 pub use error::{Error, Result};
 pub use manager::ControllerManager;
-pub use options::{Controller, ControllerManagerOptions};
+pub use options::{Clock, Controller, ControllerManagerOptions};

@@ -20,19 +20,13 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `deployment`, `statefulset`
 //! - `replicaset`
-//! - `controller_ref`, `events`
-//! - `expectations`, `meta`, `pods`, `shared`, `versioned`
+//!
+//! The pieces they share with the batch controllers (ControllerRef adoption, expectations, pod
+//! ranking, Events) are in `crate::workload`.
 
-mod controller_ref;
 mod deployment;
-mod events;
-mod expectations;
-mod meta;
-mod pods;
 mod replicaset;
-mod shared;
 pub(crate) mod statefulset;
-mod versioned;
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
@@ -41,7 +35,13 @@ use k8s_openapi::api::{
 
 use crate::context::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
-use shared::Informers;
+
+/// The three shared informers the deployment and replicaset controllers both read.
+pub(crate) struct Informers {
+    pub(crate) deployments: kubegen_cache::SharedIndexInformer<Deployment>,
+    pub(crate) replica_sets: kubegen_cache::SharedIndexInformer<ReplicaSet>,
+    pub(crate) pods: kubegen_cache::SharedIndexInformer<Pod>,
+}
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
 /// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's

@@ -12,7 +12,7 @@
 //!
 //! # Not here
 //! A Service's allocated `clusterIP`/`ipFamilies`, a Job's generated selector and labels (which
-//! need its uid), and the admission plugins that change Pods on create (`Priority`,
+//! need its uid: `crate::kinds::job`), and the admission plugins that change Pods on create (`Priority`,
 //! `DefaultTolerationSeconds`) are not defaults: see [`pod_admission`] for the last two.
 
 use serde_json::{Map, Value, json};
