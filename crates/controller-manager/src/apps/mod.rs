@@ -20,11 +20,13 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `deployment`, `statefulset`
 //! - `replicaset`
+//! - `informers`
 //!
 //! The pieces they share with the batch controllers (ControllerRef adoption, expectations, pod
 //! ranking, Events) are in `crate::workload`.
 
 mod deployment;
+mod informers;
 mod replicaset;
 pub(crate) mod statefulset;
 
@@ -36,12 +38,7 @@ use k8s_openapi::api::{
 use crate::context::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
 
-/// The three shared informers the deployment and replicaset controllers both read.
-pub(crate) struct Informers {
-    pub(crate) deployments: kubegen_cache::SharedIndexInformer<Deployment>,
-    pub(crate) replica_sets: kubegen_cache::SharedIndexInformer<ReplicaSet>,
-    pub(crate) pods: kubegen_cache::SharedIndexInformer<Pod>,
-}
+use informers::Informers;
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
 /// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's

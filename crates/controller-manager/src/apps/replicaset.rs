@@ -35,7 +35,7 @@ use kubegen_client::{
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
-use super::Informers;
+use super::informers::Informers;
 use crate::workload::events::EventSink;
 use crate::workload::meta::{
     controller_of, controller_ref, describe, key_of, selector_of, selects, split_key,

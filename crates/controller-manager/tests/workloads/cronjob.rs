@@ -141,7 +141,7 @@ async fn a_cronjob_runs_each_minute_and_keeps_its_history_as_the_real_controller
     )
     .await;
 
-    let mut want = vec![
+    let mut want = [
         ("Normal", "SuccessfulCreate", format!("Created job {first}")),
         (
             "Normal",

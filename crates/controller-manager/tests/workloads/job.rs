@@ -79,7 +79,7 @@ async fn pods(
     job: &str,
 ) -> Vec<(String, String, String, String, usize, String)> {
     let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default().labels(&format!("batch.kubernetes.io/job-name={job}")))
+        .list(&ListOptions::default().labels(format!("batch.kubernetes.io/job-name={job}")))
         .await
         .unwrap();
     let index = "batch.kubernetes.io/job-completion-index";

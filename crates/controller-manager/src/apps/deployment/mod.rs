@@ -39,7 +39,7 @@ use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
-use super::Informers;
+use super::informers::Informers;
 use crate::workload::events::EventSink;
 use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
 use crate::workload::shared::register;
