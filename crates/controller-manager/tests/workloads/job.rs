@@ -15,15 +15,22 @@ scenarios! {
         non_indexed_and_indexed_jobs_complete_on_cluster;
     failing_job => a_job_failing_past_its_backoff_limit_fails_as_with_the_real_controller,
         a_job_failing_past_its_backoff_limit_fails_on_cluster;
+    suspended_job => a_suspended_job_loses_its_pods_and_a_deleted_one_releases_them,
+        a_suspended_job_loses_its_pods_and_a_deleted_one_releases_them_on_cluster;
 }
 
 fn job(sim: &Sim, name: &str, spec: Value, labels: Value) -> Job {
+    on_pool(sim.pool(), sim, name, spec, labels)
+}
+
+/// A Job whose Pods select the Nodes of `pool` (none but the scenario's exist).
+fn on_pool(pool: &str, sim: &Sim, name: &str, spec: Value, labels: Value) -> Job {
     let mut spec = spec;
     spec["template"] = json!({
         "metadata": {"labels": labels},
         "spec": {
             "schedulerName": sim.scheduler,
-            "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()},
+            "nodeSelector": {"nodesim.kubegen.io/pool": pool},
             "restartPolicy": "Never",
             "containers": [{"name": "c", "image": "busybox"}]
         }
@@ -304,6 +311,108 @@ async fn failing_job(client: Client, sim: Sim) {
     want.sort();
     eventually("the Job's Events", || async {
         (job_events(&client, ns).await == want).then_some(())
+    })
+    .await;
+}
+
+async fn job_pods(client: &Client, ns: &str) -> usize {
+    ResourceClient::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListOptions::default().labels("batch.kubernetes.io/job-name=parked"))
+        .await
+        .unwrap()
+        .items
+        .len()
+}
+
+async fn suspended_job(client: Client, sim: Sim) {
+    let ns = sim.ns.as_str();
+    let jobs = ResourceClient::<Job>::namespaced(client.clone(), ns);
+    // Its Pods select no Node: they stay Pending, active and not ready, with their finalizer.
+    let nowhere = format!("{}-nowhere", sim.pool());
+    let spec = json!({"completions": 4, "parallelism": 2});
+    create(
+        &client,
+        ns,
+        on_pool(&nowhere, &sim, "parked", spec, json!({})),
+    )
+    .await;
+    let running = eventually("two active Pods", || async {
+        let job = jobs.get("parked", &GetOptions::default()).await.ok()?;
+        (job.status.as_ref()?.active == Some(2)).then_some(job)
+    })
+    .await;
+    assert_eq!(
+        settled(&running),
+        json!({"active": 2, "ready": 0, "terminating": 0, "uncountedTerminatedPods": {},
+            "startTime?": true, "completionTime?": false})
+    );
+    assert_eq!(job_pods(&client, ns).await, 2);
+
+    let suspend = kubegen_client::Patch::Merge(json!({"spec": {"suspend": true}}));
+    jobs.patch("parked", &suspend, &kubegen_client::PatchOptions::default())
+        .await
+        .unwrap();
+    let suspended = eventually("the Job to be suspended without Pods", || async {
+        let job = jobs.get("parked", &GetOptions::default()).await.ok()?;
+        let status = job.status.as_ref()?;
+        let done =
+            status.active.is_none() && status.terminating == Some(0) && status.conditions.is_some();
+        (done && job_pods(&client, ns).await == 0).then_some(job)
+    })
+    .await;
+    assert_eq!(
+        settled(&suspended),
+        json!({"conditions": [{"type": "Suspended", "status": "True", "reason": "JobSuspended", "message": "Job suspended"}],
+            "ready": 0, "terminating": 0, "uncountedTerminatedPods": {},
+            "startTime?": false, "completionTime?": false})
+    );
+    let mut want = vec![
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "parked",
+            "Created pod: parked-*",
+        ),
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "parked",
+            "Created pod: parked-*",
+        ),
+        event(
+            "Normal",
+            "SuccessfulDelete",
+            "parked",
+            "Deleted pod: parked-*",
+        ),
+        event(
+            "Normal",
+            "SuccessfulDelete",
+            "parked",
+            "Deleted pod: parked-*",
+        ),
+        event("Normal", "Suspended", "parked", "Job suspended"),
+    ];
+    want.sort();
+    eventually("the suspended Job's Events", || async {
+        (job_events(&client, ns).await == want).then_some(())
+    })
+    .await;
+
+    // Resumed, it starts anew; deleted, its Pods lose their finalizer and go with it.
+    let resume = kubegen_client::Patch::Merge(json!({"spec": {"suspend": false}}));
+    jobs.patch("parked", &resume, &kubegen_client::PatchOptions::default())
+        .await
+        .unwrap();
+    eventually("two Pods again", || async {
+        (job_pods(&client, ns).await == 2).then_some(())
+    })
+    .await;
+    let background = kubegen_client::DeleteOptions::default()
+        .propagation_policy(kubegen_client::PropagationPolicy::Background);
+    jobs.delete("parked", &background).await.unwrap();
+    eventually("the Job's Pods to be gone", || async {
+        (job_pods(&client, ns).await == 0).then_some(())
     })
     .await;
 }

@@ -294,6 +294,16 @@ impl Inner {
             return Ok((None, changed));
         }
         let spec = spec_of(cronjob);
+        let parsed = Schedule::parse(&spec.schedule, spec.time_zone.as_deref());
+        if let Err(ScheduleError::UnknownTimeZone(detail)) = &parsed {
+            let message = format!("invalid timeZone: {detail}");
+            self.events
+                .record(&*cronjob, EventType::Warning, "UnknownTimeZone", message);
+            return Ok((None, changed));
+        }
+        if spec.suspend == Some(true) {
+            return Ok((None, changed));
+        }
         if spec.schedule.contains("TZ") {
             let message = format!(
                 "CRON_TZ or TZ used in schedule {:?} is not officially supported, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details",
@@ -306,15 +316,9 @@ impl Inner {
                 message,
             );
         }
-        let schedule = match Schedule::parse(&spec.schedule, spec.time_zone.as_deref()) {
+        let schedule = match parsed {
             Ok(schedule) => schedule,
-            Err(ScheduleError::UnknownTimeZone(detail)) => {
-                let message = format!("invalid timeZone: {detail}");
-                self.events
-                    .record(&*cronjob, EventType::Warning, "UnknownTimeZone", message);
-                return Ok((None, changed));
-            }
-            Err(ScheduleError::Unparseable(detail)) if spec.suspend != Some(true) => {
+            Err(ScheduleError::Unparseable(detail) | ScheduleError::UnknownTimeZone(detail)) => {
                 let message = format!("unparseable schedule: {:?} : {detail}", spec.schedule);
                 self.events.record(
                     &*cronjob,
@@ -324,11 +328,7 @@ impl Inner {
                 );
                 return Ok((None, changed));
             }
-            Err(ScheduleError::Unparseable(_)) => return Ok((None, changed)),
         };
-        if spec.suspend == Some(true) {
-            return Ok((None, changed));
-        }
         let (last, created) = times(cronjob);
         let next = || Some(schedule::next_after(&schedule, last, created, now));
         let recent = match schedule::most_recent(

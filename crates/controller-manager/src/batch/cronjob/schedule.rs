@@ -42,20 +42,21 @@ impl Schedule {
         time_zone: Option<&str>,
     ) -> Result<Schedule, ScheduleError> {
         let mut line = schedule.trim();
-        let mut zone_name = time_zone;
-        if let Some(rest) = line
-            .strip_prefix("CRON_TZ=")
-            .or_else(|| line.strip_prefix("TZ="))
-        {
-            let (zone, cron) = rest.split_once(' ').unwrap_or((rest, ""));
-            zone_name = Some(zone);
-            line = cron.trim();
-        }
-        let zone = match zone_name {
+        let mut zone = match time_zone {
             None | Some("") => TimeZone::UTC,
             Some(name) => TimeZone::get(name)
                 .map_err(|e| ScheduleError::UnknownTimeZone(format!("{name:?}: {e}")))?,
         };
+        if let Some(rest) = line
+            .strip_prefix("CRON_TZ=")
+            .or_else(|| line.strip_prefix("TZ="))
+        {
+            let (name, cron) = rest.split_once(' ').unwrap_or((rest, ""));
+            zone = TimeZone::get(name).map_err(|e| {
+                ScheduleError::Unparseable(format!("provided bad location {name}: {e}"))
+            })?;
+            line = cron.trim();
+        }
         let parser = CronParser::builder()
             .seconds(Seconds::Disallowed)
             .year(Year::Disallowed)

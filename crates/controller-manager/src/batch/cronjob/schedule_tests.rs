@@ -20,6 +20,11 @@ fn standard_lines_and_descriptors_parse_and_seconds_do_not() {
         Schedule::parse("* * * * *", Some("Mars/Olympus")),
         Err(ScheduleError::UnknownTimeZone(_))
     ));
+    // A zone named in the line is part of the line: robfig/cron refuses the line.
+    assert!(matches!(
+        Schedule::parse("TZ=Mars/Olympus * * * * *", None),
+        Err(ScheduleError::Unparseable(_))
+    ));
 }
 
 #[test]

@@ -24,9 +24,10 @@
 //! `DeadlineExceeded` (Warnings), `Suspended`, `Resumed`.
 //!
 //! # Not here
-//! `podFailurePolicy` rules, `successPolicy`, `backoffLimitPerIndex`/`maxFailedIndexes`,
-//! `managedBy` and the gang-scheduling PodGroups of v1.36 are not evaluated (such Jobs run as
-//! if they had none). Adopted orphans do not get the tracking finalizer added.
+//! `podFailurePolicy` rules, `successPolicy`, `backoffLimitPerIndex`/`maxFailedIndexes` and the
+//! gang-scheduling PodGroups of v1.36 are not evaluated (such Jobs run as if they had none).
+//! Adopted orphans do not get the tracking finalizer added. A Job whose `managedBy` names
+//! another controller is left to it, as v1.36 does.
 
 mod indexes;
 mod rules;
@@ -384,7 +385,7 @@ impl Inner {
             self.finished.lock().remove(&uid);
             return Ok(Next::Done);
         }
-        if self.finished.lock().contains(&uid) {
+        if self.finished.lock().contains(&uid) || rules::managed_elsewhere(&shared) {
             return Ok(Next::Done);
         }
         let mut job = (*shared).clone();

@@ -26,6 +26,17 @@ pub(crate) fn spec(job: &Job) -> JobSpec {
     job.spec.clone().unwrap_or_default()
 }
 
+/// The `managedBy` value of Jobs this controller runs.
+const JOB_CONTROLLER_NAME: &str = "kubernetes.io/job-controller";
+
+/// Whether the Job's `managedBy` names another controller, which then owns its Pods and status
+/// (`managedByExternalController`).
+pub(crate) fn managed_elsewhere(job: &Job) -> bool {
+    spec(job)
+        .managed_by
+        .is_some_and(|name| name != JOB_CONTROLLER_NAME)
+}
+
 /// Whether the Job has a true `Complete` or `Failed` condition (`util.IsJobFinished`).
 pub(crate) fn is_finished(job: &Job) -> bool {
     conditions(job)

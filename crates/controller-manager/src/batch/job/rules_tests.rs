@@ -121,3 +121,16 @@ fn the_backoff_doubles_per_failure_and_resets_on_success() {
     );
     assert_eq!(reset.remaining(at(40)), Duration::from_secs(5));
 }
+
+#[test]
+fn a_job_managed_by_another_controller_is_left_to_it() {
+    let mut job = Job::default();
+    assert!(!managed_elsewhere(&job));
+    job.spec = Some(JobSpec {
+        managed_by: Some("kubernetes.io/job-controller".into()),
+        ..JobSpec::default()
+    });
+    assert!(!managed_elsewhere(&job));
+    job.spec.as_mut().unwrap().managed_by = Some("kueue.x-k8s.io/multikueue".into());
+    assert!(managed_elsewhere(&job));
+}
