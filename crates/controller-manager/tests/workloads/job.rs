@@ -68,7 +68,8 @@ fn settled(job: &Job) -> Value {
     for t in times {
         status.as_object_mut().unwrap().remove(t);
     }
-    for c in status["conditions"].as_array_mut().into_iter().flatten() {
+    let conditions = status.get_mut("conditions").and_then(Value::as_array_mut);
+    for c in conditions.into_iter().flatten() {
         assert_eq!(c["lastProbeTime"], c["lastTransitionTime"]);
         let c = c.as_object_mut().unwrap();
         c.remove("lastProbeTime");
@@ -117,16 +118,16 @@ async fn pods(
 }
 
 /// The namespace's Events about Jobs, with generated Pod names cut to their `generateName`.
-async fn job_events(client: &Client, ns: &str) -> Vec<(String, String, String, String, i32)> {
+async fn job_events(client: &Client, ns: &str) -> Vec<EventRow> {
     let mut out: Vec<_> = events(client, ns)
         .await
         .into_iter()
         .filter(|e| e.2.starts_with("Job/"))
         .map(|(kind, reason, object, message, count)| {
+            let names_pod =
+                message.starts_with("Created pod: ") || message.starts_with("Deleted pod: ");
             let message = match message.rsplit_once('-') {
-                Some((prefix, suffix))
-                    if message.starts_with("Created pod: ") && suffix.len() == 5 =>
-                {
+                Some((prefix, suffix)) if names_pod && suffix.len() == 5 => {
                     format!("{prefix}-*")
                 }
                 _ => message,
@@ -138,12 +139,23 @@ async fn job_events(client: &Client, ns: &str) -> Vec<(String, String, String, S
     out
 }
 
-fn event(
-    kind: &str,
-    reason: &str,
-    job: &str,
-    message: &str,
-) -> (String, String, String, String, i32) {
+/// Waits (up to 30 s) until the Jobs' Events are `want` (in any order); panics with what it saw.
+async fn wait_for_job_events(client: &Client, ns: &str, mut want: Vec<EventRow>) {
+    want.sort();
+    let mut seen = Vec::new();
+    for _ in 0..300 {
+        seen = job_events(client, ns).await;
+        if seen == want {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for the Jobs' Events {want:#?}; saw {seen:#?}");
+}
+
+type EventRow = (String, String, String, String, i32);
+
+fn event(kind: &str, reason: &str, job: &str, message: &str) -> EventRow {
     (
         kind.into(),
         reason.into(),
@@ -258,11 +270,7 @@ async fn completing_jobs(client: Client, sim: Sim) {
         ),
         event("Normal", "Completed", "indexed", "Job completed"),
     ];
-    want.sort();
-    eventually("the Jobs' Events", || async {
-        (job_events(&client, ns).await == want).then_some(())
-    })
-    .await;
+    wait_for_job_events(&client, ns, want).await;
 }
 
 async fn failing_job(client: Client, sim: Sim) {
@@ -308,11 +316,7 @@ async fn failing_job(client: Client, sim: Sim) {
         ),
         event("Warning", "BackoffLimitExceeded", "failing", message),
     ];
-    want.sort();
-    eventually("the Job's Events", || async {
-        (job_events(&client, ns).await == want).then_some(())
-    })
-    .await;
+    wait_for_job_events(&client, ns, want).await;
 }
 
 async fn job_pods(client: &Client, ns: &str) -> usize {
@@ -393,11 +397,7 @@ async fn suspended_job(client: Client, sim: Sim) {
         ),
         event("Normal", "Suspended", "parked", "Job suspended"),
     ];
-    want.sort();
-    eventually("the suspended Job's Events", || async {
-        (job_events(&client, ns).await == want).then_some(())
-    })
-    .await;
+    wait_for_job_events(&client, ns, want).await;
 
     // Resumed, it starts anew; deleted, its Pods lose their finalizer and go with it.
     let resume = kubegen_client::Patch::Merge(json!({"spec": {"suspend": false}}));
