@@ -236,7 +236,7 @@ async fn completing_jobs(client: Client, sim: Sim) {
         (0..3).map(indexed_pod).collect::<Vec<_>>()
     );
 
-    let mut want = vec![
+    let want = vec![
         event(
             "Normal",
             "SuccessfulCreate",
@@ -301,7 +301,7 @@ async fn failing_job(client: Client, sim: Sim) {
         "Failed".to_string(),
     );
     assert_eq!(pods(&client, ns, "failing").await, vec![pod.clone(), pod]);
-    let mut want = vec![
+    let want = vec![
         event(
             "Normal",
             "SuccessfulCreate",
@@ -370,7 +370,7 @@ async fn suspended_job(client: Client, sim: Sim) {
             "ready": 0, "terminating": 0, "uncountedTerminatedPods": {},
             "startTime?": false, "completionTime?": false})
     );
-    let mut want = vec![
+    let want = vec![
         event(
             "Normal",
             "SuccessfulCreate",
