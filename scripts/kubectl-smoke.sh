@@ -385,6 +385,11 @@ YAML
   check "set image on the StatefulSet" 'statefulset.apps/db image updated' -- k -n "$ns" set image statefulset/db db=nginx:1.27.3
   check "the StatefulSet rolls onto the new revision" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
   check "it kept two ControllerRevisions" '^2$' -- count_revisions db
+  # Jobs (the job controller): its Pod runs to completion on a simulated Node.
+  check "create job" 'job.batch/pi created' -- k -n "$ns" create job pi --image=nginx:1.27 -- true
+  check "wait for the Job to complete" 'job.batch/pi condition met' -- k -n "$ns" wait --for=condition=complete job/pi --timeout=60s
+  check "it counted one success and no active Pod" '^succeeded=1 active= ready=0$' -- k -n "$ns" get job pi -o 'jsonpath=succeeded={.status.succeeded} active={.status.active} ready={.status.ready}'
+  check "its Pod carries the generated labels and no finalizer" '^pi-[a-z0-9]{5} job-name=pi finalizers=$' -- k -n "$ns" get pods -l batch.kubernetes.io/job-name=pi -o 'jsonpath={.items[0].metadata.name} job-name={.items[0].metadata.labels.job-name} finalizers={.items[0].metadata.finalizers}'
 fi
 check "rollout history shows revision 1" '^1 +<none>' -- k -n "$ns" rollout history deployment/roll
 check "set image" 'deployment.apps/roll image updated' -- k -n "$ns" set image deployment/roll nginx=nginx:1.27.3

@@ -25,7 +25,9 @@
 //! | `statefulset-controller` | `pkg/controller/statefulset/*.go`, `pkg/controller/history/controller_history.go` | `apps/statefulset/` |
 //! | `endpointslice-controller` | `pkg/controller/endpointslice/endpointslice_controller.go`, `staging/src/k8s.io/endpointslice/{reconciler,utils}.go` | `endpointslice/` |
 //! | `validatingadmissionpolicy-status-controller` | `pkg/controller/validatingadmissionpolicystatus/controller.go`, apiserver `pkg/admission/plugin/policy/validating/typechecking.go` | `admissionpolicy/` |
-//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `apps/controller_ref.rs`, `apps/expectations.rs`, `apps/pods.rs` |
+//! | `job-controller` | `pkg/controller/job/*.go` | `batch/job/` |
+//! | `cronjob-controller` | `pkg/controller/cronjob/*.go` | `batch/cronjob/` |
+//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `workload/controller_ref.rs`, `workload/expectations.rs`, `workload/pods.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
 //!
 //! # Defaults
@@ -43,7 +45,8 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `manager`
-//! - `admissionpolicy`, `apps`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `admissionpolicy`, `apps`, `batch`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `workload`
 //! - `context`, `worker`
 //! - `error`, `options`
 
@@ -52,6 +55,7 @@
 
 mod admissionpolicy;
 mod apps;
+mod batch;
 mod context;
 mod endpointslice;
 mod error;
@@ -61,7 +65,8 @@ mod namespace;
 mod options;
 mod serviceaccount;
 mod worker;
+mod workload;
 
 pub use error::{Error, Result};
 pub use manager::ControllerManager;
-pub use options::{Controller, ControllerManagerOptions};
+pub use options::{Clock, Controller, ControllerManagerOptions};

@@ -107,6 +107,18 @@ impl ControllerManager {
             let workers = self.options.workers_or(5);
             runners.push(crate::apps::statefulset::start(context, workers));
         }
+        if self.options.runs(Controller::Job) {
+            let workers = self.options.workers_or(5);
+            runners.push(crate::batch::job::start(context, workers));
+        }
+        if self.options.runs(Controller::CronJob) {
+            let workers = self.options.workers_or(5);
+            runners.push(crate::batch::cronjob::start(
+                context,
+                workers,
+                self.options.clock.clone(),
+            ));
+        }
         if self.options.runs(Controller::EndpointSlice) {
             runners.push(endpointslice::start(context));
         }

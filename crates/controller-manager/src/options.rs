@@ -2,7 +2,9 @@
 //! so a test in another crate can write
 //! `ControllerManagerOptions::default().without(Controller::GarbageCollector)`.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, fmt, sync::Arc};
+
+use k8s_openapi::jiff::Timestamp;
 
 /// A controller of kube-controller-manager, by the name its `--controllers` flag uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,6 +25,10 @@ pub enum Controller {
     ReplicaSet,
     /// `statefulset-controller`.
     StatefulSet,
+    /// `job-controller`.
+    Job,
+    /// `cronjob-controller`.
+    CronJob,
     /// `endpointslice-controller`: the EndpointSlices of Services with a selector.
     EndpointSlice,
     /// `validatingadmissionpolicy-status-controller`: type-checks admission policies and writes
@@ -32,7 +38,7 @@ pub enum Controller {
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 10] = [
+    pub const ALL: [Controller; 12] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -41,6 +47,8 @@ impl Controller {
         Controller::Deployment,
         Controller::ReplicaSet,
         Controller::StatefulSet,
+        Controller::Job,
+        Controller::CronJob,
         Controller::EndpointSlice,
         Controller::ValidatingAdmissionPolicyStatus,
     ];
@@ -56,6 +64,8 @@ impl Controller {
             Controller::Deployment => "deployment-controller",
             Controller::ReplicaSet => "replicaset-controller",
             Controller::StatefulSet => "statefulset-controller",
+            Controller::Job => "job-controller",
+            Controller::CronJob => "cronjob-controller",
             Controller::EndpointSlice => "endpointslice-controller",
             Controller::ValidatingAdmissionPolicyStatus => {
                 "validatingadmissionpolicy-status-controller"
@@ -69,6 +79,36 @@ impl Controller {
     }
 }
 
+/// What time it is for the controllers that act at wall-clock times (the cronjob controller's
+/// schedules). The system clock by default; a test can shift it to stand just before a
+/// scheduled minute (`Clock::new(|| Timestamp::now() + offset)`), as the real controller's
+/// tests inject a fake clock. Waits still pass in real time.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> Timestamp + Send + Sync>);
+
+impl Clock {
+    /// The system clock.
+    pub fn system() -> Clock {
+        Clock(Arc::new(Timestamp::now))
+    }
+
+    /// A clock reading `now`.
+    pub fn new(now: impl Fn() -> Timestamp + Send + Sync + 'static) -> Clock {
+        Clock(Arc::new(now))
+    }
+
+    /// The time now.
+    pub fn now(&self) -> Timestamp {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Clock({})", self.now())
+    }
+}
+
 /// What a [`ControllerManager`](crate::ControllerManager) runs.
 ///
 /// # Defaults
@@ -76,12 +116,14 @@ impl Controller {
 /// ConfigMap appearing in every namespace would change what tests that count ConfigMaps see, so
 /// it is opt-in here although a real cluster runs it. Workers per controller: kube-controller-
 /// manager's defaults (`--concurrent-namespace-syncs` 10, `--concurrent-gc-syncs` 20,
-/// `--concurrent-serviceaccount-token-syncs` 5, `--concurrent-statefulset-syncs` 5), which only matter under load.
+/// `--concurrent-serviceaccount-token-syncs` 5, `--concurrent-statefulset-syncs` 5,
+/// `--concurrent-job-syncs` 5, `--concurrent-cron-job-syncs` 5), which only matter under load.
 #[derive(Clone, Debug)]
 pub struct ControllerManagerOptions {
     pub(crate) controllers: BTreeSet<Controller>,
     pub(crate) root_ca_pem: Option<String>,
     pub(crate) workers: Option<usize>,
+    pub(crate) clock: Clock,
 }
 
 impl Default for ControllerManagerOptions {
@@ -94,6 +136,7 @@ impl Default for ControllerManagerOptions {
             controllers,
             root_ca_pem: None,
             workers: None,
+            clock: Clock::system(),
         }
     }
 }
@@ -131,6 +174,12 @@ impl ControllerManagerOptions {
         self
     }
 
+    /// The clock the cronjob controller schedules by ([`Clock::system`] by default).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Whether `controller` runs.
     pub fn runs(&self, controller: Controller) -> bool {
         self.controllers.contains(&controller)
@@ -160,7 +209,7 @@ mod tests {
         for controller in Controller::ALL {
             assert_eq!(Controller::from_name(controller.name()), Some(controller));
         }
-        assert_eq!(Controller::from_name("job-controller"), None);
+        assert_eq!(Controller::from_name("daemonset-controller"), None);
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub struct ServerOptions {
     pub authorizer: Arc<dyn Authorizer>,
     /// Run kube-controller-manager's controllers beside the server (`kubegen-controller-manager`
     /// with its default set: namespace lifecycle, garbage collector, ServiceAccounts and their
-    /// tokens, Deployments, ReplicaSets and StatefulSets), as an administrator, started by
+    /// tokens, Deployments, ReplicaSets, StatefulSets, Jobs and CronJobs), as an administrator, started by
     /// [`crate::TestServer::start_with`] and stopped when the server drops. On by default, as on
     /// a real cluster; switch it off to see what the apiserver alone answers: deleted namespaces
     /// stay `Terminating`, `Foreground` / `Orphan` deletes keep their finalizer, nothing is

@@ -20,19 +20,15 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `deployment`, `statefulset`
 //! - `replicaset`
-//! - `controller_ref`, `events`
-//! - `expectations`, `meta`, `pods`, `shared`, `versioned`
+//! - `informers`
+//!
+//! The pieces they share with the batch controllers (ControllerRef adoption, expectations, pod
+//! ranking, Events) are in `crate::workload`.
 
-mod controller_ref;
 mod deployment;
-mod events;
-mod expectations;
-mod meta;
-mod pods;
+mod informers;
 mod replicaset;
-mod shared;
 pub(crate) mod statefulset;
-mod versioned;
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
@@ -41,7 +37,8 @@ use k8s_openapi::api::{
 
 use crate::context::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
-use shared::Informers;
+
+use informers::Informers;
 
 /// Workers per controller (kube-controller-manager's `--concurrent-deployment-syncs` and
 /// `--concurrent-replicaset-syncs`, both 5 by default, or the manager's

@@ -7,7 +7,7 @@
 //! 1. Read the ReplicaSet from the cache; gone: forget its expectations.
 //! 2. Claim the namespace's active Pods (adopt matching orphans, release strays; see
 //!    `controller_ref.rs`).
-//! 3. Only if the [expectations](super::expectations) of earlier creates and deletes are met:
+//! 3. Only if the [expectations](crate::workload::expectations) of earlier creates and deletes are met:
 //!    create the missing Pods (in slow-start batches 1, 2, 4, ...) or delete the extras, the
 //!    least valuable first (`pods::pods_to_delete`).
 //! 4. Write `status` (`replicas`, `fullyLabeledReplicas`, `readyReplicas`,
@@ -27,7 +27,7 @@ use k8s_openapi::api::{
     core::v1::Pod,
 };
 use k8s_openapi::jiff::Timestamp;
-use kube_core::{Resource, Selector};
+use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{
     Client, CreateOptions, DeleteOptions, GetOptions, ResourceClient, UpdateOptions,
@@ -35,13 +35,14 @@ use kubegen_client::{
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
-use super::events::EventSink;
-use super::meta::{
+use super::informers::Informers;
+use crate::workload::events::EventSink;
+use crate::workload::meta::{
     controller_of, controller_ref, describe, key_of, selector_of, selects, split_key,
 };
-use super::shared::{FIELD_MANAGER, Informers, api_message, namespace_terminating};
-use super::versioned::Field;
-use super::{expectations::Expectations, pods};
+use crate::workload::shared::{FIELD_MANAGER, api_message, namespace_terminating, register};
+use crate::workload::versioned::Field;
+use crate::workload::{expectations::Expectations, pods};
 use crate::{Error, Result, error::request};
 
 mod status;
@@ -105,20 +106,6 @@ impl ReplicaSetController {
     pub(crate) async fn sync(&self, key: &str) -> Result<()> {
         self.inner.sync(key).await
     }
-}
-
-/// Registers a handler; fails only on an informer that was shut down.
-pub(crate) fn register<K>(
-    informer: &kubegen_cache::SharedIndexInformer<K>,
-    handler: HandlerFns<K>,
-) -> Result<()>
-where
-    K: Resource + Clone + Send + Sync + 'static,
-{
-    informer
-        .add_event_handler(handler)
-        .map(drop)
-        .map_err(Error::CacheSyncFailed)
 }
 
 impl Inner {
@@ -227,9 +214,14 @@ impl Inner {
                 .await
                 .map_err(request(format!("get ReplicaSet {key}")))
         };
-        let claimed =
-            super::controller_ref::claim(&client, rs.as_ref(), selector.as_ref(), active, fresh)
-                .await?;
+        let claimed = crate::workload::controller_ref::claim(
+            &client,
+            rs.as_ref(),
+            selector.as_ref(),
+            active,
+            fresh,
+        )
+        .await?;
         let rs_uid = rs.metadata.uid.as_deref();
         let terminating = all
             .iter()

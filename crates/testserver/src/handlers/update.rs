@@ -311,6 +311,7 @@ pub(crate) fn commit(
         next["metadata"]["managedFields"] = managed;
     }
     check_finalizers(target, &name, old, &next)?;
+    drop_empty_finalizers(&mut next);
     if def.tracks_generation && spec_changed(&old.value, &next, def.status_subresource) {
         let generation = old
             .value
@@ -348,6 +349,20 @@ pub(crate) fn commit(
     let stored = state.store.replace(&def.key(), key, next);
     strategy.after_write(state, &stored.value);
     Ok(stored)
+}
+
+/// Removes `metadata.finalizers` when an update left it empty (the last one removed by a merge
+/// patch, `$deleteFromPrimitiveList` or a PUT): Go's `omitempty` drops it, so v1.36 never stores
+/// or answers `finalizers: []` (checked with both patch types on a ConfigMap).
+fn drop_empty_finalizers(next: &mut Value) {
+    if let Some(meta) = next.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+    {
+        meta.remove("finalizers");
+    }
 }
 
 /// Whether an update leaves a deleted object without finalizers, so that the store removes it

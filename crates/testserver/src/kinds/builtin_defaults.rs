@@ -11,8 +11,8 @@
 //! which Go's encoder writes for struct fields that are never omitted.
 //!
 //! # Not here
-//! A Service's allocated `clusterIP`/`ipFamilies` (`service.rs`), a Job's generated selector and labels (which
-//! need its uid), and the admission plugins that change Pods on create (`Priority`,
+//! A Service's allocated `clusterIP`/`ipFamilies` (`crate::kinds::service`), a Job's generated
+//! selector and labels (which need its uid: `crate::kinds::job`), and the admission plugins that change Pods on create (`Priority`,
 //! `DefaultTolerationSeconds`) are not defaults: see [`pod_admission`] for the last two.
 
 use serde_json::{Map, Value, json};

@@ -355,6 +355,47 @@ async fn finalizers_hold_a_deleted_object_until_removed() {
     assert_eq!(h.http.get(&format!("{CM}/a")).await.code, 404);
 }
 
+/// The last finalizer removed, by either patch type, leaves no `finalizers` key (as v1.36: Go's
+/// `omitempty`), which is how the job controller releases its Pods.
+#[tokio::test]
+async fn removing_the_last_finalizer_leaves_no_empty_list() {
+    let h = start().await;
+    let mut body = configmap("a", json!({}));
+    body["metadata"]["finalizers"] = json!(["x.io/a"]);
+    h.http.post(CM, body).await;
+    let strategic = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x.io/a"]}});
+    let reply = h
+        .http
+        .patch(
+            &format!("{CM}/a"),
+            "application/strategic-merge-patch+json",
+            strategic,
+        )
+        .await;
+    assert_eq!(reply.code, 200);
+    assert!(
+        reply.body["metadata"].get("finalizers").is_none(),
+        "{}",
+        reply.body
+    );
+    let merge = json!({"metadata": {"finalizers": []}});
+    let add = json!({"metadata": {"finalizers": ["x.io/b"]}});
+    h.http
+        .patch(&format!("{CM}/a"), "application/merge-patch+json", add)
+        .await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/a"), "application/merge-patch+json", merge)
+        .await;
+    assert!(
+        reply.body["metadata"].get("finalizers").is_none(),
+        "{}",
+        reply.body
+    );
+    let stored = h.http.get(&format!("{CM}/a")).await.body;
+    assert!(stored["metadata"].get("finalizers").is_none());
+}
+
 #[tokio::test]
 async fn delete_preconditions_are_checked() {
     let h = start().await;

@@ -39,11 +39,11 @@ use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
-use super::events::EventSink;
-use super::meta::{controller_of, key_of, selector_of, selects, split_key};
-use super::replicaset::register;
-use super::shared::Informers;
-use super::versioned::Field;
+use super::informers::Informers;
+use crate::workload::events::EventSink;
+use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::shared::register;
+use crate::workload::versioned::Field;
 use crate::{Result, error::request};
 
 /// The Deployment controller; cheap to clone.
@@ -289,6 +289,6 @@ impl Inner {
                 .await
                 .map_err(request(format!("get Deployment {namespace}/{name}")))
         };
-        super::controller_ref::claim(&self.client, d, selector, all, fresh).await
+        crate::workload::controller_ref::claim(&self.client, d, selector, all, fresh).await
     }
 }

@@ -21,8 +21,8 @@ use super::{
     util::{self, Spec},
 };
 use crate::Result;
-use crate::apps::meta::key_of;
-use crate::apps::versioned::{string, text};
+use crate::workload::meta::key_of;
+use crate::workload::versioned::{string, text};
 
 /// Now, to the second: what the API server stores and returns, so a condition written now
 /// compares equal to itself read back.

@@ -15,9 +15,9 @@ use super::{
     Inner, progress,
     util::{self, Spec},
 };
-use crate::apps::meta::{controller_ref, describe};
-use crate::apps::shared::{FIELD_MANAGER, go_message};
-use crate::apps::versioned::Field;
+use crate::workload::meta::{controller_ref, describe};
+use crate::workload::shared::{FIELD_MANAGER, go_message};
+use crate::workload::versioned::Field;
 use crate::{Result, error::request};
 
 /// The new ReplicaSet (if any) and all the others.
@@ -168,7 +168,7 @@ impl Inner {
                 .and_then(|s| s.template.clone())
                 .unwrap_or_default()
         };
-        let ours = crate::apps::meta::controller_of(found.as_ref())
+        let ours = crate::workload::meta::controller_of(found.as_ref())
             .is_some_and(|r| Some(&r.uid) == d.metadata.uid.as_ref());
         if ours && util::equal_ignore_hash(&template(rs), &template(&found)) {
             return Ok((*found).clone());

@@ -19,7 +19,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::apps::versioned::Field;
+use crate::workload::versioned::Field;
 
 /// `deployment.kubernetes.io/revision`.
 pub(crate) const REVISION: &str = "deployment.kubernetes.io/revision";

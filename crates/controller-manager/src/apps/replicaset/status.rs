@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::Error;
-use crate::apps::shared::go_message;
-use crate::apps::{
+use crate::workload::shared::go_message;
+use crate::workload::{
     pods,
     versioned::{Field, string, text},
 };

@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube_core::Resource;
 use parking_lot::Mutex;
 
-use crate::apps::meta::key_of;
+use crate::workload::meta::key_of;
 
 /// What kind of object a write was to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

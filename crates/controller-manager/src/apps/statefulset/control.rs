@@ -32,8 +32,8 @@ use super::status::{
     complete_rolling_update, count_pods, differs, is_created, is_finished, is_pending,
     is_running_and_ready, is_terminating, is_unavailable,
 };
-use crate::apps::meta::{describe, selector_of};
-use crate::apps::shared::{FIELD_MANAGER, go_message};
+use crate::workload::meta::{describe, selector_of};
+use crate::workload::shared::{FIELD_MANAGER, go_message};
 use crate::{Error, Result, error::request};
 
 /// Most Pods created or deleted at once in a slow-start batch (`MaxBatchSize`).

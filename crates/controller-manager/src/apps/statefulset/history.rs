@@ -26,9 +26,9 @@ use serde_json::json;
 
 use super::identity::{pod_revision, spec};
 use super::revision::{self, equal, new_revision, next_number};
-use crate::apps::meta::{controller_of, controller_ref, describe, selects};
-use crate::apps::shared::FIELD_MANAGER;
-use crate::apps::versioned::Field;
+use crate::workload::meta::{controller_of, controller_ref, describe, selects};
+use crate::workload::shared::FIELD_MANAGER;
+use crate::workload::versioned::Field;
 use crate::{Result, error::request};
 
 /// A set's ControllerRevisions.

@@ -17,9 +17,9 @@ use k8s_openapi::api::core::v1::{
     PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, Volume,
 };
 
-use crate::apps::meta::controller_ref;
-use crate::apps::pods::pod_from_template;
-use crate::apps::versioned::Field;
+use crate::workload::meta::controller_ref;
+use crate::workload::pods::pod_from_template;
+use crate::workload::versioned::Field;
 
 /// The label naming a StatefulSet Pod (`apps.StatefulSetPodNameLabel`).
 pub(crate) const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";

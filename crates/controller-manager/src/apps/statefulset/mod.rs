@@ -46,11 +46,11 @@ use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_workqueue::RateLimitingQueue;
 
-use super::events::EventSink;
-use super::meta::{controller_of, key_of, selector_of, selects, split_key};
-use super::replicaset::register;
 use crate::context::{Context, Runner, stopped};
 use crate::worker::{self, Next, Retries};
+use crate::workload::events::EventSink;
+use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::shared::register;
 use crate::{Result, error::request};
 use consistency::Consistency;
 use control::Control;
@@ -227,7 +227,10 @@ impl Inner {
                 return;
             };
             let min_ready = spec(&set).min_ready_seconds.unwrap_or(0);
-            if !super::pods::is_ready(old) && super::pods::is_ready(new) && min_ready > 0 {
+            if !crate::workload::pods::is_ready(old)
+                && crate::workload::pods::is_ready(new)
+                && min_ready > 0
+            {
                 let after = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0));
                 self.queue.add_after(key_of(set.as_ref()), after);
             }
@@ -267,7 +270,7 @@ impl Inner {
             if fresh.metadata.uid != set.metadata.uid || fresh.metadata.deletion_timestamp.is_some()
             {
                 return Err(crate::Error::InvalidObject {
-                    object: super::meta::describe(set.as_ref()),
+                    object: crate::workload::meta::describe(set.as_ref()),
                     reason: "can't adopt ControllerRevisions: gone or being deleted".into(),
                 });
             }
@@ -283,7 +286,7 @@ impl Inner {
             .filter(|p| is_member_of(&set, p))
             .collect();
         let fresh = || self.recheck(&set);
-        let pods = super::controller_ref::claim(
+        let pods = crate::workload::controller_ref::claim(
             &self.client,
             set.as_ref(),
             selector.as_ref(),

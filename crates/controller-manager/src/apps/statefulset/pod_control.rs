@@ -29,9 +29,9 @@ use super::consistency::Consistency;
 use super::identity::{
     claims_for, identity_matches, ordinal, storage_matches, update_identity, update_storage,
 };
-use crate::apps::events::EventSink;
-use crate::apps::meta::{describe, key_of};
-use crate::apps::shared::{FIELD_MANAGER, api_message, go_message};
+use crate::workload::events::EventSink;
+use crate::workload::meta::{describe, key_of};
+use crate::workload::shared::{FIELD_MANAGER, api_message, go_message};
 use crate::{Error, Result, error::request};
 
 /// Writes a StatefulSet's Pods and claims.

@@ -24,8 +24,8 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::{Value, json};
 
 use super::identity::spec;
-use crate::apps::meta::{controller_ref, describe};
-use crate::apps::versioned::Field;
+use crate::workload::meta::{controller_ref, describe};
+use crate::workload::versioned::Field;
 use crate::{Error, Result};
 
 /// The label carrying a revision's hash (`ControllerRevisionHashLabel`).

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
 use super::identity::{pod_revision, replicas, spec};
-use crate::apps::pods;
+use crate::workload::pods;
 
 fn phase(pod: &Pod) -> &str {
     pod.status

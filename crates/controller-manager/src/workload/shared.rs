@@ -1,12 +1,10 @@
-//! What the two controllers share besides object metadata: the informers they read, the field
-//! manager they write as, and how they word a failed request in Events and conditions.
+//! What the workload controllers share besides object metadata: the field manager they write
+//! as, and how they word a failed request in Events and conditions.
 
-use k8s_openapi::api::{
-    apps::v1::{Deployment, ReplicaSet},
-    core::v1::Pod,
-};
+use kube_core::Resource;
+use kubegen_cache::HandlerFns;
 
-use crate::Error;
+use crate::{Error, Result};
 
 /// The field manager of every write, as the real controller-manager's user agent yields it.
 pub(crate) const FIELD_MANAGER: &str = "kube-controller-manager";
@@ -37,9 +35,16 @@ pub(crate) fn namespace_terminating(error: &kubegen_client::Error) -> bool {
         .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
 }
 
-/// The three shared informers both controllers read.
-pub(crate) struct Informers {
-    pub(crate) deployments: kubegen_cache::SharedIndexInformer<Deployment>,
-    pub(crate) replica_sets: kubegen_cache::SharedIndexInformer<ReplicaSet>,
-    pub(crate) pods: kubegen_cache::SharedIndexInformer<Pod>,
+/// Registers a handler; fails only on an informer that was shut down.
+pub(crate) fn register<K>(
+    informer: &kubegen_cache::SharedIndexInformer<K>,
+    handler: HandlerFns<K>,
+) -> Result<()>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+{
+    informer
+        .add_event_handler(handler)
+        .map(drop)
+        .map_err(Error::CacheSyncFailed)
 }

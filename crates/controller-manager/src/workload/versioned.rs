@@ -1,6 +1,6 @@
 //! Fields whose Rust type depends on the Kubernetes version k8s-openapi is built for.
 //!
-//! From 1.37 on, k8s-openapi makes `Deployment.spec`, `ReplicaSet.spec`, `StatefulSet.spec` and
+//! From 1.37 on, k8s-openapi makes `Deployment.spec`, `ReplicaSet.spec`, `StatefulSet.spec` (and from 1.36 `CronJob.spec`) and
 //! `ControllerRevision.data` required (`T` where older versions have `Option<T>`),
 //! `ControllerRevision.revision` optional, and the `type` and `status` of their conditions optional
 //! (`Option<String>` where older versions have `String`). A library does not pick the version
@@ -8,6 +8,7 @@
 //! which both shapes implement, and the same code compiles for every version.
 
 use k8s_openapi::api::apps::v1::{DeploymentSpec, ReplicaSetSpec, StatefulSetSpec};
+use k8s_openapi::api::batch::v1::CronJobSpec;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 
 /// A field of type `T` that may be stored as `T` or as `Option<T>`.
@@ -58,7 +59,8 @@ required!(
     RawExtension,
     DeploymentSpec,
     ReplicaSetSpec,
-    StatefulSetSpec
+    StatefulSetSpec,
+    CronJobSpec
 );
 
 /// The text of a string field; empty when absent.
