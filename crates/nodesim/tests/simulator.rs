@@ -252,20 +252,13 @@ async fn job_pod_succeeds(client: Client, sim: Sim) {
                                         "containers": [{"name": "c", "image": "busybox"}]}}},
     }))
     .unwrap();
-    let job = jobs.create(&job, &CreateOptions::default()).await.unwrap();
+    jobs.create(&job, &CreateOptions::default()).await.unwrap();
     let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns);
-    // The test server runs no Job controller: the Pod a Job controller would create is made here.
-    let pod = serde_json::from_value(json!({
-        "metadata": {"name": "once-pod", "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
-            "name": "once", "uid": job.metadata.uid, "controller": true, "blockOwnerDeletion": true}]},
-        "spec": {"restartPolicy": "Never", "schedulerName": sim.scheduler, "nodeSelector": {"nodesim.kubegen.io/pool": sim.pool()},
-                 "containers": [{"name": "c", "image": "busybox"}]},
-    }))
-    .unwrap();
-    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    // The Job controller (the test server's or the cluster's) creates the Pod.
+    let selected = ListOptions::default().labels("batch.kubernetes.io/job-name=once");
     let status = eventually("the pod to succeed", || async {
-        let pod = pods.get("once-pod", &GetOptions::default()).await.ok()?;
-        let status = pod.status?;
+        let list = pods.list(&selected).await.ok()?;
+        let status = list.items.into_iter().next()?.status?;
         (status.phase.as_deref() == Some("Succeeded")).then_some(status)
     })
     .await;
