@@ -55,6 +55,7 @@ use crate::Result;
 use crate::context::{Context, Runner, stopped};
 use crate::error::request;
 use crate::worker::{self, Next};
+use crate::workload::meta::key_of;
 
 use desired::{CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, Slice};
 
@@ -85,10 +86,10 @@ pub(crate) fn start(context: &Context) -> Runner {
     let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
     let _ = services.add_event_handler(
         HandlerFns::new()
-            .on_add(move |service: &Arc<Service>, _| on_add.add(key_of(&service.metadata)))
-            .on_update(move |_, service: &Arc<Service>| on_update.add(key_of(&service.metadata)))
+            .on_add(move |service: &Arc<Service>, _| on_add.add(key_of(service.as_ref())))
+            .on_update(move |_, service: &Arc<Service>| on_update.add(key_of(service.as_ref())))
             .on_delete(move |gone: &DeletedObject<Service>| {
-                on_delete.add(key_of(&gone.object().metadata));
+                on_delete.add(key_of(gone.object().as_ref()));
             }),
     );
     let service_lister = services.lister();
@@ -189,15 +190,6 @@ fn enqueue_owner(queue: &RateLimitingQueue<String>, slice: &DynamicObject) {
     }
 }
 
-/// `namespace/name`.
-fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
-}
-
 /// Whether a Service's `selector` picks Pods with `labels` (`labels.Set(...).AsSelector`).
 fn selects(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
     selector
@@ -216,7 +208,7 @@ fn services_of(services: &Lister<Service>, pod: &Pod) -> Vec<String> {
             let selector = service.spec.as_ref().and_then(|s| s.selector.as_ref());
             selector.is_some_and(|s| selects(s, pod.metadata.labels.as_ref()))
         })
-        .map(|service| key_of(&service.metadata))
+        .map(|service| key_of(service.as_ref()))
         .collect()
 }
 
