@@ -8,7 +8,12 @@
 #
 # Needs the kubectl that scripts/install-tools.sh installs; KUBECTL=<path> picks another one.
 # SMOKE_KUBECONFIG=<kubeconfig> runs the same operations against that cluster instead, in a new
-# namespace (how the expectations below were checked against a real API server).
+# namespace (how the expectations below were checked against a real API server). A cluster without
+# nodes runs no Pods: add SMOKE_SIMULATE_NODES=1 to run kubegen's node simulator against it
+# (`kubegen-testserver nodes`: a Node, a default-scheduler and a kubelet), so the Pod, exec,
+# logs, port-forward and workload operations run there too. Use it only on a cluster without its
+# own scheduler, whose controller-manager runs node-lifecycle-controller (it lifts the
+# `node.kubernetes.io/not-ready` taint the API server puts on a new Node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +24,10 @@ KUBECTL=${KUBECTL:-$PWD/.tools/venv/bin/kubectl}
 work=$(mktemp -d)
 log=$work/image-police.log
 server_pid=
+nodes_pid=
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  stop_simulated_nodes
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,8 +36,7 @@ trap cleanup EXIT
 start_embedded() {
   cargo build --quiet -p kubegen-controller --bin image-police --all-features
   local target_dir kubeconfig=
-  target_dir=$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  target_dir=$(target_directory)
   # From a directory without deploy/: the binary carries its manifests, as an installed one must.
   (cd "$work" && exec "$target_dir/debug/image-police" --embedded --metrics-bind-address 127.0.0.1:0 \
     --health-probe-bind-address 127.0.0.1:0) >"$log" 2>&1 &
@@ -45,13 +51,54 @@ start_embedded() {
   export KUBECONFIG=$kubeconfig
 }
 
+# The directory cargo builds into.
+target_directory() {
+  cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])'
+}
+
+# Starts kubegen's node simulator against $SMOKE_KUBECONFIG: one Node, named ${node_prefix}0.
+# An API server reaches a kubelet at the Node's Hostname address first
+# (`--kubelet-preferred-address-types`), which is its name: so the name is a loopback address
+# (127.x.y.10, one per run) that the simulated kubelet serves on.
+start_simulated_nodes() {
+  cargo build --quiet -p kubegen-testserver --features cli --bin kubegen-testserver
+  "$(target_directory)/debug/kubegen-testserver" nodes --kubeconfig "$SMOKE_KUBECONFIG" --count 1 \
+    --name-prefix "$node_prefix" --kubelet-address "${node_prefix}0" >"$work/nodes.log" 2>&1 &
+  nodes_pid=$!
+  for _ in $(seq 100); do
+    "$KUBECTL" get node "${node_prefix}0" >/dev/null 2>&1 && return 0
+    kill -0 "$nodes_pid" 2>/dev/null || break
+    sleep 0.3
+  done
+  cat "$work/nodes.log" >&2
+  echo "kubectl-smoke: the simulated nodes did not register" >&2
+  exit 1
+}
+# Stops the node simulator and deletes its Nodes (a real cluster keeps them otherwise).
+stop_simulated_nodes() {
+  [ -n "$nodes_pid" ] || return 0
+  kill "$nodes_pid" 2>/dev/null && wait "$nodes_pid" 2>/dev/null
+  nodes_pid=
+  "$KUBECTL" delete node "${node_prefix}0" --wait=false >/dev/null
+}
+
+# pods_run: whether Pods are scheduled and run where the operations go (simulated Nodes).
 if [ -n "${SMOKE_KUBECONFIG:-}" ]; then
   export KUBECONFIG=$SMOKE_KUBECONFIG
   "$KUBECTL" apply -f deploy/crd.yaml >/dev/null
   ns=smoke-$$
+  node_prefix=127.$(($$ / 250 % 250 + 1)).$(($$ % 250)).1
+  pods_run=0
+  if [ "${SMOKE_SIMULATE_NODES:-0}" = 1 ]; then
+    start_simulated_nodes
+    pods_run=1
+  fi
 else
   start_embedded
   ns=smoke
+  node_prefix=nodesim-
+  pods_run=1
 fi
 
 # Prints how many ControllerRevisions the StatefulSet $1 has.
@@ -322,10 +369,10 @@ check "a new namespace gets its default ServiceAccount" '' -- wait_for_default_s
 check "create token for it" '^[A-Za-z0-9._-]{20,}$' -- k -n "$ns" create token default
 check "create a Deployment to roll out" 'deployment.apps/roll created' -- k -n "$ns" create deployment roll --image=nginx:1.27
 check "it gets a ReplicaSet" '' -- wait_for_replicasets roll 1
-if [ -n "$server_pid" ]; then
-  # The embedded server's simulated Nodes (kubegen-nodesim) schedule and run its Pods.
+if [ "$pods_run" = 1 ]; then
+  # The simulated Nodes (kubegen-nodesim) schedule and run the Pods.
   check "rollout status finishes on the simulated nodes" 'successfully rolled out' -- k -n "$ns" rollout status deployment/roll --timeout=60s
-  check "its Pod runs on a simulated node" '^Running nodesim-[0-9]+$' -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
+  check "its Pod runs on a simulated node" "^Running $node_prefix[0-9]+\$" -- k -n "$ns" get pods -l app=roll -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}'
   # Logs, exec, attach and port-forward reach the simulated kubelet through the API server.
   check "run a Pod" 'pod/talk created' -- k -n "$ns" run talk --image=nginx:1.27 --restart=Always -- sleep 3600
   check "wait --for=condition=Ready" 'pod/talk condition met' -- k -n "$ns" wait --for=condition=Ready pod/talk --timeout=60s
@@ -352,7 +399,7 @@ if [ -n "$server_pid" ]; then
 fi
 # Workloads beyond Deployments, on the simulated Nodes (the StatefulSet controller). v1.36
 # defaults `rollingUpdate.partition: 0`, so kubectl reports a "partitioned" roll out.
-if [ -n "$server_pid" ]; then
+if [ "$pods_run" = 1 ]; then
   cat >"$work/statefulset.yaml" <<'YAML'
 apiVersion: apps/v1
 kind: StatefulSet
@@ -424,8 +471,7 @@ fi
 # its data directory.
 if [ -z "${SMOKE_KUBECONFIG:-}" ]; then
   cargo build --quiet -p kubegen-testserver --features cli --bin kubegen-testserver
-  target_dir=$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+  target_dir=$(target_directory)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # Starts the binary in the background (not in a `check`: its subshell would lose the pid).
   local_cluster() {
