@@ -47,7 +47,7 @@
 //! - `manager`
 //! - `admissionpolicy`, `apps`, `batch`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`
 //! - `workload`
-//! - `context`, `worker`
+//! - `context`, `served`, `worker`
 //! - `error`, `options`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
@@ -63,6 +63,7 @@ mod garbagecollector;
 mod manager;
 mod namespace;
 mod options;
+mod served;
 mod serviceaccount;
 mod worker;
 mod workload;

@@ -37,17 +37,14 @@ use std::time::Duration;
 use kube_core::DynamicObject;
 use kube_core::discovery::ApiResource;
 use kubegen_apiextensions::{PolicyScope, PolicyTypes, check_typed_policy_expression};
-use kubegen_cache::{
-    ClientListWatch, HandlerFns, InformerOptions, Lister, SharedIndexInformer, wait_for_cache_sync,
-};
-use kubegen_client::{
-    ApplyOptions, CacheOptions, CachedDiscovery, Client, ListOptions, ResourceClient, RestMapper,
-};
+use kubegen_cache::{HandlerFns, Lister};
+use kubegen_client::{ApplyOptions, Client, ListOptions, ResourceClient, RestMapper};
 use serde_json::{Value, json};
 
 use crate::Result;
 use crate::context::{Context, Runner, stopped};
 use crate::error::request;
+use crate::served::served_informer;
 use crate::worker::{self, Next};
 
 use schemas::Schemas;
@@ -55,9 +52,6 @@ use typecheck::{Kind, Warning};
 
 /// The field manager of the status, as v1.36's controller names itself.
 const FIELD_MANAGER: &str = "validatingadmissionpolicy-status";
-
-/// How long the policies' informer may take to list.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The policies' API.
 fn policies() -> ApiResource {
@@ -77,42 +71,30 @@ pub(crate) fn start(context: &Context) -> Runner {
     let workers = context.options.workers_or(1);
     let stop = context.stop.clone();
     Box::pin(async move {
-        let mapper = RestMapper::new(Arc::new(CachedDiscovery::new(
-            client.clone(),
-            CacheOptions::default(),
-        )));
-        let resource = policies();
-        if mapper
-            .mapping_for(&resource.api_version, &resource.kind)
-            .await
-            .is_err()
-        {
-            tracing::info!("validatingadmissionpolicy-status: policies are not served; idle");
+        let queue = worker::queue::<String>("validatingadmissionpolicy-status");
+        let Some((mapper, informer)) = served_informer(
+            &client,
+            &policies(),
+            ListOptions::default(),
+            "validatingadmissionpolicy-status",
+            |informer| {
+                let (on_add, on_update) = (queue.clone(), queue.clone());
+                let _ = informer.add_event_handler(
+                    HandlerFns::new()
+                        .on_add(move |policy: &Arc<DynamicObject>, _| {
+                            on_add.add(policy.metadata.name.clone().unwrap_or_default());
+                        })
+                        .on_update(move |_, policy: &Arc<DynamicObject>| {
+                            on_update.add(policy.metadata.name.clone().unwrap_or_default());
+                        }),
+                );
+            },
+        )
+        .await
+        else {
             stopped(stop).await;
             return;
-        }
-        let list_watch = ClientListWatch::new(
-            ResourceClient::<DynamicObject>::dynamic(client.clone(), &resource, None),
-            ListOptions::default(),
-        );
-        let mut options = InformerOptions::default();
-        options.name = "validatingadmissionpolicies.admissionregistration.k8s.io".into();
-        let informer = SharedIndexInformer::new(list_watch, options);
-        let queue = worker::queue::<String>("validatingadmissionpolicy-status");
-        let (on_add, on_update) = (queue.clone(), queue.clone());
-        let _ = informer.add_event_handler(
-            HandlerFns::new()
-                .on_add(move |policy: &Arc<DynamicObject>, _| {
-                    on_add.add(policy.metadata.name.clone().unwrap_or_default());
-                })
-                .on_update(move |_, policy: &Arc<DynamicObject>| {
-                    on_update.add(policy.metadata.name.clone().unwrap_or_default());
-                }),
-        );
-        informer.start();
-        if let Err(e) = wait_for_cache_sync(SYNC_TIMEOUT, &[&informer]).await {
-            tracing::warn!(error = %e, "validatingadmissionpolicy-status: policies did not sync");
-        }
+        };
         let shared = Arc::new(Shared {
             client,
             mapper,

@@ -39,14 +39,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube_core::discovery::ApiResource;
-use kube_core::{DynamicObject, Selector};
-use kubegen_cache::{
-    ClientListWatch, DeletedObject, HandlerFns, InformerOptions, Lister, SharedIndexInformer,
-    wait_for_cache_sync,
-};
+use kube_core::{DynamicObject, Selector, SelectorExt};
+use kubegen_cache::{DeletedObject, HandlerFns, Lister, SharedIndexInformer};
 use kubegen_client::{
-    CacheOptions, CachedDiscovery, Client, CreateOptions, DeleteOptions, ListOptions,
-    ResourceClient, RestMapper, UpdateOptions,
+    Client, CreateOptions, DeleteOptions, ListOptions, ResourceClient, UpdateOptions,
 };
 use kubegen_workqueue::RateLimitingQueue;
 use serde_json::{Value, json};
@@ -54,6 +50,7 @@ use serde_json::{Value, json};
 use crate::Result;
 use crate::context::{Context, Runner, stopped};
 use crate::error::request;
+use crate::served::served_informer;
 use crate::worker::{self, Next};
 use crate::workload::meta::key_of;
 
@@ -61,9 +58,6 @@ use desired::{CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, Slice};
 
 /// When the change a slice's content reflects happened.
 const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
-
-/// How long the slices' informer may take to list.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The EndpointSlices' API.
 fn slices_api() -> ApiResource {
@@ -116,25 +110,19 @@ pub(crate) fn start(context: &Context) -> Runner {
     let stop = context.stop.clone();
     let pods = pods.lister();
     Box::pin(async move {
-        let mapper = RestMapper::new(Arc::new(CachedDiscovery::new(
-            client.clone(),
-            CacheOptions::default(),
-        )));
-        let api = slices_api();
-        if mapper
-            .mapping_for(&api.api_version, &api.kind)
-            .await
-            .is_err()
-        {
-            tracing::info!("endpointslice-controller: EndpointSlices are not served; idle");
+        let selector = format!("{MANAGED_BY_LABEL}={CONTROLLER_NAME}");
+        let Some((_, slices)) = served_informer(
+            &client,
+            &slices_api(),
+            ListOptions::default().labels(&selector),
+            "endpointslice-controller",
+            |slices| enqueue_owners(slices, &queue),
+        )
+        .await
+        else {
             stopped(stop).await;
             return;
-        }
-        let slices = slice_informer(&client, &queue);
-        slices.start();
-        if let Err(e) = wait_for_cache_sync(SYNC_TIMEOUT, &[&slices]).await {
-            tracing::warn!(error = %e, "endpointslice-controller: slices did not sync");
-        }
+        };
         let shared = Arc::new(Shared {
             client,
             services: service_lister,
@@ -151,22 +139,11 @@ pub(crate) fn start(context: &Context) -> Runner {
     })
 }
 
-/// The informer of the slices this controller manages; a change to one (a user's edit, a
-/// delete) enqueues its Service.
-fn slice_informer(
-    client: &Client,
-    queue: &RateLimitingQueue<String>,
-) -> SharedIndexInformer<DynamicObject> {
-    let selector = format!("{MANAGED_BY_LABEL}={CONTROLLER_NAME}");
-    let list_watch = ClientListWatch::new(
-        ResourceClient::<DynamicObject>::dynamic(client.clone(), &slices_api(), None),
-        ListOptions::default().labels(&selector),
-    );
-    let mut options = InformerOptions::default();
-    options.name = "endpointslices.discovery.k8s.io".into();
-    let informer = SharedIndexInformer::new(list_watch, options);
+/// Registers the handlers of the informer of the slices this controller manages: a change to one
+/// (a user's edit, a delete) enqueues its Service.
+fn enqueue_owners(slices: &SharedIndexInformer<DynamicObject>, queue: &RateLimitingQueue<String>) {
     let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
-    let _ = informer.add_event_handler(
+    let _ = slices.add_event_handler(
         HandlerFns::new()
             .on_add(move |slice: &Arc<DynamicObject>, _| enqueue_owner(&on_add, slice))
             .on_update(move |_, slice: &Arc<DynamicObject>| enqueue_owner(&on_update, slice))
@@ -174,7 +151,6 @@ fn slice_informer(
                 enqueue_owner(&on_delete, gone.object());
             }),
     );
-    informer
 }
 
 /// Enqueues the Service a slice belongs to (its `kubernetes.io/service-name` label).
@@ -190,13 +166,6 @@ fn enqueue_owner(queue: &RateLimitingQueue<String>, slice: &DynamicObject) {
     }
 }
 
-/// Whether a Service's `selector` picks Pods with `labels` (`labels.Set(...).AsSelector`).
-fn selects(selector: &BTreeMap<String, String>, labels: Option<&BTreeMap<String, String>>) -> bool {
-    selector
-        .iter()
-        .all(|(key, value)| labels.and_then(|l| l.get(key)) == Some(value))
-}
-
 /// The keys of the Services in `pod`'s namespace whose selector picks it (`GetPodServiceMemberships`).
 fn services_of(services: &Lister<Service>, pod: &Pod) -> Vec<String> {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
@@ -205,8 +174,9 @@ fn services_of(services: &Lister<Service>, pod: &Pod) -> Vec<String> {
         .list(&Selector::default())
         .into_iter()
         .filter(|service| {
-            let selector = service.spec.as_ref().and_then(|s| s.selector.as_ref());
-            selector.is_some_and(|s| selects(s, pod.metadata.labels.as_ref()))
+            let selector = service.spec.as_ref().and_then(|s| s.selector.clone());
+            let labels = pod.metadata.labels.clone().unwrap_or_default();
+            selector.is_some_and(|s| Selector::from_iter(s).matches(&labels))
         })
         .map(|service| key_of(service.as_ref()))
         .collect()
@@ -233,12 +203,11 @@ async fn sync(shared: &Shared, key: &str) -> Result<Next> {
     if spec.type_.as_deref() == Some("ExternalName") {
         return Ok(Next::Done);
     }
-    let pods = shared.pods.namespaced(namespace).list(&Selector::default());
-    let selected: Vec<&Pod> = pods
-        .iter()
-        .map(AsRef::as_ref)
-        .filter(|pod| selects(selector, pod.metadata.labels.as_ref()))
-        .collect();
+    let pods = shared
+        .pods
+        .namespaced(namespace)
+        .list(&Selector::from_iter(selector.clone()));
+    let selected: Vec<&Pod> = pods.iter().map(AsRef::as_ref).collect();
     let wanted = desired::slices(&service, &selected);
     let mut existing: Vec<Arc<DynamicObject>> = shared
         .slices

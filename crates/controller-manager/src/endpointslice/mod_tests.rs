@@ -63,18 +63,3 @@ fn no_endpoints_is_null_as_go_writes_an_empty_slice() {
     assert_eq!(endpoints_value(vec![]), Value::Null);
     assert_eq!(endpoints_value(vec![json!(1)]), json!([1]));
 }
-
-#[test]
-fn a_service_selector_picks_pods_holding_all_its_labels() {
-    let selector = BTreeMap::from([("app".to_owned(), "web".to_owned())]);
-    let labels = BTreeMap::from([
-        ("app".to_owned(), "web".to_owned()),
-        ("x".to_owned(), "y".to_owned()),
-    ]);
-    assert!(selects(&selector, Some(&labels)));
-    assert!(!selects(&selector, None));
-    assert!(
-        selects(&BTreeMap::new(), None),
-        "an empty selector picks every Pod"
-    );
-}
