@@ -17,20 +17,25 @@
 //!   server's error text; the server's first message on each channel is the port, two bytes
 //!   little-endian; the client sends data only.
 //!
-//! One WebSocket carries one connection: [`LocalForwarder`] opens one per accepted local
-//! connection (client-go opens one stream pair per connection on a shared SPDY connection).
+//! When the WebSocket is refused (client-go's `FallbackDialer` with kubectl's rule, the same as
+//! exec's: `fallback.rs`), the request is sent again as a `POST` upgraded to SPDY/3.1 offering
+//! `portforward.k8s.io`, and the same SPDY streams flow on that connection. The API server
+//! answers its errors before any upgrade (400 `pod one does not have a host assigned`, 404, and
+//! 403 without `create` on `pods/portforward` from 1.35 on, as for exec), so a refused pod is
+//! asked twice, once per protocol, as client-go asks; the SPDY attempt's error is returned.
+//!
+//! One WebSocket (or SPDY connection) carries one connection: [`LocalForwarder`] opens one per
+//! accepted local connection (client-go opens one stream pair per connection on a shared one).
 //!
 //! # Differences from client-go
-//! - No plain SPDY (the `FallbackDialer`'s second choice, an `Upgrade: SPDY/3.1` request): a
-//!   server that refuses both WebSocket protocols is an error here. The API server answers its
-//!   errors before any upgrade (400 `pod one does not have a host assigned`, 404, and 403 without
-//!   `create` on `pods/portforward` from 1.35 on, as for exec), the same whichever protocol.
 //! - `v4.channel.k8s.io` has no half-close: when the local side ends its writes, the WebSocket
 //!   is closed, ending both directions. The SPDY tunnel half-closes as client-go does.
 //! - The pod's phase is not checked before listening (kubectl refuses a pod that is not
 //!   Running); a connection to a pod that cannot serve fails when it is made.
-//! - The SPDY side was checked against Go's SPDY framer (`moby/spdystream/spdy`) byte for byte in
-//!   both directions, not against a running kubelet (none was available).
+//!
+//! # How it was checked
+//! The SPDY side against Go's SPDY framer (`moby/spdystream/spdy`) byte for byte in both
+//! directions, and against kubegen-nodesim's kubelet on both carriers.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -45,8 +50,10 @@ use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::client::Client;
 use crate::error::{Error, Result, error_chain};
+use crate::fallback::should_fall_back;
 use crate::request::ResourcePath;
-use crate::spdy_forward;
+use crate::spdy_forward::{self, Link};
+use crate::spdy_upgrade;
 use crate::websocket::{self, Socket};
 
 /// The subprotocol of the kubelet's WebSocket port-forward.
@@ -115,10 +122,19 @@ pub struct PortConnection {
     stream: Option<DuplexStream>,
     /// Path and query of the request, for errors.
     url: String,
+    /// What the server chose to carry the connection.
+    protocol: &'static str,
     driver: Option<JoinHandle<Result<()>>>,
 }
 
 impl PortConnection {
+    /// What carries the connection: `SPDY/3.1+portforward.k8s.io` (SPDY in a WebSocket, 1.31+
+    /// API servers), `v4.channel.k8s.io` (a WebSocket, older ones) or `portforward.k8s.io` (plain
+    /// SPDY, when the server refused the WebSocket).
+    pub fn protocol(&self) -> &'static str {
+        self.protocol
+    }
+
     /// The connection's bytes: what is written goes to the pod's port, what the pod sends is read
     /// here. Shutting it down closes the connection. Returned once.
     pub fn take_stream(&mut self) -> Option<DuplexStream> {
@@ -198,11 +214,13 @@ impl Client {
     ) -> Result<PortConnection> {
         let tunnel = self.open_port(namespace, pod, port).await?;
         let url = tunnel.url.clone();
+        let protocol = tunnel.carrier.protocol();
         let (caller, driver_end) = tokio::io::duplex(PIPE_CAPACITY);
         let driver = tokio::spawn(tunnel.forward(driver_end, port));
         Ok(PortConnection {
             stream: Some(caller),
             url,
+            protocol,
             driver: Some(driver),
         })
     }
@@ -315,22 +333,61 @@ impl Client {
         )?;
         let url = request.uri().to_string();
         let offered = [spdy_forward::PROTOCOL, CHANNEL_PROTOCOL];
-        let (socket, chosen) = websocket::connect(self, request, &offered).await?;
-        Ok(Tunnel {
-            socket,
-            spdy: chosen == spdy_forward::PROTOCOL,
-            url,
-        })
+        let refusal = match websocket::connect(self, request, &offered).await {
+            Ok((socket, chosen)) if chosen == spdy_forward::PROTOCOL => {
+                let carrier = Carrier::Spdy(Link::Tunnel(Box::new(socket)));
+                return Ok(Tunnel { carrier, url });
+            }
+            Ok((socket, _)) => {
+                let carrier = Carrier::Channels(Box::new(socket));
+                return Ok(Tunnel { carrier, url });
+            }
+            Err(refusal) if should_fall_back(&refusal) => refusal,
+            Err(other) => return Err(other),
+        };
+        tracing::debug!(error = %refusal, "WebSocket refused, retrying port-forward over SPDY");
+        let request = ResourcePath::new("", "v1", "pods", Some(namespace)).stream(
+            pod,
+            "portforward",
+            &params,
+        )?;
+        let offered = [spdy_forward::UPGRADE_PROTOCOL];
+        let (connection, chosen) = spdy_upgrade::connect(self, request, &offered).await?;
+        if chosen != spdy_forward::UPGRADE_PROTOCOL {
+            return Err(Error::UpgradeFailed {
+                url,
+                message: format!("unexpected stream protocol {chosen:?}"),
+            });
+        }
+        let carrier = Carrier::Spdy(Link::Upgraded(connection));
+        Ok(Tunnel { carrier, url })
     }
 }
 
-/// An open WebSocket for one connection, and the protocol the server chose on it.
+/// One open connection to a pod's port.
 struct Tunnel {
-    socket: Socket,
-    /// SPDY inside the WebSocket (1.31+ API servers); otherwise the kubelet's channels.
-    spdy: bool,
+    carrier: Carrier,
     /// Path and query of the request, for errors.
     url: String,
+}
+
+/// What carries the connection.
+enum Carrier {
+    /// SPDY, in a WebSocket (1.31+ API servers) or on a plain SPDY upgrade (the fallback).
+    Spdy(Link),
+    /// The kubelet's channels on a WebSocket (`v4.channel.k8s.io`, older API servers); boxed
+    /// like the tunnel's.
+    Channels(Box<Socket>),
+}
+
+impl Carrier {
+    fn protocol(&self) -> &'static str {
+        match self {
+            Carrier::Spdy(Link::Tunnel(_)) => spdy_forward::PROTOCOL,
+            Carrier::Spdy(Link::Upgraded(_)) => spdy_forward::UPGRADE_PROTOCOL,
+            Carrier::Channels(_) => CHANNEL_PROTOCOL,
+        }
+    }
 }
 
 impl Tunnel {
@@ -338,10 +395,9 @@ impl Tunnel {
     where
         S: AsyncRead + AsyncWrite + Send + 'static,
     {
-        if self.spdy {
-            spdy_forward::forward(self.socket, local, port, self.url).await
-        } else {
-            forward(self.socket, local, port, self.url).await
+        match self.carrier {
+            Carrier::Spdy(link) => spdy_forward::forward(link, local, port, self.url).await,
+            Carrier::Channels(socket) => forward(*socket, local, port, self.url).await,
         }
     }
 }

@@ -3,7 +3,10 @@
 //! channels, then upper-cases what it receives. With `SPDY/3.1+portforward.k8s.io` it plays the
 //! kubelet's SPDY side behind a 1.31+ API server's tunnel: it answers both streams with the
 //! `SYN_REPLY` frames Go's framer wrote, upper-cases data, and ends both streams when the client
-//! ends its data stream. On port 9999 both report an error on the error channel or stream.
+//! ends its data stream. With `portforward.k8s.io` it refuses every WebSocket (a 400) and plays
+//! the same SPDY side on a plain SPDY/3.1 upgrade (a `POST`), as a server behind a proxy that
+//! does not pass WebSockets. On port 9999 all report an error on the error channel or stream; a
+//! refusal given to [`peer`] answers both kinds of upgrade.
 
 use super::*;
 use std::sync::Arc;
@@ -30,6 +33,11 @@ async fn peer(
             let (tcp, _) = listener.accept().await.unwrap();
             count.fetch_add(1, Ordering::SeqCst);
             tokio::spawn(async move {
+                let mut head = [0; 4];
+                if tcp.peek(&mut head).await.is_ok() && &head == b"POST" {
+                    serve_spdy_upgrade(tcp, protocol, refuse).await;
+                    return;
+                }
                 let mut port = 0;
                 let callback = |request: &Request, mut response: Response| {
                     let query = request.uri().query().unwrap_or_default().to_owned();
@@ -42,6 +50,8 @@ async fn peer(
                         request.headers()["sec-websocket-protocol"],
                         "SPDY/3.1+portforward.k8s.io, v4.channel.k8s.io"
                     );
+                    let refuse = refuse.or((protocol == spdy_forward::UPGRADE_PROTOCOL)
+                        .then_some((400, "no WebSockets through this proxy")));
                     if let Some((code, body)) = refuse {
                         let mut refusal = ErrorResponse::new(Some(body.to_owned()));
                         *refusal.status_mut() = http::StatusCode::from_u16(code).unwrap();
@@ -57,7 +67,7 @@ async fn peer(
                     return;
                 };
                 if protocol == spdy_forward::PROTOCOL {
-                    play_spdy(socket, port).await;
+                    play_spdy(PeerLink::Tunnel(Box::new(socket)), port).await;
                     return;
                 }
                 let prefix = port.to_le_bytes();
@@ -91,8 +101,86 @@ async fn peer(
     (Client::new(config).unwrap(), connections)
 }
 
+/// A plain SPDY/3.1 upgrade (`POST`, one `X-Stream-Protocol-Version` per offered protocol):
+/// refused with `refuse`'s status, else answered with a `101` naming `portforward.k8s.io` and
+/// played like the tunnel when the peer serves plain SPDY.
+async fn serve_spdy_upgrade(
+    mut tcp: TcpStream,
+    protocol: &'static str,
+    refuse: Option<(u16, &'static str)>,
+) {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0; 1];
+        if tcp.read_exact(&mut byte).await.is_err() {
+            return;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let port = head
+        .split_once("ports=")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .unwrap()
+        .parse::<u16>()
+        .unwrap();
+    let lower = head.to_ascii_lowercase();
+    assert!(lower.contains("upgrade: spdy/3.1\r\n"), "{head}");
+    assert!(
+        lower.contains("x-stream-protocol-version: portforward.k8s.io\r\n"),
+        "{head}"
+    );
+    let refuse =
+        refuse.or((protocol != spdy_forward::UPGRADE_PROTOCOL).then_some((400, "no SPDY here")));
+    if let Some((code, body)) = refuse {
+        let answer = format!(
+            "HTTP/1.1 {code} Refused\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = tcp.write_all(answer.as_bytes()).await;
+        return;
+    }
+    let answer = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: portforward.k8s.io\r\n\r\n";
+    tcp.write_all(answer.as_bytes()).await.unwrap();
+    play_spdy(PeerLink::Upgraded(tcp), port).await;
+}
+
+/// What carries the peer's SPDY frames.
+enum PeerLink {
+    Tunnel(Box<tokio_tungstenite::WebSocketStream<TcpStream>>),
+    Upgraded(TcpStream),
+}
+
+impl PeerLink {
+    async fn receive(&mut self) -> Option<Vec<u8>> {
+        match self {
+            PeerLink::Tunnel(socket) => loop {
+                match socket.next().await {
+                    Some(Ok(Message::Binary(bytes))) => return Some(bytes.to_vec()),
+                    Some(Ok(_)) => {}
+                    _ => return None,
+                }
+            },
+            PeerLink::Upgraded(tcp) => {
+                let mut buffer = vec![0; 4096];
+                match tcp.read(&mut buffer).await {
+                    Ok(n) if n > 0 => Some(buffer[..n].to_vec()),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    async fn send(&mut self, frame: Bytes) {
+        match self {
+            PeerLink::Tunnel(socket) => socket.send(Message::Binary(frame)).await.unwrap(),
+            PeerLink::Upgraded(tcp) => tcp.write_all(&frame).await.unwrap(),
+        }
+    }
+}
+
 /// The kubelet's SPDY side of one connection.
-async fn play_spdy(mut socket: tokio_tungstenite::WebSocketStream<TcpStream>, port: u16) {
+async fn play_spdy(mut link: PeerLink, port: u16) {
     use crate::spdy::{Frame, Reader, data_frame};
     /// SYN_REPLY for streams 1 and 3, as Go's framer wrote them (see `spdy_tests.rs`).
     const GO_SYN_REPLIES: &str = "80030002000000140000000178f9e3c6a7c26260606000000000ffff8003000200000013000000036260606004e10a105109000000ffff";
@@ -102,27 +190,21 @@ async fn play_spdy(mut socket: tokio_tungstenite::WebSocketStream<TcpStream>, po
         .collect();
     let mut reader = Reader::default();
     let mut opened = Vec::new();
-    while let Some(Ok(message)) = socket.next().await {
-        let Message::Binary(bytes) = message else {
-            continue;
-        };
+    while let Some(bytes) = link.receive().await {
         reader.push(&bytes);
         while let Some(frame) = reader.next_frame().unwrap() {
             match frame {
                 Frame::SynStream { stream_id, .. } => {
                     opened.push(stream_id);
                     if opened == [1, 3] {
-                        socket
-                            .send(Message::Binary(replies.clone().into()))
-                            .await
-                            .unwrap();
+                        link.send(replies.clone().into()).await;
                         if port == 9999 {
                             let text = "error forwarding port 9999 to pod web, uid : dial tcp4 127.0.0.1:9999: connect: connection refused";
                             for frame in [
                                 data_frame(1, true, text.as_bytes()),
                                 data_frame(3, true, b""),
                             ] {
-                                socket.send(Message::Binary(frame)).await.unwrap();
+                                link.send(frame).await;
                             }
                         }
                     }
@@ -135,11 +217,11 @@ async fn play_spdy(mut socket: tokio_tungstenite::WebSocketStream<TcpStream>, po
                     assert_eq!(opened, [1, 3], "data only after both streams are open");
                     if !data.is_empty() {
                         let upper = data_frame(3, false, &data.to_ascii_uppercase());
-                        socket.send(Message::Binary(upper)).await.unwrap();
+                        link.send(upper).await;
                     }
                     if fin {
                         for frame in [data_frame(3, true, b""), data_frame(1, true, b"")] {
-                            socket.send(Message::Binary(frame)).await.unwrap();
+                            link.send(frame).await;
                         }
                     }
                 }
@@ -241,12 +323,14 @@ async fn the_servers_error_text_fails_the_connection() {
 #[tokio::test]
 async fn a_refused_upgrade_is_the_servers_error() {
     let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pod one does not have a host assigned","reason":"BadRequest","code":400}"#;
-    let (client, _) = peer(CHANNEL_PROTOCOL, Some((400, body))).await;
+    let (client, connections) = peer(CHANNEL_PROTOCOL, Some((400, body))).await;
     let err = client.port_forward("ns1", "one", 80).await.unwrap_err();
     assert!(err.is_bad_request(), "{err}");
+    // Asked twice, as client-go asks: the SPDY attempt's answer is the one returned.
+    assert_eq!(connections.load(Ordering::SeqCst), 2);
     assert_eq!(
         err.to_string(),
-        "GET /api/v1/namespaces/ns1/pods/one/portforward?ports=80: pod one does not have a host assigned (BadRequest, 400)"
+        "POST /api/v1/namespaces/ns1/pods/one/portforward?ports=80: pod one does not have a host assigned (BadRequest, 400)"
     );
     let err = client.port_forward("ns1", "one", 0).await.unwrap_err();
     assert!(err.to_string().contains("port must be > 0"), "{err}");
@@ -315,6 +399,37 @@ async fn spdy_tunnel_carries_bytes_and_half_closes_like_client_go() {
     stream.read_to_end(&mut rest).await.unwrap();
     assert!(rest.is_empty());
     connection.wait().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_websocket_falls_back_to_plain_spdy() {
+    let (client, connections) = peer(spdy_forward::UPGRADE_PROTOCOL, None).await;
+    let mut connection = client.port_forward("ns1", "web", 8080).await.unwrap();
+    assert_eq!(connection.protocol(), "portforward.k8s.io");
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        2,
+        "a WebSocket, then SPDY"
+    );
+    let mut stream = connection.take_stream().unwrap();
+    stream.write_all(b"hello").await.unwrap();
+    let mut answer = [0; 5];
+    stream.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HELLO");
+    stream.shutdown().await.unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).await.unwrap();
+    assert!(rest.is_empty());
+    connection.wait().await.unwrap();
+
+    let mut connection = client.port_forward("ns1", "web", 9999).await.unwrap();
+    let mut stream = connection.take_stream().unwrap();
+    stream.read_to_end(&mut rest).await.unwrap();
+    let err = connection.wait().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::PortForwardFailed { port: 9999, .. }),
+        "{err}"
+    );
 }
 
 #[tokio::test]

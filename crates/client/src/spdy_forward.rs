@@ -1,11 +1,14 @@
-//! One port-forward connection over the `SPDY/3.1+portforward.k8s.io` WebSocket tunnel: SPDY
-//! framing carried as the bytes of binary WebSocket messages, which a 1.31+ API server
-//! (`PortForwardWebsockets`) hands to the kubelet's SPDY port-forward unchanged.
+//! One port-forward connection over SPDY/3.1: either inside the `SPDY/3.1+portforward.k8s.io`
+//! WebSocket tunnel (SPDY framing carried as the bytes of binary WebSocket messages, which a 1.31+
+//! API server, `PortForwardWebsockets`, hands to the kubelet's SPDY port-forward unchanged), or on
+//! a connection upgraded to SPDY/3.1 itself (`portforward.k8s.io`), the fallback when the
+//! WebSocket is refused.
 //!
 //! Mirrors client-go `tools/portforward/portforward.go` (`handleConnection`: an error stream and a
 //! data stream per connection, headers `streamType`, `port`, `requestID`; the error stream is
 //! closed at once; the connection ends when the pod's side of the data stream ends) over
-//! `tunneling_connection.go` (the WebSocket as a byte stream). Frames are built by `spdy.rs`.
+//! `tunneling_connection.go` (the WebSocket as a byte stream) or `spdy.NewDialer` (the plain
+//! upgrade). Frames are built by `spdy.rs`; the two carriers differ only in [`Link`].
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -14,10 +17,72 @@ use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::error::{Error, Result, error_chain};
 use crate::spdy::{self, Frame};
+use crate::spdy_upgrade;
 use crate::websocket::Socket;
 
 /// The WebSocket subprotocol of the tunnel.
 pub(crate) const PROTOCOL: &str = "SPDY/3.1+portforward.k8s.io";
+/// The stream protocol of a plain SPDY upgrade (`PortForwardProtocolV1Name`).
+pub(crate) const UPGRADE_PROTOCOL: &str = "portforward.k8s.io";
+
+/// What carries the SPDY frames.
+pub(crate) enum Link {
+    /// Binary messages of the WebSocket tunnel (boxed: a WebSocket's state is much larger than
+    /// an upgraded connection's).
+    Tunnel(Box<Socket>),
+    /// The bytes of a connection upgraded to SPDY/3.1.
+    Upgraded(spdy_upgrade::Connection),
+}
+
+impl Link {
+    /// The next bytes from the server; `None` when it has closed.
+    async fn receive(&mut self, buffer: &mut [u8]) -> std::result::Result<Option<Bytes>, String> {
+        match self {
+            Link::Tunnel(socket) => loop {
+                match socket.next().await {
+                    None
+                    | Some(Err(
+                        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed,
+                    ))
+                    | Some(Ok(Message::Close(_))) => return Ok(None),
+                    Some(Err(e)) => return Err(error_chain(&e)),
+                    Some(Ok(Message::Binary(bytes))) => return Ok(Some(bytes)),
+                    Some(Ok(_)) => {}
+                }
+            },
+            Link::Upgraded(connection) => match connection.read(buffer).await {
+                Ok(0) => Ok(None),
+                Ok(n) => Ok(Some(Bytes::copy_from_slice(&buffer[..n]))),
+                Err(e) => Err(error_chain(&e)),
+            },
+        }
+    }
+
+    async fn send(&mut self, frame: Bytes) -> std::result::Result<(), String> {
+        match self {
+            Link::Tunnel(socket) => socket
+                .send(Message::Binary(frame))
+                .await
+                .map_err(|e| error_chain(&e)),
+            Link::Upgraded(connection) => connection
+                .write_all(&frame)
+                .await
+                .map_err(|e| error_chain(&e)),
+        }
+    }
+
+    /// Ends the connection; the server may already have closed its side.
+    async fn close(&mut self) {
+        match self {
+            Link::Tunnel(socket) => {
+                let _ = socket.as_mut().close(None).await;
+            }
+            Link::Upgraded(connection) => {
+                let _ = connection.shutdown().await;
+            }
+        }
+    }
+}
 /// The client's streams: odd ids, the error stream first as client-go opens them.
 const ERROR_STREAM: u32 = 1;
 const DATA_STREAM: u32 = 3;
@@ -47,8 +112,8 @@ impl State {
 ///
 /// # Errors
 /// [`Error::PortForwardFailed`] with the error stream's text; [`Error::StreamFailed`] when the
-/// WebSocket or the SPDY framing breaks.
-pub(crate) async fn forward<S>(mut socket: Socket, local: S, port: u16, url: String) -> Result<()>
+/// carrier or the SPDY framing breaks.
+pub(crate) async fn forward<S>(mut link: Link, local: S, port: u16, url: String) -> Result<()>
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
@@ -71,29 +136,27 @@ where
         writer.syn_stream(DATA_STREAM, &headers("data"), false),
     ];
     for frame in opening {
-        send(&mut socket, frame).await.map_err(failed)?;
+        link.send(frame).await.map_err(failed)?;
     }
     let (mut local_reader, mut local_writer) = tokio::io::split(local);
     let mut reader = spdy::Reader::default();
     let mut state = State::default();
     let mut buffer = vec![0; 32 * 1024];
+    let mut incoming = vec![0; 32 * 1024];
     let mut local_open = true;
     while !state.finished() {
         tokio::select! {
-            message = socket.next() => match message {
-                None | Some(Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed)) => break,
-                Some(Err(e)) => return Err(failed(error_chain(&e))),
-                Some(Ok(Message::Binary(bytes))) => {
+            received = link.receive(&mut incoming) => match received.map_err(failed)? {
+                None => break,
+                Some(bytes) => {
                     reader.push(&bytes);
                     while let Some(frame) = reader.next_frame().map_err(failed)? {
                         let reply = receive(frame, &mut state, &mut local_writer).await;
                         if let Some(reply) = reply {
-                            send(&mut socket, reply).await.map_err(failed)?;
+                            link.send(reply).await.map_err(failed)?;
                         }
                     }
                 }
-                Some(Ok(Message::Close(_))) => break,
-                Some(Ok(_)) => {}
             },
             read = local_reader.read(&mut buffer), if local_open => {
                 let frame = match read {
@@ -103,13 +166,12 @@ where
                         spdy::data_frame(DATA_STREAM, true, b"")
                     }
                 };
-                send(&mut socket, frame).await.map_err(failed)?;
+                link.send(frame).await.map_err(failed)?;
             },
         }
     }
     let _ = local_writer.shutdown().await;
-    // The connection is over; the server may already have closed its side.
-    let _ = socket.close(None).await;
+    link.close().await;
     let text = String::from_utf8_lossy(&state.error).trim().to_owned();
     if text.is_empty() {
         Ok(())
@@ -173,11 +235,4 @@ async fn receive<W: AsyncWrite + Unpin>(
         | Frame::Ignored => {}
     }
     None
-}
-
-async fn send(socket: &mut Socket, frame: Bytes) -> std::result::Result<(), String> {
-    socket
-        .send(Message::Binary(frame))
-        .await
-        .map_err(|e| error_chain(&e))
 }

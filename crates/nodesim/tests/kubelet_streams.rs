@@ -260,11 +260,11 @@ async fn attach_echoes_stdin_until_it_closes() {
     .await;
 }
 
-/// The SPDY path of exec and attach: the WebSocket attempt (a `GET`) is refused once by an
+/// The SPDY path of exec, attach and port-forward: the WebSocket attempt (a `GET`) is refused once by an
 /// injected fault, so the client retries over SPDY (a `POST`), which the test server passes to
 /// the simulated kubelet's SPDY endpoint unchanged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exec_and_attach_over_spdy_when_the_websocket_is_refused() {
+async fn exec_attach_and_port_forward_over_spdy_when_the_websocket_is_refused() {
     let server = kubegen_testserver::TestServer::start().await;
     let client = server.client();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -348,6 +348,20 @@ async fn exec_and_attach_over_spdy_when_the_websocket_is_refused() {
         (0, b"typed\n".as_slice())
     );
 
+    // Port-forward: the WebSocket refused, plain SPDY (`portforward.k8s.io`) carries the
+    // connection, half-closed when the local side ends its writes.
+    refuse_websocket("pods/portforward");
+    let mut connection = client.port_forward("default", "web", 9000).await.unwrap();
+    assert_eq!(connection.protocol(), "portforward.k8s.io");
+    let mut stream = connection.take_stream().unwrap();
+    stream.write_all(b"round trip").await.unwrap();
+    stream.shutdown().await.unwrap();
+    let mut back = Vec::new();
+    stream.read_to_end(&mut back).await.unwrap();
+    assert_eq!(back, b"round trip");
+    drop(stream);
+    connection.wait().await.unwrap();
+
     let _ = stop.send(());
     simulator.await.unwrap().unwrap();
 }
@@ -357,6 +371,7 @@ async fn port_forward_reaches_the_pods_echo_and_http_responders() {
     with_kubelet(|client| async move {
         running_pod(&client, "web", false, "Always").await;
         let mut connection = client.port_forward("default", "web", 9000).await.unwrap();
+        assert_eq!(connection.protocol(), "SPDY/3.1+portforward.k8s.io");
         let mut stream = connection.take_stream().unwrap();
         stream.write_all(b"round trip").await.unwrap();
         let mut back = [0; 10];
