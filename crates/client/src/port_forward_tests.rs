@@ -387,13 +387,19 @@ async fn a_port_taken_on_every_address_fails_to_listen() {
 #[tokio::test]
 async fn spdy_tunnel_carries_bytes_and_half_closes_like_client_go() {
     let (client, _) = peer(spdy_forward::PROTOCOL, None).await;
-    let mut connection = client.port_forward("ns1", "web", 8080).await.unwrap();
+    let connection = client.port_forward("ns1", "web", 8080).await.unwrap();
+    assert_eq!(connection.protocol(), "SPDY/3.1+portforward.k8s.io");
+    hello_then_half_close(connection).await;
+}
+
+/// Sends `hello` over an upper-casing SPDY peer, reads `HELLO`, then half-closes: the pod's side
+/// answers the FIN with its own, and the reader sees the end.
+async fn hello_then_half_close(mut connection: PortConnection) {
     let mut stream = connection.take_stream().unwrap();
     stream.write_all(b"hello").await.unwrap();
     let mut answer = [0; 5];
     stream.read_exact(&mut answer).await.unwrap();
     assert_eq!(&answer, b"HELLO");
-    // Half-close: the pod's side answers the FIN with its own, and the reader sees the end.
     stream.shutdown().await.unwrap();
     let mut rest = Vec::new();
     stream.read_to_end(&mut rest).await.unwrap();
@@ -404,27 +410,18 @@ async fn spdy_tunnel_carries_bytes_and_half_closes_like_client_go() {
 #[tokio::test]
 async fn a_refused_websocket_falls_back_to_plain_spdy() {
     let (client, connections) = peer(spdy_forward::UPGRADE_PROTOCOL, None).await;
-    let mut connection = client.port_forward("ns1", "web", 8080).await.unwrap();
+    let connection = client.port_forward("ns1", "web", 8080).await.unwrap();
     assert_eq!(connection.protocol(), "portforward.k8s.io");
     assert_eq!(
         connections.load(Ordering::SeqCst),
         2,
         "a WebSocket, then SPDY"
     );
-    let mut stream = connection.take_stream().unwrap();
-    stream.write_all(b"hello").await.unwrap();
-    let mut answer = [0; 5];
-    stream.read_exact(&mut answer).await.unwrap();
-    assert_eq!(&answer, b"HELLO");
-    stream.shutdown().await.unwrap();
-    let mut rest = Vec::new();
-    stream.read_to_end(&mut rest).await.unwrap();
-    assert!(rest.is_empty());
-    connection.wait().await.unwrap();
+    hello_then_half_close(connection).await;
 
     let mut connection = client.port_forward("ns1", "web", 9999).await.unwrap();
     let mut stream = connection.take_stream().unwrap();
-    stream.read_to_end(&mut rest).await.unwrap();
+    stream.read_to_end(&mut Vec::new()).await.unwrap();
     let err = connection.wait().await.unwrap_err();
     assert!(
         matches!(&err, Error::PortForwardFailed { port: 9999, .. }),
