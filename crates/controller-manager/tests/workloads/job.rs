@@ -1,7 +1,8 @@
 //! Jobs as `kubectl create job` and manifests drive them: a NonIndexed Job of two parallel Pods,
-//! an Indexed Job of three completions two at a time, and a Job whose Pods fail past its
-//! `backoffLimit` (after the 10 s back-off). Final statuses, conditions, Pods and Events are what
-//! the real job-controller produces with the same simulated Nodes.
+//! an Indexed Job of three completions two at a time, a Job whose Pods fail past its
+//! `backoffLimit` (after the 10 s back-off), and Jobs whose `podFailurePolicy` fails them at the
+//! first failure or ignores it. Final statuses, conditions, Pods and Events are what the real
+//! job-controller produces with the same simulated Nodes.
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
@@ -17,6 +18,8 @@ scenarios! {
         a_job_failing_past_its_backoff_limit_fails_on_cluster;
     suspended_job => a_suspended_job_loses_its_pods_and_a_deleted_one_releases_them,
         a_suspended_job_loses_its_pods_and_a_deleted_one_releases_them_on_cluster;
+    policy_jobs => a_pod_failure_policy_fails_a_job_at_once_or_ignores_its_failure,
+        a_pod_failure_policy_fails_a_job_at_once_or_ignores_its_failure_on_cluster;
 }
 
 fn job(sim: &Sim, name: &str, spec: Value, labels: Value) -> Job {
@@ -315,6 +318,104 @@ async fn failing_job(client: Client, sim: Sim) {
             "Created pod: failing-*",
         ),
         event("Warning", "BackoffLimitExceeded", "failing", message),
+    ];
+    wait_for_job_events(&client, ns, want).await;
+}
+
+/// The names of Job `job`'s Pods, sorted.
+async fn pod_names(client: &Client, ns: &str, job: &str) -> Vec<String> {
+    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListOptions::default().labels(format!("batch.kubernetes.io/job-name={job}")))
+        .await
+        .unwrap();
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    names.sort();
+    names
+}
+
+async fn policy_jobs(client: Client, sim: Sim) {
+    let ns = sim.ns.as_str();
+    // The simulated container of a crash-looping Pod exits with code 1.
+    let crashing = json!({"nodesim.kubegen.io/failure": "crashloop"});
+    let fail_fast = json!({"backoffLimit": 6, "podFailurePolicy": {"rules": [
+        {"action": "Ignore", "onExitCodes": {"containerName": "c", "operator": "In", "values": [42]}},
+        {"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "In", "values": [1]}}
+    ]}});
+    create(
+        &client,
+        ns,
+        job(&sim, "fail-fast", fail_fast, crashing.clone()),
+    )
+    .await;
+    let ignoring = json!({"backoffLimit": 0, "podFailurePolicy": {"rules": [
+        {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]}}
+    ]}});
+    create(&client, ns, job(&sim, "ignoring", ignoring, crashing)).await;
+
+    // FailJob: the first failure fails the Job, though its backoffLimit allows six.
+    let failed = finished(&client, ns, "fail-fast").await;
+    let names = pod_names(&client, ns, "fail-fast").await;
+    assert_eq!(names.len(), 1, "{names:?}");
+    let message = format!(
+        "Container c for pod {ns}/{} failed with exit code 1 matching FailJob rule at index 1",
+        names[0]
+    );
+    assert_eq!(
+        settled(&failed),
+        json!({"conditions": [
+            {"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy", "message": message},
+            {"type": "Failed", "status": "True", "reason": "PodFailurePolicy", "message": message}
+        ], "failed": 1, "ready": 0, "terminating": 0, "uncountedTerminatedPods": {},
+            "startTime?": true, "completionTime?": false})
+    );
+
+    // Ignore: with a backoffLimit of 0 the failure neither counts nor fails the Job, and the
+    // Pod is replaced after the 10 s back-off.
+    let jobs = ResourceClient::<Job>::namespaced(client.clone(), ns);
+    eventually("a replacement for the ignored failure", || async {
+        (pod_names(&client, ns, "ignoring").await.len() == 2).then_some(())
+    })
+    .await;
+    let ignoring = jobs.get("ignoring", &GetOptions::default()).await.unwrap();
+    let status = ignoring.status.unwrap_or_default();
+    assert_eq!(
+        (status.failed, status.conditions),
+        (None, None),
+        "an ignored failure is not counted"
+    );
+    let first = pods(&client, ns, "ignoring").await;
+    assert!(
+        first.iter().any(|p| p.5 == "Failed" && p.4 == 0),
+        "the failed Pod is released: {first:?}"
+    );
+    jobs.delete("ignoring", &kubegen_client::DeleteOptions::default())
+        .await
+        .unwrap();
+
+    let want = vec![
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "fail-fast",
+            "Created pod: fail-fast-*",
+        ),
+        event("Warning", "PodFailurePolicy", "fail-fast", &message),
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "ignoring",
+            "Created pod: ignoring-*",
+        ),
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "ignoring",
+            "Created pod: ignoring-*",
+        ),
     ];
     wait_for_job_events(&client, ns, want).await;
 }

@@ -23,13 +23,18 @@
 //! `SuccessfulDelete`, `Completed` ("Job completed"), `BackoffLimitExceeded` and
 //! `DeadlineExceeded` (Warnings), `Suspended`, `Resumed`.
 //!
+//! `podFailurePolicy` (`pod_failure_policy.rs`): a Pod a `FailJob` rule matches fails the Job
+//! (`FailureTarget`, reason `PodFailurePolicy`, before the backoff limit is looked at), one an
+//! `Ignore` rule matches is released without being counted.
+//!
 //! # Not here
-//! `podFailurePolicy` rules, `successPolicy`, `backoffLimitPerIndex`/`maxFailedIndexes` and the
-//! gang-scheduling PodGroups of v1.36 are not evaluated (such Jobs run as if they had none).
+//! `successPolicy`, `backoffLimitPerIndex`/`maxFailedIndexes` and the gang-scheduling PodGroups
+//! of v1.36 are not evaluated (such Jobs run as if they had none).
 //! Adopted orphans do not get the tracking finalizer added. A Job whose `managedBy` names
 //! another controller is left to it, as v1.36 does.
 
 mod indexes;
+mod pod_failure_policy;
 mod rules;
 
 use std::{
@@ -39,7 +44,7 @@ use std::{
 };
 
 use futures_util::future::join_all;
-use k8s_openapi::api::batch::v1::{Job, JobCondition, JobStatus, UncountedTerminatedPods};
+use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, UncountedTerminatedPods};
 use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -435,8 +440,13 @@ impl Inner {
         ctx.succeeded = status.succeeded.unwrap_or(0)
             + count(new_succeeded.iter())
             + count(ctx.uncounted_succeeded.iter());
+        let policy = job_spec.pod_failure_policy.as_ref();
         let failed = status.failed.unwrap_or(0)
-            + count(new_failed.iter())
+            + count(
+                new_failed
+                    .iter()
+                    .filter(|p| pod_failure_policy::judge(policy, p).counts()),
+            )
             + count(ctx.uncounted_failed.iter());
         let suspended = job_spec.suspend == Some(true);
         if status.start_time.is_none() && !suspended {
@@ -455,6 +465,16 @@ impl Inner {
             let reason = target.reason.as_deref().unwrap_or_default();
             let message = target.message.as_deref().unwrap_or_default();
             ctx.finished = Some(rules::condition("Failed", "True", reason, message, now));
+        } else if ctx.finished.is_none()
+            && let Some(message) = fail_job_message(&job_spec, &ctx.pods)
+        {
+            ctx.finished = Some(rules::condition(
+                "FailureTarget",
+                "True",
+                "PodFailurePolicy",
+                &message,
+                now,
+            ));
         }
         if ctx.finished.is_none() {
             let started = ctx
@@ -899,6 +919,7 @@ impl Inner {
             } else if (failed || failing)
                 && !ctx.uncounted_failed.contains(&uid)
                 && (!indexed || index.is_some_and(|ix| ix < completions))
+                && pod_failure_policy::judge(job_spec.pod_failure_policy.as_ref(), pod).counts()
             {
                 uncounted.failed.get_or_insert_with(Vec::new).push(uid);
                 needs_flush = true;
@@ -1102,6 +1123,18 @@ impl SyncContext {
     }
 }
 
+/// The message of the first failed Pod a `FailJob` rule of the Job's `podFailurePolicy` matches
+/// (`getFailJobMessage`).
+fn fail_job_message(spec: &JobSpec, pods: &[Arc<Pod>]) -> Option<String> {
+    let policy = spec.pod_failure_policy.as_ref()?;
+    pods.iter()
+        .filter(|p| rules::is_failed(p, spec))
+        .find_map(|p| match pod_failure_policy::judge(Some(policy), p) {
+            pod_failure_policy::Verdict::FailJob(message) => Some(message),
+            _ => None,
+        })
+}
+
 /// Moves the uncounted Pods whose finalizer is gone into the counters
 /// (`cleanUncountedPodsWithoutFinalizers`). Returns whether anything moved.
 fn count_uncounted(status: &mut JobStatus, with_finalizer: &HashSet<String>) -> bool {
@@ -1135,7 +1168,7 @@ fn count_uncounted(status: &mut JobStatus, with_finalizer: &HashSet<String>) -> 
 /// Pods without a valid index and all but one Pod of a repeated index, then the least
 /// advanced Pods.
 fn removal_order(
-    job_spec: &k8s_openapi::api::batch::v1::JobSpec,
+    job_spec: &JobSpec,
     active: Vec<Arc<Pod>>,
     at_least: usize,
     indexed: bool,
