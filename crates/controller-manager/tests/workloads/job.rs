@@ -1,7 +1,7 @@
 //! Jobs as `kubectl create job` and manifests drive them: a NonIndexed Job of two parallel Pods,
 //! an Indexed Job of three completions two at a time, a Job whose Pods fail past its
-//! `backoffLimit` (after the 10 s back-off), and Jobs whose `podFailurePolicy` fails them at the
-//! first failure or ignores it. Final statuses, conditions, Pods and Events are what the real
+//! `backoffLimit` (after the 10 s back-off), Jobs whose `podFailurePolicy` fails them at the
+//! first failure or ignores it, and an Indexed Job whose `successPolicy` completes it early. Final statuses, conditions, Pods and Events are what the real
 //! job-controller produces with the same simulated Nodes.
 
 use k8s_openapi::api::batch::v1::Job;
@@ -20,6 +20,8 @@ scenarios! {
         a_suspended_job_loses_its_pods_and_a_deleted_one_releases_them_on_cluster;
     policy_jobs => a_pod_failure_policy_fails_a_job_at_once_or_ignores_its_failure,
         a_pod_failure_policy_fails_a_job_at_once_or_ignores_its_failure_on_cluster;
+    early_success => a_success_policy_completes_an_indexed_job_early,
+        a_success_policy_completes_an_indexed_job_early_on_cluster;
 }
 
 fn job(sim: &Sim, name: &str, spec: Value, labels: Value) -> Job {
@@ -416,6 +418,35 @@ async fn policy_jobs(client: Client, sim: Sim) {
             "ignoring",
             "Created pod: ignoring-*",
         ),
+    ];
+    wait_for_job_events(&client, ns, want).await;
+}
+
+async fn early_success(client: Client, sim: Sim) {
+    let ns = sim.ns.as_str();
+    // One Pod at a time: once index 0 succeeds, the rule is met and indexes 1 and 2 never start.
+    let spec = json!({"completions": 3, "parallelism": 1, "completionMode": "Indexed",
+        "successPolicy": {"rules": [{"succeededIndexes": "0-2", "succeededCount": 1}]}});
+    create(&client, ns, job(&sim, "early", spec, json!({}))).await;
+    let early = finished(&client, ns, "early").await;
+    let message = "Matched rules at index 0";
+    assert_eq!(
+        settled(&early),
+        json!({"completedIndexes": "0", "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True", "reason": "SuccessPolicy", "message": message},
+            {"type": "Complete", "status": "True", "reason": "SuccessPolicy", "message": message}
+        ], "ready": 0, "succeeded": 1, "terminating": 0, "uncountedTerminatedPods": {},
+            "startTime?": true, "completionTime?": true})
+    );
+    assert_eq!(pod_names(&client, ns, "early").await.len(), 1);
+    let want = vec![
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            "early",
+            "Created pod: early-0-*",
+        ),
+        event("Normal", "Completed", "early", "Job completed"),
     ];
     wait_for_job_events(&client, ns, want).await;
 }

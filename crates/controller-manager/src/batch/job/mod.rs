@@ -27,15 +27,20 @@
 //! (`FailureTarget`, reason `PodFailurePolicy`, before the backoff limit is looked at), one an
 //! `Ignore` rule matches is released without being counted.
 //!
+//! An Indexed Job's `successPolicy` (`success_policy.rs`): once its succeeded indexes meet a
+//! rule, `SuccessCriteriaMet` (reason `SuccessPolicy`), the remaining Pods deleted, then
+//! `Complete`.
+//!
 //! # Not here
-//! `successPolicy`, `backoffLimitPerIndex`/`maxFailedIndexes` and the gang-scheduling PodGroups
-//! of v1.36 are not evaluated (such Jobs run as if they had none).
+//! `backoffLimitPerIndex`/`maxFailedIndexes` and the gang-scheduling PodGroups of v1.36 are not
+//! evaluated (such Jobs run as if they had none).
 //! Adopted orphans do not get the tracking finalizer added. A Job whose `managedBy` names
 //! another controller is left to it, as v1.36 does.
 
 mod indexes;
 mod pod_failure_policy;
 mod rules;
+mod success_policy;
 
 use std::{
     collections::{HashMap, HashSet},
@@ -525,6 +530,21 @@ impl Inner {
                 .filter(|ix| *ix < completions);
             ctx.succeeded_indexes = ctx.previous_indexes.with(new.collect::<Vec<_>>());
             ctx.succeeded = i32::try_from(ctx.succeeded_indexes.total()).unwrap_or(i32::MAX);
+            if ctx.finished.is_none()
+                && let Some(message) = success_policy::met(
+                    job_spec.success_policy.as_ref(),
+                    completions,
+                    &ctx.succeeded_indexes,
+                )
+            {
+                ctx.finished = Some(rules::condition(
+                    "SuccessCriteriaMet",
+                    "True",
+                    "SuccessPolicy",
+                    &message,
+                    now,
+                ));
+            }
         }
         let mut active = count(ctx.active.iter());
         let mut manage_error = None;
