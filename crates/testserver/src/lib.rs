@@ -79,6 +79,7 @@
 //! - `apiserver`
 //! - `faults`, `options`
 //! - `request`
+//! - `audit`
 //! - `patch`, `storage`, `validation`
 //! - `registry`
 //! - `authz`, `jwt`, `object`, `tls`, `verb`, `webhook_client`
@@ -228,6 +229,7 @@
 mod admission;
 mod apiserver;
 mod apply;
+mod audit;
 mod authn;
 mod authz;
 mod body;
@@ -257,6 +259,7 @@ mod verb;
 mod webhook_client;
 
 pub use apiserver::ApiServer;
+pub use audit::AuditPolicy;
 pub use authz::{
     AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
 };
