@@ -1,0 +1,582 @@
+//! The audit log (`ServerOptions::audit_policy`, `--audit-policy-file`): the same requests on
+//! the test server and (`_on_cluster`) on a real v1.36 whose log `KUBEGEN_E2E_AUDIT_LOG` names,
+//! under the reference policy of the shared v1.36 (`fixtures/audit-policy.yaml`: namespace
+//! `audit-meta` at Metadata without RequestReceived, `audit-request` at Request, `audit-rr` at
+//! RequestResponse without managedFields). The expected events below are the ones v1.36.2
+//! wrote, with what differs per run (IDs, times, uids, resourceVersions, the user) blanked.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use kubegen_client::{Client, Config, LoadOptions};
+use kubegen_testserver::{AuditPolicy, ServerOptions, TestServer};
+use serde_json::{Value, json};
+
+const POLICY: &str = include_str!("fixtures/audit-policy.yaml");
+
+/// An answer: code, `Audit-Id` header, body.
+struct Answer {
+    code: u16,
+    audit_id: String,
+    body: Value,
+}
+
+async fn call(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Value,
+) -> Answer {
+    let bytes = if body.is_null() {
+        Bytes::new()
+    } else {
+        Bytes::from(body.to_string())
+    };
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(http::header::ACCEPT, "application/json")
+        .body(bytes)
+        .unwrap();
+    match client.send(request).await {
+        Ok(response) => {
+            let code = response.status().as_u16();
+            let audit_id = response
+                .headers()
+                .get("audit-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let mut body = response.into_body();
+            let bytes = body.collect_limited(1 << 20).await.unwrap_or_default();
+            Answer {
+                code,
+                audit_id,
+                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            }
+        }
+        Err(error) => Answer {
+            code: error.code().unwrap_or(0),
+            audit_id: String::new(),
+            body: Value::Null,
+        },
+    }
+}
+
+const JSON: &str = "application/json";
+
+/// The requests of the comparison, in the three namespaces of the policy; names end in
+/// `suffix` so that a shared log can be searched. Returns the create's `Audit-Id` header.
+async fn requests(client: &Client, suffix: &str) -> String {
+    for ns in ["audit-meta", "audit-request", "audit-rr"] {
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let created = call(client, "POST", "/api/v1/namespaces", JSON, namespace).await;
+        assert!(
+            matches!(created.code, 201 | 409),
+            "namespace {ns}: {}",
+            created.code
+        );
+    }
+    let mut audit_id = String::new();
+    for ns in ["audit-meta", "audit-request", "audit-rr"] {
+        let base = format!("/api/v1/namespaces/{ns}/configmaps");
+        let name = format!("c-{suffix}");
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns}, "data": {"a": "1"}});
+        let created = call(client, "POST", &base, JSON, object).await;
+        assert_eq!(created.code, 201);
+        if ns == "audit-rr" {
+            audit_id = created.audit_id;
+        }
+        let item = format!("{base}/{name}");
+        assert_eq!(
+            call(client, "GET", &item, JSON, Value::Null).await.code,
+            200
+        );
+        let mut changed = created.body.clone();
+        changed["data"]["a"] = json!("2");
+        assert_eq!(call(client, "PUT", &item, JSON, changed).await.code, 200);
+        let patch = json!({"data": {"b": "3"}});
+        let merge = "application/merge-patch+json";
+        assert_eq!(call(client, "PATCH", &item, merge, patch).await.code, 200);
+        let missing = format!("{item}-missing");
+        assert_eq!(
+            call(client, "GET", &missing, JSON, Value::Null).await.code,
+            404
+        );
+        let invalid = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("Bad_{suffix}"), "namespace": ns}});
+        assert_eq!(call(client, "POST", &base, JSON, invalid).await.code, 422);
+        let watch =
+            format!("{base}?fieldSelector=metadata.name%3D{name}&watch=true&timeoutSeconds=1");
+        assert_eq!(
+            call(client, "GET", &watch, JSON, Value::Null).await.code,
+            200
+        );
+        let options =
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"});
+        assert_eq!(call(client, "DELETE", &item, JSON, options).await.code, 200);
+    }
+    audit_id
+}
+
+/// The events of the requests whose names end in `suffix` in `namespace`, in log order: found
+/// by name or URI, then with every stage of their request (a create's `RequestReceived` names
+/// no object yet).
+fn of(events: &[Value], namespace: &str, suffix: &str) -> Vec<Value> {
+    let ends = |text: &Value| {
+        let text = text.as_str().unwrap_or_default();
+        let path = text.split('?').next().unwrap_or_default();
+        let missing = format!("{suffix}-missing");
+        path.ends_with(suffix)
+            || path.ends_with(&missing)
+            || text.ends_with(suffix)
+            || text.contains(&format!("{suffix}&"))
+    };
+    let ids: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["objectRef"]["namespace"] == namespace)
+        .filter(|e| ends(&e["requestURI"]) || ends(&e["objectRef"]["name"]))
+        .map(|e| &e["auditID"])
+        .collect();
+    events
+        .iter()
+        .filter(|e| ids.contains(&&e["auditID"]))
+        .cloned()
+        .collect()
+}
+
+/// `event` with what differs per run blanked, after checking its shape: microsecond
+/// timestamps, a user, the client's address.
+fn blanked(event: &Value) -> Value {
+    let mut event = event.clone();
+    for field in ["requestReceivedTimestamp", "stageTimestamp"] {
+        let at = event[field].as_str().unwrap_or_default();
+        assert!(
+            at.len() == 27 && at.ends_with('Z') && at.as_bytes()[19] == b'.',
+            "{field}: {at}"
+        );
+        event[field] = json!("T");
+    }
+    assert!(event["auditID"].as_str().is_some_and(|id| !id.is_empty()));
+    event["auditID"] = json!("ID");
+    assert!(
+        event["user"]["username"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty())
+    );
+    assert!(
+        event["user"]["groups"]
+            .as_array()
+            .is_some_and(|g| g.contains(&json!("system:masters")))
+    );
+    event["user"] = json!("U");
+    assert_eq!(event["sourceIPs"], json!(["127.0.0.1"]));
+    event["userAgent"] = json!("A");
+    let object = event.as_object_mut().unwrap();
+    if let Some(reference) = object.get_mut("objectRef") {
+        for field in ["uid", "resourceVersion"] {
+            if reference.get(field).is_some() {
+                reference[field] = json!(field);
+            }
+        }
+    }
+    if let Some(details) = object
+        .get_mut("responseStatus")
+        .and_then(|s| s.get_mut("details"))
+        && details.get("uid").is_some()
+    {
+        details["uid"] = json!("uid");
+    }
+    for field in ["requestObject", "responseObject"] {
+        if let Some(meta) = object.get_mut(field).and_then(|o| o.get_mut("metadata")) {
+            for key in ["uid", "resourceVersion", "creationTimestamp"] {
+                if meta.get(key).is_some() {
+                    meta[key] = json!(key);
+                }
+            }
+        }
+        if let Some(details) = object.get_mut(field).and_then(|o| o.get_mut("details"))
+            && details.get("uid").is_some()
+        {
+            details["uid"] = json!("uid");
+        }
+    }
+    event
+}
+
+/// `(stage, verb, path)` of each event.
+fn stages(events: &[Value]) -> Vec<(String, String, String)> {
+    events
+        .iter()
+        .map(|e| {
+            let uri = e["requestURI"].as_str().unwrap_or_default();
+            let path = uri.split('?').next().unwrap_or_default().to_string();
+            let text = |f: &str| e[f].as_str().unwrap_or_default().to_string();
+            (text("stage"), text("verb"), path)
+        })
+        .collect()
+}
+
+fn allow() -> Value {
+    json!({"authorization.k8s.io/decision": "allow", "authorization.k8s.io/reason": ""})
+}
+
+/// The common part of an event in `ns` for `verb` on `name` at `level`.
+fn event(level: &str, stage: &str, uri: &str, verb: &str, reference: Value) -> Value {
+    json!({"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": level, "auditID": "ID",
+        "stage": stage, "requestURI": uri, "verb": verb, "user": "U", "sourceIPs": ["127.0.0.1"],
+        "userAgent": "A", "objectRef": reference, "requestReceivedTimestamp": "T",
+        "stageTimestamp": "T"})
+}
+
+fn with(mut base: Value, fields: Value) -> Value {
+    for (k, v) in fields.as_object().unwrap() {
+        base[k] = v.clone();
+    }
+    base
+}
+
+/// Checks the events of [`requests`] in `events` (the whole log or memory).
+fn check(events: &[Value], suffix: &str) {
+    let name = format!("c-{suffix}");
+    let cm = |ns: &str| json!({"resource": "configmaps", "namespace": ns, "apiVersion": "v1"});
+    let named = |ns: &str| with(cm(ns), json!({"name": name}));
+
+    // audit-meta: Metadata, no RequestReceived, no objects.
+    let meta = of(events, "audit-meta", suffix);
+    let base = "/api/v1/namespaces/audit-meta/configmaps";
+    let item = format!("{base}/{name}");
+    let complete = |verb: &str, path: &str| {
+        (
+            "ResponseComplete".to_string(),
+            verb.to_string(),
+            path.to_string(),
+        )
+    };
+    let started = |verb: &str, path: &str| {
+        (
+            "ResponseStarted".to_string(),
+            verb.to_string(),
+            path.to_string(),
+        )
+    };
+    let received = |verb: &str, path: &str| {
+        (
+            "RequestReceived".to_string(),
+            verb.to_string(),
+            path.to_string(),
+        )
+    };
+    let missing = format!("{item}-missing");
+    assert_eq!(
+        stages(&meta),
+        [
+            complete("create", base),
+            complete("get", &item),
+            complete("update", &item),
+            complete("patch", &item),
+            complete("get", &missing),
+            complete("create", base),
+            started("watch", base),
+            complete("watch", base),
+            complete("delete", &item),
+        ]
+    );
+    assert_eq!(
+        blanked(&meta[0]),
+        with(
+            event(
+                "Metadata",
+                "ResponseComplete",
+                base,
+                "create",
+                named("audit-meta")
+            ),
+            json!({"responseStatus": {"metadata": {}, "code": 201}, "annotations": allow()})
+        )
+    );
+    let updated = with(
+        named("audit-meta"),
+        json!({"uid": "uid", "resourceVersion": "resourceVersion"}),
+    );
+    assert_eq!(
+        blanked(&meta[2])["objectRef"],
+        updated,
+        "update: uid and resourceVersion from the body"
+    );
+    assert_eq!(
+        blanked(&meta[8])["responseStatus"],
+        json!({"metadata": {}, "status": "Success",
+            "details": {"name": name, "kind": "configmaps", "uid": "uid"}, "code": 200})
+    );
+    let watch_uri =
+        format!("{base}?fieldSelector=metadata.name%3D{name}&watch=true&timeoutSeconds=1");
+    assert_eq!(
+        blanked(&meta[6]),
+        with(
+            event(
+                "Metadata",
+                "ResponseStarted",
+                &watch_uri,
+                "watch",
+                with(cm("audit-meta"), json!({"name": name}))
+            ),
+            json!({"responseStatus": {"metadata": {}, "code": 200}, "annotations": allow()})
+        )
+    );
+
+    // audit-request: both stages, the request's object.
+    let request = of(events, "audit-request", suffix);
+    let base = "/api/v1/namespaces/audit-request/configmaps";
+    let item = format!("{base}/{name}");
+    let missing = format!("{item}-missing");
+    assert_eq!(
+        stages(&request),
+        [
+            received("create", base),
+            complete("create", base),
+            received("get", &item),
+            complete("get", &item),
+            received("update", &item),
+            complete("update", &item),
+            received("patch", &item),
+            complete("patch", &item),
+            received("get", &missing),
+            complete("get", &missing),
+            received("create", base),
+            complete("create", base),
+            received("watch", base),
+            started("watch", base),
+            complete("watch", base),
+            received("delete", &item),
+            complete("delete", &item),
+        ]
+    );
+    assert_eq!(
+        blanked(&request[0]),
+        event(
+            "Request",
+            "RequestReceived",
+            base,
+            "create",
+            cm("audit-request")
+        )
+    );
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "audit-request"}, "data": {"a": "1"}});
+    assert_eq!(
+        blanked(&request[1]),
+        with(
+            event(
+                "Request",
+                "ResponseComplete",
+                base,
+                "create",
+                named("audit-request")
+            ),
+            json!({"responseStatus": {"metadata": {}, "code": 201}, "requestObject": body,
+                "annotations": allow()})
+        )
+    );
+    assert_eq!(
+        blanked(&request[7])["requestObject"],
+        json!({"data": {"b": "3"}})
+    );
+    assert_eq!(
+        blanked(&request[9])["responseStatus"],
+        json!({"metadata": {}, "status": "Failure",
+            "message": format!("configmaps \"{name}-missing\" not found"), "reason": "NotFound",
+            "details": {"name": format!("{name}-missing"), "kind": "configmaps"}, "code": 404})
+    );
+    let invalid = &blanked(&request[11]);
+    assert_eq!(invalid["objectRef"]["name"], format!("Bad_{suffix}"));
+    assert_eq!(invalid["responseStatus"]["reason"], "Invalid");
+    assert_eq!(invalid["responseStatus"]["code"], 422);
+    assert_eq!(
+        invalid["responseStatus"]["details"]["causes"][0]["field"],
+        "metadata.name"
+    );
+    assert_eq!(invalid.get("responseObject"), None);
+    assert_eq!(
+        blanked(&request[16])["requestObject"],
+        json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/__internal",
+            "propagationPolicy": "Background"})
+    );
+    assert_eq!(
+        request[13]["requestReceivedTimestamp"], request[14]["requestReceivedTimestamp"],
+        "one request, one receive time"
+    );
+
+    // audit-rr: the response's object too, without managedFields.
+    let rr = of(events, "audit-rr", suffix);
+    let base = "/api/v1/namespaces/audit-rr/configmaps";
+    let item = format!("{base}/{name}");
+    assert_eq!(stages(&rr).len(), 17);
+    let stored = json!({"kind": "ConfigMap", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": "audit-rr", "uid": "uid",
+            "resourceVersion": "resourceVersion", "creationTimestamp": "creationTimestamp"},
+        "data": {"a": "1"}});
+    assert_eq!(
+        blanked(&rr[1]),
+        with(
+            event(
+                "RequestResponse",
+                "ResponseComplete",
+                base,
+                "create",
+                named("audit-rr")
+            ),
+            json!({"responseStatus": {"metadata": {}, "code": 201},
+                "requestObject": {"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": "audit-rr"}, "data": {"a": "1"}},
+                "responseObject": stored, "annotations": allow()})
+        )
+    );
+    assert_eq!(
+        blanked(&rr[3]),
+        with(
+            event(
+                "RequestResponse",
+                "ResponseComplete",
+                &item,
+                "get",
+                named("audit-rr")
+            ),
+            json!({"responseStatus": {"metadata": {}, "code": 200}, "responseObject": stored,
+                "annotations": allow()})
+        )
+    );
+    let not_found = blanked(&rr[9]);
+    let status = not_found["responseStatus"].clone();
+    let mut object = with(json!({"kind": "Status", "apiVersion": "v1"}), status);
+    object.as_object_mut().unwrap().remove("code");
+    object["code"] = json!(404);
+    assert_eq!(not_found["responseObject"], object);
+    assert_eq!(
+        blanked(&rr[16])["responseObject"],
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": name, "kind": "configmaps", "uid": "uid"}})
+    );
+    assert_eq!(
+        rr[14].get("responseObject"),
+        None,
+        "a watch logs no response object"
+    );
+}
+
+async fn test_server() -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = ServerOptions::default();
+    options.audit_policy = Some(AuditPolicy::from_yaml(POLICY).unwrap());
+    options.audit_log_path = Some(dir.path().join("audit.log"));
+    options.controller_manager = false;
+    (TestServer::start_with(options).await, dir)
+}
+
+/// The events of a log file, one per line.
+fn read_log(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn requests_write_the_events_v1_36_writes() {
+    let (server, dir) = test_server().await;
+    let audit_id = requests(&server.client(), "ts1").await;
+    let events = server.api().audit_events();
+    check(&events, "ts1");
+    // The file holds the same lines as memory, in Go's escaping (`&` as \u0026).
+    let path = dir.path().join("audit.log");
+    assert_eq!(read_log(&path), events);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("metadata.name%3Dc-ts1\\u0026watch=true"));
+    // The create's Audit-Id header is its events' auditID.
+    let create: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["auditID"] == audit_id.as_str())
+        .collect();
+    assert_eq!(create.len(), 2);
+    assert_eq!(create[0]["verb"], "create");
+}
+
+/// The same requests on the cluster of `KUBEGEN_E2E_KUBECONFIG`, whose API server writes its
+/// audit log with the reference policy to `KUBEGEN_E2E_AUDIT_LOG` (the shared v1.36:
+/// `/opt/k8s136/audit/audit.log`). Fails, rather than passing, when either is unset.
+#[tokio::test]
+#[ignore = "needs a real cluster: KUBEGEN_E2E_KUBECONFIG and KUBEGEN_E2E_AUDIT_LOG"]
+async fn requests_write_the_events_v1_36_writes_on_cluster() {
+    let kubeconfig = std::env::var_os("KUBEGEN_E2E_KUBECONFIG")
+        .expect("set KUBEGEN_E2E_KUBECONFIG to a real cluster's kubeconfig");
+    let log = std::env::var_os("KUBEGEN_E2E_AUDIT_LOG")
+        .expect("set KUBEGEN_E2E_AUDIT_LOG to the audit log of that cluster's API server");
+    let config =
+        Config::load(&LoadOptions::default().kubeconfig_path(std::path::PathBuf::from(kubeconfig)))
+            .await
+            .unwrap();
+    let client = Client::new(config).unwrap();
+    let suffix = format!("e2e{}", std::process::id());
+    requests(&client, &suffix).await;
+    // The log is written as the requests finish; the last one's events may lag a little.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = read_log(std::path::Path::new(&log));
+        let done = of(&events, "audit-rr", &suffix).len() >= 17;
+        if done || tokio::time::Instant::now() > deadline {
+            check(&events, &suffix);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A policy that is not valid refuses to start the server, naming the field.
+#[tokio::test]
+async fn a_malformed_policy_names_the_field() {
+    let error =
+        AuditPolicy::from_yaml("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: All\n")
+            .map(|_| ())
+            .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("rules[0].level: Unsupported value: \"All\""),
+        "{error}"
+    );
+    let mut options = ServerOptions::default();
+    options.audit_policy = Some(AuditPolicy::from_yaml(POLICY).unwrap());
+    options.audit_log_path = Some("/nonexistent-dir/audit.log".into());
+    let failed = TestServer::try_start(options)
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(failed.to_string(), "audit log /nonexistent-dir/audit.log");
+}
+
+/// Every response names its audit ID, with or without a policy; a client's `Audit-ID` is kept.
+#[tokio::test]
+async fn every_response_carries_an_audit_id() {
+    let server = TestServer::start_with(ServerOptions::default()).await;
+    let client = server.client();
+    let answer = call(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default",
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(answer.audit_id.len(), 36, "a UUID");
+    let request = http::Request::builder()
+        .uri("/version")
+        .header("Audit-ID", "my-id")
+        .body(Bytes::new())
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    assert_eq!(response.headers()["audit-id"], "my-id");
+}
