@@ -183,13 +183,10 @@ impl Policies {
         for (i, bound) in self.validating.iter().enumerate() {
             let view = views.iter().find(|(v, _)| *v == bound.version);
             if let Some((_, inputs)) = view.or(views.first()) {
-                let result = validating::run(&self.subject, bound, inputs, warnings);
-                match result {
-                    Ok(published) => annotations.add(published),
-                    Err((error, published)) => {
-                        annotations.add(published);
-                        denial.get_or_insert(error);
-                    }
+                let outcome = validating::run(&self.subject, bound, inputs, warnings);
+                annotations.add(outcome.annotations);
+                if let Some(error) = outcome.denial {
+                    denial.get_or_insert(error);
                 }
             }
             // A policy's bindings are consecutive: its annotations are published after its last.

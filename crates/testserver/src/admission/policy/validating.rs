@@ -92,17 +92,31 @@ struct ValidationFailureValue<'a> {
     validation_actions: &'a [String],
 }
 
+/// What one binding decided about a write.
+pub(crate) struct Outcome {
+    /// The binding's first denial, worded as v1.36 words it.
+    pub(crate) denial: Option<ApiError>,
+    /// The `auditAnnotations` values found: key and value.
+    pub(crate) annotations: Vec<(String, String)>,
+}
+
+impl Outcome {
+    fn admitted() -> Outcome {
+        Outcome {
+            denial: None,
+            annotations: Vec::new(),
+        }
+    }
+}
+
 /// Evaluates `bound` for the write: warnings appended to `warnings`, `Audit` failures
-/// annotated on the request's audit event. Returns the audit annotation values found.
-///
-/// # Errors
-/// The binding's first denial, worded as v1.36 words it, with the annotation values found.
+/// annotated on the request's audit event.
 pub(crate) fn run(
     subject: &Subject,
     bound: &Bound,
     inputs: &Inputs<'_>,
     warnings: &mut Vec<String>,
-) -> Result<Vec<(String, String)>, (ApiError, Vec<(String, String)>)> {
+) -> Outcome {
     let policy = &bound.policy;
     let binding = &bound.binding.name;
     let deny = |failure: Failure| {
@@ -117,11 +131,14 @@ pub(crate) fn run(
         ApiError::policy_denied(what, &subject.name, &failure.reason, &why)
     };
     match &bound.params {
-        Params::Skip => return Ok(Vec::new()),
-        Params::Failed(_) if policy.ignore_failures => return Ok(Vec::new()),
+        Params::Skip => return Outcome::admitted(),
+        Params::Failed(_) if policy.ignore_failures => return Outcome::admitted(),
         Params::Failed(why) => {
             let message = format!("failed to configure binding: {why}");
-            return Err((deny(Failure::invalid(message)), Vec::new()));
+            return Outcome {
+                denial: Some(deny(Failure::invalid(message))),
+                annotations: Vec::new(),
+            };
         }
         Params::None | Params::Found(_) => {}
     }
@@ -167,9 +184,9 @@ pub(crate) fn run(
             denial.get_or_insert(error);
         }
     }
-    match denial {
-        Some(failure) => Err((deny(failure), published)),
-        None => Ok(published),
+    Outcome {
+        denial: denial.map(deny),
+        annotations: published,
     }
 }
 
