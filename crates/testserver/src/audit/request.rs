@@ -253,6 +253,18 @@ impl RequestAudit {
         });
     }
 
+    /// [`RequestAudit::annotate`] for an annotation kept only in events of at least `level`
+    /// (admission's `AddAnnotationWithLevel`: a webhook's patch from `Request` on).
+    pub(crate) fn annotate_from(&self, level: Level, key: &str, value: &str) {
+        let logged = self
+            .draft
+            .as_ref()
+            .is_some_and(|d| d.lock().decision.level >= level);
+        if logged {
+            self.annotate(key, value);
+        }
+    }
+
     /// Records the authorizer's answer (`authorization.k8s.io/decision`: `allow` or `forbid`,
     /// and its reason).
     pub(crate) fn authorized(&self, allowed: bool, reason: &str) {

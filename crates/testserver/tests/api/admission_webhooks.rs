@@ -131,6 +131,15 @@ async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
         }
         "/garbage" => return http::Response::new(Full::new(Bytes::from("{not json"))),
         "/warn" => response["warnings"] = json!(["first warning", "second warning"]),
+        "/mutate-audit" => {
+            let patch = json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}]);
+            response["patchType"] = "JSONPatch".into();
+            response["patch"] = base64::engine::general_purpose::STANDARD
+                .encode(patch.to_string())
+                .into();
+            response["auditAnnotations"] = json!({"seen": "yes"});
+        }
+        "/allow-audit" => response["auditAnnotations"] = json!({"checked": "ok"}),
         _ => {}
     }
     let review = json!({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",

@@ -893,3 +893,188 @@ async fn cluster() -> (Client, std::path::PathBuf) {
     let config = Config::load(&options).await.unwrap();
     (Client::new(config).unwrap(), log.into())
 }
+
+/// A mutating configuration `audit-<suffix>-m` (its first webhook never selected, its second
+/// patching and annotating) and a validating one `audit-<suffix>-v` (annotating), for this
+/// run's ConfigMaps (label `audit-run: <suffix>`) in `audit-rr`.
+fn webhook_configurations(
+    suffix: &str,
+    hook: &crate::admission_webhooks::Hook,
+) -> Vec<(&'static str, Value)> {
+    let webhook = |name: &str, path: &str, run: &str| {
+        json!({"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+            "timeoutSeconds": 5,
+            "objectSelector": {"matchLabels": {"audit-run": run}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                "operations": ["CREATE"]}],
+            "clientConfig": {"url": format!("{}{path}", hook.base), "caBundle": hook.ca_bundle}})
+    };
+    let configuration = |name: String, hooks: Vec<Value>| {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "metadata": {"name": name},
+            "webhooks": hooks})
+    };
+    vec![
+        (
+            "mutatingwebhookconfigurations",
+            configuration(
+                format!("audit-{suffix}-m"),
+                vec![
+                    webhook("w0.audit.example.com", "/mutate-audit", "never"),
+                    webhook("w1.audit.example.com", "/mutate-audit", suffix),
+                ],
+            ),
+        ),
+        (
+            "validatingwebhookconfigurations",
+            configuration(
+                format!("audit-{suffix}-v"),
+                vec![webhook("v.audit.example.com", "/allow-audit", suffix)],
+            ),
+        ),
+    ]
+}
+
+/// Installs [`webhook_configurations`], waits until the mutation shows, creates
+/// `wh-<suffix>` in `audit-rr` and removes everything. Returns the index the mutating webhook
+/// has among all the cluster's mutating webhooks (configurations in name order).
+async fn webhook_requests(
+    client: &Client,
+    suffix: &str,
+    hook: &crate::admission_webhooks::Hook,
+) -> usize {
+    let namespace =
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "audit-rr"}});
+    let created = call(client, "POST", "/api/v1/namespaces", JSON, namespace).await;
+    assert!(matches!(created.code, 201 | 409));
+    let group = "/apis/admissionregistration.k8s.io/v1";
+    for (plural, object) in webhook_configurations(suffix, hook) {
+        let created = call(client, "POST", &format!("{group}/{plural}"), JSON, object).await;
+        assert_eq!(created.code, 201, "{plural}");
+    }
+    let base = "/api/v1/namespaces/audit-rr/configmaps";
+    let cm = |name: String| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "audit-rr", "labels": {"audit-run": suffix}}})
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let probe = call(
+            client,
+            "POST",
+            &format!("{base}?dryRun=All"),
+            JSON,
+            cm(format!("probe-{suffix}")),
+        )
+        .await;
+        if probe.body["metadata"]["labels"]["mutated"] == "yes" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the webhook never mutated"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let created = call(client, "POST", base, JSON, cm(format!("wh-{suffix}"))).await;
+    assert_eq!(created.code, 201);
+    let list = call(
+        client,
+        "GET",
+        &format!("{group}/mutatingwebhookconfigurations"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    let mut configurations: Vec<Value> = list.body["items"].as_array().cloned().unwrap_or_default();
+    configurations.sort_by_key(|c| {
+        c["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    });
+    let mine = format!("audit-{suffix}-m");
+    let before: usize = configurations
+        .iter()
+        .take_while(|c| c["metadata"]["name"] != mine.as_str())
+        .map(|c| c["webhooks"].as_array().map_or(0, Vec::len))
+        .sum();
+    call(
+        client,
+        "DELETE",
+        &format!("{base}/wh-{suffix}"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    for (plural, object) in webhook_configurations(suffix, hook) {
+        let name = object["metadata"]["name"].as_str().unwrap().to_string();
+        call(
+            client,
+            "DELETE",
+            &format!("{group}/{plural}/{name}"),
+            JSON,
+            Value::Null,
+        )
+        .await;
+    }
+    before + 1
+}
+
+/// Checks the webhooks' annotations on the create of `wh-<suffix>`, as v1.36 wrote them.
+fn check_webhook_annotations(events: &[Value], suffix: &str, index: usize) {
+    let name = format!("wh-{suffix}");
+    let found: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["objectRef"]["name"] == name.as_str() && e["verb"] == "create")
+        .filter(|e| e["stage"] == "ResponseComplete")
+        .collect();
+    assert_eq!(found.len(), 1);
+    let configuration = format!("audit-{suffix}-m");
+    let mut want = json!({"authorization.k8s.io/decision": "allow",
+        "authorization.k8s.io/reason": "", "w1.audit.example.com/seen": "yes",
+        "v.audit.example.com/checked": "ok"});
+    want[format!("mutation.webhook.admission.k8s.io/round_0_index_{index}")] = json!(format!(
+        r#"{{"configuration":"{configuration}","webhook":"w1.audit.example.com","mutated":true}}"#
+    ));
+    want[format!("patch.webhook.admission.k8s.io/round_0_index_{index}")] = json!(format!(
+        r#"{{"configuration":"{configuration}","webhook":"w1.audit.example.com","patch":[{{"op":"add","path":"/metadata/labels/mutated","value":"yes"}}],"patchType":"JSONPatch"}}"#
+    ));
+    assert_eq!(found[0]["annotations"], want);
+}
+
+#[tokio::test]
+async fn webhooks_are_recorded_in_the_audit_log() {
+    let (server, _dir) = test_server().await;
+    let hook = crate::admission_webhooks::hook().await;
+    let index = webhook_requests(&server.client(), "ts3", &hook).await;
+    assert_eq!(index, 1);
+    check_webhook_annotations(&server.api().audit_events(), "ts3", index);
+}
+
+/// [`webhooks_are_recorded_in_the_audit_log`] on the cluster of `KUBEGEN_E2E_KUBECONFIG`
+/// (whose API server must reach this test's webhook on 127.0.0.1), reading
+/// `KUBEGEN_E2E_AUDIT_LOG`.
+#[tokio::test]
+#[ignore = "needs a real cluster: KUBEGEN_E2E_KUBECONFIG and KUBEGEN_E2E_AUDIT_LOG"]
+async fn webhooks_are_recorded_in_the_audit_log_on_cluster() {
+    let (client, log) = cluster().await;
+    let hook = crate::admission_webhooks::hook().await;
+    let suffix = format!("w{}", std::process::id());
+    let index = webhook_requests(&client, &suffix, &hook).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let name = format!("wh-{suffix}");
+    loop {
+        let events = read_log(&log);
+        let written = events.iter().any(|e| {
+            e["objectRef"]["name"] == name.as_str()
+                && e["stage"] == "ResponseComplete"
+                && e["verb"] == "create"
+        });
+        if written || tokio::time::Instant::now() > deadline {
+            check_webhook_annotations(&events, &suffix, index);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -53,10 +53,30 @@ pub(crate) use config::Phase;
 
 use crate::admission::plugin::Attributes;
 use crate::admission::policy::{Inputs, Policies};
+use crate::audit::{Level, RequestAudit, go_json};
 use crate::kinds::custom_resource::conversion::CrdVersions;
 use crate::status::ApiError;
 use config::Webhook;
 use review::{Answer, Review};
+
+/// A mutating webhook's call in the audit event (apiserver `MutationAuditAnnotation`).
+#[derive(serde::Serialize)]
+struct MutationRecord<'a> {
+    configuration: &'a str,
+    webhook: &'a str,
+    mutated: bool,
+}
+
+/// A mutating webhook's patch in the audit event, from level `Request` (apiserver
+/// `PatchAuditAnnotation`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PatchRecord<'a> {
+    configuration: &'a str,
+    webhook: &'a str,
+    patch: &'a json_patch::Patch,
+    patch_type: &'a str,
+}
 
 /// The webhooks one write goes to, and what they said.
 pub(crate) struct Webhooks {
@@ -80,6 +100,11 @@ pub(crate) struct Webhooks {
     /// The resource written, for the 403 of a match condition that fails (`configmaps`).
     group: String,
     resource: String,
+    /// The request's audit event: webhooks' `auditAnnotations` and the mutating webhooks'
+    /// `mutation.webhook.admission.k8s.io/` and `patch.webhook.admission.k8s.io/` records.
+    audit: RequestAudit,
+    /// Whether the last [`Webhooks::call`] sent a review (its selectors and conditions matched).
+    invoked: bool,
 }
 
 impl Webhooks {
@@ -125,6 +150,8 @@ impl Webhooks {
             policies,
             group: attributes.scope.def.group.clone(),
             resource: attributes.scope.def.plural.clone(),
+            audit: attributes.scope.audit.clone(),
+            invoked: false,
         }
     }
 
@@ -191,40 +218,83 @@ impl Webhooks {
         let hooks = std::mem::take(&mut self.mutating);
         let mut after_each = Vec::with_capacity(hooks.len());
         for hook in &hooks {
-            self.call_mutating(hook, object.as_deref_mut()).await?;
+            self.call_mutating((hook, 0), object.as_deref_mut()).await?;
             after_each.push(object.as_deref().cloned());
         }
         let last = object.as_deref().cloned();
         for (hook, after) in hooks.iter().zip(after_each) {
             let reinvoke = hook.reinvocation_policy.as_deref() == Some("IfNeeded");
             if reinvoke && after != last {
-                self.call_mutating(hook, object.as_deref_mut()).await?;
+                self.call_mutating((hook, 1), object.as_deref_mut()).await?;
             }
         }
         self.mutating = hooks;
         Ok(())
     }
 
-    /// Calls one mutating webhook with the object in its version and applies its patch there.
+    /// Calls one mutating webhook in `round` (0, or 1 when reinvoked) with the object in its
+    /// version and applies its patch there; an invoked webhook is recorded in the audit event
+    /// as the mutating dispatcher records it.
     async fn call_mutating(
         &mut self,
-        hook: &Webhook,
+        (hook, round): (&Webhook, usize),
         object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
         let value = object.as_deref().map(|o| Value::Object(o.clone()));
         let value = self.in_version(value, &hook.version).await?;
-        let Some(answer) = self.call(hook, value.as_ref()).await? else {
-            return Ok(());
+        let called = self.call(hook, value.as_ref()).await;
+        let mut mutated = false;
+        let answer = match called {
+            Ok(Some(answer)) => Some(answer),
+            Ok(None) => None,
+            Err(error) => {
+                self.record_mutation(hook, round, false);
+                return Err(error);
+            }
         };
-        if let (Some(patch), Some(object), Some(mut patched)) = (answer.patch, object, value) {
+        if let Some(answer) = answer
+            && let (Some(patch), Some(object), Some(mut patched)) = (answer.patch, object, value)
+        {
+            let before = patched.clone();
             json_patch::patch(&mut patched, &patch)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
+            mutated = patched != before;
+            let key = format!(
+                "patch.webhook.admission.k8s.io/round_{round}_index_{}",
+                hook.index
+            );
+            let record = PatchRecord {
+                configuration: &hook.configuration,
+                webhook: &hook.name,
+                patch: &patch,
+                patch_type: "JSONPatch",
+            };
+            self.audit
+                .annotate_from(Level::Request, &key, &go_json(&record));
             let version = self.version.clone();
             if let Some(Value::Object(map)) = self.in_version(Some(patched), &version).await? {
                 *object = map;
             }
         }
+        self.record_mutation(hook, round, mutated);
         Ok(())
+    }
+
+    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>`, for a webhook that was called.
+    fn record_mutation(&self, hook: &Webhook, round: usize, mutated: bool) {
+        if !self.invoked {
+            return;
+        }
+        let key = format!(
+            "mutation.webhook.admission.k8s.io/round_{round}_index_{}",
+            hook.index
+        );
+        let record = MutationRecord {
+            configuration: &hook.configuration,
+            webhook: &hook.name,
+            mutated,
+        };
+        self.audit.annotate(&key, &go_json(&record));
     }
 
     /// Runs the validating webhooks on the object about to be stored (None on delete).
@@ -314,6 +384,7 @@ impl Webhooks {
         hook: &Webhook,
         object: Option<&Value>,
     ) -> Result<Option<Answer>, ApiError> {
+        self.invoked = false;
         if !hook.selects_object(object, self.review.old.as_ref()) {
             return Ok(None);
         }
@@ -322,9 +393,13 @@ impl Webhooks {
         if !self.conditions_hold(hook, objects)? {
             return Ok(None);
         }
+        self.invoked = true;
         let outcome = self.exchange(hook, objects).await;
         match outcome {
             Ok(answer) => {
+                for (key, value) in &answer.audit_annotations {
+                    self.audit.annotate(&format!("{}/{key}", hook.name), value);
+                }
                 self.warnings.extend(answer.warnings.iter().cloned());
                 if let Some(denial) = answer.denial {
                     return Err(denial);
