@@ -34,6 +34,10 @@
 //!   mutating webhook's JSONPatch applies to the object in the version it was sent in, which is
 //!   converted back. A conversion that fails is 500 `InternalError` with the conversion's
 //!   message, whatever the `failurePolicy`.
+//! - The audit log (`crate::audit`): a webhook's `auditAnnotations` as `<webhook>/<key>`; each
+//!   mutating webhook called as `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (its
+//!   place among all mutating webhooks) and its patch, from level `Request`, as
+//!   `patch.webhook.admission.k8s.io/round_<r>_index_<i>`.
 //!
 //! # Differences
 //! Validating webhooks are called one after the other (the real server calls them in parallel:
