@@ -274,7 +274,8 @@ impl RequestAudit {
     }
 
     /// Records the request's body (already JSON for creates, updates and deletes; a patch as
-    /// sent): it completes `objectRef`, and is the event's `requestObject` from level `Request`.
+    /// sent; the `DeleteOptions` of a delete or delete-collection): it completes `objectRef`,
+    /// and is the event's `requestObject` from level `Request`.
     pub(crate) fn request_body(&self, verb: Verb, body: &Bytes) {
         if self.draft.is_none() || body.is_empty() {
             return;
@@ -284,7 +285,7 @@ impl RequestAudit {
             Verb::Patch => serde_json::from_slice::<Value>(body)
                 .ok()
                 .or_else(|| serde_yaml::from_slice::<Value>(body).ok()),
-            Verb::Delete => serde_json::from_slice::<Value>(body)
+            Verb::Delete | Verb::DeleteCollection => serde_json::from_slice::<Value>(body)
                 .ok()
                 .and_then(delete_options),
             _ => None,

@@ -117,7 +117,19 @@ async fn requests(client: &Client, suffix: &str) -> String {
         );
         let options =
             json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"});
-        assert_eq!(call(client, "DELETE", &item, JSON, options).await.code, 200);
+        assert_eq!(
+            call(client, "DELETE", &item, JSON, options.clone())
+                .await
+                .code,
+            200
+        );
+        let collection = format!("{base}?labelSelector=run%3D{name}");
+        assert_eq!(
+            call(client, "DELETE", &collection, JSON, options)
+                .await
+                .code,
+            200
+        );
     }
     audit_id
 }
@@ -283,6 +295,7 @@ fn check(events: &[Value], suffix: &str) {
             started("watch", base),
             complete("watch", base),
             complete("delete", &item),
+            complete("deletecollection", base),
         ]
     );
     assert_eq!(
@@ -353,7 +366,18 @@ fn check(events: &[Value], suffix: &str) {
             complete("watch", base),
             received("delete", &item),
             complete("delete", &item),
+            received("deletecollection", base),
+            complete("deletecollection", base),
         ]
+    );
+    assert_eq!(
+        blanked(&request[18])["requestObject"],
+        json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/__internal",
+            "propagationPolicy": "Background"})
+    );
+    assert_eq!(
+        blanked(&request[18])["responseStatus"],
+        json!({"metadata": {}, "code": 200})
     );
     assert_eq!(
         blanked(&request[0]),
@@ -414,7 +438,7 @@ fn check(events: &[Value], suffix: &str) {
     let rr = of(events, "audit-rr", suffix);
     let base = "/api/v1/namespaces/audit-rr/configmaps";
     let item = format!("{base}/{name}");
-    assert_eq!(stages(&rr).len(), 17);
+    assert_eq!(stages(&rr).len(), 19);
     let stored = json!({"kind": "ConfigMap", "apiVersion": "v1",
         "metadata": {"name": name, "namespace": "audit-rr", "uid": "uid",
             "resourceVersion": "resourceVersion", "creationTimestamp": "creationTimestamp"},
@@ -518,7 +542,7 @@ async fn requests_write_the_events_v1_36_writes_on_cluster() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let events = read_log(&log);
-        let done = of(&events, "audit-rr", &suffix).len() >= 17;
+        let done = of(&events, "audit-rr", &suffix).len() >= 19;
         if done || tokio::time::Instant::now() > deadline {
             check(&events, &suffix);
             return;
