@@ -130,6 +130,23 @@ struct Draft {
 }
 
 impl Draft {
+    /// Records the answer: its status, its object at `RequestResponse`, and for a long-running
+    /// request the `ResponseStarted` stage.
+    fn answered(&mut self, code: u16, answer: Option<Value>) {
+        self.event.response_status = Some(ResponseStatus::of(code, answer.as_ref()));
+        if self.decision.level == Level::RequestResponse
+            && let Some(mut object) = answer
+        {
+            if self.decision.omit_managed_fields {
+                strip_managed_fields(&mut object);
+            }
+            self.event.response_object = Some(object);
+        }
+        if self.long_running {
+            self.write(Stage::ResponseStarted);
+        }
+    }
+
     fn write(&mut self, stage: Stage) {
         if self.decision.omit_stages.contains(&stage) {
             return;
@@ -321,12 +338,8 @@ impl RequestAudit {
         let (unauthenticated, long_running, level, verb) = {
             let draft = shared.lock();
             let verb = draft.event.verb.clone();
-            (
-                draft.unauthenticated,
-                draft.long_running,
-                draft.decision.level,
-                verb,
-            )
+            let level = draft.decision.level;
+            (draft.unauthenticated, draft.long_running, level, verb)
         };
         if unauthenticated {
             let mut draft = shared.lock();
@@ -334,6 +347,8 @@ impl RequestAudit {
             draft.write(Stage::ResponseStarted);
             return response;
         }
+        // A stream's answer is not read (its end writes `ResponseComplete`); other answers are
+        // read when the event shows them or their `Status`.
         let streams = long_running && code < 300;
         let wants_body = !streams
             && (level == Level::RequestResponse
@@ -349,24 +364,11 @@ impl RequestAudit {
             answer = decode_answer(&parts.headers, &bytes);
             response = Response::from_parts(parts, full(bytes));
         }
-        let mut draft = shared.lock();
-        draft.event.response_status = Some(ResponseStatus::of(code, answer.as_ref()));
-        if level == Level::RequestResponse
-            && let Some(mut object) = answer
-        {
-            if draft.decision.omit_managed_fields {
-                strip_managed_fields(&mut object);
-            }
-            draft.event.response_object = Some(object);
-        }
-        if long_running {
-            draft.write(Stage::ResponseStarted);
-        }
+        shared.lock().answered(code, answer);
         if !streams {
-            draft.write(Stage::ResponseComplete);
+            shared.lock().write(Stage::ResponseComplete);
             return response;
         }
-        drop(draft);
         let (parts, body) = response.into_parts();
         let body = CompletesOnDrop {
             inner: body,
