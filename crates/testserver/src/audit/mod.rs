@@ -12,7 +12,7 @@
 //!
 //! # Differences from kube-apiserver
 //! - No rotation, batching or webhook backend; no `apiserver.latency.k8s.io/*` annotations for
-//!   slow requests, nor `failed-open.mutation.webhook.admission.k8s.io/*`; no `impersonatedUser` (the server does not impersonate) and no `extra` in
+//!   slow requests; no `impersonatedUser` (the server does not impersonate) and no `extra` in
 //!   `user`.
 //! - The logged objects' keys are in alphabetical order, not the Go types' field order.
 //! - An upgraded stream (exec, attach, port-forward) writes `ResponseComplete` when the upgrade

@@ -584,7 +584,7 @@ async fn if_needed_webhooks_run_again_after_a_later_mutation() {
 }
 
 /// A closed port: a webhook there fails whenever it is called.
-async fn unreachable_url() -> (String, u16) {
+pub(crate) async fn unreachable_url() -> (String, u16) {
     let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);

@@ -919,19 +919,26 @@ async fn cluster() -> (Client, std::path::PathBuf) {
 }
 
 /// A mutating configuration `audit-<suffix>-m` (its first webhook never selected, its second
-/// patching and annotating) and a validating one `audit-<suffix>-v` (annotating), for this
-/// run's ConfigMaps (label `audit-run: <suffix>`) in `audit-rr`.
+/// patching and annotating, its third unreachable and ignored) and a validating one
+/// `audit-<suffix>-v` (annotating, then unreachable and ignored), for this run's ConfigMaps
+/// (label `audit-run: <suffix>`) in `audit-rr`.
 fn webhook_configurations(
     suffix: &str,
     hook: &crate::admission_webhooks::Hook,
+    unreachable: &str,
 ) -> Vec<(&'static str, Value)> {
     let webhook = |name: &str, path: &str, run: &str| {
+        let url = if path.is_empty() {
+            unreachable.to_string()
+        } else {
+            format!("{}{path}", hook.base)
+        };
         json!({"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 5, "failurePolicy": "Ignore",
             "objectSelector": {"matchLabels": {"audit-run": run}},
             "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
                 "operations": ["CREATE"]}],
-            "clientConfig": {"url": format!("{}{path}", hook.base), "caBundle": hook.ca_bundle}})
+            "clientConfig": {"url": url, "caBundle": hook.ca_bundle}})
     };
     let configuration = |name: String, hooks: Vec<Value>| {
         json!({"apiVersion": "admissionregistration.k8s.io/v1", "metadata": {"name": name},
@@ -945,6 +952,7 @@ fn webhook_configurations(
                 vec![
                     webhook("w0.audit.example.com", "/mutate-audit", "never"),
                     webhook("w1.audit.example.com", "/mutate-audit", suffix),
+                    webhook("w2.audit.example.com", "", suffix),
                 ],
             ),
         ),
@@ -952,7 +960,10 @@ fn webhook_configurations(
             "validatingwebhookconfigurations",
             configuration(
                 format!("audit-{suffix}-v"),
-                vec![webhook("v.audit.example.com", "/allow-audit", suffix)],
+                vec![
+                    webhook("v.audit.example.com", "/allow-audit", suffix),
+                    webhook("v2.audit.example.com", "", suffix),
+                ],
             ),
         ),
     ]
@@ -971,7 +982,8 @@ async fn webhook_requests(
     let created = call(client, "POST", "/api/v1/namespaces", JSON, namespace).await;
     assert!(matches!(created.code, 201 | 409));
     let group = "/apis/admissionregistration.k8s.io/v1";
-    for (plural, object) in webhook_configurations(suffix, hook) {
+    let (unreachable, _) = crate::admission_webhooks::unreachable_url().await;
+    for (plural, object) in webhook_configurations(suffix, hook, &unreachable) {
         let created = call(client, "POST", &format!("{group}/{plural}"), JSON, object).await;
         assert_eq!(created.code, 201, "{plural}");
     }
@@ -1031,7 +1043,7 @@ async fn webhook_requests(
         Value::Null,
     )
     .await;
-    for (plural, object) in webhook_configurations(suffix, hook) {
+    for (plural, object) in webhook_configurations(suffix, hook, &unreachable) {
         let name = object["metadata"]["name"].as_str().unwrap().to_string();
         call(
             client,
@@ -1064,6 +1076,15 @@ fn check_webhook_annotations(events: &[Value], suffix: &str, index: usize) {
     want[format!("patch.webhook.admission.k8s.io/round_0_index_{index}")] = json!(format!(
         r#"{{"configuration":"{configuration}","webhook":"w1.audit.example.com","patch":[{{"op":"add","path":"/metadata/labels/mutated","value":"yes"}}],"patchType":"JSONPatch"}}"#
     ));
+    // The unreachable webhooks, ignored: a mutating one is still recorded as called.
+    let next = index + 1;
+    want[format!("mutation.webhook.admission.k8s.io/round_0_index_{next}")] = json!(format!(
+        r#"{{"configuration":"{configuration}","webhook":"w2.audit.example.com","mutated":false}}"#
+    ));
+    want[format!("failed-open.mutation.webhook.admission.k8s.io/round_0_index_{next}")] =
+        json!("w2.audit.example.com");
+    want["failed-open.validating.webhook.admission.k8s.io/round_0_index_1"] =
+        json!("v2.audit.example.com");
     assert_eq!(found[0]["annotations"], want);
 }
 

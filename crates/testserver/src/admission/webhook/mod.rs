@@ -37,7 +37,9 @@
 //! - The audit log (`crate::audit`): a webhook's `auditAnnotations` as `<webhook>/<key>`; each
 //!   mutating webhook called as `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (its
 //!   place among all mutating webhooks) and its patch, from level `Request`, as
-//!   `patch.webhook.admission.k8s.io/round_<r>_index_<i>`.
+//!   `patch.webhook.admission.k8s.io/round_<r>_index_<i>`; a webhook whose failure was ignored
+//!   as `failed-open.{mutation,validating}.webhook.admission.k8s.io/round_<r>_index_<i>` (a
+//!   validating webhook's place among those called).
 //!
 //! # Differences
 //! Validating webhooks are called one after the other (the real server calls them in parallel:
@@ -109,6 +111,8 @@ pub(crate) struct Webhooks {
     audit: RequestAudit,
     /// Whether the last [`Webhooks::call`] sent a review (its selectors and conditions matched).
     invoked: bool,
+    /// Whether the last [`Webhooks::call`] failed and was ignored (`failurePolicy: Ignore`).
+    failed_open: bool,
 }
 
 impl Webhooks {
@@ -156,6 +160,7 @@ impl Webhooks {
             resource: attributes.scope.def.plural.clone(),
             audit: attributes.scope.audit.clone(),
             invoked: false,
+            failed_open: false,
         }
     }
 
@@ -284,10 +289,18 @@ impl Webhooks {
         Ok(())
     }
 
-    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>`, for a webhook that was called.
+    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>`, for a webhook that was called,
+    /// and `failed-open.mutation.webhook.admission.k8s.io/...` when its failure was ignored.
     fn record_mutation(&self, hook: &Webhook, round: usize, mutated: bool) {
         if !self.invoked {
             return;
+        }
+        if self.failed_open {
+            let key = format!(
+                "failed-open.mutation.webhook.admission.k8s.io/round_{round}_index_{}",
+                hook.index
+            );
+            self.audit.annotate(&key, &hook.name);
         }
         let key = format!(
             "mutation.webhook.admission.k8s.io/round_{round}_index_{}",
@@ -311,6 +324,8 @@ impl Webhooks {
         }
         // The object converted once per version the webhooks matched in.
         let mut views: Vec<(String, Option<Value>)> = Vec::new();
+        // Its place among the webhooks called, for a failed-open record in the audit event.
+        let mut called = 0;
         for hook in self.validating.clone() {
             if !views.iter().any(|(v, _)| *v == hook.version) {
                 let view = self.in_version(object.cloned(), &hook.version).await?;
@@ -319,6 +334,13 @@ impl Webhooks {
             let view = views.iter().find(|(v, _)| *v == hook.version);
             self.call(&hook, view.and_then(|(_, view)| view.as_ref()))
                 .await?;
+            if self.failed_open {
+                let key = format!(
+                    "failed-open.validating.webhook.admission.k8s.io/round_0_index_{called}"
+                );
+                self.audit.annotate(&key, &hook.name);
+            }
+            called += usize::from(self.invoked);
         }
         Ok(())
     }
@@ -389,6 +411,7 @@ impl Webhooks {
         object: Option<&Value>,
     ) -> Result<Option<Answer>, ApiError> {
         self.invoked = false;
+        self.failed_open = false;
         if !hook.selects_object(object, self.review.old.as_ref()) {
             return Ok(None);
         }
@@ -410,7 +433,10 @@ impl Webhooks {
                 }
                 Ok(Some(answer))
             }
-            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => Ok(None),
+            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => {
+                self.failed_open = true;
+                Ok(None)
+            }
             Err(why) => Err(ApiError::internal(format!(
                 "failed calling webhook \"{}\": {why}",
                 hook.name
