@@ -19,6 +19,13 @@ scripts/tutorial.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
   echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
   cargo nextest run -p kubegen-controller -p kubegen-client -p kubegen-runtime -p kubegen-sharding -p kubegen-examples -p kubegen-controller-manager -p kubegen-generated-tests -p kubegen-cache -p kubegen-nodesim --all-features --run-ignored only -E 'test(/_on_cluster$/)'
+  # The audit log's twins also read that cluster's audit log (the shared v1.36:
+  # /opt/k8s136/audit/audit.log, written under crates/testserver/tests/api/fixtures/audit-policy.yaml).
+  if [ -n "${KUBEGEN_E2E_AUDIT_LOG:-}" ]; then
+    cargo nextest run -p kubegen-testserver --all-features --run-ignored only -E 'test(/^audit::.*_on_cluster$/)'
+  else
+    echo "== the audit log against a real cluster: not run (set KUBEGEN_E2E_AUDIT_LOG to its API server's audit log)"
+  fi
 else
   echo "== e2e against a real cluster: skipped (set KUBEGEN_E2E_KUBECONFIG to a kubeconfig to run it)"
 fi

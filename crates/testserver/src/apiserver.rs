@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::audit::AuditLog;
 use crate::authz::Authorizer;
 use crate::faults::Faults;
 use crate::options::ServerOptions;
@@ -27,6 +28,8 @@ pub(crate) struct Inner {
     /// The objects and resource table, and the wake-up of watches.
     pub(crate) storage: Storage,
     pub(crate) faults: Faults,
+    /// The audit policy and log, when [`ServerOptions::audit_policy`] is set.
+    pub(crate) audit: Option<Arc<AuditLog>>,
     /// `host:port` the listener serves on, for discovery's `serverAddressByClientCIDRs`.
     pub(crate) address: Mutex<String>,
 }
@@ -62,6 +65,17 @@ impl ApiServer {
     /// and plural; stored objects are kept.
     pub fn register(&self, definition: ResourceDefinition) {
         self.inner.storage.lock().registry.insert(definition);
+    }
+
+    /// The audit events written so far (with [`ServerOptions::audit_policy`]), oldest first:
+    /// the `audit.k8s.io/v1` `Event`s of the log, as JSON values. Memory keeps the newest
+    /// 100,000; empty without a policy.
+    pub fn audit_events(&self) -> Vec<serde_json::Value> {
+        self.inner
+            .audit
+            .as_ref()
+            .map(|log| log.events())
+            .unwrap_or_default()
     }
 
     /// The newest resourceVersion.

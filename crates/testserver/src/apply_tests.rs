@@ -48,6 +48,7 @@ fn target(group: &str, kind: &str, writer: Writer) -> Scope {
         authorizer: std::sync::Arc::new(crate::authz::AllowAll),
         format: crate::request::negotiation::WireFormat::Json,
         writer,
+        audit: crate::audit::RequestAudit::default(),
     }
 }
 

@@ -24,4 +24,22 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// The audit policy ([`crate::AuditPolicy`], `--audit-policy-file`) cannot be read or is
+    /// malformed; the reason names the field, as kube-apiserver's validation does.
+    #[error("audit policy {origin}: {reason}")]
+    AuditPolicyInvalid {
+        /// The policy file, or `<inline>` for a policy given as text.
+        origin: String,
+        /// What is wrong, e.g. `rules[0].level: Required value`.
+        reason: String,
+    },
+    /// The audit log file ([`crate::ServerOptions::audit_log_path`]) cannot be opened.
+    #[error("audit log {}", path.display())]
+    AuditLogFailed {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
 }

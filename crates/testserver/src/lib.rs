@@ -22,7 +22,9 @@
 //! # The request path
 //! ```text
 //! TestServer (listener.rs: socket, TLS, HTTP/1.1+2) ──or── ApiServer::handle (pipeline.rs)
-//!  1. authenticate      bearer token → UserInfo               authn.rs, storage/tokens.rs, jwt.rs
+//!  1. authenticate      bearer token → UserInfo; the audit    authn.rs, storage/tokens.rs, jwt.rs,
+//!                         event starts (RequestReceived)       audit/ (its last stages when the
+//!                                                              answer is written)
 //!  2. authorize         RequestInfo (verb, resource…) → 403   request/requestinfo.rs, verb.rs,
 //!                                                              authz.rs, rbac/
 //!  3. route             path → Target or discovery/OpenAPI    request/route.rs (a kind's own
@@ -79,6 +81,7 @@
 //! - `apiserver`
 //! - `faults`, `options`
 //! - `request`
+//! - `audit`
 //! - `patch`, `storage`, `validation`
 //! - `registry`
 //! - `authz`, `jwt`, `object`, `tls`, `verb`, `webhook_client`
@@ -169,6 +172,10 @@
 //!   before a default was added), OpenAPI value validation, list-type invariants and
 //!   `x-kubernetes-validations` CEL rules (transition rules, ratcheting) on every write path,
 //!   with v1.36's 422 messages and causes.
+//! - An audit log ([`ServerOptions::audit_policy`], [`AuditPolicy`], `audit/`): kube-apiserver's
+//!   `audit.k8s.io/v1` policies and events, stage by stage, to a file, stdout or memory
+//!   ([`ApiServer::audit_events`]), with the authorization and admission policy annotations; an
+//!   `Audit-Id` header on every response.
 //! - TLS with HTTP/1.1 and HTTP/2 (ALPN), clean shutdown.
 //! - Content negotiation: request bodies in JSON, YAML and, for built-in kinds, protobuf (decoded
 //!   by `kubegen-codec`, so kubectl's `create` works); 415 for other body types; `Accept` parsed
@@ -228,6 +235,7 @@
 mod admission;
 mod apiserver;
 mod apply;
+mod audit;
 mod authn;
 mod authz;
 mod body;
@@ -257,6 +265,7 @@ mod verb;
 mod webhook_client;
 
 pub use apiserver::ApiServer;
+pub use audit::AuditPolicy;
 pub use authz::{
     AllowAll, Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, Rules, UserInfo,
 };

@@ -156,7 +156,7 @@ impl TestServer {
         let data_dir = opts.data_dir.clone();
         let api = match &data_dir {
             Some(dir) => ApiServer::restored(opts, dir)?,
-            None => ApiServer::new(opts),
+            None => ApiServer::try_new(opts)?,
         };
         *api.inner.address.lock() = address.to_string();
         let (shutdown, stop) = watch::channel(false);
@@ -337,10 +337,10 @@ async fn accept_loop(
         tokio::spawn(async move {
             match tls {
                 Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(stream) => serve(stream, api, stop).await,
+                    Ok(stream) => serve(stream, peer, api, stop).await,
                     Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                 },
-                None => serve(stream, api, stop).await,
+                None => serve(stream, peer, api, stop).await,
             }
         });
     }
@@ -369,13 +369,16 @@ const DRAIN: Duration = Duration::from_secs(5);
 /// responses (watches end cleanly, see `Drop`) get `DRAIN` to finish.
 async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     stream: S,
+    peer: std::net::SocketAddr,
     api: ApiServer,
     mut stop: watch::Receiver<bool>,
 ) {
     let service = service_fn(move |request: http::Request<Incoming>| {
         let api = api.clone();
         async move {
-            let (parts, body) = request.into_parts();
+            let (mut parts, body) = request.into_parts();
+            // The audit log's `sourceIPs`.
+            parts.extensions.insert(crate::audit::PeerAddr(peer));
             let bytes = read_body(body).await;
             Ok::<_, Infallible>(api.handle(http::Request::from_parts(parts, bytes)).await)
         }

@@ -2,9 +2,10 @@
 //! (kubectl, client-go, kube-rs, curl).
 //!
 //! It runs until Ctrl-C or SIGTERM. stdout carries only the server's URL (scripts read it), logs
-//! go to stderr. The flags follow kube-apiserver's where one exists (`--token-auth-file`,
-//! `--authorization-mode=RBAC` as `--rbac`) and kube-controller-manager's `--controllers` idea
-//! as one switch.
+//! go to stderr (and audit events, with `--audit-log-path -`, to stdout after the URL). The
+//! flags follow kube-apiserver's where one exists (`--token-auth-file`,
+//! `--authorization-mode=RBAC` as `--rbac`, `--audit-policy-file`, `--audit-log-path`) and
+//! kube-controller-manager's `--controllers` idea as one switch.
 //!
 //! `kubegen-testserver nodes --kubeconfig FILE` runs only the simulated Nodes, scheduler and
 //! kubelet (`kubegen-nodesim`) against the cluster of FILE, as kwok runs beside a real
@@ -65,6 +66,13 @@ struct Args {
     /// stays valid.
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// An audit policy (`audit.k8s.io/v1` Policy): the requests it selects are written to
+    /// --audit-log-path as audit events, one JSON object per line, as kube-apiserver does.
+    #[arg(long, value_name = "FILE")]
+    audit_policy_file: Option<PathBuf>,
+    /// The file audit events are appended to; `-` writes them to stdout (after the URL).
+    #[arg(long, value_name = "FILE")]
+    audit_log_path: Option<PathBuf>,
 }
 
 /// What to run instead of the server.
@@ -179,6 +187,10 @@ fn options(args: &Args) -> anyhow::Result<ServerOptions> {
     options.simulated_nodes = (args.simulated_nodes > 0)
         .then(|| kubegen_nodesim::NodeSimOptions::default().nodes(args.simulated_nodes));
     options.data_dir = args.data_dir.clone();
+    if let Some(path) = &args.audit_policy_file {
+        options.audit_policy = Some(kubegen_testserver::AuditPolicy::from_file(path)?);
+        options.audit_log_path = args.audit_log_path.clone();
+    }
     if let Some(path) = &args.token_auth_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading --token-auth-file {}", path.display()))?;

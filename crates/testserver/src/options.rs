@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::audit::AuditPolicy;
 use crate::authz::{AllowAll, Authorizer, UserInfo};
 
 /// How a [`crate::TestServer`] or [`crate::ApiServer`] behaves.
@@ -79,6 +80,15 @@ pub struct ServerOptions {
     /// start when it holds a snapshot, saved shortly after every change and when the server stops.
     /// `None` (the default) keeps everything in memory. [`crate::ApiServer`] without a socket ignores it.
     pub data_dir: Option<std::path::PathBuf>,
+    /// Write an audit log as kube-apiserver does with `--audit-policy-file`: each request the
+    /// policy selects writes `audit.k8s.io/v1` `Event`s (stages `RequestReceived`,
+    /// `ResponseStarted` for streams, `ResponseComplete`) to `audit_log_path` and to memory,
+    /// where a test reads them with [`crate::ApiServer::audit_events`]. `None` (the default):
+    /// no audit log. Every response carries an `Audit-Id` header either way.
+    pub audit_policy: Option<AuditPolicy>,
+    /// The file the audit log is appended to (`--audit-log-path`), `-` for stdout; `None` keeps
+    /// the events in memory only. Used only with `audit_policy`.
+    pub audit_log_path: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -98,6 +108,8 @@ impl Default for ServerOptions {
             controller_manager: true,
             simulated_nodes: None,
             data_dir: None,
+            audit_policy: None,
+            audit_log_path: None,
         }
     }
 }

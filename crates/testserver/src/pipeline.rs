@@ -17,7 +17,8 @@ use http::{Method, Request, Response};
 use parking_lot::Mutex;
 
 use crate::apiserver::{ApiServer, Inner};
-use crate::authz::{Authorizer, UserInfo};
+use crate::audit::{AuditLog, Incoming, RequestAudit};
+use crate::authz::{Attributes, Authorizer, UserInfo};
 use crate::body::BoxBody;
 use crate::encode;
 use crate::encode::conversion::Conversion;
@@ -48,19 +49,42 @@ pub(crate) const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
 impl ApiServer {
     /// A server with the built-in resources and the namespaces every cluster has (`default`,
     /// `kube-system`, `kube-public`, `kube-node-lease`).
+    ///
+    /// An audit log file ([`ServerOptions::audit_log_path`]) that cannot be opened is logged
+    /// as an error and the events are kept in memory only; [`crate::TestServer::try_start`]
+    /// returns that error instead.
     pub fn new(opts: ServerOptions) -> ApiServer {
-        let api = ApiServer::empty(opts);
+        let audit = open_audit(&opts).unwrap_or_else(|error| {
+            tracing::error!(%error, "the audit log is kept in memory only");
+            let policy = opts.audit_policy.clone();
+            policy.and_then(|p| AuditLog::open(p, None).ok().map(Arc::new))
+        });
+        let api = ApiServer::empty(opts, audit);
         api.seed(false);
         api
+    }
+
+    /// [`ApiServer::new`], failing when the audit log file cannot be opened.
+    ///
+    /// # Errors
+    /// [`Error::AuditLogFailed`](crate::Error::AuditLogFailed).
+    pub(crate) fn try_new(opts: ServerOptions) -> Result<ApiServer, crate::Error> {
+        let audit = open_audit(&opts)?;
+        let api = ApiServer::empty(opts, audit);
+        api.seed(false);
+        Ok(api)
     }
 
     /// A server with the objects `dir` holds (a first start when it holds none): what
     /// [`crate::TestServer`] runs with [`ServerOptions::data_dir`].
     ///
     /// # Errors
-    /// [`Error::DataDirFailed`](crate::Error::DataDirFailed) when the snapshot cannot be read.
+    /// [`Error::DataDirFailed`](crate::Error::DataDirFailed) when the snapshot cannot be read,
+    /// [`Error::AuditLogFailed`](crate::Error::AuditLogFailed) when the audit log cannot be
+    /// opened.
     pub(crate) fn restored(opts: ServerOptions, dir: &Path) -> Result<ApiServer, crate::Error> {
-        let api = ApiServer::empty(opts);
+        let audit = open_audit(&opts)?;
+        let api = ApiServer::empty(opts, audit);
         let restored = {
             let mut state = api.inner.storage.lock();
             let restored = persist::restore(dir, &mut state, &api.inner.tokens)?;
@@ -96,7 +120,7 @@ impl ApiServer {
     }
 
     /// The server without any object.
-    fn empty(opts: ServerOptions) -> ApiServer {
+    fn empty(opts: ServerOptions, audit: Option<Arc<AuditLog>>) -> ApiServer {
         let storage = Storage::new(opts.history_size);
         let authorizer: Arc<dyn Authorizer> = if opts.rbac {
             Arc::new(Rbac::new(storage.shared()))
@@ -110,28 +134,66 @@ impl ApiServer {
                 tokens: TokenKeys::generate(),
                 options: opts,
                 storage,
+                audit,
                 address: Mutex::new("127.0.0.1:6443".into()),
             }),
         }
     }
 
     /// Handles one request. Watch responses stream (the body yields chunks as events happen).
+    /// Every response carries the request's `Audit-Id`; with an audit policy the request's
+    /// audit events are written (`audit/`).
     pub async fn handle(&self, request: Request<Bytes>) -> Response<BoxBody> {
         let method = request.method().clone();
         let path = request.uri().path().to_string();
-        let response = match self.dispatch(request).await {
+        let incoming = Incoming::of(&request);
+        let (result, audit) = self.dispatch(request, &incoming).await;
+        let response = match result {
             Ok(response) => response,
             Err(error) => error_response(&error),
         };
+        let response = audit.finish(&incoming.audit_id, response).await;
         tracing::debug!(%method, %path, status = response.status().as_u16(), "handled");
         response
     }
 
-    async fn dispatch(&self, request: Request<Bytes>) -> Result<Response<BoxBody>, ApiError> {
-        let user = self.authenticate(request.headers())?;
+    /// Authenticates the request and starts its audit event, then serves it.
+    async fn dispatch(
+        &self,
+        request: Request<Bytes>,
+        incoming: &Incoming,
+    ) -> (Result<Response<BoxBody>, ApiError>, RequestAudit) {
         let query = Query::parse(request.uri().query());
-        let asked = (request.method(), request.uri().path(), &query);
-        let verb = requestinfo::authorize(self.inner.authorizer.as_ref(), asked, &user)?;
+        let log = self.inner.audit.as_ref();
+        let asked = |user: &UserInfo| {
+            requestinfo::attributes(request.method(), request.uri().path(), &query, user)
+        };
+        let user = match self.authenticate(request.headers()) {
+            Ok(user) => user,
+            Err(error) => {
+                let nobody = asked(&UserInfo::default());
+                return (
+                    Err(error),
+                    RequestAudit::unauthenticated(log, incoming, &nobody),
+                );
+            }
+        };
+        let attributes = asked(&user);
+        let audit = RequestAudit::begin(log, incoming, &attributes);
+        let result = self.authorized(request, query, attributes, &audit).await;
+        (result, audit)
+    }
+
+    /// Authorizes and routes an authenticated request.
+    async fn authorized(
+        &self,
+        request: Request<Bytes>,
+        query: Query,
+        attributes: Attributes,
+        audit: &RequestAudit,
+    ) -> Result<Response<BoxBody>, ApiError> {
+        let verb = requestinfo::authorize(self.inner.authorizer.as_ref(), &attributes, audit)?;
+        let user = attributes.user;
         let latency = self.inner.faults.latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
@@ -140,7 +202,7 @@ impl ApiServer {
         let route = route::parse(path, &self.inner.storage.lock().registry, &own_subresource)?;
         match route {
             Route::Resource(target) => {
-                let scope = (verb, user);
+                let scope = (verb, user, audit.clone());
                 self.resource(request, target, query, scope).await
             }
             Route::OpenApi(endpoint) if request.method() == Method::GET => {
@@ -165,7 +227,7 @@ impl ApiServer {
         request: Request<Bytes>,
         target: Target,
         query: Query,
-        (verb, user): (Option<Verb>, UserInfo),
+        (verb, user, audit): (Option<Verb>, UserInfo, RequestAudit),
     ) -> Result<Response<BoxBody>, ApiError> {
         let dry_run = match query.get("dryRun") {
             None | Some("") => false,
@@ -215,10 +277,12 @@ impl ApiServer {
             dry_run,
             request_version: None,
             authorizer: self.inner.authorizer.clone(),
+            audit,
         };
         if token_request {
             // kubectl sends the TokenRequest in protobuf.
             let body = negotiation::body_as_json(&parts.headers, body, &scope.def)?;
+            scope.audit.request_body(verb, &body);
             return handlers::token::token_request(self, &scope, &body);
         }
         match self.negotiated(parts, body, &scope, query).await {
@@ -255,6 +319,7 @@ impl ApiServer {
             }
             _ => body,
         };
+        scope.audit.request_body(verb, &body);
         if let Some(review) = strategy_for(&scope.def).review() {
             return handlers::review::create(self, scope, review, &body);
         }
@@ -341,6 +406,18 @@ impl ApiServer {
             None => Ok(()),
         }
     }
+}
+
+/// The audit log [`ServerOptions::audit_policy`] asks for, opened.
+///
+/// # Errors
+/// [`Error::AuditLogFailed`](crate::Error::AuditLogFailed) when the file cannot be opened.
+fn open_audit(opts: &ServerOptions) -> Result<Option<Arc<AuditLog>>, crate::Error> {
+    let Some(policy) = opts.audit_policy.clone() else {
+        return Ok(None);
+    };
+    let log = AuditLog::open(policy, opts.audit_log_path.as_deref())?;
+    Ok(Some(Arc::new(log)))
 }
 
 /// The verb of a resource request, when the endpoint serves it; the real server's generic 405

@@ -114,6 +114,7 @@ pub(crate) fn bootstrap(api: &ApiServer) {
             };
             let scope = Scope {
                 target,
+                audit: crate::audit::RequestAudit::default(),
                 verb: Verb::Create,
                 user: UserInfo::admin(),
                 dry_run: false,

@@ -9,29 +9,37 @@
 
 use http::Method;
 
+use crate::audit::RequestAudit;
 use crate::authz::{Attributes, Authorizer, Decision, UserInfo};
 use crate::request::query::Query;
 use crate::status::{ApiError, Qualified};
 use crate::verb::Verb;
 
-/// Asks the server's authorizer whether `user` may make `request`: the one authorization check
-/// every request passes, before routing (apiserver `filters.WithAuthorization`). Returns the verb
-/// of a resource request (None for non-resource requests and methods without one), derived here
-/// once for authorization and dispatch alike.
+/// Asks the server's authorizer whether the request `attributes` describe may be made: the one
+/// authorization check every request passes, before routing (apiserver
+/// `filters.WithAuthorization`), its answer recorded in the request's audit event. Returns the
+/// verb of a resource request (None for non-resource requests and methods without one), derived
+/// here once for authorization and dispatch alike.
 ///
 /// # Errors
 /// 403 Forbidden worded like the real server when the authorizer does not allow it.
 pub(crate) fn authorize(
     authorizer: &dyn Authorizer,
-    (method, path, query): (&Method, &str, &Query),
-    user: &UserInfo,
+    attributes: &Attributes,
+    audit: &RequestAudit,
 ) -> Result<Option<Verb>, ApiError> {
-    let attributes = attributes(method, path, query, user);
-    match authorizer.authorize(&attributes) {
-        Decision::Allow { .. } if attributes.resource.is_empty() => Ok(None),
-        Decision::Allow { .. } => Ok(Verb::named(&attributes.verb)),
+    match authorizer.authorize(attributes) {
+        Decision::Allow { reason } => {
+            audit.authorized(true, &reason);
+            if attributes.resource.is_empty() {
+                Ok(None)
+            } else {
+                Ok(Verb::named(&attributes.verb))
+            }
+        }
         Decision::Deny { reason } | Decision::NoOpinion { reason } => {
-            Err(forbidden(&attributes, &reason))
+            audit.authorized(false, &reason);
+            Err(forbidden(attributes, &reason))
         }
     }
 }

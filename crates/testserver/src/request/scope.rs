@@ -8,6 +8,7 @@ use kubegen_apply::Writer;
 
 use std::sync::Arc;
 
+use crate::audit::RequestAudit;
 use crate::authz::{Authorizer, UserInfo};
 use crate::request::negotiation::WireFormat;
 use crate::request::route::Target;
@@ -34,6 +35,8 @@ pub(crate) struct Scope {
     /// The server's authorizer, for admission policies' `authorizer` (the request itself was
     /// authorized before routing).
     pub(crate) authorizer: Arc<dyn Authorizer>,
+    /// The request's audit event, which admission policies annotate.
+    pub(crate) audit: RequestAudit,
 }
 
 /// A scope reads as its target (`scope.def`, `scope.name`): handlers mostly ask about the

@@ -131,6 +131,15 @@ async fn answer(path: &str, review: &Value) -> http::Response<Full<Bytes>> {
         }
         "/garbage" => return http::Response::new(Full::new(Bytes::from("{not json"))),
         "/warn" => response["warnings"] = json!(["first warning", "second warning"]),
+        "/mutate-audit" => {
+            let patch = json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}]);
+            response["patchType"] = "JSONPatch".into();
+            response["patch"] = base64::engine::general_purpose::STANDARD
+                .encode(patch.to_string())
+                .into();
+            response["auditAnnotations"] = json!({"seen": "yes"});
+        }
+        "/allow-audit" => response["auditAnnotations"] = json!({"checked": "ok"}),
         _ => {}
     }
     let review = json!({"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
@@ -575,7 +584,7 @@ async fn if_needed_webhooks_run_again_after_a_later_mutation() {
 }
 
 /// A closed port: a webhook there fails whenever it is called.
-async fn unreachable_url() -> (String, u16) {
+pub(crate) async fn unreachable_url() -> (String, u16) {
     let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);

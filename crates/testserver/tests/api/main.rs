@@ -8,6 +8,7 @@ mod access_review;
 mod admission_policies;
 mod admission_webhooks;
 mod apply;
+mod audit;
 mod bad_input;
 mod binary;
 mod binding;

@@ -149,6 +149,7 @@ mod tests {
             authorizer: Arc::new(crate::authz::AllowAll),
             format: crate::request::negotiation::WireFormat::Json,
             writer: kubegen_apply::Writer::default(),
+            audit: crate::audit::RequestAudit::default(),
         }
     }
 

@@ -34,10 +34,13 @@
 //! - Mutations ([`mutating`]): JSONPatch and ApplyConfiguration, in order, each seeing the
 //!   previous one's result; `reinvocationPolicy: IfNeeded` policies run again when a later
 //!   mutating webhook changed the object.
+//! - Audit ([`validating`]): an `Audit` action adds
+//!   `validation.policy.admission.k8s.io/validation_failure` (the first failure of the request:
+//!   the real server refuses to overwrite the annotation), and each `auditAnnotations` entry
+//!   `<policy>/<key>` (distinct values of several bindings or parameters joined with `, `), to
+//!   the request's audit event (`crate::audit`); written when the server has an audit policy.
 //!
 //! # Differences from the real server
-//! - Audit: there is no audit log, so `Audit` actions and `auditAnnotations` leave no trace
-//!   (an annotation whose expression fails still denies under `failurePolicy: Fail`).
 //! - `authorizer` asks the server's authorizer (RBAC when enabled, allow-all by default) as the
 //!   requesting user, or as `serviceAccount(namespace, name)`; RBAC ignores label and field
 //!   selectors, as the real one does.
@@ -136,6 +139,7 @@ impl Policies {
                     attributes.name,
                 ]),
                 authorize: Some(authorize_as(scope)),
+                audit: scope.audit.clone(),
             },
         }
     }
@@ -163,7 +167,9 @@ impl Policies {
     }
 
     /// Runs the validating policies on the object about to be stored, each on `views`' inputs
-    /// in the version it matched in; their warnings are appended to `warnings`.
+    /// in the version it matched in; their warnings are appended to `warnings`, their audit
+    /// annotations added to the request's audit event. Every policy is evaluated, as the real
+    /// dispatcher evaluates them all before answering with the first denial.
     ///
     /// # Errors
     /// The first denial.
@@ -172,13 +178,24 @@ impl Policies {
         views: &[(String, Inputs<'_>)],
         warnings: &mut Vec<String>,
     ) -> Result<(), ApiError> {
-        for bound in &self.validating {
+        let mut denial = None;
+        let mut annotations = validating::PolicyAnnotations::default();
+        for (i, bound) in self.validating.iter().enumerate() {
             let view = views.iter().find(|(v, _)| *v == bound.version);
             if let Some((_, inputs)) = view.or(views.first()) {
-                validating::run(&self.subject, bound, inputs, warnings)?;
+                let outcome = validating::run(&self.subject, bound, inputs, warnings);
+                annotations.add(outcome.annotations);
+                if let Some(error) = outcome.denial {
+                    denial.get_or_insert(error);
+                }
+            }
+            // A policy's bindings are consecutive: its annotations are published after its last.
+            let next = self.validating.get(i + 1).map(|b| &b.policy.name);
+            if next != Some(&bound.policy.name) {
+                annotations.publish(&bound.policy.name, &self.subject.audit);
             }
         }
-        Ok(())
+        denial.map_or(Ok(()), Err)
     }
 
     /// Runs the mutating policies on `object`, in order. Returns the indexes of the policies

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::admission::policy::matching::MatchResources;
 use crate::admission::policy::params::{ParamKind, ParamRef, Params};
+use crate::audit::RequestAudit;
 
 /// The CEL inputs of one evaluation, besides `params` and `variables`.
 pub(crate) struct Inputs<'a> {
@@ -27,6 +28,8 @@ pub(crate) struct Subject {
     pub(crate) authorizer: Value,
     /// The server's authorizer asked for the requesting user, behind `authorizer.check`.
     pub(crate) authorize: Option<kubegen_apiextensions::Authorize>,
+    /// The request's audit event: `Audit` actions and `auditAnnotations` annotate it.
+    pub(crate) audit: RequestAudit,
 }
 
 /// An expression with a name: a match condition or a variable.
@@ -56,6 +59,9 @@ pub(crate) struct Validation {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AuditAnnotation {
+    /// The annotation is `<policy name>/<key>`.
+    #[serde(default)]
+    pub(crate) key: String,
     #[serde(default)]
     pub(crate) value_expression: String,
 }
@@ -336,6 +342,7 @@ pub(crate) fn subject() -> Subject {
         namespace: Value::Null,
         authorizer: kubegen_apiextensions::authorizer_value(["", "configmaps", "", "", "x"]),
         authorize: Some(authorize),
+        audit: RequestAudit::default(),
     }
 }
 

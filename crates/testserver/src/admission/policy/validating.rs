@@ -2,23 +2,34 @@
 //! `pkg/admission/plugin/policy/validating/{validator.go,dispatcher.go}`).
 //!
 //! Every validation of the policy is evaluated and each failure is a decision; the binding's
-//! `validationActions` say what a decision does: `Deny` makes it the answer (the first denial
-//! wins, as the dispatcher answers with its first denied decision), `Warn` a `Warning` header,
-//! `Audit` nothing observable here. A binding that cannot be configured (its parameter missing
-//! under `Deny`) and an audit annotation that fails to evaluate deny under `failurePolicy: Fail`
-//! whatever the actions.
+//! `validationActions` say what a decision does: `Deny` makes it a denial (the request is
+//! answered with the first, after every policy ran, as the dispatcher does), `Warn` a `Warning`
+//! header, `Audit` the `validation.policy.admission.k8s.io/validation_failure` annotation of
+//! the request's audit event. The policy's `auditAnnotations` are evaluated too and their
+//! values collected for [`PolicyAnnotations`]. A binding that cannot be configured (its parameter
+//! missing under `Deny`) and an audit annotation that fails to evaluate (or gives neither a
+//! string nor null) deny under `failurePolicy: Fail` whatever the actions.
 
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::admission::policy::params::Params;
 use crate::admission::policy::spec::{Bound, Env, Inputs, Policy, Subject, each_param};
+use crate::audit::{RequestAudit, go_json};
 use crate::status::{ApiError, Qualified};
 
-/// A failed validation: the reason it is answered with and its message.
-#[derive(Debug, PartialEq)]
+/// The longest audit annotation value kept (the real dispatcher's 10 KiB).
+const MAX_ANNOTATION_VALUE: usize = 10 * 1024;
+
+/// A failed validation: the reason it is answered with, its message and which validation
+/// (`expressionIndex` in the audit annotation).
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Failure {
     pub(crate) reason: String,
     pub(crate) message: String,
+    pub(crate) index: usize,
 }
 
 impl Failure {
@@ -26,20 +37,86 @@ impl Failure {
         Failure {
             reason: "Invalid".into(),
             message,
+            index: 0,
         }
     }
 }
 
-/// Evaluates `bound` for the write: warnings appended to `warnings`.
-///
-/// # Errors
-/// The denial, worded as v1.36 words it.
+/// What one evaluation of a policy found.
+#[derive(Debug, Default, PartialEq)]
+struct Evaluated {
+    failures: Vec<Failure>,
+    /// `auditAnnotations` with a value to publish: key and value (trimmed, non-empty).
+    annotations: Vec<(String, String)>,
+    /// An audit annotation that failed under `failurePolicy: Fail`: a denial.
+    annotation_error: Option<Failure>,
+}
+
+/// The `auditAnnotations` values of one policy's bindings, published as `<policy>/<key>`
+/// once the policy's last binding ran (apiserver `auditAnnotationCollector`).
+#[derive(Debug, Default)]
+pub(crate) struct PolicyAnnotations {
+    /// Per key, its distinct values in the order found.
+    values: BTreeMap<String, Vec<String>>,
+}
+
+impl PolicyAnnotations {
+    /// Adds values found by one binding; a value already there is not repeated.
+    pub(crate) fn add(&mut self, found: Vec<(String, String)>) {
+        for (key, value) in found {
+            let values = self.values.entry(key).or_default();
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+    }
+
+    /// Adds `<policy>/<key>` annotations to `audit` (several values joined with `, `), and
+    /// starts over for the next policy.
+    pub(crate) fn publish(&mut self, policy: &str, audit: &RequestAudit) {
+        for (key, values) in std::mem::take(&mut self.values) {
+            audit.annotate(&format!("{policy}/{key}"), &values.join(", "));
+        }
+    }
+}
+
+/// The `validation.policy.admission.k8s.io/validation_failure` annotation's list entry, in the
+/// real `ValidationFailureValue`'s field order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ValidationFailureValue<'a> {
+    message: &'a str,
+    policy: &'a str,
+    binding: &'a str,
+    expression_index: usize,
+    validation_actions: &'a [String],
+}
+
+/// What one binding decided about a write.
+pub(crate) struct Outcome {
+    /// The binding's first denial, worded as v1.36 words it.
+    pub(crate) denial: Option<ApiError>,
+    /// The `auditAnnotations` values found: key and value.
+    pub(crate) annotations: Vec<(String, String)>,
+}
+
+impl Outcome {
+    fn admitted() -> Outcome {
+        Outcome {
+            denial: None,
+            annotations: Vec::new(),
+        }
+    }
+}
+
+/// Evaluates `bound` for the write: warnings appended to `warnings`, `Audit` failures
+/// annotated on the request's audit event.
 pub(crate) fn run(
     subject: &Subject,
     bound: &Bound,
     inputs: &Inputs<'_>,
     warnings: &mut Vec<String>,
-) -> Result<(), ApiError> {
+) -> Outcome {
     let policy = &bound.policy;
     let binding = &bound.binding.name;
     let deny = |failure: Failure| {
@@ -54,79 +131,153 @@ pub(crate) fn run(
         ApiError::policy_denied(what, &subject.name, &failure.reason, &why)
     };
     match &bound.params {
-        Params::Skip => return Ok(()),
-        Params::Failed(_) if policy.ignore_failures => return Ok(()),
+        Params::Skip => return Outcome::admitted(),
+        Params::Failed(_) if policy.ignore_failures => return Outcome::admitted(),
         Params::Failed(why) => {
             let message = format!("failed to configure binding: {why}");
-            return Err(deny(Failure::invalid(message)));
+            return Outcome {
+                denial: Some(deny(Failure::invalid(message))),
+                annotations: Vec::new(),
+            };
         }
         Params::None | Params::Found(_) => {}
     }
+    let actions = &bound.binding.validation_actions;
+    let mut denial: Option<Failure> = None;
+    let mut published = Vec::new();
     for param in each_param(&bound.params) {
         let env = Env::new(inputs, &param, subject);
-        let found = failures(policy, env).map_err(deny)?;
-        for failure in found {
-            let actions = &bound.binding.validation_actions;
-            if actions.iter().any(|a| a == "Warn") {
-                let warning = format!(
-                    "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{binding}': {}",
-                    policy.name, failure.message
-                );
-                // The request's warning recorder keeps one of identical warnings.
-                if !warnings.contains(&warning) {
-                    warnings.push(warning);
+        let evaluated = evaluate(policy, env);
+        for failure in evaluated.failures {
+            for action in actions {
+                match action.as_str() {
+                    "Deny" => {
+                        denial.get_or_insert_with(|| failure.clone());
+                    }
+                    "Audit" => {
+                        let value = go_json(&[ValidationFailureValue {
+                            message: &failure.message,
+                            policy: &policy.name,
+                            binding,
+                            expression_index: failure.index,
+                            validation_actions: actions,
+                        }]);
+                        let key = "validation.policy.admission.k8s.io/validation_failure";
+                        subject.audit.annotate(key, &value);
+                    }
+                    "Warn" => {
+                        let warning = format!(
+                            "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{binding}': {}",
+                            policy.name, failure.message
+                        );
+                        // The request's warning recorder keeps one of identical warnings.
+                        if !warnings.contains(&warning) {
+                            warnings.push(warning);
+                        }
+                    }
+                    _ => {}
                 }
             }
-            if actions.iter().any(|a| a == "Deny") {
-                return Err(deny(failure));
-            }
+        }
+        published.extend(evaluated.annotations);
+        if let Some(error) = evaluated.annotation_error {
+            denial.get_or_insert(error);
         }
     }
-    Ok(())
+    Outcome {
+        denial: denial.map(deny),
+        annotations: published,
+    }
 }
 
-/// The failed validations of `policy` in `env` (none when a match condition is false).
-///
-/// # Errors
-/// A failure that denies whatever the actions: an audit annotation that fails to evaluate
-/// under `failurePolicy: Fail`.
-fn failures(policy: &Policy, mut env: Env) -> Result<Vec<Failure>, Failure> {
+/// The failed validations and audit annotations of `policy` in `env` (nothing when a match
+/// condition is false).
+fn evaluate(policy: &Policy, mut env: Env) -> Evaluated {
     match env.conditions_hold(&policy.match_conditions) {
         Ok(true) => {}
-        Ok(false) => return Ok(Vec::new()),
-        Err(_) if policy.ignore_failures => return Ok(Vec::new()),
-        Err(why) => return Ok(vec![Failure::invalid(why)]),
+        Ok(false) => return Evaluated::default(),
+        Err(_) if policy.ignore_failures => return Evaluated::default(),
+        Err(why) => {
+            return Evaluated {
+                failures: vec![Failure::invalid(why)],
+                ..Evaluated::default()
+            };
+        }
     }
     env.bind_variables(&policy.variables);
-    let mut out = Vec::new();
-    for validation in &policy.validations {
+    let mut out = Evaluated::default();
+    for (index, validation) in policy.validations.iter().enumerate() {
         let source = &validation.expression;
         match env.evaluate_bool(source) {
             Ok(true) => {}
-            Ok(false) => out.push(Failure {
+            Ok(false) => out.failures.push(Failure {
                 reason: validation
                     .reason
                     .clone()
                     .unwrap_or_else(|| "Invalid".into()),
                 message: message(&env, validation),
+                index,
             }),
             Err(_) if policy.ignore_failures => {}
-            Err(why) => out.push(Failure::invalid(format!(
-                "expression '{source}' resulted in error: {why}"
-            ))),
+            Err(why) => out.failures.push(Failure {
+                index,
+                ..Failure::invalid(format!("expression '{source}' resulted in error: {why}"))
+            }),
         }
     }
     for annotation in &policy.audit_annotations {
         let source = &annotation.value_expression;
-        if let Err(why) = env.evaluate(source)
-            && !policy.ignore_failures
-        {
-            return Err(Failure::invalid(format!(
-                "valueExpression '{source}' resulted in error: {why}"
-            )));
+        let why = match env.evaluate(source) {
+            Ok(Value::Null) => continue,
+            Ok(Value::String(text)) => {
+                let value = cut(text.trim(), MAX_ANNOTATION_VALUE);
+                if !value.is_empty() {
+                    out.annotations
+                        .push((annotation.key.clone(), value.to_string()));
+                }
+                continue;
+            }
+            // A value of another type denies whatever the failure policy.
+            Ok(other) => {
+                let message = format!(
+                    "valueExpression '{source}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                    cel_type(&other)
+                );
+                out.annotation_error
+                    .get_or_insert_with(|| Failure::invalid(message));
+                continue;
+            }
+            Err(why) => why,
+        };
+        if !policy.ignore_failures {
+            let message = format!("valueExpression '{source}' resulted in error: {why}");
+            out.annotation_error
+                .get_or_insert_with(|| Failure::invalid(message));
         }
     }
-    Ok(out)
+    out
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The CEL type name of a value, as an evaluation error names it.
+fn cel_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null_type",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "double",
+        Value::Number(_) => "int",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
 }
 
 /// What a failed validation says: its `messageExpression`'s string when that gives a non-empty
@@ -155,7 +306,7 @@ mod tests {
         Policy::from_stored(&json!({"metadata": {"name": "p"}, "spec": spec})).unwrap()
     }
 
-    fn failures_for(spec: Value, object: Value) -> Result<Vec<Failure>, Failure> {
+    fn evaluate_for(spec: Value, object: Value) -> Evaluated {
         let request = json!({});
         let inputs = Inputs {
             object: Some(&object),
@@ -167,7 +318,13 @@ mod tests {
             &Value::Null,
             &crate::admission::policy::spec::subject(),
         );
-        failures(&policy(spec), env)
+        evaluate(&policy(spec), env)
+    }
+
+    fn failures_for(spec: Value, object: Value) -> Vec<Failure> {
+        let evaluated = evaluate_for(spec, object);
+        assert_eq!(evaluated.annotation_error, None);
+        evaluated.failures
     }
 
     #[test]
@@ -178,17 +335,17 @@ mod tests {
             {"expression": "false", "messageExpression": "''", "message": "plain", "reason": "Forbidden"},
             {"expression": "1 == 2"},
             {"expression": "true"}]});
-        let found = failures_for(spec, object).unwrap();
-        let texts: Vec<(&str, &str)> = found
+        let found = failures_for(spec, object);
+        let texts: Vec<(&str, &str, usize)> = found
             .iter()
-            .map(|f| (f.reason.as_str(), f.message.as_str()))
+            .map(|f| (f.reason.as_str(), f.message.as_str(), f.index))
             .collect();
         assert_eq!(
             texts,
             [
-                ("Invalid", "bad x"),
-                ("Forbidden", "plain"),
-                ("Invalid", "failed expression: 1 == 2")
+                ("Invalid", "bad x", 0),
+                ("Forbidden", "plain", 1),
+                ("Invalid", "failed expression: 1 == 2", 2)
             ]
         );
     }
@@ -197,7 +354,7 @@ mod tests {
     fn runtime_errors_fail_under_fail_and_vanish_under_ignore() {
         let object = json!({"metadata": {"name": "x"}});
         let rule = json!([{"expression": "object.data.k == 'v'"}]);
-        let found = failures_for(json!({"validations": rule}), object.clone()).unwrap();
+        let found = failures_for(json!({"validations": rule}), object.clone());
         assert_eq!(
             found,
             [Failure::invalid(
@@ -205,7 +362,7 @@ mod tests {
             )]
         );
         let ignored = json!({"failurePolicy": "Ignore", "validations": rule});
-        assert_eq!(failures_for(ignored, object).unwrap(), []);
+        assert_eq!(failures_for(ignored, object), []);
     }
 
     #[test]
@@ -213,12 +370,56 @@ mod tests {
         let object = json!({"metadata": {"name": "x"}});
         let skipped = json!({"matchConditions": [{"name": "c", "expression": "false"}],
                              "validations": [{"expression": "false"}]});
-        assert_eq!(failures_for(skipped, object.clone()).unwrap(), []);
+        assert_eq!(evaluate_for(skipped, object.clone()), Evaluated::default());
         let annotated =
             json!({"auditAnnotations": [{"key": "k", "valueExpression": "object.nope"}]});
+        let error = evaluate_for(annotated, object).annotation_error.unwrap();
         assert_eq!(
-            failures_for(annotated, object).unwrap_err().message,
+            error.message,
             "valueExpression 'object.nope' resulted in error: no such key: nope"
+        );
+    }
+
+    /// As v1.36 publishes them: strings trimmed, empty strings and null left out, another
+    /// type a denial whatever the failure policy.
+    #[test]
+    fn audit_annotations_keep_strings_and_refuse_other_types() {
+        let object = json!({"metadata": {"name": "x"}});
+        let spec = json!({"failurePolicy": "Ignore", "auditAnnotations": [
+            {"key": "a", "valueExpression": "' name-' + object.metadata.name + ' '"},
+            {"key": "b", "valueExpression": "null"},
+            {"key": "c", "valueExpression": "'  '"},
+            {"key": "d", "valueExpression": "object.nope"}]});
+        let evaluated = evaluate_for(spec, object.clone());
+        assert_eq!(
+            evaluated.annotations,
+            [("a".to_string(), "name-x".to_string())]
+        );
+        assert_eq!(evaluated.annotation_error, None);
+        let typed = json!({"failurePolicy": "Ignore",
+            "auditAnnotations": [{"key": "n", "valueExpression": "1"}]});
+        assert_eq!(
+            evaluate_for(typed, object)
+                .annotation_error
+                .unwrap()
+                .message,
+            "valueExpression '1' resulted in unsupported return type: int. Return type must be either string or null."
+        );
+    }
+
+    #[test]
+    fn policy_annotations_join_distinct_values_under_the_policy_name() {
+        let audit = crate::audit::RequestAudit::recording();
+        let mut annotations = PolicyAnnotations::default();
+        annotations.add(vec![("k".into(), "1".into())]);
+        annotations.add(vec![("k".into(), "1".into()), ("k".into(), "2".into())]);
+        annotations.publish("p", &audit);
+        annotations.add(vec![("k".into(), "3".into())]);
+        annotations.publish("q", &audit);
+        let published = audit.annotations();
+        assert_eq!(
+            (published["p/k"].as_str(), published["q/k"].as_str()),
+            ("1, 2", "3")
         );
     }
 

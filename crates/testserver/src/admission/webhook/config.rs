@@ -48,6 +48,13 @@ pub(crate) struct Webhook {
     /// The version of the written resource the webhook matched, which it is sent the object in.
     #[serde(skip)]
     pub(crate) version: String,
+    /// The configuration it belongs to, for its audit annotations.
+    #[serde(skip)]
+    pub(crate) configuration: String,
+    /// Its place among all the webhooks of its phase (configurations in name order), which the
+    /// audit annotations of a mutating webhook name (`round_0_index_<i>`).
+    #[serde(skip)]
+    pub(crate) index: usize,
 }
 
 /// One of a webhook's `matchConditions`.
@@ -155,10 +162,18 @@ pub(crate) fn matching(
     let labels = namespace_labels(state, attributes, object);
     configurations
         .iter()
-        .filter_map(|c| c.value.get("webhooks").cloned())
-        .filter_map(|w| serde_json::from_value::<Vec<Webhook>>(w).ok())
+        .filter_map(|c| {
+            let hooks = serde_json::from_value::<Vec<Webhook>>(c.value.get("webhooks")?.clone());
+            let name = crate::object::meta_str(&c.value, "name");
+            Some(hooks.ok()?.into_iter().map(move |mut w| {
+                w.configuration = name.to_string();
+                w
+            }))
+        })
         .flatten()
-        .filter_map(|mut w| {
+        .enumerate()
+        .filter_map(|(index, mut w)| {
+            w.index = index;
             w.version = w.matched_version(attributes, served)?;
             Some(w)
         })

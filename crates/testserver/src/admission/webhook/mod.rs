@@ -34,6 +34,12 @@
 //!   mutating webhook's JSONPatch applies to the object in the version it was sent in, which is
 //!   converted back. A conversion that fails is 500 `InternalError` with the conversion's
 //!   message, whatever the `failurePolicy`.
+//! - The audit log (`crate::audit`): a webhook's `auditAnnotations` as `<webhook>/<key>`; each
+//!   mutating webhook called as `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` (its
+//!   place among all mutating webhooks) and its patch, from level `Request`, as
+//!   `patch.webhook.admission.k8s.io/round_<r>_index_<i>`; a webhook whose failure was ignored
+//!   as `failed-open.{mutation,validating}.webhook.admission.k8s.io/round_<r>_index_<i>` (a
+//!   validating webhook's place among those called).
 //!
 //! # Differences
 //! Validating webhooks are called one after the other (the real server calls them in parallel:
@@ -53,10 +59,30 @@ pub(crate) use config::Phase;
 
 use crate::admission::plugin::Attributes;
 use crate::admission::policy::{Inputs, Policies};
+use crate::audit::{Level, RequestAudit, go_json};
 use crate::kinds::custom_resource::conversion::CrdVersions;
 use crate::status::ApiError;
 use config::Webhook;
 use review::{Answer, Review};
+
+/// A mutating webhook's call in the audit event (apiserver `MutationAuditAnnotation`).
+#[derive(serde::Serialize)]
+struct MutationRecord<'a> {
+    configuration: &'a str,
+    webhook: &'a str,
+    mutated: bool,
+}
+
+/// A mutating webhook's patch in the audit event, from level `Request` (apiserver
+/// `PatchAuditAnnotation`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PatchRecord<'a> {
+    configuration: &'a str,
+    webhook: &'a str,
+    patch: &'a json_patch::Patch,
+    patch_type: &'a str,
+}
 
 /// The webhooks one write goes to, and what they said.
 pub(crate) struct Webhooks {
@@ -80,6 +106,13 @@ pub(crate) struct Webhooks {
     /// The resource written, for the 403 of a match condition that fails (`configmaps`).
     group: String,
     resource: String,
+    /// The request's audit event: webhooks' `auditAnnotations` and the mutating webhooks'
+    /// `mutation.webhook.admission.k8s.io/` and `patch.webhook.admission.k8s.io/` records.
+    audit: RequestAudit,
+    /// Whether the last [`Webhooks::call`] sent a review (its selectors and conditions matched).
+    invoked: bool,
+    /// Whether the last [`Webhooks::call`] failed and was ignored (`failurePolicy: Ignore`).
+    failed_open: bool,
 }
 
 impl Webhooks {
@@ -125,6 +158,9 @@ impl Webhooks {
             policies,
             group: attributes.scope.def.group.clone(),
             resource: attributes.scope.def.plural.clone(),
+            audit: attributes.scope.audit.clone(),
+            invoked: false,
+            failed_open: false,
         }
     }
 
@@ -191,40 +227,91 @@ impl Webhooks {
         let hooks = std::mem::take(&mut self.mutating);
         let mut after_each = Vec::with_capacity(hooks.len());
         for hook in &hooks {
-            self.call_mutating(hook, object.as_deref_mut()).await?;
+            self.call_mutating((hook, 0), object.as_deref_mut()).await?;
             after_each.push(object.as_deref().cloned());
         }
         let last = object.as_deref().cloned();
         for (hook, after) in hooks.iter().zip(after_each) {
             let reinvoke = hook.reinvocation_policy.as_deref() == Some("IfNeeded");
             if reinvoke && after != last {
-                self.call_mutating(hook, object.as_deref_mut()).await?;
+                self.call_mutating((hook, 1), object.as_deref_mut()).await?;
             }
         }
         self.mutating = hooks;
         Ok(())
     }
 
-    /// Calls one mutating webhook with the object in its version and applies its patch there.
+    /// Calls one mutating webhook in `round` (0, or 1 when reinvoked) with the object in its
+    /// version and applies its patch there; an invoked webhook is recorded in the audit event
+    /// as the mutating dispatcher records it.
     async fn call_mutating(
         &mut self,
-        hook: &Webhook,
+        (hook, round): (&Webhook, usize),
         object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
         let value = object.as_deref().map(|o| Value::Object(o.clone()));
         let value = self.in_version(value, &hook.version).await?;
-        let Some(answer) = self.call(hook, value.as_ref()).await? else {
-            return Ok(());
+        let called = self.call(hook, value.as_ref()).await;
+        let mut mutated = false;
+        let answer = match called {
+            Ok(Some(answer)) => Some(answer),
+            Ok(None) => None,
+            Err(error) => {
+                self.record_mutation(hook, round, false);
+                return Err(error);
+            }
         };
-        if let (Some(patch), Some(object), Some(mut patched)) = (answer.patch, object, value) {
+        if let Some(answer) = answer
+            && let (Some(patch), Some(object), Some(mut patched)) = (answer.patch, object, value)
+        {
+            let before = patched.clone();
             json_patch::patch(&mut patched, &patch)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
+            mutated = patched != before;
+            let key = format!(
+                "patch.webhook.admission.k8s.io/round_{round}_index_{}",
+                hook.index
+            );
+            let record = PatchRecord {
+                configuration: &hook.configuration,
+                webhook: &hook.name,
+                patch: &patch,
+                patch_type: "JSONPatch",
+            };
+            self.audit
+                .annotate_from(Level::Request, &key, &go_json(&record));
             let version = self.version.clone();
             if let Some(Value::Object(map)) = self.in_version(Some(patched), &version).await? {
                 *object = map;
             }
         }
+        self.record_mutation(hook, round, mutated);
         Ok(())
+    }
+
+    /// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>`, for a webhook that was called,
+    /// and `failed-open.mutation.webhook.admission.k8s.io/...` when its failure was ignored.
+    fn record_mutation(&self, hook: &Webhook, round: usize, mutated: bool) {
+        if !self.invoked {
+            return;
+        }
+        if self.failed_open {
+            let key = format!(
+                "failed-open.mutation.webhook.admission.k8s.io/round_{round}_index_{}",
+                hook.index
+            );
+            self.audit.annotate(&key, &hook.name);
+        }
+        let key = format!(
+            "mutation.webhook.admission.k8s.io/round_{round}_index_{}",
+            hook.index
+        );
+        let record = MutationRecord {
+            configuration: &hook.configuration,
+            webhook: &hook.name,
+            mutated,
+        };
+        self.audit.annotate(&key, &go_json(&record));
     }
 
     /// Runs the validating webhooks on the object about to be stored (None on delete).
@@ -237,6 +324,8 @@ impl Webhooks {
         }
         // The object converted once per version the webhooks matched in.
         let mut views: Vec<(String, Option<Value>)> = Vec::new();
+        // Its place among the webhooks called, for a failed-open record in the audit event.
+        let mut called = 0;
         for hook in self.validating.clone() {
             if !views.iter().any(|(v, _)| *v == hook.version) {
                 let view = self.in_version(object.cloned(), &hook.version).await?;
@@ -245,6 +334,13 @@ impl Webhooks {
             let view = views.iter().find(|(v, _)| *v == hook.version);
             self.call(&hook, view.and_then(|(_, view)| view.as_ref()))
                 .await?;
+            if self.failed_open {
+                let key = format!(
+                    "failed-open.validating.webhook.admission.k8s.io/round_0_index_{called}"
+                );
+                self.audit.annotate(&key, &hook.name);
+            }
+            called += usize::from(self.invoked);
         }
         Ok(())
     }
@@ -314,6 +410,8 @@ impl Webhooks {
         hook: &Webhook,
         object: Option<&Value>,
     ) -> Result<Option<Answer>, ApiError> {
+        self.invoked = false;
+        self.failed_open = false;
         if !hook.selects_object(object, self.review.old.as_ref()) {
             return Ok(None);
         }
@@ -322,16 +420,23 @@ impl Webhooks {
         if !self.conditions_hold(hook, objects)? {
             return Ok(None);
         }
+        self.invoked = true;
         let outcome = self.exchange(hook, objects).await;
         match outcome {
             Ok(answer) => {
+                for (key, value) in &answer.audit_annotations {
+                    self.audit.annotate(&format!("{}/{key}", hook.name), value);
+                }
                 self.warnings.extend(answer.warnings.iter().cloned());
                 if let Some(denial) = answer.denial {
                     return Err(denial);
                 }
                 Ok(Some(answer))
             }
-            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => Ok(None),
+            Err(_) if hook.failure_policy.as_deref() == Some("Ignore") => {
+                self.failed_open = true;
+                Ok(None)
+            }
             Err(why) => Err(ApiError::internal(format!(
                 "failed calling webhook \"{}\": {why}",
                 hook.name

@@ -29,6 +29,8 @@ pub(crate) struct Answer {
     /// A mutating webhook's JSONPatch.
     pub(crate) patch: Option<json_patch::Patch>,
     pub(crate) warnings: Vec<String>,
+    /// `auditAnnotations`, logged as `<webhook name>/<key>`.
+    pub(crate) audit_annotations: std::collections::BTreeMap<String, String>,
 }
 
 impl Review {
@@ -151,6 +153,8 @@ struct Response {
     patch_type: Option<String>,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default)]
+    audit_annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// Reads a webhook's answer to the review `uid`.
@@ -192,6 +196,7 @@ pub(crate) fn answer(bytes: &[u8], uid: &str, name: &str) -> Result<Answer, Stri
         denial,
         patch,
         warnings: response.warnings,
+        audit_annotations: response.audit_annotations,
     })
 }
 
