@@ -107,7 +107,10 @@ async fn watch_from_a_compacted_resource_version_gets_the_410_error_event() {
 
 #[tokio::test]
 async fn bookmarks_are_sent_on_demand_only_to_watches_that_allow_them() {
-    let h = start().await;
+    // No controller-manager: its writes would move the resourceVersion the bookmark carries.
+    let mut options = ServerOptions::default();
+    options.controller_manager = false;
+    let h = start_with(options).await;
     let rv0 = h.server.api().resource_version();
     let mut with = h
         .http
