@@ -18,4 +18,9 @@ impl Config {
     pub fn new(value: Value, ident: String) -> Config {
         Config { value, ident }
     }
+
+    /// The configuration as sent.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
 }

@@ -144,7 +144,9 @@ pub(crate) fn parse_config(body: &[u8], target: &Scope) -> Result<Config, ApiErr
     let meta = metadata_mut(&mut config)?;
     let (namespace, given) = (text(meta, "namespace"), text(meta, "name"));
     let name = target.name.as_deref().unwrap_or_default();
-    if given != name {
+    // A configuration without a name applies to the object the URL names, if it exists
+    // ([`name_to_create`] refuses it otherwise).
+    if !given.is_empty() && given != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({given}) does not match the name on the URL ({name})"
         )));
@@ -152,6 +154,21 @@ pub(crate) fn parse_config(body: &[u8], target: &Scope) -> Result<Config, ApiErr
     normalize_namespace(meta, target)?;
     let ident = format!("{namespace}/{given}; {gvk}");
     Ok(Config::new(Value::Object(config), ident))
+}
+
+/// Refuses an apply that would create an object from a configuration without a name, as v1.36
+/// does (its name is "undeterminable" although the URL has one).
+pub(crate) fn name_to_create(config: &Config, target: &Scope) -> Result<(), ApiError> {
+    let named = config.value()["metadata"]["name"]
+        .as_str()
+        .is_some_and(|name| !name.is_empty());
+    if named {
+        return Ok(());
+    }
+    let name = target.name.as_deref().unwrap_or_default();
+    Err(ApiError::bad_request(format!(
+        "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+    )))
 }
 
 /// The `Status` the real server answers each refusal of its field manager with.

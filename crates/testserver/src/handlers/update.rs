@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::admission::webhook::Webhooks;
 use crate::admission::{self, Attributes, Operation};
-use crate::apply::{Fields, KindSchemas, parse_config, record_write};
+use crate::apply::{Fields, KindSchemas, name_to_create, parse_config, record_write};
 use crate::body::BoxBody;
 use crate::body::add_warnings;
 use crate::encode::object_response;
@@ -127,6 +127,7 @@ async fn apply(
         match state.existing(&target.def, target.object_key()) {
             Ok(_) => None,
             Err(missing) if missing.code == 404 && target.subresource.is_none() => {
+                name_to_create(&config, target)?;
                 let schemas = KindSchemas::load(&state, &target.def)?;
                 let tracker = schemas.tracker(target);
                 let Value::Object(object) = tracker.apply(None, &config, manager)? else {

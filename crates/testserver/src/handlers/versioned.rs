@@ -47,7 +47,7 @@ use serde_json::Value;
 
 use kubegen_apply::Config;
 
-use crate::apply::{Fields, KindSchemas, parse_config};
+use crate::apply::{Fields, KindSchemas, name_to_create, parse_config};
 use crate::body::{BoxBody, json_response};
 use crate::handlers::create;
 use crate::handlers::scale::{self, scale_of};
@@ -103,6 +103,7 @@ pub(crate) async fn write(
             (Err(missing), Change::Apply(config))
                 if missing.code == 404 && scope.subresource.is_none() =>
             {
+                name_to_create(config, scope)?;
                 return apply_create(store, edge, config).await;
             }
             (Err(other), _) => return Err(other),

@@ -262,6 +262,42 @@ async fn apply_creates_a_missing_object_from_yaml() {
     assert_eq!(h.http.get(&format!("{CM}/c2")).await.code, 200);
 }
 
+/// v1.36: a configuration without a name applies to the object the URL names (a `generateName`
+/// it carries is applied too), but cannot create one.
+#[tokio::test]
+async fn a_nameless_configuration_applies_to_the_urls_object_and_creates_none() {
+    let h = start().await;
+    let nameless = || json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-"}, "data": {"a": "b"}});
+    let reply = h
+        .http
+        .patch(&format!("{CM}/absent?fieldManager=m"), APPLY, nameless())
+        .await;
+    assert_eq!(
+        (
+            reply.code,
+            reply.body["message"].as_str().unwrap_or_default()
+        ),
+        (
+            400,
+            "the name of the object (absent based on URL) was undeterminable: name must be provided"
+        )
+    );
+    h.http.post(CM, cm("present", json!({}))).await;
+    let reply = h
+        .http
+        .patch(&format!("{CM}/present?fieldManager=m"), APPLY, nameless())
+        .await;
+    assert_eq!(reply.code, 200, "{}", reply.body);
+    assert_eq!(
+        (
+            &reply.body["metadata"]["name"],
+            &reply.body["metadata"]["generateName"],
+            &reply.body["data"]
+        ),
+        (&json!("present"), &json!("g-"), &json!({"a": "b"}))
+    );
+}
+
 #[tokio::test]
 async fn apply_without_field_manager_is_invalid_and_dry_run_stores_nothing() {
     let h = start().await;
