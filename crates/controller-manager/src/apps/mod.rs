@@ -1,7 +1,8 @@
 //! The `deployment` and `replicaset` controllers of kube-controller-manager
 //! (`pkg/controller/deployment`, `pkg/controller/replicaset`): Deployment → ReplicaSet → Pod;
-//! and the `statefulset` controller (`pkg/controller/statefulset`), which reuses their helpers
-//! and is started on its own ([`statefulset::start`]).
+//! the `statefulset` controller (`pkg/controller/statefulset`) and the `daemonset` controller
+//! (`pkg/controller/daemon`), which reuse their helpers and are started on their own
+//! ([`statefulset::start`], [`daemonset::start`]).
 //!
 //! # Why both live together
 //! They share three informers (Deployments, ReplicaSets, Pods) and the same helpers
@@ -18,13 +19,14 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `deployment`, `statefulset`
+//! - `daemonset`, `deployment`, `statefulset`
 //! - `replicaset`
 //! - `informers`
 //!
 //! The pieces they share with the batch controllers (ControllerRef adoption, expectations, pod
 //! ranking, Events) are in `crate::workload`.
 
+pub(crate) mod daemonset;
 mod deployment;
 mod informers;
 mod replicaset;
