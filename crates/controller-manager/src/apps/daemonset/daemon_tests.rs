@@ -53,7 +53,7 @@ fn surge_and_unavailability_scale_with_the_desired_nodes() {
 fn bound_pods_then_the_oldest_come_first() {
     let mut unbound = (*pod("a", "", 1, "h", "Pending", None)).clone();
     unbound.spec.as_mut().unwrap().node_name = None;
-    let mut pods = vec![
+    let mut pods = [
         Arc::new(unbound),
         pod("c", "n", 5, "h", "Running", None),
         pod("b", "n", 5, "h", "Running", None),

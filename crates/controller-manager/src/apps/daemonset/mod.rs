@@ -37,7 +37,6 @@
 //! - `history`, `manage`, `pod_control`, `rolling`, `status`
 //! - `daemon`
 //! - `backoff`, `placement`
-//! - `fixtures` (tests only)
 
 mod backoff;
 mod daemon;
@@ -375,10 +374,7 @@ impl DaemonSetController {
                 .status
                 .as_ref()
                 .is_some_and(|s| s.number_misscheduled > 0);
-            if (fit.should_run && !scheduled)
-                || (!fit.may_stay && scheduled)
-                || (scheduled && misscheduled)
-            {
+            if (fit.should_run && !scheduled) || (scheduled && (!fit.may_stay || misscheduled)) {
                 self.queue.add(key_of(ds.as_ref()));
             }
         }

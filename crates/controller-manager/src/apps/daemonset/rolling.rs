@@ -34,12 +34,12 @@ pub(crate) struct Step {
     pub(crate) create_on: Vec<String>,
 }
 
+/// A Node's updated Pod and its old one, each if any.
+type NewAndOld<'p> = (Option<&'p Arc<Pod>>, Option<&'p Arc<Pod>>);
+
 /// The updated and the old Pod of a Node, or `None` when it has two of either
 /// (`findUpdatedPodsOnNode`). Pods being deleted do not count.
-fn updated_and_old<'p>(
-    daemon: &Daemon<'_>,
-    pods: &'p [Arc<Pod>],
-) -> Option<(Option<&'p Arc<Pod>>, Option<&'p Arc<Pod>>)> {
+fn updated_and_old<'p>(daemon: &Daemon<'_>, pods: &'p [Arc<Pod>]) -> Option<NewAndOld<'p>> {
     let (mut new, mut old) = (None, None);
     for pod in pods
         .iter()
