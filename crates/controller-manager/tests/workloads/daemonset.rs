@@ -7,7 +7,8 @@
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kubegen_client::{
-    Client, CreateOptions, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
+    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    ResourceClient,
 };
 use serde_json::json;
 
@@ -18,6 +19,10 @@ scenarios! {
         daemon_set_rolls_out_and_updates_node_by_node_on_cluster;
     daemonset_placement => daemon_pods_follow_node_labels_and_taints,
         daemon_pods_follow_node_labels_and_taints_on_cluster;
+    daemonset_failed_pod => a_failed_daemon_pod_is_replaced,
+        a_failed_daemon_pod_is_replaced_on_cluster;
+    daemonset_on_delete => on_delete_replaces_only_deleted_pods,
+        on_delete_replaces_only_deleted_pods_on_cluster;
 }
 
 fn daemon_set(sim: &Sim, image: &str, extra_selector: Option<(&str, &str)>) -> serde_json::Value {
@@ -315,4 +320,90 @@ async fn daemonset_placement(client: Client, sim: Sim) {
     wait_for(&client, &ns, (0, 0, 0, 0, 0, 0, 0, 1)).await;
     patch_node(&client, &nodes[1], json!({"spec": {"taints": null}})).await;
     wait_for(&client, &ns, (1, 1, 1, 1, 1, 0, 0, 1)).await;
+}
+
+/// Names of the live Pods on `node`.
+async fn pods_on(client: &Client, ns: &str, node: &str) -> Vec<String> {
+    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    list.items
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node))
+        .map(|p| p.metadata.name.unwrap_or_default())
+        .collect()
+}
+
+/// A daemon Pod that fails (its status says `Failed`, as after an eviction) is deleted with a
+/// `FailedDaemonPod` Warning and replaced on the same Node.
+async fn daemonset_failed_pod(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
+    create(&client, &ns, daemon_set(&sim, "agent:1", None)).await;
+    wait_for(&client, &ns, (2, 2, 2, 2, 2, 0, 0, 1)).await;
+    let node = format!("{}0", sim.nodes);
+    let failed = pods_on(&client, &ns, &node).await.remove(0);
+    let status = json!({"status": {"phase": "Failed", "reason": "Evicted", "message": "test"}});
+    ResourceClient::<Pod>::namespaced(client.clone(), &ns)
+        .patch_status(&failed, &Patch::Merge(status), &PatchOptions::default())
+        .await
+        .unwrap();
+    let replacement = eventually("a replacement Pod on the Node", || async {
+        let now = pods_on(&client, &ns, &node).await;
+        (now.len() == 1 && now[0] != failed).then(|| now[0].clone())
+    })
+    .await;
+    assert_ne!(replacement, failed);
+    wait_for(&client, &ns, (2, 2, 2, 2, 2, 0, 0, 1)).await;
+    let warning = (
+        "Warning".to_string(),
+        "FailedDaemonPod".to_string(),
+        format!("Found failed daemon pod {ns}/{failed} on node {node}, will try to kill it"),
+    );
+    eventually("the FailedDaemonPod Warning", || async {
+        daemon_events(&client, &ns)
+            .await
+            .contains(&warning)
+            .then_some(())
+    })
+    .await;
+}
+
+/// OnDelete: a new template replaces no Pod by itself; a deleted Pod comes back updated.
+async fn daemonset_on_delete(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
+    let mut body = daemon_set(&sim, "agent:1", None);
+    body["spec"]["updateStrategy"] = json!({"type": "OnDelete"});
+    create(&client, &ns, body).await;
+    wait_for(&client, &ns, (2, 2, 2, 2, 2, 0, 0, 1)).await;
+    let strategy =
+        serde_json::to_value(&get(&client, &ns).await.spec.unwrap().update_strategy).unwrap();
+    assert_eq!(
+        strategy,
+        json!({"type": "OnDelete"}),
+        "no rollingUpdate defaulted for OnDelete"
+    );
+    let image = json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}});
+    ResourceClient::<DaemonSet>::namespaced(client.clone(), &ns)
+        .patch("agent", &Patch::Merge(image), &PatchOptions::default())
+        .await
+        .unwrap();
+    let ds = wait_for(&client, &ns, (2, 2, 2, 2, 0, 0, 0, 2)).await;
+    assert!(!rolled_out(&ds));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(
+        counts(&get(&client, &ns).await),
+        (2, 2, 2, 2, 0, 0, 0, 2),
+        "nothing replaced"
+    );
+    let node = format!("{}1", sim.nodes);
+    let old = pods_on(&client, &ns, &node).await.remove(0);
+    ResourceClient::<Pod>::namespaced(client.clone(), &ns)
+        .delete(&old, &DeleteOptions::default())
+        .await
+        .unwrap();
+    wait_for(&client, &ns, (2, 2, 2, 2, 1, 0, 0, 2)).await;
+    let generations: Vec<String> = pods(&client, &ns).await.into_iter().map(|p| p.2).collect();
+    assert_eq!(generations, ["1", "2"]);
 }
