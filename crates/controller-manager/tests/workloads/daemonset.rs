@@ -23,6 +23,8 @@ scenarios! {
         a_failed_daemon_pod_is_replaced_on_cluster;
     daemonset_on_delete => on_delete_replaces_only_deleted_pods,
         on_delete_replaces_only_deleted_pods_on_cluster;
+    daemonset_surge => a_surge_starts_new_pods_before_deleting_old_ones,
+        a_surge_starts_new_pods_before_deleting_old_ones_on_cluster;
 }
 
 fn daemon_set(sim: &Sim, image: &str, extra_selector: Option<(&str, &str)>) -> serde_json::Value {
@@ -170,6 +172,25 @@ fn event(reason: &str, message: &str) -> (String, String, String) {
     ("Normal".into(), reason.into(), message.into())
 }
 
+/// The reasons of the DaemonSet's Events in the order they were written.
+async fn reasons_in_order(client: &Client, ns: &str) -> Vec<String> {
+    let list = ResourceClient::<k8s_openapi::api::core::v1::Event>::namespaced(client.clone(), ns)
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    let mut rows: Vec<(u64, String)> = list
+        .items
+        .into_iter()
+        .filter(|e| e.involved_object.kind.as_deref() == Some("DaemonSet"))
+        .map(|e| {
+            let rv = e.metadata.resource_version.unwrap_or_default();
+            (rv.parse().unwrap_or(0), e.reason.unwrap_or_default())
+        })
+        .collect();
+    rows.sort();
+    rows.into_iter().map(|r| r.1).collect()
+}
+
 async fn revision_hashes(client: &Client, ns: &str) -> Vec<(i64, String)> {
     let list = ResourceClient::<ControllerRevision>::namespaced(client.clone(), ns)
         .list(&ListOptions::default())
@@ -257,6 +278,11 @@ async fn daemonset_rolling_update(client: Client, sim: Sim) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(seen, want);
+    let order = reasons_in_order(&client, &ns).await;
+    assert_eq!(
+        order[2], "SuccessfulDelete",
+        "maxUnavailable 1: an old Pod goes before its replacement comes: {order:?}"
+    );
 }
 
 async fn patch_node(client: &Client, name: &str, patch: serde_json::Value) {
@@ -406,4 +432,38 @@ async fn daemonset_on_delete(client: Client, sim: Sim) {
     wait_for(&client, &ns, (2, 2, 2, 2, 1, 0, 0, 2)).await;
     let generations: Vec<String> = pods(&client, &ns).await.into_iter().map(|p| p.2).collect();
     assert_eq!(generations, ["1", "2"]);
+}
+
+/// maxSurge 1, maxUnavailable 0: the updated Pod starts beside the old one, which goes only
+/// once the updated one is available.
+async fn daemonset_surge(client: Client, sim: Sim) {
+    let ns = sim.ns.clone();
+    let mut body = daemon_set(&sim, "agent:1", None);
+    body["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}});
+    create(&client, &ns, body).await;
+    wait_for(&client, &ns, (2, 2, 2, 2, 2, 0, 0, 1)).await;
+    let image = json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}});
+    ResourceClient::<DaemonSet>::namespaced(client.clone(), &ns)
+        .patch("agent", &Patch::Merge(image), &PatchOptions::default())
+        .await
+        .unwrap();
+    let ds = wait_for(&client, &ns, (2, 2, 2, 2, 2, 0, 0, 2)).await;
+    assert!(rolled_out(&ds));
+    eventually("the old Pods to be gone", || async {
+        let generations: Vec<String> = pods(&client, &ns).await.into_iter().map(|p| p.2).collect();
+        (generations == ["2", "2"]).then_some(())
+    })
+    .await;
+    let order = eventually("all six Events", || async {
+        let order = reasons_in_order(&client, &ns).await;
+        (order.len() == 6).then_some(order)
+    })
+    .await;
+    assert_eq!(
+        order[2], "SuccessfulCreate",
+        "maxSurge 1: the first updated Pod comes before any old one goes: {order:?}"
+    );
+    let deletes = order.iter().filter(|r| *r == "SuccessfulDelete").count();
+    assert_eq!(deletes, 2, "{order:?}");
 }
