@@ -61,8 +61,8 @@ use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 use parking_lot::Mutex;
 
-use crate::context::{Context, Runner, stopped};
-use crate::worker::{self, Next, Retries};
+use crate::context::{Context, Runner};
+use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::expectations::Expectations;
 use crate::workload::meta::{controller_of, describe, key_of, selector_of, selects, split_key};
@@ -80,42 +80,33 @@ use status::Counts;
 /// Nodes, ControllerRevisions); the runner works its DaemonSet queue and its Node queue with
 /// `workers` workers each (`--concurrent-daemonset-syncs`, 2) until the manager stops.
 pub(crate) fn start(context: &Context, workers: usize) -> Runner {
-    let controller = DaemonSetController::new(context);
-    let stop = context.stop.clone();
-    Box::pin(async move {
-        let inner = match controller {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "the daemonset controller cannot start");
-                return;
-            }
-        };
-        let (sets, nodes) = (inner.clone(), inner.clone());
-        let set_workers = worker::spawn(
-            inner.queue.clone(),
-            workers,
-            Retries::Forever,
-            move |key: String| {
-                let c = sets.clone();
-                async move { c.sync(&key).await }
-            },
-        );
-        let node_workers = worker::spawn(
-            inner.node_queue.clone(),
-            workers,
-            Retries::Forever,
-            move |node: String| {
-                let c = nodes.clone();
-                async move {
-                    c.sync_node(&node);
-                    Ok(Next::Done)
-                }
-            },
-        );
-        stopped(stop).await;
-        set_workers.stop().await;
-        node_workers.stop().await;
-    })
+    let loops = DaemonSetController::new(context).map(|controller| {
+        let (sets, nodes) = (controller.clone(), controller.clone());
+        vec![
+            QueueLoop::new(
+                controller.queue.clone(),
+                workers,
+                Retries::Forever,
+                move |key: String| {
+                    let c = sets.clone();
+                    async move { c.sync(&key).await }
+                },
+            ),
+            QueueLoop::new(
+                controller.node_queue.clone(),
+                workers,
+                Retries::Forever,
+                move |node: String| {
+                    let c = nodes.clone();
+                    async move {
+                        c.sync_node(&node);
+                        Ok(Next::Done)
+                    }
+                },
+            ),
+        ]
+    });
+    worker::run("daemonset", context.stop.clone(), loops)
 }
 
 /// The DaemonSet controller's state, shared by its handlers and workers.

@@ -54,8 +54,8 @@ use kubegen_workqueue::RateLimitingQueue;
 use parking_lot::Mutex;
 use serde_json::json;
 
-use crate::context::{Context, Runner, stopped};
-use crate::worker::{self, Next, Retries};
+use crate::context::{Context, Runner};
+use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::expectations::Expectations;
 use crate::workload::meta::{
@@ -82,39 +82,22 @@ const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// works its queues with `workers` workers (`--concurrent-job-syncs`, 5) until the manager
 /// stops.
 pub(crate) fn start(context: &Context, workers: usize) -> Runner {
-    let controller = JobController::new(context);
-    let stop = context.stop.clone();
-    Box::pin(async move {
-        let controller = match controller {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "the job controller cannot start");
-                return;
-            }
-        };
+    let loops = JobController::new(context).map(|controller| {
         let jobs = controller.clone();
-        let running = worker::spawn(
-            controller.inner.queue.clone(),
-            workers,
-            Retries::Forever,
-            move |key: String| {
+        let job_queue = controller.inner.queue.clone();
+        let orphan_queue = controller.inner.orphans.clone();
+        vec![
+            QueueLoop::new(job_queue, workers, Retries::Forever, move |key: String| {
                 let c = jobs.clone();
                 async move { c.inner.sync(&key).await }
-            },
-        );
-        let orphans = worker::spawn(
-            controller.inner.orphans.clone(),
-            1,
-            Retries::Forever,
-            move |key: String| {
+            }),
+            QueueLoop::new(orphan_queue, 1, Retries::Forever, move |key: String| {
                 let c = controller.clone();
                 async move { c.inner.release_orphan(&key).await.map(|()| Next::Done) }
-            },
-        );
-        stopped(stop).await;
-        running.stop().await;
-        orphans.stop().await;
-    })
+            }),
+        ]
+    });
+    worker::run("job", context.stop.clone(), loops)
 }
 
 /// The Job controller; cheap to clone.
