@@ -101,6 +101,19 @@ else
   pods_run=1
 fi
 
+# Prints ok when the Pods labelled $1 are one per Node, each bound to the Node its
+# `matchFields` node affinity names.
+daemon_pods_pinned() {
+  local nodes pods
+  nodes=$(k get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
+  pods=$(k -n "$ns" get pods -l "$1" -o 'jsonpath={range .items[*]}{.spec.nodeName}={.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values[0]}{"\n"}{end}' | sort)
+  if [ "$(echo "$pods" | cut -d= -f1)" = "$nodes" ] && ! echo "$pods" | awk -F= '$1 != $2 {bad=1} END {exit !bad}'; then
+    echo ok
+  else
+    echo "nodes: $nodes; pods: $pods"
+  fi
+}
+
 # Prints how many ControllerRevisions the StatefulSet $1 has.
 count_revisions() {
   k -n "$ns" get controllerrevisions -o 'jsonpath={range .items[*]}{.metadata.ownerReferences[0].name}{"\n"}{end}' | grep -c "^$1\$"
@@ -432,6 +445,28 @@ YAML
   check "set image on the StatefulSet" 'statefulset.apps/db image updated' -- k -n "$ns" set image statefulset/db db=nginx:1.27.3
   check "the StatefulSet rolls onto the new revision" 'partitioned roll out complete: 2 new pods have been updated' -- k -n "$ns" rollout status statefulset/db --timeout=60s
   check "it kept two ControllerRevisions" '^2$' -- count_revisions db
+  # DaemonSets (the daemonset controller): one Pod on every simulated Node, rolled Node by Node.
+  check "create a DaemonSet" 'daemonset.apps/agent created' -- k -n "$ns" create -f - <<'YAML'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+      - name: agent
+        image: nginx:1.27
+YAML
+  check "DaemonSet rollout status finishes" 'daemon set "agent" successfully rolled out' -- k -n "$ns" rollout status daemonset/agent --timeout=60s
+  check "one Pod per Node, pinned there by matchFields" '^ok$' -- daemon_pods_pinned app=agent
+  check "set image on the DaemonSet" 'daemonset.apps/agent image updated' -- k -n "$ns" set image daemonset/agent agent=nginx:1.27.3
+  check "the DaemonSet rolls onto the new template" 'daemon set "agent" successfully rolled out' -- k -n "$ns" rollout status daemonset/agent --timeout=60s
+  check "every Node runs a Pod of template generation 2" '^ok$' -- daemon_pods_pinned app=agent,pod-template-generation=2
   # Jobs (the job controller): its Pod runs to completion on a simulated Node.
   check "create job" 'job.batch/pi created' -- k -n "$ns" create job pi --image=nginx:1.27 -- true
   check "wait for the Job to complete" 'job.batch/pi condition met' -- k -n "$ns" wait --for=condition=complete job/pi --timeout=60s

@@ -23,11 +23,12 @@
 //! | `deployment-controller` | `pkg/controller/deployment/*.go`, `deployment/util/*.go` | `apps/deployment/` |
 //! | `replicaset-controller` | `pkg/controller/replicaset/replica_set.go` | `apps/replicaset.rs` |
 //! | `statefulset-controller` | `pkg/controller/statefulset/*.go`, `pkg/controller/history/controller_history.go` | `apps/statefulset/` |
+//! | `daemonset-controller` | `pkg/controller/daemon/*.go`, `daemon/util/daemonset_util.go` | `apps/daemonset/` |
 //! | `endpointslice-controller` | `pkg/controller/endpointslice/endpointslice_controller.go`, `staging/src/k8s.io/endpointslice/{reconciler,utils}.go` | `endpointslice/` |
 //! | `validatingadmissionpolicy-status-controller` | `pkg/controller/validatingadmissionpolicystatus/controller.go`, apiserver `pkg/admission/plugin/policy/validating/typechecking.go` | `admissionpolicy/` |
 //! | `job-controller` | `pkg/controller/job/*.go` | `batch/job/` |
 //! | `cronjob-controller` | `pkg/controller/cronjob/*.go` | `batch/cronjob/` |
-//! | ControllerRefManager, expectations, pod ranking | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `workload/controller_ref.rs`, `workload/expectations.rs`, `workload/pods.rs` |
+//! | ControllerRefManager, expectations, pod ranking, template hash | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `workload/controller_ref.rs`, `workload/expectations.rs`, `workload/pods.rs`, `workload/hash.rs` |
 //! | `StartControllers`, shared informer factory | `cmd/kube-controller-manager/app/controllermanager.go` | `manager.rs` |
 //!
 //! # Defaults

@@ -107,6 +107,10 @@ impl ControllerManager {
             let workers = self.options.workers_or(5);
             runners.push(crate::apps::statefulset::start(context, workers));
         }
+        if self.options.runs(Controller::DaemonSet) {
+            let workers = self.options.workers_or(2);
+            runners.push(crate::apps::daemonset::start(context, workers));
+        }
         if self.options.runs(Controller::Job) {
             let workers = self.options.workers_or(5);
             runners.push(crate::batch::job::start(context, workers));

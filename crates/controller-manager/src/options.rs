@@ -25,6 +25,8 @@ pub enum Controller {
     ReplicaSet,
     /// `statefulset-controller`.
     StatefulSet,
+    /// `daemonset-controller`.
+    DaemonSet,
     /// `job-controller`.
     Job,
     /// `cronjob-controller`.
@@ -38,7 +40,7 @@ pub enum Controller {
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 12] = [
+    pub const ALL: [Controller; 13] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -47,6 +49,7 @@ impl Controller {
         Controller::Deployment,
         Controller::ReplicaSet,
         Controller::StatefulSet,
+        Controller::DaemonSet,
         Controller::Job,
         Controller::CronJob,
         Controller::EndpointSlice,
@@ -64,6 +67,7 @@ impl Controller {
             Controller::Deployment => "deployment-controller",
             Controller::ReplicaSet => "replicaset-controller",
             Controller::StatefulSet => "statefulset-controller",
+            Controller::DaemonSet => "daemonset-controller",
             Controller::Job => "job-controller",
             Controller::CronJob => "cronjob-controller",
             Controller::EndpointSlice => "endpointslice-controller",
@@ -116,7 +120,7 @@ impl fmt::Debug for Clock {
 /// ConfigMap appearing in every namespace would change what tests that count ConfigMaps see, so
 /// it is opt-in here although a real cluster runs it. Workers per controller: kube-controller-
 /// manager's defaults (`--concurrent-namespace-syncs` 10, `--concurrent-gc-syncs` 20,
-/// `--concurrent-serviceaccount-token-syncs` 5, `--concurrent-statefulset-syncs` 5,
+/// `--concurrent-serviceaccount-token-syncs` 5, `--concurrent-statefulset-syncs` 5, `--concurrent-daemonset-syncs` 2,
 /// `--concurrent-job-syncs` 5, `--concurrent-cron-job-syncs` 5), which only matter under load.
 #[derive(Clone, Debug)]
 pub struct ControllerManagerOptions {
@@ -209,7 +213,10 @@ mod tests {
         for controller in Controller::ALL {
             assert_eq!(Controller::from_name(controller.name()), Some(controller));
         }
-        assert_eq!(Controller::from_name("daemonset-controller"), None);
+        assert_eq!(
+            Controller::from_name("pod-garbage-collector-controller"),
+            None
+        );
     }
 
     #[test]

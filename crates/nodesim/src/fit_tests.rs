@@ -243,3 +243,26 @@ fn candidate(node: &Node, used: Requests) -> Candidate<'_> {
         free: Requests::allocatable(node),
     }
 }
+
+#[test]
+fn a_daemon_pods_match_fields_term_binds_it_to_the_named_node_only() {
+    // The daemonset controller pins each Pod with `matchFields: metadata.name In [<node>]`.
+    let p = pod(
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}),
+    );
+    let (a, b, c) = (
+        node("a", json!({})),
+        node("b", json!({})),
+        node("c", json!({})),
+    );
+    let nodes = [
+        candidate(&a, Requests::default()),
+        candidate(&b, Requests::default()),
+        candidate(&c, Requests::default()),
+    ];
+    assert_eq!(choose(&p, &nodes), Ok("b".to_string()));
+    assert_eq!(choose(&p, &nodes[..1]).map_err(|e| e.message()), Err(
+        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.".to_string()));
+}

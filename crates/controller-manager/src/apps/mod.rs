@@ -1,7 +1,8 @@
 //! The `deployment` and `replicaset` controllers of kube-controller-manager
 //! (`pkg/controller/deployment`, `pkg/controller/replicaset`): Deployment → ReplicaSet → Pod;
-//! and the `statefulset` controller (`pkg/controller/statefulset`), which reuses their helpers
-//! and is started on its own ([`statefulset::start`]).
+//! the `statefulset` controller (`pkg/controller/statefulset`) and the `daemonset` controller
+//! (`pkg/controller/daemon`), which reuse their helpers and are started on their own
+//! ([`statefulset::start`], [`daemonset::start`]).
 //!
 //! # Why both live together
 //! They share three informers (Deployments, ReplicaSets, Pods) and the same helpers
@@ -18,13 +19,14 @@
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
-//! - `deployment`, `statefulset`
+//! - `daemonset`, `deployment`, `statefulset`
 //! - `replicaset`
 //! - `informers`
 //!
 //! The pieces they share with the batch controllers (ControllerRef adoption, expectations, pod
 //! ranking, Events) are in `crate::workload`.
 
+pub(crate) mod daemonset;
 mod deployment;
 mod informers;
 mod replicaset;
@@ -35,8 +37,8 @@ use k8s_openapi::api::{
     core::v1::Pod,
 };
 
-use crate::context::{Context, Runner, stopped};
-use crate::worker::{self, Next, Retries};
+use crate::context::{Context, Runner};
+use crate::worker::{self, Next, QueueLoop, Retries};
 
 use informers::Informers;
 
@@ -59,44 +61,30 @@ pub(crate) fn start(context: &Context, options: AppsOptions) -> Runner {
         pods: context.factory.informer::<Pod>(),
     };
     let client = context.client.clone();
-    let controllers =
-        replicaset::ReplicaSetController::new(client.clone(), &informers).and_then(|rs| {
-            Ok((
-                rs,
-                deployment::DeploymentController::new(client, &informers)?,
-            ))
-        });
-    let stop = context.stop.clone();
-    Box::pin(async move {
-        let (rs_controller, d_controller) = match controllers {
-            Ok(controllers) => controllers,
-            Err(e) => {
-                tracing::warn!(error = %e, "the deployment and replicaset controllers cannot start");
-                return;
-            }
-        };
+    let loops = replicaset::ReplicaSetController::new(client.clone(), &informers).and_then(|rs| {
+        let deployments = deployment::DeploymentController::new(client, &informers)?;
         // The replicaset controller retries a failing key until it syncs; the deployment
         // controller gives up after 15 retries (its `maxRetries`) until the key's next event.
-        let rs_workers = worker::spawn(
-            rs_controller.queue(),
-            options.replicaset_workers,
-            Retries::Forever,
-            move |key: String| {
-                let c = rs_controller.clone();
-                async move { c.sync(&key).await.map(|()| Next::Done) }
-            },
-        );
-        let d_workers = worker::spawn(
-            d_controller.queue(),
-            options.deployment_workers,
-            Retries::AtMost(15),
-            move |key: String| {
-                let c = d_controller.clone();
-                async move { c.sync(&key).await.map(|()| Next::Done) }
-            },
-        );
-        stopped(stop).await;
-        rs_workers.stop().await;
-        d_workers.stop().await;
-    })
+        Ok(vec![
+            QueueLoop::new(
+                rs.queue(),
+                options.replicaset_workers,
+                Retries::Forever,
+                move |key: String| {
+                    let c = rs.clone();
+                    async move { c.sync(&key).await.map(|()| Next::Done) }
+                },
+            ),
+            QueueLoop::new(
+                deployments.queue(),
+                options.deployment_workers,
+                Retries::AtMost(15),
+                move |key: String| {
+                    let c = deployments.clone();
+                    async move { c.sync(&key).await.map(|()| Next::Done) }
+                },
+            ),
+        ])
+    });
+    worker::run("deployment and replicaset", context.stop.clone(), loops)
 }

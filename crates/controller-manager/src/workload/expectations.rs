@@ -57,11 +57,17 @@ impl Expectations {
 
     /// Expects the deletion of the Pods `pod_keys` (`ExpectDeletions`).
     pub(crate) fn expect_deletions(&self, key: &str, pod_keys: Vec<String>) {
+        self.expect(key, 0, pod_keys);
+    }
+
+    /// Expects `adds` creates and the deletion of the Pods `pod_keys` at once
+    /// (`SetExpectations`), replacing any earlier record.
+    pub(crate) fn expect(&self, key: &str, adds: usize, pod_keys: Vec<String>) {
         let count = pod_keys.len();
         self.deleting
             .lock()
             .insert(key.to_owned(), pod_keys.into_iter().collect());
-        self.set(key, 0, count);
+        self.set(key, adds, count);
     }
 
     /// One create was observed, or will never happen (`CreationObserved`).

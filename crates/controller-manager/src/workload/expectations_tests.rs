@@ -46,3 +46,13 @@ async fn delete_forgets_the_key() {
     e.delete("ns/rs");
     assert!(e.satisfied("ns/rs"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn creates_and_deletions_expected_together_all_block() {
+    let e = Expectations::default();
+    e.expect("ns/ds", 1, vec!["ns/old".into()]);
+    e.creation_observed("ns/ds");
+    assert!(!e.satisfied("ns/ds"), "the deletion is still pending");
+    e.deletion_observed("ns/ds", "ns/old");
+    assert!(e.satisfied("ns/ds"));
+}

@@ -10,11 +10,13 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `controller_ref`, `events`
-//! - `expectations`, `meta`, `pods`, `shared`, `versioned`
+//! - `expectations`, `hash`, `intstr`, `meta`, `pods`, `shared`, `versioned`
 
 pub(crate) mod controller_ref;
 pub(crate) mod events;
 pub(crate) mod expectations;
+pub(crate) mod hash;
+pub(crate) mod intstr;
 pub(crate) mod meta;
 pub(crate) mod pods;
 pub(crate) mod shared;

@@ -1,13 +1,13 @@
 //! Fields whose Rust type depends on the Kubernetes version k8s-openapi is built for.
 //!
-//! From 1.37 on, k8s-openapi makes `Deployment.spec`, `ReplicaSet.spec`, `StatefulSet.spec` (and from 1.36 `CronJob.spec`) and
+//! From 1.37 on, k8s-openapi makes `Deployment.spec`, `ReplicaSet.spec`, `StatefulSet.spec`, `DaemonSet.spec` (and from 1.36 `CronJob.spec`) and
 //! `ControllerRevision.data` required (`T` where older versions have `Option<T>`),
 //! `ControllerRevision.revision` optional, and the `type` and `status` of their conditions optional
 //! (`Option<String>` where older versions have `String`). A library does not pick the version
 //! (the application does), so the controllers read and write these fields through [`Field`],
 //! which both shapes implement, and the same code compiles for every version.
 
-use k8s_openapi::api::apps::v1::{DeploymentSpec, ReplicaSetSpec, StatefulSetSpec};
+use k8s_openapi::api::apps::v1::{DaemonSetSpec, DeploymentSpec, ReplicaSetSpec, StatefulSetSpec};
 use k8s_openapi::api::batch::v1::CronJobSpec;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 
@@ -60,6 +60,7 @@ required!(
     DeploymentSpec,
     ReplicaSetSpec,
     StatefulSetSpec,
+    DaemonSetSpec,
     CronJobSpec
 );
 

@@ -1,4 +1,4 @@
-//! The workload controllers (StatefulSet, Job) with simulated Nodes, on the in-process test server
+//! The workload controllers (StatefulSet, DaemonSet, Job) with simulated Nodes, on the in-process test server
 //! and, in the `_on_cluster` twins (ignored unless `KUBEGEN_E2E_KUBECONFIG` is set), on a real
 //! v1.36 cluster with its kube-controller-manager, kubegen's node simulator playing the kubelet
 //! there as an external client. A scenario passes on both or the controllers differ.
@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cronjob;
+mod daemonset;
 mod endpointslices;
 mod job;
 mod statefulset;

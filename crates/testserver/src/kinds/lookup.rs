@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::kinds::custom_resource::{self, edge::Edge};
 use crate::kinds::strategy::{Review, Strategy};
 use crate::kinds::{
-    admission_policy, config_data, crd, job, namespace, pod, policy_binding, service,
+    admission_policy, config_data, crd, daemon_set, job, namespace, pod, policy_binding, service,
     webhook_configuration,
 };
 use crate::registry::ResourceDefinition;
@@ -117,6 +117,7 @@ pub(crate) fn strategy_for(def: &ResourceDefinition) -> &'static dyn Strategy {
         ("apps", "replicasets") => &AppsWorkloads {
             kept_on_status_update: &[],
         },
+        ("apps", "daemonsets") => &daemon_set::DaemonSets,
         ("batch", "jobs") => &job::Jobs,
         ("apiextensions.k8s.io", "customresourcedefinitions") => &crd::Crds,
         ("authorization.k8s.io", "selfsubjectaccessreviews") => &Reviews(Review::Access),

@@ -13,6 +13,7 @@
 //! | ConfigMap, Secret | [`config_data`] | at most 1 MiB of data |
 //! | Pod, Service, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob | [`builtin_defaults`] | v1.36's defaults filled in when a write is decoded (and after a server-side apply's merge) |
 //! | Pod | [`pod`] | `status: {phase: Pending, qosClass}` on create, the `Priority` and `DefaultTolerationSeconds` admission plugins' fields, the `binding` subresource (`crate::handlers::binding`), a `/status` write also changes metadata (`ownerReferences` excepted) |
+//! | DaemonSet | [`daemon_set`] | the template generation annotation (`deprecated.daemonset.template.generation`) set on create, kept and raised on template changes |
 //! | Job | [`job`] | the selector and labels generated from its uid on create (`manualSelector` false), its labels defaulted from its template's |
 //! | Service | [`service`] | the cluster IP and node ports allocated on create and kept on update, as kube-apiserver's allocators do |
 //! | ServiceAccount | `lookup.rs` | the `token` subresource (`crate::handlers::token`) |
@@ -32,7 +33,7 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `deletion`, `stages`
 //! - `lookup`
-//! - `config_data`, `crd`, `job`, `namespace`, `pod`, `policy_binding`, `service`
+//! - `config_data`, `crd`, `daemon_set`, `job`, `namespace`, `pod`, `policy_binding`, `service`
 //! - `admission_policy`
 //! - `webhook_configuration`, `policy_types`
 //! - `strategy`
@@ -44,6 +45,7 @@ pub(crate) mod builtin_defaults;
 pub(crate) mod config_data;
 pub(crate) mod crd;
 pub(crate) mod custom_resource;
+pub(crate) mod daemon_set;
 pub(crate) mod deletion;
 pub(crate) mod job;
 mod lookup;

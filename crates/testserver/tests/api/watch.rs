@@ -107,10 +107,9 @@ async fn watch_from_a_compacted_resource_version_gets_the_410_error_event() {
 
 #[tokio::test]
 async fn bookmarks_are_sent_on_demand_only_to_watches_that_allow_them() {
-    // No controller-manager: its writes would move the resourceVersion the bookmark carries.
-    let mut options = ServerOptions::default();
-    options.controller_manager = false;
-    let h = start_with(options).await;
+    // The bookmark carries the newest resourceVersion: no controller may write meanwhile (the
+    // ServiceAccount controller's first writes can land after `rv0` is read).
+    let h = start_without_controllers().await;
     let rv0 = h.server.api().resource_version();
     let mut with = h
         .http

@@ -19,7 +19,7 @@
 //! # Differences from kube-controller-manager
 //! - The deprecated `extensions/v1beta1` rollback annotation is ignored (apps/v1 has no
 //!   `rollbackTo`; `kubectl rollout undo` patches the template client-side).
-//! - `pod-template-hash` values differ (see `util.rs`).
+//! - `pod-template-hash` values differ (see `crate::workload::hash`).
 
 mod progress;
 mod recreate;

@@ -433,7 +433,7 @@ fn new_rs_object(d: &Deployment) -> ReplicaSet {
     let spec = d.spec.value().cloned().unwrap_or_default();
     let collision_count = d.status.as_ref().and_then(|s| s.collision_count);
     let mut template = spec.template.clone();
-    let hash = util::template_hash(&template, collision_count);
+    let hash = crate::workload::hash::template_hash(&template, collision_count);
     let mut labels = template
         .metadata
         .as_ref()

@@ -1,17 +1,10 @@
-//! The pure rules of the deployment controller: template hash and names, surge and
+//! The pure rules of the deployment controller: names, surge and
 //! unavailability arithmetic, revisions and annotations, which ReplicaSet is new, and
 //! proportional scaling.
 //!
-//! Mirrors `pkg/controller/deployment/util/deployment_util.go`, `controller.ComputeHash`
-//! (`pkg/controller/controller_utils.go`) and `intstr.GetScaledValueFromIntOrPercent`.
-//!
-//! # Differences from kube-controller-manager
-//! The real `pod-template-hash` is FNV-32a over Go's `spew` dump of the `PodTemplateSpec`,
-//! which cannot be reproduced outside Go. Ours is FNV-32a over the template's canonical JSON
-//! (k8s-openapi field order, sorted maps), followed by the collision count as 4 little-endian
-//! bytes as upstream, encoded like `rand.SafeEncodeString`: so names have the same shape
-//! (`<deployment>-<up to 10 characters of bcdfghjklmnpqrstvwxz2456789>`) and are stable, but
-//! differ from a real cluster's for the same template.
+//! Mirrors `pkg/controller/deployment/util/deployment_util.go` and
+//! `intstr.GetScaledValueFromIntOrPercent`. The template hash itself is shared with the
+//! daemonset controller (`crate::workload::hash`).
 
 use std::{cmp::Ordering, collections::BTreeMap, sync::Arc};
 
@@ -19,6 +12,7 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::workload::intstr::scaled;
 use crate::workload::versioned::Field;
 
 /// `deployment.kubernetes.io/revision`.
@@ -44,29 +38,6 @@ const SKIPPED_ANNOTATIONS: [&str; 6] = [
     MAX_REPLICAS,
     "deprecated.deployment.rollback.to",
 ];
-
-/// `rand.SafeEncodeString`'s alphabet: no vowels, no look-alikes.
-const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-/// FNV-1a, 32 bits (Go's `hash/fnv.New32a`).
-fn fnv32a(data: &[u8]) -> u32 {
-    data.iter().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
-    })
-}
-
-/// The `pod-template-hash` of `template` with `collision_count` (see the module docs).
-pub(crate) fn template_hash(template: &PodTemplateSpec, collision_count: Option<i32>) -> String {
-    let mut bytes = serde_json::to_vec(template).unwrap_or_default();
-    if let Some(count) = collision_count {
-        bytes.extend_from_slice(&count.to_le_bytes());
-    }
-    fnv32a(&bytes)
-        .to_string()
-        .bytes()
-        .map(|b| char::from(SAFE_ALPHABET[usize::from(b) % SAFE_ALPHABET.len()]))
-        .collect()
-}
 
 /// The spec fields the controller reads, with the API server's defaults filled in for absent
 /// ones (`SetDefaults_Deployment`), so a Deployment stored without defaulting behaves the same.
@@ -128,26 +99,6 @@ impl Spec {
             return 0;
         }
         self.fenceposts().1.min(self.replicas)
-    }
-}
-
-/// `intstr.GetScaledValueFromIntOrPercent`: an integer as is, `N%` of `total` rounded up or
-/// down. A malformed percentage (which validation rejects) counts as 0.
-pub(crate) fn scaled(value: &IntOrString, total: i32, round_up: bool) -> i32 {
-    match value {
-        IntOrString::Int(n) => *n,
-        IntOrString::String(s) => {
-            let Some(percent) = s.strip_suffix('%').and_then(|p| p.parse::<i64>().ok()) else {
-                return 0;
-            };
-            let product = percent * i64::from(total);
-            let v = if round_up {
-                (product + 99).div_euclid(100)
-            } else {
-                product.div_euclid(100)
-            };
-            i32::try_from(v).unwrap_or(i32::MAX)
-        }
     }
 }
 

@@ -58,17 +58,6 @@ fn rs(name: &str, created: i64, replicas: i32, annotations: &[(&str, &str)]) -> 
 }
 
 #[test]
-fn percentages_round_surge_up_and_unavailable_down() {
-    assert_eq!(scaled(&pct("25%"), 3, true), 1);
-    assert_eq!(scaled(&pct("25%"), 3, false), 0);
-    assert_eq!(scaled(&pct("25%"), 5, true), 2);
-    assert_eq!(scaled(&pct("25%"), 5, false), 1);
-    assert_eq!(scaled(&pct("100%"), 7, false), 7);
-    assert_eq!(scaled(&IntOrString::Int(4), 7, true), 4);
-    assert_eq!(scaled(&pct("x%"), 7, true), 0);
-}
-
-#[test]
 fn fenceposts_never_both_zero() {
     let spec = Spec::of(&deployment(3, IntOrString::Int(0), pct("25%")));
     assert_eq!(spec.fenceposts(), (0, 1));
@@ -94,24 +83,6 @@ fn absent_fields_take_the_api_defaults() {
             paused: false,
         }
     );
-}
-
-#[test]
-fn hash_is_stable_safe_and_changes_with_collisions() {
-    let template = PodTemplateSpec {
-        metadata: Some(ObjectMeta {
-            labels: Some(BTreeMap::from([("app".into(), "web".into())])),
-            ..ObjectMeta::default()
-        }),
-        spec: None,
-    };
-    let hash = template_hash(&template, None);
-    assert_eq!(hash, template_hash(&template, None));
-    assert!((1..=10).contains(&hash.len()));
-    assert!(hash.bytes().all(|b| SAFE_ALPHABET.contains(&b)), "{hash}");
-    assert_ne!(hash, template_hash(&template, Some(1)));
-    // FNV-1a 32 of "a" is 0xe40c292c = 3826002220: digits map to alphabet[digit byte % 27].
-    assert_eq!(fnv32a(b"a"), 3_826_002_220);
 }
 
 #[test]

@@ -46,8 +46,8 @@ use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient};
 use kubegen_workqueue::RateLimitingQueue;
 
-use crate::context::{Context, Runner, stopped};
-use crate::worker::{self, Next, Retries};
+use crate::context::{Context, Runner};
+use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
 use crate::workload::shared::register;
@@ -66,24 +66,19 @@ const CONSISTENCY_RECHECK: Duration = Duration::from_secs(1);
 /// PersistentVolumeClaims, ControllerRevisions); the runner works its queue with `workers`
 /// workers (`--concurrent-statefulset-syncs`, 5) until the manager stops.
 pub(crate) fn start(context: &Context, workers: usize) -> Runner {
-    let controller = StatefulSetController::new(context);
-    let stop = context.stop.clone();
-    Box::pin(async move {
-        let controller = match controller {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "the statefulset controller cannot start");
-                return;
-            }
-        };
+    let loops = StatefulSetController::new(context).map(|controller| {
         let queue = controller.inner.queue.clone();
-        let running = worker::spawn(queue, workers, Retries::Forever, move |key: String| {
-            let c = controller.clone();
-            async move { c.inner.sync(&key).await }
-        });
-        stopped(stop).await;
-        running.stop().await;
-    })
+        vec![QueueLoop::new(
+            queue,
+            workers,
+            Retries::Forever,
+            move |key: String| {
+                let c = controller.clone();
+                async move { c.inner.sync(&key).await }
+            },
+        )]
+    });
+    worker::run("statefulset", context.stop.clone(), loops)
 }
 
 /// The StatefulSet controller; cheap to clone.

@@ -14,9 +14,6 @@
 //! `rand.SafeEncodeString` does. So the same template yields the same revision name here as on
 //! v1.36 (`db-5685d99b96`), provided the stored template reads back the same.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -24,65 +21,13 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::{Value, json};
 
 use super::identity::spec;
+use crate::workload::hash::{SAFE_ALPHABET, go_json};
 use crate::workload::meta::{controller_ref, describe};
 use crate::workload::versioned::Field;
 use crate::{Error, Result};
 
 /// The label carrying a revision's hash (`ControllerRevisionHashLabel`).
 const HASH_LABEL: &str = "controller.kubernetes.io/hash";
-
-/// The characters `rand.SafeEncodeString` maps bytes to (no vowels, no look-alikes).
-const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-/// `value` as Go's `json.Marshal` writes it after decoding into `map[string]interface{}`: object
-/// keys sorted, compact, HTML characters escaped.
-pub(crate) fn go_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(value, &mut out);
-    out
-}
-
-fn write_go_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<&String, &Value> = map.iter().collect();
-            out.push('{');
-            for (i, (key, value)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(key, out);
-                out.push(':');
-                write_go_json(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_go_string(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_go_string(s: &str, out: &mut String) {
-    let quoted = Value::String(s.to_owned()).to_string();
-    for c in quoted.chars() {
-        match c {
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-}
 
 /// 32-bit FNV-1 (multiply, then xor) of `bytes`, as Go's `hash/fnv.New32`.
 fn fnv1_32(bytes: &[u8]) -> u32 {

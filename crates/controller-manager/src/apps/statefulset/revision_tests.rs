@@ -51,15 +51,6 @@ fn the_hash_of_real_revision_data_is_the_real_name() {
 }
 
 #[test]
-fn go_json_sorts_keys_and_escapes_html() {
-    let value = json!({"b": 1, "a": {"z": [true, null], "y": "<&>"}});
-    assert_eq!(
-        go_json(&value),
-        r#"{"a":{"y":"\u003c\u0026\u003e","z":[true,null]},"b":1}"#
-    );
-}
-
-#[test]
 fn a_new_revision_is_named_labelled_and_owned_by_the_set() {
     let set = set_with_image("nginx");
     let revision = new_revision(&set, 3, 0).unwrap();

@@ -38,9 +38,9 @@ use kubegen_client::{
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
-use crate::context::{Context, Runner, stopped};
+use crate::context::{Context, Runner};
 use crate::options::Clock;
-use crate::worker::{self, Next, Retries};
+use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::meta::{controller_of, controller_ref, describe, key_of, split_key};
 use crate::workload::shared::{FIELD_MANAGER, api_message, namespace_terminating, register};
@@ -55,24 +55,19 @@ const SCHEDULED_TIMESTAMP: &str = "batch.kubernetes.io/cronjob-scheduled-timesta
 /// runner works its queue with `workers` workers (`--concurrent-cron-job-syncs`, 5) until the
 /// manager stops, reading the time from `clock`.
 pub(crate) fn start(context: &Context, workers: usize, clock: Clock) -> Runner {
-    let controller = CronJobController::new(context, clock);
-    let stop = context.stop.clone();
-    Box::pin(async move {
-        let controller = match controller {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "the cronjob controller cannot start");
-                return;
-            }
-        };
+    let loops = CronJobController::new(context, clock).map(|controller| {
         let queue = controller.inner.queue.clone();
-        let running = worker::spawn(queue, workers, Retries::Forever, move |key: String| {
-            let c = controller.clone();
-            async move { c.inner.sync(&key).await }
-        });
-        stopped(stop).await;
-        running.stop().await;
-    })
+        vec![QueueLoop::new(
+            queue,
+            workers,
+            Retries::Forever,
+            move |key: String| {
+                let c = controller.clone();
+                async move { c.inner.sync(&key).await }
+            },
+        )]
+    });
+    worker::run("cronjob", context.stop.clone(), loops)
 }
 
 /// The CronJob controller; cheap to clone.
