@@ -387,21 +387,21 @@ async fn node_dies_and_comes_back(env: Env) {
         }
     })
     .await;
-    living.stop().await;
-    let cleanup = env.clone();
-    let back = match outcome {
-        Ok(back) => Some(back),
-        Err(failure) => {
-            delete_nodes(&cleanup, &all).await;
-            std::panic::resume_unwind(failure.into_panic());
-        }
+    // The Pods go with the namespace while the kubelets still run to finish them; after a
+    // failure they are force-deleted, as a kubelet may be gone.
+    let (back, failure) = match outcome {
+        Ok(back) => (Some(back), None),
+        Err(failure) => (None, Some(failure)),
     };
-    // The Pods go with the namespace while the dying Node's kubelet is back to finish them.
-    delete_namespace_and_wait(&env).await;
+    delete_namespace_and_wait(&env, failure.is_some()).await;
+    living.stop().await;
     if let Some(back) = back {
         back.stop().await;
     }
-    delete_nodes(&cleanup, &all).await;
+    delete_nodes(&env, &all).await;
+    if let Some(failure) = failure {
+        std::panic::resume_unwind(failure.into_panic());
+    }
 }
 
 async fn delete_nodes(env: &Env, names: &[String]) {
@@ -410,7 +410,21 @@ async fn delete_nodes(env: &Env, names: &[String]) {
     }
 }
 
-async fn delete_namespace_and_wait(env: &Env) {
+async fn delete_namespace_and_wait(env: &Env, force: bool) {
+    if force {
+        let pods = env.pods();
+        let options = DeleteOptions::default().grace_period_seconds(0);
+        for pod in pods
+            .list(&ListOptions::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+        {
+            let _ = pods
+                .delete(pod.metadata.name.as_deref().unwrap_or_default(), &options)
+                .await;
+        }
+    }
     let namespaces = ResourceClient::<Namespace>::cluster(env.client.clone());
     let _ = namespaces.delete(&env.ns, &DeleteOptions::default()).await;
     wait_for(
