@@ -368,8 +368,10 @@ impl NodeLifecycle {
                     .tainters
                     .insert(zone, RateLimitedQueue::new(rate, now));
             }
-            if !state.known.contains_key(&name_of(node)) {
-                state.known.insert(name_of(node), Arc::clone(node));
+            if let std::collections::btree_map::Entry::Vacant(entry) =
+                state.known.entry(name_of(node))
+            {
+                entry.insert(Arc::clone(node));
                 added.push(Arc::clone(node));
             }
         }
