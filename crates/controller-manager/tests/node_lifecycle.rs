@@ -261,17 +261,25 @@ async fn node_dies_and_comes_back(env: Env) {
             }))
             .unwrap();
             env.pods().create(&patient, &CreateOptions::default()).await.unwrap();
+            let slow: Pod = serde_json::from_value(json!({
+                "metadata": {"name": "slow"},
+                "spec": pod_spec(&env, Some(600)),
+            }))
+            .unwrap();
+            env.pods().create(&slow, &CreateOptions::default()).await.unwrap();
             let web = wait_for("web's pod to run on the dying node", Duration::from_secs(60), || async {
                 let list = env.pods().list(&ListOptions::default().labels("app=web")).await.ok()?;
                 let pod = list.items.into_iter().next()?;
                 (running_on(&pod)? == dead).then(|| pod.metadata.name.clone().unwrap())
             })
             .await;
-            wait_for("the patient pod to run", Duration::from_secs(60), || async {
-                let pod = env.pods().get("patient", &GetOptions::default()).await.ok()?;
-                (running_on(&pod)? == dead).then_some(())
-            })
-            .await;
+            for name in ["patient", "slow"] {
+                wait_for("the tolerant pods to run", Duration::from_secs(60), || async {
+                    let pod = env.pods().get(name, &GetOptions::default()).await.ok()?;
+                    (running_on(&pod)? == dead).then_some(())
+                })
+                .await;
+            }
             for name in &all[..2] {
                 cordon(&env, name, false).await;
             }
@@ -379,6 +387,21 @@ async fn node_dies_and_comes_back(env: Env) {
             })
             .await;
             println!("after coming back: taints {:?}", taints(&healed));
+            // The slow Pod's planned deletion (600 s) is cancelled with the taint.
+            let cancelled = (
+                "Normal".to_owned(),
+                "TaintManagerEviction".to_owned(),
+                format!("Cancelling deletion of Pod {}/slow", env.ns),
+                "taint-eviction-controller".to_owned(),
+            );
+            let slow_events = wait_for("the cancelled eviction", Duration::from_secs(30), || async {
+                let found = events(&env, &env.ns, "Pod", "slow").await;
+                found.contains(&cancelled).then_some(found)
+            })
+            .await;
+            println!("slow pod events: {slow_events:#?}");
+            let slow = env.pods().get("slow", &GetOptions::default()).await.unwrap();
+            assert!(slow.metadata.deletion_timestamp.is_none());
             wait_for("the evicted pod to be gone", Duration::from_secs(60), || async {
                 env.pods().get(&web, &GetOptions::default()).await.is_err().then_some(())
             })
