@@ -314,7 +314,11 @@ async fn node_dies_and_comes_back(env: Env) {
             })
             .await;
             let to_taint = stopped_at.elapsed();
-            println!("taints: {:?}", taints(&tainted));
+            println!(
+                "dead node conditions: {}\ndead node taints: {}",
+                serde_json::to_string(&tainted.status.as_ref().unwrap().conditions).unwrap(),
+                serde_json::to_string(&tainted.spec.as_ref().unwrap().taints).unwrap()
+            );
             assert!(taints(&tainted).contains(&("node.kubernetes.io/unreachable".into(), "NoExecute".into(), true)));
             assert!(has_taint(&tainted, "node.kubernetes.io/unreachable", "NoSchedule"));
             assert!(!has_taint(&tainted, "node.kubernetes.io/not-ready", "NoExecute"));
