@@ -160,6 +160,35 @@ fn no_execute(taints: &[Taint]) -> Vec<Taint> {
         .collect()
 }
 
+/// What to do with a Pod's deletion plan.
+#[derive(Debug, PartialEq, Eq)]
+enum Decision {
+    /// Cancel any plan: the Pod may stay.
+    Cancel,
+    /// Keep the plan made earlier.
+    Keep,
+    /// Replace any plan with one started at `created`, firing at `fire_at`.
+    Plan { created: Instant, fire_at: Instant },
+}
+
+/// The decision of `processPodOnNode` for a Pod that may `stay`, whose deletion was planned at
+/// `planned` (if it was), at `now`: delete now when a taint is not tolerated; otherwise after the
+/// shortest toleration, unless a plan made before `now` stands.
+fn decide(stay: Stay, planned: Option<Instant>, now: Instant) -> Decision {
+    match stay {
+        Stay::Forever => Decision::Cancel,
+        Stay::None => Decision::Plan {
+            created: now,
+            fire_at: now,
+        },
+        Stay::For(_) if planned.is_some_and(|created| created < now) => Decision::Keep,
+        Stay::For(wait) => Decision::Plan {
+            created: planned.unwrap_or(now),
+            fire_at: now + wait,
+        },
+    }
+}
+
 /// A planned deletion (`TimedWorker`).
 struct Planned {
     /// When it was first planned, which later plans keep.
@@ -253,24 +282,13 @@ impl TaintEviction {
         if taints.is_empty() {
             self.cancel(key);
         }
-        match tolerations::stay(taints, tolerations) {
-            Stay::Forever => self.cancel(key),
-            Stay::None => {
+        let planned = self.state.lock().planned.get(key).map(|p| p.created);
+        match decide(tolerations::stay(taints, tolerations), planned, now) {
+            Decision::Cancel => self.cancel(key),
+            Decision::Keep => {}
+            Decision::Plan { created, fire_at } => {
                 self.cancel(key);
-                self.add(key, now, now);
-            }
-            Stay::For(wait) => {
-                let planned = self.state.lock().planned.get(key).map(|p| p.created);
-                let created = match planned {
-                    // Planned earlier: that plan stands.
-                    Some(created) if created < now => return,
-                    Some(created) => {
-                        self.cancel(key);
-                        created
-                    }
-                    None => now,
-                };
-                self.add(key, created, now + wait);
+                self.add(key, created, fire_at);
             }
         }
     }
@@ -307,9 +325,10 @@ impl TaintEviction {
         let Some(planned) = self.state.lock().planned.remove(key) else {
             return;
         };
+        // A deletion already under way is left to finish, as a fired timer's work is.
         let waiting = !planned.timer.is_finished() && planned.fire_at > Instant::now();
-        planned.timer.abort();
         if waiting {
+            planned.timer.abort();
             self.pod_event(key, format!("Cancelling deletion of Pod {key}"));
         }
     }

@@ -90,3 +90,37 @@ fn only_no_execute_taints_count_and_items_carry_the_node() {
     p.metadata.name = Some("web".into());
     assert_eq!(pod_item(&p), "ns/web|n1");
 }
+
+#[test]
+fn decisions_follow_how_long_the_pod_may_stay() {
+    let now = Instant::now();
+    let earlier = now - Duration::from_secs(1);
+    let wait = Duration::from_secs(2);
+    assert_eq!(decide(Stay::Forever, Some(earlier), now), Decision::Cancel);
+    assert_eq!(
+        decide(Stay::None, Some(earlier), now),
+        Decision::Plan {
+            created: now,
+            fire_at: now
+        }
+    );
+    assert_eq!(
+        decide(Stay::For(wait), None, now),
+        Decision::Plan {
+            created: now,
+            fire_at: now + wait
+        }
+    );
+    assert_eq!(
+        decide(Stay::For(wait), Some(earlier), now),
+        Decision::Keep,
+        "a plan made earlier stands"
+    );
+    assert_eq!(
+        decide(Stay::For(wait), Some(now), now),
+        Decision::Plan {
+            created: now,
+            fire_at: now + wait
+        }
+    );
+}
