@@ -601,6 +601,18 @@ async fn a_node_without_kubelet(env: Env, name: &str, startup: Duration) {
             println!("node events: {node_events:#?}");
             assert!(node_events.iter().any(|e| e.1 == "RegisteredNode"));
             assert!(!node_events.iter().any(|e| e.1 == "NodeNotReady"), "it never was Ready");
+            // A deleted Node is noticed at the next health pass.
+            env.nodes().delete(&name, &DeleteOptions::default()).await.unwrap();
+            let removing = (
+                "Normal".to_owned(),
+                "RemovingNode".to_owned(),
+                format!("Node {name} event: Removing Node {name} from Controller"),
+                "node-controller".to_owned(),
+            );
+            wait_for("the RemovingNode event", Duration::from_secs(30), || async {
+                events(&env, "default", "Node", &name).await.contains(&removing).then_some(())
+            })
+            .await;
         }
     })
     .await;
@@ -632,7 +644,14 @@ async fn a_node_that_never_reports_status_goes_unknown_after_the_startup_grace_o
         scheduler: "nodelife-scheduler".into(),
         grace: Duration::from_secs(120),
     };
-    a_node_without_kubelet(env, "127.0.61.30", Duration::from_secs(120)).await;
+    // A name not used lately: kube-controller-manager remembers the health of a deleted Node,
+    // and one re-created under its name is not given the startup grace again.
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let name = format!("127.0.61.{}", 100 + seconds % 150);
+    a_node_without_kubelet(env, &name, Duration::from_secs(120)).await;
 }
 
 /// When every zone is fully disrupted (here the only Node is silent), the controller stops
