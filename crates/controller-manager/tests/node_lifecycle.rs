@@ -352,6 +352,20 @@ async fn node_dies_and_comes_back(env: Env) {
             let patient_ready = patient.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Ready").unwrap();
             assert_eq!(patient_ready.status, "False");
 
+            let raw = ResourceClient::<Event>::namespaced(env.client.clone(), "default")
+                .list(&ListOptions::default())
+                .await
+                .unwrap();
+            for e in raw.items.iter().filter(|e| e.involved_object.name.as_deref() == Some(dead.as_str())) {
+                println!(
+                    "node event {:?}: involvedObject {} reporting {:?}/{:?} source {:?}",
+                    e.reason,
+                    serde_json::to_string(&e.involved_object).unwrap(),
+                    e.reporting_component,
+                    e.reporting_instance,
+                    e.source
+                );
+            }
             let node_events = events(&env, "default", "Node", &dead).await;
             println!("node events: {node_events:#?}");
             assert!(node_events.contains(&(
