@@ -308,9 +308,12 @@ async fn node_dies_and_comes_back(env: Env) {
                 assert_eq!(c.message.as_deref(), Some("Kubelet stopped posting node status."));
             }
             assert_eq!(condition(&unknown, "Ready").unwrap().last_heartbeat_time, heartbeat);
-            let tainted = wait_for("the unreachable NoExecute taint", Duration::from_secs(30), || async {
+            // Both taints, in either order: the NoSchedule pass and the NoExecute pass run apart.
+            let tainted = wait_for("the unreachable taints", Duration::from_secs(30), || async {
                 let n = node(&env, &dead).await?;
-                has_taint(&n, "node.kubernetes.io/unreachable", "NoExecute").then_some(n)
+                (has_taint(&n, "node.kubernetes.io/unreachable", "NoExecute")
+                    && has_taint(&n, "node.kubernetes.io/unreachable", "NoSchedule"))
+                .then_some(n)
             })
             .await;
             let to_taint = stopped_at.elapsed();
