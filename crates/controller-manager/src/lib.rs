@@ -26,6 +26,8 @@
 //! | `daemonset-controller` | `pkg/controller/daemon/*.go`, `daemon/util/daemonset_util.go` | `apps/daemonset/` |
 //! | `endpointslice-controller` | `pkg/controller/endpointslice/endpointslice_controller.go`, `staging/src/k8s.io/endpointslice/{reconciler,utils}.go` | `endpointslice/` |
 //! | `validatingadmissionpolicy-status-controller` | `pkg/controller/validatingadmissionpolicystatus/controller.go`, apiserver `pkg/admission/plugin/policy/validating/typechecking.go` | `admissionpolicy/` |
+//! | `node-lifecycle-controller` | `pkg/controller/nodelifecycle/node_lifecycle_controller.go`, `pkg/controller/util/node/controller_utils.go` | `nodelifecycle/` |
+//! | `taint-eviction-controller` | `pkg/controller/tainteviction/taint_eviction.go`, `timed_workers.go` | `tainteviction/` |
 //! | `job-controller` | `pkg/controller/job/*.go` | `batch/job/` |
 //! | `cronjob-controller` | `pkg/controller/cronjob/*.go` | `batch/cronjob/` |
 //! | ControllerRefManager, expectations, pod ranking, template hash | `pkg/controller/controller_ref_manager.go`, `controller_utils.go` | `workload/controller_ref.rs`, `workload/expectations.rs`, `workload/pods.rs`, `workload/hash.rs` |
@@ -46,7 +48,8 @@
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
 //! import each other (`hack/import-layers.py` checks both).
 //! - `manager`
-//! - `admissionpolicy`, `apps`, `batch`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`
+//! - `admissionpolicy`, `apps`, `batch`, `endpointslice`, `garbagecollector`, `namespace`, `serviceaccount`, `tainteviction`
+//! - `nodelifecycle`
 //! - `workload`
 //! - `context`, `served`, `worker`
 //! - `error`, `options`
@@ -63,12 +66,14 @@ mod error;
 mod garbagecollector;
 mod manager;
 mod namespace;
+mod nodelifecycle;
 mod options;
 mod served;
 mod serviceaccount;
+mod tainteviction;
 mod worker;
 mod workload;
 
 pub use error::{Error, Result};
 pub use manager::ControllerManager;
-pub use options::{Clock, Controller, ControllerManagerOptions};
+pub use options::{Clock, Controller, ControllerManagerOptions, NodeLifecycleOptions};

@@ -132,6 +132,12 @@ impl ControllerManager {
         {
             runners.push(admissionpolicy::start(context));
         }
+        if self.options.runs(Controller::NodeLifecycle) {
+            runners.push(crate::nodelifecycle::start(context));
+        }
+        if self.options.runs(Controller::TaintEviction) {
+            runners.push(crate::tainteviction::start(context));
+        }
         if self.options.runs(Controller::RootCaCertificatePublisher)
             && let Some(pem) = &self.options.root_ca_pem
         {

@@ -2,7 +2,7 @@
 //! so a test in another crate can write
 //! `ControllerManagerOptions::default().without(Controller::GarbageCollector)`.
 
-use std::{collections::BTreeSet, fmt, sync::Arc};
+use std::{collections::BTreeSet, fmt, sync::Arc, time::Duration};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -36,11 +36,17 @@ pub enum Controller {
     /// `validatingadmissionpolicy-status-controller`: type-checks admission policies and writes
     /// `status.typeChecking`.
     ValidatingAdmissionPolicyStatus,
+    /// `node-lifecycle-controller`: Node conditions go `Unknown` when heartbeats stop, and the
+    /// Nodes get the taints their conditions call for.
+    NodeLifecycle,
+    /// `taint-eviction-controller`: deletes Pods from Nodes with `NoExecute` taints they do not
+    /// tolerate.
+    TaintEviction,
 }
 
 impl Controller {
     /// Every controller this crate knows.
-    pub const ALL: [Controller; 13] = [
+    pub const ALL: [Controller; 15] = [
         Controller::Namespace,
         Controller::GarbageCollector,
         Controller::ServiceAccount,
@@ -54,6 +60,8 @@ impl Controller {
         Controller::CronJob,
         Controller::EndpointSlice,
         Controller::ValidatingAdmissionPolicyStatus,
+        Controller::NodeLifecycle,
+        Controller::TaintEviction,
     ];
 
     /// kube-controller-manager's name for it (`namespace-controller`, ...).
@@ -74,6 +82,8 @@ impl Controller {
             Controller::ValidatingAdmissionPolicyStatus => {
                 "validatingadmissionpolicy-status-controller"
             }
+            Controller::NodeLifecycle => "node-lifecycle-controller",
+            Controller::TaintEviction => "taint-eviction-controller",
         }
     }
 
@@ -113,6 +123,44 @@ impl fmt::Debug for Clock {
     }
 }
 
+/// The node-lifecycle controller's timings and eviction rates: kube-controller-manager's
+/// `--node-monitor-period`, `--node-monitor-grace-period`, `--node-startup-grace-period`,
+/// `--node-eviction-rate`, `--secondary-node-eviction-rate`, `--large-cluster-size-threshold` and
+/// `--unhealthy-zone-threshold`. [`Default`] gives v1.36's defaults; tests shorten the periods so
+/// they need not wait 50 s for a silent Node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeLifecycleOptions {
+    /// How often Node health is checked (5 s).
+    pub monitor_period: Duration,
+    /// How long a Node that posted status may stay silent before it is `Unknown` (50 s).
+    pub monitor_grace_period: Duration,
+    /// How long a Node that never posted status may stay silent (60 s).
+    pub startup_grace_period: Duration,
+    /// Nodes per second that get `NoExecute` taints in a healthy zone (0.1).
+    pub eviction_rate: f32,
+    /// Nodes per second in a partially disrupted zone larger than
+    /// `large_cluster_size_threshold` (0.01; 0 in smaller zones).
+    pub secondary_eviction_rate: f32,
+    /// Zone size above which the secondary rate applies (50).
+    pub large_cluster_size_threshold: usize,
+    /// Share of not-Ready Nodes (when more than 2) that makes a zone partially disrupted (0.55).
+    pub unhealthy_zone_threshold: f32,
+}
+
+impl Default for NodeLifecycleOptions {
+    fn default() -> Self {
+        NodeLifecycleOptions {
+            monitor_period: Duration::from_secs(5),
+            monitor_grace_period: Duration::from_secs(50),
+            startup_grace_period: Duration::from_secs(60),
+            eviction_rate: 0.1,
+            secondary_eviction_rate: 0.01,
+            large_cluster_size_threshold: 50,
+            unhealthy_zone_threshold: 0.55,
+        }
+    }
+}
+
 /// What a [`ControllerManager`](crate::ControllerManager) runs.
 ///
 /// # Defaults
@@ -128,6 +176,7 @@ pub struct ControllerManagerOptions {
     pub(crate) root_ca_pem: Option<String>,
     pub(crate) workers: Option<usize>,
     pub(crate) clock: Clock,
+    pub(crate) node_lifecycle: NodeLifecycleOptions,
 }
 
 impl Default for ControllerManagerOptions {
@@ -141,6 +190,7 @@ impl Default for ControllerManagerOptions {
             root_ca_pem: None,
             workers: None,
             clock: Clock::system(),
+            node_lifecycle: NodeLifecycleOptions::default(),
         }
     }
 }
@@ -181,6 +231,12 @@ impl ControllerManagerOptions {
     /// The clock the cronjob controller schedules by ([`Clock::system`] by default).
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The node-lifecycle controller's periods and rates (v1.36's defaults otherwise).
+    pub fn node_lifecycle(mut self, options: NodeLifecycleOptions) -> Self {
+        self.node_lifecycle = options;
         self
     }
 

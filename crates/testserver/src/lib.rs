@@ -207,7 +207,8 @@
 //!
 //! # Deliberately not reproduced
 //! No admission plugin beyond NamespaceLifecycle (namespaces must exist, terminating ones refuse
-//! new content, system namespaces cannot be deleted), the admission policies and the admission
+//! new content, system namespaces cannot be deleted), TaintNodesByCondition (a new Node is
+//! tainted not-ready), the admission policies and the admission
 //! webhooks (which are not called for deletecollection, `scale`, `finalize` or TokenRequests),
 //! no anonymous
 //! requests, no ClusterRole

@@ -9,6 +9,9 @@
 //!   namespace, a terminating namespace takes no new content, the system namespaces cannot be
 //!   deleted.
 //!
+//! - [`node_taint`]: TaintNodesByCondition — a new Node gets the
+//!   `node.kubernetes.io/not-ready:NoSchedule` taint, lifted by the node-lifecycle controller.
+//!
 //! - [`policy`]: MutatingAdmissionPolicy and ValidatingAdmissionPolicy, CEL over stored
 //!   policies, each run just before the webhooks of its phase (as kube-apiserver orders its
 //!   plugins: MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy,
@@ -19,6 +22,7 @@
 //!   them apart from the synchronous chain, outside the storage lock.
 
 pub(crate) mod namespace_lifecycle;
+pub(crate) mod node_taint;
 pub(crate) mod plugin;
 pub(crate) mod policy;
 pub(crate) mod webhook;
@@ -30,7 +34,10 @@ pub(crate) use plugin::{Attributes, Operation, Plugin};
 use crate::status::ApiError;
 
 /// The enabled plugins, in kube-apiserver's order.
-const PLUGINS: &[&dyn Plugin] = &[&namespace_lifecycle::NamespaceLifecycle];
+const PLUGINS: &[&dyn Plugin] = &[
+    &namespace_lifecycle::NamespaceLifecycle,
+    &node_taint::TaintNodesByCondition,
+];
 
 /// Runs the mutating phase of every plugin, in order; the first rejection wins.
 ///

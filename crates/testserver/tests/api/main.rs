@@ -24,6 +24,7 @@ mod fidelity;
 mod list;
 mod namespaces;
 mod negotiation;
+mod node_taint;
 mod openapi;
 mod rbac;
 mod scale;
