@@ -61,6 +61,7 @@ use crate::workload::expectations::Expectations;
 use crate::workload::meta::{
     controller_of, controller_ref, describe, key_of, selector_of, split_key,
 };
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::pods;
 use crate::workload::shared::{
     FIELD_MANAGER, api_message, go_message, namespace_terminating, register,
@@ -174,6 +175,7 @@ impl JobController {
                 .on_update(move |old: &Arc<Pod>, new: &Arc<Pod>| u.update_pod(old, new))
                 .on_delete(move |gone: &DeletedObject<Pod>| d.delete_pod(gone.object(), true)),
         )?;
+        pod_index::add_to(&pods)?;
         Ok(Self { inner })
     }
 }
@@ -593,19 +595,13 @@ impl Inner {
         true
     }
 
-    /// The Pods the Job controls after adopting and releasing (`getPodsForJob`).
+    /// The Pods the Job controls after adopting and releasing, from those it controls and the
+    /// namespace's orphans (`getPodsForJob`).
     async fn pods_for_job(&self, job: &Job) -> Result<Vec<Arc<Pod>>> {
         let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
         let name = job.metadata.name.as_deref().unwrap_or_default();
-        let uid = job.metadata.uid.as_deref().unwrap_or_default();
         let selector = selector_of(job, spec(job).selector.as_ref())?;
-        let candidates: Vec<_> = self
-            .pods
-            .namespaced(namespace)
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| controller_of(p.as_ref()).is_none_or(|r| r.uid == uid))
-            .collect();
+        let candidates = pod_index::pods_of(&self.pods, job, Orphans::Included);
         let fresh = || async move {
             ResourceClient::<Job>::namespaced(self.client.clone(), namespace)
                 .get(name, &GetOptions::default())
