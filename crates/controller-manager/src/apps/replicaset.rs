@@ -5,7 +5,8 @@
 //!
 //! # One sync
 //! 1. Read the ReplicaSet from the cache; gone: forget its expectations.
-//! 2. Claim the namespace's active Pods (adopt matching orphans, release strays; see
+//! 2. Claim the active Pods it controls and the namespace's orphans, found through the Pod
+//!    informer's controller index (`pod_index.rs`): adopt matching orphans, release strays (see
 //!    `controller_ref.rs`).
 //! 3. Only if the [expectations](crate::workload::expectations) of earlier creates and deletes are met:
 //!    create the missing Pods (in slow-start batches 1, 2, 4, ...) or delete the extras, the
@@ -40,6 +41,7 @@ use crate::workload::events::EventSink;
 use crate::workload::meta::{
     controller_of, controller_ref, describe, key_of, selector_of, selects, split_key,
 };
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::{FIELD_MANAGER, api_message, namespace_terminating, register};
 use crate::workload::versioned::Field;
 use crate::workload::{expectations::Expectations, pods};
@@ -94,6 +96,7 @@ impl ReplicaSetController {
             .on_delete(move |gone: &DeletedObject<Pod>| d.delete_pod(gone.object()));
         register(&informers.replica_sets, rs_handler)?;
         register(&informers.pods, pod_handler)?;
+        pod_index::add_to(&informers.pods)?;
         Ok(Self { inner })
     }
 
@@ -205,7 +208,7 @@ impl Inner {
         let needs_sync = self.expectations.satisfied(key);
         let spec = rs.spec.value().cloned().unwrap_or_default();
         let selector = selector_of(rs.as_ref(), Some(&spec.selector))?;
-        let all = self.pods.namespaced(namespace).list(&Selector::default());
+        let all = pod_index::pods_of(&self.pods, rs.as_ref(), Orphans::Included);
         let active: Vec<_> = all.iter().filter(|p| pods::is_active(p)).cloned().collect();
         let client = self.client.clone();
         let fresh = || async move {

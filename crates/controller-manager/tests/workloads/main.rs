@@ -236,7 +236,8 @@ macro_rules! scenarios {
 pub(crate) use scenarios;
 
 /// `(type, reason, involved kind/name, message, count)` of the namespace's core/v1 Events
-/// about anything but Pods (the simulated kubelet's own), sorted.
+/// about anything but Pods (the simulated kubelet's own) and Nodes (the node-lifecycle
+/// controller's `RegisteredNode`, which land in `default` as on a cluster), sorted.
 pub async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, String, i32)> {
     let list = ResourceClient::<Event>::namespaced(client.clone(), ns)
         .list(&ListOptions::default())
@@ -245,7 +246,7 @@ pub async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, S
     let mut out: Vec<_> = list
         .items
         .into_iter()
-        .filter(|e| e.involved_object.kind.as_deref() != Some("Pod"))
+        .filter(|e| !matches!(e.involved_object.kind.as_deref(), Some("Pod" | "Node")))
         .map(|e| {
             let object = &e.involved_object;
             (

@@ -27,7 +27,7 @@ mod rolling;
 mod sync;
 mod util;
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
@@ -42,6 +42,7 @@ use kubegen_workqueue::RateLimitingQueue;
 use super::informers::Informers;
 use crate::workload::events::EventSink;
 use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::register;
 use crate::workload::versioned::Field;
 use crate::{Result, error::request};
@@ -97,6 +98,7 @@ impl DeploymentController {
             &informers.pods,
             HandlerFns::new().on_delete(move |pod: &DeletedObject<Pod>| d.delete_pod(pod.object())),
         )?;
+        pod_index::add_to(&informers.pods)?;
         Ok(Self { inner })
     }
 
@@ -184,7 +186,7 @@ impl Inner {
             return;
         }
         let rss = self.owned_replica_sets(&d);
-        if self.pods_by_rs(&d, &rss).values().all(Vec::is_empty) {
+        if self.pods_by_rs(&rss).values().all(Vec::is_empty) {
             self.queue.add(key_of(d.as_ref()));
         }
     }
@@ -202,28 +204,18 @@ impl Inner {
             .collect()
     }
 
-    /// The Pods selected by `d`, grouped by the ReplicaSet of `rss` controlling them
-    /// (`getPodMapForDeployment`).
-    fn pods_by_rs(
-        &self,
-        d: &Deployment,
-        rss: &[Arc<ReplicaSet>],
-    ) -> std::collections::HashMap<String, Vec<Arc<Pod>>> {
-        let mut map: std::collections::HashMap<String, Vec<Arc<Pod>>> = rss
-            .iter()
-            .map(|rs| (rs.metadata.uid.clone().unwrap_or_default(), Vec::new()))
-            .collect();
-        let selector = d.spec.value().map(|s| &s.selector);
-        let Ok(Some(selector)) = selector_of(d, selector) else {
-            return map;
-        };
-        let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
-        for pod in self.pods.namespaced(namespace).list(&selector) {
-            if let Some(list) = controller_of(pod.as_ref()).and_then(|r| map.get_mut(&r.uid)) {
-                list.push(pod);
-            }
-        }
-        map
+    /// The Pods each ReplicaSet of `rss` controls, by its uid, found through the Pod informer's
+    /// controller index (`getPodMapForDeployment`).
+    fn pods_by_rs(&self, rss: &[Arc<ReplicaSet>]) -> HashMap<String, Vec<Arc<Pod>>> {
+        rss.iter()
+            .map(|rs| {
+                let uid = rs.metadata.uid.clone().unwrap_or_default();
+                (
+                    uid,
+                    pod_index::pods_of(&self.pods, rs.as_ref(), Orphans::Excluded),
+                )
+            })
+            .collect()
     }
 
     async fn sync(&self, key: &str) -> Result<()> {
@@ -238,7 +230,7 @@ impl Inner {
             return self.sync_selecting_all(d).await;
         }
         let rss = self.claim_replica_sets(&d, selector.as_ref()).await?;
-        let pod_map = self.pods_by_rs(&d, &rss);
+        let pod_map = self.pods_by_rs(&rss);
         if d.metadata.deletion_timestamp.is_some() {
             return self.sync_status_only(&mut d, rss).await;
         }

@@ -50,6 +50,7 @@ use crate::context::{Context, Runner};
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::register;
 use crate::{Result, error::request};
 use consistency::Consistency;
@@ -143,6 +144,7 @@ impl StatefulSetController {
                 .on_update(move |old: &Arc<Pod>, new: &Arc<Pod>| u.update_pod(old, new))
                 .on_delete(move |gone: &DeletedObject<Pod>| d.delete_pod(gone.object())),
         )?;
+        pod_index::add_to(&pods)?;
         let (a, u, d) = (inner.clone(), inner.clone(), inner.clone());
         register(
             &claims,
@@ -271,13 +273,8 @@ impl Inner {
             }
             self.control.history.adopt_orphans(&set, &revisions).await?;
         }
-        let uid = set.metadata.uid.as_deref().unwrap_or_default();
-        let candidates: Vec<_> = self
-            .pods
-            .namespaced(namespace)
-            .list(&Selector::default())
+        let candidates: Vec<_> = pod_index::pods_of(&self.pods, set.as_ref(), Orphans::Included)
             .into_iter()
-            .filter(|p| controller_of(p.as_ref()).is_none_or(|r| r.uid == uid))
             .filter(|p| is_member_of(&set, p))
             .collect();
         let fresh = || self.recheck(&set);

@@ -61,7 +61,6 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, Uncount
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, GetOptions, ResourceClient, UpdateOptions};
 use kubegen_runtime::EventType;
@@ -72,7 +71,8 @@ use crate::context::{Context, Runner};
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::expectations::Expectations;
-use crate::workload::meta::{controller_of, describe, key_of, selector_of, split_key};
+use crate::workload::meta::{describe, key_of, selector_of, split_key};
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::pods;
 use crate::workload::shared::{FIELD_MANAGER, register};
 use crate::{Result, error::request};
@@ -167,6 +167,7 @@ impl JobController {
                 .on_update(move |old: &Arc<Pod>, new: &Arc<Pod>| u.update_pod(old, new))
                 .on_delete(move |gone: &DeletedObject<Pod>| d.delete_pod(gone.object(), true)),
         )?;
+        pod_index::add_to(&pods)?;
         Ok(Self { inner })
     }
 }
@@ -442,19 +443,13 @@ impl Inner {
         true
     }
 
-    /// The Pods the Job controls after adopting and releasing (`getPodsForJob`).
+    /// The Pods the Job controls after adopting and releasing, from those it controls and the
+    /// namespace's orphans (`getPodsForJob`).
     async fn pods_for_job(&self, job: &Job) -> Result<Vec<Arc<Pod>>> {
         let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
         let name = job.metadata.name.as_deref().unwrap_or_default();
-        let uid = job.metadata.uid.as_deref().unwrap_or_default();
         let selector = selector_of(job, spec(job).selector.as_ref())?;
-        let candidates: Vec<_> = self
-            .pods
-            .namespaced(namespace)
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| controller_of(p.as_ref()).is_none_or(|r| r.uid == uid))
-            .collect();
+        let candidates = pod_index::pods_of(&self.pods, job, Orphans::Included);
         let fresh = || async move {
             ResourceClient::<Job>::namespaced(self.client.clone(), namespace)
                 .get(name, &GetOptions::default())
