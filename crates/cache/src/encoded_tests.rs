@@ -64,7 +64,7 @@ fn the_block_is_exactly_the_parts_and_the_bytes() {
         &owned(&[("i", &["v"])]),
     );
     // header 5, rv 4+2, labels 4 + (4+1)*2, filed 4 + (4+1) + 4 + (4+1), bytes 10
-    assert_eq!(encoded.block.len(), 5 + 6 + 14 + 22 + 10);
+    assert_eq!(encoded.block.len(), 5 + 6 + 14 + 18 + 10);
 }
 
 #[test]

@@ -159,12 +159,12 @@ fn the_bytes_the_server_sent_are_kept_as_they_are_and_decoded_by_their_encoding(
     let sent: &[u8] = br#"{"metadata": {"resourceVersion": "9", "namespace": "ns", "name": "x"}}"#;
     let json = WireBytes::Json(sent.into());
     let stored = bytes.encode(&key, Arc::new(obj.clone()), Vec::new(), Some(json));
-    assert_eq!(&encoded(&stored).bytes(), sent, "kept, not re-encoded");
+    assert_eq!(encoded(&stored).bytes(), sent, "kept, not re-encoded");
     assert_eq!(*object_of(Some(&bytes), &key, &stored).unwrap(), obj);
     assert_eq!(stored.resource_version(), "9");
     let protobuf = WireBytes::Protobuf(b"x".as_slice().into());
     let stored = bytes.encode(&key, Arc::new(obj.clone()), Vec::new(), Some(protobuf));
-    assert_eq!(&encoded(&stored).bytes(), b"x");
+    assert_eq!(encoded(&stored).bytes(), b"x");
     assert_eq!(*object_of(Some(&bytes), &key, &stored).unwrap(), obj);
     let json_only = byte_store(0);
     let err = json_only.decode(&key, encoded(&stored)).unwrap_err();
