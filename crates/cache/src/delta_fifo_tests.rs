@@ -276,7 +276,7 @@ fn a_draining_queue_gives_back_the_room_of_a_large_list() {
     pop_now(&fifo);
     let state = fifo.state.lock();
     assert!(state.items.capacity() <= FifoState::<ConfigMap>::IDLE_CAPACITY);
-    assert_eq!(state.order.capacity(), 0);
+    assert!(state.order.capacity() <= FifoState::<ConfigMap>::IDLE_CAPACITY);
 }
 
 /// A queue over a byte-backed indexer.
