@@ -99,7 +99,8 @@ pub fn manager(flags: &Flags, client: Client) -> Result<Manager, Error> {
         .workers(usize::from(flags.workers))
         .cache_sync_timeout(flags.cache_sync_timeout)
         .shutdown_timeout(flags.shutdown_timeout)
-        .factory(factory);
+        .factory(factory)
+        .store_mode(manager_flags.cache_store.mode());
     let mut manager = Manager::new(client, options);
     let police_metrics = PoliceMetrics::default();
     police_metrics.register_in(manager.metrics());

@@ -79,14 +79,27 @@ impl<K> FifoState<K> {
     /// Room kept for queued keys when the queue runs empty; more is given back.
     const IDLE_CAPACITY: usize = 64;
 
-    /// Gives back the room a burst left behind once the queue is empty. A first list queues every
-    /// object at once, and maps and deques never shrink on their own: without this, an informer
-    /// of 60,000 objects keeps some 6 MiB of empty queue for its whole life (Go's maps never
-    /// shrink either, so client-go's queue does keep it).
+    /// Gives back the room a burst left behind as the queue drains. A first list queues every
+    /// object at once, and maps and deques never shrink on their own (Go's neither, so
+    /// client-go's queue keeps it): without this, an informer of 60,000 objects would keep some
+    /// 6 MiB of empty queue for its whole life, and, worse, the full-sized queue would sit
+    /// beside the full-sized indexer at the end of the first list, the cache's peak. So once
+    /// the queue holds less than a quarter of its room it is shrunk to twice its length (each
+    /// shrink moves the remaining keys; shrinking by half or more keeps the total work
+    /// linear), and once empty it gives everything back.
     fn release_idle_capacity(&mut self) {
-        if self.order.is_empty() && self.items.capacity() > Self::IDLE_CAPACITY {
+        let len = self.order.len();
+        let idle = |capacity: usize| capacity > Self::IDLE_CAPACITY.max(4 * len);
+        if len == 0 && idle(self.items.capacity()) {
             self.items = KeyMap::default();
             self.order = VecDeque::new();
+            return;
+        }
+        if idle(self.items.capacity()) {
+            self.items.shrink_to(2 * len);
+        }
+        if idle(self.order.capacity()) {
+            self.order.shrink_to(2 * len);
         }
     }
 }

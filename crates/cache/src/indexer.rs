@@ -165,8 +165,12 @@ impl<K> Indexer<K> {
                                 Vec::new()
                             }
                         };
-                        let entry = Arc::new(encoded.with_filed(&name, values.clone()));
-                        refiled.push((key.clone(), Stored::Encoded(entry)));
+                        match encoded.with_filed(&name, values.clone()) {
+                            Ok(entry) => refiled.push((key.clone(), Stored::Encoded(entry))),
+                            Err(err) => {
+                                tracing::error!(%key, error = %err, index = %name, "object not filed in the new index")
+                            }
+                        }
                         values
                     }
                 };
@@ -644,12 +648,17 @@ impl<K> Store<K> {
                 return Stored::Encoded(encoded);
             }
         };
-        let mut refiled = (*encoded).clone();
+        let mut refiled = encoded;
         for name in missing {
             let values = index_values(&self.panics, name, &self.indexers[name], key, &obj);
-            refiled = refiled.with_filed(name, values);
+            match refiled.with_filed(name, values) {
+                Ok(entry) => refiled = entry,
+                Err(err) => {
+                    tracing::error!(%key, error = %err, index = %name, "object not filed in the index")
+                }
+            }
         }
-        Stored::Encoded(Arc::new(refiled))
+        Stored::Encoded(refiled)
     }
 
     /// Whether `name` is the built-in namespace index, which reads no index function.
@@ -674,7 +683,7 @@ impl<K> Store<K> {
                     .collect()
             }
             (Stored::Decoded(obj), _) => index_values(&self.panics, name, index_fn, key, obj),
-            (Stored::Encoded(encoded), _) => encoded.filed(name).to_vec(),
+            (Stored::Encoded(encoded), _) => encoded.filed(name),
         }
     }
 
@@ -709,7 +718,7 @@ impl<K> Store<K> {
             }
             let values = |stored: &Stored<K>| match stored {
                 Stored::Decoded(obj) => index_values(&self.panics, name, index_fn, key, obj),
-                Stored::Encoded(encoded) => encoded.filed(name).to_vec(),
+                Stored::Encoded(encoded) => encoded.filed(name),
             };
             let old_values = old.map(values).unwrap_or_default();
             let new_values = new.map(values).unwrap_or_default();

@@ -55,7 +55,7 @@
 //! - `reflector`, `processor`
 //! - `delta_fifo`, `lister`, `handler`
 //! - `indexer`, `stored`, `delta`, `health`, `metrics`
-//! - `error`, `key`, `list_watch`, `store_mode`, `tasks`, `transform`
+//! - `encoded`, `error`, `key`, `list_watch`, `store_mode`, `tasks`, `transform`
 
 // Tests may unwrap: a panic is exactly how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -66,6 +66,7 @@ mod delta;
 mod delta_fifo;
 #[cfg(feature = "client")]
 mod dynamic;
+mod encoded;
 mod error;
 mod factory;
 mod handler;

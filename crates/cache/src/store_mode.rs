@@ -16,8 +16,9 @@
 //! (`list_each_with_bytes`, `next_event_with_bytes`) and its [`WireCodec`] decodes them. The
 //! reflector decodes each object once on arrival (the list-watch does), takes from it what the
 //! cache reads without decoding (key, resourceVersion, labels, index values), and queues the
-//! bytes; the decoded object is dropped at once, and decoded again when its key is popped, for
-//! the event handlers. A first list therefore waits in the queue as bytes.
+//! bytes with those, in one allocation per object (`encoded.rs`); the decoded object is dropped
+//! at once, and each handler's task decodes the entry again just before calling the handler. A
+//! first list therefore waits in the queue, and in a lagging handler's buffer, as bytes.
 //!
 //! Two cases encode instead: an informer with a transform (e.g. `strip_managed_fields`) stores
 //! the transformed object, encoded as JSON by the codec (decode, transform, re-encode); and a

@@ -6,10 +6,10 @@
 //!
 //! # What is kept beside the bytes
 //! Only what the store reads on every change or every `list`, computed once when the object
-//! arrives: its labels (for label selectors) and its values in each user index (to unfile it on
-//! the next change without decoding the old state). The key is the map key, and the namespace
-//! index reads the namespace from it. The resourceVersion is not kept apart: the store never
-//! needs it without the object (an update decodes the old object for `on_update` anyway).
+//! arrives: its resourceVersion (a relist tells resyncs from updates by it), its labels (for
+//! label selectors) and its values in each user index (to unfile it on the next change without
+//! decoding the old state), laid out with the bytes in one allocation ([`Encoded`], see
+//! `encoded.rs`). The key is the map key, and the namespace index reads the namespace from it.
 //!
 //! # The recently decoded objects
 //! An `lru::LruCache` of `decoded_cache` (see `StoreMode::Bytes`) entries, keyed by object key
@@ -27,88 +27,35 @@ use std::{
     sync::Arc,
 };
 
-use bytes::Bytes;
 use kube_core::Resource;
 use lru::LruCache;
 use parking_lot::Mutex;
 
 use crate::{
+    encoded::{Encoded, Parts},
     error::Error,
     health::panic_message,
     key::ObjectKey,
     store_mode::{StoreMode, WireBytes, WireCodec},
 };
 
-/// An object's values in one user index: (index name, values).
-type Filed = (Box<str>, Box<[String]>);
-
 /// The recently decoded objects: key → (the entry decoded, the object).
-type Recent<K> = LruCache<ObjectKey, (Arc<Encoded>, Arc<K>)>;
+type Recent<K> = LruCache<ObjectKey, (Encoded, Arc<K>)>;
 
 /// A cached object.
 pub(crate) enum Stored<K> {
     /// Kept decoded ([`StoreMode::Decoded`], or an object the codec could not encode).
     Decoded(Arc<K>),
     /// Kept as bytes ([`StoreMode::Bytes`]).
-    Encoded(Arc<Encoded>),
+    Encoded(Encoded),
 }
 
 impl<K> Clone for Stored<K> {
     fn clone(&self) -> Self {
         match self {
             Self::Decoded(obj) => Self::Decoded(Arc::clone(obj)),
-            Self::Encoded(enc) => Self::Encoded(Arc::clone(enc)),
+            Self::Encoded(enc) => Self::Encoded(enc.clone()),
         }
-    }
-}
-
-/// An encoded object and what the cache reads without decoding it.
-#[derive(Clone)]
-pub(crate) struct Encoded {
-    /// The object: the bytes the server sent, or as the informer's [`WireCodec`] encodes it.
-    bytes: Bytes,
-    /// Whether `bytes` are a protobuf message (else JSON).
-    protobuf: bool,
-    /// `metadata.resourceVersion` (empty when unset): a relist's `Replaced` compares it with
-    /// the cached one to tell a resync from an update without decoding either.
-    resource_version: Box<str>,
-    /// `metadata.labels`, sorted by key (as they were in the object's map).
-    labels: Box<[(Box<str>, Box<str>)]>,
-    /// The object's values in each user index (not the namespace index), by index name.
-    /// Invariant: the values the index function returned when the object arrived (or when the
-    /// index was added).
-    filed: Box<[Filed]>,
-}
-
-impl Encoded {
-    /// The object's values in the index `name` (none when it was never indexed there).
-    pub(crate) fn filed(&self, name: &str) -> &[String] {
-        self.filed
-            .iter()
-            .find(|(index, _)| index.as_ref() == name)
-            .map_or(&[], |(_, values)| values)
-    }
-
-    /// Whether the object was filed in the index `name` (it was not when the index was added
-    /// after the object arrived but before it was stored).
-    pub(crate) fn is_filed(&self, name: &str) -> bool {
-        self.filed.iter().any(|(index, _)| index.as_ref() == name)
-    }
-
-    /// This entry with its values in the index `name` added.
-    pub(crate) fn with_filed(&self, name: &str, values: Vec<String>) -> Self {
-        let mut filed = self.filed.to_vec();
-        filed.push((name.into(), values.into_boxed_slice()));
-        Self {
-            filed: filed.into_boxed_slice(),
-            ..self.clone()
-        }
-    }
-
-    /// Bytes held, for tests of the memory it saves.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.bytes.len()
     }
 }
 
@@ -117,7 +64,7 @@ impl<K: Resource> Stored<K> {
     pub(crate) fn resource_version(&self) -> &str {
         match self {
             Self::Decoded(obj) => obj.meta().resource_version.as_deref().unwrap_or_default(),
-            Self::Encoded(enc) => &enc.resource_version,
+            Self::Encoded(enc) => enc.resource_version(),
         }
     }
 
@@ -126,13 +73,13 @@ impl<K: Resource> Stored<K> {
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
         match self {
             Self::Decoded(obj) => Cow::Borrowed(obj.meta().labels.as_ref().unwrap_or(&NO_LABELS)),
-            Self::Encoded(enc) if enc.labels.is_empty() => Cow::Borrowed(&NO_LABELS),
-            Self::Encoded(enc) => Cow::Owned(
-                enc.labels
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            ),
+            Self::Encoded(enc) => {
+                let mut labels = enc.labels().peekable();
+                if labels.peek().is_none() {
+                    return Cow::Borrowed(&NO_LABELS);
+                }
+                Cow::Owned(labels.map(|(k, v)| (k.to_owned(), v.to_owned())).collect())
+            }
         }
     }
 }
@@ -177,44 +124,55 @@ impl<K> ByteStore<K> {
     where
         K: Resource,
     {
-        let (bytes, protobuf) = match wire {
-            Some(WireBytes::Json(bytes)) => (bytes, false),
-            Some(WireBytes::Protobuf(bytes)) => (bytes, true),
+        let encoded = match wire {
+            Some(WireBytes::Json(bytes)) => self.entry(key, &obj, &bytes, false, &filed),
+            Some(WireBytes::Protobuf(bytes)) => self.entry(key, &obj, &bytes, true, &filed),
             None => match catch_unwind(AssertUnwindSafe(|| self.codec.encode(&obj))) {
-                // A boxed slice has no spare capacity: the encoder's growing buffer may have up
-                // to twice the bytes it wrote, which the cache would otherwise keep for good.
-                Ok(Ok(bytes)) => (bytes.into_boxed_slice(), false),
+                Ok(Ok(bytes)) => self.entry(key, &obj, &bytes, false, &filed),
                 Ok(Err(err)) => {
                     tracing::error!(%key, error = %err, "object does not encode; kept decoded");
-                    return Stored::Decoded(obj);
+                    None
                 }
                 Err(panic) => {
                     let panic = panic_message(panic.as_ref());
                     tracing::error!(%key, panic, "encoder panicked; object kept decoded");
-                    return Stored::Decoded(obj);
+                    None
                 }
             },
         };
-        let labels = obj.meta().labels.iter().flatten();
-        let encoded = Arc::new(Encoded {
-            bytes: Bytes::from(bytes),
-            protobuf,
-            resource_version: obj
-                .meta()
-                .resource_version
-                .as_deref()
-                .unwrap_or_default()
-                .into(),
-            labels: labels
-                .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
-                .collect(),
-            filed: filed
-                .into_iter()
-                .map(|(name, values)| (name.into_boxed_str(), values.into_boxed_slice()))
-                .collect(),
-        });
+        let Some(encoded) = encoded else {
+            return Stored::Decoded(obj);
+        };
         self.remember(key, &encoded, &obj);
         Stored::Encoded(encoded)
+    }
+
+    /// The entry of `obj` (under `key`) as `bytes`, with its index values `filed`; `None`
+    /// (logged) when a part is too large to lay out.
+    fn entry(
+        &self,
+        key: &ObjectKey,
+        obj: &K,
+        bytes: &[u8],
+        protobuf: bool,
+        filed: &[(String, Vec<String>)],
+    ) -> Option<Encoded>
+    where
+        K: Resource,
+    {
+        let meta = obj.meta();
+        let parts = Parts {
+            resource_version: meta.resource_version.as_deref().unwrap_or_default(),
+            labels: meta
+                .labels
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+            filed,
+        };
+        Encoded::new(bytes, protobuf, parts)
+            .map_err(|err| tracing::error!(%key, error = %err, "object kept decoded"))
+            .ok()
     }
 
     /// The object `encoded` (stored under `key`) holds: the recently decoded one when it was
@@ -222,16 +180,16 @@ impl<K> ByteStore<K> {
     ///
     /// # Errors
     /// [`Error::Undecodable`] naming the key, when the bytes do not decode.
-    pub(crate) fn decode(&self, key: &ObjectKey, encoded: &Arc<Encoded>) -> Result<Arc<K>, Error> {
+    pub(crate) fn decode(&self, key: &ObjectKey, encoded: &Encoded) -> Result<Arc<K>, Error> {
         if let Some(recent) = &self.recent
             && let Some((from, obj)) = recent.lock().get(key)
-            && Arc::ptr_eq(from, encoded)
+            && from.same(encoded)
         {
             return Ok(Arc::clone(obj));
         }
         let obj = self
             .codec
-            .decode(&encoded.bytes, encoded.protobuf)
+            .decode(encoded.bytes(), encoded.is_protobuf())
             .map_err(|source| Error::Undecodable {
                 key: key.to_string(),
                 source,
@@ -241,11 +199,11 @@ impl<K> ByteStore<K> {
         Ok(obj)
     }
 
-    fn remember(&self, key: &ObjectKey, encoded: &Arc<Encoded>, obj: &Arc<K>) {
+    fn remember(&self, key: &ObjectKey, encoded: &Encoded, obj: &Arc<K>) {
         if let Some(recent) = &self.recent {
             recent
                 .lock()
-                .put(key.clone(), (Arc::clone(encoded), Arc::clone(obj)));
+                .put(key.clone(), (encoded.clone(), Arc::clone(obj)));
         }
     }
 }

@@ -7,11 +7,21 @@ fn byte_store(decoded_cache: usize) -> ByteStore<ConfigMap> {
     ByteStore::for_mode(StoreMode::Bytes { decoded_cache }, WireCodec::json()).unwrap()
 }
 
-fn encoded(stored: &Stored<ConfigMap>) -> &Arc<Encoded> {
+fn encoded(stored: &Stored<ConfigMap>) -> &Encoded {
     match stored {
         Stored::Encoded(encoded) => encoded,
         Stored::Decoded(_) => panic!("kept decoded"),
     }
+}
+
+/// A JSON entry of `bytes` with no resourceVersion, labels or index values.
+fn unlabeled(bytes: &[u8]) -> Encoded {
+    let parts = Parts {
+        resource_version: "",
+        labels: std::iter::empty::<(&str, &str)>(),
+        filed: &[],
+    };
+    Encoded::new(bytes, false, parts).unwrap()
 }
 
 #[test]
@@ -45,7 +55,9 @@ fn with_filed_adds_an_index_and_keeps_the_rest() {
         vec![("a".into(), vec!["1".into()])],
         None,
     );
-    let entry = encoded(&stored).with_filed("b", vec!["2".into(), "3".into()]);
+    let entry = encoded(&stored)
+        .with_filed("b", vec!["2".into(), "3".into()])
+        .unwrap();
     assert_eq!(entry.filed("a"), ["1"]);
     assert_eq!(entry.filed("b"), ["2", "3"]);
     assert!(stored.labels().is_empty());
@@ -55,13 +67,13 @@ fn with_filed_adds_an_index_and_keeps_the_rest() {
 fn the_recently_decoded_cache_serves_the_same_entry_and_is_bounded() {
     let bytes = byte_store(2);
     assert_eq!(bytes.capacity(), 2);
-    let entries: Vec<(ObjectKey, Arc<ConfigMap>, Arc<Encoded>)> = ["a", "b", "c"]
+    let entries: Vec<(ObjectKey, Arc<ConfigMap>, Encoded)> = ["a", "b", "c"]
         .into_iter()
         .map(|name| {
             let obj = Arc::new(cm("ns", name, "1"));
             let key = ObjectKey::of(obj.as_ref());
             let stored = bytes.encode(&key, Arc::clone(&obj), Vec::new(), None);
-            let entry = Arc::clone(encoded(&stored));
+            let entry = encoded(&stored).clone();
             (key, obj, entry)
         })
         .collect();
@@ -105,13 +117,7 @@ fn a_remembered_object_of_an_older_entry_is_not_served() {
 fn a_malformed_entry_is_an_error_naming_the_object() {
     let bytes = byte_store(0);
     let key = ObjectKey::from("ns/broken");
-    let entry = Arc::new(Encoded {
-        bytes: Bytes::from_static(b"{\"metadata\": 7}"),
-        protobuf: false,
-        resource_version: Box::default(),
-        labels: Box::default(),
-        filed: Box::default(),
-    });
+    let entry = unlabeled(b"{\"metadata\": 7}");
     let err = bytes.decode(&key, &entry).unwrap_err();
     assert!(matches!(&err, Error::Undecodable { key, .. } if key == "ns/broken"));
     assert_eq!(err.to_string(), "cached object ns/broken does not decode");
@@ -153,12 +159,12 @@ fn the_bytes_the_server_sent_are_kept_as_they_are_and_decoded_by_their_encoding(
     let sent: &[u8] = br#"{"metadata": {"resourceVersion": "9", "namespace": "ns", "name": "x"}}"#;
     let json = WireBytes::Json(sent.into());
     let stored = bytes.encode(&key, Arc::new(obj.clone()), Vec::new(), Some(json));
-    assert_eq!(&encoded(&stored).bytes[..], sent, "kept, not re-encoded");
+    assert_eq!(encoded(&stored).bytes(), sent, "kept, not re-encoded");
     assert_eq!(*object_of(Some(&bytes), &key, &stored).unwrap(), obj);
     assert_eq!(stored.resource_version(), "9");
     let protobuf = WireBytes::Protobuf(b"x".as_slice().into());
     let stored = bytes.encode(&key, Arc::new(obj.clone()), Vec::new(), Some(protobuf));
-    assert_eq!(&encoded(&stored).bytes[..], b"x");
+    assert_eq!(encoded(&stored).bytes(), b"x");
     assert_eq!(*object_of(Some(&bytes), &key, &stored).unwrap(), obj);
     let json_only = byte_store(0);
     let err = json_only.decode(&key, encoded(&stored)).unwrap_err();
@@ -183,13 +189,7 @@ fn a_pending_entry_is_decoded_on_delivery_and_names_the_key_when_it_cannot_be() 
     assert_eq!(*pending.object().unwrap(), obj);
     let broken = Pending::Entry {
         key: ObjectKey::from("ns/broken"),
-        entry: Stored::Encoded(Arc::new(Encoded {
-            bytes: Bytes::from_static(b"[]"),
-            protobuf: false,
-            resource_version: Box::default(),
-            labels: Box::default(),
-            filed: Box::default(),
-        })),
+        entry: Stored::Encoded(unlabeled(b"[]")),
         bytes: Some(bytes),
     };
     let err = broken.object().unwrap_err();

@@ -17,6 +17,7 @@
 //! | `--webhook-host` | every interface | the address it listens on (`webhook.Options.Host`), e.g. `127.0.0.1` for an API server on the same host |
 //! | `--webhook-cert-path` (also `--webhook-cert-dir`) | `/tmp/k8s-webhook-server/serving-certs` | kubebuilder's: the directory of the serving certificate |
 //! | `--webhook-cert-name`, `--webhook-cert-key` | `tls.crt`, `tls.key` | kubebuilder's: the file names in that directory |
+//! | `--cache-store` | `decoded` | how the informers keep their objects: `decoded` (fastest reads) or `bytes` (the wire bytes, decoded on read: a fraction of the memory; `kubegen_cache::StoreMode`) |
 //! | `--log-level` (also `--zap-log-level`) | `info` | `error`, `warn`, `info`, `debug`, `trace`; `RUST_LOG` overrides it |
 //! | `--log-format` | `json` (`text` on a terminal) | JSON: one object per line, the message at the top level |
 //!
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use kubegen_cache::StoreMode;
 use kubegen_client::{Client, Config, LoadOptions};
 use kubegen_leaderelection::LeaderElectionConfig;
 use kubegen_sharding::{ReplicaConfig, Ring, Selection};
@@ -50,7 +52,27 @@ pub enum LogFormat {
     Text,
 }
 
-/// The flags of a manager: connection, endpoints, leader election and logging.
+/// How the informers keep their objects (`--cache-store`); see `kubegen_cache::StoreMode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CacheStore {
+    /// Decoded objects: reads cost a lookup, memory is the decoded objects.
+    #[default]
+    Decoded,
+    /// The objects' wire bytes, decoded on read (with a small cache of recent decodes).
+    Bytes,
+}
+
+impl CacheStore {
+    /// The informers' store mode.
+    pub fn mode(self) -> StoreMode {
+        match self {
+            Self::Decoded => StoreMode::Decoded,
+            Self::Bytes => StoreMode::bytes(),
+        }
+    }
+}
+
+/// The flags of a manager: connection, endpoints, leader election, cache and logging.
 #[derive(Args, Clone, Debug)]
 pub struct ManagerFlags {
     /// Path to a kubeconfig. Default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account.
@@ -127,6 +149,11 @@ pub struct ManagerFlags {
     #[arg(long, default_value = "tls.key")]
     pub webhook_cert_key: String,
 
+    /// How the informers keep their objects: decoded (fastest reads) or bytes (decoded on read,
+    /// a fraction of the memory).
+    #[arg(long, value_enum, default_value_t = CacheStore::Decoded)]
+    pub cache_store: CacheStore,
+
     /// The least severe level logged: error, warn, info, debug or trace. RUST_LOG, when set, wins.
     #[arg(long, visible_alias = "zap-log-level", default_value = "info")]
     pub log_level: String,
@@ -182,6 +209,8 @@ impl ManagerFlags {
 
     /// The manager options these flags describe, for the operator `name` (the default Lease
     /// name); the Lease's namespace defaults to `client`'s namespace (in a pod: its own).
+    /// `--cache-store` is in their factory options: a later [`ManagerOptions::factory`]
+    /// replaces them, so set [`ManagerOptions::store_mode`] again after it.
     ///
     /// # Errors
     /// [`Error::InvalidFlag`] when the leader election timings contradict each other.
@@ -201,7 +230,8 @@ impl ManagerFlags {
             .webhook(self.webhook_options())
             .leader_election(election)
             .metrics_bind_address(self.metrics_bind_address.0)
-            .health_probe_bind_address(self.health_probe_bind_address.0))
+            .health_probe_bind_address(self.health_probe_bind_address.0)
+            .store_mode(self.cache_store.mode()))
     }
 }
 
@@ -433,6 +463,16 @@ mod tests {
             format!("{options:?}").contains(&format!("{webhook:?}")),
             "{options:?}"
         );
+    }
+
+    #[test]
+    fn the_cache_store_flag_picks_the_informers_store_mode() {
+        let default = parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(default.cache_store, CacheStore::Decoded);
+        assert_eq!(default.cache_store.mode(), StoreMode::Decoded);
+        let bytes = parse(&["--cache-store=bytes"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bytes.cache_store.mode(), StoreMode::bytes());
+        assert!(parse(&["--cache-store=lazy"]).is_err());
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub use error::Error;
 pub use events::{EventType, Recorder};
 pub use events_v1::{EventRecorder, EventsRecorder};
 pub use field_index::MatchingFields;
-pub use flags::ManagerFlags;
+pub use flags::{CacheStore, ManagerFlags};
 pub use manager::{Manager, ManagerOptions};
 pub use metrics::ProcessMetrics;
 pub use reconcile::{Action, Context, Object, OnError, Reconciler};

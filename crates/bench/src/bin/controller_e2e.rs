@@ -2,6 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p kubegen-bench --bin controller-e2e -- --n 1000 --burst 100
+//! # the same with the controller's informers keeping bytes (`StoreMode::Bytes`)
+//! cargo run --release -p kubegen-bench --bin controller-e2e -- --n 1000 --burst 100 --cache-store bytes
 //! ```
 //!
 //! One process holds everything: an in-process kubegen-testserver with deploy/crd.yaml, the
@@ -63,6 +65,10 @@ struct Args {
     /// Controller workers (`--workers` of image-police).
     #[arg(long, default_value_t = 2)]
     workers: u16,
+    /// How the controller's informers keep their objects (image-police's `--cache-store`):
+    /// `decoded` or `bytes`.
+    #[arg(long, default_value = "decoded")]
+    cache_store: String,
     /// Give up when not everything is deleted after this many seconds.
     #[arg(long, default_value_t = 300)]
     timeout_secs: u64,
@@ -108,6 +114,7 @@ async fn bench(args: Args) -> Result<()> {
         "--metrics-bind-address=0".to_owned(),
         "--health-probe-bind-address=0".to_owned(),
         format!("--workers={}", args.workers),
+        format!("--cache-store={}", args.cache_store),
     ])
     .context("controller flags")?;
     let manager = kubegen_controller::run::manager(&flags, server.client())?;
