@@ -125,6 +125,10 @@ fn comparable(object: &Value) -> Value {
         for key in ["uid", "resourceVersion", "creationTimestamp"] {
             metadata.remove(key);
         }
+        // A name the server generated from `generateName` differs from server to server.
+        if metadata.contains_key("generateName") {
+            metadata.remove("name");
+        }
         if let Some(Value::Array(entries)) = metadata.get_mut("managedFields") {
             for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
                 entry.remove("time");
