@@ -23,9 +23,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSelectorRequirement, Pod, PodSpec, Taint, Toleration,
-};
+use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec, Taint};
+use kubegen_scheduling::{RequiredNodeAffinity, tolerated, untolerated_taint};
 
 use crate::quantity::milli;
 
@@ -178,21 +177,18 @@ fn check_against(
             effect: "NoSchedule".into(),
             ..Taint::default()
         };
-        if !tolerations.iter().any(|t| tolerates(t, &unschedulable)) {
+        if !tolerated(tolerations, &unschedulable) {
             return Err(Refusal::Unschedulable);
         }
     }
     let taints = node_spec
         .and_then(|s| s.taints.as_deref())
         .unwrap_or_default();
-    let untolerated = taints
-        .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-        .any(|taint| !tolerations.iter().any(|t| tolerates(t, taint)));
-    if untolerated {
+    let hard = |t: &Taint| t.effect == "NoSchedule" || t.effect == "NoExecute";
+    if untolerated_taint(taints, tolerations, hard).is_some() {
         return Err(Refusal::Taint);
     }
-    if !matches_selector(spec, node) {
+    if !RequiredNodeAffinity::of(spec).matches(node) {
         return Err(Refusal::Selector);
     }
     let mut short = Vec::new();
@@ -209,88 +205,6 @@ fn check_against(
         Ok(())
     } else {
         Err(Refusal::Resources(short))
-    }
-}
-
-/// `v1.Toleration.ToleratesTaint`: an empty effect matches every effect, an empty key with
-/// `Exists` every key; `Exists` matches any value, `Equal` (the default) only its own.
-fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.as_deref().unwrap_or_default();
-    if !effect.is_empty() && effect != taint.effect {
-        return false;
-    }
-    let key = toleration.key.as_deref().unwrap_or_default();
-    if !key.is_empty() && key != taint.key {
-        return false;
-    }
-    match toleration.operator.as_deref().unwrap_or("Equal") {
-        "Exists" => true,
-        "Equal" => {
-            !key.is_empty()
-                && toleration.value.as_deref().unwrap_or_default()
-                    == taint.value.as_deref().unwrap_or_default()
-        }
-        _ => false,
-    }
-}
-
-/// `nodeSelector` (every label) and required node affinity (any term, each term's every
-/// expression), as the NodeAffinity plugin checks them.
-fn matches_selector(spec: &PodSpec, node: &Node) -> bool {
-    let empty = BTreeMap::new();
-    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-    let selector_ok = spec
-        .node_selector
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let required = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| {
-            a.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    let affinity_ok = required.is_none_or(|selector| {
-        selector.node_selector_terms.iter().any(|term| {
-            let expressions = term.match_expressions.as_deref().unwrap_or_default();
-            let fields = term.match_fields.as_deref().unwrap_or_default();
-            (!expressions.is_empty() || !fields.is_empty())
-                && expressions
-                    .iter()
-                    .all(|e| requirement(e, labels.get(&e.key)))
-                && fields.iter().all(|f| {
-                    f.key == "metadata.name" && requirement(f, node.metadata.name.as_ref())
-                })
-        })
-    });
-    selector_ok && affinity_ok
-}
-
-/// One node selector requirement against the label (or field) `value`.
-fn requirement(requirement: &NodeSelectorRequirement, value: Option<&String>) -> bool {
-    let values = requirement.values.as_deref().unwrap_or_default();
-    let number = |s: &str| s.parse::<i64>().ok();
-    match requirement.operator.as_str() {
-        "In" => value.is_some_and(|v| values.contains(v)),
-        "NotIn" => value.is_none_or(|v| !values.contains(v)),
-        "Exists" => value.is_some(),
-        "DoesNotExist" => value.is_none(),
-        "Gt" | "Lt" => {
-            let (Some(have), Some(bound)) = (
-                value.and_then(|v| number(v)),
-                values.first().and_then(|v| number(v)),
-            ) else {
-                return false;
-            };
-            if requirement.operator == "Gt" {
-                have > bound
-            } else {
-                have < bound
-            }
-        }
-        _ => false,
     }
 }
 

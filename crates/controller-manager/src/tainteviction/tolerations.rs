@@ -1,11 +1,12 @@
 //! Which of a Pod's tolerations cover a Node's `NoExecute` taints, and how long they let it stay.
-//! Mirrors `v1helper.GetMatchingTolerations` and `Toleration.ToleratesTaint`
-//! (`pkg/apis/core/v1/helper/helpers.go`, `k8s.io/api/core/v1/toleration.go`) and
+//! Mirrors `v1helper.GetMatchingTolerations` (`pkg/apis/core/v1/helper/helpers.go`, one
+//! toleration per taint by `kubegen-scheduling`'s `tolerates`) and
 //! `getMinTolerationTime` of `pkg/controller/tainteviction/taint_eviction.go`.
 
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
+use kubegen_scheduling::tolerates;
 
 /// How long a Pod may stay on a Node with some `NoExecute` taints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,27 +17,6 @@ pub(crate) enum Stay {
     For(Duration),
     /// Every taint is tolerated forever.
     Forever,
-}
-
-/// `Toleration.ToleratesTaint`: an empty effect matches every effect; an empty key with
-/// `Exists` matches every key; `Exists` ignores the value, `Equal` (the default) compares it.
-pub(crate) fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.as_deref().unwrap_or_default();
-    if !effect.is_empty() && effect != taint.effect {
-        return false;
-    }
-    let key = toleration.key.as_deref().unwrap_or_default();
-    if !key.is_empty() && key != taint.key {
-        return false;
-    }
-    match toleration.operator.as_deref().unwrap_or_default() {
-        "Exists" => true,
-        "" | "Equal" => {
-            toleration.value.as_deref().unwrap_or_default()
-                == taint.value.as_deref().unwrap_or_default()
-        }
-        _ => false,
-    }
 }
 
 /// How long `tolerations` let a Pod stay on a Node with `taints` (`GetMatchingTolerations`,

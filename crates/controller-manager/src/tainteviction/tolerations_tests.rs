@@ -27,30 +27,6 @@ fn toleration(
 }
 
 #[test]
-fn toleration_matching_follows_key_operator_value_and_effect() {
-    let t = taint("k", "v");
-    assert!(tolerates(
-        &toleration("k", "Equal", "v", "NoExecute", None),
-        &t
-    ));
-    assert!(
-        tolerates(&toleration("k", "", "v", "", None), &t),
-        "Equal is the default"
-    );
-    assert!(!tolerates(&toleration("k", "Equal", "w", "", None), &t));
-    assert!(tolerates(&toleration("k", "Exists", "", "", None), &t));
-    assert!(
-        tolerates(&toleration("", "Exists", "", "", None), &t),
-        "empty key and Exists"
-    );
-    assert!(!tolerates(
-        &toleration("k", "Exists", "", "NoSchedule", None),
-        &t
-    ));
-    assert!(!tolerates(&toleration("other", "Exists", "", "", None), &t));
-}
-
-#[test]
 fn an_untolerated_taint_means_no_stay() {
     let taints = [taint("a", ""), taint("b", "")];
     let only_a = [toleration("a", "Exists", "", "", None)];

@@ -3,8 +3,8 @@
 //! Mirrors `NodeShouldRunDaemonPod`, `predicates` and `NewPod` of
 //! `pkg/controller/daemon/daemon_controller.go`, and `AddOrUpdateDaemonPodTolerations`,
 //! `ReplaceDaemonSetPodNodeNameNodeAffinity` and `GetTargetNodeName` of
-//! `pkg/controller/daemon/util/daemonset_util.go`, with the required-affinity matching of
-//! `k8s.io/component-helpers/scheduling/corev1/nodeaffinity` and `Toleration.ToleratesTaint`.
+//! `pkg/controller/daemon/util/daemonset_util.go`; the required-affinity and taint matching are
+//! `kubegen-scheduling`'s, as the kube-scheduler's are.
 //!
 //! # Rules
 //! - A Node qualifies when the template names no other `nodeName`, its labels satisfy the
@@ -24,15 +24,11 @@
 //! The `Gt`/`Lt` toleration operators (`TaintTolerationComparisonOperators`, alpha, off) are
 //! not known: such a toleration tolerates nothing.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{
     Affinity, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
-    PodSpec, Taint, Toleration,
+    PodSpec, Toleration,
 };
-
-/// The field a daemon Pod's node affinity names its Node by (`metav1.ObjectNameField`).
-const NAME_FIELD: &str = "metadata.name";
+use kubegen_scheduling::{NODE_NAME_FIELD, RequiredNodeAffinity, untolerated_taint};
 
 /// Whether a daemon Pod should run on a Node, and whether one already there may stay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +94,7 @@ pub(crate) fn fit(spec: &PodSpec, node: &Node) -> Fit {
     {
         return NEITHER;
     }
-    if !matches_node(spec, node) {
+    if !RequiredNodeAffinity::of(spec).matches(node) {
         return NEITHER;
     }
     let taints = node
@@ -108,10 +104,10 @@ pub(crate) fn fit(spec: &PodSpec, node: &Node) -> Fit {
         .unwrap_or_default();
     let tolerations = spec.tolerations.as_deref().unwrap_or_default();
     let untolerated = |effects: &[&str]| {
-        taints
-            .iter()
-            .filter(|t| effects.contains(&t.effect.as_str()))
-            .any(|taint| !tolerations.iter().any(|t| tolerates(t, taint)))
+        untolerated_taint(taints, tolerations, |t| {
+            effects.contains(&t.effect.as_str())
+        })
+        .is_some()
     };
     if untolerated(&["NoSchedule", "NoExecute"]) {
         return Fit {
@@ -125,104 +121,13 @@ pub(crate) fn fit(spec: &PodSpec, node: &Node) -> Fit {
     }
 }
 
-/// `Toleration.ToleratesTaint`: an empty effect matches every effect, an empty key with
-/// `Exists` every key; `Exists` matches any value, `Equal` (the default) only its own.
-fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.as_deref().unwrap_or_default();
-    if !effect.is_empty() && effect != taint.effect {
-        return false;
-    }
-    let key = toleration.key.as_deref().unwrap_or_default();
-    if !key.is_empty() && key != taint.key {
-        return false;
-    }
-    match toleration.operator.as_deref().unwrap_or("Equal") {
-        "Exists" => true,
-        "" | "Equal" => {
-            toleration.value.as_deref().unwrap_or_default()
-                == taint.value.as_deref().unwrap_or_default()
-        }
-        _ => false,
-    }
-}
-
-/// `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`: every `nodeSelector` label, and
-/// any one term of the required node affinity (a term with no requirement matches nothing).
-fn matches_node(spec: &PodSpec, node: &Node) -> bool {
-    let empty = BTreeMap::new();
-    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-    let selector_ok = spec
-        .node_selector
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let required = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|a| {
-            a.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    selector_ok
-        && required.is_none_or(|selector| {
-            selector
-                .node_selector_terms
-                .iter()
-                .any(|term| term_matches(term, labels, node.metadata.name.as_ref()))
-        })
-}
-
-fn term_matches(
-    term: &NodeSelectorTerm,
-    labels: &BTreeMap<String, String>,
-    name: Option<&String>,
-) -> bool {
-    let expressions = term.match_expressions.as_deref().unwrap_or_default();
-    let fields = term.match_fields.as_deref().unwrap_or_default();
-    (!expressions.is_empty() || !fields.is_empty())
-        && expressions
-            .iter()
-            .all(|e| requirement(e, labels.get(&e.key)))
-        && fields.iter().all(|f| {
-            f.key == NAME_FIELD
-                && matches!(f.operator.as_str(), "In" | "NotIn")
-                && f.values.as_ref().is_some_and(|v| v.len() == 1)
-                && requirement(f, name)
-        })
-}
-
-/// One node selector requirement against the label (or field) `value`.
-fn requirement(requirement: &NodeSelectorRequirement, value: Option<&String>) -> bool {
-    let values = requirement.values.as_deref().unwrap_or_default();
-    let number = |s: &str| s.parse::<i64>().ok();
-    match requirement.operator.as_str() {
-        "In" => value.is_some_and(|v| values.contains(v)),
-        "NotIn" => value.is_none_or(|v| !values.contains(v)),
-        "Exists" => value.is_some(),
-        "DoesNotExist" => value.is_none(),
-        "Gt" | "Lt" if values.len() == 1 => {
-            let (Some(have), Some(bound)) = (value.and_then(|v| number(v)), number(&values[0]))
-            else {
-                return false;
-            };
-            if requirement.operator == "Gt" {
-                have > bound
-            } else {
-                have < bound
-            }
-        }
-        _ => false,
-    }
-}
-
 /// `affinity` with its required node affinity replaced by the one term that pins a Pod to
 /// `node` (`ReplaceDaemonSetPodNodeNameNodeAffinity`); preferred terms and Pod (anti-)affinity
 /// are kept.
 pub(crate) fn pin_to_node(affinity: Option<Affinity>, node: &str) -> Affinity {
     let term = NodeSelectorTerm {
         match_fields: Some(vec![NodeSelectorRequirement {
-            key: NAME_FIELD.into(),
+            key: NODE_NAME_FIELD.into(),
             operator: "In".into(),
             values: Some(vec![node.to_owned()]),
         }]),
@@ -257,7 +162,7 @@ pub(crate) fn target_node(pod: &Pod) -> Option<&str> {
     let pinned = terms
         .iter()
         .flat_map(|t| t.match_fields.as_deref().unwrap_or_default())
-        .find(|e| e.key == NAME_FIELD && e.operator == "In")?;
+        .find(|e| e.key == NODE_NAME_FIELD && e.operator == "In")?;
     match pinned.values.as_deref() {
         Some([only]) => Some(only.as_str()),
         _ => None,
