@@ -181,12 +181,8 @@ async fn events(
     kind: &str,
     name: &str,
 ) -> Vec<(String, String, String, String)> {
-    let list = ResourceClient::<Event>::namespaced(env.client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Event>(&env.client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .filter(|e| {
             e.involved_object.kind.as_deref() == Some(kind)
@@ -269,7 +265,7 @@ async fn node_dies_and_comes_back(env: Env) {
             env.pods().create(&slow, &CreateOptions::default()).await.unwrap();
             let web = wait_for("web's pod to run on the dying node", Duration::from_secs(60), || async {
                 let list = env.pods().list(&ListOptions::default().labels("app=web")).await.ok()?;
-                let pod = list.items.into_iter().next()?;
+                let pod = list.into_iter().next()?;
                 (running_on(&pod)? == dead).then(|| pod.metadata.name.clone().unwrap())
             })
             .await;
@@ -346,7 +342,7 @@ async fn node_dies_and_comes_back(env: Env) {
 
             let replacement = wait_for("a replacement pod on a living node", Duration::from_secs(60), || async {
                 let list = env.pods().list(&ListOptions::default().labels("app=web")).await.ok()?;
-                list.items.into_iter().find_map(|p| running_on(&p).filter(|n| *n != dead))
+                list.into_iter().find_map(|p| running_on(&p).filter(|n| *n != dead))
             })
             .await;
             println!("replacement runs on {replacement}");
@@ -355,11 +351,8 @@ async fn node_dies_and_comes_back(env: Env) {
             let patient_ready = patient.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "Ready").unwrap();
             assert_eq!(patient_ready.status, "False");
 
-            let raw = ResourceClient::<Event>::namespaced(env.client.clone(), "default")
-                .list(&ListOptions::default())
-                .await
-                .unwrap();
-            for e in raw.items.iter().filter(|e| e.involved_object.name.as_deref() == Some(dead.as_str())) {
+            let raw = kubegen_e2e_support::list_in::<Event>(&env.client, "default").await;
+            for e in raw.iter().filter(|e| e.involved_object.name.as_deref() == Some(dead.as_str())) {
                 println!(
                     "node event {:?}: involvedObject {} reporting {:?}/{:?} source {:?}",
                     e.reason,

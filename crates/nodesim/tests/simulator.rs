@@ -312,12 +312,9 @@ async fn deployment_becomes_available(client: Client, sim: Sim) {
     })
     .await;
     assert_eq!(done.status.unwrap().replicas, Some(3));
-    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(pods.items.len(), 3);
-    for pod in &pods.items {
+    let pods = kubegen_e2e_support::list_in::<Pod>(&client, &ns).await;
+    assert_eq!(pods.len(), 3);
+    for pod in &pods {
         let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
         assert!(node.starts_with(&prefix), "{node}");
         let status = pod.status.as_ref().unwrap();

@@ -100,3 +100,15 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// Every `K` in namespace `ns`, listed in one request.
+///
+/// # Panics
+/// When the list fails: the test fails naming the kind and the namespace.
+pub async fn list_in<K: kubegen_client::ApiObject>(client: &Client, ns: &str) -> Vec<K> {
+    ResourceClient::<K>::namespaced(client.clone(), ns)
+        .list(&kubegen_client::ListOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("list {} in {ns}: {e}", K::kind(&())))
+        .items
+}

@@ -35,16 +35,21 @@ async fn patch_taints(client: &Client, name: &str, next: &[Taint]) -> Result<()>
             reason: e.to_string(),
         })?,
     };
-    let patch = Patch::Strategic(json!({"spec": {"taints": taints}}));
+    patch_node(client, name, json!({"spec": {"taints": taints}}), "taints").await
+}
+
+/// Applies the strategic merge patch `body` to Node `name` as the controller; `what` names the
+/// part patched in the error.
+async fn patch_node(client: &Client, name: &str, body: Value, what: &str) -> Result<()> {
     ResourceClient::<Node>::cluster(client.clone())
         .patch(
             name,
-            &patch,
+            &Patch::Strategic(body),
             &PatchOptions::default().field_manager(FIELD_MANAGER),
         )
         .await
         .map(drop)
-        .map_err(request(format!("patch taints of node {name}")))
+        .map_err(request(format!("patch {what} of node {name}")))
 }
 
 /// Adds `add` (stamped now) to Node `name`, then removes `remove` unless `node` shows none of
@@ -86,16 +91,13 @@ pub(crate) async fn add_labels(
     name: &str,
     labels: &std::collections::BTreeMap<String, String>,
 ) -> Result<()> {
-    let patch = Patch::Strategic(json!({"metadata": {"labels": labels}}));
-    ResourceClient::<Node>::cluster(client.clone())
-        .patch(
-            name,
-            &patch,
-            &PatchOptions::default().field_manager(FIELD_MANAGER),
-        )
-        .await
-        .map(drop)
-        .map_err(request(format!("patch labels of node {name}")))
+    patch_node(
+        client,
+        name,
+        json!({"metadata": {"labels": labels}}),
+        "labels",
+    )
+    .await
 }
 
 /// Writes `conditions` to the Node's status (`UpdateStatus` of the whole Node); the Node as

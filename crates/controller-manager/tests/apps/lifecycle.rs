@@ -175,12 +175,8 @@ fn orphan() -> Pod {
 
 /// `(name, controller owner)` of every Pod.
 async fn pods(client: &Client, ns: &str) -> Vec<(String, Option<String>)> {
-    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Pod>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .map(|p| {
             let owner = p.metadata.owner_references.map(|refs| {

@@ -11,7 +11,7 @@ mod rollout;
 use std::{future::Future, time::Duration};
 
 use k8s_openapi::api::core::v1::Event;
-use kubegen_client::{Client, ListOptions, ResourceClient};
+use kubegen_client::Client;
 
 /// Polls `check` until it returns `Some`, for at most 20 s.
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
@@ -71,12 +71,8 @@ pub(crate) use scenarios;
 /// `(type, reason, involved kind/name, message)` of the namespace's core/v1 Events, sorted,
 /// with the random suffix of Pod names in messages replaced by `*` (`Created pod: web-abc-*`).
 pub async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, String)> {
-    let list = ResourceClient::<Event>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Event>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .map(|e| {
             let source = e.source.and_then(|s| s.component).unwrap_or_default();

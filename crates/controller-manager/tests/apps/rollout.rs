@@ -35,12 +35,8 @@ fn deployment(image: &str) -> serde_json::Value {
 
 /// `(revision, spec.replicas, status.replicas, revision-history)` of every ReplicaSet, by revision.
 async fn replica_sets(client: &Client, ns: &str) -> Vec<(String, i32, i32, Option<String>)> {
-    let list = ResourceClient::<ReplicaSet>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<ReplicaSet>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .iter()
         .map(|rs| {
             let a = rs.metadata.annotations.clone().unwrap_or_default();
@@ -137,11 +133,8 @@ async fn rollout_scenario(client: Client, ns: String) {
         .unwrap();
     wait_for(&client, ns, vec![("1", 3, 3, None)], (3, 3, 3, 1), UPDATED).await;
 
-    let rs = ResourceClient::<ReplicaSet>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
+    let rs = kubegen_e2e_support::list_in::<ReplicaSet>(&client, ns)
         .await
-        .unwrap()
-        .items
         .remove(0);
     let name = rs.metadata.name.clone().unwrap();
     let hash = &rs.metadata.labels.as_ref().unwrap()["pod-template-hash"];
@@ -193,12 +186,8 @@ async fn rollout_scenario(client: Client, ns: String) {
     )
     .await;
     let second = eventually("the second ReplicaSet", || async {
-        let list = ResourceClient::<ReplicaSet>::namespaced(client.clone(), ns)
-            .list(&ListOptions::default())
-            .await
-            .unwrap();
-        list.items
-            .into_iter()
+        let list = kubegen_e2e_support::list_in::<ReplicaSet>(&client, ns).await;
+        list.into_iter()
             .filter_map(|rs| rs.metadata.name)
             .find(|n| *n != name)
     })

@@ -116,12 +116,8 @@ async fn wait_for(client: &Client, ns: &str, want: Counts) -> DaemonSet {
 
 /// `(node, revision hash, template generation, pinned node)` of each live Pod, by node.
 async fn pods(client: &Client, ns: &str) -> Vec<(String, String, String, String)> {
-    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Pod>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .map(|p| {
@@ -192,12 +188,8 @@ async fn reasons_in_order(client: &Client, ns: &str) -> Vec<String> {
 }
 
 async fn revision_hashes(client: &Client, ns: &str) -> Vec<(i64, String)> {
-    let list = ResourceClient::<ControllerRevision>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<ControllerRevision>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .map(|r| {
             let hash = r.metadata.labels.unwrap_or_default()["controller-revision-hash"].clone();
@@ -350,12 +342,8 @@ async fn daemonset_placement(client: Client, sim: Sim) {
 
 /// Names of the live Pods on `node`.
 async fn pods_on(client: &Client, ns: &str, node: &str) -> Vec<String> {
-    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
-    list.items
-        .into_iter()
+    let list = kubegen_e2e_support::list_in::<Pod>(client, ns).await;
+    list.into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node))
         .map(|p| p.metadata.name.unwrap_or_default())

@@ -179,7 +179,7 @@ async fn release_claims(client: &Client, ns: &str) {
     let Ok(list) = claims.list(&ListOptions::default()).await else {
         return;
     };
-    for claim in list.items {
+    for claim in list {
         let name = claim.metadata.name.unwrap_or_default();
         let patch = Patch::Merge(json!({"metadata": {"finalizers": null}}));
         let _ = claims.patch(&name, &patch, &PatchOptions::default()).await;
@@ -239,12 +239,8 @@ pub(crate) use scenarios;
 /// about anything but Pods (the simulated kubelet's own) and Nodes (the node-lifecycle
 /// controller's `RegisteredNode`, which land in `default` as on a cluster), sorted.
 pub async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, String, i32)> {
-    let list = ResourceClient::<Event>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Event>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .filter(|e| !matches!(e.involved_object.kind.as_deref(), Some("Pod" | "Node")))
         .map(|e| {

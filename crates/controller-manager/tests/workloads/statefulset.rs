@@ -5,9 +5,7 @@
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kubegen_client::{
-    Client, CreateOptions, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
-};
+use kubegen_client::{Client, CreateOptions, GetOptions, Patch, PatchOptions, ResourceClient};
 use serde_json::json;
 
 use crate::{Sim, events, eventually, scenarios};
@@ -109,12 +107,8 @@ async fn wait_for_status(client: &Client, ns: &str, want: Counts) -> (String, St
 
 /// `(name, pod-name label, pod-index label, revision label)` of every Pod, by name.
 async fn pods(client: &Client, ns: &str) -> Vec<(String, String, String, String)> {
-    let list = ResourceClient::<Pod>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<Pod>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .map(|p| {
@@ -133,12 +127,8 @@ async fn pods(client: &Client, ns: &str) -> Vec<(String, String, String, String)
 }
 
 async fn claims(client: &Client, ns: &str) -> Vec<(String, String)> {
-    let list = ResourceClient::<PersistentVolumeClaim>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
-        .await
-        .unwrap();
+    let list = kubegen_e2e_support::list_in::<PersistentVolumeClaim>(client, ns).await;
     let mut out: Vec<_> = list
-        .items
         .into_iter()
         .map(|c| {
             let phase = c.status.and_then(|s| s.phase).unwrap_or_default();
@@ -150,11 +140,8 @@ async fn claims(client: &Client, ns: &str) -> Vec<(String, String)> {
 }
 
 async fn revision_count(client: &Client, ns: &str) -> usize {
-    ResourceClient::<ControllerRevision>::namespaced(client.clone(), ns)
-        .list(&ListOptions::default())
+    kubegen_e2e_support::list_in::<ControllerRevision>(client, ns)
         .await
-        .unwrap()
-        .items
         .len()
 }
 
