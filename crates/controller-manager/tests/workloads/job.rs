@@ -1,8 +1,10 @@
 //! Jobs as `kubectl create job` and manifests drive them: a NonIndexed Job of two parallel Pods,
 //! an Indexed Job of three completions two at a time, a Job whose Pods fail past its
 //! `backoffLimit` (after the 10 s back-off), Jobs whose `podFailurePolicy` fails them at the
-//! first failure or ignores it, and an Indexed Job whose `successPolicy` completes it early. Final statuses, conditions, Pods and Events are what the real
-//! job-controller produces with the same simulated Nodes.
+//! first failure or ignores it, an Indexed Job whose `successPolicy` completes it early, and
+//! Indexed Jobs whose indexes fail one by one (`backoffLimitPerIndex`, `maxFailedIndexes`).
+//! Final statuses, conditions, Pods and Events are what the real job-controller produces with
+//! the same simulated Nodes.
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
@@ -22,6 +24,8 @@ scenarios! {
         a_pod_failure_policy_fails_a_job_at_once_or_ignores_its_failure_on_cluster;
     early_success => a_success_policy_completes_an_indexed_job_early,
         a_success_policy_completes_an_indexed_job_early_on_cluster;
+    per_index_jobs => indexes_fail_one_by_one_with_a_backoff_limit_per_index,
+        indexes_fail_one_by_one_with_a_backoff_limit_per_index_on_cluster;
 }
 
 fn job(sim: &Sim, name: &str, spec: Value, labels: Value) -> Job {
@@ -547,4 +551,97 @@ async fn suspended_job(client: Client, sim: Sim) {
         (job_pods(&client, ns).await == 0).then_some(())
     })
     .await;
+}
+
+/// `(index, failure count)` annotations of Job `job`'s Pods, sorted.
+async fn failure_counts(client: &Client, ns: &str, job: &str) -> Vec<(String, String)> {
+    let mut out: Vec<_> = kubegen_e2e_support::list_in::<Pod>(client, ns)
+        .await
+        .into_iter()
+        .filter(|p| {
+            p.metadata
+                .generate_name
+                .as_deref()
+                .is_some_and(|g| g.starts_with(&format!("{job}-")))
+        })
+        .map(|p| {
+            let annotations = p.metadata.annotations.unwrap_or_default();
+            let read = |k: &str| annotations.get(k).cloned().unwrap_or_default();
+            (
+                read("batch.kubernetes.io/job-completion-index"),
+                read("batch.kubernetes.io/job-index-failure-count"),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+async fn per_index_jobs(client: Client, sim: Sim) {
+    let ns = sim.ns.as_str();
+    let crashing = json!({"nodesim.kubegen.io/failure": "crashloop"});
+    // Two indexes, each retried once (after its own 10 s back-off), then failed.
+    let retried = json!({"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+        "backoffLimitPerIndex": 1});
+    create(&client, ns, job(&sim, "retried", retried, crashing.clone())).await;
+    // No retry and no failed index allowed: the first failure fails the Job.
+    let strict = json!({"completions": 3, "parallelism": 1, "completionMode": "Indexed",
+        "backoffLimitPerIndex": 0, "maxFailedIndexes": 0});
+    create(&client, ns, job(&sim, "strict", strict, crashing)).await;
+
+    let strict = finished(&client, ns, "strict").await;
+    let message = "Job has exceeded the specified maximal number of failed indexes";
+    assert_eq!(
+        settled(&strict),
+        json!({"conditions": [
+            {"type": "FailureTarget", "status": "True", "reason": "MaxFailedIndexesExceeded", "message": message},
+            {"type": "Failed", "status": "True", "reason": "MaxFailedIndexesExceeded", "message": message}
+        ], "failed": 1, "failedIndexes": "0", "ready": 0, "terminating": 0,
+            "uncountedTerminatedPods": {}, "startTime?": true, "completionTime?": false})
+    );
+    assert_eq!(
+        failure_counts(&client, ns, "strict").await,
+        vec![("0".into(), "0".into())]
+    );
+
+    let retried = finished(&client, ns, "retried").await;
+    let failed_indexes = "Job has failed indexes";
+    assert_eq!(
+        settled(&retried),
+        json!({"conditions": [
+            {"type": "FailureTarget", "status": "True", "reason": "FailedIndexes", "message": failed_indexes},
+            {"type": "Failed", "status": "True", "reason": "FailedIndexes", "message": failed_indexes}
+        ], "failed": 4, "failedIndexes": "0,1", "ready": 0, "terminating": 0,
+            "uncountedTerminatedPods": {}, "startTime?": true, "completionTime?": false})
+    );
+    let counts = |ix: &str| {
+        vec![
+            (ix.to_owned(), "0".to_owned()),
+            (ix.to_owned(), "1".to_owned()),
+        ]
+    };
+    assert_eq!(
+        failure_counts(&client, ns, "retried").await,
+        [counts("0"), counts("1")].concat(),
+        "each replacement carries the failure of the Pod it replaced"
+    );
+
+    let created = |job: &str, ix: u8| {
+        event(
+            "Normal",
+            "SuccessfulCreate",
+            job,
+            &format!("Created pod: {job}-{ix}-*"),
+        )
+    };
+    let want = vec![
+        created("retried", 0),
+        created("retried", 0),
+        created("retried", 1),
+        created("retried", 1),
+        event("Warning", "FailedIndexes", "retried", failed_indexes),
+        created("strict", 0),
+        event("Warning", "MaxFailedIndexesExceeded", "strict", message),
+    ];
+    wait_for_job_events(&client, ns, want).await;
 }

@@ -100,20 +100,18 @@ pub(crate) async fn serve(
             kubelet_proxy::stream_log(&location, name).await
         }
         Some(location) => kubelet_proxy::upgrade(&location, &mut request).await,
-        // The log of a Pod not yet on a Node: an empty answer, as the real server's.
+        // The log of a Pod not yet on a Node: no content, as the real servers answer (1.15 and
+        // v1.36: `204 No Content`, no body, no content type).
         None => {
             let mut response = Response::new(crate::body::full(Bytes::new()));
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("text/plain"),
-            );
+            *response.status_mut() = http::StatusCode::NO_CONTENT;
             Ok(response)
         }
     }
 }
 
 /// Checks the request and finds the kubelet URL of its stream; `None` for the log of a Pod not
-/// yet on a Node (the real server answers it with an empty body).
+/// yet on a Node (the real server answers it with no content).
 ///
 /// # Errors
 /// 403 without `create` on an upgrade's subresource, 404 for a missing Pod, 400/422 as listed

@@ -29,22 +29,27 @@
 //! (`success_policy.rs`): once its succeeded indexes meet a rule, `SuccessCriteriaMet` (reason
 //! `SuccessPolicy`), the remaining Pods deleted, then `Complete`.
 //!
+//! `backoffLimitPerIndex` and `maxFailedIndexes` (`per_index.rs`): an Indexed Job's indexes
+//! fail one by one (`status.failedIndexes`), each replacement carrying its index's failure count
+//! and waiting its own back-off; the Job fails with `MaxFailedIndexesExceeded` or, once every
+//! index is settled, `FailedIndexes`.
+//!
 //! # Not here
-//! `backoffLimitPerIndex`/`maxFailedIndexes` and the gang-scheduling PodGroups of v1.36 are not
-//! evaluated (such Jobs run as if they had none).
+//! The gang-scheduling PodGroups of v1.36 are not made (such Jobs run as if they had none).
 //! Adopted orphans do not get the tracking finalizer added. A Job whose `managedBy` names
 //! another controller is left to it, as v1.36 does.
 //!
 //! # Modules
 //! This file holds the controller, its start and the sync (steps 1-4 in order); the event
 //! handlers are in `handlers.rs`, step 4's creates and deletes in `pod_control.rs`, step 5 in
-//! `tracking.rs`, the pure rules in `rules.rs`, `indexes.rs`, `pod_failure_policy.rs` and
-//! `success_policy.rs`. Like the deployment
+//! `tracking.rs`, the pure rules in `rules.rs`, `indexes.rs`, `per_index.rs`, `pod_failure_policy.rs`
+//! and `success_policy.rs`. Like the deployment
 //! controller's, the three first extend the controller's own state (`impl Inner`) and so import
 //! from this file; `rules` and `indexes` import nothing of the controller.
 
 mod handlers;
 mod indexes;
+mod per_index;
 mod pod_control;
 mod pod_failure_policy;
 mod rules;
@@ -185,6 +190,10 @@ struct SyncContext {
     removing: HashSet<String>,
     previous_indexes: Intervals,
     succeeded_indexes: Intervals,
+    /// With `backoffLimitPerIndex`: the failed indexes.
+    failed_indexes: Option<Intervals>,
+    /// With `backoffLimitPerIndex`: per pending index, the failed Pod its replacement replaces.
+    awaiting: HashMap<usize, Arc<Pod>>,
     finished: Option<JobCondition>,
     backoff: Backoff,
 }
@@ -245,6 +254,8 @@ impl Inner {
             removing,
             previous_indexes: Intervals::default(),
             succeeded_indexes: Intervals::default(),
+            failed_indexes: None,
+            awaiting: HashMap::new(),
             finished: None,
             backoff: Backoff::default(),
             pods,
@@ -340,6 +351,9 @@ impl Inner {
                 .filter(|ix| *ix < completions);
             ctx.succeeded_indexes = ctx.previous_indexes.with(new.collect::<Vec<_>>());
             ctx.succeeded = i32::try_from(ctx.succeeded_indexes.total()).unwrap_or(i32::MAX);
+            if per_index::applies(&job_spec) {
+                self.fail_indexes(&mut ctx, &job_spec, completions, now);
+            }
             if ctx.finished.is_none()
                 && let Some(message) = success_policy::met(
                     job_spec.success_policy.as_ref(),
@@ -410,6 +424,49 @@ impl Inner {
             return Err(e);
         }
         Ok(requeue.map_or(Next::Done, |d| Next::After(d.max(BATCH_PERIOD))))
+    }
+
+    /// With `backoffLimitPerIndex`: finds the failed indexes, fails the Job when too many
+    /// failed (`MaxFailedIndexesExceeded`) or every index is settled and some failed
+    /// (`FailedIndexes`), and notes the failed Pods that wait for their replacement.
+    fn fail_indexes(
+        &self,
+        ctx: &mut SyncContext,
+        job_spec: &JobSpec,
+        completions: usize,
+        now: Timestamp,
+    ) {
+        let failed = per_index::failed_indexes(&ctx.job, &ctx.pods, completions);
+        if ctx.finished.is_none() {
+            let total = failed.total();
+            let max = job_spec
+                .max_failed_indexes
+                .map(|m| usize::try_from(m).unwrap_or(0));
+            let verdict = if max.is_some_and(|max| total > max) {
+                Some((
+                    "MaxFailedIndexesExceeded",
+                    "Job has exceeded the specified maximal number of failed indexes",
+                ))
+            } else if total > 0 && total + ctx.succeeded_indexes.total() >= completions {
+                Some(("FailedIndexes", "Job has failed indexes"))
+            } else {
+                None
+            };
+            ctx.finished = verdict.map(|(reason, message)| {
+                rules::condition("FailureTarget", "True", reason, message, now)
+            });
+        }
+        let valid = |p: &Pod| {
+            let uid = p.metadata.uid.as_deref().unwrap_or_default();
+            has_tracking_finalizer(p)
+                && !ctx.removing.contains(uid)
+                && completion_index(p).is_some_and(|ix| ix < completions)
+        };
+        let settled = (&ctx.succeeded_indexes, &failed);
+        let awaiting =
+            per_index::awaiting_replacement(job_spec, &ctx.pods, valid, settled, &ctx.active, now);
+        ctx.awaiting = awaiting;
+        ctx.failed_indexes = Some(failed);
     }
 
     /// Records the `Suspended` condition and its Event when suspension changed; a resumed Job

@@ -18,7 +18,9 @@ use serde_json::json;
 
 use super::indexes::{COMPLETION_INDEX, completion_index};
 use super::rules::{TRACKING_FINALIZER, has_tracking_finalizer, spec};
-use super::{COMPLETION_INDEX_ENV, Inner, MAX_POD_CHANGES, SyncContext, count, indexes, rules};
+use super::{
+    COMPLETION_INDEX_ENV, Inner, MAX_POD_CHANGES, SyncContext, count, indexes, per_index, rules,
+};
 use crate::workload::meta::{controller_ref, describe, key_of};
 use crate::workload::pods;
 use crate::workload::shared::{FIELD_MANAGER, api_message, go_message, namespace_terminating};
@@ -61,7 +63,11 @@ impl Inner {
         if diff == 0 {
             return (active, None, None);
         }
-        let wait = ctx.backoff.remaining(Timestamp::now());
+        let per_index = per_index::applies(&job_spec);
+        let wait = match per_index {
+            true => Duration::ZERO,
+            false => ctx.backoff.remaining(Timestamp::now()),
+        };
         if !wait.is_zero() {
             return (0, None, Some(wait));
         }
@@ -78,28 +84,47 @@ impl Inner {
                 let terminating = ctx.pods.iter().filter(|p| pods::is_terminating(p));
                 running.extend(terminating.filter_map(|p| completion_index(p)));
             }
-            to_start = indexes::first_pending(&ctx.succeeded_indexes, running, diff, completions);
+            let done = match &ctx.failed_indexes {
+                Some(failed) => ctx.succeeded_indexes.with(failed.iter()),
+                None => ctx.succeeded_indexes.clone(),
+            };
+            to_start = indexes::first_pending(&done, running, diff, completions);
+            if per_index {
+                let now = Timestamp::now();
+                let wait = |ix: &usize| {
+                    let replaced = ctx.awaiting.get(ix).map(|p| p.as_ref());
+                    per_index::wait_before_replacing(replaced, now)
+                };
+                let shortest = to_start.iter().map(wait).min().unwrap_or_default();
+                to_start.retain(|ix| wait(ix).is_zero());
+                if to_start.is_empty() && !shortest.is_zero() {
+                    return (0, None, Some(shortest));
+                }
+            }
             diff = to_start.len();
         }
         self.expectations.expect_creations(key, diff);
         let (created, error) = self
-            .create_pods(&ctx.job, key, diff, to_start, indexed)
+            .create_pods(&ctx.job, key, diff, to_start, (indexed, &ctx.awaiting))
             .await;
         active += i32::try_from(created).unwrap_or(i32::MAX);
         (active, error, None)
     }
 
     /// Creates `count` Pods in slow-start batches of 1, 2, 4, ... (each Indexed one with the
-    /// next of `indexes`); stops after a batch with a failure, no longer expecting the Pods it
-    /// skipped. Returns how many were created.
+    /// next of `indexes`, and with `backoffLimitPerIndex` the failure counts of the Pod it
+    /// replaces, from `awaiting`); stops after a batch with a failure, no longer expecting the
+    /// Pods it skipped. Returns how many were created.
     pub(super) async fn create_pods(
         &self,
         job: &Job,
         key: &str,
         count: usize,
         mut indexes: Vec<usize>,
-        indexed: bool,
+        (indexed, awaiting): (bool, &HashMap<usize, Arc<Pod>>),
     ) -> (usize, Option<Error>) {
+        let job_spec = spec(job);
+        let per_index = per_index::applies(&job_spec);
         let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
         let name = job.metadata.name.as_deref().unwrap_or_default();
         let template = pod_template(job, indexed);
@@ -112,7 +137,14 @@ impl Inner {
                 .map(|_| {
                     let mut pod = template.clone();
                     if !indexes.is_empty() {
-                        with_index(&mut pod, name, indexes.remove(0));
+                        let ix = indexes.remove(0);
+                        with_index(&mut pod, name, ix);
+                        if per_index {
+                            let replaced = awaiting.get(&ix).map(|p| p.as_ref());
+                            let counts = per_index::replacement_annotations(&job_spec, replaced);
+                            let annotations = pod.metadata.annotations.get_or_insert_default();
+                            annotations.extend(counts.into_iter().map(|(k, v)| (k.to_owned(), v)));
+                        }
                     }
                     pod
                 })

@@ -1,14 +1,11 @@
 //! A Job's `podFailurePolicy`: what a failed Pod means for its Job. The first rule that matches
 //! the Pod decides: `FailJob` fails the whole Job at once (reason `PodFailurePolicy`), `Ignore`
 //! keeps the failure out of `status.failed` (so out of `backoffLimit`), `Count` counts it as
-//! usual; a Pod no rule matches is counted.
+//! usual, and `FailIndex` counts it and fails its index at once (with `backoffLimitPerIndex`,
+//! `per_index.rs`); a Pod no rule matches is counted.
 //!
 //! Mirrors `pkg/controller/job/pod_failure_policy.go` (`matchPodFailurePolicy`,
 //! `matchOnExitCodes`, `matchOnPodConditions`).
-//!
-//! # Not here
-//! `FailIndex` belongs to `backoffLimitPerIndex`, which this controller does not evaluate: such a
-//! failure is counted, as v1.36 counts it (the index itself is not failed).
 
 use k8s_openapi::api::batch::v1::{
     PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement,
@@ -23,7 +20,9 @@ pub(crate) enum Verdict {
     FailJob(String),
     /// The failure is not counted.
     Ignore,
-    /// The failure is counted (`Count`, `FailIndex`, or no rule matched).
+    /// The failure is counted, and its index fails (`FailIndex`).
+    FailIndex,
+    /// The failure is counted (`Count`, or no rule matched).
     Count,
 }
 
@@ -71,7 +70,8 @@ pub(crate) fn judge(policy: Option<&PodFailurePolicy>, pod: &Pod) -> Verdict {
         match rule.action.as_str() {
             "FailJob" => return Verdict::FailJob(message),
             "Ignore" => return Verdict::Ignore,
-            "Count" | "FailIndex" => return Verdict::Count,
+            "FailIndex" => return Verdict::FailIndex,
+            "Count" => return Verdict::Count,
             // An action the API server would not accept: the rule is passed over, as in Go.
             _ => {}
         }

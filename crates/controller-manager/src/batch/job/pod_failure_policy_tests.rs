@@ -87,12 +87,14 @@ fn pod_conditions_match_by_type_and_status_defaulting_to_true() {
 }
 
 #[test]
-fn count_and_fail_index_count_and_unknown_actions_are_passed_over() {
+fn fail_index_counts_and_fails_the_index_and_unknown_actions_are_passed_over() {
     let rules = policy(json!([
         {"action": "Unknown", "onExitCodes": {"operator": "In", "values": [1]}},
         {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}},
         {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}
     ]));
     let pod = failed_pod(&[("c", 1)], json!([]));
-    assert_eq!(judge(Some(&rules), &pod), Verdict::Count);
+    let verdict = judge(Some(&rules), &pod);
+    assert_eq!(verdict, Verdict::FailIndex);
+    assert!(verdict.counts());
 }

@@ -56,11 +56,15 @@ impl Inner {
                 continue;
             }
             let failed = rules::is_failed(pod, &job_spec);
-            let removable = ctx.job.metadata.deletion_timestamp.is_some()
+            let settled = ctx.job.metadata.deletion_timestamp.is_some()
                 || ctx.finished.is_some()
-                || phase(pod) == "Succeeded"
-                || failed;
-            if !removable {
+                || phase(pod) == "Succeeded";
+            // With `backoffLimitPerIndex` the last failed Pod of an index keeps its finalizer
+            // until its replacement carries its failure count (`canRemoveFinalizer`).
+            let awaited = completion_index(pod)
+                .and_then(|ix| ctx.awaiting.get(&ix))
+                .is_some_and(|p| p.metadata.uid == pod.metadata.uid);
+            if !(settled || (failed && !awaited)) {
                 continue;
             }
             to_release.push(pod.clone());
@@ -106,6 +110,12 @@ impl Inner {
             }
             status.succeeded = Some(total).filter(|n| *n != 0);
             status.completed_indexes = Some(text).filter(|t| !t.is_empty());
+            let failed = ctx.failed_indexes.as_ref().map(ToString::to_string);
+            let status = ctx.status();
+            if status.failed_indexes != failed {
+                status.failed_indexes = failed;
+                needs_flush = true;
+            }
         }
         let now = Timestamp::now();
         if let Some(finished) = ctx.finished.take() {
