@@ -122,7 +122,8 @@ where
     };
     let outer = sim.clone();
     with_simulator(client, &outer, |client| async move {
-        untaint_when_ready(&client, &sim.nodes).await;
+        let names: Vec<String> = (0..3).map(|i| format!("{}{i}", sim.nodes)).collect();
+        kubegen_e2e_support::nodes_schedulable(&client, &names).await;
         let (scratch_client, scratch_prefix) = (client.clone(), prefix.clone());
         let run = async move {
             kubegen_e2e_support::in_scratch_namespace(
@@ -152,41 +153,6 @@ where
         }
     })
     .await;
-}
-
-/// Does what the node lifecycle controller does once a Node reports Ready: removes the
-/// `node.kubernetes.io/not-ready` taint the API server's `TaintNodesByCondition` admission put
-/// on the new Node. The reference cluster's kube-controller-manager runs without that
-/// controller (`--controllers` leaves `node-lifecycle-controller` out), so without this every
-/// Pod there would be refused with `node(s) had untolerated taint(s)`.
-async fn untaint_when_ready(client: &Client, prefix: &str) {
-    let nodes = ResourceClient::<Node>::cluster(client.clone());
-    for i in 0..3 {
-        let name = format!("{prefix}{i}");
-        eventually("the node to be ready", || async {
-            let node = nodes.get(&name, &GetOptions::default()).await.ok()?;
-            let ready = node
-                .status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True");
-            ready.then_some(())
-        })
-        .await;
-        let node = nodes.get(&name, &GetOptions::default()).await.unwrap();
-        let taints: Vec<_> = node
-            .spec
-            .and_then(|s| s.taints)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|t| t.key != "node.kubernetes.io/not-ready")
-            .collect();
-        let patch = kubegen_client::Patch::Merge(json!({"spec": {"taints": taints}}));
-        nodes
-            .patch(&name, &patch, &kubegen_client::PatchOptions::default())
-            .await
-            .unwrap();
-    }
 }
 
 /// A test on the test server and its `_on_cluster` twin for each scenario.

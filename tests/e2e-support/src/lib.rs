@@ -112,3 +112,40 @@ pub async fn list_in<K: kubegen_client::ApiObject>(client: &Client, ns: &str) ->
         .unwrap_or_else(|e| panic!("list {} in {ns}: {e}", K::kind(&())))
         .items
 }
+
+/// Waits until each of `nodes` is `Ready` and no longer carries the
+/// `node.kubernetes.io/not-ready` taint, which every new Node gets at registration and a
+/// cluster's node-lifecycle controller lifts once it is Ready: only then are Pods scheduled
+/// there.
+///
+/// # Panics
+/// After [`POLL_DEADLINE`] for a Node that is not yet schedulable.
+pub async fn nodes_schedulable(client: &Client, nodes: &[String]) {
+    use k8s_openapi::api::core::v1::Node;
+    let api = ResourceClient::<Node>::cluster(client.clone());
+    for name in nodes {
+        poll(
+            &format!("Node {name} to be Ready without the not-ready taint"),
+            || async {
+                let node = api
+                    .get(name, &kubegen_client::GetOptions::default())
+                    .await
+                    .ok()?;
+                let ready = node
+                    .status
+                    .as_ref()?
+                    .conditions
+                    .as_ref()?
+                    .iter()
+                    .any(|c| c.type_ == "Ready" && c.status == "True");
+                let tainted = node
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.taints.as_ref())
+                    .is_some_and(|t| t.iter().any(|t| t.key == "node.kubernetes.io/not-ready"));
+                (ready && !tainted).then_some(())
+            },
+        )
+        .await;
+    }
+}

@@ -14,9 +14,7 @@ mod statefulset;
 use std::{future::Future, time::Duration};
 
 use k8s_openapi::api::core::v1::{Event, Namespace, Node, PersistentVolumeClaim};
-use kubegen_client::{
-    Client, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions, ResourceClient,
-};
+use kubegen_client::{Client, DeleteOptions, ListOptions, Patch, PatchOptions, ResourceClient};
 use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
 use serde_json::json;
 
@@ -130,7 +128,8 @@ where
     };
     let outer = sim.clone();
     with_simulator(client, &outer, |client| async move {
-        untaint_when_ready(&client, &sim.nodes).await;
+        let names: Vec<String> = (0..NODES).map(|i| format!("{}{i}", sim.nodes)).collect();
+        kubegen_e2e_support::nodes_schedulable(&client, &names).await;
         let (scratch, scratch_prefix) = (client.clone(), prefix.clone());
         let run = async move {
             kubegen_e2e_support::in_scratch_namespace(&scratch, &scratch_prefix, |client, ns| {
@@ -183,38 +182,6 @@ async fn release_claims(client: &Client, ns: &str) {
         let name = claim.metadata.name.unwrap_or_default();
         let patch = Patch::Merge(json!({"metadata": {"finalizers": null}}));
         let _ = claims.patch(&name, &patch, &PatchOptions::default()).await;
-    }
-}
-
-/// Removes the `node.kubernetes.io/not-ready` taint from each Node once it is Ready, as the
-/// node lifecycle controller would (the reference cluster does not run it).
-async fn untaint_when_ready(client: &Client, prefix: &str) {
-    let nodes = ResourceClient::<Node>::cluster(client.clone());
-    for i in 0..NODES {
-        let name = format!("{prefix}{i}");
-        eventually("the node to be ready", || async {
-            let node = nodes.get(&name, &GetOptions::default()).await.ok()?;
-            let ready = node
-                .status?
-                .conditions?
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True");
-            ready.then_some(())
-        })
-        .await;
-        let node = nodes.get(&name, &GetOptions::default()).await.unwrap();
-        let taints: Vec<_> = node
-            .spec
-            .and_then(|s| s.taints)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|t| t.key != "node.kubernetes.io/not-ready")
-            .collect();
-        let patch = Patch::Merge(json!({"spec": {"taints": taints}}));
-        nodes
-            .patch(&name, &patch, &PatchOptions::default())
-            .await
-            .unwrap();
     }
 }
 
