@@ -39,7 +39,7 @@ use kubegen_workqueue::RateLimitingQueue;
 use super::informers::Informers;
 use crate::workload::events::EventSink;
 use crate::workload::meta::{
-    controller_of, controller_ref, describe, key_of, selector_of, selects, split_key,
+    controller_of, controller_ref, describe, fetch_latest, key_of, selector_of, selects, split_key,
 };
 use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::{FIELD_MANAGER, api_message, namespace_terminating, register};
@@ -211,12 +211,7 @@ impl Inner {
         let all = pod_index::pods_of(&self.pods, rs.as_ref(), Orphans::Included);
         let active: Vec<_> = all.iter().filter(|p| pods::is_active(p)).cloned().collect();
         let client = self.client.clone();
-        let fresh = || async move {
-            self.rs_client(namespace)
-                .get(name, &GetOptions::default())
-                .await
-                .map_err(request(format!("get ReplicaSet {key}")))
-        };
+        let fresh = || fetch_latest(&self.client, rs.as_ref());
         let claimed = crate::workload::controller_ref::claim(
             &client,
             rs.as_ref(),

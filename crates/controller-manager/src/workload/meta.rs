@@ -1,11 +1,12 @@
-//! Reading an object's metadata as both controllers need it: its key and description, its label
-//! selector, and its controller reference (`metav1`'s `LabelSelectorAsSelector`,
+//! Reading an object's metadata as the controllers need it: its key and description, its label
+//! selector, its controller reference, and the object itself past the cache (`metav1`'s `LabelSelectorAsSelector`,
 //! `GetControllerOf`, `NewControllerRef`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube_core::{Resource, Selector};
+use kubegen_client::{ApiObject, Client, GetOptions, ResourceClient};
 
-use crate::{Error, Result};
+use crate::{Error, Result, error::request};
 
 /// `kind namespace/name` of an object, for messages.
 pub(crate) fn describe<K: Resource<DynamicType = ()>>(obj: &K) -> String {
@@ -16,6 +17,21 @@ pub(crate) fn describe<K: Resource<DynamicType = ()>>(obj: &K) -> String {
         meta.namespace.as_deref().unwrap_or_default(),
         meta.name.as_deref().unwrap_or_default()
     )
+}
+
+/// The object as the API server has it now, read past the informer's cache: the GET a controller
+/// makes before it adopts or releases (`RecheckDeletionTimestamp`'s, `canAdoptFunc`'s).
+///
+/// # Errors
+/// The GET failed (a vanished object is `NotFound`).
+pub(crate) async fn fetch_latest<K: ApiObject>(client: &Client, obj: &K) -> Result<K> {
+    let meta = obj.meta();
+    let namespace = meta.namespace.as_deref().unwrap_or_default();
+    let name = meta.name.as_deref().unwrap_or_default();
+    ResourceClient::<K>::namespaced(client.clone(), namespace)
+        .get(name, &GetOptions::default())
+        .await
+        .map_err(request(format!("get {}", describe(obj))))
 }
 
 /// The workqueue key of an object: `namespace/name`.

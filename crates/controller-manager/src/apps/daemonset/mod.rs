@@ -65,7 +65,9 @@ use crate::context::{Context, Runner};
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::expectations::Expectations;
-use crate::workload::meta::{controller_of, describe, key_of, selector_of, selects, split_key};
+use crate::workload::meta::{
+    controller_of, describe, fetch_latest, key_of, selector_of, selects, split_key,
+};
 use crate::workload::pods::is_ready;
 use crate::workload::shared::{FIELD_MANAGER, register};
 use crate::workload::versioned::Field;
@@ -399,7 +401,9 @@ impl DaemonSetController {
         let selector = selector_of(ds.as_ref(), selector)?;
         let revisions = self
             .history
-            .controlled(&ds, selector.as_ref(), || self.recheck(&ds))
+            .controlled(&ds, selector.as_ref(), || {
+                fetch_latest(&self.client, ds.as_ref())
+            })
             .await?;
         let pods = self.claimed_pods(&ds, selector.as_ref()).await?;
         let (current, old) = self.history.construct(&ds, revisions, &pods).await?;
@@ -472,7 +476,7 @@ impl DaemonSetController {
             .filter(|p| controller_of(p.as_ref()).is_none_or(|r| r.uid == uid))
             .collect();
         crate::workload::controller_ref::claim(&self.client, ds, selector, candidates, || {
-            self.recheck(ds)
+            fetch_latest(&self.client, ds)
         })
         .await
     }
@@ -529,15 +533,5 @@ impl DaemonSetController {
             return Ok(Next::After(after));
         }
         Ok(Next::Done)
-    }
-
-    /// The DaemonSet read from the API server, uncached (`RecheckDeletionTimestamp`'s GET).
-    async fn recheck(&self, ds: &DaemonSet) -> Result<DaemonSet> {
-        let namespace = ds.metadata.namespace.as_deref().unwrap_or_default();
-        let name = ds.metadata.name.as_deref().unwrap_or_default();
-        ResourceClient::<DaemonSet>::namespaced(self.client.clone(), namespace)
-            .get(name, &GetOptions::default())
-            .await
-            .map_err(request(format!("get DaemonSet {namespace}/{name}")))
     }
 }

@@ -35,17 +35,17 @@ use k8s_openapi::api::{
 };
 use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
-use kubegen_client::{Client, GetOptions, ResourceClient};
+use kubegen_client::Client;
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 
 use super::informers::Informers;
+use crate::Result;
 use crate::workload::events::EventSink;
-use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::meta::{controller_of, fetch_latest, key_of, selector_of, selects, split_key};
 use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::register;
 use crate::workload::versioned::Field;
-use crate::{Result, error::request};
 
 /// The Deployment controller; cheap to clone.
 #[derive(Clone)]
@@ -268,19 +268,11 @@ impl Inner {
         selector: Option<&Selector>,
     ) -> Result<Vec<Arc<ReplicaSet>>> {
         let namespace = d.metadata.namespace.as_deref().unwrap_or_default();
-        let name = d.metadata.name.as_deref().unwrap_or_default();
         let all = self
             .replica_sets
             .namespaced(namespace)
             .list(&Selector::default());
-        let client: ResourceClient<Deployment> =
-            ResourceClient::namespaced(self.client.clone(), namespace);
-        let fresh = || async move {
-            client
-                .get(name, &GetOptions::default())
-                .await
-                .map_err(request(format!("get Deployment {namespace}/{name}")))
-        };
+        let fresh = || fetch_latest(&self.client, d);
         crate::workload::controller_ref::claim(&self.client, d, selector, all, fresh).await
     }
 }

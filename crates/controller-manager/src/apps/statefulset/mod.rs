@@ -43,16 +43,16 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
-use kubegen_client::{Client, GetOptions, ResourceClient};
+use kubegen_client::Client;
 use kubegen_workqueue::RateLimitingQueue;
 
+use crate::Result;
 use crate::context::{Context, Runner};
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
-use crate::workload::meta::{controller_of, key_of, selector_of, selects, split_key};
+use crate::workload::meta::{controller_of, fetch_latest, key_of, selector_of, selects, split_key};
 use crate::workload::pod_index::{self, Orphans};
 use crate::workload::shared::register;
-use crate::{Result, error::request};
 use consistency::Consistency;
 use control::Control;
 use history::History;
@@ -263,7 +263,7 @@ impl Inner {
         };
         let revisions = self.control.history.list(&set, selector.as_ref());
         if revisions.iter().any(|r| controller_of(r).is_none()) {
-            let fresh = self.recheck(&set).await?;
+            let fresh = fetch_latest(&self.client, set.as_ref()).await?;
             if fresh.metadata.uid != set.metadata.uid || fresh.metadata.deletion_timestamp.is_some()
             {
                 return Err(crate::Error::InvalidObject {
@@ -277,7 +277,7 @@ impl Inner {
             .into_iter()
             .filter(|p| is_member_of(&set, p))
             .collect();
-        let fresh = || self.recheck(&set);
+        let fresh = || fetch_latest(&self.client, set.as_ref());
         let pods = crate::workload::controller_ref::claim(
             &self.client,
             set.as_ref(),
@@ -297,15 +297,5 @@ impl Inner {
             return Ok(Next::After(after));
         }
         Ok(Next::Done)
-    }
-
-    /// The set read from the API server, uncached (`canAdoptFunc`'s GET).
-    async fn recheck(&self, set: &StatefulSet) -> Result<StatefulSet> {
-        let namespace = set.metadata.namespace.as_deref().unwrap_or_default();
-        let name = set.metadata.name.as_deref().unwrap_or_default();
-        ResourceClient::<StatefulSet>::namespaced(self.client.clone(), namespace)
-            .get(name, &GetOptions::default())
-            .await
-            .map_err(request(format!("get StatefulSet {namespace}/{name}")))
     }
 }

@@ -42,7 +42,9 @@ use crate::context::{Context, Runner};
 use crate::options::Clock;
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
-use crate::workload::meta::{controller_of, controller_ref, describe, key_of, split_key};
+use crate::workload::meta::{
+    controller_of, controller_ref, describe, fetch_latest, key_of, split_key,
+};
 use crate::workload::shared::{FIELD_MANAGER, api_message, namespace_terminating, register};
 use crate::workload::versioned::Field;
 use crate::{Result, error::request};
@@ -217,7 +219,7 @@ impl Inner {
             let job_name = job.metadata.name.as_deref().unwrap_or_default();
             match finished_type(job) {
                 None if !listed => {
-                    let fresh = self.fresh(cronjob).await?;
+                    let fresh = fetch_latest(&self.client, &*cronjob).await?;
                     if is_active(&fresh, job_uid) {
                         *cronjob = fresh;
                         continue;
@@ -499,16 +501,6 @@ impl Inner {
         self.events
             .record(&*cronjob, EventType::Normal, "SuccessfulDelete", message);
         Ok(())
-    }
-
-    /// The CronJob read from the API server, uncached.
-    async fn fresh(&self, cronjob: &CronJob) -> Result<CronJob> {
-        let namespace = cronjob.metadata.namespace.as_deref().unwrap_or_default();
-        let name = cronjob.metadata.name.as_deref().unwrap_or_default();
-        ResourceClient::<CronJob>::namespaced(self.client.clone(), namespace)
-            .get(name, &GetOptions::default())
-            .await
-            .map_err(request(format!("get CronJob {namespace}/{name}")))
     }
 
     fn job_client(&self, namespace: &str) -> ResourceClient<Job> {

@@ -67,7 +67,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
-use kubegen_client::{Client, GetOptions, ResourceClient, UpdateOptions};
+use kubegen_client::{Client, ResourceClient, UpdateOptions};
 use kubegen_runtime::EventType;
 use kubegen_workqueue::RateLimitingQueue;
 use parking_lot::Mutex;
@@ -76,7 +76,7 @@ use crate::context::{Context, Runner};
 use crate::worker::{self, Next, QueueLoop, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::expectations::Expectations;
-use crate::workload::meta::{describe, key_of, selector_of, split_key};
+use crate::workload::meta::{describe, fetch_latest, key_of, selector_of, split_key};
 use crate::workload::pod_index::{self, Orphans};
 use crate::workload::pods;
 use crate::workload::shared::{FIELD_MANAGER, register};
@@ -503,16 +503,9 @@ impl Inner {
     /// The Pods the Job controls after adopting and releasing, from those it controls and the
     /// namespace's orphans (`getPodsForJob`).
     async fn pods_for_job(&self, job: &Job) -> Result<Vec<Arc<Pod>>> {
-        let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
-        let name = job.metadata.name.as_deref().unwrap_or_default();
         let selector = selector_of(job, spec(job).selector.as_ref())?;
         let candidates = pod_index::pods_of(&self.pods, job, Orphans::Included);
-        let fresh = || async move {
-            ResourceClient::<Job>::namespaced(self.client.clone(), namespace)
-                .get(name, &GetOptions::default())
-                .await
-                .map_err(request(format!("get Job {namespace}/{name}")))
-        };
+        let fresh = || fetch_latest(&self.client, job);
         crate::workload::controller_ref::claim(
             &self.client,
             job,
