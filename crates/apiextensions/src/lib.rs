@@ -41,7 +41,7 @@
 //! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`, `cel_cost`
 //! - `cel_overloads`
 //! - `cel_types`
-//! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`
+//! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`, `runtime_cost`
 
 mod cel_check;
 mod cel_cost;
@@ -60,6 +60,7 @@ mod policy_check;
 mod pruning;
 mod rule_check;
 mod rules;
+mod runtime_cost;
 mod scale;
 mod validation;
 
@@ -225,7 +226,16 @@ impl Schema {
                     .into(),
             ));
         } else {
-            rules::validate(&self.compiled, object, old, self.node(), "", errors);
+            let mut budget = rules::Budget::default();
+            rules::validate(
+                &self.compiled,
+                object,
+                old,
+                self.node(),
+                "",
+                &mut budget,
+                errors,
+            );
         }
     }
 }
