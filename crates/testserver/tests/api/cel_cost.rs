@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const GROUP: &str = "celcost.kubegen.example.com";
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-/// `(status code, body)` of one JSON request.
+/// `(status code, body)` of one JSON request (an error's `Status` as the body).
 async fn call(client: &Client, method: &str, path: &str, body: &Value) -> (u16, Value) {
     let request = http::Request::builder()
         .method(method)
@@ -33,7 +33,11 @@ async fn call(client: &Client, method: &str, path: &str, body: &Value) -> (u16, 
                 .unwrap_or_default();
             (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
         }
-        Err(error) => (error.code().unwrap_or(0), Value::Null),
+        // An error answer's `Status` comes back in the error.
+        Err(error) => (
+            error.code().unwrap_or(0),
+            serde_json::to_value(error.status()).unwrap_or(Value::Null),
+        ),
     }
 }
 
