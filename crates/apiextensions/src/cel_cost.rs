@@ -17,7 +17,12 @@
 //! - The types come from this crate's checker, so where it types a call `dyn` (the functions it
 //!   does not type: optionals, `sort`, `slice`, `flatten`, `format`, ...) the overload is told
 //!   from the function's name and its operands' types instead of cel-go's overload ids.
-//! - `cel.bind` is not parsed here, so a rule using it has no estimate (and is not refused).
+//! - The parser does not expand two-variable comprehensions (`all(k, v, ..)`,
+//!   `transformList`): they are estimated as one call, without their iterations.
+//! - `cel.bind` is not parsed here, so a rule using it has no estimate (v1.36 does not declare
+//!   it for CRD rules either).
+//! - A CRD update whose version keeps its schema re-checks each rule's own budget, which v1.36
+//!   skips; the schema's total is checked by both.
 
 use std::collections::HashMap;
 

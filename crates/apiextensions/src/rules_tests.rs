@@ -281,3 +281,32 @@ fn the_rules_of_an_object_share_one_budget() {
         ]
     );
 }
+
+/// A message expression is counted too: over the per-call limit it stops validation with
+/// v1.36's error at the rule's field (v1.36.2's answers for 407 and 408 items).
+#[test]
+fn a_message_expression_over_the_per_call_limit_stops_validation() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [{"rule": "self.n.size() < 0", "fieldPath": ".n",
+            "messageExpression": "self.n.all(a, self.n.all(b, a <= b)) ? 'x' : 'y'"}],
+        "properties": {"n": {"type": "array", "maxItems": 1000,
+                             "items": {"type": "integer"}}}}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let errors = |items: usize| -> Vec<String> {
+        schema
+            .validate(&json!({"spec": {"n": vec![1; items]}}), None)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(errors(407), ["spec.n: Invalid value: x"]);
+    assert_eq!(
+        errors(408),
+        [
+            "spec.n: Invalid value: \"object\": no further validation rules will be run due to call \
+          cost exceeds limit for messageExpression: \"self.n.all(a, self.n.all(b, a <= b)) ? 'x' \
+          : 'y'\""
+        ]
+    );
+}
