@@ -8,8 +8,8 @@
 //! runs: every node that costs something passes its value through a counting function
 //! registered in the evaluation's context. A variable or field read goes through `@cost_add(1,
 //! x)`, a list literal `@cost_add(10, ..)`, a map literal `@cost_add(30, ..)`; a call `f(a, b)`
-//! becomes `@cost_call('f', 2, member, f(@cost_arg(a), @cost_arg(b)))`, whose arguments are kept
-//! as they are evaluated, so its cost comes from their actual sizes (a string's length, a
+//! becomes `@cost_call('f', 2, member, f(@cost_arg(0, a), @cost_arg(1, b)))`, whose arguments are
+//! kept as they are evaluated, so its cost comes from their actual sizes (a string's length, a
 //! list's items). `&&`, `||` and `?:` cost nothing of their own, as in cel-go. The macro
 //! loops keep the shapes the crate's evaluator recognises (`@result && pred`, `@result + [x]`):
 //! their accumulator reads are charged on the parts beside them. When the count passes the
@@ -60,8 +60,9 @@ struct Tracker {
     cost: u64,
     limit: u64,
     exceeded: bool,
-    /// The arguments of the calls being evaluated, innermost last.
-    args: Vec<Value>,
+    /// The arguments of the calls being evaluated, innermost last, with their positions (the
+    /// evaluator may read a receiver after the arguments).
+    args: Vec<(i64, Value)>,
 }
 
 thread_local! {
@@ -93,8 +94,8 @@ pub(crate) fn register(ctx: &mut Context<'_, '_>) {
         charge(cost.max(0).unsigned_abs())?;
         Ok::<Value, ExecutionError>(value)
     });
-    let _ = ctx.add_function(ARG, |value: Value| {
-        TRACKER.with(|t| t.borrow_mut().args.push(value.clone()));
+    let _ = ctx.add_function(ARG, |position: i64, value: Value| {
+        TRACKER.with(|t| t.borrow_mut().args.push((position, value.clone())));
         value
     });
     let _ = ctx.add_function(CALL, |Arguments(args): Arguments| {
@@ -111,10 +112,12 @@ pub(crate) fn register(ctx: &mut Context<'_, '_>) {
             ));
         };
         let count = usize::try_from(*count).unwrap_or(0);
-        let operands = TRACKER.with(|t| {
+        let operands: Vec<Value> = TRACKER.with(|t| {
             let mut t = t.borrow_mut();
             let from = t.args.len().saturating_sub(count);
-            t.args.split_off(from)
+            let mut operands = t.args.split_off(from);
+            operands.sort_by_key(|(position, _)| *position);
+            operands.into_iter().map(|(_, value)| value).collect()
         });
         charge(call_cost(name, *member, &operands, result))?;
         Ok(result.clone())
@@ -195,10 +198,13 @@ fn instrument_call(e: &IdedExpr, call: &CallExpr) -> IdedExpr {
     };
     let member = call.target.is_some() && namespace.is_none();
     if member && let Some(target) = call.target.as_deref() {
-        call.target = Some(Box::new(arg(instrument(target))));
+        call.target = Some(Box::new(arg(0, instrument(target))));
     }
-    let count = call.args.len() + usize::from(member);
-    call.args = call.args.iter().map(|a| arg(instrument(a))).collect();
+    let first = usize::from(member);
+    let count = call.args.len() + first;
+    call.args = (call.args.iter().enumerate())
+        .map(|(i, a)| arg(first + i, instrument(a)))
+        .collect();
     let inner = with(e, Expr::Call(call));
     synthetic(
         CALL,
@@ -324,8 +330,9 @@ fn add(cost: u64, e: IdedExpr) -> IdedExpr {
     synthetic(ADD, vec![literal(LiteralValue::Int(cost.into())), e])
 }
 
-fn arg(e: IdedExpr) -> IdedExpr {
-    synthetic(ARG, vec![e])
+fn arg(position: usize, e: IdedExpr) -> IdedExpr {
+    let position = i64::try_from(position).unwrap_or(i64::MAX);
+    synthetic(ARG, vec![literal(LiteralValue::Int(position.into())), e])
 }
 
 /// cel-go's `actualSize`: a string's characters, bytes, a list's items, a map's entries, else 1.
@@ -424,3 +431,8 @@ fn call_cost(name: &str, member: bool, args: &[Value], result: &Value) -> u64 {
         _ => 1,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "runtime_cost_tests.rs"]
+mod tests;
