@@ -59,6 +59,9 @@ fn crd() -> Value {
         "x-kubernetes-validations": [
             {"rule": "self.n.all(a, self.n.all(b, a <= b)) && self.s.contains('x')"}],
         "properties": {"n": ints(407), "s": {"type": "string", "maxLength": 40000}}});
+    let mut regex = precise.clone();
+    regex["x-kubernetes-validations"] =
+        json!([{"rule": "self.n.all(a, self.n.all(b, a <= b)) && self.s.matches('^y+$')"}]);
     json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": format!("costs.{GROUP}")},
         "spec": {"group": GROUP, "scope": "Namespaced",
@@ -68,7 +71,8 @@ fn crd() -> Value {
                     "type": "object",
                     "x-kubernetes-validations": [
                         {"rule": "!has(self.n) || self.n.all(a, self.n.all(b, a <= b))"}],
-                    "properties": {"n": ints(1000), "m": m, "precise": precise}}}}}}]}})
+                    "properties": {"n": ints(1000), "m": m, "precise": precise,
+                                   "regex": regex}}}}}}]}})
 }
 
 fn cost(namespace: &str, name: &str, spec: Value) -> Value {
@@ -134,6 +138,16 @@ async fn check(client: &Client, namespace: &str) {
     assert_eq!(
         cause(&create("s36591", precise(36_591)).await),
         ("spec.precise".to_string(), format!("{CALL_LIMIT}{rule}"))
+    );
+    // `matches` costs ceil((1 + length) / 10) × ceil(4 / 4), its receiver's length: 36,589
+    // characters bring the rule to 1,000,000, one more to 1,000,001.
+    let regex = |length: usize| json!({"regex": {"n": vec![1; 407], "s": "y".repeat(length)}});
+    let (code, body) = create("r36589", regex(36_589)).await;
+    assert_eq!(code, 201, "{body}");
+    let rule = "self.n.all(a, self.n.all(b, a <= b)) && self.s.matches('^y+$')";
+    assert_eq!(
+        cause(&create("r36590", regex(36_590)).await),
+        ("spec.regex".to_string(), format!("{CALL_LIMIT}{rule}"))
     );
     // Eleven rules of 995,931 spend the object's budget of 10,000,000; of 541,502 they fit.
     let (code, body) = create("m300", json!({"m": vec![1; 300]})).await;
