@@ -14,6 +14,8 @@
 //! - A rule the `cel` crate cannot parse is left to evaluation (where it is skipped), as parse
 //!   messages would not be cel-go's.
 
+use std::collections::HashMap;
+
 use cel::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, SelectExpr, SourceInfo,
 };
@@ -28,6 +30,27 @@ pub(crate) fn check<'a>(
     source: &str,
     variables: &[(&str, CelType<'a>)],
 ) -> Option<Result<CelType<'a>, String>> {
+    Some(checked(source, variables)?.map(|typed| typed.result))
+}
+
+/// A rule that type-checks: its AST, the type of every expression and the overloads each call
+/// may resolve to (what cel-go's checked AST records, read by [`crate::cel_cost`]).
+pub(crate) struct Typed<'a> {
+    /// The parsed expression.
+    pub(crate) ast: IdedExpr,
+    /// The type of the whole expression.
+    pub(crate) result: CelType<'a>,
+    /// The type of each expression, by id.
+    pub(crate) types: HashMap<u64, CelType<'a>>,
+    /// The overloads each call matches, by id; absent for a call the checker does not type.
+    pub(crate) overloads: HashMap<u64, Vec<&'static Overload>>,
+}
+
+/// Type-checks `source` as [`check`] does, keeping what the cost estimator reads.
+pub(crate) fn checked<'a>(
+    source: &str,
+    variables: &[(&str, CelType<'a>)],
+) -> Option<Result<Typed<'a>, String>> {
     let (ast, info) = crate::cel_library::ENV
         .parser()
         .parse_with_source_info(source)
@@ -38,10 +61,17 @@ pub(crate) fn check<'a>(
             .map(|(name, ty)| ((*name).to_string(), ty.clone()))
             .collect(),
         errors: Vec::new(),
+        types: HashMap::new(),
+        overloads: HashMap::new(),
     };
     let result = checker.expr(&ast);
     if checker.errors.is_empty() {
-        return Some(Ok(result));
+        return Some(Ok(Typed {
+            ast,
+            result,
+            types: checker.types,
+            overloads: checker.overloads,
+        }));
     }
     let blocks: Vec<String> = checker
         .errors
@@ -72,6 +102,10 @@ struct Checker<'a> {
     scopes: Vec<(String, CelType<'a>)>,
     /// `(expression id, message)`, in the order found.
     errors: Vec<(u64, String)>,
+    /// The type found for each expression.
+    types: HashMap<u64, CelType<'a>>,
+    /// The overloads each typed call matches.
+    overloads: HashMap<u64, Vec<&'static Overload>>,
 }
 
 impl<'a> Checker<'a> {
@@ -89,6 +123,12 @@ impl<'a> Checker<'a> {
     }
 
     fn expr(&mut self, e: &IdedExpr) -> CelType<'a> {
+        let ty = self.untracked(e);
+        self.types.insert(e.id, ty.clone());
+        ty
+    }
+
+    fn untracked(&mut self, e: &IdedExpr) -> CelType<'a> {
         match &e.expr {
             Expr::Literal(literal) => literal_type(literal),
             Expr::Ident(name) => match self.lookup(name) {
@@ -199,7 +239,20 @@ impl<'a> Checker<'a> {
         result
     }
 
+    /// A call the checker does not type: `dyn`, its operands typed for the cost estimate but
+    /// not checked.
+    fn untyped(&mut self, target: Option<&IdedExpr>, args: &[IdedExpr]) -> CelType<'a> {
+        let errors = self.errors.len();
+        for operand in target.into_iter().chain(args) {
+            self.expr(operand);
+        }
+        self.errors.truncate(errors);
+        CelType::Dyn
+    }
+
     fn call(&mut self, id: u64, call: &CallExpr) -> CelType<'a> {
+        // A `map` step is checked twice (for its item type, then for real): keep the last.
+        self.overloads.remove(&id);
         let mut name = call.func_name.clone();
         let mut target = call.target.as_deref();
         if let Some(IdedExpr {
@@ -211,11 +264,11 @@ impl<'a> Checker<'a> {
             name = format!("{namespace}.{name}");
             target = None;
             if !OVERLOADS.contains_key(name.as_str()) {
-                return CelType::Dyn;
+                return self.untyped(target, &call.args);
             }
         }
         if UNTYPED.contains(&name.as_str()) {
-            return CelType::Dyn;
+            return self.untyped(target, &call.args);
         }
         let Some(overloads) = OVERLOADS.get(name.as_str()) else {
             return self.error(
@@ -236,6 +289,7 @@ impl<'a> Checker<'a> {
         let mut result: Option<CelType<'a>> = None;
         for overload in same_shape {
             if let Some(found) = resolve(overload, receiver.as_ref(), &args) {
+                self.overloads.entry(id).or_default().push(overload);
                 result = Some(match result {
                     None => found,
                     Some(previous) if previous == found => previous,

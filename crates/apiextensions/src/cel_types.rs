@@ -163,7 +163,7 @@ impl<'a> Object<'a> {
 /// Whether a resource root declares `kind`, `apiVersion` and `metadata.name` and
 /// `.generateName` itself; only then do its declared `metadata` fields stay visible
 /// (apiextensions `WithTypeAndObjectMeta`).
-fn declares_type_and_meta(node: Node<'_>) -> bool {
+pub(crate) fn declares_type_and_meta(node: Node<'_>) -> bool {
     let typed = |node: Option<Node<'_>>, kind: &str| node.is_some_and(|n| n.kind() == kind);
     let meta = node.property("metadata");
     typed(node.property("kind"), "string")

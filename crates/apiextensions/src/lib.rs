@@ -18,13 +18,16 @@
 //!    invariants (`listtype`; on update only if the old object kept them); if the schema has
 //!    CEL rules (`rules`) and one of the errors is blocking (wrong type, required, enum, too
 //!    long, too many), they are skipped and a last error says "some validation rules were not
-//!    checked", else their errors follow. [`Schema::validate_status`] is the same for a write
-//!    of `/status`, with only the status checked against the schema.
+//!    checked", else their errors follow; each rule's evaluation is counted against v1.36's
+//!    per-call limit and the object's runtime cost budget (`runtime_cost`).
+//!    [`Schema::validate_status`] is the same for a write of `/status`, with only the status
+//!    checked against the schema.
 //!
 //! Both `apiextensions.k8s.io/v1` CRDs and v1beta1 ones (`spec.validation.openAPIV3Schema` or
 //! per version; pruning only with `preserveUnknownFields: false`) are read.
 //!
-//! [`check_rules`] type-checks a schema's rules when its CRD is written (`rule_check`), and
+//! [`check_rules`] type-checks a schema's rules when its CRD is written and refuses the ones
+//! over v1.36's estimated cost budgets (`rule_check`, `cel_cost`), and
 //! [`check_policy_expression`] an admission policy's expressions when it is written
 //! (`policy_check`); [`check_typed_policy_expression`] does it with `object` typed by a matched
 //! kind's schema, which [`kind_schema`] reads out of an OpenAPI v3 document (`openapi_schema`).
@@ -41,7 +44,7 @@
 //! - `defaulting`, `listtype`, `pruning`, `scale`, `cel_check`, `cel_cost`
 //! - `cel_overloads`
 //! - `cel_types`
-//! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`
+//! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`, `runtime_cost`
 
 mod cel_check;
 mod cel_cost;
@@ -60,6 +63,7 @@ mod policy_check;
 mod pruning;
 mod rule_check;
 mod rules;
+mod runtime_cost;
 mod scale;
 mod validation;
 
@@ -225,7 +229,16 @@ impl Schema {
                     .into(),
             ));
         } else {
-            rules::validate(&self.compiled, object, old, self.node(), "", errors);
+            let mut budget = rules::Budget::default();
+            rules::validate(
+                &self.compiled,
+                object,
+                old,
+                self.node(),
+                "",
+                &mut budget,
+                errors,
+            );
         }
     }
 }

@@ -10,10 +10,16 @@
 //! Rules run node by node from the root: a node's own rules, then its fields in name order,
 //! its map values and list elements. An unchanged value (equal to its old one) is not checked
 //! again (ratcheting). The CEL dialect is [`crate::cel_library`]'s.
+//!
+//! Every evaluation is counted ([`crate::runtime_cost`]): one that costs more than
+//! `PerCallLimit` stops, and so do all the rules of an object once together they cost more than
+//! `RuntimeCELCostBudget`, each with v1.36's error at the rule's node, after which no further
+//! rule runs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cel::common::ast::IdedExpr;
 use cel::objects::{Key, Map as CelMap};
 use cel::{ExecutionError, Program, Value as Cel};
 use serde_json::Value;
@@ -21,11 +27,18 @@ use serde_json::Value;
 use crate::cel_library::{ENV, context};
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::node::{Node, child, index};
+use crate::runtime_cost::{self, Counted, LIMIT_EXCEEDED, OBJECT_BUDGET, PER_CALL_LIMIT};
 use crate::validation::type_name;
 
 /// The compiled rules of one schema, by source text; `None` for a rule the parser cannot read.
 #[derive(Default)]
-pub(crate) struct Compiled(HashMap<String, Option<Arc<Program>>>);
+pub(crate) struct Compiled(HashMap<String, Option<Arc<Rule>>>);
+
+/// A compiled rule and its counted form.
+pub(crate) struct Rule {
+    program: Program,
+    metered: IdedExpr,
+}
 
 impl Compiled {
     /// Compiles every rule and message expression under `schema`.
@@ -39,8 +52,11 @@ impl Compiled {
         for rule in Node(schema).rules() {
             for key in ["rule", "messageExpression"] {
                 if let Some(source) = rule.get(key).and_then(Value::as_str) {
-                    let program = ENV.compile(source).ok().map(Arc::new);
-                    self.0.insert(source.to_string(), program);
+                    let rule = ENV.compile(source).ok().map(|program| {
+                        let metered = runtime_cost::instrument(program.expression());
+                        Arc::new(Rule { program, metered })
+                    });
+                    self.0.insert(source.to_string(), rule);
                 }
             }
         }
@@ -56,10 +72,24 @@ impl Compiled {
         self.0.is_empty()
     }
 
-    fn program(&self, source: &str) -> Option<&Program> {
+    fn rule(&self, source: &str) -> Option<&Rule> {
         self.0.get(source)?.as_deref()
     }
 }
+
+/// What is left of an object's runtime cost budget; `None` once it is spent or a rule passed
+/// its own limit, when no further rule runs.
+pub(crate) struct Budget(Option<i64>);
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget(Some(OBJECT_BUDGET))
+    }
+}
+
+/// v1.36's words once the budget is spent.
+const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
 
 /// Evaluates the rules under `schema` for `value` (with `old` on update).
 pub(crate) fn validate(
@@ -68,20 +98,42 @@ pub(crate) fn validate(
     old: Option<&Value>,
     schema: Node<'_>,
     path: &str,
+    budget: &mut Budget,
     errors: &mut Vec<FieldError>,
 ) {
-    if old == Some(value) {
+    if old == Some(value) || budget.0.is_none() {
+        return;
+    }
+    let runs = |rule: &Value| {
+        rule.get("rule")
+            .and_then(Value::as_str)
+            .is_some_and(|source| compiled.rule(source).is_some())
+    };
+    if budget.0.is_some_and(|left| left <= 0) && schema.rules().iter().any(runs) {
+        errors.push(out_of_budget(schema, value, path));
+        budget.0 = None;
         return;
     }
     for rule in schema.rules() {
-        check_rule(compiled, rule, value, old, schema, path, errors);
+        check_rule(compiled, rule, value, old, schema, path, budget, errors);
+        if budget.0.is_none() {
+            return;
+        }
     }
     match value {
         Value::Object(map) => {
             for (key, v) in map {
                 if let Some(field) = schema.field(key) {
                     let old_field = old.and_then(|o| o.get(key));
-                    validate(compiled, v, old_field, field, &child(path, key), errors);
+                    validate(
+                        compiled,
+                        v,
+                        old_field,
+                        field,
+                        &child(path, key),
+                        budget,
+                        errors,
+                    );
                 }
             }
         }
@@ -92,13 +144,29 @@ pub(crate) fn validate(
             let old_items = old.and_then(Value::as_array);
             for (i, v) in items.iter().enumerate() {
                 let old_item = old_items.and_then(|o| crate::listtype::correlate(schema, o, v));
-                validate(compiled, v, old_item, item, &index(path, i), errors);
+                validate(compiled, v, old_item, item, &index(path, i), budget, errors);
             }
         }
         _ => {}
     }
 }
 
+/// The error at a rule's node once the budget is spent.
+fn out_of_budget(schema: Node<'_>, value: &Value, path: &str) -> FieldError {
+    FieldError::shown(
+        ErrorType::Invalid,
+        path,
+        &node_type(schema, value),
+        OUT_OF_BUDGET.into(),
+    )
+}
+
+/// The schema's type of a node, as v1.36 shows it in evaluation errors.
+fn node_type(schema: Node<'_>, value: &Value) -> Value {
+    Value::String(schema.text("type").unwrap_or(type_name(value)).to_string())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn check_rule(
     compiled: &Compiled,
     rule: &Value,
@@ -106,56 +174,119 @@ fn check_rule(
     old: Option<&Value>,
     schema: Node<'_>,
     path: &str,
+    budget: &mut Budget,
     errors: &mut Vec<FieldError>,
 ) {
     let text = |key: &str| rule.get(key).and_then(Value::as_str);
-    let Some(program) = text("rule").and_then(|source| compiled.program(source)) else {
+    let Some(program) = text("rule").and_then(|source| compiled.rule(source)) else {
         return;
     };
-    let transition = program.references().has_variable("oldSelf");
+    let transition = program.program.references().has_variable("oldSelf");
     if transition && old.is_none() {
         return;
     }
     let own = to_cel(value, Some(schema), path.is_empty());
     let previous = old.map(|o| to_cel(o, Some(schema), path.is_empty()));
-    let named = text("message").map_or_else(
-        || format!("failed rule: {}", text("rule").unwrap_or_default()),
-        str::to_string,
-    );
-    match evaluate(program, &own, previous.as_ref()) {
+    let named = || {
+        text("message").map_or_else(
+            || format!("failed rule: {}", text("rule").unwrap_or_default()),
+            str::to_string,
+        )
+    };
+    let shown = || {
+        text("message")
+            .unwrap_or_else(|| text("rule").unwrap_or_default())
+            .trim()
+    };
+    let counted = evaluate(program, &own, previous.as_ref());
+    if !spend(budget, &counted) {
+        errors.push(out_of_budget(schema, value, path));
+        return;
+    }
+    let field = match text("fieldPath") {
+        Some(relative) => join_field_path(path, relative),
+        None => path.to_string(),
+    };
+    if counted.exceeded {
+        let detail = format!(
+            "'{LIMIT_EXCEEDED}': no further validation rules will be run due to call cost \
+             exceeds limit for rule: {}",
+            shown()
+        );
+        errors.push(FieldError::shown(
+            ErrorType::Invalid,
+            path,
+            &node_type(schema, value),
+            detail,
+        ));
+        budget.0 = None;
+        return;
+    }
+    match counted.result {
         Ok(Cel::Bool(true)) => {}
         Ok(Cel::Bool(false)) => {
-            let message = text("messageExpression")
-                .and_then(|source| compiled.program(source))
-                .and_then(|p| match evaluate(p, &own, previous.as_ref()) {
-                    Ok(Cel::String(s)) if !s.trim().is_empty() => Some(s.to_string()),
-                    _ => None,
-                })
-                .unwrap_or(named);
-            let field = match text("fieldPath") {
-                Some(relative) => join_field_path(path, relative),
-                None => path.to_string(),
+            let message = match text("messageExpression").and_then(|s| Some((s, compiled.rule(s)?)))
+            {
+                Some((source, expression)) => {
+                    let counted = evaluate(expression, &own, previous.as_ref());
+                    if !spend(budget, &counted) || counted.exceeded {
+                        let detail = if counted.exceeded {
+                            format!(
+                                "no further validation rules will be run due to call cost \
+                                 exceeds limit for messageExpression: {source:?}"
+                            )
+                        } else {
+                            "messageExpression evaluation failed due to running out of cost \
+                             budget, no further validation rules will be run"
+                                .to_string()
+                        };
+                        let kind = node_type(schema, value);
+                        errors.push(FieldError::shown(ErrorType::Invalid, &field, &kind, detail));
+                        budget.0 = None;
+                        return;
+                    }
+                    match counted.result {
+                        Ok(Cel::String(s)) if !s.trim().is_empty() => s.to_string(),
+                        _ => named(),
+                    }
+                }
+                None => named(),
             };
             errors.push(failure(text("reason"), &field, value, message));
         }
         Ok(_) => {}
         Err(error) if unsupported(&error) => {}
         Err(error) => {
-            let message = text("message").unwrap_or_else(|| text("rule").unwrap_or_default());
-            let kind = Value::String(schema.text("type").unwrap_or(type_name(value)).to_string());
-            let detail = format!("{} evaluating rule: {message}", error_text(&error));
+            let detail = format!("{} evaluating rule: {}", error_text(&error), shown());
+            let kind = node_type(schema, value);
             errors.push(FieldError::shown(ErrorType::Invalid, path, &kind, detail));
         }
     }
 }
 
-fn evaluate(program: &Program, own: &Cel, old: Option<&Cel>) -> Result<Cel, ExecutionError> {
+/// Takes an evaluation's cost from the budget: `false` (and the budget spent) when it costs
+/// more than is left.
+fn spend(budget: &mut Budget, counted: &Counted) -> bool {
+    let Some(left) = budget.0 else {
+        return false;
+    };
+    let cost = i64::try_from(counted.cost).unwrap_or(i64::MAX);
+    if cost > left {
+        budget.0 = None;
+        return false;
+    }
+    budget.0 = Some(left - cost);
+    true
+}
+
+fn evaluate(rule: &Rule, own: &Cel, old: Option<&Cel>) -> Counted {
     let mut ctx = context();
+    runtime_cost::register(&mut ctx);
     ctx.add_variable_from_value("self", own.clone());
     if let Some(old) = old {
         ctx.add_variable_from_value("oldSelf", old.clone());
     }
-    program.execute(&ctx)
+    runtime_cost::run(&rule.metered, &ctx, PER_CALL_LIMIT)
 }
 
 /// Whether the error comes from a function or overload this CEL dialect lacks.

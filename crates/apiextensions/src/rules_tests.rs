@@ -201,3 +201,112 @@ fn list_set_and_regex_rules_are_evaluated() {
         ["spec.regex: Invalid value: \"a1b22c333\": numbers: 1, 22, 333"]
     );
 }
+
+/// The CRDs v1.36.2 answered the runtime cost questions for (the same objects created there:
+/// see each test).
+fn costly_schema() -> Schema {
+    let ints = |max: u64| json!({"type": "array", "maxItems": max, "items": {"type": "integer"}});
+    let mut m = ints(1000);
+    m["x-kubernetes-validations"] = Value::Array(vec![
+        json!({"rule": "self.all(a, self.all(b, a <= b))"});
+        11
+    ]);
+    let precise = json!({"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.n.all(a, self.n.all(b, a <= b)) && self.s.contains('x')"}],
+        "properties": {"n": ints(407), "s": {"type": "string", "maxLength": 40000}}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.n) || self.n.all(a, self.n.all(b, a <= b))"}],
+        "properties": {"n": ints(1000), "m": m, "precise": precise}}}}}}]}});
+    Schema::from_crd(&crd, "v1").unwrap().unwrap()
+}
+
+fn costly(spec: Value) -> Vec<String> {
+    costly_schema()
+        .validate(&json!({"spec": spec}), None)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// A rule whose evaluation costs more than `PerCallLimit` stops there, with v1.36's error: 407
+/// items cost 6·407² + 6·407 + 5 = 996,341, 408 items 1,001,237 (v1.36.2 accepted the first
+/// object and refused the second with this message).
+#[test]
+fn an_evaluation_over_the_per_call_limit_stops_validation() {
+    assert_eq!(costly(json!({"n": vec![1; 407]})), Vec::<String>::new());
+    assert_eq!(
+        costly(json!({"n": vec![1; 408]})),
+        [
+            "spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': \
+          no further validation rules will be run due to call cost exceeds limit for rule: \
+          !has(self.n) || self.n.all(a, self.n.all(b, a <= b))"
+        ]
+    );
+}
+
+/// The count is cel-go's to the unit: 407 items and a 36,590-character string cost exactly
+/// 1,000,000 and pass, one character more costs 1,000,001 and is stopped (v1.36.2's answers for
+/// these two objects, with the rule on `spec` there).
+#[test]
+fn the_runtime_cost_is_counted_to_the_unit() {
+    let spec = |length: usize| json!({"precise": {"n": vec![1; 407], "s": "y".repeat(length)}});
+    let rule = "self.n.all(a, self.n.all(b, a <= b)) && self.s.contains('x')";
+    assert_eq!(
+        costly(spec(36_590)),
+        [format!("spec.precise: Invalid value: failed rule: {rule}")]
+    );
+    assert_eq!(
+        costly(spec(36_591)),
+        [format!(
+            "spec.precise: Invalid value: \"object\": 'operation cancelled: actual cost limit \
+             exceeded': no further validation rules will be run due to call cost exceeds limit \
+             for rule: {rule}"
+        )]
+    );
+}
+
+/// The rules of one object share `RuntimeCELCostBudget`: eleven rules of 995,931 each spend it
+/// on the eleventh (v1.36.2 refused this object so); with 300 items they fit.
+#[test]
+fn the_rules_of_an_object_share_one_budget() {
+    assert_eq!(costly(json!({"m": vec![1; 300]})), Vec::<String>::new());
+    assert_eq!(
+        costly(json!({"m": vec![1; 407]})),
+        [
+            "spec.m: Invalid value: \"array\": validation failed due to running out of cost budget, \
+          no further validation rules will be run"
+        ]
+    );
+}
+
+/// A message expression is counted too: over the per-call limit it stops validation with
+/// v1.36's error at the rule's field (v1.36.2's answers for 407 and 408 items).
+#[test]
+fn a_message_expression_over_the_per_call_limit_stops_validation() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [{"rule": "self.n.size() < 0", "fieldPath": ".n",
+            "messageExpression": "self.n.all(a, self.n.all(b, a <= b)) ? 'x' : 'y'"}],
+        "properties": {"n": {"type": "array", "maxItems": 1000,
+                             "items": {"type": "integer"}}}}}}}}]}});
+    let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+    let errors = |items: usize| -> Vec<String> {
+        schema
+            .validate(&json!({"spec": {"n": vec![1; items]}}), None)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(errors(407), ["spec.n: Invalid value: x"]);
+    assert_eq!(
+        errors(408),
+        [
+            "spec.n: Invalid value: \"object\": no further validation rules will be run due to call \
+          cost exceeds limit for messageExpression: \"self.n.all(a, self.n.all(b, a <= b)) ? 'x' \
+          : 'y'\""
+        ]
+    );
+}

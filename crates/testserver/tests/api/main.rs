@@ -12,6 +12,7 @@ mod audit;
 mod bad_input;
 mod binary;
 mod binding;
+mod cel_cost;
 mod common;
 mod crd_conversion;
 mod crd_conversion_scale;
