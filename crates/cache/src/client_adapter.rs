@@ -7,11 +7,12 @@
 
 use std::future::Future;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube_core::metadata::PartialObjectMeta;
 use kube_core::{ObjectList, WatchEvent};
 use kubegen_client::{
-    AnyObject, ApiObject, Client, ListOptions, ResourceClient, ResourceVersionMatch, WatchStream,
-    WireObject,
+    AnyObject, ApiObject, Client, ListOptions, ObjectHead, ResourceClient, ResourceVersionMatch,
+    WatchStream, WireObject,
 };
 use serde::de::DeserializeOwned;
 
@@ -21,7 +22,7 @@ use crate::list_watch::{
     WatchRequest,
 };
 use crate::metadata::MetadataListWatchSource;
-use crate::store_mode::{WireBytes, WireCodec};
+use crate::store_mode::{WireBytes, WireCodec, WireItem};
 
 /// The [`ListWatchSource`] of a real controller: every informer of an
 /// [`InformerFactory`](crate::InformerFactory) lists and watches through one [`Client`].
@@ -190,6 +191,26 @@ where
         }
     }
 
+    /// Each item is decoded as a `kubegen_client::ObjectHead` (its name, namespace,
+    /// resourceVersion and labels; the rest skipped), not in full.
+    fn hands_out_wire_items(&self) -> bool {
+        true
+    }
+
+    fn list_each_wire(
+        &self,
+        req: &ListRequest,
+        mut each: impl FnMut(WireItem) + Send,
+    ) -> impl Future<Output = Result<ListMeta, ListWatchError>> + Send {
+        let opts = self.list_options(req);
+        async move {
+            self.client
+                .list_each_head_with_bytes(&opts, |head, wire| each(wire_item(head, wire)))
+                .await
+                .map_err(classify)
+        }
+    }
+
     fn watch(
         &self,
         req: &WatchRequest,
@@ -270,6 +291,39 @@ where
             next.map(|(event, wire)| (event, wire.map(wire_bytes)))
                 .map_err(classify),
         )
+    }
+
+    async fn next_wire_event(&mut self) -> Option<Result<WatchEvent<WireItem>, ListWatchError>> {
+        let (event, wire) = match self.0.next_head_with_bytes().await? {
+            Ok(next) => next,
+            Err(err) => return Some(Err(classify(err))),
+        };
+        let object = |head| match wire {
+            Some(wire) => Ok(wire_item(head, wire)),
+            None => Err(ListWatchError::new(
+                ListWatchErrorKind::Other,
+                "a watch event's object came without its bytes",
+            )),
+        };
+        Some(match event {
+            WatchEvent::Added(head) => object(head).map(WatchEvent::Added),
+            WatchEvent::Modified(head) => object(head).map(WatchEvent::Modified),
+            WatchEvent::Deleted(head) => object(head).map(WatchEvent::Deleted),
+            WatchEvent::Bookmark(bookmark) => Ok(WatchEvent::Bookmark(bookmark)),
+            WatchEvent::Error(status) => Ok(WatchEvent::Error(status)),
+        })
+    }
+}
+
+/// The cache's wire item of an object the client read as `head` and `wire`.
+fn wire_item(head: ObjectHead, wire: WireObject) -> WireItem {
+    let meta = head.metadata;
+    WireItem {
+        namespace: meta.namespace,
+        name: meta.name.unwrap_or_default(),
+        resource_version: meta.resource_version.unwrap_or_default(),
+        labels: meta.labels.unwrap_or_default(),
+        bytes: wire_bytes(wire),
     }
 }
 

@@ -16,8 +16,7 @@ use crate::{
     delta::{Deltas, Queued},
     indexer::Indexer,
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
-    store_mode::WireBytes,
-    stored::Stored,
+    stored::{Arrived, Stored},
 };
 
 /// A queue of *changes* per object, between the reflector (producer) and the informer's
@@ -131,37 +130,39 @@ impl<K: Resource> DeltaFifo<K> {
 
     /// Queues `Added(obj)`.
     pub fn add(&self, obj: Arc<K>) {
-        self.added(obj, None);
+        self.added(Arrived::Object(obj, None));
     }
 
     /// Queues `Updated(obj)`.
     pub fn update(&self, obj: Arc<K>) {
-        self.updated(obj, None);
+        self.updated(Arrived::Object(obj, None));
     }
 
     /// Queues `Deleted(Known(obj))`, unless the key is neither queued nor in the indexer.
     pub fn delete(&self, obj: Arc<K>) {
-        self.deleted(obj, None);
+        self.deleted(Arrived::Object(obj, None));
     }
 
-    /// [`add`](Self::add) of `obj` decoded from `wire` (see [`entry`](Self::entry)).
-    pub(crate) fn added(&self, obj: Arc<K>, wire: Option<WireBytes>) {
-        self.queue_one(obj, wire, Queued::Added);
+    /// [`add`](Self::add) of an object as it arrived (see [`entry`](Self::entry)).
+    pub(crate) fn added(&self, arrived: Arrived<K>) {
+        self.queue_one(arrived, Queued::Added);
     }
 
-    /// [`update`](Self::update) of `obj` decoded from `wire`.
-    pub(crate) fn updated(&self, obj: Arc<K>, wire: Option<WireBytes>) {
-        self.queue_one(obj, wire, Queued::Updated);
+    /// [`update`](Self::update) of an object as it arrived.
+    pub(crate) fn updated(&self, arrived: Arrived<K>) {
+        self.queue_one(arrived, Queued::Updated);
     }
 
-    /// [`delete`](Self::delete) of `obj` decoded from `wire`.
-    pub(crate) fn deleted(&self, obj: Arc<K>, wire: Option<WireBytes>) {
-        let key = ObjectKey::of(obj.as_ref());
+    /// [`delete`](Self::delete) of an object as it arrived.
+    pub(crate) fn deleted(&self, arrived: Arrived<K>) {
+        let key = arrived.key();
         let mut state = self.state.lock();
         if !state.items.contains_key(&key) && !self.known.contains_key(key.as_str()) {
             return; // we never told anyone about it: nothing to retract
         }
-        let last = self.known.arriving(&key, obj, wire);
+        let Some(last) = self.known.arriving(&key, arrived) else {
+            return;
+        };
         state.populated = true;
         state.queue(
             key,
@@ -174,14 +175,15 @@ impl<K: Resource> DeltaFifo<K> {
         self.ready.notify_one();
     }
 
-    /// `obj` as this queue holds it, with its key: see the type's guarantees; in a byte-backed
-    /// queue `wire` (the bytes `obj` was decoded from, `None` when there are none: then it is
-    /// encoded). The reflector turns each listed object into this as it arrives and collects
-    /// these for [`replace_entries`](Self::replace_entries).
-    pub(crate) fn entry(&self, obj: Arc<K>, wire: Option<WireBytes>) -> (ObjectKey, Stored<K>) {
-        let key = ObjectKey::of(obj.as_ref());
-        let entry = self.known.arriving(&key, obj, wire);
-        (key, entry)
+    /// An arriving object as this queue holds it, with its key: see the type's guarantees; in
+    /// a byte-backed queue its bytes (encoded when it arrived decoded without them). The
+    /// reflector turns each listed object into this as it arrives and collects these for
+    /// [`replace_entries`](Self::replace_entries). `None` (logged by the indexer) for an object
+    /// that cannot be kept.
+    pub(crate) fn entry(&self, arrived: Arrived<K>) -> Option<(ObjectKey, Stored<K>)> {
+        let key = arrived.key();
+        let entry = self.known.arriving(&key, arrived)?;
+        Some((key, entry))
     }
 
     /// Whether this queue keeps bytes: the reflector then asks its list-watch for them.
@@ -189,8 +191,16 @@ impl<K: Resource> DeltaFifo<K> {
         self.known.keeps_bytes()
     }
 
-    fn queue_one(&self, obj: Arc<K>, wire: Option<WireBytes>, delta: fn(Stored<K>) -> Queued<K>) {
-        let (key, entry) = self.entry(obj, wire);
+    /// Whether an arriving object must be decoded to be queued: the indexer has custom indexes,
+    /// whose functions read the typed object.
+    pub(crate) fn files_decoded(&self) -> bool {
+        self.known.has_user_indexers()
+    }
+
+    fn queue_one(&self, arrived: Arrived<K>, delta: fn(Stored<K>) -> Queued<K>) {
+        let Some((key, entry)) = self.entry(arrived) else {
+            return;
+        };
         let mut state = self.state.lock();
         state.populated = true;
         state.queue(key, delta(entry));
@@ -202,7 +212,10 @@ impl<K: Resource> DeltaFifo<K> {
     /// every queued or known key that is missing from the list. The first call fixes the
     /// initial population that [`has_synced`](Self::has_synced) waits for.
     pub fn replace(&self, list: Vec<Arc<K>>) {
-        let entries = list.into_iter().map(|obj| self.entry(obj, None)).collect();
+        let entries = list
+            .into_iter()
+            .filter_map(|obj| self.entry(Arrived::Object(obj, None)))
+            .collect();
         self.replace_entries(entries);
     }
 

@@ -28,7 +28,7 @@ use crate::{
     health::{PanicCounters, panic_message},
     key::{KeyHasher, KeyMap, KeySet, ObjectKey},
     store_mode::WireBytes,
-    stored::{ByteStore, Pending, Stored, object_of},
+    stored::{Arrived, ByteStore, Pending, Stored, object_of},
 };
 
 /// One index: index value → the keys of the objects that have it.
@@ -200,21 +200,27 @@ impl<K> Indexer<K> {
     }
 
     /// What an object arriving under `key` is queued and stored as: itself in a decoded store;
-    /// in a byte-backed one `wire` (the bytes it was decoded from; encoded when `None`), its
-    /// labels, resourceVersion and its values in every user index, computed now, so `obj` can be
-    /// dropped once the caller is done with it.
-    pub(crate) fn arriving(
-        &self,
-        key: &ObjectKey,
-        obj: Arc<K>,
-        wire: Option<WireBytes>,
-    ) -> Stored<K>
+    /// in a byte-backed one its bytes (those it was decoded from, or encoded when there are
+    /// none), its labels, resourceVersion and its values in every user index, computed now, so
+    /// a decoded object can be dropped once the caller is done with it. `None` (logged) for an
+    /// object that cannot be kept: a wire item whose bytes a decoded store cannot decode.
+    pub(crate) fn arriving(&self, key: &ObjectKey, arrived: Arrived<K>) -> Option<Stored<K>>
     where
         K: Resource,
     {
         self.inner
             .read()
-            .stored(self.bytes.as_deref(), key, obj, wire)
+            .stored(self.bytes.as_deref(), key, arrived)
+    }
+
+    /// Whether an arriving object must be decoded to be filed: the store has an index beyond
+    /// the namespace index (a custom index function reads the typed object).
+    pub(crate) fn has_user_indexers(&self) -> bool {
+        let store = self.inner.read();
+        store
+            .indexers
+            .keys()
+            .any(|name| !store.is_namespace_index(name))
     }
 
     /// Whether this store keeps bytes (its arriving objects' [`WireBytes`] are worth having).
@@ -283,7 +289,7 @@ impl<K> Indexer<K> {
         let items: KeyMap<Stored<K>> = items
             .into_iter()
             .map(|(key, obj)| {
-                let stored = store.stored(bytes, &key, obj, None);
+                let stored = store.stored_object(bytes, &key, obj, None);
                 (key, stored)
             })
             .collect();
@@ -593,10 +599,33 @@ impl<K> Store<K> {
             .unwrap_or_else(|| EMPTY.get_or_init(KeySet::default)))
     }
 
+    /// What an object arriving under `key` is stored as: see
+    /// [`stored_object`](Self::stored_object); a wire item is kept as its bytes and filed in the
+    /// user indexes when it is stored ([`complete`](Self::complete)). `None` (logged) for a
+    /// wire item that cannot be kept.
+    fn stored(
+        &self,
+        bytes: Option<&ByteStore<K>>,
+        key: &ObjectKey,
+        arrived: Arrived<K>,
+    ) -> Option<Stored<K>>
+    where
+        K: Resource,
+    {
+        match (arrived, bytes) {
+            (Arrived::Object(obj, wire), _) => Some(self.stored_object(bytes, key, obj, wire)),
+            (Arrived::Wire(item), Some(bytes)) => bytes.wire_entry(key, item),
+            (Arrived::Wire(_), None) => {
+                tracing::error!(%key, "object handed over as bytes to a decoded store; skipped");
+                None
+            }
+        }
+    }
+
     /// What `obj`, arriving under `key` (decoded from `wire`, when set), is stored as: itself in
     /// a decoded store; in a byte-backed one its bytes, with its values in every user index
     /// computed now.
-    fn stored(
+    fn stored_object(
         &self,
         bytes: Option<&ByteStore<K>>,
         key: &ObjectKey,
@@ -629,7 +658,7 @@ impl<K> Store<K> {
         K: Resource,
     {
         let (encoded, bytes) = match (entry, bytes) {
-            (Stored::Decoded(obj), Some(_)) => return self.stored(bytes, key, obj, None),
+            (Stored::Decoded(obj), Some(_)) => return self.stored_object(bytes, key, obj, None),
             (Stored::Encoded(encoded), Some(bytes)) => (encoded, bytes),
             (entry, _) => return entry,
         };

@@ -32,7 +32,7 @@
 //! | `dynamicinformer`, `dynamiclister`     | [`InformerFactory::dynamic_informer_for`], `DynamicLister` (feature `client`, `dynamic.rs`) |
 //! | `NewFilteredListWatchFromClient`       | `ClientListWatch`, `ClientListWatchSource` (feature `client`, `client_adapter.rs`: the only module that knows kubegen-client) |
 //! | (none: a panic crashes the process)    | [`InformerStats`]                     |
-//! | (none: objects are always decoded)     | [`StoreMode`], [`WireCodec`], [`WireBytes`] |
+//! | (none: objects are always decoded)     | [`StoreMode`], [`WireCodec`], [`WireBytes`], [`WireItem`] |
 //!
 //! # The reflector is internal
 //! `Reflector` and its `State` enum (`reflector.rs`, `reflector/state.rs`) are `pub(crate)`: this
@@ -114,6 +114,8 @@ pub use lister::{Lister, NamespaceLister};
 pub use metadata::{MetadataListWatchSource, MetadataLister};
 pub use metrics::InformerMetrics;
 pub use reflector::{WATCH_DEADLINE_MARGIN, WatchErrorHandler};
-pub use store_mode::{CodecError, DEFAULT_DECODED_CACHE, StoreMode, WireBytes, WireCodec};
+pub use store_mode::{
+    CodecError, DEFAULT_DECODED_CACHE, StoreMode, WireBytes, WireCodec, WireItem,
+};
 pub use sync::{Synced, wait_for_cache_sync};
 pub use transform::{Transform, strip_managed_fields};

@@ -9,7 +9,9 @@ use std::{error::Error as StdError, fmt, future::Future, sync::Arc, time::Durati
 
 use kube_core::{ObjectList, Status, WatchEvent};
 
-use crate::store_mode::{WireBytes, WireCodec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+
+use crate::store_mode::{WireBytes, WireCodec, WireItem};
 
 /// One LIST request, as the reflector wants it sent.
 ///
@@ -83,6 +85,27 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         self.list_each(req, move |obj| each(obj, None))
     }
 
+    /// Whether [`list_each_wire`](Self::list_each_wire) and the watch's
+    /// [`next_wire_event`](EventStream::next_wire_event) are served: each object handed over as
+    /// its bytes and the few metadata fields read from them, not decoded in full (see
+    /// `store_mode.rs`). A byte-backed informer without a transform or custom indexers then
+    /// lists and watches this way. The default: `false`.
+    fn hands_out_wire_items(&self) -> bool {
+        false
+    }
+
+    /// Lists one page, handing each object to `each` as a [`WireItem`] and returning the page's
+    /// `ListMeta`. Called only when [`hands_out_wire_items`](Self::hands_out_wire_items); the
+    /// default, for list-watches that do not, fails.
+    fn list_each_wire(
+        &self,
+        req: &ListRequest,
+        each: impl FnMut(WireItem) + Send,
+    ) -> impl Future<Output = Result<ListMeta, ListWatchError>> + Send {
+        let _ = (req, each);
+        async { Err(no_wire_items()) }
+    }
+
     /// Opens a watch.
     fn watch(
         &self,
@@ -124,6 +147,23 @@ pub trait EventStream<K>: Send + 'static {
             Some(next.map(|event| (event, None)))
         }
     }
+
+    /// [`next_event`](Self::next_event), with the event's object handed over as a [`WireItem`]
+    /// (see [`ListWatch::list_each_wire`]). Called only when the list-watch
+    /// [`hands_out_wire_items`](ListWatch::hands_out_wire_items); the default fails.
+    fn next_wire_event(
+        &mut self,
+    ) -> impl Future<Output = Option<Result<WatchEvent<WireItem>, ListWatchError>>> + Send {
+        async { Some(Err(no_wire_items())) }
+    }
+}
+
+/// The error of a wire-item call to a list-watch that does not hand out wire items.
+fn no_wire_items() -> ListWatchError {
+    ListWatchError::new(
+        ListWatchErrorKind::Other,
+        "this list-watch does not hand out wire items",
+    )
 }
 
 /// A watch event with the bytes of its object, when the stream has them.

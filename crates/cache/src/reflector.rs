@@ -58,6 +58,7 @@
 //!   `reflector/streaming.rs`.
 
 mod backoff;
+mod incoming;
 mod initial_set;
 mod state;
 mod streaming;
@@ -73,16 +74,18 @@ use tokio::{sync::watch, time::Instant};
 use tracing::{debug, error, warn};
 
 pub(crate) use self::state::State;
-use self::{backoff::Backoff, state::OpenWatch};
+use self::{
+    backoff::Backoff,
+    incoming::{Fetch, Incoming, next_event},
+    state::OpenWatch,
+};
 use crate::{
     delta_fifo::DeltaFifo,
     health::{PanicCounters, panic_message},
     key::ObjectKey,
-    list_watch::{
-        EventStream, EventWithBytes, ListRequest, ListWatch, ListWatchError, ListWatchErrorKind,
-        WatchRequest,
-    },
+    list_watch::{ListRequest, ListWatch, ListWatchError, ListWatchErrorKind, WatchRequest},
     metrics::ReflectorMetrics,
+    stored::Arrived,
     transform::Transform,
 };
 
@@ -243,10 +246,17 @@ where
         }
     }
 
-    /// Whether to ask the list-watch for each object's bytes: the queue keeps bytes, and no
-    /// transform changes the object after it was decoded from them.
-    fn wants_bytes(&self) -> bool {
-        self.fifo.keeps_bytes() && self.config.transform.is_none()
+    /// The form to ask the list-watch for objects in: bytes when the queue keeps bytes and no
+    /// transform changes the object after it was decoded from them; bytes and metadata only
+    /// (no full decode) when, besides, no custom index function needs the typed object and the
+    /// list-watch can (see `store_mode.rs`).
+    fn fetch(&self) -> Fetch {
+        Fetch::choose(
+            self.fifo.keeps_bytes(),
+            self.config.transform.is_some(),
+            self.fifo.files_decoded(),
+            self.list_watch.hands_out_wire_items(),
+        )
     }
 
     /// Runs the transform, if any. A transform that panics is caught: the object is skipped
@@ -281,21 +291,31 @@ where
             limit: self.list_limit(&resource_version),
             continue_token: None,
         };
-        let wants_bytes = self.wants_bytes();
+        let fetch = self.fetch();
         let list_rv = loop {
             let listed = items.len();
-            let transform = |obj, wire| {
-                if let Some(obj) = self.transform(obj) {
-                    items.push(self.fifo.entry(obj, wire));
-                }
+            let mut keep = |incoming: Incoming<K>| {
+                let entry = incoming
+                    .arrive(|obj| self.transform(obj))
+                    .and_then(|arrived| self.fifo.entry(arrived));
+                items.extend(entry);
             };
-            let page = if wants_bytes {
-                self.list_watch.list_each_with_bytes(&req, transform).await
-            } else {
-                let mut transform = transform;
-                self.list_watch
-                    .list_each(&req, |obj| transform(obj, None))
+            let page = match fetch {
+                Fetch::Wire => {
+                    self.list_watch
+                        .list_each_wire(&req, |item| keep(Incoming::Wire(item)))
+                        .await
+                }
+                Fetch::WithBytes => self
+                    .list_watch
+                    .list_each_with_bytes(&req, |obj, wire| keep(Incoming::Object(obj, wire)))
                     .await
+                    .map(|page| page.metadata),
+                Fetch::Decoded => self
+                    .list_watch
+                    .list_each(&req, |obj| keep(Incoming::Object(obj, None)))
+                    .await
+                    .map(|page| page.metadata),
             };
             let page = match page {
                 Ok(page) => page,
@@ -315,7 +335,7 @@ where
                 }
                 Err(err) => return self.list_failed(&err, &resource_version),
             };
-            let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
+            let continue_token = page.continue_.filter(|c| !c.is_empty());
             debug!(reflector = %self.config.name, rv = %req.resource_version, items = items.len() - listed, more = continue_token.is_some(), "listed page");
             match continue_token {
                 Some(token) => {
@@ -323,7 +343,7 @@ where
                     req.continue_token = Some(token);
                     req.resource_version.clear(); // the token pins the version
                 }
-                None => break page.metadata.resource_version.unwrap_or_default(),
+                None => break page.resource_version.unwrap_or_default(),
             }
         };
         debug!(reflector = %self.config.name, rv = %list_rv, items = items.len(), "replace");
@@ -425,10 +445,10 @@ where
 
     async fn next_event(&mut self, mut open: OpenWatch<L::Watch>) -> State<L::Watch> {
         // One timer per watch, not per event: `open.deadline` is polled, never re-armed.
-        let wants_bytes = self.wants_bytes();
+        let fetch = self.fetch();
         let next = tokio::select! {
             biased;
-            next = next_event(&mut open.stream, wants_bytes) => Ok(next),
+            next = next_event(&mut open.stream, fetch) => Ok(next),
             () = &mut open.deadline => Err(()),
         };
         let event = match next {
@@ -477,23 +497,22 @@ where
         State::Watch
     }
 
-    /// Applies one watch event (its object decoded from `wire`, when set) to the store and
-    /// advances the last synced resourceVersion.
-    fn apply(&mut self, (event, wire): EventWithBytes<K>) -> Result<(), ListWatchError> {
+    /// Applies one watch event to the store and advances the last synced resourceVersion.
+    fn apply(&mut self, event: WatchEvent<Incoming<K>>) -> Result<(), ListWatchError> {
         match event {
             WatchEvent::Added(obj) => {
-                if let Some(obj) = self.observe(obj, "Added") {
-                    self.fifo.added(obj, wire);
+                if let Some(arrived) = self.observe(obj, "Added") {
+                    self.fifo.added(arrived);
                 }
             }
             WatchEvent::Modified(obj) => {
-                if let Some(obj) = self.observe(obj, "Modified") {
-                    self.fifo.updated(obj, wire);
+                if let Some(arrived) = self.observe(obj, "Modified") {
+                    self.fifo.updated(arrived);
                 }
             }
             WatchEvent::Deleted(obj) => {
-                if let Some(obj) = self.observe(obj, "Deleted") {
-                    self.fifo.deleted(obj, wire);
+                if let Some(arrived) = self.observe(obj, "Deleted") {
+                    self.fifo.deleted(arrived);
                 }
             }
             WatchEvent::Bookmark(bookmark) => {
@@ -508,25 +527,13 @@ where
 
     /// Records an event's resourceVersion and transforms its object (`None`: skipped, the
     /// transform panicked).
-    fn observe(&mut self, obj: K, event: &'static str) -> Option<Arc<K>> {
-        if let Some(rv) = &obj.meta().resource_version {
-            self.last_synced_rv.clone_from(rv);
+    fn observe(&mut self, incoming: Incoming<K>, event: &'static str) -> Option<Arrived<K>> {
+        if let Some(rv) = incoming.resource_version() {
+            rv.clone_into(&mut self.last_synced_rv);
         }
-        debug!(reflector = %self.config.name, rv = %self.last_synced_rv, key = %ObjectKey::of(&obj), event, "watch event");
-        self.transform(obj)
+        debug!(reflector = %self.config.name, rv = %self.last_synced_rv, key = %incoming.key(), event, "watch event");
+        incoming.arrive(|obj| self.transform(obj))
     }
-}
-
-/// The next event of `stream`, with its object's bytes when `with_bytes`.
-pub(crate) async fn next_event<K, S: EventStream<K>>(
-    stream: &mut S,
-    with_bytes: bool,
-) -> Option<Result<EventWithBytes<K>, ListWatchError>> {
-    if with_bytes {
-        return stream.next_event_with_bytes().await;
-    }
-    let next = stream.next_event().await?;
-    Some(next.map(|event| (event, None)))
 }
 
 /// Calls `resync` every `period` while `should_resync` says a handler is due. client-go runs this

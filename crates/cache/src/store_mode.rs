@@ -11,14 +11,26 @@
 //! # Which bytes
 //! The object's own bytes as the server sent them ([`WireBytes`]): its slice of the JSON list
 //! response or watch event, or its protobuf message (built-in kinds read in protobuf, the
-//! client's default), copied out of the response as it arrives, never re-encoded. The
-//! [`ListWatch`](crate::ListWatch) hands them over with each object
-//! (`list_each_with_bytes`, `next_event_with_bytes`) and its [`WireCodec`] decodes them. The
-//! reflector decodes each object once on arrival (the list-watch does), takes from it what the
-//! cache reads without decoding (key, resourceVersion, labels, index values), and queues the
-//! bytes with those, in one allocation per object (`encoded.rs`); the decoded object is dropped
-//! at once, and each handler's task decodes the entry again just before calling the handler. A
+//! client's default), copied out of the response as it arrives, never re-encoded. Its
+//! [`WireCodec`] decodes them. The queue holds the bytes with what the cache reads without
+//! decoding them (key, resourceVersion, labels, index values), in one allocation per object
+//! (`encoded.rs`), and each handler's task decodes the entry just before calling the handler. A
 //! first list therefore waits in the queue, and in a lagging handler's buffer, as bytes.
+//!
+//! # One decode per object, not two
+//! A list-watch that can ([`ListWatch::hands_out_wire_items`](crate::ListWatch::hands_out_wire_items),
+//! as `ClientListWatch` does) hands each object over as a [`WireItem`]: its
+//! bytes and the four metadata fields the cache needs on arrival (name, namespace,
+//! resourceVersion, labels), read from the bytes with everything else skipped, not decoded
+//! (`kubegen_client::ObjectHead`). The only full decode of an object is then the one in each
+//! handler's task (none when the handler is past the recently decoded cache's reach: a read
+//! decodes it later). Without that, the list-watch decodes each object in full
+//! (`list_each_with_bytes`, `next_event_with_bytes`), the reflector takes those fields from it
+//! and drops it, and the handlers decode it again.
+//!
+//! The object is still decoded once on arrival when the informer has indexers beyond the
+//! namespace index: a custom index function needs the typed object, and its values are computed
+//! on arrival so that the next change can unfile the object without decoding the old state.
 //!
 //! Two cases encode instead: an informer with a transform (e.g. `strip_managed_fields`) stores
 //! the transformed object, encoded as JSON by the codec (decode, transform, re-encode); and a
@@ -32,7 +44,7 @@
 //!   k8s-openapi form), every read of an object not in the small recently-decoded cache decodes
 //!   it, and every update decodes the old state once for the handlers' `on_update`.
 
-use std::{error::Error as StdError, fmt, sync::Arc};
+use std::{collections::BTreeMap, error::Error as StdError, fmt, sync::Arc};
 
 use serde::{Serialize, de::DeserializeOwned};
 
@@ -74,6 +86,24 @@ pub enum WireBytes {
     /// The object's protobuf message, which the codec's
     /// [`with_protobuf`](WireCodec::with_protobuf) decoder decodes.
     Protobuf(Box<[u8]>),
+}
+
+/// An arriving object as its bytes and the metadata a byte-backed store reads on arrival, read
+/// from the bytes without decoding the rest (see the module docs). A list-watch that hands these
+/// out ([`ListWatch::list_each_wire`](crate::ListWatch::list_each_wire)) spares the informer a
+/// full decode of every object it receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireItem {
+    /// `metadata.namespace` (`None` or empty for a cluster-scoped object).
+    pub namespace: Option<String>,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.resourceVersion` (empty when unset).
+    pub resource_version: String,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// The object's bytes, which the list-watch's [`WireCodec`] decodes into the whole object.
+    pub bytes: WireBytes,
 }
 
 /// A decoder of protobuf bytes.

@@ -36,7 +36,7 @@ use crate::{
     error::Error,
     health::panic_message,
     key::ObjectKey,
-    store_mode::{StoreMode, WireBytes, WireCodec},
+    store_mode::{StoreMode, WireBytes, WireCodec, WireItem},
 };
 
 /// The recently decoded objects: key → (the entry decoded, the object).
@@ -80,6 +80,25 @@ impl<K: Resource> Stored<K> {
                 }
                 Cow::Owned(labels.map(|(k, v)| (k.to_owned(), v.to_owned())).collect())
             }
+        }
+    }
+}
+
+/// An object as it arrives from the list-watch, before the store makes it an entry.
+pub(crate) enum Arrived<K> {
+    /// Decoded (and transformed), with the bytes it was decoded from when the list-watch kept
+    /// them.
+    Object(Arc<K>, Option<WireBytes>),
+    /// Its bytes and the metadata read from them, not decoded (see `store_mode.rs`).
+    Wire(WireItem),
+}
+
+impl<K: Resource> Arrived<K> {
+    /// The object's key.
+    pub(crate) fn key(&self) -> ObjectKey {
+        match self {
+            Self::Object(obj, _) => ObjectKey::of(obj.as_ref()),
+            Self::Wire(item) => ObjectKey::new(item.namespace.as_deref(), &item.name),
         }
     }
 }
@@ -145,6 +164,34 @@ impl<K> ByteStore<K> {
         };
         self.remember(key, &encoded, &obj);
         Stored::Encoded(encoded)
+    }
+
+    /// Keeps `item` (which arrived under `key`) as its bytes, with the metadata read from them
+    /// and no index values (the indexer files an entry in its user indexes when it stores it,
+    /// see `Store::complete`). An entry too large to lay out is kept decoded; `None` (logged)
+    /// when it does not decode either.
+    pub(crate) fn wire_entry(&self, key: &ObjectKey, item: WireItem) -> Option<Stored<K>> {
+        let (bytes, protobuf) = match &item.bytes {
+            WireBytes::Json(bytes) => (bytes, false),
+            WireBytes::Protobuf(bytes) => (bytes, true),
+        };
+        let parts = Parts {
+            resource_version: &item.resource_version,
+            labels: item.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            filed: &[],
+        };
+        let err = match Encoded::new(bytes, protobuf, parts) {
+            Ok(encoded) => return Some(Stored::Encoded(encoded)),
+            Err(err) => err,
+        };
+        tracing::error!(%key, error = %err, "object kept decoded");
+        match self.codec.decode(bytes, protobuf) {
+            Ok(obj) => Some(Stored::Decoded(Arc::new(obj))),
+            Err(err) => {
+                tracing::error!(%key, error = %err, "object does not decode; skipped");
+                None
+            }
+        }
     }
 
     /// The entry of `obj` (under `key`) as `bytes`, with its index values `filed`; `None`

@@ -13,12 +13,15 @@ use std::{
 };
 
 use futures_util::future::join_all;
-use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+use k8s_openapi::{
+    api::core::v1::ConfigMap,
+    apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta},
+};
 use kubegen_cache::{
     ClientListWatch, ClientListWatchSource, DeletedObject, EventHandler, FactoryOptions,
     HandlerFns, InformerFactory, InformerOptions, ListRequest, ListSelectors, ListWatch,
     ListWatchError, ListWatchErrorKind, MetadataLister, SharedIndexInformer, StoreMode,
-    WatchRequest, WireCodec, wait_for_cache_sync,
+    WatchRequest, WireBytes, WireCodec, WireItem, wait_for_cache_sync,
 };
 use kubegen_client::{
     Client, Config, CreateOptions, DeleteOptions, ListOptions, ObjectList, ResourceClient,
@@ -56,6 +59,19 @@ struct Counting<L> {
     inner: L,
     list_rvs: Arc<Mutex<Vec<String>>>,
     watches: Arc<AtomicUsize>,
+    /// Lists that handed out wire items (bytes and metadata, nothing decoded in full).
+    wire_lists: Arc<AtomicUsize>,
+}
+
+impl<L> Counting<L> {
+    fn new(inner: L) -> Self {
+        Self {
+            inner,
+            list_rvs: Arc::default(),
+            watches: Arc::default(),
+            wire_lists: Arc::default(),
+        }
+    }
 }
 
 impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
@@ -69,6 +85,33 @@ impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
             self.list_rvs.lock().push(req.resource_version.clone());
         }
         self.inner.list(req)
+    }
+
+    fn list_each_with_bytes(
+        &self,
+        req: &ListRequest,
+        each: impl FnMut(ConfigMap, Option<WireBytes>) + Send,
+    ) -> impl Future<Output = Result<ObjectList<ConfigMap>, ListWatchError>> + Send {
+        if req.continue_token.is_none() {
+            self.list_rvs.lock().push(req.resource_version.clone());
+        }
+        self.inner.list_each_with_bytes(req, each)
+    }
+
+    fn hands_out_wire_items(&self) -> bool {
+        self.inner.hands_out_wire_items()
+    }
+
+    fn list_each_wire(
+        &self,
+        req: &ListRequest,
+        each: impl FnMut(WireItem) + Send,
+    ) -> impl Future<Output = Result<ListMeta, ListWatchError>> + Send {
+        if req.continue_token.is_none() {
+            self.list_rvs.lock().push(req.resource_version.clone());
+        }
+        self.wire_lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.list_each_wire(req, each)
     }
 
     fn watch(
@@ -136,17 +179,13 @@ impl Harness {
             let names: Vec<String> = chunk.iter().map(|i| format!("cm-{i:05}")).collect();
             join_all(names.iter().map(|name| create(&configmaps, name))).await;
         }
-        let list_rvs = Arc::new(Mutex::new(Vec::new()));
-        let watches = Arc::new(AtomicUsize::new(0));
         let errors = Arc::new(Mutex::new(Vec::new()));
-        let list_watch = Counting {
-            inner: ClientListWatch::new(
-                ResourceClient::all_namespaces(client),
-                ListOptions::default(),
-            ),
-            list_rvs: Arc::clone(&list_rvs),
-            watches: Arc::clone(&watches),
-        };
+        let list_watch = Counting::new(ClientListWatch::new(
+            ResourceClient::all_namespaces(client),
+            ListOptions::default(),
+        ));
+        let list_rvs = Arc::clone(&list_watch.list_rvs);
+        let watches = Arc::clone(&list_watch.watches);
         let sink = Arc::clone(&errors);
         let mut options = InformerOptions::default();
         options.store_mode = mode;
@@ -694,4 +733,76 @@ async fn cached_objects_equal_what_a_get_returns(mode) {
         assert_eq!(*cached, fetched, "{name}");
     }
 }
+}
+
+/// A byte-backed informer reads only each object's head (name, namespace, resourceVersion,
+/// labels) on arrival when nothing needs the decoded object, and decodes it on arrival when a
+/// custom index function does; either way reads, label selections and index lookups follow the
+/// server, by list and by watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_byte_store_reads_heads_on_arrival_unless_a_custom_index_needs_the_object() {
+    let server = TestServer::start_with(ServerOptions::default()).await;
+    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(client.clone(), "default");
+    for name in ["a", "b", "c"] {
+        create(&configmaps, name).await;
+    }
+    for (indexed, wire) in [(false, true), (true, false)] {
+        let list_watch = Counting::new(ClientListWatch::new(
+            ResourceClient::all_namespaces(client.clone()),
+            ListOptions::default(),
+        ));
+        let wire_lists = Arc::clone(&list_watch.wire_lists);
+        let mut options = InformerOptions::default();
+        options.store_mode = StoreMode::Bytes { decoded_cache: 0 };
+        options.streaming_list = false;
+        let informer = SharedIndexInformer::new(list_watch, options);
+        if indexed {
+            let by_value: kubegen_cache::IndexFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+                cm.data.iter().flatten().map(|(_, v)| v.clone()).collect()
+            });
+            informer
+                .add_indexers([("value".to_owned(), by_value)].into())
+                .unwrap();
+        }
+        informer.start();
+        wait_for_cache_sync(Duration::from_secs(30), &[&informer])
+            .await
+            .unwrap();
+        assert_eq!(
+            wire_lists.load(Ordering::SeqCst) > 0,
+            wire,
+            "indexed: {indexed}"
+        );
+        let mut cm = configmaps.get("b", &Default::default()).await.unwrap();
+        cm.metadata.labels = Some(BTreeMap::from([("tier".to_owned(), "front".to_owned())]));
+        cm.data = Some(BTreeMap::from([("v".to_owned(), format!("{indexed}"))]));
+        let updated = configmaps
+            .update(&cm, &UpdateOptions::default())
+            .await
+            .unwrap();
+        let lister = informer.lister();
+        eventually("update cached", 10, || {
+            lister
+                .get(Some("default"), "b")
+                .is_some_and(|o| rv(&o) == rv(&updated))
+        })
+        .await;
+        for name in ["a", "b", "c"] {
+            let fetched = configmaps.get(name, &Default::default()).await.unwrap();
+            let cached = lister.try_get(Some("default"), name).unwrap().unwrap();
+            assert_eq!(*cached, fetched, "{name}, indexed: {indexed}");
+        }
+        let front: kube_core::Selector = [("tier", "front")].into_iter().collect();
+        let fronts: Vec<String> = lister.list(&front).iter().map(|o| key(o)).collect();
+        assert_eq!(fronts, ["default/b"], "indexed: {indexed}");
+        if indexed {
+            let found = informer.indexer().by_index("value", "true").unwrap();
+            assert_eq!(
+                found.iter().map(|o| key(o)).collect::<Vec<_>>(),
+                ["default/b"]
+            );
+        }
+        informer.shutdown();
+    }
 }

@@ -122,7 +122,7 @@ pub use remote_command::{ExecOptions, ExitStatus, ProcessOutput, RemoteProcess, 
 pub use resource_client::{AnyObject, ApiObject, ResourceClient};
 pub use transport::Transport;
 pub use watch::WatchStream;
-pub use wire_object::{WireDecoder, WireObject};
+pub use wire_object::{HeadMeta, ObjectHead, WireDecoder, WireObject};
 
 // The README's examples, compiled (and not run) as doc tests.
 #[cfg(doctest)]

@@ -7,6 +7,7 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube_core::{ObjectList, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -23,7 +24,7 @@ use crate::protobuf::{AnyListDecoder, ProtobufWatch, WireFormat, decode_object, 
 use crate::representation::{Read, Representation};
 use crate::request::ResourcePath;
 use crate::watch::{EventDecoder, WatchStream};
-use crate::wire_object::{WireDecoder, WireObject};
+use crate::wire_object::{ObjectHead, WireDecoder, WireObject};
 
 /// What the generic client needs of a kind: kube-core's static `Resource` description (group,
 /// version, plural known at compile time), JSON in both directions, and the usual bounds of a
@@ -259,8 +260,33 @@ where
     pub async fn list_each_with_bytes(
         &self,
         opts: &ListOptions,
-        mut each: impl FnMut(K, WireObject) + Send,
+        each: impl FnMut(K, WireObject) + Send,
     ) -> Result<ObjectList<K>> {
+        self.list_each_as_with_bytes(opts, each).await
+    }
+
+    /// [`list_each_with_bytes`](Self::list_each_with_bytes), decoding each item as an
+    /// [`ObjectHead`] (its name, namespace, resourceVersion and labels, the rest skipped) instead
+    /// of in full: a byte-backed cache reads these on arrival and decodes the bytes only when
+    /// the object is read.
+    ///
+    /// # Errors
+    /// As [`list`](Self::list): an item that does not decode names the list and the item.
+    pub async fn list_each_head_with_bytes(
+        &self,
+        opts: &ListOptions,
+        each: impl FnMut(ObjectHead, WireObject) + Send,
+    ) -> Result<ListMeta> {
+        let list = self.list_each_as_with_bytes(opts, each).await?;
+        Ok(list.metadata)
+    }
+
+    /// Lists with each item decoded as `T` and handed to `each` with its bytes.
+    async fn list_each_as_with_bytes<T: DeserializeOwned + Clone + Send>(
+        &self,
+        opts: &ListOptions,
+        mut each: impl FnMut(T, WireObject) + Send,
+    ) -> Result<ObjectList<T>> {
         let url = self.path.collection().to_owned();
         let mut missing = None;
         let list = self
@@ -285,18 +311,20 @@ where
         WireDecoder { proto: self.proto }
     }
 
-    async fn list_items(
+    /// Lists with each item decoded as `T` (the client's kind, or a part of it such as an
+    /// [`ObjectHead`]), handing it to `each` with its bytes when `keep_bytes`.
+    async fn list_items<T: DeserializeOwned + Clone + Send>(
         &self,
         opts: &ListOptions,
         keep_bytes: bool,
-        mut each: impl FnMut(K, Option<WireObject>) + Send,
-    ) -> Result<ObjectList<K>> {
+        mut each: impl FnMut(T, Option<WireObject>) + Send,
+    ) -> Result<ObjectList<T>> {
         let request = self.accept(self.path.list(opts)?, Read::List);
         let url = request.uri().to_string();
         self.client
             .with_timeout("GET", &url, async {
                 let mut response = self.client.send(request).await?;
-                let mut decoder = AnyListDecoder::<K>::new(response.headers(), self.proto, &url);
+                let mut decoder = AnyListDecoder::<T>::new(response.headers(), self.proto, &url);
                 if keep_bytes {
                     decoder = decoder.keeping_bytes();
                 }

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use crate::body::Body;
 use crate::error::{Error, Result, error_chain, excerpt};
 use crate::protobuf::ProtobufWatch;
-use crate::wire_object::WireObject;
+use crate::wire_object::{ObjectHead, WireObject};
 
 /// A decoded event with its object's bytes, when they were asked for.
 type EventWithBytes<K> = (WatchEvent<K>, Option<WireObject>);
@@ -255,7 +255,21 @@ impl<K: DeserializeOwned> WatchStream<K> {
         self.next_event(true).await
     }
 
-    async fn next_event(&mut self, keep_bytes: bool) -> Option<Result<EventWithBytes<K>>> {
+    /// [`next_with_bytes`](Self::next_with_bytes), with the event's object decoded only as an
+    /// [`ObjectHead`] (name, namespace, resourceVersion, labels; the rest skipped, see
+    /// `wire_object.rs`): a byte-backed cache keeps the bytes and decodes them when read.
+    /// Bookmarks and errors are decoded as by [`next`](Self::next).
+    pub async fn next_head_with_bytes(
+        &mut self,
+    ) -> Option<Result<(WatchEvent<ObjectHead>, Option<WireObject>)>> {
+        self.next_event(true).await
+    }
+
+    /// The next event, its object decoded as `T` (the stream's kind, or a part of it).
+    async fn next_event<T: DeserializeOwned>(
+        &mut self,
+        keep_bytes: bool,
+    ) -> Option<Result<EventWithBytes<T>>> {
         loop {
             if self.failed {
                 return None;

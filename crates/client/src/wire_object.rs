@@ -7,8 +7,25 @@
 //! ([`ResourceClient::list_each_with_bytes`](crate::ResourceClient::list_each_with_bytes),
 //! [`WatchStream::next_with_bytes`](crate::WatchStream::next_with_bytes)) and the decoder that
 //! turns them back into the object the list or watch decoded from them.
+//!
+//! # Reading only the head
+//! A byte-backed cache needs, of each arriving object, only its key, resourceVersion and labels;
+//! the rest it keeps as bytes and decodes when someone reads it. [`ObjectHead`] is an object seen
+//! as only those fields: the lists and watches that hand out bytes decode each item as an
+//! `ObjectHead` ([`ResourceClient::list_each_head_with_bytes`](crate::ResourceClient::list_each_head_with_bytes),
+//! [`WatchStream::next_head_with_bytes`](crate::WatchStream::next_head_with_bytes)) instead of as
+//! the k8s-openapi type, so an object is not decoded in full on arrival. Both decoders skip what
+//! the type does not declare without decoding it: serde_json parses past an unknown JSON field,
+//! and the protobuf walker (`kubegen_codec`) steps over an unknown field's record by its length
+//! (a `managedFields` entry, a ConfigMap's `data`, a Deployment's `spec`). ObjectMeta is field 1
+//! of every top-level kind in `k8s.io/api`'s `generated.proto`, with `name` 1, `namespace` 3,
+//! `resourceVersion` 6 and `labels` 11; the walker finds them by the same schema the full decode
+//! uses, so the head and the full object can never disagree.
+
+use std::collections::BTreeMap;
 
 use kubegen_codec::{CodecError, ProtoKind};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result, excerpt};
@@ -30,6 +47,35 @@ impl WireObject {
             Self::Json(bytes) | Self::Protobuf(bytes) => bytes,
         }
     }
+}
+
+/// An object seen as only the metadata fields a byte-backed cache reads on arrival (see the
+/// module docs): everything else in the object is skipped, not decoded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct ObjectHead {
+    /// The object's `metadata`, as far as it is read.
+    #[serde(default)]
+    pub metadata: HeadMeta,
+}
+
+/// The fields of `ObjectMeta` an [`ObjectHead`] reads; the others are skipped.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct HeadMeta {
+    /// `metadata.name`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `metadata.namespace` (`None` for a cluster-scoped object).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// `metadata.resourceVersion`.
+    #[serde(default)]
+    pub resource_version: Option<String>,
+    /// `metadata.labels`.
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
 }
 
 /// Decodes a [`WireObject`] of one resource client into the object its list or watch decoded
@@ -84,3 +130,7 @@ impl WireDecoder {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "wire_object_tests.rs"]
+mod tests;

@@ -113,6 +113,9 @@ async fn bench(args: Args) -> Result<()> {
         "--own-namespace=image-police-bench".to_owned(),
         "--metrics-bind-address=0".to_owned(),
         "--health-probe-bind-address=0".to_owned(),
+        // No admission webhook: it would need serving certificates, and without them the manager
+        // stops before its caches are ready. The benchmark drives the reconcile loop only.
+        "--webhook-port=0".to_owned(),
         format!("--workers={}", args.workers),
         format!("--cache-store={}", args.cache_store),
     ])

@@ -34,10 +34,7 @@ use kube_core::{Resource, WatchEvent};
 use tracing::{debug, warn};
 
 use super::{Reflector, initial_set::InitialSet, next_event, state::State};
-use crate::{
-    key::ObjectKey,
-    list_watch::{ListWatch, ListWatchError, ListWatchErrorKind},
-};
+use crate::list_watch::{ListWatch, ListWatchError, ListWatchErrorKind};
 
 /// The bookmark annotation that ends the initial events of a streaming list.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -87,14 +84,14 @@ where
         };
         tokio::pin!(deadline);
         let mut initial = InitialSet::default();
-        let wants_bytes = self.wants_bytes();
+        let fetch = self.fetch();
         loop {
             let next = tokio::select! {
                 biased; // a server that floods events cannot starve the deadline
                 () = &mut deadline => Err(()),
-                next = next_event(&mut open.stream, wants_bytes) => Ok(next),
+                next = next_event(&mut open.stream, fetch) => Ok(next),
             };
-            let (event, wire) = match next {
+            let event = match next {
                 Ok(Some(Ok(event))) => event,
                 Ok(Some(Err(err))) => return self.streaming_failed(&err, &req.resource_version),
                 Ok(None) => {
@@ -106,11 +103,14 @@ where
             open.events += 1;
             match event {
                 WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                    if let Some(obj) = self.transform(obj) {
-                        initial.upsert(self.fifo.entry(obj, wire));
+                    let entry = obj
+                        .arrive(|obj| self.transform(obj))
+                        .and_then(|arrived| self.fifo.entry(arrived));
+                    if let Some(entry) = entry {
+                        initial.upsert(entry);
                     }
                 }
-                WatchEvent::Deleted(obj) => initial.remove(&ObjectKey::of(&obj)),
+                WatchEvent::Deleted(obj) => initial.remove(&obj.key()),
                 WatchEvent::Bookmark(bookmark) => {
                     let end = bookmark
                         .metadata
