@@ -18,7 +18,7 @@
 //!
 //! # Differences from kube-scheduler
 //! NodePorts, volume, topology-spread and inter-pod affinity filters are not modelled; neither
-//! are scores beyond spreading by requested fraction ([`choose`]), nor preemption
+//! are scores beyond spreading by requested fraction ([`choose_among`]), nor preemption
 //! itself.
 
 use std::collections::BTreeMap;
@@ -210,14 +210,32 @@ fn check_against(
 
 /// The Node `pod` goes to among `nodes` (each with what its Pods already ask): of those that
 /// fit, the least loaded ([`load`]), then the first by name; or why none fits.
+#[cfg(test)]
 pub(crate) fn choose(pod: &Pod, nodes: &[Candidate<'_>]) -> Result<String, FitError> {
+    choose_among(pod, nodes.iter().copied(), usize::MAX).0
+}
+
+/// [`choose`] over `nodes` in their order, stopping once `enough` Nodes fit (kube-scheduler's
+/// `findNodesThatPassFilters` stops at `numFeasibleNodesToFind`); also returns how many Nodes
+/// were looked at, where the next Pod's search starts.
+pub(crate) fn choose_among<'a>(
+    pod: &Pod,
+    nodes: impl Iterator<Item = Candidate<'a>>,
+    enough: usize,
+) -> (Result<String, FitError>, usize) {
     let wanted = Requests::of_pod(pod.spec.as_ref().unwrap_or(&PodSpec::default()));
     let mut best: Option<((f64, i64), &str)> = None;
+    let (mut feasible, mut processed) = (0, 0);
     let mut refusals = Vec::new();
     for candidate in nodes {
+        if feasible >= enough {
+            break;
+        }
+        processed += 1;
         let name = candidate.node.metadata.name.as_deref().unwrap_or_default();
         match check_against(pod, wanted, candidate.node, candidate.used, candidate.free) {
             Ok(()) => {
+                feasible += 1;
                 let load = load(candidate.free, candidate.used, wanted);
                 let better = best.is_none_or(|(best_load, best_name)| {
                     load < best_load || (load == best_load && name < best_name)
@@ -229,10 +247,11 @@ pub(crate) fn choose(pod: &Pod, nodes: &[Candidate<'_>]) -> Result<String, FitEr
             Err(refusal) => refusals.push(refusal),
         }
     }
-    match best {
+    let chosen = match best {
         Some((_, node)) => Ok(node.to_owned()),
         None => Err(FitError { refusals }),
-    }
+    };
+    (chosen, processed)
 }
 
 /// A Node a Pod may go to: what its Pods ask of it already (`used`) and what it has (`free`,

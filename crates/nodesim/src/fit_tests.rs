@@ -207,6 +207,40 @@ fn the_least_loaded_fitting_node_is_chosen_then_by_name() {
 }
 
 #[test]
+fn a_search_stops_once_enough_nodes_fit_and_says_how_many_it_looked_at() {
+    let (a, b, c, d) = (
+        node(
+            "a",
+            json!({"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}),
+        ),
+        node("b", json!({})),
+        node("c", json!({})),
+        node("d", json!({})),
+    );
+    let p = pod(requests("100m", "1Mi"));
+    let busy = Requests {
+        cpu: 1000,
+        memory: 0,
+        pods: 1,
+    };
+    // b is busier than c, and d is idle but after the two that are enough.
+    let nodes = [
+        candidate(&a, Requests::default()),
+        candidate(&b, busy),
+        candidate(&c, Requests::default()),
+        candidate(&d, Requests::default()),
+    ];
+    let (chosen, processed) = choose_among(&p, nodes.iter().copied(), 2);
+    assert_eq!((chosen, processed), (Ok("c".to_string()), 3));
+    let (chosen, processed) = choose_among(&p, nodes.iter().copied(), 1);
+    assert_eq!((chosen, processed), (Ok("b".to_string()), 2));
+    // Nothing fits: every Node is looked at and refused.
+    let (chosen, processed) = choose_among(&p, nodes[..1].iter().copied(), 2);
+    assert_eq!(processed, 1);
+    assert!(chosen.is_err());
+}
+
+#[test]
 fn the_fit_error_reads_as_the_scheduler_writes_it() {
     let (a, b, c) = (
         node("a", json!({})),

@@ -56,6 +56,7 @@ use crate::options::{Clock, NodeLifecycleOptions};
 use crate::worker::{self, Next, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::meta::{key_of, split_key};
+use crate::workload::pod_index;
 
 use health::{Grace, Health};
 use taints::{NO_EXECUTE, NOT_READY, UNREACHABLE, template};
@@ -86,6 +87,9 @@ const RECONCILED_LABELS: [(&str, &str); 2] = [
 pub(crate) fn start(context: &Context) -> Runner {
     let nodes = context.factory.informer::<Node>();
     let pods = context.factory.informer::<Pod>();
+    if let Err(e) = pod_index::add_node_name_to(&pods) {
+        tracing::error!(error = %e, "the Pod informer refused the Node index");
+    }
     let leases = context.factory.informer::<Lease>();
     let node_queue = worker::queue::<String>("node_lifecycle_controller");
     let pod_queue = worker::queue::<String>("node_lifecycle_controller_pods");
@@ -410,11 +414,7 @@ impl NodeLifecycle {
 
     /// The Pods bound to Node `name`.
     fn pods_on(&self, name: &str) -> Vec<Arc<Pod>> {
-        self.pods
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| node_name_of(p) == name)
-            .collect()
+        pod_index::pods_on(&self.pods, name)
     }
 
     /// The Lease's `renewTime` of Node `name`.

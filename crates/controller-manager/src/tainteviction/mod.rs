@@ -35,7 +35,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::jiff::Timestamp;
-use kube_core::Selector;
 use kubegen_cache::{DeletedObject, HandlerFns, Lister};
 use kubegen_client::{Client, DeleteOptions, GetOptions, Patch, PatchOptions, ResourceClient};
 use kubegen_runtime::EventType;
@@ -51,6 +50,7 @@ use crate::nodelifecycle::taints::{NO_EXECUTE, of};
 use crate::worker::{self, Next, Retries};
 use crate::workload::events::EventSink;
 use crate::workload::meta::split_key;
+use crate::workload::pod_index;
 use crate::workload::shared::FIELD_MANAGER;
 
 use tolerations::Stay;
@@ -68,6 +68,9 @@ const MESSAGE: &str = "Taint manager: deleting due to NoExecute taint";
 pub(crate) fn start(context: &Context) -> Runner {
     let nodes = context.factory.informer::<Node>();
     let pods = context.factory.informer::<Pod>();
+    if let Err(e) = pod_index::add_node_name_to(&pods) {
+        tracing::error!(error = %e, "the Pod informer refused the Node index");
+    }
     let node_queue = worker::queue::<String>("taint_eviction_nodes");
     let pod_queue = worker::queue::<String>("taint_eviction_pods");
     let (on_add, on_update, on_delete) =
@@ -230,12 +233,7 @@ impl TaintEviction {
                 false => state.tainted.insert(name.to_owned(), taints.clone()),
             };
         }
-        let pods: Vec<Arc<Pod>> = self
-            .pods
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| node_of(p) == name)
-            .collect();
+        let pods = pod_index::pods_on(&self.pods, name);
         let now = Instant::now();
         for pod in pods {
             let tolerations = pod

@@ -1,15 +1,19 @@
-//! The index of the shared Pod informer through which the workload controllers find their Pods:
-//! each Pod is filed under its controller (`namespace/Kind/name/uid`), or, when no controller
-//! owns it, under its bare namespace, as an orphan some controller may adopt.
+//! The indexes of the shared Pod informer through which the controllers find Pods:
+//! - by controller: each Pod is filed under its controller (`namespace/Kind/name/uid`), or, when
+//!   no controller owns it, under its bare namespace, as an orphan some controller may adopt;
+//! - by Node: each bound Pod is filed under its `spec.nodeName`.
 //!
 //! Mirrors `pkg/controller/controller_utils.go` (`PodControllerIndex`, `PodControllerIndexKey`,
-//! `AddPodControllerIndexer`, `FilterPodsByOwner`), which the v1.36 replicaset, deployment,
-//! statefulset, job and daemonset controllers read their Pods through.
+//! `AddPodControllerIndexer`, `FilterPodsByOwner`, `PodNodeNameKeyIndex`,
+//! `AddPodNodeNameIndexer`), which the v1.36 replicaset, deployment, statefulset, job and
+//! daemonset controllers read their Pods through; the daemonset, node lifecycle and taint
+//! eviction controllers find a Node's Pods through the second.
 //!
 //! # Why
 //! Listing the owner's namespace instead costs every Pod of the namespace on every sync, and a
 //! sync follows nearly every Pod event: with 30 ReplicaSets of 1,000 Pods in one namespace, each
-//! of the 30,000 Pods' events made a sync read all 30,000.
+//! of the 30,000 Pods' events made a sync read all 30,000. Likewise, finding a Node's Pods by
+//! listing the cluster's costs every Pod for each Node looked at.
 
 use std::sync::Arc;
 
@@ -54,6 +58,37 @@ pub(crate) fn add_to(pods: &SharedIndexInformer<Pod>) -> Result<()> {
         Ok(()) | Err(kubegen_cache::Error::IndexerConflict { .. }) => Ok(()),
         Err(e) => Err(Error::CacheSyncFailed(e)),
     }
+}
+
+/// The Node index's name (`controller.PodNodeNameKeyIndex`).
+const POD_NODE_NAME_INDEX: &str = "spec.nodeName";
+
+/// The Node index: a bound Pod under its Node's name, an unbound one nowhere.
+fn node_name_indexers() -> Indexers<Pod> {
+    let index: IndexFn<Pod> = Arc::new(|pod: &Pod| {
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
+        node.filter(|n| !n.is_empty())
+            .map(|n| vec![n.to_owned()])
+            .unwrap_or_default()
+    });
+    Indexers::from([(POD_NODE_NAME_INDEX.to_owned(), index)])
+}
+
+/// Adds the Node index to the shared Pod informer, unless another controller already did
+/// (`AddPodNodeNameIndexer`).
+///
+/// # Errors
+/// [`Error::CacheSyncFailed`] when the informer refuses the index for another reason.
+pub(crate) fn add_node_name_to(pods: &SharedIndexInformer<Pod>) -> Result<()> {
+    match pods.add_indexers(node_name_indexers()) {
+        Ok(()) | Err(kubegen_cache::Error::IndexerConflict { .. }) => Ok(()),
+        Err(e) => Err(Error::CacheSyncFailed(e)),
+    }
+}
+
+/// The cached Pods bound to the Node `node` (`ByIndex(PodNodeNameKeyIndex, nodeName)`).
+pub(crate) fn pods_on(pods: &Lister<Pod>, node: &str) -> Vec<Arc<Pod>> {
+    pods.by_index(POD_NODE_NAME_INDEX, node)
 }
 
 /// Which Pods [`pods_of`] returns besides those `owner` controls.

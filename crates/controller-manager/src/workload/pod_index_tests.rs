@@ -86,3 +86,33 @@ fn a_pod_moves_between_owners_when_its_controller_reference_changes() {
     assert_eq!(names(&pods_of(&lister, &web, Orphans::Excluded)), [""; 0]);
     assert_eq!(names(&pods_of(&lister, &db, Orphans::Included)), ["p"]);
 }
+
+/// A Pod named `name` in `ns`, bound to `node` when given.
+fn bound(name: &str, node: Option<&str>) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"containers": [], "nodeName": node}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_node_finds_the_pods_bound_to_it_and_follows_a_binding() {
+    let indexer = Indexer::new();
+    indexer.add_indexers(node_name_indexers()).unwrap();
+    for pod in [
+        bound("a", Some("n1")),
+        bound("b", Some("n2")),
+        bound("c", None),
+    ] {
+        indexer.insert(ObjectKey::of(&pod), Arc::new(pod));
+    }
+    let lister = Lister::new(indexer.clone());
+    assert_eq!(names(&pods_on(&lister, "n1")), ["a"]);
+    assert_eq!(names(&pods_on(&lister, "")), [""; 0]);
+    // Bound later: found under its Node from then on.
+    let c = bound("c", Some("n1"));
+    indexer.insert(ObjectKey::of(&c), Arc::new(c));
+    assert_eq!(names(&pods_on(&lister, "n1")), ["a", "c"]);
+    assert_eq!(names(&pods_on(&lister, "n2")), ["b"]);
+}

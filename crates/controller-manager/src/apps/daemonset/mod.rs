@@ -68,6 +68,7 @@ use crate::workload::expectations::Expectations;
 use crate::workload::meta::{
     controller_of, describe, fetch_latest, key_of, selector_of, selects, split_key,
 };
+use crate::workload::pod_index::{self, Orphans};
 use crate::workload::pods::is_ready;
 use crate::workload::shared::{FIELD_MANAGER, register};
 use crate::workload::versioned::Field;
@@ -134,6 +135,8 @@ impl DaemonSetController {
         let pods = context.factory.informer::<Pod>();
         let nodes = context.factory.informer::<Node>();
         let revisions = context.factory.informer::<ControllerRevision>();
+        pod_index::add_to(&pods)?;
+        pod_index::add_node_name_to(&pods)?;
         let client = context.client.clone();
         let events = EventSink::new(client.clone(), "daemonset-controller");
         let expectations = Arc::new(Expectations::default());
@@ -346,12 +349,7 @@ impl DaemonSetController {
         let Some(node) = self.nodes.get(None, name) else {
             return;
         };
-        let on_node: Vec<Arc<Pod>> = self
-            .pods
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(name))
-            .collect();
+        let on_node = pod_index::pods_on(&self.pods, name);
         for ds in self.sets.list(&Selector::default()) {
             let Ok(daemon) = Daemon::new(&ds, String::new()) else {
                 continue;
@@ -466,15 +464,7 @@ impl DaemonSetController {
         ds: &DaemonSet,
         selector: Option<&Selector>,
     ) -> Result<Vec<Arc<Pod>>> {
-        let ns = ds.metadata.namespace.as_deref().unwrap_or_default();
-        let uid = ds.metadata.uid.as_deref().unwrap_or_default();
-        let candidates: Vec<_> = self
-            .pods
-            .namespaced(ns)
-            .list(&Selector::default())
-            .into_iter()
-            .filter(|p| controller_of(p.as_ref()).is_none_or(|r| r.uid == uid))
-            .collect();
+        let candidates = pod_index::pods_of(&self.pods, ds, Orphans::Included);
         crate::workload::controller_ref::claim(&self.client, ds, selector, candidates, || {
             fetch_latest(&self.client, ds)
         })

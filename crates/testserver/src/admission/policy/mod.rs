@@ -154,6 +154,11 @@ impl Policies {
         !self.validating.is_empty()
     }
 
+    /// Whether any mutating policy matched the write.
+    pub(crate) fn has_mutating(&self) -> bool {
+        !self.mutating.is_empty()
+    }
+
     /// The versions the validating policies matched in, each once: the objects must be
     /// given to [`Policies::validate`] in each.
     pub(crate) fn validating_versions(&self) -> Vec<String> {

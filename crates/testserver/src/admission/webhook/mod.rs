@@ -192,8 +192,9 @@ impl Webhooks {
         &mut self,
         mut object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
+        // The policies' request copies the object: built only when a mutating policy matched.
         let ran = match object.as_deref_mut() {
-            Some(object) => {
+            Some(object) if self.policies.has_mutating() => {
                 let request = self.policy_request(Some(&Value::Object(object.clone())));
                 let inputs = Inputs {
                     object: None,
@@ -202,7 +203,7 @@ impl Webhooks {
                 };
                 self.policies.mutate(object, &inputs)?
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         self.mutate_by_webhooks(object.as_deref_mut()).await?;
         if let Some(object) = object
@@ -224,6 +225,9 @@ impl Webhooks {
         &mut self,
         mut object: Option<&mut Map<String, Value>>,
     ) -> Result<(), ApiError> {
+        if self.mutating.is_empty() {
+            return Ok(());
+        }
         let hooks = std::mem::take(&mut self.mutating);
         let mut after_each = Vec::with_capacity(hooks.len());
         for hook in &hooks {
