@@ -130,8 +130,9 @@ async fn check(client: &Client, namespace: &str) {
         let message = format!(
             "ValidatingAdmissionPolicy '{namespace}-{case}' with binding '{namespace}-{case}' denied request: {why}"
         );
+        // The client hands an error's `Status` back without its `kind` and `apiVersion`.
         json!({
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "metadata": {}, "status": "Failure",
             "message": format!("configmaps \"{name}\" is forbidden: {message}"),
             "reason": "Invalid",
             "details": {"name": name, "kind": "configmaps", "causes": [{"message": message}]},
