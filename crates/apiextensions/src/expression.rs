@@ -3,6 +3,12 @@
 //! with `object`, `oldObject` and `request`. Same dialect as the CRD rules
 //! ([`crate::cel_library`]); numbers are ints when integral, doubles otherwise.
 //!
+//! Every evaluation is counted as cel-go counts it ([`crate::runtime_cost`]) and stops at v1.36's
+//! `PerCallLimit` with cel-go's `operation cancelled: actual cost limit exceeded`;
+//! [`Expression::evaluate_counted`] also gives the cost, for a caller that keeps a budget over
+//! several expressions (an admission policy's `RuntimeCELCostBudget`, apiserver
+//! `pkg/admission/plugin/cel/activation.go`).
+//!
 //! # Differences from the real server
 //! There is no type checker: an expression that does not evaluate to a bool is found out when it
 //! is evaluated (an error), not when the configuration is stored; `authorizer` is not bound, so an
@@ -14,7 +20,8 @@
 
 use std::sync::Arc;
 
-use cel::Program;
+use cel::Context;
+use cel::common::ast::IdedExpr;
 use serde_json::Value;
 
 use crate::Error;
@@ -22,14 +29,26 @@ use crate::cel_library::{
     Authorize, ENV, add_authorizer_check, context, context_in, env_with_open_structs,
 };
 use crate::rules::{error_text, to_cel};
+use crate::runtime_cost::{self, LIMIT_EXCEEDED, PER_CALL_LIMIT};
 
 /// One compiled expression.
 #[derive(Clone)]
 pub struct Expression {
-    program: Arc<Program>,
+    /// The program's AST routed through the cost counting functions.
+    metered: Arc<IdedExpr>,
     source: String,
     /// The environment of a mutation, which knows its struct literals' type names.
     env: Option<Arc<cel::Env>>,
+}
+
+/// One counted evaluation ([`Expression::evaluate_counted`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// The result as JSON, or the error's text (`operation cancelled: actual cost limit
+    /// exceeded` when it passed [`PER_CALL_LIMIT`]).
+    pub result: Result<Value, String>,
+    /// What the evaluation cost until it ended, in cel-go's units.
+    pub cost: u64,
 }
 
 impl std::fmt::Debug for Expression {
@@ -48,7 +67,7 @@ impl Expression {
             reason: e.to_string(),
         })?;
         Ok(Expression {
-            program: Arc::new(program),
+            metered: Arc::new(runtime_cost::instrument(program.expression())),
             source: source.to_string(),
             env: None,
         })
@@ -75,10 +94,10 @@ impl Expression {
         for (name, value) in variables {
             ctx.add_variable_from_value(*name, to_cel(value, None, false));
         }
-        match self.program.execute(&ctx) {
+        match self.run(&mut ctx).0 {
             Ok(cel::Value::Bool(b)) => Ok(b),
             Ok(other) => Err(format!("expected a bool, got {other:?}")),
-            Err(error) => Err(error_text(&error)),
+            Err(why) => Err(why),
         }
     }
 
@@ -104,6 +123,16 @@ impl Expression {
         variables: &[(&str, &Value)],
         authorize: Option<Authorize>,
     ) -> Result<Value, String> {
+        self.evaluate_counted(variables, authorize).result
+    }
+
+    /// [`Expression::evaluate_authorized`], with what the evaluation cost until it ended (at
+    /// most a little over [`PER_CALL_LIMIT`], where it is stopped).
+    pub fn evaluate_counted(
+        &self,
+        variables: &[(&str, &Value)],
+        authorize: Option<Authorize>,
+    ) -> Evaluation {
         let mut ctx = match &self.env {
             Some(env) => context_in(env.clone()),
             None => context(),
@@ -114,10 +143,24 @@ impl Expression {
         for (name, value) in variables {
             ctx.add_variable_from_value(*name, to_cel(value, None, false));
         }
-        match self.program.execute(&ctx) {
-            Ok(value) => Ok(to_json(&value)),
-            Err(error) => Err(error_text(&error)),
+        let (result, cost) = self.run(&mut ctx);
+        Evaluation {
+            result: result.map(|value| to_json(&value)),
+            cost,
         }
+    }
+
+    /// Runs the counted program in `ctx`: its value or error text, and its cost.
+    fn run(&self, ctx: &mut Context<'_, '_>) -> (Result<cel::Value, String>, u64) {
+        runtime_cost::register(ctx);
+        let counted = runtime_cost::run(&self.metered, ctx, PER_CALL_LIMIT);
+        let result = match counted.result {
+            // The limit stops the evaluation even where `||` or `&&` would absorb an error.
+            _ if counted.exceeded => Err(LIMIT_EXCEEDED.to_string()),
+            Ok(value) => Ok(value),
+            Err(error) => Err(error_text(&error)),
+        };
+        (result, counted.cost)
     }
 
     /// The source text.
@@ -230,6 +273,34 @@ mod tests {
             eval("object.spec.nope"),
             Err("no such key: nope".to_string())
         );
+    }
+
+    #[test]
+    fn evaluations_are_counted_and_stop_at_the_per_call_limit() {
+        let object = json!({"x": 1, "l": (0..1000).collect::<Vec<_>>()});
+        let vars = [("object", &object)];
+        let counted = |s: &str| {
+            Expression::compile(s)
+                .unwrap()
+                .evaluate_counted(&vars, None)
+        };
+        // `object` 1, `.x` 1, `==` 1.
+        assert_eq!(
+            counted("object.x == 1"),
+            Evaluation {
+                result: Ok(json!(true)),
+                cost: 3
+            }
+        );
+        let nested = "object.l.all(a, object.l.all(b, a != b || a == b))";
+        let stopped = counted(nested);
+        assert_eq!(stopped.result, Err(LIMIT_EXCEEDED.to_string()));
+        assert!(stopped.cost > PER_CALL_LIMIT, "{}", stopped.cost);
+        // `||` does not absorb the limit's error.
+        let absorbed = counted(&format!("{nested} || true"));
+        assert_eq!(absorbed.result, Err(LIMIT_EXCEEDED.to_string()));
+        let bool_result = Expression::compile(nested).unwrap().evaluate_bool(&vars);
+        assert_eq!(bool_result, Err(LIMIT_EXCEEDED.to_string()));
     }
 
     #[test]

@@ -71,12 +71,13 @@ use serde_json::Value;
 
 pub use cel_library::{Authorize, AuthzCheck, authorizer_value};
 pub use error::Error;
-pub use expression::Expression;
+pub use expression::{Evaluation, Expression};
 pub use field::{ErrorType, FieldError};
 pub use openapi_schema::kind_schema;
 pub use policy_check::{
     PolicyScope, PolicyTypes, check_policy_expression, check_typed_policy_expression,
 };
+pub use runtime_cost::{OBJECT_BUDGET, PER_CALL_LIMIT};
 
 use crate::field::BadValue;
 use crate::node::Node;

@@ -30,9 +30,10 @@ use cel::extractors::Arguments;
 use cel::{Context, ExecutionError, Value};
 
 /// v1.36's limit of one evaluation (`PerCallLimit`).
-pub(crate) const PER_CALL_LIMIT: u64 = 1_000_000;
-/// v1.36's budget of all the rules of one object (`RuntimeCELCostBudget`).
-pub(crate) const OBJECT_BUDGET: i64 = 10_000_000;
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// v1.36's budget of all the rules of one object, and of one admission policy binding's
+/// validations (`RuntimeCELCostBudget`).
+pub const OBJECT_BUDGET: i64 = 10_000_000;
 /// cel-go's message when an evaluation passes its limit.
 pub(crate) const LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 

@@ -27,6 +27,7 @@ mod namespaces;
 mod negotiation;
 mod node_taint;
 mod openapi;
+mod policy_cost;
 mod rbac;
 mod scale;
 mod services;

@@ -3,13 +3,16 @@
 //!
 //! The mutations run in order, each on the previous one's result: a `JSONPatch` expression
 //! gives a list of `JSONPatch{op, path, value, from}` applied as RFC 6902; an
-//! `ApplyConfiguration` expression gives an `Object{...}` merged into the object.
+//! `ApplyConfiguration` expression gives an `Object{...}` merged into the object. Each
+//! expression stops at v1.36's `PerCallLimit`, and each mutation has its own
+//! `RuntimeCELCostBudget` (see [`crate::admission::policy::spec`]).
 //!
 //! # Differences from the real server
 //! The real server merges an ApplyConfiguration with server-side apply's rules, typed by the
 //! kind's schema (lists with keys merge by key); here maps merge field by field and a list in
 //! the configuration replaces the object's list. Go's JSON Patch error texts are Rust's.
 
+use kubegen_apiextensions::OBJECT_BUDGET;
 use serde_json::{Map, Value};
 
 use crate::admission::policy::params::Params;
@@ -64,9 +67,12 @@ pub(crate) fn run(
             Err(_) if policy.ignore_failures => continue,
             Err(why) => return Err(refuse("Invalid", why)),
         }
+        env.start_budget(OBJECT_BUDGET);
         env.bind_variables(&policy.variables);
         ran = true;
         for mutation in &policy.mutations {
+            // Each mutation has a budget of its own (v1.36's `dispatcher.go`).
+            env.start_budget(OBJECT_BUDGET);
             match apply(&mut env, mutation, object) {
                 Ok(()) => {}
                 Err(_) if policy.ignore_failures => {}

@@ -2,6 +2,20 @@
 //! environment one evaluation of a pair sees (`object`, `oldObject`, `request`, `params`,
 //! `namespaceObject`, `variables`), shared by the validating and the mutating plugin
 //! (apiserver `pkg/admission/plugin/policy/generic/interfaces.go`, `cel/composition.go`).
+//!
+//! Every expression is counted: one evaluation stops at v1.36's `PerCallLimit`, and the
+//! expressions evaluated together spend one budget (`cel/activation.go`): the match conditions
+//! `RuntimeCELCostBudgetMatchConditions` (`webhook/matchconditions/matcher.go`), the
+//! validations `RuntimeCELCostBudget` and the audit annotations a fresh one
+//! (`policy/validating/validator.go`). Past a budget the evaluation fails with
+//! [`OUT_OF_BUDGET`] and nothing more is evaluated on it.
+//!
+//! # Differences from v1.36
+//! Variables are evaluated (and charged) once, when bound, on the budget of the expressions
+//! after them; v1.36 evaluates one the first time an expression reads it and charges that
+//! expression.
+
+use std::cell::Cell;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -9,6 +23,13 @@ use serde_json::{Map, Value};
 use crate::admission::policy::matching::MatchResources;
 use crate::admission::policy::params::{ParamKind, ParamRef, Params};
 use crate::audit::RequestAudit;
+
+/// v1.36's budget of a policy's match conditions (`RuntimeCELCostBudgetMatchConditions`).
+pub(crate) const MATCH_CONDITIONS_BUDGET: i64 = 2_500_000;
+
+/// v1.36's error when expressions spend more than their budget.
+pub(crate) const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
 
 /// The CEL inputs of one evaluation, besides `params` and `variables`.
 pub(crate) struct Inputs<'a> {
@@ -206,6 +227,8 @@ pub(crate) struct Env {
     /// Variables that failed to evaluate, with why: an expression reading one fails with
     /// v1.36's `composited variable "<name>" fails to evaluate: <why>`.
     failed: Vec<(String, String)>,
+    /// What is left of the budget the expressions evaluated now share; negative once spent.
+    remaining: Cell<i64>,
 }
 
 impl Env {
@@ -225,7 +248,18 @@ impl Env {
             ],
             authorize: subject.authorize.clone(),
             failed: Vec::new(),
+            remaining: Cell::new(kubegen_apiextensions::OBJECT_BUDGET),
         }
+    }
+
+    /// Lets the expressions evaluated from now on share `budget`.
+    pub(crate) fn start_budget(&self, budget: i64) {
+        self.remaining.set(budget);
+    }
+
+    /// Whether an evaluation passed the budget (and so every later one fails).
+    pub(crate) fn out_of_budget(&self) -> bool {
+        self.remaining.get() < 0
     }
 
     /// Evaluates `source` to JSON.
@@ -238,30 +272,40 @@ impl Env {
         self.evaluate_compiled(&expression)
     }
 
-    /// Evaluates a compiled expression (a mutation's) to JSON.
+    /// Evaluates a compiled expression (a mutation's) to JSON, charging its cost to the budget.
     ///
     /// # Errors
-    /// The evaluation error's text.
+    /// The evaluation error's text; [`OUT_OF_BUDGET`] once the budget is spent.
     pub(crate) fn evaluate_compiled(
         &self,
         expression: &kubegen_apiextensions::Expression,
     ) -> Result<Value, String> {
+        if self.out_of_budget() {
+            return Err(OUT_OF_BUDGET.to_string());
+        }
         let bound: Vec<(&str, &Value)> = self.values.iter().map(|(k, v)| (*k, v)).collect();
         let authorize = self.authorize.clone();
-        expression
-            .evaluate_authorized(&bound, authorize)
-            .map_err(|why| {
-                let failed = self
-                    .failed
-                    .iter()
-                    .find(|(name, _)| why == format!("no such key: {name}"));
-                match failed {
-                    Some((name, cause)) => {
-                        format!("composited variable \"{name}\" fails to evaluate: {cause}")
-                    }
-                    None => why,
+        let evaluation = expression.evaluate_counted(&bound, authorize);
+        // As v1.36, the cost is charged before the result is looked at, an error's too.
+        let cost = i64::try_from(evaluation.cost).unwrap_or(i64::MAX);
+        let left = self.remaining.get();
+        if cost > left {
+            self.remaining.set(-1);
+            return Err(OUT_OF_BUDGET.to_string());
+        }
+        self.remaining.set(left - cost);
+        evaluation.result.map_err(|why| {
+            let failed = self
+                .failed
+                .iter()
+                .find(|(name, _)| why == format!("no such key: {name}"));
+            match failed {
+                Some((name, cause)) => {
+                    format!("composited variable \"{name}\" fails to evaluate: {cause}")
                 }
-            })
+                None => why,
+            }
+        })
     }
 
     /// Replaces `object` (a mutation's result is the next one's input).
@@ -299,16 +343,26 @@ impl Env {
         }
     }
 
-    /// Whether every match condition holds: false as soon as one is false.
+    /// Whether every match condition holds: false when one is false. All are evaluated first,
+    /// sharing [`MATCH_CONDITIONS_BUDGET`], and a spent budget wins over a false condition
+    /// (v1.36's matcher looks at the results only once the filter ran them all).
     ///
     /// # Errors
     /// `expression '<e>' resulted in error: <why>` (several joined as an aggregate) when none
-    /// is false but some failed.
+    /// is false but some failed; [`OUT_OF_BUDGET`] when they spent their budget.
     pub(crate) fn conditions_hold(&self, conditions: &[NamedExpression]) -> Result<bool, String> {
-        let mut failed = Vec::new();
+        self.start_budget(MATCH_CONDITIONS_BUDGET);
+        let mut results = Vec::with_capacity(conditions.len());
         for condition in conditions {
+            results.push(self.evaluate_bool(&condition.expression));
+            if self.out_of_budget() {
+                return Err(OUT_OF_BUDGET.to_string());
+            }
+        }
+        let mut failed = Vec::new();
+        for (condition, result) in conditions.iter().zip(results) {
             let source = &condition.expression;
-            match self.evaluate_bool(source) {
+            match result {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(why) => failed.push(format!("expression '{source}' resulted in error: {why}")),

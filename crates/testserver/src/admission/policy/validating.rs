@@ -8,7 +8,13 @@
 //! the request's audit event. The policy's `auditAnnotations` are evaluated too and their
 //! values collected for [`PolicyAnnotations`]. A binding that cannot be configured (its parameter
 //! missing under `Deny`) and an audit annotation that fails to evaluate (or gives neither a
-//! string nor null) deny under `failurePolicy: Fail` whatever the actions.
+//! string nor null) deny under `failurePolicy: Fail` whatever the actions. Expressions past
+//! v1.36's cost limits fail as there (see [`crate::admission::policy::spec`]).
+//!
+//! # Differences from v1.36
+//! A `messageExpression` is evaluated (and charged) only for a failed validation; v1.36
+//! evaluates every validation's, and when they spend the budget it fails the passed
+//! validations too.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +22,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::admission::policy::params::Params;
-use crate::admission::policy::spec::{Bound, Env, Inputs, Policy, Subject, each_param};
+use kubegen_apiextensions::OBJECT_BUDGET;
+
+use crate::admission::policy::spec::{
+    Bound, Env, Inputs, OUT_OF_BUDGET, Policy, Subject, each_param,
+};
 use crate::audit::{RequestAudit, go_json};
 use crate::status::{ApiError, Qualified};
 
@@ -191,7 +201,9 @@ pub(crate) fn run(
 }
 
 /// The failed validations and audit annotations of `policy` in `env` (nothing when a match
-/// condition is false).
+/// condition is false). The validations, then their messages, share one runtime cost budget,
+/// the audit annotations another; a spent budget is the evaluation's only failure (v1.36's
+/// `validator.Validate`), or nothing under `failurePolicy: Ignore`.
 fn evaluate(policy: &Policy, mut env: Env) -> Evaluated {
     match env.conditions_hold(&policy.match_conditions) {
         Ok(true) => {}
@@ -204,20 +216,38 @@ fn evaluate(policy: &Policy, mut env: Env) -> Evaluated {
             };
         }
     }
+    env.start_budget(OBJECT_BUDGET);
     env.bind_variables(&policy.variables);
+    let mut results = Vec::with_capacity(policy.validations.len());
+    for validation in &policy.validations {
+        results.push(env.evaluate_bool(&validation.expression));
+        if env.out_of_budget() {
+            return out_of_budget(policy);
+        }
+    }
     let mut out = Evaluated::default();
-    for (index, validation) in policy.validations.iter().enumerate() {
+    for (index, (validation, result)) in policy.validations.iter().zip(results).enumerate() {
         let source = &validation.expression;
-        match env.evaluate_bool(source) {
+        match result {
             Ok(true) => {}
-            Ok(false) => out.failures.push(Failure {
-                reason: validation
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "Invalid".into()),
-                message: message(&env, validation),
-                index,
-            }),
+            Ok(false) => {
+                let message = message(&env, validation);
+                if !env.out_of_budget() {
+                    out.failures.push(Failure {
+                        reason: validation
+                            .reason
+                            .clone()
+                            .unwrap_or_else(|| "Invalid".into()),
+                        message,
+                        index,
+                    });
+                } else if !policy.ignore_failures {
+                    out.failures.push(Failure {
+                        index,
+                        ..Failure::invalid(format!("failed messageExpression: {OUT_OF_BUDGET}"))
+                    });
+                }
+            }
             Err(_) if policy.ignore_failures => {}
             Err(why) => out.failures.push(Failure {
                 index,
@@ -225,9 +255,14 @@ fn evaluate(policy: &Policy, mut env: Env) -> Evaluated {
             }),
         }
     }
+    env.start_budget(OBJECT_BUDGET);
     for annotation in &policy.audit_annotations {
         let source = &annotation.value_expression;
-        let why = match env.evaluate(source) {
+        let evaluated = env.evaluate(source);
+        if env.out_of_budget() {
+            return out_of_budget(policy);
+        }
+        let why = match evaluated {
             Ok(Value::Null) => continue,
             Ok(Value::String(text)) => {
                 let value = cut(text.trim(), MAX_ANNOTATION_VALUE);
@@ -256,6 +291,17 @@ fn evaluate(policy: &Policy, mut env: Env) -> Evaluated {
         }
     }
     out
+}
+
+/// A spent budget: the failure policy's answer alone.
+fn out_of_budget(policy: &Policy) -> Evaluated {
+    if policy.ignore_failures {
+        return Evaluated::default();
+    }
+    Evaluated {
+        failures: vec![Failure::invalid(OUT_OF_BUDGET.to_string())],
+        ..Evaluated::default()
+    }
 }
 
 /// `text` cut to at most `max` bytes, at a character boundary.
@@ -325,6 +371,76 @@ mod tests {
         let evaluated = evaluate_for(spec, object);
         assert_eq!(evaluated.annotation_error, None);
         evaluated.failures
+    }
+
+    /// Compares every pair of `object.data`'s keys: about 630,000 for 300 keys, more than
+    /// `PerCallLimit` for 1,000 (v1.36.2 answers as these tests expect for the same policies).
+    const PAIRS: &str = "object.data.all(a, object.data.all(b, a != b || a == b))";
+
+    fn config_map(keys: usize) -> Value {
+        let data: serde_json::Map<String, Value> =
+            (0..keys).map(|i| (format!("k{i}"), json!("v"))).collect();
+        json!({"metadata": {"name": "x"}, "data": data})
+    }
+
+    #[test]
+    fn an_expression_past_the_per_call_limit_fails_under_the_failure_policy() {
+        let spec = json!({"validations": [{"expression": PAIRS}]});
+        assert_eq!(
+            failures_for(spec.clone(), config_map(1000)),
+            vec![Failure::invalid(format!(
+                "expression '{PAIRS}' resulted in error: operation cancelled: actual cost limit exceeded"
+            ))]
+        );
+        assert_eq!(failures_for(spec.clone(), config_map(300)), vec![]);
+        let mut ignored = spec;
+        ignored["failurePolicy"] = json!("Ignore");
+        assert_eq!(failures_for(ignored, config_map(1000)), vec![]);
+    }
+
+    #[test]
+    fn validations_past_the_budget_are_one_failure() {
+        let budget = Failure::invalid(OUT_OF_BUDGET.to_string());
+        // Twenty validations of about 630,000 each spend 10,000,000; twelve do not.
+        let failing = json!({"expression": "object.data.size() == 0"});
+        let mut validations = vec![json!({"expression": PAIRS}); 20];
+        validations.push(failing.clone());
+        let spec = json!({"validations": validations});
+        assert_eq!(
+            failures_for(spec.clone(), config_map(300)),
+            vec![budget.clone()]
+        );
+        let mut fitting = vec![json!({"expression": PAIRS}); 12];
+        fitting.push(failing);
+        let fits = failures_for(json!({"validations": fitting}), config_map(300));
+        assert_eq!(fits.len(), 1);
+        assert_eq!(fits[0].index, 12);
+        let mut ignored = spec;
+        ignored["failurePolicy"] = json!("Ignore");
+        assert_eq!(failures_for(ignored, config_map(300)), vec![]);
+        // The audit annotations have a budget of their own.
+        let annotation = format!("{PAIRS} ? 'y' : 'n'");
+        let annotated = json!({
+            "validations": vec![json!({"expression": PAIRS}); 12],
+            "auditAnnotations": vec![json!({"key": "k", "valueExpression": annotation}); 12],
+        });
+        let evaluated = evaluate_for(annotated, config_map(300));
+        assert_eq!(evaluated.failures, vec![]);
+        assert_eq!(evaluated.annotations.len(), 12);
+    }
+
+    #[test]
+    fn match_conditions_past_their_budget_fail_even_beside_a_false_one() {
+        let mut conditions = vec![json!({"name": "no", "expression": "false"})];
+        conditions.extend((0..5).map(|i| json!({"name": format!("c{i}"), "expression": PAIRS})));
+        let spec = json!({"matchConditions": conditions, "validations": [{"expression": "false"}]});
+        assert_eq!(
+            failures_for(spec.clone(), config_map(300)),
+            vec![Failure::invalid(OUT_OF_BUDGET.to_string())]
+        );
+        let mut ignored = spec;
+        ignored["failurePolicy"] = json!("Ignore");
+        assert_eq!(evaluate_for(ignored, config_map(300)), Evaluated::default());
     }
 
     #[test]
