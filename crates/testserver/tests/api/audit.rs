@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use kubegen_client::{Client, Config, LoadOptions};
+use kubegen_client::Client;
 use kubegen_testserver::{AuditPolicy, ServerOptions, TestServer};
 use serde_json::{Value, json};
 
@@ -909,13 +909,9 @@ fn blanked_anonymous(event: &Value) -> Value {
 
 /// The client and audit log of the real cluster; fails when either variable is unset.
 async fn cluster() -> (Client, std::path::PathBuf) {
-    let kubeconfig = std::env::var_os("KUBEGEN_E2E_KUBECONFIG")
-        .expect("set KUBEGEN_E2E_KUBECONFIG to a real cluster's kubeconfig");
     let log = std::env::var_os("KUBEGEN_E2E_AUDIT_LOG")
         .expect("set KUBEGEN_E2E_AUDIT_LOG to the audit log of that cluster's API server");
-    let options = LoadOptions::default().kubeconfig_path(std::path::PathBuf::from(kubeconfig));
-    let config = Config::load(&options).await.unwrap();
-    (Client::new(config).unwrap(), log.into())
+    (kubegen_e2e_support::cluster_client().await, log.into())
 }
 
 /// A mutating configuration `audit-<suffix>-m` (its first webhook never selected, its second

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use kubegen_client::{Client, Config, LoadOptions};
+use kubegen_client::Client;
 use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 
@@ -188,9 +188,6 @@ async fn rules_stop_at_the_runtime_cost_limits_of_v1_36() {
 #[tokio::test]
 #[ignore = "needs a real cluster: KUBEGEN_E2E_KUBECONFIG"]
 async fn rules_stop_at_the_runtime_cost_limits_of_v1_36_on_cluster() {
-    let kubeconfig = std::env::var_os("KUBEGEN_E2E_KUBECONFIG")
-        .expect("set KUBEGEN_E2E_KUBECONFIG to a real cluster's kubeconfig");
-    let options = LoadOptions::default().kubeconfig_path(std::path::PathBuf::from(kubeconfig));
-    let client = Client::new(Config::load(&options).await.unwrap()).unwrap();
+    let client = kubegen_e2e_support::cluster_client().await;
     check(&client, &format!("celcost-e2e{}", std::process::id())).await;
 }
