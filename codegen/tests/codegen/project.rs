@@ -165,10 +165,14 @@ fn fixture_project_generates_and_builds_against_the_runtime_crates() {
     // The test runner's `CARGO_PKG_*`, `CARGO_MANIFEST_*` and the like would reach this cargo's
     // build scripts' `rerun-if-env-changed` (ring watches several): the shared target's
     // fingerprints would change, and the next `cargo test` would rebuild ring and everything
-    // above it, twice the disk on a CI machine.
+    // above it, twice the disk on a CI machine. What the user set for every build (the cargo
+    // home, incremental and profile settings, as `.ci/run` sets them) stays, for the same reason.
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        if name.starts_with("CARGO_") && name != "CARGO_HOME" {
+        let user_setting = name == "CARGO_HOME"
+            || name == "CARGO_INCREMENTAL"
+            || name.starts_with("CARGO_PROFILE_");
+        if name.starts_with("CARGO_") && !user_setting {
             check.env_remove(&*name);
         }
     }
