@@ -52,10 +52,8 @@ impl<K: Resource> Lister<K> {
 
     /// All cached objects whose labels match `selector` (`&Selector::default()` matches all).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        let entries = self
-            .indexer
-            .entries_where(|_, stored| labels_match(selector, stored));
-        self.indexer.objects(entries)
+        self.indexer
+            .objects_where(|_, stored| labels_match(selector, stored))
     }
 
     /// The object `name` in `namespace` (`None` for cluster-scoped objects).
@@ -103,13 +101,11 @@ pub struct NamespaceLister<K> {
 impl<K: Resource> NamespaceLister<K> {
     /// Objects in this namespace whose labels match `selector`.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        let entries = self
-            .indexer
-            .by_index_where(NAMESPACE_INDEX, &self.namespace, |stored| {
+        self.indexer
+            .objects_by_index_where(NAMESPACE_INDEX, &self.namespace, |stored| {
                 labels_match(selector, stored)
             })
-            .unwrap_or_default();
-        self.indexer.objects(entries)
+            .unwrap_or_default()
     }
 
     /// The object `name` in this namespace.

@@ -3,8 +3,9 @@
 //! (`pkg/kubelet/pod_workers.go`, `pkg/kubelet/status/status_manager.go`).
 //!
 //! Status writes are merge patches of `status` carrying the Pod's `resourceVersion`, so a write
-//! computed from a stale cache is refused (409) and retried from the fresh Pod instead of
-//! restarting a running Pod. A Pod being deleted is finished with
+//! computed from a stale cache is refused (409) instead of restarting a running Pod. Nothing
+//! retries a refused write: the newer Pod it lost to is on its way through the watch, and its
+//! update event queues the Pod again, to step from the fresh state. A Pod being deleted is finished with
 //! `DELETE gracePeriodSeconds=0` and its UID as precondition, as the status manager's
 //! `canBeDeleted` path does.
 
@@ -99,7 +100,9 @@ impl Kubelet {
             Step::Wait(delay) => Ok(Next::After(delay)),
             Step::Status(status, next) => {
                 let took_ip = status["podIP"] == context.pod_ip.as_str();
-                self.inner.write_status(&pod, key, status).await?;
+                if !self.inner.write_status(&pod, key, status).await? {
+                    return Ok(Next::Done);
+                }
                 if took_ip {
                     self.inner.take_ip(node);
                 }
@@ -133,7 +136,9 @@ impl Inner {
         *self.next_ip.lock().entry(node.name.clone()).or_default() += 1;
     }
 
-    async fn write_status(&self, pod: &Pod, key: &str, status: serde_json::Value) -> Result<()> {
+    /// Writes `status` over the Pod as cached; `false` when the Pod is gone or changed since
+    /// (404, 409): its deletion or its newer state arrives through the watch.
+    async fn write_status(&self, pod: &Pod, key: &str, status: serde_json::Value) -> Result<bool> {
         let (namespace, name) = names(pod);
         let patch = Patch::Merge(json!({
             "metadata": {"resourceVersion": pod.metadata.resource_version},
@@ -142,8 +147,8 @@ impl Inner {
         let pods: ResourceClient<Pod> = ResourceClient::namespaced(self.client.clone(), namespace);
         let options = PatchOptions::default().field_manager(FIELD_MANAGER);
         match pods.patch_status(name, &patch, &options).await {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_not_found() => Ok(()),
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() || e.is_conflict() => Ok(false),
             Err(e) => Err(request(format!("update status of pod {key}"))(e)),
         }
     }

@@ -3,8 +3,11 @@
 //! cache this scheduler needs (`pkg/scheduler/backend/cache/cache.go`: `AddPod`, `UpdatePod`,
 //! `RemovePod`, `AssumePod`): a Pod the scheduler has just bound counts on its Node at once,
 //! before the informer shows it bound.
+//!
+//! The maps hash with FNV rather than SipHash: the scheduler looks up hundreds of Nodes by name
+//! for every Pod, and the names are the simulator's own, not input an attacker picks.
 
-use std::collections::HashMap;
+use fnv::FnvHashMap;
 
 use crate::fit::Requests;
 
@@ -12,9 +15,9 @@ use crate::fit::Requests;
 #[derive(Debug, Default)]
 pub(crate) struct NodeUsage {
     /// Each placed Pod (`namespace/name`): its Node and its requests.
-    by_pod: HashMap<String, (String, Requests)>,
+    by_pod: FnvHashMap<String, (String, Requests)>,
     /// Per Node. Invariant: the sum of the `by_pod` entries on that Node; no Node with nothing.
-    by_node: HashMap<String, Requests>,
+    by_node: FnvHashMap<String, Requests>,
 }
 
 impl NodeUsage {
@@ -47,13 +50,13 @@ impl NodeUsage {
 
     #[cfg(test)]
     fn check_invariants(&self) {
-        let mut sums: HashMap<&str, Requests> = HashMap::new();
+        let mut sums: FnvHashMap<&str, Requests> = FnvHashMap::default();
         for (node, requests) in self.by_pod.values() {
             let sum = sums.entry(node).or_default();
             *sum = sum.plus(*requests);
         }
         sums.retain(|_, sum| *sum != Requests::default());
-        let actual: HashMap<&str, Requests> =
+        let actual: FnvHashMap<&str, Requests> =
             self.by_node.iter().map(|(n, r)| (n.as_str(), *r)).collect();
         assert_eq!(sums, actual);
     }

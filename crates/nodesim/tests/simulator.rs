@@ -11,7 +11,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod};
 use kubegen_client::{
-    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, ResourceClient,
+    Client, CreateOptions, DeleteOptions, GetOptions, ListOptions, Patch, PatchOptions,
+    ResourceClient,
 };
 use kubegen_nodesim::{NodeSimOptions, NodeSimulator};
 use serde_json::json;
@@ -174,6 +175,7 @@ macro_rules! scenarios {
 scenarios! {
     deployment_becomes_available => deployment_becomes_available_on_test_server, deployment_becomes_available_on_cluster;
     unschedulable_pod_stays_pending => unschedulable_pod_stays_pending_on_test_server, unschedulable_pod_stays_pending_on_cluster;
+    pod_waits_for_a_fitting_node => pod_waits_for_a_fitting_node_on_test_server, pod_waits_for_a_fitting_node_on_cluster;
     nodes_register_and_heartbeat => nodes_register_and_heartbeat_on_test_server, nodes_register_and_heartbeat_on_cluster;
     deleted_pod_is_finished_by_its_kubelet => deleted_pod_is_finished_by_its_kubelet_on_test_server, deleted_pod_is_finished_by_its_kubelet_on_cluster;
     job_pod_succeeds => job_pod_succeeds_on_test_server, job_pod_succeeds_on_cluster;
@@ -369,6 +371,40 @@ async fn unschedulable_pod_stays_pending(client: Client, sim: Sim) {
     assert_eq!(event.message.as_deref(), Some(message.as_str()));
     let pod = pods.get("nowhere", &GetOptions::default()).await.unwrap();
     assert_eq!(pod.spec.unwrap().node_name, None);
+}
+
+/// A Pod that fit no Node is tried again when a Node changes so that it fits (the scheduling
+/// queue moving its unschedulable Pods), and is bound there, without waiting the 5 min retry.
+async fn pod_waits_for_a_fitting_node(client: Client, sim: Sim) {
+    const LABEL: &str = "nodesim.kubegen.io/late";
+    let pods = ResourceClient::<Pod>::namespaced(client.clone(), &sim.ns);
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "later"},
+        "spec": {"nodeSelector": {LABEL: sim.pool()}, "schedulerName": sim.scheduler,
+                 "containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .unwrap();
+    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    eventually("PodScheduled=False", || async {
+        let pod = pods.get("later", &GetOptions::default()).await.ok()?;
+        pod.status?
+            .conditions?
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+    })
+    .await;
+    let node = format!("{}1", sim.nodes);
+    let label = Patch::Merge(json!({"metadata": {"labels": {LABEL: sim.pool()}}}));
+    ResourceClient::<Node>::cluster(client.clone())
+        .patch(&node, &label, &PatchOptions::default())
+        .await
+        .unwrap();
+    let bound = eventually("the Pod bound to the labelled Node", || async {
+        let pod = pods.get("later", &GetOptions::default()).await.ok()?;
+        pod.spec?.node_name
+    })
+    .await;
+    assert_eq!(bound, node);
 }
 
 /// Each Node is Ready with its capacity and kubelet endpoint, and renews its Lease.
