@@ -6,40 +6,14 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use kubegen_client::Client;
 use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
 
+use crate::twin::call;
+
 const GROUP: &str = "celcost.kubegen.example.com";
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-
-/// `(status code, body)` of one JSON request (an error's `Status` as the body).
-async fn call(client: &Client, method: &str, path: &str, body: &Value) -> (u16, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::from(body.to_string()))
-        .unwrap();
-    match client.send(request).await {
-        Ok(response) => {
-            let code = response.status().as_u16();
-            let bytes = response
-                .into_body()
-                .collect_limited(1 << 22)
-                .await
-                .unwrap_or_default();
-            (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-        }
-        // An error answer's `Status` comes back in the error.
-        Err(error) => (
-            error.code().unwrap_or(0),
-            serde_json::to_value(error.status()).unwrap_or(Value::Null),
-        ),
-    }
-}
 
 /// A list of integers of at most `max` items.
 fn ints(max: u64) -> Value {

@@ -35,5 +35,6 @@ mod shard_selector;
 mod smoke;
 mod tables;
 mod tokens;
+mod twin;
 mod watch;
 mod watch_timing;

@@ -6,10 +6,11 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use kubegen_client::Client;
 use kubegen_testserver::TestServer;
 use serde_json::{Value, json};
+
+use crate::twin::call;
 
 const POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
 const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
@@ -21,33 +22,6 @@ const PAIRS: &str = "object.data.all(a, object.data.all(b, a != b || a == b))";
 /// v1.36's message when expressions spend their budget.
 const OUT_OF_BUDGET: &str =
     "validation failed due to running out of cost budget, no further validation rules will be run";
-
-/// `(status code, body)` of one JSON request (an error's `Status` as the body).
-async fn call(client: &Client, method: &str, path: &str, body: &Value) -> (u16, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::from(body.to_string()))
-        .unwrap();
-    match client.send(request).await {
-        Ok(response) => {
-            let code = response.status().as_u16();
-            let bytes = response
-                .into_body()
-                .collect_limited(1 << 22)
-                .await
-                .unwrap_or_default();
-            (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-        }
-        // An error answer's `Status` comes back in the error.
-        Err(error) => (
-            error.code().unwrap_or(0),
-            serde_json::to_value(error.status()).unwrap_or(Value::Null),
-        ),
-    }
-}
 
 /// A policy on config map creations with `validations` and `conditions`, bound (as
 /// `<prefix>-<case>`) to the objects of `namespace` labelled `case: <case>`.
