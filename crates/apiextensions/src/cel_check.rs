@@ -9,15 +9,19 @@
 //!   such as `format.dns1123Label()` or `math.greatest(..)`) is `dyn`, its arguments unchecked.
 //! - Optional values (`?.`, `[?]`, `optional.of`), two-variable comprehensions and `cel.bind`
 //!   are `dyn`.
-//! - Type parameters unify loosely: `dyn` matches anything and `null` matches any type, so
-//!   `self.name == null` on a string is accepted (cel-go refuses it).
+//! - Type parameters unify loosely: `dyn` matches anything.
+//! - A list or map literal whose elements are not all of one type is refused only where both
+//!   types are known here: `[self.name, 1]` is, as in v1.36, but `[self.port, 1]` (an
+//!   int-or-string `port` is `dyn`) is accepted, where v1.36 wants the types equal (`dyn` is
+//!   also what this checker calls a value it does not type, so it cannot tell the two apart).
 //! - A rule the `cel` crate cannot parse is left to evaluation (where it is skipped), as parse
 //!   messages would not be cel-go's.
 
 use std::collections::HashMap;
 
 use cel::common::ast::{
-    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, SelectExpr, SourceInfo,
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, MapExpr, SelectExpr,
+    SourceInfo, StructExpr,
 };
 
 use crate::cel_overloads::{OVERLOADS, Overload, UNTYPED};
@@ -65,6 +69,10 @@ pub(crate) fn checked<'a>(
         overloads: HashMap::new(),
     };
     let result = checker.expr(&ast);
+    if checker.errors.is_empty() {
+        // cel-go runs its validators only on an expression that type-checks.
+        homogeneous_literals(&ast, &checker.types, false, &mut checker.errors);
+    }
     if checker.errors.is_empty() {
         return Some(Ok(Typed {
             ast,
@@ -300,9 +308,9 @@ impl<'a> Checker<'a> {
         match result {
             Some(ty) => ty,
             None => {
-                let list: Vec<String> = args.iter().map(ToString::to_string).collect();
+                let list: Vec<String> = args.iter().map(shown).collect();
                 let shown = match &receiver {
-                    Some(r) => format!("{r}.({})", list.join(", ")),
+                    Some(r) => format!("{}.({})", shown(r), list.join(", ")),
                     None => format!("({})", list.join(", ")),
                 };
                 self.error(
@@ -362,11 +370,14 @@ fn unify<'a>(
                 true
             }
             Some((_, bound)) => match (&*bound, actual) {
-                (CelType::Dyn | CelType::Null, _) => {
+                (CelType::Dyn, _) => {
                     *bound = actual.clone();
                     true
                 }
-                (_, CelType::Null) => true,
+                (CelType::Null, a) if takes_null(a) => {
+                    *bound = actual.clone();
+                    true
+                }
                 (b, a) => assignable(b, a),
             },
         },
@@ -375,14 +386,34 @@ fn unify<'a>(
             unify(pk, ak, bindings) && unify(pv, av, bindings)
         }
         (CelType::Optional(p), CelType::Optional(a)) => unify(p, a, bindings),
+        (p, CelType::Null) => takes_null(p),
         (p, a) => same_kind(p, a),
     }
+}
+
+/// Whether a `null` fits where `ty` is expected, or `ty` where a `null` is (cel-go's
+/// `internalIsAssignableNull`): objects, timestamps, durations, library types and optionals take
+/// it; strings, numbers, bools, bytes, lists and maps do not (`self.name == null` is refused
+/// with "found no matching overload for '_==_' applied to '(string, null)'").
+fn takes_null(ty: &CelType<'_>) -> bool {
+    matches!(
+        ty,
+        CelType::Dyn
+            | CelType::Null
+            | CelType::Object(_)
+            | CelType::Record(_)
+            | CelType::Timestamp
+            | CelType::Duration
+            | CelType::Opaque(_)
+            | CelType::Optional(_)
+    )
 }
 
 /// Whether two concrete types match, `dyn` inside aggregates matching anything.
 fn assignable(bound: &CelType<'_>, actual: &CelType<'_>) -> bool {
     match (bound, actual) {
         (CelType::Dyn, _) | (_, CelType::Dyn) => true,
+        (CelType::Null, other) | (other, CelType::Null) => takes_null(other),
         (CelType::List(b), CelType::List(a)) => assignable(b, a),
         (CelType::Map(bk, bv), CelType::Map(ak, av)) => assignable(bk, ak) && assignable(bv, av),
         (CelType::Optional(b), CelType::Optional(a)) => assignable(b, a),
@@ -414,6 +445,129 @@ fn substitute<'a>(
         ),
         CelType::Optional(inner) => CelType::Optional(Box::new(substitute(inner, bindings))),
         other => other.clone(),
+    }
+}
+
+/// cel-go's spelling of a type in a checker message (`FormatCELType`): [`CelType`]'s `Display`,
+/// except that the null type is `null` there (`null_type` is its name as a value).
+fn shown(ty: &CelType<'_>) -> String {
+    match ty {
+        CelType::Null => "null".to_owned(),
+        CelType::List(item) => format!("list({})", shown(item)),
+        CelType::Map(key, value) => format!("map({}, {})", shown(key), shown(value)),
+        CelType::Optional(inner) => format!("optional_type({})", shown(inner)),
+        other => other.to_string(),
+    }
+}
+
+/// cel-go's `HomogeneousAggregateLiterals` validator, which Kubernetes turns on: in a list
+/// literal every element, and in a map literal every key and every value, must have exactly
+/// the type of the first (`[self.name, 1]`: "expected type 'string' but found 'int'", at the
+/// first element that differs, once per literal). The arguments of `format()` are exempt
+/// (`exempt`: under such a call). Where a type here is `dyn` the comparison is skipped (see
+/// the module doc), and so is an empty literal (`[]`, `{}`), which cel-go types as its
+/// neighbours.
+fn homogeneous_literals(
+    e: &IdedExpr,
+    types: &HashMap<u64, CelType<'_>>,
+    exempt: bool,
+    errors: &mut Vec<(u64, String)>,
+) {
+    match &e.expr {
+        Expr::List(list) if !exempt => {
+            let items = (list.elements.iter().enumerate())
+                .filter(|(i, _)| !list.optional_indices.contains(i))
+                .map(|(_, item)| item);
+            errors.extend(first_mismatch(items, types));
+        }
+        Expr::Map(map) if !exempt => {
+            let entries: Vec<_> = (map.entries.iter())
+                .filter_map(|entry| match &entry.expr {
+                    EntryExpr::MapEntry(entry) if !entry.optional => Some(entry),
+                    _ => None,
+                })
+                .collect();
+            errors.extend(
+                first_mismatch(entries.iter().map(|entry| &entry.key), types)
+                    .or_else(|| first_mismatch(entries.iter().map(|entry| &entry.value), types)),
+            );
+        }
+        _ => {}
+    }
+    let exempt = exempt || matches!(&e.expr, Expr::Call(call) if call.func_name == "format");
+    for child in children(e) {
+        homogeneous_literals(child, types, exempt, errors);
+    }
+}
+
+/// The first of `items` whose type is not the first item's, with cel-go's message.
+fn first_mismatch<'e>(
+    mut items: impl Iterator<Item = &'e IdedExpr>,
+    types: &HashMap<u64, CelType<'_>>,
+) -> Option<(u64, String)> {
+    let first = items.next()?;
+    let expected = types.get(&first.id)?;
+    if has_dyn(expected) || is_empty_literal(first) {
+        return None;
+    }
+    items.find_map(|item| {
+        let found = types.get(&item.id)?;
+        let known = !has_dyn(found) && !is_empty_literal(item);
+        (known && found != expected).then(|| {
+            let message = format!(
+                "expected type '{}' but found '{}'",
+                shown(expected),
+                shown(found)
+            );
+            (item.id, message)
+        })
+    })
+}
+
+/// Whether `ty` is or holds `dyn`.
+fn has_dyn(ty: &CelType<'_>) -> bool {
+    match ty {
+        CelType::Dyn => true,
+        CelType::List(item) | CelType::Optional(item) => has_dyn(item),
+        CelType::Map(key, value) => has_dyn(key) || has_dyn(value),
+        _ => false,
+    }
+}
+
+fn is_empty_literal(e: &IdedExpr) -> bool {
+    match &e.expr {
+        Expr::List(list) => list.elements.is_empty(),
+        Expr::Map(map) => map.entries.is_empty(),
+        _ => false,
+    }
+}
+
+/// The direct subexpressions of `e`, in source order.
+fn children(e: &IdedExpr) -> Vec<&IdedExpr> {
+    match &e.expr {
+        Expr::Call(call) => call
+            .target
+            .as_deref()
+            .into_iter()
+            .chain(&call.args)
+            .collect(),
+        Expr::Select(select) => vec![&*select.operand],
+        Expr::List(list) => list.elements.iter().collect(),
+        Expr::Map(MapExpr { entries }) | Expr::Struct(StructExpr { entries, .. }) => entries
+            .iter()
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(entry) => vec![&entry.key, &entry.value],
+                EntryExpr::StructField(field) => vec![&field.value],
+            })
+            .collect(),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
+        Expr::Literal(_) | Expr::Ident(_) | Expr::Unspecified => Vec::new(),
     }
 }
 
