@@ -81,6 +81,9 @@ pub(crate) fn checked<'a>(
             overloads: checker.overloads,
         }));
     }
+    // cel-go prints its errors in source order, whichever check found them first.
+    let at = |id: &u64| info.offset_for(*id).map_or(0, |(start, _)| start);
+    checker.errors.sort_by_key(|(id, _)| at(id));
     let blocks: Vec<String> = checker
         .errors
         .iter()
@@ -487,10 +490,15 @@ fn homogeneous_literals(
                     _ => None,
                 })
                 .collect();
-            errors.extend(
-                first_mismatch(entries.iter().map(|entry| &entry.key), types)
-                    .or_else(|| first_mismatch(entries.iter().map(|entry| &entry.value), types)),
-            );
+            // Keys and values apart: `{'a': 1, 2: 'x'}` has two errors.
+            errors.extend(first_mismatch(
+                entries.iter().map(|entry| &entry.key),
+                types,
+            ));
+            errors.extend(first_mismatch(
+                entries.iter().map(|entry| &entry.value),
+                types,
+            ));
         }
         _ => {}
     }
@@ -500,20 +508,17 @@ fn homogeneous_literals(
     }
 }
 
-/// The first of `items` whose type is not the first item's, with cel-go's message.
+/// The first of `items` whose type is not the first one's, with cel-go's message. An empty
+/// literal takes its neighbours' type in cel-go, so it is passed over.
 fn first_mismatch<'e>(
-    mut items: impl Iterator<Item = &'e IdedExpr>,
+    items: impl Iterator<Item = &'e IdedExpr>,
     types: &HashMap<u64, CelType<'_>>,
 ) -> Option<(u64, String)> {
-    let first = items.next()?;
-    let expected = types.get(&first.id)?;
-    if has_dyn(expected) || is_empty_literal(first) {
-        return None;
-    }
+    let mut items = items.filter(|item| !is_empty_literal(item));
+    let expected = types.get(&items.next()?.id).filter(|ty| !has_dyn(ty))?;
     items.find_map(|item| {
-        let found = types.get(&item.id)?;
-        let known = !has_dyn(found) && !is_empty_literal(item);
-        (known && found != expected).then(|| {
+        let found = types.get(&item.id).filter(|ty| !has_dyn(ty))?;
+        (found != expected).then(|| {
             let message = format!(
                 "expected type '{}' but found '{}'",
                 shown(expected),
