@@ -55,6 +55,13 @@ pub(crate) fn checked<'a>(
     source: &str,
     variables: &[(&str, CelType<'a>)],
 ) -> Option<Result<Typed<'a>, String>> {
+    crate::stack::with_room(|| checked_here(source, variables))
+}
+
+fn checked_here<'a>(
+    source: &str,
+    variables: &[(&str, CelType<'a>)],
+) -> Option<Result<Typed<'a>, String>> {
     let (ast, info) = crate::cel_library::ENV
         .parser()
         .parse_with_source_info(source)

@@ -54,6 +54,15 @@ pub(crate) fn estimate<'a>(
     resource: bool,
     variables: &[(&str, CelType<'a>)],
 ) -> Option<u64> {
+    crate::stack::with_room(|| estimate_here(source, node, resource, variables))
+}
+
+fn estimate_here<'a>(
+    source: &str,
+    node: Node<'a>,
+    resource: bool,
+    variables: &[(&str, CelType<'a>)],
+) -> Option<u64> {
     let typed = checked(source, variables)?.ok()?;
     let mut estimator = Estimator {
         typed: &typed,

@@ -30,6 +30,7 @@ use crate::cel_library::{
 };
 use crate::rules::{error_text, to_cel};
 use crate::runtime_cost::{self, LIMIT_EXCEEDED, PER_CALL_LIMIT};
+use crate::stack;
 
 /// One compiled expression.
 #[derive(Clone)]
@@ -63,13 +64,15 @@ impl Expression {
     /// # Errors
     /// [`Error::CompileFailed`] with the parser's message.
     pub fn compile(source: &str) -> Result<Expression, Error> {
-        let program = ENV.compile(source).map_err(|e| Error::CompileFailed {
-            reason: e.to_string(),
-        })?;
-        Ok(Expression {
-            metered: Arc::new(runtime_cost::instrument(program.expression())),
-            source: source.to_string(),
-            env: None,
+        stack::with_room(|| {
+            let program = ENV.compile(source).map_err(|e| Error::CompileFailed {
+                reason: e.to_string(),
+            })?;
+            Ok(Expression {
+                metered: Arc::new(runtime_cost::instrument(program.expression())),
+                source: source.to_string(),
+                env: None,
+            })
         })
     }
 
@@ -174,10 +177,10 @@ impl Expression {
     /// one of `dyn_variables`, or a conditional with such a branch. Without a type checker this
     /// is all that is known; any other expression is given the benefit of the doubt.
     pub fn is_dyn(&self, dyn_variables: &[String]) -> bool {
-        match ENV.parser().parse(&self.source) {
+        stack::with_room(|| match ENV.parser().parse(&self.source) {
             Ok(ast) => dyn_expr(&ast, dyn_variables),
             Err(_) => false,
-        }
+        })
     }
 }
 

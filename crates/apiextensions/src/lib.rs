@@ -45,6 +45,7 @@
 //! - `cel_overloads`
 //! - `cel_types`
 //! - `cel_library`, `error`, `field`, `formats`, `node`, `openapi_schema`, `runtime_cost`
+//! - `stack`
 
 mod cel_check;
 mod cel_cost;
@@ -65,6 +66,7 @@ mod rule_check;
 mod rules;
 mod runtime_cost;
 mod scale;
+mod stack;
 mod validation;
 
 use serde_json::Value;

@@ -28,6 +28,7 @@ use crate::cel_library::{ENV, context};
 use crate::field::{BadValue, ErrorType, FieldError};
 use crate::node::{Node, child, index};
 use crate::runtime_cost::{self, Counted, LIMIT_EXCEEDED, OBJECT_BUDGET, PER_CALL_LIMIT};
+use crate::stack;
 use crate::validation::type_name;
 
 /// The compiled rules of one schema, by source text; `None` for a rule the parser cannot read.
@@ -52,9 +53,10 @@ impl Compiled {
         for rule in Node(schema).rules() {
             for key in ["rule", "messageExpression"] {
                 if let Some(source) = rule.get(key).and_then(Value::as_str) {
-                    let rule = ENV.compile(source).ok().map(|program| {
+                    let rule = stack::with_room(|| {
+                        let program = ENV.compile(source).ok()?;
                         let metered = runtime_cost::instrument(program.expression());
-                        Arc::new(Rule { program, metered })
+                        Some(Arc::new(Rule { program, metered }))
                     });
                     self.0.insert(source.to_string(), rule);
                 }

@@ -310,3 +310,42 @@ fn a_message_expression_over_the_per_call_limit_stops_validation() {
         ]
     );
 }
+
+/// Gateway API's experimental `targetRefs` rule: two comprehensions over 23 `&&`/`||`
+/// operators. Its evaluation is deep, and in a user's debug build it overflowed a tokio
+/// worker's 2 MiB stack. This workspace's tests build dependencies with `opt-level = 1`, whose
+/// frames are smaller: on a 64 KiB thread it overflows here without `stack::with_room`.
+#[test]
+fn a_deep_rule_is_evaluated_on_a_small_stack() {
+    let rule = "self.all(p1, self.exists_one(p2, p1.group == p2.group && p1.kind == p2.kind \
+        && p1.name == p2.name && (((!has(p1.__namespace__) || p1.__namespace__ == '') \
+        && (!has(p2.__namespace__) || p2.__namespace__ == '')) || (has(p1.__namespace__) \
+        && has(p2.__namespace__) && p1.__namespace__ == p2.__namespace__ )) \
+        && (((!has(p1.sectionName) || p1.sectionName == '') && (!has(p2.sectionName) \
+        || p2.sectionName == '')) || ( has(p1.sectionName) && has(p2.sectionName) \
+        && p1.sectionName == p2.sectionName)) && (((!has(p1.port) || p1.port == 0) \
+        && (!has(p2.port) || p2.port == 0)) || (has(p1.port) && has(p2.port) \
+        && p1.port == p2.port))))";
+    let reference = json!({"type": "object", "properties": {
+        "group": {"type": "string", "maxLength": 253}, "kind": {"type": "string", "maxLength": 63},
+        "name": {"type": "string", "maxLength": 253}, "namespace": {"type": "string", "maxLength": 63},
+        "sectionName": {"type": "string", "maxLength": 253}, "port": {"type": "integer"}}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "spec": {"versions": [{"name": "v1",
+        "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"targetRefs": {"type": "array", "maxItems": 16, "items": reference,
+                "x-kubernetes-validations": [{"rule": rule, "message": "must be unique"}]}}}}}}}]}});
+    let reference = |name: &str| json!({"group": "", "kind": "Service", "name": name});
+    let unique = json!({"spec": {"targetRefs": [reference("a"), reference("b")]}});
+    let repeated = json!({"spec": {"targetRefs": [reference("a"), reference("a")]}});
+    let verdicts = std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(move || {
+            let schema = Schema::from_crd(&crd, "v1").unwrap().unwrap();
+            let count = |object: &Value| schema.validate(object, None).len();
+            (count(&unique), count(&repeated))
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(verdicts, (0, 1));
+}

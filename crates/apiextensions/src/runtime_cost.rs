@@ -29,6 +29,8 @@ use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, L
 use cel::extractors::Arguments;
 use cel::{Context, ExecutionError, Value};
 
+use crate::stack;
+
 /// v1.36's limit of one evaluation (`PerCallLimit`).
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
 /// v1.36's budget of all the rules of one object, and of one admission policy binding's
@@ -73,6 +75,11 @@ thread_local! {
 /// Evaluates `metered` (an [`instrument`]ed AST) in `ctx` (with [`register`]ed functions),
 /// stopping when its cost passes `limit`.
 pub(crate) fn run(metered: &IdedExpr, ctx: &Context<'_, '_>, limit: u64) -> Counted {
+    // The tracker is thread-local: a grown stack runs on the same thread.
+    stack::with_room(|| run_here(metered, ctx, limit))
+}
+
+fn run_here(metered: &IdedExpr, ctx: &Context<'_, '_>, limit: u64) -> Counted {
     TRACKER.with(|t| {
         *t.borrow_mut() = Tracker {
             limit,
