@@ -64,7 +64,7 @@ examples() {
 }
 
 copy "$1" gateway-api config/crd/standard=standard config/crd/experimental=experimental \
-    examples/standard=examples-standard
+    examples/standard=examples-standard examples/experimental=examples-experimental
 # The safe-upgrades ValidatingAdmissionPolicy is not a CRD; import skips it anyway.
 copy "$2" prometheus-operator example/prometheus-operator-crd-full=prometheus-operator-crd-full
 examples "$2" prometheus-operator example 'monitoring\.coreos\.com/'

@@ -23,7 +23,8 @@ examples=()
 case "$set_name" in
     shapes) crds=("$root/codegen/tests/import/shapes/crds.yaml"); examples=("$root/codegen/tests/import/shapes/objects.yaml") ;;
     gateway-api-standard) crds=("$data/gateway-api/standard"); examples=("$data/gateway-api/examples-standard") ;;
-    gateway-api-experimental) crds=("$data/gateway-api/experimental") ;;
+    # The experimental channel serves every standard kind too, so the standard examples apply.
+    gateway-api-experimental) crds=("$data/gateway-api/experimental"); examples=("$data/gateway-api/examples-standard" "$data/gateway-api/examples-experimental") ;;
     prometheus-operator) crds=("$data/prometheus-operator/prometheus-operator-crd-full"); examples=("$data/prometheus-operator/examples") ;;
     istio) crds=("$data/istio/crd-all.gen.yaml"); examples=("$data/istio/examples") ;;
     argo-workflows) crds=("$data/argo-workflows/argoproj.io_workflows.yaml"); examples=("$data/argo-workflows/examples") ;;
@@ -85,7 +86,7 @@ print("use imported_clientset::Clientset;")
 print("use kubegen_client::{ApplyOptions, Client, CreateOptions, DeleteOptions, GetOptions};")
 print("use serde_json::Value;")
 print()
-print("use crate::{Verdict, comparable, content, missing, refusal, MANAGER};")
+print("use crate::{Verdict, comparable, content, missing, refusal, MANAGER, NOT_FITTING};")
 print()
 print("/// Whether the object's kind is namespaced; `None` for a kind the import does not have.")
 print("pub fn namespaced(object: &Value) -> Option<bool> {")

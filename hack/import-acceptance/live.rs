@@ -195,6 +195,11 @@ async fn run_on(client: &Client, crds: &[PathBuf], examples: &[(String, Value, b
     let definitions: ResourceClient<CustomResourceDefinition> = ResourceClient::cluster(client.clone());
     for file in yaml_files(crds) {
         for object in documents(&file) {
+            // Kustomize's file list beside the CRDs (Gateway API's experimental channel) has
+            // no `kind`: `kubectl apply -k` reads it, no server is sent it.
+            if object["kind"].is_null() {
+                continue;
+            }
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
             if object["kind"] == "CustomResourceDefinition"
                 && definitions.get(name, &GetOptions::default()).await.is_ok()
