@@ -25,7 +25,8 @@
 //! - **Pods bound** to a Node seen not Ready are marked not ready (`processPod`).
 //!
 //! # Differences from v1.36
-//! Nodes are looked at one after another rather than by 8 workers; metrics are not kept.
+//! The health monitor looks at Nodes one after another (v1.36: 8 at a time); metrics are not
+//! kept.
 //!
 //! # Layers
 //! Top to bottom; a module imports only modules in its own row or rows below it, and no two modules
@@ -127,9 +128,11 @@ pub(crate) fn start(context: &Context) -> Runner {
     });
     let stop = context.stop.clone();
     Box::pin(async move {
+        // v1.36's `nodeUpdateWorkerSize` and `podUpdateWorkerSize`: 1,000 Nodes that register
+        // together have their `not-ready` taints lifted 8 at a time.
         let taint_workers = {
             let controller = Arc::clone(&controller);
-            worker::spawn(node_queue, 1, Retries::Forever, move |name: String| {
+            worker::spawn(node_queue, 8, Retries::Forever, move |name: String| {
                 let controller = Arc::clone(&controller);
                 async move { controller.no_schedule_pass(&name).await }
             })
