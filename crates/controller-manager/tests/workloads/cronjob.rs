@@ -129,6 +129,19 @@ async fn a_cronjob_runs_each_minute_and_keeps_its_history_as_the_real_controller
         jobs.get(&second, &GetOptions::default()).await.ok()
     })
     .await;
+    // The controller writes the CronJob's status after creating the Job. Suspending it before
+    // that write lands would make the write conflict, and the retried sync would then find
+    // an unlisted Job (`UnexpectedJob`, and no `SawCompletedJob`), here as on a real cluster.
+    let second_scheduled = Timestamp::from_second((first_minute + 1) * 60).unwrap();
+    eventually("the second Job in the CronJob's status", || async {
+        let status = cronjobs
+            .get("every", &GetOptions::default())
+            .await
+            .ok()?
+            .status?;
+        (status.last_schedule_time.map(|t| t.0) == Some(second_scheduled)).then_some(())
+    })
+    .await;
     // Suspended, it starts nothing more (a slow machine would otherwise reach the next minute
     // of the shifted clock), and still keeps its history.
     let suspend = Patch::Merge(json!({"spec": {"suspend": true}}));
@@ -172,21 +185,25 @@ async fn a_cronjob_runs_each_minute_and_keeps_its_history_as_the_real_controller
         ("Normal", "SuccessfulDelete", format!("Deleted job {first}")),
     ];
     want.sort();
-    eventually("the CronJob's Events", || async {
-        let mut seen: Vec<_> = events(&client, "default")
+    let want: Vec<_> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.clone()))
+        .collect();
+    let mut seen = Vec::new();
+    for _ in 0..600 {
+        seen = events(&client, "default")
             .await
             .into_iter()
             .filter(|e| e.2 == "CronJob/every")
             .map(|e| (e.0, e.1, e.3))
             .collect();
         seen.sort();
-        let want: Vec<_> = want
-            .iter()
-            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.clone()))
-            .collect();
-        (seen == want).then_some(())
-    })
-    .await;
+        if seen == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, want, "the CronJob's Events");
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(30), manager)
         .await
