@@ -233,15 +233,18 @@ impl Schema {
             ));
         } else {
             let mut budget = rules::Budget::default();
-            rules::validate(
-                &self.compiled,
-                object,
-                old,
-                self.node(),
-                "",
-                &mut budget,
-                errors,
-            );
+            // Once per object, so that its rules do not each grow a stack of their own.
+            stack::with_room(|| {
+                rules::validate(
+                    &self.compiled,
+                    object,
+                    old,
+                    self.node(),
+                    "",
+                    &mut budget,
+                    errors,
+                );
+            });
         }
     }
 }

@@ -44,9 +44,12 @@ pub(crate) struct Rule {
 impl Compiled {
     /// Compiles every rule and message expression under `schema`.
     pub(crate) fn new(schema: &Value) -> Self {
-        let mut compiled = Compiled::default();
-        compiled.collect(schema);
-        compiled
+        // Once per schema, so that its rules do not each grow a stack of their own.
+        stack::with_room(|| {
+            let mut compiled = Compiled::default();
+            compiled.collect(schema);
+            compiled
+        })
     }
 
     fn collect(&mut self, schema: &Value) {

@@ -10,7 +10,10 @@
 //! So every entry into that recursion goes through [`with_room`]: when less than [`ROOM`] is
 //! left on the current stack, the work runs on a fresh [`STACK`]-sized one allocated for it
 //! (the `stacker` crate, which rustc uses for its own deep recursion; the new stack is mapped,
-//! not touched, so the unused part costs no memory). Nested entries find the room already there.
+//! not touched, so the unused part costs no memory). Nested entries find the room already there,
+//! so the entry points that run many rules (compiling a schema's rules, validating an object
+//! against them) take the room once for all of them: mapping a stack for each of an object's
+//! rules would cost a system call pair per rule.
 
 /// The stack the deepest rule is given, with headroom: the Gateway API rule above uses about
 /// 2 MiB in a debug build.
