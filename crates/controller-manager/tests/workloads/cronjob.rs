@@ -18,7 +18,7 @@ use kubegen_nodesim::NodeSimOptions;
 use kubegen_testserver::{ServerOptions, TestServer};
 use serde_json::json;
 
-use crate::{events, eventually};
+use crate::{events, eventually, eventually_equal};
 
 /// Seconds the clock runs ahead of the system clock (shared with the test so it can move it).
 fn shifted(offset: Arc<AtomicI64>) -> Clock {
@@ -189,21 +189,22 @@ async fn a_cronjob_runs_each_minute_and_keeps_its_history_as_the_real_controller
         .iter()
         .map(|(a, b, c)| (a.to_string(), b.to_string(), c.clone()))
         .collect();
-    let mut seen = Vec::new();
-    for _ in 0..600 {
-        seen = events(&client, "default")
-            .await
-            .into_iter()
-            .filter(|e| e.2 == "CronJob/every")
-            .map(|e| (e.0, e.1, e.3))
-            .collect();
-        seen.sort();
-        if seen == want {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(seen, want, "the CronJob's Events");
+    eventually_equal(
+        "the CronJob's Events",
+        Duration::from_secs(60),
+        &want,
+        || async {
+            let mut seen: Vec<_> = events(&client, "default")
+                .await
+                .into_iter()
+                .filter(|e| e.2 == "CronJob/every")
+                .map(|e| (e.0, e.1, e.3))
+                .collect();
+            seen.sort();
+            seen
+        },
+    )
+    .await;
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(30), manager)
         .await

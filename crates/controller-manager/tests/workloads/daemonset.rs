@@ -12,7 +12,7 @@ use kubegen_client::{
 };
 use serde_json::json;
 
-use crate::{Sim, events, eventually, scenarios};
+use crate::{Sim, events, eventually, eventually_equal, scenarios};
 
 scenarios! {
     daemonset_rolling_update => daemon_set_rolls_out_and_updates_node_by_node,
@@ -261,15 +261,11 @@ async fn daemonset_rolling_update(client: Client, sim: Sim) {
         deleted.clone(),
         deleted,
     ];
-    let mut seen = Vec::new();
-    for _ in 0..100 {
-        seen = daemon_events(&client, &ns).await;
-        if seen == want {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(seen, want);
+    let within = std::time::Duration::from_secs(10);
+    eventually_equal("the DaemonSet's Events", within, &want, || {
+        daemon_events(&client, &ns)
+    })
+    .await;
     let order = reasons_in_order(&client, &ns).await;
     assert_eq!(
         order[2], "SuccessfulDelete",

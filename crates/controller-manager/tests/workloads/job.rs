@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kubegen_client::{Client, CreateOptions, GetOptions, ListOptions, ResourceClient};
 use serde_json::{Value, json};
 
-use crate::{Sim, events, eventually, scenarios};
+use crate::{Sim, events, eventually, eventually_equal, scenarios};
 
 scenarios! {
     completing_jobs => non_indexed_and_indexed_jobs_complete_as_with_the_real_controller,
@@ -151,15 +151,8 @@ async fn job_events(client: &Client, ns: &str) -> Vec<EventRow> {
 /// Waits (up to 30 s) until the Jobs' Events are `want` (in any order); panics with what it saw.
 async fn wait_for_job_events(client: &Client, ns: &str, mut want: Vec<EventRow>) {
     want.sort();
-    let mut seen = Vec::new();
-    for _ in 0..300 {
-        seen = job_events(client, ns).await;
-        if seen == want {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for the Jobs' Events {want:#?}; saw {seen:#?}");
+    let within = std::time::Duration::from_secs(30);
+    eventually_equal("the Jobs' Events", within, &want, || job_events(client, ns)).await;
 }
 
 type EventRow = (String, String, String, String, i32);

@@ -33,6 +33,26 @@ where
     panic!("timed out waiting for {what}");
 }
 
+/// Polls `observe` every 100 ms until it equals `want`, for at most `within`; on a timeout the
+/// failure shows what it last saw.
+pub async fn eventually_equal<T, F, Fut>(what: &str, within: Duration, want: &T, mut observe: F)
+where
+    T: PartialEq + std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = T>,
+{
+    let polls = within.as_millis() / 100;
+    let mut seen = observe().await;
+    for _ in 1..polls {
+        if &seen == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        seen = observe().await;
+    }
+    assert_eq!(&seen, want, "timed out waiting for {what}");
+}
+
 /// Where a scenario runs: its namespace, the prefix of its simulated Nodes, and the scheduler
 /// name its Pods ask for (the scenario's own on a shared cluster, so other simulators never
 /// bind them).

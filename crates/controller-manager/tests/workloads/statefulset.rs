@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kubegen_client::{Client, CreateOptions, GetOptions, Patch, PatchOptions, ResourceClient};
 use serde_json::json;
 
-use crate::{Sim, events, eventually, scenarios};
+use crate::{Sim, events, eventually, eventually_equal, scenarios};
 
 scenarios! {
     ordered_rollout => ordered_rollout_and_update_match_the_real_controller,
@@ -174,21 +174,11 @@ fn normal(reason: &str, message: &str, count: i32) -> EventRow {
 
 async fn wait_for_events(client: &Client, ns: &str, mut want: Vec<EventRow>) {
     want.sort();
-    let mut last = Vec::new();
-    let found = tokio::time::timeout(std::time::Duration::from_secs(30), async {
-        loop {
-            last = events(client, ns).await;
-            if last == want {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
+    let within = std::time::Duration::from_secs(30);
+    eventually_equal("the StatefulSet's Events", within, &want, || {
+        events(client, ns)
     })
     .await;
-    assert!(
-        found.is_ok(),
-        "timed out waiting for events {want:#?}; last seen {last:#?}"
-    );
 }
 
 fn created(ordinals: &[u32], pod_count: i32) -> Vec<EventRow> {
