@@ -38,6 +38,8 @@ pub(crate) struct Script {
     lists: StdMutex<VecDeque<Result<ObjectList<ConfigMap>, ListWatchError>>>,
     watches: StdMutex<VecDeque<Result<Vec<Step>, ListWatchError>>>,
     calls: StdMutex<Vec<(Duration, String)>>,
+    /// The `timeoutSeconds` of each watch request, in order.
+    watch_timeouts: StdMutex<Vec<u32>>,
     start: StdMutex<Option<Instant>>,
     /// What `serves_streaming_lists` answers (`None`, unknown, by default).
     streams: StdMutex<Option<bool>>,
@@ -74,6 +76,9 @@ impl Script {
     }
     pub(crate) fn times(&self) -> Vec<Duration> {
         self.calls.lock().unwrap().iter().map(|(t, _)| *t).collect()
+    }
+    pub(crate) fn watch_timeouts(&self) -> Vec<u32> {
+        self.watch_timeouts.lock().unwrap().clone()
     }
 }
 
@@ -128,6 +133,10 @@ impl ListWatch<ConfigMap> for Arc<Script> {
             ""
         };
         self.record(format!("watch rv={:?}{initial}", req.resource_version));
+        self.watch_timeouts
+            .lock()
+            .unwrap()
+            .push(req.timeout_seconds);
         let next = self.watches.lock().unwrap().pop_front();
         match next {
             Some(r) => r.map(|steps| ScriptedWatch(steps.into())),

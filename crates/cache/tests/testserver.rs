@@ -58,6 +58,7 @@ macro_rules! per_store_mode {
 struct Counting<L> {
     inner: L,
     list_rvs: Arc<Mutex<Vec<String>>>,
+    /// Watches the server answered (the stream is open on the server once its response is in).
     watches: Arc<AtomicUsize>,
     /// Lists that handed out wire items (bytes and metadata, nothing decoded in full).
     wire_lists: Arc<AtomicUsize>,
@@ -118,8 +119,15 @@ impl<L: ListWatch<ConfigMap>> ListWatch<ConfigMap> for Counting<L> {
         &self,
         req: &WatchRequest,
     ) -> impl Future<Output = Result<Self::Watch, ListWatchError>> + Send {
-        self.watches.fetch_add(1, Ordering::SeqCst);
-        self.inner.watch(req)
+        let opened = self.inner.watch(req);
+        let watches = Arc::clone(&self.watches);
+        async move {
+            let watch = opened.await;
+            if watch.is_ok() {
+                watches.fetch_add(1, Ordering::SeqCst);
+            }
+            watch
+        }
     }
 
     fn serves_streaming_lists(&self) -> impl Future<Output = Option<bool>> + Send {
@@ -202,6 +210,12 @@ impl Harness {
         wait_for_cache_sync(Duration::from_secs(60), &[&informer, &registration])
             .await
             .unwrap();
+        // The list is in; the watch after it may still be on its way. Faults injected from here
+        // on (dropped or throttled watches) must meet an open watch.
+        eventually("the watch after the list", 10, || {
+            watches.load(Ordering::SeqCst) > 0
+        })
+        .await;
         Harness {
             server,
             configmaps,

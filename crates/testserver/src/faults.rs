@@ -180,7 +180,8 @@ impl Faults {
     }
 
     /// Ends every open watch stream cleanly (as when an apiserver instance restarts). Clients see a
-    /// normal end of stream and should re-watch from their last resourceVersion.
+    /// normal end of stream and should re-watch from their last resourceVersion. "Open" means the
+    /// server has answered the watch request: a client holding the response sees its end.
     pub fn drop_watches(&self) {
         self.inner.control.send_modify(|c| c.drop_generation += 1);
     }

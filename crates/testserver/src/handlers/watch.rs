@@ -21,13 +21,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::apiserver::ApiServer;
 use crate::body::{BoxBody, ChannelBody};
 use crate::encode::conversion::Conversion;
 use crate::encode::{stored_watch_event, watch_content_type, watch_event};
+use crate::faults::WatchControl;
 use crate::handlers::read::wait_for_rv;
 use crate::object::partial_object_metadata;
 use crate::request::negotiation::WireFormat;
@@ -59,6 +60,11 @@ struct Watcher {
     /// selectors): the watch cache of the resource, and so its pre-timeout bookmark, only moves
     /// with these.
     resource_rv: u64,
+    /// The test's fault controls, and their state when the request was answered: a
+    /// `drop_watches` after a client has its response always ends this watch, however late the
+    /// task gets to run.
+    control: watch::Receiver<WatchControl>,
+    started: WatchControl,
 }
 
 /// `GET .../<plural>?watch=true` (and the legacy `/watch/` paths).
@@ -79,6 +85,8 @@ pub(crate) async fn start(
         wait_for_rv(api, rv).await?;
     }
     let (tx, rx) = mpsc::channel(256);
+    let mut control = api.inner.faults.watch_control();
+    let started = *control.borrow_and_update();
     let mut watcher = Watcher {
         api: api.clone(),
         target: target.clone(),
@@ -90,6 +98,8 @@ pub(crate) async fn start(
         table_headers_sent: false,
         start_rv: 0,
         resource_rv: 0,
+        control,
+        started,
     };
     let initial = watcher.initial_state(streaming);
     tokio::spawn(async move { watcher.run(initial, streaming).await });
@@ -301,8 +311,9 @@ impl Watcher {
 
     async fn follow(&mut self) {
         let mut changes = self.api.inner.storage.subscribe();
-        let mut control = self.api.inner.faults.watch_control();
-        let started = *control.borrow_and_update();
+        // A clone keeps the version seen when the request was answered.
+        let mut control = self.control.clone();
+        let started = self.started;
         let mut bookmark_generation = started.bookmark_generation;
         let period = self
             .api
