@@ -71,6 +71,7 @@
 //! import each other (`hack/import-layers.py` checks both).
 //! - `fleet`
 //! - `listener`
+//! - `in_process`
 //! - `pipeline`
 //! - `authn`, `rbac`
 //! - `handlers`
@@ -246,6 +247,7 @@ mod faults;
 mod fieldvalidation;
 mod fleet;
 mod handlers;
+mod in_process;
 mod jwt;
 mod kinds;
 mod listener;

@@ -21,6 +21,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::apiserver::ApiServer;
 use crate::error::Error;
 use crate::faults::Faults;
+use crate::in_process::InProcess;
 use crate::options::ServerOptions;
 use crate::pipeline::MAX_REQUEST_BODY;
 use crate::tls;
@@ -52,7 +53,8 @@ pub struct TestServer {
 fn spawn_controller_manager(server: &TestServer) -> JoinHandle<()> {
     let options = kubegen_controller_manager::ControllerManagerOptions::default()
         .root_ca_pem(server.ca_pem.clone());
-    let manager = kubegen_controller_manager::ControllerManager::new(server.client(), options);
+    let manager =
+        kubegen_controller_manager::ControllerManager::new(server.in_process_client(), options);
     let mut stop = server.shutdown.subscribe();
     tokio::spawn(async move {
         let stopped = async move {
@@ -70,7 +72,7 @@ fn spawn_node_simulator(
     server: &TestServer,
     options: kubegen_nodesim::NodeSimOptions,
 ) -> JoinHandle<()> {
-    let simulator = kubegen_nodesim::NodeSimulator::new(server.client(), options);
+    let simulator = kubegen_nodesim::NodeSimulator::new(server.in_process_client(), options);
     let mut stop = server.shutdown.subscribe();
     tokio::spawn(async move {
         let stopped = async move {
@@ -239,6 +241,13 @@ impl TestServer {
         // which kubegen-client always compiles in.
         #[allow(clippy::expect_used)]
         kubegen_client::Client::new(self.config()).expect("a client for the test server")
+    }
+
+    /// An administrator's client that calls this server in-process, for the embedded components
+    /// (see [`crate::in_process`]).
+    fn in_process_client(&self) -> kubegen_client::Client {
+        let transport = InProcess::new(self.api.clone(), self.token.as_deref());
+        kubegen_client::Client::with_transport(std::sync::Arc::new(transport), "default")
     }
 
     /// A client acting as the ServiceAccount `namespace/name`, with a token from the server's
