@@ -403,7 +403,15 @@ async fn a_member_killed_and_restarted_recovers_without_a_manual_step() {
 /// of live tasks comes back to the same number each time the member is out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn engage_disengage_cycles_leak_no_tasks() {
-    let servers = TestFleet::start(2).await;
+    // The servers run on a runtime of their own, so this runtime's count is the fleet's tasks
+    // (and its clients' connections): the servers' controller-manager, connections and watches
+    // come and go on their own schedule.
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let servers = server_runtime.spawn(TestFleet::start(2)).await.unwrap();
     servers.install_kubeconfig_secrets("default").await.unwrap();
     let log = Log::default();
     let running = start(&servers, &log, |_, _| {});
@@ -463,6 +471,8 @@ async fn engage_disengage_cycles_leak_no_tasks() {
         assert!(metrics.num_alive_tasks() > baseline.unwrap_or_default());
     }
     running.shutdown().await;
+    drop(servers);
+    server_runtime.shutdown_background();
 }
 
 /// Cross-cluster watches, member to hub: an object in a member enqueues a hub controller's key.
