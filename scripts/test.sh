@@ -7,17 +7,34 @@
 # KUBEGEN_E2E_KUBECONFIG is set; then this script runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/stage.sh
+source scripts/stage.sh
 scripts/install-tools.sh
+stage "unit, integration and e2e tests (cargo nextest)"
 cargo nextest run --workspace --all-features --no-fail-fast
 # Ignored in the run above because it takes minutes: issue 25's chaos test at its full size.
-echo "== sharding at scale: 10k objects while replicas are killed and added at random"
+stage "sharding at scale: 10k objects while replicas are killed and added at random"
 cargo nextest run --workspace --all-features --run-ignored only --no-capture \
   -E 'package(kubegen-sharding) & test(=ten_thousand_objects_under_chaos)'
+# The test binaries are most of the target directory (tens of them, each linking the generated
+# clients); what follows builds kubegen again from its git URL. A CI machine with little disk
+# (KUBEGEN_PRUNE_TEST_BINARIES=1, set by .ci/run) deletes them once they have run; a developer
+# keeps them, so the next run does not relink them.
+if [ "${KUBEGEN_PRUNE_TEST_BINARIES:-}" = 1 ]; then
+  stage "the test binaries have run: deleted, to leave disk for the builds below"
+  cargo nextest list --workspace --all-features --list-type binaries-only --message-format json |
+    python3 -c 'import json, sys
+for binary in json.load(sys.stdin)["rust-binaries"].values():
+    print(binary["binary-path"])' | xargs -r rm -f --
+fi
+stage "doc tests"
 cargo test --workspace --all-features --doc
+stage "a real kubectl against image-police --embedded (scripts/kubectl-smoke.sh)"
 scripts/kubectl-smoke.sh
+stage "the tutorial, from outside the workspace through a git URL (scripts/tutorial.sh)"
 scripts/tutorial.sh
 if [ -n "${KUBEGEN_E2E_KUBECONFIG:-}" ]; then
-  echo "== e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
+  stage "e2e against the cluster in $KUBEGEN_E2E_KUBECONFIG"
   # The test server's own twins compare its answers with the cluster's; those of the audit log
   # need the cluster's log too (below).
   cargo nextest run -p kubegen-controller -p kubegen-client -p kubegen-runtime -p kubegen-sharding -p kubegen-examples -p kubegen-controller-manager -p kubegen-generated-tests -p kubegen-cache -p kubegen-nodesim -p kubegen-testserver --all-features --run-ignored only \
